@@ -1,0 +1,6 @@
+//! vm
+pub mod cidr;
+pub mod fold;
+pub mod number;
+pub mod pattern;
+pub mod wildcard;
