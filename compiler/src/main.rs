@@ -1,1 +1,2 @@
-fn main(){}
+//! The `filtervm` command-line tool.
+fn main() {}

@@ -1,1 +1,5 @@
-//! c
+//! Conformance for filtervm: the reference interpreter, the vector runner (`FORMAT.md`) and the
+//! differential checker (VM versus reference).
+
+pub mod reference;
+pub mod runner;

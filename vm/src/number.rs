@@ -1,34 +1,389 @@
 //! Number text: the JSON number grammar (basaltic B-10, stream S9), canonical text (basaltic B-6)
 //! and exact decimal comparison (Event Grid EG-33).
 //!
-//! PLACEHOLDER: being written by a helper. Signatures are fixed.
+//! - [`parse_json_number`] accepts exactly the JSON number grammar (RFC 8259 §6) and returns the
+//!   value rounded to binary64, or `None` when that rounding overflows.
+//! - [`canonical_number_text`] writes a binary64 the way ECMAScript `Number::toString` (radix 10)
+//!   does.
+//! - [`Decimal`] is the exact decimal value of JSON number text, totally ordered, so that `5`,
+//!   `5.0`, `5e0` and `50e-1` are equal while `9007199254740993` and `9007199254740992` are not.
 
 use std::cmp::Ordering;
+use std::fmt;
+
+/// The pieces of a text that matched the JSON number grammar. All slices are ASCII digits.
+#[derive(Debug, Clone, Copy)]
+struct JsonNumberParts<'a> {
+    /// A leading `-` was present.
+    negative: bool,
+    /// The integer part: `0` or a digit string without a leading zero. Never empty.
+    int_digits: &'a [u8],
+    /// The fraction digits after `.`; empty when there is no fraction part.
+    frac_digits: &'a [u8],
+    /// The exponent was written with a `-` sign.
+    exp_negative: bool,
+    /// The exponent digits after `e`/`E` and the optional sign; empty when there is no exponent.
+    exp_digits: &'a [u8],
+}
+
+/// Counts the ASCII digits at the start of `bytes`.
+fn digit_run(bytes: &[u8]) -> usize {
+    bytes.iter().take_while(|b| b.is_ascii_digit()).count()
+}
+
+/// Splits `bytes` after `n` bytes; `None` when `n` is out of range (it never is for our callers).
+fn split(bytes: &[u8], n: usize) -> Option<(&[u8], &[u8])> {
+    bytes.split_at_checked(n)
+}
+
+/// Matches the whole of `text` against `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+/// Linear in the length of `text`; never allocates.
+fn scan(text: &str) -> Option<JsonNumberParts<'_>> {
+    let mut rest = text.as_bytes();
+
+    let negative = rest.first() == Some(&b'-');
+    if negative {
+        rest = rest.get(1..)?;
+    }
+
+    // Integer part: `0` alone, or a non-zero digit followed by digits.
+    let int_len = match rest.first() {
+        Some(b'0') => 1,
+        Some(b'1'..=b'9') => digit_run(rest),
+        _ => return None,
+    };
+    let (int_digits, after_int) = split(rest, int_len)?;
+    rest = after_int;
+
+    // Fraction part: `.` and at least one digit.
+    let mut frac_digits: &[u8] = &[];
+    if rest.first() == Some(&b'.') {
+        let after_dot = rest.get(1..)?;
+        let n = digit_run(after_dot);
+        if n == 0 {
+            return None;
+        }
+        let (digits, after) = split(after_dot, n)?;
+        frac_digits = digits;
+        rest = after;
+    }
+
+    // Exponent part: `e`/`E`, an optional sign and at least one digit.
+    let mut exp_negative = false;
+    let mut exp_digits: &[u8] = &[];
+    if matches!(rest.first(), Some(b'e' | b'E')) {
+        let mut after_e = rest.get(1..)?;
+        match after_e.first() {
+            Some(b'+') => after_e = after_e.get(1..)?,
+            Some(b'-') => {
+                exp_negative = true;
+                after_e = after_e.get(1..)?;
+            }
+            _ => {}
+        }
+        let n = digit_run(after_e);
+        if n == 0 {
+            return None;
+        }
+        let (digits, after) = split(after_e, n)?;
+        exp_digits = digits;
+        rest = after;
+    }
+
+    if !rest.is_empty() {
+        return None;
+    }
+    Some(JsonNumberParts {
+        negative,
+        int_digits,
+        frac_digits,
+        exp_negative,
+        exp_digits,
+    })
+}
 
 /// Parses `text` as a number iff the whole text matches the JSON number grammar
 /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` and is finite as a binary64.
+///
+/// The grammar is ASCII only: no surrounding white space, no leading `+`, no `.5`, `5.` or `05`,
+/// no hexadecimal, no digit separators, no `NaN`/`Infinity`. The value is the text rounded to the
+/// nearest binary64 (ties to even); `None` when that rounding overflows (`1e400`, `-1e400`).
+/// Underflow is not an error: `1e-400` is `Some(0.0)`. `-0` is `Some(-0.0)`. Runs in time linear in
+/// the length of `text`, however many digits it has.
 pub fn parse_json_number(text: &str) -> Option<f64> {
-    let _ = text;
-    None
+    scan(text)?;
+    // The grammar is a subset of what `f64::from_str` accepts, so this only fails on a bug.
+    let value = text.parse::<f64>().ok()?;
+    value.is_finite().then_some(value)
 }
 
 /// The canonical text of a number (basaltic B-6): the shortest decimal that reads back to the
 /// same binary64, written the way JavaScript's `Number.prototype.toString` writes it.
+///
+/// This is ECMAScript's `Number::toString(x, 10)`: `NaN`, `Infinity`, `-Infinity`; `-0` is `"0"`;
+/// plain notation when `1e-7 <= |x| < 1e21` (`"100"`, `"1.5"`, `"0.000001"`), otherwise exponent
+/// notation with an explicit exponent sign (`"1e+21"`, `"1e-7"`, `"-1.5e-10"`).
 pub fn canonical_number_text(value: f64) -> String {
-    format!("{value}")
+    if value.is_nan() {
+        return "NaN".to_owned();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
+    }
+    if value == 0.0 {
+        // Both +0 and -0.
+        return "0".to_owned();
+    }
+
+    // Rust's `{:e}` writes the shortest round-trip digits: `d[.ddd]e[-]X`.
+    let sci = format!("{:e}", value.abs());
+    let (mantissa, exp_text) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let sci_exp: i64 = exp_text.parse().unwrap_or(0);
+
+    // In the spec's terms: s = digits, k = digit count, n = position of the decimal point.
+    let k = i64::try_from(digits.len()).unwrap_or(i64::MAX);
+    let n = sci_exp.saturating_add(1);
+
+    let mut out = String::with_capacity(digits.len() + 8);
+    if value < 0.0 {
+        out.push('-');
+    }
+    if k <= n && n <= 21 {
+        // Integer: the digits then n - k zeros.
+        out.push_str(&digits);
+        for _ in k..n {
+            out.push('0');
+        }
+    } else if 0 < n && n <= 21 {
+        // The decimal point falls inside the digits.
+        let point = usize::try_from(n).unwrap_or(0);
+        let (int_part, frac_part) = digits.split_at_checked(point).unwrap_or((&digits, ""));
+        out.push_str(int_part);
+        out.push('.');
+        out.push_str(frac_part);
+    } else if -6 < n && n <= 0 {
+        // Small fraction: "0." then -n zeros then the digits.
+        out.push_str("0.");
+        for _ in n..0 {
+            out.push('0');
+        }
+        out.push_str(&digits);
+    } else {
+        // Exponent notation: d[.ddd]e±X with X = |n - 1|.
+        let mut chars = digits.chars();
+        if let Some(first) = chars.next() {
+            out.push(first);
+        }
+        let rest = chars.as_str();
+        if !rest.is_empty() {
+            out.push('.');
+            out.push_str(rest);
+        }
+        out.push('e');
+        out.push(if n - 1 > 0 { '+' } else { '-' });
+        out.push_str(&(n - 1).unsigned_abs().to_string());
+    }
+    out
 }
 
 /// An exact decimal value parsed from JSON number text (Event Grid EG-33).
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Normalized so that equal values have equal representations: `5`, `5.0`, `5e0`, `50e-1` and
+/// `0.5e1` are the same `Decimal`, `-0` is the same as `0`, and `9007199254740993` differs from
+/// `9007199254740992`. The derived `PartialEq`/`Eq` therefore agree with `Ord`, which orders by
+/// numeric value. Parsing, comparing and equality are linear in the number of digits.
+///
+/// Representation: the value is `sign × 0.d₁d₂…dₖ × 10^point` where `d₁…dₖ` are the significant
+/// digits (no leading or trailing zeros); zero has no digits, point `0` and a positive sign.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Decimal {
-    _private: (),
+    /// The value is below zero (never set for zero).
+    negative: bool,
+    /// Significant digits as ASCII, without leading or trailing zeros; empty for zero.
+    digits: Box<str>,
+    /// Decimal exponent of the position just before the first significant digit (0 for zero).
+    point: i64,
+}
+
+/// Parses an exponent digit string (ASCII digits) as an `i64`; `None` when it does not fit.
+fn parse_exponent(negative: bool, digits: &[u8]) -> Option<i64> {
+    let mut magnitude: i64 = 0;
+    for &d in digits {
+        magnitude = magnitude
+            .checked_mul(10)?
+            .checked_add(i64::from(d.wrapping_sub(b'0')))?;
+    }
+    Some(if negative { -magnitude } else { magnitude })
 }
 
 impl Decimal {
     /// Parses JSON number text exactly. `None` when `text` is not a JSON number.
+    ///
+    /// Accepts exactly the grammar of [`parse_json_number`], at any size: there is no overflow to
+    /// infinity here (`1e400` is a valid, exact `Decimal`). The one limit is the exponent: `None`
+    /// when the written exponent does not fit an `i64`, or when, shifted by the position of the
+    /// first significant digit, it leaves the `i64` range (e.g. `1e99999999999999999999`). For a
+    /// zero value (`0`, `-0.000`, `0e99999999999999999999`) the exponent is irrelevant and never
+    /// rejected, as with [`parse_json_number`].
     pub fn parse(text: &str) -> Option<Decimal> {
-        let _ = text;
-        None
+        let parts = scan(text)?;
+
+        // The significant digits of int ++ frac, and the position of the first one relative to
+        // the decimal point (`0.d₁d₂… × 10^first_point` before the written exponent).
+        let int_lead = parts.int_digits.iter().take_while(|&&b| b == b'0').count();
+        let (first_point, mut all_digits) = match parts.int_digits.get(int_lead..) {
+            Some(sig_int) if !sig_int.is_empty() => {
+                let mut all = Vec::with_capacity(sig_int.len() + parts.frac_digits.len());
+                all.extend_from_slice(sig_int);
+                all.extend_from_slice(parts.frac_digits);
+                (i64::try_from(sig_int.len()).ok()?, all)
+            }
+            _ => {
+                // The integer part is `0`: the first non-zero fraction digit leads.
+                let frac_lead = parts.frac_digits.iter().take_while(|&&b| b == b'0').count();
+                let sig_frac = parts.frac_digits.get(frac_lead..).unwrap_or_default();
+                if sig_frac.is_empty() {
+                    return Some(Decimal::zero());
+                }
+                (-i64::try_from(frac_lead).ok()?, sig_frac.to_vec())
+            }
+        };
+        let trailing = all_digits.iter().rev().take_while(|&&b| b == b'0').count();
+        all_digits.truncate(all_digits.len().saturating_sub(trailing));
+
+        let exponent = parse_exponent(parts.exp_negative, parts.exp_digits)?;
+        let point = exponent.checked_add(first_point)?;
+        // Keep `point - digit count` (the exponent of the last digit) in range too, so that
+        // every derived quantity stays representable.
+        let digit_count = i64::try_from(all_digits.len()).ok()?;
+        point.checked_sub(digit_count)?;
+
+        let digits = String::from_utf8(all_digits).ok()?.into_boxed_str();
+        Some(Decimal {
+            negative: parts.negative,
+            digits,
+            point,
+        })
+    }
+
+    /// The value zero.
+    pub fn zero() -> Decimal {
+        Decimal {
+            negative: false,
+            digits: Box::from(""),
+            point: 0,
+        }
+    }
+
+    /// The value is zero (`0`, `-0`, `0.000e5`, ...).
+    pub fn is_zero(&self) -> bool {
+        self.digits.is_empty()
+    }
+
+    /// The value is below zero (`-0` is not).
+    pub fn is_negative(&self) -> bool {
+        self.negative
+    }
+
+    /// The binary64 equal to this decimal, only when one represents it exactly.
+    ///
+    /// Conservative: returns `Some(x)` exactly when the value is zero, or when, writing the value
+    /// as `m / 10^j` with `j` the number of digits after the decimal point (at least 0) and `m`
+    /// an integer, `|m|` fits a `u64`, `j <= 27`, and `m / 5^j` is an integer of magnitude at most
+    /// 2^53. Every value it accepts is exactly `x` (`0.5`, `-2.75`, `9007199254740992`,
+    /// `1e15`); it returns `None` for values that are not exact in binary64 (`0.1`,
+    /// `9007199254740993`) and also for some that are but fall outside that rule (`2^60`, `2^-30`).
+    /// Zero gives `+0.0`.
+    pub fn as_f64_exact(&self) -> Option<f64> {
+        const MAX_EXACT: u64 = 1 << 53;
+        if self.is_zero() {
+            return Some(0.0);
+        }
+        // value = digits × 10^scale.
+        let count = i64::try_from(self.digits.len()).ok()?;
+        let scale = self.point.checked_sub(count)?;
+
+        let mut significand: u64 = 0;
+        for b in self.digits.bytes() {
+            significand = significand
+                .checked_mul(10)?
+                .checked_add(u64::from(b.wrapping_sub(b'0')))?;
+        }
+
+        let magnitude = if scale >= 0 {
+            let integer = 10u64
+                .checked_pow(u32::try_from(scale).ok()?)
+                .and_then(|p| significand.checked_mul(p))?;
+            if integer > MAX_EXACT {
+                return None;
+            }
+            // Exact: an integer no larger than 2^53.
+            integer as f64
+        } else {
+            let places = u32::try_from(scale.unsigned_abs()).ok()?;
+            if places > 27 {
+                return None;
+            }
+            let five_pow = 5u64.checked_pow(places)?;
+            if !significand.is_multiple_of(five_pow) {
+                return None;
+            }
+            let odd_part = significand / five_pow;
+            if odd_part > MAX_EXACT {
+                return None;
+            }
+            // value = odd_part / 2^places; both conversions and the division are exact.
+            let two_pow = (1u64 << places) as f64;
+            odd_part as f64 / two_pow
+        };
+        Some(if self.negative { -magnitude } else { magnitude })
+    }
+
+    /// Compares magnitudes, ignoring signs.
+    fn cmp_magnitude(&self, other: &Self) -> Ordering {
+        match (self.is_zero(), other.is_zero()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            // Both non-zero: the leading digit's position decides, then the digits. With no
+            // trailing zeros, a strict prefix is the smaller value, as byte order says.
+            (false, false) => self
+                .point
+                .cmp(&other.point)
+                .then_with(|| self.digits.as_bytes().cmp(other.digits.as_bytes())),
+        }
+    }
+}
+
+impl Default for Decimal {
+    fn default() -> Self {
+        Decimal::zero()
+    }
+}
+
+impl fmt::Display for Decimal {
+    /// Writes the value in normalized scientific form: `0`, `5`, `-1.25e-3`, `1e400`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_zero() {
+            return f.write_str("0");
+        }
+        if self.negative {
+            f.write_str("-")?;
+        }
+        let mut chars = self.digits.chars();
+        if let Some(first) = chars.next() {
+            write!(f, "{first}")?;
+        }
+        let rest = chars.as_str();
+        if !rest.is_empty() {
+            write!(f, ".{rest}")?;
+        }
+        let exponent = self.point.saturating_sub(1);
+        if exponent != 0 {
+            write!(f, "e{exponent}")?;
+        }
+        Ok(())
     }
 }
 
@@ -39,7 +394,289 @@ impl PartialOrd for Decimal {
 }
 
 impl Ord for Decimal {
-    fn cmp(&self, _other: &Self) -> Ordering {
-        Ordering::Equal
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self.negative, other.negative) {
+            (false, false) => self.cmp_magnitude(other),
+            (true, true) => other.cmp_magnitude(self),
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn dec(text: &str) -> Decimal {
+        Decimal::parse(text).unwrap_or_else(|| panic!("{text:?} should parse"))
+    }
+
+    #[test]
+    fn parse_json_number_accepts_the_grammar() {
+        let cases: &[(&str, f64)] = &[
+            ("5", 5.0),
+            ("-5", -5.0),
+            ("5.0", 5.0),
+            ("0", 0.0),
+            ("-0", 0.0),
+            ("1e3", 1000.0),
+            ("1E3", 1000.0),
+            ("1e+3", 1000.0),
+            ("1.5e-3", 0.0015),
+            ("50e-1", 5.0),
+            ("0.5", 0.5),
+            ("-0.0e-0", 0.0),
+            ("123456789", 123_456_789.0),
+            ("1e-400", 0.0),
+            ("0e99999999999999999999999", 0.0),
+            ("1.7976931348623157e308", f64::MAX),
+        ];
+        for &(text, want) in cases {
+            assert_eq!(parse_json_number(text), Some(want), "{text:?}");
+        }
+        let neg_zero = parse_json_number("-0").unwrap();
+        assert!(neg_zero == 0.0 && neg_zero.is_sign_negative());
+        assert!(parse_json_number("0").unwrap().is_sign_positive());
+    }
+
+    #[test]
+    fn parse_json_number_rejects_everything_else() {
+        let cases = [
+            " 5",
+            "5 ",
+            "\t5",
+            "5\n",
+            "+5",
+            ".5",
+            "5.",
+            "05",
+            "00",
+            "-05",
+            "0x10",
+            "1_000",
+            "1,000",
+            "NaN",
+            "nan",
+            "inf",
+            "Infinity",
+            "-inf",
+            "-Infinity",
+            "",
+            "-",
+            "1e",
+            "1e+",
+            "1e-",
+            "e3",
+            "E3",
+            "--5",
+            "-+5",
+            "1.2.3",
+            "1e3e3",
+            "1e3.5",
+            "1.e3",
+            "1e400",
+            "-1e400",
+            "1.8e308",
+            "\u{0665}",
+            "5\u{0665}",
+            "\u{FF15}",
+            "5\u{00A0}",
+            "\u{FEFF}5",
+            "١",
+            "0.",
+            "-.5",
+            "1ee3",
+            "0b1",
+            "5f",
+            "5d",
+        ];
+        for text in cases {
+            assert_eq!(parse_json_number(text), None, "{text:?}");
+            if !matches!(text, "1e400" | "-1e400" | "1.8e308") {
+                assert_eq!(Decimal::parse(text), None, "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn parse_json_number_long_inputs_are_fast() {
+        let start = Instant::now();
+        let huge = format!("1{}", "0".repeat(10_000));
+        assert_eq!(parse_json_number(&huge), None);
+        let tiny = format!("0.{}", "1234567890".repeat(1_000));
+        let got = parse_json_number(&tiny).unwrap();
+        assert!((got - 0.123_456_789).abs() < 1e-9);
+        let tiny_exp = format!("0.{}1", "0".repeat(10_000));
+        assert_eq!(parse_json_number(&tiny_exp), Some(0.0));
+        let mixed = format!("-{}.{}e-4990", "9".repeat(5_000), "9".repeat(5_000));
+        assert_eq!(parse_json_number(&mixed), Some(-1e10));
+        let long_int = format!("{}e-9990", "1".repeat(10_000));
+        assert!(parse_json_number(&long_int).unwrap() > 1.0);
+        assert!(start.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn canonical_text_matches_ecmascript() {
+        let cases: &[(f64, &str)] = &[
+            (100.0, "100"),
+            (1e2, "100"),
+            (1.5, "1.5"),
+            (-1.5, "-1.5"),
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (123_456_789_012_345_680_000.0, "123456789012345680000"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (5e-324, "5e-324"),
+            (-5e-324, "-5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (-1.5e-10, "-1.5e-10"),
+            (1.5e21, "1.5e+21"),
+            (1.2345e-7, "1.2345e-7"),
+            (1.2345e-6, "0.0000012345"),
+            (123.456, "123.456"),
+            (0.5, "0.5"),
+            (1.0, "1"),
+            (-1.0, "-1"),
+            (9_007_199_254_740_993.0, "9007199254740992"),
+            (2e-7, "2e-7"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ];
+        for &(value, want) in cases {
+            assert_eq!(canonical_number_text(value), want, "{value:e}");
+        }
+    }
+
+    #[test]
+    fn canonical_text_round_trips() {
+        let mut x: f64 = 1.234_567_890_123_46e-310;
+        while x < 1e308 {
+            for v in [x, -x, x * 3.0, x / 7.0] {
+                let text = canonical_number_text(v);
+                assert_eq!(text.parse::<f64>().unwrap(), v, "{text}");
+            }
+            x *= 13.7;
+        }
+    }
+
+    #[test]
+    fn decimal_equalities() {
+        for text in [
+            "5.0", "5e0", "50e-1", "0.5e1", "5.000", "500e-2", "0.0005e4",
+        ] {
+            assert_eq!(dec(text), dec("5"), "{text}");
+            assert_eq!(dec(text).cmp(&dec("5")), Ordering::Equal);
+        }
+        assert_eq!(dec("-0"), dec("0"));
+        assert_eq!(dec("-0.000e-7"), Decimal::zero());
+        assert_eq!(dec("0e99999999999999999999"), Decimal::zero());
+        assert!(!dec("-0").is_negative());
+        assert_ne!(dec("9007199254740993"), dec("9007199254740992"));
+        assert_ne!(dec("5"), dec("-5"));
+        assert_ne!(dec("1e400"), dec("1e401"));
+        assert_eq!(dec("1e400"), dec("10e399"));
+    }
+
+    #[test]
+    fn decimal_ordering() {
+        let ordered = [
+            "-1e300",
+            "-1",
+            "-0.5",
+            "-1e-30",
+            "0",
+            "1e-30",
+            "0.1",
+            "0.12",
+            "0.123",
+            "1",
+            "9007199254740992",
+            "9007199254740993",
+            "10000000000000000",
+            "1e300",
+            "1e400",
+        ];
+        for (i, a) in ordered.iter().enumerate() {
+            for (j, b) in ordered.iter().enumerate() {
+                assert_eq!(dec(a).cmp(&dec(b)), i.cmp(&j), "{a} vs {b}");
+                assert_eq!(dec(a) == dec(b), i == j, "{a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn decimal_rejects() {
+        assert_eq!(Decimal::parse("01"), None);
+        assert_eq!(Decimal::parse("1e99999999999999999999"), None);
+        assert_eq!(Decimal::parse("1e9223372036854775808"), None);
+        // The written exponent fits, but the adjusted one does not.
+        assert_eq!(Decimal::parse("10e9223372036854775807"), None);
+        assert_eq!(Decimal::parse("0.01e-9223372036854775807"), None);
+        assert!(Decimal::parse("1e9223372036854775806").is_some());
+        assert!(Decimal::parse("1e-9223372036854775807").is_some());
+    }
+
+    #[test]
+    fn decimal_long_inputs_compare_in_linear_time() {
+        let start = Instant::now();
+        let a = dec(&format!("1{}", "0".repeat(10_000)));
+        let b = dec(&format!("{}1", "9".repeat(10_000)));
+        let c = dec(&format!("1{}.{}1", "0".repeat(10_000), "0".repeat(10_000)));
+        let d = dec(&format!("0.{}1", "0".repeat(10_000)));
+        let e = dec(&format!("1e{}", 10_000));
+        assert!(b > a && c > a && e == a && d > Decimal::zero() && d < dec("1e-9999"));
+        for _ in 0..1_000 {
+            assert!(c > a);
+            assert!(c != b);
+        }
+        assert!(start.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn decimal_display() {
+        assert_eq!(dec("0").to_string(), "0");
+        assert_eq!(dec("-0.00").to_string(), "0");
+        assert_eq!(dec("50e-1").to_string(), "5");
+        assert_eq!(dec("-0.00125").to_string(), "-1.25e-3");
+        assert_eq!(dec("1e400").to_string(), "1e400");
+        assert_eq!(dec("120").to_string(), "1.2e2");
+    }
+
+    #[test]
+    fn decimal_as_f64_exact() {
+        let exact: &[(&str, f64)] = &[
+            ("0", 0.0),
+            ("-0", 0.0),
+            ("5", 5.0),
+            ("-5.0", -5.0),
+            ("0.5", 0.5),
+            ("-2.75", -2.75),
+            ("1e15", 1e15),
+            ("9007199254740992", 9_007_199_254_740_992.0),
+            ("-9007199254740992", -9_007_199_254_740_992.0),
+            ("0.0000000298023223876953125", 2f64.powi(-25)),
+            ("123.125", 123.125),
+        ];
+        for &(text, want) in exact {
+            assert_eq!(dec(text).as_f64_exact(), Some(want), "{text}");
+        }
+        for text in [
+            "0.1",
+            "9007199254740993",
+            "1e300",
+            "1e-30",
+            "1152921504606846976", // 2^60: exact in binary64 but outside the rule
+            "0.000000000931322574615478515625", // 2^-30, likewise
+            "3.3",
+        ] {
+            assert_eq!(dec(text).as_f64_exact(), None, "{text}");
+        }
     }
 }

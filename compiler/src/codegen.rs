@@ -1,0 +1,214 @@
+//! Codegen: IR → [`Program`].
+//!
+//! Every node is computed into one register. `and` evaluates its children in order and jumps to
+//! its end as soon as one is false (the register then already holds `false`); `or` dually with
+//! `true`. So a whole policy needs a single register, and no test runs once the verdict is known.
+//! Constants are interned in the program's pools; keys in its key table.
+
+use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp};
+use ahash::AHashMap;
+use filtervm_vm::op::{
+    CidrRef, DecRangesRef, Inst, ListRef, PatRef, RangesRef, Reg, SetRef, SlotRef, StrRef, Target,
+    WildRef,
+};
+use filtervm_vm::program::{Program, ProgramParts, VerifyError};
+
+/// Generates a verified program for an (optimized) IR tree.
+pub fn generate(root: &Node) -> Result<Program, VerifyError> {
+    let mut g = Gen::default();
+    g.node(root, Reg(0));
+    g.emit(Inst::Ret { src: Reg(0) }, &root.origin);
+    g.parts.registers = 1;
+    Program::new(g.parts)
+}
+
+#[derive(Default)]
+struct Gen {
+    parts: ProgramParts,
+    source_index: AHashMap<Box<str>, u32>,
+    string_index: AHashMap<Box<str>, u32>,
+    list_index: AHashMap<Vec<Box<str>>, u32>,
+}
+
+fn idx(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl Gen {
+    fn emit(&mut self, inst: Inst, origin: &str) -> usize {
+        let o = match self.source_index.get(origin) {
+            Some(&o) => o,
+            None => {
+                let o = idx(self.parts.sources.len());
+                self.parts.sources.push(origin.into());
+                self.source_index.insert(origin.into(), o);
+                o
+            }
+        };
+        self.parts.code.push(inst);
+        self.parts.origins.push(o);
+        self.parts.code.len() - 1
+    }
+
+    fn here(&self) -> u32 {
+        idx(self.parts.code.len())
+    }
+
+    fn node(&mut self, node: &Node, dst: Reg) {
+        match &node.kind {
+            NodeKind::True => {
+                self.emit(Inst::Const { dst, value: true }, &node.origin);
+            }
+            NodeKind::False => {
+                self.emit(Inst::Const { dst, value: false }, &node.origin);
+            }
+            NodeKind::Not(child) => {
+                self.node(child, dst);
+                self.emit(Inst::Not { dst, src: dst }, &node.origin);
+            }
+            NodeKind::And(children) | NodeKind::Or(children) => {
+                let is_and = matches!(node.kind, NodeKind::And(_));
+                let mut jumps = Vec::new();
+                let last = children.len().saturating_sub(1);
+                if children.is_empty() {
+                    self.emit(Inst::Const { dst, value: is_and }, &node.origin);
+                }
+                for (i, child) in children.iter().enumerate() {
+                    self.node(child, dst);
+                    if i < last {
+                        let placeholder = Target(0);
+                        let inst = if is_and {
+                            Inst::JumpIfFalse {
+                                cond: dst,
+                                target: placeholder,
+                            }
+                        } else {
+                            Inst::JumpIfTrue {
+                                cond: dst,
+                                target: placeholder,
+                            }
+                        };
+                        jumps.push(self.emit(inst, &node.origin));
+                    }
+                }
+                let end = self.here();
+                for j in jumps {
+                    if let Some(
+                        Inst::JumpIfFalse { target, .. } | Inst::JumpIfTrue { target, .. },
+                    ) = self.parts.code.get_mut(j)
+                    {
+                        *target = Target(end);
+                    }
+                }
+            }
+            NodeKind::Test(test) => {
+                let slot = SlotRef(self.parts.keys.intern(test.key.clone()));
+                let inst = self.test(&test.pred, dst, slot);
+                self.emit(inst, &node.origin);
+            }
+        }
+    }
+
+    fn string(&mut self, s: &str) -> StrRef {
+        if let Some(&i) = self.string_index.get(s) {
+            return StrRef(i);
+        }
+        let i = idx(self.parts.pools.strings.len());
+        self.parts.pools.strings.push(s.into());
+        self.string_index.insert(s.into(), i);
+        StrRef(i)
+    }
+
+    fn list(&mut self, values: &[Box<str>]) -> ListRef {
+        if let Some(&i) = self.list_index.get(values) {
+            return ListRef(i);
+        }
+        let i = idx(self.parts.pools.lists.len());
+        self.parts.pools.lists.push(values.to_vec());
+        self.list_index.insert(values.to_vec(), i);
+        ListRef(i)
+    }
+
+    fn test(&mut self, pred: &Pred, dst: Reg, slot: SlotRef) -> Inst {
+        let pools = &mut self.parts.pools;
+        match pred {
+            Pred::Shape(shapes) => Inst::Shape {
+                dst,
+                slot,
+                shapes: *shapes,
+            },
+            Pred::HasType(types) => Inst::HasType {
+                dst,
+                slot,
+                types: *types,
+            },
+            Pred::Str {
+                op: StrOp::Eq,
+                case: Case::Sensitive,
+                values,
+            } if values.len() == 1 => {
+                let s = values.first().map(|s| &**s).unwrap_or("");
+                Inst::StrEq {
+                    dst,
+                    slot,
+                    s: self.string(s),
+                }
+            }
+            Pred::Str {
+                op: StrOp::Eq,
+                case: Case::Sensitive,
+                values,
+            } => {
+                let set = SetRef(idx(pools.sets.len()));
+                pools.sets.push(values.iter().cloned().collect());
+                Inst::StrIn { dst, slot, set }
+            }
+            Pred::Str { op, case, values } => {
+                let list = self.list(values);
+                match (op, case) {
+                    (StrOp::Prefix, Case::Sensitive) => Inst::StrPrefix { dst, slot, list },
+                    (StrOp::Suffix, Case::Sensitive) => Inst::StrSuffix { dst, slot, list },
+                    (StrOp::Contains, Case::Sensitive) => Inst::StrContains { dst, slot, list },
+                    (StrOp::Eq, Case::Fold) => Inst::StrEqFold { dst, slot, list },
+                    (StrOp::Prefix, Case::Fold) => Inst::StrPrefixFold { dst, slot, list },
+                    (StrOp::Suffix, Case::Fold) => Inst::StrSuffixFold { dst, slot, list },
+                    (StrOp::Contains, Case::Fold) => Inst::StrContainsFold { dst, slot, list },
+                    (StrOp::Eq, Case::Sensitive) => Inst::StrEqFold { dst, slot, list },
+                }
+            }
+            Pred::Wildcard(w) => {
+                let pat = WildRef(idx(pools.wildcards.len()));
+                pools.wildcards.push(w.clone());
+                Inst::Wildcard { dst, slot, pat }
+            }
+            Pred::Segment(p) => {
+                let pat = PatRef(idx(pools.patterns.len()));
+                pools.patterns.push(p.clone());
+                Inst::Segment { dst, slot, pat }
+            }
+            Pred::Cidr(c) => {
+                let net = CidrRef(idx(pools.cidrs.len()));
+                pools.cidrs.push(c.clone());
+                Inst::Cidr { dst, slot, net }
+            }
+            Pred::Num { source, ranges: r } => {
+                let ranges = RangesRef(idx(pools.ranges.len()));
+                pools.ranges.push(r.clone());
+                match source {
+                    NumSource::NumberLeaf => Inst::NumIn { dst, slot, ranges },
+                    NumSource::Text => Inst::TextNumIn { dst, slot, ranges },
+                }
+            }
+            Pred::Dec(r) => {
+                let ranges = DecRangesRef(idx(pools.dec_ranges.len()));
+                pools.dec_ranges.push(r.clone());
+                Inst::DecIn { dst, slot, ranges }
+            }
+            Pred::Bool(value) => Inst::BoolEq {
+                dst,
+                slot,
+                value: *value,
+            },
+        }
+    }
+}

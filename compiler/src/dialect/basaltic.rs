@@ -1,0 +1,575 @@
+//! The `basaltic` dialect: the notification service's filter policies
+//! (`specs/basaltic-filters.md`, seed `000_e1d4924fe41b969f.txt`).
+//!
+//! A policy maps attribute names to non-empty arrays of alternatives; names are ANDed,
+//! alternatives ORed (B-1). Every matcher reads the attribute's value *text* (B-4), so lowering
+//! uses [`Key::AttributeText`]; bare numbers compare their canonical text (B-6) and `numeric`
+//! parses the text with the JSON number grammar (B-10).
+
+use crate::error::{CompileError, MessageError, PolicyError, pointer};
+use crate::ir::{Case, Node, NumSource, Pred, StrOp};
+use filtervm_vm::key::Key;
+use filtervm_vm::message::{Attribute, AttributeType, Message};
+use filtervm_vm::number::canonical_number_text;
+use filtervm_vm::program::Interval;
+use filtervm_vm::value::Shapes;
+use serde_json::Value;
+
+/// The error code of every policy error (B-12).
+pub const CODE: &str = "NOTIFICATION_INVALID_FILTER_POLICY";
+/// The error code of the publish-time message check (B-13).
+pub const MESSAGE_CODE: &str = "NOTIFICATION_INVALID_MESSAGE_ATTRIBUTES";
+/// Most attribute names in a policy (B-12) and attributes on a message (B-13).
+pub const MAX_NAMES: usize = 20;
+/// Most alternatives for one attribute, and most `anything-but` values (B-12).
+pub const MAX_ALTERNATIVES: usize = 50;
+/// Longest attribute name on a message, in bytes (B-13).
+pub const MAX_ATTRIBUTE_NAME_BYTES: usize = 256;
+/// Longest attribute value on a message, in bytes (B-13).
+pub const MAX_ATTRIBUTE_VALUE_BYTES: usize = 1024;
+
+/// A validated policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// Attribute conditions in policy order: name, pointer, alternatives.
+    pub attributes: Vec<AttributeCondition>,
+}
+
+/// One attribute's alternatives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttributeCondition {
+    /// The attribute name.
+    pub name: String,
+    /// Its JSON Pointer.
+    pub pointer: String,
+    /// The alternatives (ORed) with their pointers.
+    pub alternatives: Vec<(Matcher, String)>,
+}
+
+/// A comparison operator of `numeric` (B-10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    /// `=`
+    Eq,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+/// One alternative.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Matcher {
+    /// `"s"` (B-5).
+    Exact(String),
+    /// A bare number, kept as its canonical text (B-6).
+    Number(String),
+    /// `{"prefix": s}` (B-7).
+    Prefix(String),
+    /// `{"suffix": s}` (B-7).
+    Suffix(String),
+    /// `{"anything-but": ...}`: the excluded texts (B-8).
+    AnythingBut(Vec<String>),
+    /// `{"exists": b}` (B-9).
+    Exists(bool),
+    /// `{"numeric": [op, n, ...]}` (B-10).
+    Numeric(Vec<(Cmp, f64)>),
+}
+
+/// Parses and validates a policy, collecting every error (B-12).
+pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
+    let mut errors = Vec::new();
+    let Value::Object(members) = policy else {
+        return Err(CompileError::one(
+            CODE,
+            "",
+            "a filter policy must be a JSON object",
+        ));
+    };
+    let mut attributes = Vec::new();
+    for (i, (name, value)) in members.iter().enumerate() {
+        let at = pointer::push("", name);
+        if i == MAX_NAMES {
+            errors.push(PolicyError::new(
+                CODE,
+                &at,
+                format!("a filter policy names at most {MAX_NAMES} attributes"),
+            ));
+        }
+        if let Some(alternatives) = parse_alternatives(value, &at, &mut errors) {
+            attributes.push(AttributeCondition {
+                name: name.clone(),
+                pointer: at,
+                alternatives,
+            });
+        }
+    }
+    if errors.is_empty() {
+        Ok(Policy { attributes })
+    } else {
+        Err(errors.into())
+    }
+}
+
+fn parse_alternatives(
+    value: &Value,
+    at: &str,
+    errors: &mut Vec<PolicyError>,
+) -> Option<Vec<(Matcher, String)>> {
+    let Value::Array(items) = value else {
+        let what = if value.is_object() {
+            "nested objects (body matching) are not supported; the value must be an array of alternatives"
+        } else {
+            "the value must be an array of alternatives"
+        };
+        errors.push(PolicyError::new(CODE, at, what));
+        return None;
+    };
+    if items.is_empty() {
+        errors.push(PolicyError::new(
+            CODE,
+            at,
+            "an alternatives array must not be empty",
+        ));
+        return None;
+    }
+    if items.len() > MAX_ALTERNATIVES {
+        errors.push(PolicyError::new(
+            CODE,
+            pointer::index(at, MAX_ALTERNATIVES),
+            format!(
+                "an attribute takes at most {MAX_ALTERNATIVES} alternatives, found {}",
+                items.len()
+            ),
+        ));
+    }
+    let before = errors.len();
+    let alternatives: Vec<(Matcher, String)> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let at = pointer::index(at, i);
+            parse_matcher(item, &at, errors).map(|m| (m, at))
+        })
+        .collect();
+    (errors.len() == before).then_some(alternatives)
+}
+
+fn number_text(n: &serde_json::Number, at: &str, errors: &mut Vec<PolicyError>) -> Option<String> {
+    match finite(n) {
+        Some(x) => Some(canonical_number_text(x)),
+        None => {
+            errors.push(PolicyError::new(
+                CODE,
+                at,
+                format!("the number {n} is not finite as a binary64"),
+            ));
+            None
+        }
+    }
+}
+
+fn finite(n: &serde_json::Number) -> Option<f64> {
+    n.to_string().parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+fn parse_matcher(item: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option<Matcher> {
+    match item {
+        Value::String(s) => Some(Matcher::Exact(s.clone())),
+        Value::Number(n) => number_text(n, at, errors).map(Matcher::Number),
+        Value::Object(op) => {
+            if op.len() != 1 {
+                errors.push(PolicyError::new(
+                    CODE,
+                    at,
+                    format!(
+                        "an operator object holds exactly one operator, found {}",
+                        op.len()
+                    ),
+                ));
+                return None;
+            }
+            let (name, operand) = op.iter().next()?;
+            let at = pointer::push(at, name);
+            parse_operator(name, operand, &at, errors)
+        }
+        Value::Null | Value::Bool(_) | Value::Array(_) => {
+            errors.push(PolicyError::new(
+                CODE,
+                at,
+                "an alternative must be a string, a number or an operator object (null, booleans and arrays are not allowed)",
+            ));
+            None
+        }
+    }
+}
+
+fn parse_operator(
+    name: &str,
+    operand: &Value,
+    at: &str,
+    errors: &mut Vec<PolicyError>,
+) -> Option<Matcher> {
+    let mut fail = |message: String| {
+        errors.push(PolicyError::new(CODE, at, message));
+        None
+    };
+    match name {
+        "prefix" | "suffix" => match operand {
+            Value::String(s) if !s.is_empty() => Some(if name == "prefix" {
+                Matcher::Prefix(s.clone())
+            } else {
+                Matcher::Suffix(s.clone())
+            }),
+            Value::String(_) => fail(format!("`{name}` must not be empty")),
+            _ => fail(format!("`{name}` takes a non-empty string")),
+        },
+        "exists" => match operand {
+            Value::Bool(b) => Some(Matcher::Exists(*b)),
+            _ => fail("`exists` takes true or false".to_owned()),
+        },
+        "anything-but" => parse_anything_but(operand, at, errors),
+        "numeric" => parse_numeric(operand, at, errors),
+        "wildcard" | "equals-ignore-case" | "cidr" | "$or" => fail(format!(
+            "the `{name}` operator is not supported by this service (B-11)"
+        )),
+        other => fail(format!("unknown operator `{other}`")),
+    }
+}
+
+fn parse_anything_but(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option<Matcher> {
+    let value_text = |v: &Value, at: &str, errors: &mut Vec<PolicyError>| -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => number_text(n, at, errors),
+            Value::Object(_) => {
+                errors.push(PolicyError::new(
+                    CODE,
+                    at,
+                    "`anything-but` with an operator inside is not supported (B-11)",
+                ));
+                None
+            }
+            _ => {
+                errors.push(PolicyError::new(
+                    CODE,
+                    at,
+                    "`anything-but` values must be strings or numbers",
+                ));
+                None
+            }
+        }
+    };
+    match operand {
+        Value::Array(items) => {
+            if items.is_empty() {
+                errors.push(PolicyError::new(
+                    CODE,
+                    at,
+                    "the `anything-but` list must not be empty",
+                ));
+                return None;
+            }
+            if items.len() > MAX_ALTERNATIVES {
+                errors.push(PolicyError::new(
+                    CODE,
+                    pointer::index(at, MAX_ALTERNATIVES),
+                    format!(
+                        "`anything-but` takes at most {MAX_ALTERNATIVES} values, found {}",
+                        items.len()
+                    ),
+                ));
+                return None;
+            }
+            let before = errors.len();
+            let texts: Vec<String> = items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| value_text(v, &pointer::index(at, i), errors))
+                .collect();
+            (errors.len() == before).then_some(Matcher::AnythingBut(texts))
+        }
+        single => value_text(single, at, errors).map(|t| Matcher::AnythingBut(vec![t])),
+    }
+}
+
+fn parse_numeric(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option<Matcher> {
+    let Value::Array(items) = operand else {
+        errors.push(PolicyError::new(
+            CODE,
+            at,
+            "`numeric` takes an array of operator/number pairs",
+        ));
+        return None;
+    };
+    if items.is_empty() || items.len() % 2 != 0 {
+        errors.push(PolicyError::new(
+            CODE,
+            at,
+            "`numeric` needs one or more complete operator/number pairs, like [\">=\", 100, \"<\", 1000]",
+        ));
+        return None;
+    }
+    let before = errors.len();
+    let mut pairs = Vec::new();
+    for (i, pair) in items.chunks(2).enumerate() {
+        let (op_at, n_at) = (pointer::index(at, 2 * i), pointer::index(at, 2 * i + 1));
+        let op = match pair.first() {
+            Some(Value::String(s)) => match s.as_str() {
+                "=" => Some(Cmp::Eq),
+                "<" => Some(Cmp::Lt),
+                "<=" => Some(Cmp::Le),
+                ">" => Some(Cmp::Gt),
+                ">=" => Some(Cmp::Ge),
+                other => {
+                    errors.push(PolicyError::new(
+                        CODE,
+                        &op_at,
+                        format!("unknown numeric operator `{other}` (use =, <, <=, >, >=)"),
+                    ));
+                    None
+                }
+            },
+            _ => {
+                errors.push(PolicyError::new(
+                    CODE,
+                    &op_at,
+                    "a numeric operator must be one of \"=\", \"<\", \"<=\", \">\", \">=\"",
+                ));
+                None
+            }
+        };
+        let n = match pair.get(1) {
+            Some(Value::Number(n)) => match finite(n) {
+                Some(x) => Some(x),
+                None => {
+                    errors.push(PolicyError::new(
+                        CODE,
+                        &n_at,
+                        format!("the number {n} is not finite as a binary64"),
+                    ));
+                    None
+                }
+            },
+            _ => {
+                errors.push(PolicyError::new(
+                    CODE,
+                    &n_at,
+                    "a numeric operand must be a JSON number",
+                ));
+                None
+            }
+        };
+        if let (Some(op), Some(n)) = (op, n) {
+            pairs.push((op, n));
+        }
+    }
+    (errors.len() == before).then_some(Matcher::Numeric(pairs))
+}
+
+/// The interval one comparison admits.
+fn interval(op: Cmp, n: f64) -> Interval {
+    let all = Interval::ALL;
+    match op {
+        Cmp::Eq => Interval::point(n),
+        Cmp::Lt => Interval {
+            hi: n,
+            hi_inclusive: false,
+            ..all
+        },
+        Cmp::Le => Interval {
+            hi: n,
+            hi_inclusive: true,
+            ..all
+        },
+        Cmp::Gt => Interval {
+            lo: n,
+            lo_inclusive: false,
+            ..all
+        },
+        Cmp::Ge => Interval {
+            lo: n,
+            lo_inclusive: true,
+            ..all
+        },
+    }
+}
+
+/// Lowers a validated policy to IR.
+pub fn lower_policy(policy: &Policy) -> Node {
+    let conditions = policy
+        .attributes
+        .iter()
+        .map(|attr| {
+            let key = Key::AttributeText(attr.name.as_str().into());
+            let alternatives = attr
+                .alternatives
+                .iter()
+                .map(|(m, at)| lower_matcher(&key, m, at))
+                .collect();
+            Node::or(alternatives, attr.pointer.as_str())
+        })
+        .collect();
+    // B-2: the empty policy is `and []`, which is true.
+    Node::and(conditions, "")
+}
+
+fn str_test(key: &Key, op: StrOp, values: Vec<String>, at: &str) -> Node {
+    let mut values: Vec<Box<str>> = values.into_iter().map(Into::into).collect();
+    values.sort();
+    values.dedup();
+    Node::test(
+        key.clone(),
+        Pred::Str {
+            op,
+            case: Case::Sensitive,
+            values,
+        },
+        at,
+    )
+}
+
+fn lower_matcher(key: &Key, matcher: &Matcher, at: &str) -> Node {
+    match matcher {
+        // B-5, B-6: exact text; a bare number is its canonical text.
+        Matcher::Exact(s) | Matcher::Number(s) => str_test(key, StrOp::Eq, vec![s.clone()], at),
+        Matcher::Prefix(s) => str_test(key, StrOp::Prefix, vec![s.clone()], at),
+        Matcher::Suffix(s) => str_test(key, StrOp::Suffix, vec![s.clone()], at),
+        // B-8, B-3: present, and equal to none of the texts.
+        Matcher::AnythingBut(texts) => Node::and(
+            vec![
+                Node::test(key.clone(), Pred::Shape(Shapes::PRESENT), at),
+                Node::negation(str_test(key, StrOp::Eq, texts.clone(), at)),
+            ],
+            at,
+        ),
+        // B-9.
+        Matcher::Exists(true) => Node::test(key.clone(), Pred::Shape(Shapes::PRESENT), at),
+        Matcher::Exists(false) => Node::test(key.clone(), Pred::Shape(Shapes::ABSENT), at),
+        // B-10: every pair must hold: one interval, the intersection (possibly empty).
+        Matcher::Numeric(pairs) => {
+            let range = pairs.iter().fold(Interval::ALL, |acc, (op, n)| {
+                acc.intersect(&interval(*op, *n))
+            });
+            Node::test(
+                key.clone(),
+                Pred::Num {
+                    source: NumSource::Text,
+                    ranges: vec![range],
+                },
+                at,
+            )
+        }
+    }
+}
+
+/// Parses, validates and lowers.
+pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileError> {
+    super::no_options(CODE, options)?;
+    Ok(lower_policy(&parse(policy)?))
+}
+
+/// Reads a message in the vector shape `{"attributes": {NAME: {"type": T, "value": V}}}`.
+///
+/// The declared type is read (`String` or `Number`) but never changes what matchers see (B-4).
+pub fn message_from_json(message: &Value) -> Result<Message, MessageError> {
+    let Value::Object(top) = message else {
+        return Err(MessageError::new(
+            "",
+            "a message must be a JSON object with an `attributes` object",
+        ));
+    };
+    let attrs = match top.get("attributes") {
+        None | Some(Value::Null) => return Ok(Message::Attributes(Vec::new())),
+        Some(Value::Object(attrs)) => attrs,
+        Some(_) => {
+            return Err(MessageError::new(
+                "/attributes",
+                "`attributes` must be an object",
+            ));
+        }
+    };
+    let mut out = Vec::with_capacity(attrs.len());
+    for (name, attr) in attrs {
+        let at = pointer::push("/attributes", name);
+        let Value::Object(fields) = attr else {
+            return Err(MessageError::new(
+                at,
+                "an attribute must be an object {\"type\", \"value\"}",
+            ));
+        };
+        let data_type = match fields.get("type") {
+            Some(Value::String(t)) if t == "String" => AttributeType::String,
+            Some(Value::String(t)) if t == "Number" => AttributeType::Number,
+            _ => {
+                return Err(MessageError::new(
+                    pointer::push(&at, "type"),
+                    "`type` must be \"String\" or \"Number\"",
+                ));
+            }
+        };
+        let Some(Value::String(value)) = fields.get("value") else {
+            return Err(MessageError::new(
+                pointer::push(&at, "value"),
+                "`value` must be a string",
+            ));
+        };
+        out.push(Attribute {
+            name: name.clone(),
+            data_type,
+            value: value.clone(),
+        });
+    }
+    Ok(Message::Attributes(out))
+}
+
+/// The publish-time check of B-13: at most 20 attributes, names of 1-256 bytes, values of at
+/// most 1,024 bytes, types `String` or `Number`. Evaluation never needs it.
+pub fn validate_message(message: &Message) -> Result<(), MessageError> {
+    let err = |pointer: String, message: String| MessageError {
+        code: MESSAGE_CODE,
+        pointer,
+        message,
+    };
+    let Message::Attributes(attrs) = message else {
+        return Err(err(
+            String::new(),
+            "a notification message carries attributes".to_owned(),
+        ));
+    };
+    if attrs.len() > MAX_NAMES {
+        return Err(err(
+            "/attributes".to_owned(),
+            format!(
+                "a message carries at most {MAX_NAMES} attributes, found {}",
+                attrs.len()
+            ),
+        ));
+    }
+    for a in attrs {
+        let at = pointer::push("/attributes", &a.name);
+        if a.name.is_empty() || a.name.len() > MAX_ATTRIBUTE_NAME_BYTES {
+            return Err(err(
+                at,
+                format!("an attribute name is 1-{MAX_ATTRIBUTE_NAME_BYTES} bytes"),
+            ));
+        }
+        if a.value.len() > MAX_ATTRIBUTE_VALUE_BYTES {
+            return Err(err(
+                pointer::push(&at, "value"),
+                format!("an attribute value is at most {MAX_ATTRIBUTE_VALUE_BYTES} bytes"),
+            ));
+        }
+        if !matches!(a.data_type, AttributeType::String | AttributeType::Number) {
+            return Err(err(
+                pointer::push(&at, "type"),
+                "the attribute type must be String or Number".to_owned(),
+            ));
+        }
+    }
+    Ok(())
+}

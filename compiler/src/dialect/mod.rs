@@ -1,0 +1,148 @@
+//! The dialect front ends. Each module parses its dialect's JSON (or text) into its own AST,
+//! validates every rule and limit, lowers the AST to IR, and reads messages in its shape.
+
+pub mod basaltic;
+pub mod eventgrid;
+pub mod expr;
+pub mod sns;
+pub mod stream;
+
+use crate::error::{CompileError, MessageError};
+use crate::ir::Node;
+use filtervm_vm::message::Message;
+use std::fmt;
+use std::str::FromStr;
+
+/// The filter dialects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// AWS SNS-compatible subscription filter policies.
+    Sns,
+    /// The notification service's filter policies.
+    Basaltic,
+    /// Event Grid subscription filters.
+    EventGrid,
+    /// Stream header clause groups.
+    Stream,
+    /// Nested condition/expression trees over headers.
+    Expr,
+}
+
+impl Dialect {
+    /// Every dialect.
+    pub const ALL: [Dialect; 5] = [
+        Dialect::Sns,
+        Dialect::Basaltic,
+        Dialect::EventGrid,
+        Dialect::Stream,
+        Dialect::Expr,
+    ];
+
+    /// The dialect's name as written in vectors and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Sns => "sns",
+            Dialect::Basaltic => "basaltic",
+            Dialect::EventGrid => "eventgrid",
+            Dialect::Stream => "stream",
+            Dialect::Expr => "expr",
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown dialect name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown dialect `{0}` (expected sns, basaltic, eventgrid, stream or expr)")]
+pub struct UnknownDialect(pub String);
+
+impl FromStr for Dialect {
+    type Err = UnknownDialect;
+    fn from_str(s: &str) -> Result<Dialect, UnknownDialect> {
+        Dialect::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| UnknownDialect(s.to_owned()))
+    }
+}
+
+/// The error code of a dialect the library does not implement yet.
+pub const NOT_IMPLEMENTED: &str = "DIALECT_NOT_IMPLEMENTED";
+
+/// The error code for options a dialect does not accept.
+pub const INVALID_OPTIONS: &str = "INVALID_OPTIONS";
+
+/// Parses, validates and lowers a policy of `dialect` to IR.
+pub(crate) fn lower(
+    dialect: Dialect,
+    policy: &serde_json::Value,
+    options: &serde_json::Value,
+) -> Result<Node, CompileError> {
+    match dialect {
+        Dialect::Basaltic => basaltic::lower(policy, options),
+        Dialect::Sns => sns::lower(policy, options),
+        Dialect::EventGrid => eventgrid::lower(policy, options),
+        Dialect::Stream => stream::lower(policy, options),
+        Dialect::Expr => expr::lower(policy, options),
+    }
+}
+
+/// Reads a message given as JSON in the dialect's shape (conformance `FORMAT.md`).
+pub fn message_from_json(
+    dialect: Dialect,
+    options: &serde_json::Value,
+    message: &serde_json::Value,
+) -> Result<Message, MessageError> {
+    match dialect {
+        Dialect::Basaltic => basaltic::message_from_json(message),
+        Dialect::Sns => sns::message_from_json(options, message),
+        Dialect::EventGrid => eventgrid::message_from_json(options, message),
+        Dialect::Stream => stream::message_from_json(options, message),
+        Dialect::Expr => expr::message_from_json(options, message),
+    }
+}
+
+/// Reads one line of a `filtervm match` input: the dialect's natural message form (for most
+/// dialects the same JSON as [`message_from_json`]).
+pub fn message_from_line(
+    dialect: Dialect,
+    options: &serde_json::Value,
+    line: &str,
+) -> Result<Message, MessageError> {
+    match dialect {
+        Dialect::Basaltic => {
+            let value: serde_json::Value = serde_json::from_str(line)
+                .map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
+            basaltic::message_from_json(&value)
+        }
+        Dialect::Sns => sns::message_from_line(options, line),
+        Dialect::EventGrid => eventgrid::message_from_line(options, line),
+        Dialect::Stream => stream::message_from_line(options, line),
+        Dialect::Expr => expr::message_from_line(options, line),
+    }
+}
+
+/// Rejects options other than an empty object (for dialects without options).
+pub(crate) fn no_options(
+    code: &'static str,
+    options: &serde_json::Value,
+) -> Result<(), CompileError> {
+    match options {
+        serde_json::Value::Null => Ok(()),
+        serde_json::Value::Object(o) if o.is_empty() => Ok(()),
+        serde_json::Value::Object(o) => {
+            let name = o.keys().next().map(String::as_str).unwrap_or("");
+            Err(CompileError::one(
+                code,
+                crate::error::pointer::push("", name),
+                format!("unknown option `{name}`: this dialect takes no options"),
+            ))
+        }
+        _ => Err(CompileError::one(code, "", "options must be a JSON object")),
+    }
+}

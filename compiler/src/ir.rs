@@ -1,0 +1,261 @@
+//! The common IR: one boolean language for every dialect.
+//!
+//! `And`, `Or`, `Not`, `True`, `False` and `Test(key, predicate)`. Every dialect quirk — what a
+//! missing key means, type mismatches, "any element" versus "no element", case folding — is made
+//! explicit while lowering, so nothing downstream knows which dialect a node came from. Each node
+//! carries the JSON Pointer (or text span) of the policy part it came from.
+//!
+//! Predicates hold when **some leaf** of the key's slot satisfies them ([`Pred::Shape`] looks at
+//! the slot's shape instead). "No leaf satisfies" is `Not(Test(..))`.
+
+use filtervm_vm::cidr::Cidr;
+use filtervm_vm::key::Key;
+use filtervm_vm::pattern::SegmentPattern;
+use filtervm_vm::program::{DecInterval, Interval, show_dec_intervals, show_intervals};
+use filtervm_vm::value::{LeafTypes, Shapes};
+use filtervm_vm::wildcard::Wildcard;
+use std::fmt::{self, Write as _};
+
+/// An IR node and the policy location it came from.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// What the node computes.
+    pub kind: NodeKind,
+    /// A JSON Pointer (or text span) into the policy.
+    pub origin: Box<str>,
+}
+
+/// The node kinds.
+#[derive(Debug, Clone)]
+pub enum NodeKind {
+    /// Always holds.
+    True,
+    /// Never holds.
+    False,
+    /// All children hold.
+    And(Vec<Node>),
+    /// Some child holds.
+    Or(Vec<Node>),
+    /// The child does not hold.
+    Not(Box<Node>),
+    /// A test on one key.
+    Test(Test),
+}
+
+/// A test of one key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Test {
+    /// The key read.
+    pub key: Key,
+    /// What must hold.
+    pub pred: Pred,
+}
+
+/// String comparison kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StrOp {
+    /// Whole-string equality.
+    Eq,
+    /// Starts with.
+    Prefix,
+    /// Ends with.
+    Suffix,
+    /// Contains as a substring.
+    Contains,
+}
+
+/// Case handling for string comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Case {
+    /// Exact code points.
+    Sensitive,
+    /// Ordinal ignore-case, simple uppercase mapping (EG-31); constants are stored folded.
+    Fold,
+}
+
+/// Where a numeric test reads its numbers from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NumSource {
+    /// Number leaves only (sns rule 10).
+    NumberLeaf,
+    /// String leaves whose whole text is a JSON number (basaltic B-10, stream S9).
+    Text,
+}
+
+/// A predicate over one slot.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pred {
+    /// The slot's shape is one of these.
+    Shape(Shapes),
+    /// Some leaf has one of these types.
+    HasType(LeafTypes),
+    /// Some string leaf compares true with one of `values` (sorted, deduplicated).
+    Str {
+        /// The comparison.
+        op: StrOp,
+        /// Case handling; with [`Case::Fold`] the values are folded.
+        case: Case,
+        /// The alternatives.
+        values: Vec<Box<str>>,
+    },
+    /// Some string leaf matches the SNS wildcard.
+    Wildcard(Wildcard),
+    /// Some string leaf matches the dot-segment pattern.
+    Segment(SegmentPattern),
+    /// Some string leaf is an IP address inside the block.
+    Cidr(Cidr),
+    /// Some number lies in one of the intervals (binary64).
+    Num {
+        /// Where the numbers come from.
+        source: NumSource,
+        /// The intervals (a union).
+        ranges: Vec<Interval>,
+    },
+    /// Some number leaf lies in one of the exact-decimal intervals (EG-33).
+    Dec(Vec<DecInterval>),
+    /// Some bool leaf equals the value.
+    Bool(bool),
+}
+
+impl Node {
+    /// A node.
+    pub fn new(kind: NodeKind, origin: impl Into<Box<str>>) -> Node {
+        Node {
+            kind,
+            origin: origin.into(),
+        }
+    }
+
+    /// A test node.
+    pub fn test(key: Key, pred: Pred, origin: impl Into<Box<str>>) -> Node {
+        Node::new(NodeKind::Test(Test { key, pred }), origin)
+    }
+
+    /// `And` of children.
+    pub fn and(children: Vec<Node>, origin: impl Into<Box<str>>) -> Node {
+        Node::new(NodeKind::And(children), origin)
+    }
+
+    /// `Or` of children.
+    pub fn or(children: Vec<Node>, origin: impl Into<Box<str>>) -> Node {
+        Node::new(NodeKind::Or(children), origin)
+    }
+
+    /// `Not` of a child (keeps the child's origin).
+    pub fn negation(child: Node) -> Node {
+        let origin = child.origin.clone();
+        Node::new(NodeKind::Not(Box::new(child)), origin)
+    }
+
+    /// A constant.
+    pub fn constant(value: bool, origin: impl Into<Box<str>>) -> Node {
+        Node::new(
+            if value {
+                NodeKind::True
+            } else {
+                NodeKind::False
+            },
+            origin,
+        )
+    }
+
+    /// Structural equality, ignoring origins.
+    pub fn same(&self, other: &Node) -> bool {
+        match (&self.kind, &other.kind) {
+            (NodeKind::True, NodeKind::True) | (NodeKind::False, NodeKind::False) => true,
+            (NodeKind::And(a), NodeKind::And(b)) | (NodeKind::Or(a), NodeKind::Or(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same(y))
+            }
+            (NodeKind::Not(a), NodeKind::Not(b)) => a.same(b),
+            (NodeKind::Test(a), NodeKind::Test(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    /// The number of nodes.
+    pub fn size(&self) -> usize {
+        let mut n = 0;
+        self.walk(&mut |_| n += 1);
+        n
+    }
+
+    /// Visits every node, parents first.
+    pub fn walk(&self, f: &mut dyn FnMut(&Node)) {
+        f(self);
+        match &self.kind {
+            NodeKind::And(c) | NodeKind::Or(c) => c.iter().for_each(|c| c.walk(f)),
+            NodeKind::Not(c) => c.walk(f),
+            _ => {}
+        }
+    }
+}
+
+impl fmt::Display for Pred {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
+        match self {
+            Pred::Shape(s) => write!(f, "shape {s}"),
+            Pred::HasType(t) => write!(f, "has-type {t}"),
+            Pred::Str { op, case, values } => {
+                let op = match op {
+                    StrOp::Eq => "eq",
+                    StrOp::Prefix => "prefix",
+                    StrOp::Suffix => "suffix",
+                    StrOp::Contains => "contains",
+                };
+                let case = if *case == Case::Fold { "-fold" } else { "" };
+                let vals: Vec<String> = values.iter().map(|v| quote(v)).collect();
+                write!(f, "str-{op}{case} [{}]", vals.join(", "))
+            }
+            Pred::Wildcard(w) => write!(f, "wildcard {}", quote(w.source())),
+            Pred::Segment(p) => write!(f, "segment {}", quote(p.source())),
+            Pred::Cidr(c) => write!(f, "cidr {}", quote(c.source())),
+            Pred::Num { source, ranges } => {
+                let src = if *source == NumSource::Text {
+                    "text-num"
+                } else {
+                    "num"
+                };
+                write!(f, "{src} {}", show_intervals(ranges))
+            }
+            Pred::Dec(r) => write!(f, "dec {}", show_dec_intervals(r)),
+            Pred::Bool(b) => write!(f, "bool {b}"),
+        }
+    }
+}
+
+impl fmt::Display for Node {
+    /// The stable text form: one node a line, children indented, origin after `;`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        print(self, 0, &mut out);
+        f.write_str(&out)
+    }
+}
+
+fn print(node: &Node, depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    let head = match &node.kind {
+        NodeKind::True => "true".to_owned(),
+        NodeKind::False => "false".to_owned(),
+        NodeKind::And(_) => "and".to_owned(),
+        NodeKind::Or(_) => "or".to_owned(),
+        NodeKind::Not(_) => "not".to_owned(),
+        NodeKind::Test(t) => format!("test {} {}", t.key, t.pred),
+    };
+    let origin = if node.origin.is_empty() {
+        "(root)"
+    } else {
+        &node.origin
+    };
+    let _ = writeln!(
+        out,
+        "{pad}{head:<w$} ; {origin}",
+        w = 60usize.saturating_sub(pad.len())
+    );
+    match &node.kind {
+        NodeKind::And(c) | NodeKind::Or(c) => c.iter().for_each(|c| print(c, depth + 1, out)),
+        NodeKind::Not(c) => print(c, depth + 1, out),
+        _ => {}
+    }
+}

@@ -1,0 +1,12 @@
+//! Reference evaluation of `eventgrid` policies (PLACEHOLDER: not implemented yet).
+
+use super::ReferenceError;
+use serde_json::Value;
+
+/// Evaluates a (valid) policy against a message in the vector shape.
+pub fn evaluate(options: &Value, policy: &Value, message: &Value) -> Result<bool, ReferenceError> {
+    let _ = (options, policy, message);
+    Err(ReferenceError(
+        "the reference interpreter has no eventgrid dialect yet".into(),
+    ))
+}

@@ -1,0 +1,43 @@
+//! The reference interpreter: evaluates a policy's JSON directly against a message's JSON, as
+//! plainly as each spec reads.
+//!
+//! It shares no code with the compiler's lowering, optimizer or codegen, nor with the VM's
+//! binding, matchers or executor: number grammars, canonical number text, patterns and case
+//! folding are written again here, the obvious way. That is what makes the differential check
+//! (VM versus reference) mean something. It trusts the compiler's *validation*: it is only asked
+//! about policies the front end accepted.
+
+pub mod basaltic;
+pub mod eventgrid;
+pub mod expr;
+pub mod sns;
+pub mod stream;
+
+use filtervm_compiler::Dialect;
+use serde_json::Value;
+
+/// Why the reference interpreter could not answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferenceError(pub String);
+
+impl std::fmt::Display for ReferenceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Evaluates `policy` against `message` (both in the vector format's JSON shapes).
+pub fn evaluate(
+    dialect: Dialect,
+    options: &Value,
+    policy: &Value,
+    message: &Value,
+) -> Result<bool, ReferenceError> {
+    match dialect {
+        Dialect::Basaltic => basaltic::evaluate(policy, message),
+        Dialect::Sns => sns::evaluate(options, policy, message),
+        Dialect::EventGrid => eventgrid::evaluate(options, policy, message),
+        Dialect::Stream => stream::evaluate(options, policy, message),
+        Dialect::Expr => expr::evaluate(options, policy, message),
+    }
+}

@@ -1,0 +1,252 @@
+//! Binding: a message is resolved once against a program's key table.
+//!
+//! Each key of the table gets a [`Slot`] holding its [`Shape`] and its leaves; the VM then reads
+//! slots by index, never a hash map. A `PolicySet` shares one key table, so a message is bound once
+//! for all of its programs. Most messages bind to one *row* of slots; an SNS body whose policy
+//! reads several fields under one array of objects binds to one row per element combination, so
+//! that conditions are satisfied by the same element (sns rule 18).
+
+mod attributes;
+mod body;
+mod event;
+mod headers;
+
+use crate::key::Key;
+use crate::message::Message;
+use crate::value::{Leaf, Shape};
+use ahash::AHashMap;
+
+/// The keys a program (or a set of programs) reads, each interned once.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KeyTable {
+    keys: Vec<Key>,
+    index: AHashMap<Key, u32>,
+}
+
+impl KeyTable {
+    /// An empty table.
+    pub fn new() -> KeyTable {
+        KeyTable::default()
+    }
+
+    /// Interns `key`, returning its slot index.
+    pub fn intern(&mut self, key: Key) -> u32 {
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let i = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
+        self.keys.push(key.clone());
+        self.index.insert(key, i);
+        i
+    }
+
+    /// The slot index of `key`, if interned.
+    pub fn get(&self, key: &Key) -> Option<u32> {
+        self.index.get(key).copied()
+    }
+
+    /// The keys in slot order.
+    pub fn keys(&self) -> &[Key] {
+        &self.keys
+    }
+
+    /// The number of keys.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
+/// What one key resolved to in one row: its shape and a range of leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    /// What the key named.
+    pub shape: Shape,
+    start: u32,
+    end: u32,
+}
+
+impl Slot {
+    /// The absent slot.
+    pub const ABSENT: Slot = Slot {
+        shape: Shape::Absent,
+        start: 0,
+        end: 0,
+    };
+}
+
+/// A message bound to a key table: rows of slots over a shared leaf store.
+///
+/// Reuse one `Bindings` across messages to keep its buffers.
+#[derive(Debug, Clone, Default)]
+pub struct Bindings {
+    leaves: Vec<Leaf>,
+    slots: Vec<Slot>,
+    width: usize,
+}
+
+impl Bindings {
+    /// Empty bindings.
+    pub fn new() -> Bindings {
+        Bindings::default()
+    }
+
+    /// Binds `message` to `table`, replacing what was bound before.
+    pub fn bind(&mut self, table: &KeyTable, message: &Message) {
+        self.leaves.clear();
+        self.slots.clear();
+        self.width = table.len();
+        match message {
+            Message::Attributes(attrs) => attributes::bind(self, table, attrs),
+            Message::Headers(headers) => headers::bind(self, table, headers),
+            Message::Json(doc) => {
+                if table
+                    .keys()
+                    .iter()
+                    .any(|k| matches!(k, Key::BodyPath(_) | Key::BodyIsObject))
+                {
+                    body::bind(self, table, doc);
+                } else {
+                    event::bind(self, table, doc);
+                }
+            }
+            Message::Unparsable => {
+                self.push_row();
+            }
+        }
+    }
+
+    /// The number of rows (at least one after [`Bindings::bind`]).
+    pub fn rows(&self) -> usize {
+        self.slots.len().checked_div(self.width).unwrap_or(1).max(1)
+    }
+
+    /// The number of slots in a row.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// The slot of key `key` in row `row` (absent when out of range).
+    pub fn slot(&self, row: usize, key: usize) -> Slot {
+        if key >= self.width {
+            return Slot::ABSENT;
+        }
+        self.slots
+            .get(row * self.width + key)
+            .copied()
+            .unwrap_or(Slot::ABSENT)
+    }
+
+    /// The leaves of a slot.
+    pub fn leaves(&self, slot: Slot) -> &[Leaf] {
+        self.leaves
+            .get(slot.start as usize..slot.end as usize)
+            .unwrap_or(&[])
+    }
+
+    /// Appends a row of absent slots and returns its index.
+    fn push_row(&mut self) -> usize {
+        let row = self.slots.len() / self.width.max(1);
+        self.slots
+            .extend(std::iter::repeat_n(Slot::ABSENT, self.width));
+        row
+    }
+
+    /// Sets a slot of `row` to `shape` holding `leaves`.
+    fn set(&mut self, row: usize, key: u32, shape: Shape, leaves: impl IntoIterator<Item = Leaf>) {
+        let start = self.leaves.len();
+        self.leaves.extend(leaves);
+        let end = self.leaves.len();
+        let slot = Slot {
+            shape,
+            start: u32::try_from(start).unwrap_or(u32::MAX),
+            end: u32::try_from(end).unwrap_or(u32::MAX),
+        };
+        if let Some(s) = self.slots.get_mut(row * self.width + key as usize) {
+            *s = slot;
+        }
+    }
+}
+
+/// Classifies a JSON value into a shape and its leaves: scalars are one leaf, arrays give their
+/// scalar elements (nested arrays and objects ignored), objects give none.
+pub(crate) fn classify(value: &serde_json::Value) -> (Shape, Vec<Leaf>) {
+    match value {
+        serde_json::Value::Array(items) => {
+            (Shape::Array, items.iter().filter_map(scalar_leaf).collect())
+        }
+        serde_json::Value::Object(_) => (Shape::Object, Vec::new()),
+        serde_json::Value::Null => (Shape::Null, vec![Leaf::Null]),
+        other => (Shape::Scalar, scalar_leaf(other).into_iter().collect()),
+    }
+}
+
+/// The leaf of a scalar JSON value (`None` for arrays and objects).
+pub(crate) fn scalar_leaf(value: &serde_json::Value) -> Option<Leaf> {
+    match value {
+        serde_json::Value::Null => Some(Leaf::Null),
+        serde_json::Value::Bool(b) => Some(Leaf::Bool(*b)),
+        serde_json::Value::Number(n) => Some(Leaf::Num(json_number(n))),
+        serde_json::Value::String(s) => Some(Leaf::Str(s.as_str().into())),
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => None,
+    }
+}
+
+/// A JSON number with its original text (serde_json keeps it with `arbitrary_precision`).
+pub(crate) fn json_number(n: &serde_json::Number) -> crate::value::Num {
+    let text = n.to_string();
+    let value = text.parse::<f64>().unwrap_or(f64::NAN);
+    crate::value::Num::new(text, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{AttributeType, Message};
+
+    #[test]
+    fn key_table_interns_once() {
+        let mut t = KeyTable::new();
+        let a = t.intern(Key::Header("a".into()));
+        let b = t.intern(Key::Header("b".into()));
+        assert_eq!(t.intern(Key::Header("a".into())), a);
+        assert_ne!(a, b);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.get(&Key::Header("b".into())), Some(b));
+    }
+
+    #[test]
+    fn absent_key_binds_absent_and_out_of_range_is_absent() {
+        let mut t = KeyTable::new();
+        t.intern(Key::AttributeText("missing".into()));
+        let mut b = Bindings::new();
+        b.bind(
+            &t,
+            &Message::attributes([("x", AttributeType::String, "1")]),
+        );
+        assert_eq!(b.rows(), 1);
+        assert_eq!(b.slot(0, 0).shape, Shape::Absent);
+        assert_eq!(b.slot(0, 7).shape, Shape::Absent);
+        assert_eq!(b.slot(9, 0).shape, Shape::Absent);
+    }
+
+    #[test]
+    fn classify_json_values() {
+        let v: serde_json::Value = serde_json::json!([1, "a", [2], {"b": 1}, null, true]);
+        let (shape, leaves) = classify(&v);
+        assert_eq!(shape, Shape::Array);
+        assert_eq!(leaves.len(), 4);
+        assert_eq!(classify(&serde_json::json!({"a": 1})).0, Shape::Object);
+        assert_eq!(
+            classify(&serde_json::json!(null)),
+            (Shape::Null, vec![Leaf::Null])
+        );
+        let (shape, leaves) = classify(&serde_json::from_str("1.50").unwrap());
+        assert_eq!(shape, Shape::Scalar);
+        assert!(matches!(&leaves[0], Leaf::Num(n) if n.text() == "1.50" && n.value() == 1.5));
+    }
+}

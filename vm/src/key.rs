@@ -1,0 +1,52 @@
+//! Keys: what a program reads from a message, and how.
+//!
+//! A key is resolved against a [`crate::message::Message`] by binding. Each dialect's lowering
+//! picks the key kind whose resolution rules are that dialect's; nothing else in the VM knows
+//! which dialect a program came from.
+
+use std::fmt;
+
+/// One thing a program reads from a message.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Key {
+    /// An attribute's value text as one string leaf, whatever its declared type (basaltic B-4).
+    AttributeText(Box<str>),
+    /// An attribute read with SNS typing (sns rules 5-11): `String` → string, `Number` → number,
+    /// `String.Array` → its elements, `Binary` → absent.
+    AttributeTyped(Box<str>),
+    /// Present iff the message carries at least one attribute that is not `Binary` (sns rule 12).
+    AnyAttribute,
+    /// A header's values as string leaves (stream, expr).
+    Header(Box<str>),
+    /// A dotted path into a JSON body with SNS semantics (sns rules 14-21): arrays transparent,
+    /// dotted names matched in nested and flat forms.
+    BodyPath(Box<str>),
+    /// Present iff the JSON body is an object (sns rule 14).
+    BodyIsObject,
+    /// A top-level member of a JSON event, name compared ignoring ASCII case (EG-16, EG-17).
+    EventMember(Box<str>),
+    /// A path into an event's `data`, members selected by exact name (EG-18); empty = `data`.
+    EventData(Box<[Box<str>]>),
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
+        match self {
+            Key::AttributeText(n) => write!(f, "attr-text {}", quote(n)),
+            Key::AttributeTyped(n) => write!(f, "attr {}", quote(n)),
+            Key::AnyAttribute => f.write_str("any-attribute"),
+            Key::Header(n) => write!(f, "header {}", quote(n)),
+            Key::BodyPath(p) => write!(f, "body {}", quote(p)),
+            Key::BodyIsObject => f.write_str("body-is-object"),
+            Key::EventMember(n) => write!(f, "event {}", quote(n)),
+            Key::EventData(path) => {
+                f.write_str("event-data")?;
+                for seg in path.iter() {
+                    write!(f, " {}", quote(seg))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}

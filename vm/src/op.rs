@@ -1,0 +1,493 @@
+//! The instruction set, declared once.
+//!
+//! [`for_each_op!`] lists every instruction with its doc comment, mnemonic and typed operands.
+//! The [`Inst`] enum, its [`Opcode`], the byte encoder and decoder, the verifier's operand checks and
+//! the disassembler are all generated from that one list, so adding an instruction is one line here
+//! plus its handler in `exec.rs` (the compiler's codegen decides when to emit it).
+//!
+//! Naming: every test reads one slot and writes one boolean register `dst`; it holds when *some* leaf
+//! of the slot satisfies it (a quantifier "no leaf" is `not` of it). `*_fold` variants compare
+//! ignoring case against constants folded at compile time (EG-31).
+
+use crate::program::Program;
+use crate::value::{LeafTypes, Shapes};
+use std::fmt::Write as _;
+
+/// A boolean register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Reg(pub u32);
+/// A slot of the key table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SlotRef(pub u32);
+/// A forward jump target (an instruction index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Target(pub u32);
+/// An index into the string pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StrRef(pub u32);
+/// An index into the string-list pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ListRef(pub u32);
+/// An index into the string-set (hash set) pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SetRef(pub u32);
+/// An index into the binary64 interval-set pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RangesRef(pub u32);
+/// An index into the exact-decimal interval-set pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DecRangesRef(pub u32);
+/// An index into the wildcard pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct WildRef(pub u32);
+/// An index into the segment-pattern pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PatRef(pub u32);
+/// An index into the CIDR pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CidrRef(pub u32);
+
+/// Lists every instruction: `Name "mnemonic" { operand: Type, ... }` with its doc comment.
+#[macro_export]
+macro_rules! for_each_op {
+    ($m:ident) => {
+        $m! {
+            /// `dst = value`.
+            Const "const" { dst: Reg, value: bool };
+            /// `dst = shape(slot) ∈ shapes` (presence, null, array and object checks).
+            Shape "shape" { dst: Reg, slot: SlotRef, shapes: Shapes };
+            /// `dst = some leaf of slot has a type in types`.
+            HasType "has_type" { dst: Reg, slot: SlotRef, types: LeafTypes };
+            /// `dst = some string leaf equals the string`.
+            StrEq "str_eq" { dst: Reg, slot: SlotRef, s: StrRef };
+            /// `dst = some string leaf is in the hash set`.
+            StrIn "str_in" { dst: Reg, slot: SlotRef, set: SetRef };
+            /// `dst = some string leaf starts with one of the strings`.
+            StrPrefix "str_prefix" { dst: Reg, slot: SlotRef, list: ListRef };
+            /// `dst = some string leaf ends with one of the strings`.
+            StrSuffix "str_suffix" { dst: Reg, slot: SlotRef, list: ListRef };
+            /// `dst = some string leaf contains one of the strings`.
+            StrContains "str_contains" { dst: Reg, slot: SlotRef, list: ListRef };
+            /// `dst = some string leaf equals one of the folded strings, ignoring case`.
+            StrEqFold "str_eq_fold" { dst: Reg, slot: SlotRef, list: ListRef };
+            /// `dst = some string leaf starts with one of the folded strings, ignoring case`.
+            StrPrefixFold "str_prefix_fold" { dst: Reg, slot: SlotRef, list: ListRef };
+            /// `dst = some string leaf ends with one of the folded strings, ignoring case`.
+            StrSuffixFold "str_suffix_fold" { dst: Reg, slot: SlotRef, list: ListRef };
+            /// `dst = some string leaf contains one of the folded strings, ignoring case`.
+            StrContainsFold "str_contains_fold" { dst: Reg, slot: SlotRef, list: ListRef };
+            /// `dst = some string leaf matches the SNS wildcard`.
+            Wildcard "wildcard" { dst: Reg, slot: SlotRef, pat: WildRef };
+            /// `dst = some string leaf matches the dot-segment pattern`.
+            Segment "segment" { dst: Reg, slot: SlotRef, pat: PatRef };
+            /// `dst = some string leaf is an IP address inside the CIDR block`.
+            Cidr "cidr" { dst: Reg, slot: SlotRef, net: CidrRef };
+            /// `dst = some number leaf lies in the binary64 interval set`.
+            NumIn "num_in" { dst: Reg, slot: SlotRef, ranges: RangesRef };
+            /// `dst = some string leaf parses as a JSON number (B-10, S9) inside the interval set`.
+            TextNumIn "text_num_in" { dst: Reg, slot: SlotRef, ranges: RangesRef };
+            /// `dst = some number leaf lies in the exact-decimal interval set (EG-33)`.
+            DecIn "dec_in" { dst: Reg, slot: SlotRef, ranges: DecRangesRef };
+            /// `dst = some bool leaf equals value`.
+            BoolEq "bool_eq" { dst: Reg, slot: SlotRef, value: bool };
+            /// `dst = a & b`.
+            And "and" { dst: Reg, a: Reg, b: Reg };
+            /// `dst = a | b`.
+            Or "or" { dst: Reg, a: Reg, b: Reg };
+            /// `dst = !src`.
+            Not "not" { dst: Reg, src: Reg };
+            /// Jump forward to `target` when `cond` is false.
+            JumpIfFalse "jump_if_false" { cond: Reg, target: Target };
+            /// Jump forward to `target` when `cond` is true.
+            JumpIfTrue "jump_if_true" { cond: Reg, target: Target };
+            /// Return `src` as the verdict.
+            Ret "ret" { src: Reg };
+        }
+    };
+}
+
+/// An operand type: how it is encoded, checked and shown.
+pub trait Operand: Sized + Copy {
+    /// Appends the encoding.
+    fn encode(self, out: &mut Vec<u8>);
+    /// Reads the encoding.
+    fn decode(input: &mut &[u8]) -> Option<Self>;
+    /// Checks the operand against the program it sits in (instruction index `at`).
+    fn check(self, program: &Program, at: usize) -> Result<(), String>;
+    /// Writes the operand for the disassembly.
+    fn show(self, program: &Program, out: &mut String);
+    /// The register, when the operand is one.
+    fn as_reg(self) -> Option<Reg> {
+        None
+    }
+}
+
+fn read_u32(input: &mut &[u8]) -> Option<u32> {
+    let (head, rest) = input.split_first_chunk::<4>()?;
+    *input = rest;
+    Some(u32::from_le_bytes(*head))
+}
+
+fn read_u8(input: &mut &[u8]) -> Option<u8> {
+    let (head, rest) = input.split_first()?;
+    *input = rest;
+    Some(*head)
+}
+
+fn quoted(s: &str) -> String {
+    serde_json::Value::String(s.to_owned()).to_string()
+}
+
+macro_rules! index_operand {
+    ($ty:ident, $prefix:literal, |$p:ident| $len:expr, |$p2:ident, $i:ident, $out:ident| $show:expr, as_reg) => {
+        index_operand!(@impl $ty, $prefix, |$p| $len, |$p2, $i, $out| $show, fn as_reg(self) -> Option<Reg> { Some(Reg(self.0)) });
+    };
+    ($ty:ident, $prefix:literal, |$p:ident| $len:expr, |$p2:ident, $i:ident, $out:ident| $show:expr) => {
+        index_operand!(@impl $ty, $prefix, |$p| $len, |$p2, $i, $out| $show,);
+    };
+    (@impl $ty:ident, $prefix:literal, |$p:ident| $len:expr, |$p2:ident, $i:ident, $out:ident| $show:expr, $($extra:item)?) => {
+        impl Operand for $ty {
+            fn encode(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.0.to_le_bytes());
+            }
+            fn decode(input: &mut &[u8]) -> Option<Self> {
+                read_u32(input).map($ty)
+            }
+            fn check(self, $p: &Program, _at: usize) -> Result<(), String> {
+                let len: usize = $len;
+                if (self.0 as usize) < len {
+                    Ok(())
+                } else {
+                    Err(format!("{}{} out of range ({} available)", $prefix, self.0, len))
+                }
+            }
+            fn show(self, $p2: &Program, $out: &mut String) {
+                let $i = self.0 as usize;
+                let _ = write!($out, "{}{}", $prefix, $i);
+                #[allow(clippy::no_effect, clippy::unused_unit)]
+                $show;
+            }
+            $($extra)?
+        }
+    };
+}
+
+index_operand!(Reg, "r", |p| p.register_count(), |_p, _i, _o| (), as_reg);
+index_operand!(SlotRef, "slot", |p| p.keys().len(), |p, i, o| {
+    if let Some(k) = p.keys().keys().get(i) {
+        let _ = write!(o, "({k})");
+    }
+});
+index_operand!(StrRef, "str", |p| p.pools().strings.len(), |p, i, o| {
+    if let Some(s) = p.pools().strings.get(i) {
+        let _ = write!(o, " {}", quoted(s));
+    }
+});
+index_operand!(ListRef, "list", |p| p.pools().lists.len(), |p, i, o| {
+    if let Some(l) = p.pools().lists.get(i) {
+        let items: Vec<String> = l.iter().map(|s| quoted(s)).collect();
+        let _ = write!(o, " [{}]", items.join(", "));
+    }
+});
+index_operand!(SetRef, "set", |p| p.pools().sets.len(), |p, i, o| {
+    if let Some(s) = p.pools().sets.get(i) {
+        let _ = write!(
+            o,
+            " {{{}}}",
+            s.iter().map(|s| quoted(s)).collect::<Vec<_>>().join(", ")
+        );
+    }
+});
+index_operand!(
+    RangesRef,
+    "ranges",
+    |p| p.pools().ranges.len(),
+    |p, i, o| {
+        if let Some(r) = p.pools().ranges.get(i) {
+            let _ = write!(o, " {}", crate::program::show_intervals(r));
+        }
+    }
+);
+index_operand!(
+    DecRangesRef,
+    "decs",
+    |p| p.pools().dec_ranges.len(),
+    |p, i, o| {
+        if let Some(r) = p.pools().dec_ranges.get(i) {
+            let _ = write!(o, " {}", crate::program::show_dec_intervals(r));
+        }
+    }
+);
+index_operand!(WildRef, "wild", |p| p.pools().wildcards.len(), |p, i, o| {
+    if let Some(w) = p.pools().wildcards.get(i) {
+        let _ = write!(o, " {}", quoted(w.source()));
+    }
+});
+index_operand!(PatRef, "pat", |p| p.pools().patterns.len(), |p, i, o| {
+    if let Some(w) = p.pools().patterns.get(i) {
+        let _ = write!(o, " {}", quoted(w.source()));
+    }
+});
+index_operand!(CidrRef, "cidr", |p| p.pools().cidrs.len(), |p, i, o| {
+    if let Some(w) = p.pools().cidrs.get(i) {
+        let _ = write!(o, " {}", quoted(w.source()));
+    }
+});
+
+impl Operand for Target {
+    fn encode(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.0.to_le_bytes());
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        read_u32(input).map(Target)
+    }
+    fn check(self, program: &Program, at: usize) -> Result<(), String> {
+        let t = self.0 as usize;
+        if t <= at {
+            Err(format!("jump target @{t} does not lie forward of @{at}"))
+        } else if t >= program.code().len() {
+            Err(format!(
+                "jump target @{t} past the end ({} instructions)",
+                program.code().len()
+            ))
+        } else {
+            Ok(())
+        }
+    }
+    fn show(self, _program: &Program, out: &mut String) {
+        let _ = write!(out, "@{}", self.0);
+    }
+}
+
+impl Operand for bool {
+    fn encode(self, out: &mut Vec<u8>) {
+        out.push(u8::from(self));
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        match read_u8(input)? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+    fn check(self, _program: &Program, _at: usize) -> Result<(), String> {
+        Ok(())
+    }
+    fn show(self, _program: &Program, out: &mut String) {
+        let _ = write!(out, "{self}");
+    }
+}
+
+impl Operand for Shapes {
+    fn encode(self, out: &mut Vec<u8>) {
+        out.push(self.0);
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        read_u8(input).map(Shapes)
+    }
+    fn check(self, _program: &Program, _at: usize) -> Result<(), String> {
+        if self.0 & !Shapes::ALL.0 == 0 {
+            Ok(())
+        } else {
+            Err(format!("bad shape mask {:#x}", self.0))
+        }
+    }
+    fn show(self, _program: &Program, out: &mut String) {
+        let _ = write!(out, "{self}");
+    }
+}
+
+impl Operand for LeafTypes {
+    fn encode(self, out: &mut Vec<u8>) {
+        out.push(self.0);
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        read_u8(input).map(LeafTypes)
+    }
+    fn check(self, _program: &Program, _at: usize) -> Result<(), String> {
+        if self.0 & !LeafTypes::ALL.0 == 0 {
+            Ok(())
+        } else {
+            Err(format!("bad type mask {:#x}", self.0))
+        }
+    }
+    fn show(self, _program: &Program, out: &mut String) {
+        let _ = write!(out, "{self}");
+    }
+}
+
+macro_rules! define_inst {
+    ($( $(#[$doc:meta])* $name:ident $mnemonic:literal { $($field:ident : $ty:ty),* } ;)*) => {
+        /// One instruction (see [`for_each_op!`] for the list).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Inst {
+            $( $(#[$doc])* $name { $( #[allow(missing_docs)] $field: $ty ),* }, )*
+        }
+
+        /// The opcode byte of each instruction.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum Opcode {
+            $( $(#[$doc])* $name, )*
+        }
+
+        impl Opcode {
+            /// Every opcode, in encoding order.
+            pub const ALL: &'static [Opcode] = &[$(Opcode::$name),*];
+
+            /// The opcode of a byte, if it is one.
+            pub fn from_byte(byte: u8) -> Option<Opcode> {
+                Opcode::ALL.get(byte as usize).copied()
+            }
+
+            /// The mnemonic used by the disassembler.
+            pub fn mnemonic(self) -> &'static str {
+                match self { $( Opcode::$name => $mnemonic, )* }
+            }
+        }
+
+        impl Inst {
+            /// The instruction's opcode.
+            pub fn opcode(&self) -> Opcode {
+                match self { $( Inst::$name { .. } => Opcode::$name, )* }
+            }
+
+            /// Appends the byte encoding: the opcode, then each operand.
+            pub fn encode(&self, out: &mut Vec<u8>) {
+                match *self {
+                    $( Inst::$name { $($field),* } => {
+                        out.push(Opcode::$name as u8);
+                        $( Operand::encode($field, out); )*
+                    } )*
+                }
+            }
+
+            /// Reads one instruction from the front of `input`.
+            pub fn decode(input: &mut &[u8]) -> Option<Inst> {
+                let (&byte, rest) = input.split_first()?;
+                *input = rest;
+                match Opcode::from_byte(byte)? {
+                    $( Opcode::$name => Some(Inst::$name { $( $field: <$ty as Operand>::decode(input)? ),* }), )*
+                }
+            }
+
+            /// Checks every operand against `program` (the instruction sits at index `at`).
+            pub fn check(&self, program: &Program, at: usize) -> Result<(), String> {
+                match *self {
+                    $( Inst::$name { $($field),* } => {
+                        $( Operand::check($field, program, at)?; )*
+                        Ok(())
+                    } )*
+                }
+            }
+
+            /// The registers this instruction writes.
+            pub fn written(&self) -> Option<Reg> {
+                match *self {
+                    $( Inst::$name { $($field),* } => {
+                        $( if stringify!($field) == "dst" { return Operand::as_reg($field); } )*
+                        None
+                    } )*
+                }
+            }
+
+            /// One disassembly line: mnemonic and operands.
+            pub fn show(&self, program: &Program) -> String {
+                let mut out = String::new();
+                match *self {
+                    $( Inst::$name { $($field),* } => {
+                        out.push_str($mnemonic);
+                        let mut first = true;
+                        $(
+                            out.push_str(if first { " " } else { ", " });
+                            first = false;
+                            Operand::show($field, program, &mut out);
+                        )*
+                        let _ = first;
+                    } )*
+                }
+                out
+            }
+        }
+    };
+}
+
+for_each_op!(define_inst);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_opcode_round_trips_its_byte() {
+        for (i, op) in Opcode::ALL.iter().enumerate() {
+            assert_eq!(*op as u8 as usize, i);
+            assert_eq!(Opcode::from_byte(i as u8), Some(*op));
+        }
+        assert_eq!(Opcode::from_byte(Opcode::ALL.len() as u8), None);
+    }
+
+    #[test]
+    fn encode_decode_round_trip() {
+        let insts = [
+            Inst::Const {
+                dst: Reg(3),
+                value: true,
+            },
+            Inst::Shape {
+                dst: Reg(1),
+                slot: SlotRef(2),
+                shapes: Shapes::PRESENT,
+            },
+            Inst::TextNumIn {
+                dst: Reg(0),
+                slot: SlotRef(0),
+                ranges: RangesRef(7),
+            },
+            Inst::JumpIfFalse {
+                cond: Reg(0),
+                target: Target(9),
+            },
+            Inst::Ret { src: Reg(0) },
+        ];
+        let mut bytes = Vec::new();
+        for i in &insts {
+            i.encode(&mut bytes);
+        }
+        let mut input = bytes.as_slice();
+        for i in &insts {
+            assert_eq!(Inst::decode(&mut input).as_ref(), Some(i));
+        }
+        assert!(input.is_empty());
+        // Truncated and unknown opcodes decode to None.
+        assert_eq!(Inst::decode(&mut &bytes[..3]), None);
+        assert_eq!(Inst::decode(&mut &[250u8][..]), None);
+        assert_eq!(
+            Inst::decode(&mut &[0u8, 0, 0, 0, 0, 7][..]),
+            None,
+            "bool operand must be 0 or 1"
+        );
+    }
+
+    #[test]
+    fn written_register_is_dst() {
+        assert_eq!(
+            Inst::And {
+                dst: Reg(4),
+                a: Reg(1),
+                b: Reg(2)
+            }
+            .written(),
+            Some(Reg(4))
+        );
+        assert_eq!(Inst::Ret { src: Reg(1) }.written(), None);
+        assert_eq!(
+            Inst::JumpIfTrue {
+                cond: Reg(1),
+                target: Target(3)
+            }
+            .written(),
+            None
+        );
+    }
+}

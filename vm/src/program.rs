@@ -1,0 +1,319 @@
+//! Programs: a key table, constant pools and an instruction stream, verified before they run.
+
+use crate::bind::KeyTable;
+use crate::cidr::Cidr;
+use crate::number::Decimal;
+use crate::op::{Inst, Reg};
+use crate::pattern::SegmentPattern;
+use crate::wildcard::Wildcard;
+use ahash::AHashSet;
+use std::fmt::{self, Write as _};
+
+/// Most instructions a program may hold.
+pub const MAX_INSTRUCTIONS: usize = 1 << 20;
+/// Most registers a program may use.
+pub const MAX_REGISTERS: usize = 1 << 20;
+
+/// One end of an interval over binary64 values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// Lower bound (`-inf` for none).
+    pub lo: f64,
+    /// Whether `lo` itself is inside.
+    pub lo_inclusive: bool,
+    /// Upper bound (`+inf` for none).
+    pub hi: f64,
+    /// Whether `hi` itself is inside.
+    pub hi_inclusive: bool,
+}
+
+impl Interval {
+    /// The interval holding only `x`.
+    pub fn point(x: f64) -> Interval {
+        Interval {
+            lo: x,
+            lo_inclusive: true,
+            hi: x,
+            hi_inclusive: true,
+        }
+    }
+
+    /// Every finite number.
+    pub const ALL: Interval = Interval {
+        lo: f64::NEG_INFINITY,
+        lo_inclusive: false,
+        hi: f64::INFINITY,
+        hi_inclusive: false,
+    };
+
+    /// Whether `x` lies inside (NaN never does).
+    #[inline]
+    pub fn contains(&self, x: f64) -> bool {
+        let above = if self.lo_inclusive {
+            x >= self.lo
+        } else {
+            x > self.lo
+        };
+        let below = if self.hi_inclusive {
+            x <= self.hi
+        } else {
+            x < self.hi
+        };
+        above & below
+    }
+
+    /// Whether no number lies inside.
+    pub fn is_empty(&self) -> bool {
+        self.lo.is_nan()
+            || self.hi.is_nan()
+            || self.lo > self.hi
+            || (self.lo == self.hi && !(self.lo_inclusive && self.hi_inclusive))
+    }
+
+    /// The intersection.
+    pub fn intersect(&self, other: &Interval) -> Interval {
+        let (lo, lo_inclusive) = if self.lo > other.lo {
+            (self.lo, self.lo_inclusive)
+        } else if other.lo > self.lo {
+            (other.lo, other.lo_inclusive)
+        } else {
+            (self.lo, self.lo_inclusive && other.lo_inclusive)
+        };
+        let (hi, hi_inclusive) = if self.hi < other.hi {
+            (self.hi, self.hi_inclusive)
+        } else if other.hi < self.hi {
+            (other.hi, other.hi_inclusive)
+        } else {
+            (self.hi, self.hi_inclusive && other.hi_inclusive)
+        };
+        Interval {
+            lo,
+            lo_inclusive,
+            hi,
+            hi_inclusive,
+        }
+    }
+}
+
+impl fmt::Display for Interval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.lo == self.hi && self.lo_inclusive && self.hi_inclusive {
+            return write!(f, "{{{}}}", self.lo);
+        }
+        f.write_str(if self.lo_inclusive { "[" } else { "(" })?;
+        if self.lo == f64::NEG_INFINITY {
+            f.write_str("-inf")?
+        } else {
+            write!(f, "{}", self.lo)?
+        }
+        f.write_str(", ")?;
+        if self.hi == f64::INFINITY {
+            f.write_str("+inf")?
+        } else {
+            write!(f, "{}", self.hi)?
+        }
+        f.write_str(if self.hi_inclusive { "]" } else { ")" })
+    }
+}
+
+/// Writes an interval set as `[a, b) ∪ {c}`.
+pub fn show_intervals(set: &[Interval]) -> String {
+    if set.is_empty() {
+        return "∅".to_owned();
+    }
+    set.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" ∪ ")
+}
+
+/// An interval over exact decimals (EG-33); `None` bounds are unbounded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecInterval {
+    /// Lower bound and whether it is inside.
+    pub lo: Option<(Decimal, bool)>,
+    /// Upper bound and whether it is inside.
+    pub hi: Option<(Decimal, bool)>,
+    /// The bounds' texts, for display.
+    pub text: Box<str>,
+}
+
+impl DecInterval {
+    /// Whether `x` lies inside.
+    pub fn contains(&self, x: &Decimal) -> bool {
+        let above = match &self.lo {
+            None => true,
+            Some((lo, true)) => x >= lo,
+            Some((lo, false)) => x > lo,
+        };
+        let below = match &self.hi {
+            None => true,
+            Some((hi, true)) => x <= hi,
+            Some((hi, false)) => x < hi,
+        };
+        above && below
+    }
+}
+
+/// Writes a decimal interval set.
+pub fn show_dec_intervals(set: &[DecInterval]) -> String {
+    if set.is_empty() {
+        return "∅".to_owned();
+    }
+    set.iter()
+        .map(|d| d.text.to_string())
+        .collect::<Vec<_>>()
+        .join(" ∪ ")
+}
+
+/// The constant pools a program's instructions index.
+#[derive(Debug, Clone, Default)]
+pub struct Pools {
+    /// Single strings.
+    pub strings: Vec<Box<str>>,
+    /// String lists (prefix, suffix, substring and folded alternatives).
+    pub lists: Vec<Vec<Box<str>>>,
+    /// String hash sets (exact alternatives).
+    pub sets: Vec<AHashSet<Box<str>>>,
+    /// Binary64 interval sets.
+    pub ranges: Vec<Vec<Interval>>,
+    /// Exact-decimal interval sets.
+    pub dec_ranges: Vec<Vec<DecInterval>>,
+    /// SNS wildcards.
+    pub wildcards: Vec<Wildcard>,
+    /// Dot-segment patterns.
+    pub patterns: Vec<SegmentPattern>,
+    /// CIDR blocks.
+    pub cidrs: Vec<Cidr>,
+}
+
+/// The parts a program is assembled from (by codegen, or by a decoder).
+#[derive(Debug, Clone, Default)]
+pub struct ProgramParts {
+    /// The keys the program reads.
+    pub keys: KeyTable,
+    /// Constants.
+    pub pools: Pools,
+    /// The instruction stream; it must end in `ret`.
+    pub code: Vec<Inst>,
+    /// For each instruction, an index into `sources` (or `u32::MAX` for none).
+    pub origins: Vec<u32>,
+    /// JSON Pointers (or text spans) into the policy the instructions came from.
+    pub sources: Vec<Box<str>>,
+    /// Registers used.
+    pub registers: u32,
+}
+
+/// A verified program.
+#[derive(Debug, Clone)]
+pub struct Program {
+    parts: ProgramParts,
+}
+
+/// Why a program was rejected by the verifier.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid program at instruction {at}: {reason}")]
+pub struct VerifyError {
+    /// The instruction index (or the code length for whole-program errors).
+    pub at: usize,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl Program {
+    /// Verifies `parts` and makes a program of them: every register, slot and pool index in bounds,
+    /// jumps forward only, the stream ends in `ret`, sizes within limits.
+    pub fn new(parts: ProgramParts) -> Result<Program, VerifyError> {
+        let n = parts.code.len();
+        let whole = |reason: String| VerifyError { at: n, reason };
+        if n == 0 || n > MAX_INSTRUCTIONS {
+            return Err(whole(format!(
+                "instruction count {n} outside 1..={MAX_INSTRUCTIONS}"
+            )));
+        }
+        if parts.registers as usize > MAX_REGISTERS || parts.registers == 0 {
+            return Err(whole(format!(
+                "register count {} outside 1..={MAX_REGISTERS}",
+                parts.registers
+            )));
+        }
+        if !matches!(parts.code.last(), Some(Inst::Ret { .. })) {
+            return Err(whole("the last instruction is not ret".to_owned()));
+        }
+        if !parts.origins.is_empty() && parts.origins.len() != n {
+            return Err(whole("origins do not cover the code".to_owned()));
+        }
+        if let Some(bad) = parts
+            .origins
+            .iter()
+            .find(|&&o| o != u32::MAX && o as usize >= parts.sources.len())
+        {
+            return Err(whole(format!("origin {bad} out of range")));
+        }
+        let program = Program { parts };
+        for (at, inst) in program.parts.code.iter().enumerate() {
+            inst.check(&program, at)
+                .map_err(|reason| VerifyError { at, reason })?;
+        }
+        Ok(program)
+    }
+
+    /// The key table.
+    pub fn keys(&self) -> &KeyTable {
+        &self.parts.keys
+    }
+
+    /// The constant pools.
+    pub fn pools(&self) -> &Pools {
+        &self.parts.pools
+    }
+
+    /// The instructions.
+    pub fn code(&self) -> &[Inst] {
+        &self.parts.code
+    }
+
+    /// The number of registers.
+    pub fn register_count(&self) -> usize {
+        self.parts.registers as usize
+    }
+
+    /// The policy location instruction `at` came from, if recorded.
+    pub fn origin(&self, at: usize) -> Option<&str> {
+        let o = *self.parts.origins.get(at)?;
+        self.parts.sources.get(o as usize).map(|s| &**s)
+    }
+
+    /// The disassembly: one instruction a line with its index and origin.
+    pub fn disassemble(&self) -> String {
+        let mut out = String::new();
+        for (i, key) in self.parts.keys.keys().iter().enumerate() {
+            let _ = writeln!(out, "; slot{i} = {key}");
+        }
+        for (at, inst) in self.parts.code.iter().enumerate() {
+            let text = inst.show(self);
+            match self.origin(at) {
+                Some(origin) => {
+                    let _ = writeln!(out, "@{at:<3} {text:<50} ; {origin}");
+                }
+                None => {
+                    let _ = writeln!(out, "@{at:<3} {text}");
+                }
+            }
+        }
+        out
+    }
+
+    /// Evaluates the program on bound message rows: true when some row's run returns true.
+    pub fn eval(&self, bindings: &crate::bind::Bindings, registers: &mut Vec<bool>) -> bool {
+        crate::exec::run(self, bindings, registers)
+    }
+
+    /// Whether register `r` is used by an instruction (a convenience for tools).
+    pub fn reads(&self, r: Reg) -> bool {
+        self.parts
+            .code
+            .iter()
+            .any(|i| i.show(self).contains(&format!("r{}", r.0)))
+    }
+}
