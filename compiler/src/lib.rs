@@ -163,6 +163,7 @@ pub fn compile_text(
             ),
         ));
     }
+    dialect::check_text(dialect, text, options)?;
     let policy: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| CompileError::one(code, "", format!("the policy is not valid JSON: {e}")))?;
     compile(dialect, &policy, options)
