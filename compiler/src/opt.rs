@@ -218,19 +218,31 @@ pub fn merge_alternatives(node: Node) -> Node {
     rebuild(node, &|n| {
         let Node { kind, origin } = n;
         match kind {
-            NodeKind::Or(c) => one_or(merge_or(c), origin, false),
+            NodeKind::Or(c) => {
+                let merged = merge_or(c, &origin);
+                one_or(merged, origin, false)
+            }
             other => Node::new(other, origin),
         }
     })
 }
 
-fn merge_or(children: Vec<Node>) -> Vec<Node> {
+/// Merges tests of one key; a merged test takes the origin of the `or` it stands for.
+fn merge_or(children: Vec<Node>, or_origin: &str) -> Vec<Node> {
     let mut out: Vec<Node> = Vec::with_capacity(children.len());
     for child in children {
         let merged = match &child.kind {
-            NodeKind::Test(t) => out.iter_mut().any(|o| match &mut o.kind {
-                NodeKind::Test(into) if into.key == t.key => merge_pred(&mut into.pred, &t.pred),
-                _ => false,
+            NodeKind::Test(t) => out.iter_mut().any(|o| {
+                let done = match &mut o.kind {
+                    NodeKind::Test(into) if into.key == t.key => {
+                        merge_pred(&mut into.pred, &t.pred)
+                    }
+                    _ => false,
+                };
+                if done {
+                    o.origin = or_origin.into();
+                }
+                done
             }),
             _ => false,
         };

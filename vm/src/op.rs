@@ -191,11 +191,9 @@ index_operand!(ListRef, "list", |p| p.pools().lists.len(), |p, i, o| {
 });
 index_operand!(SetRef, "set", |p| p.pools().sets.len(), |p, i, o| {
     if let Some(s) = p.pools().sets.get(i) {
-        let _ = write!(
-            o,
-            " {{{}}}",
-            s.iter().map(|s| quoted(s)).collect::<Vec<_>>().join(", ")
-        );
+        let mut items: Vec<String> = s.iter().map(|s| quoted(s)).collect();
+        items.sort();
+        let _ = write!(o, " {{{}}}", items.join(", "));
     }
 });
 index_operand!(

@@ -100,6 +100,14 @@ pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
                 format!("a filter policy names at most {MAX_NAMES} attributes"),
             ));
         }
+        if name == "$or" {
+            errors.push(PolicyError::new(
+                CODE,
+                &at,
+                "`$or` is not supported by this service (B-11): names are always ANDed",
+            ));
+            continue;
+        }
         if let Some(alternatives) = parse_alternatives(value, &at, &mut errors) {
             attributes.push(AttributeCondition {
                 name: name.clone(),

@@ -1,0 +1,206 @@
+//! Command-line parsing and the subcommands.
+
+mod matching;
+
+use clap::{Args, Parser, Subcommand};
+use filtervm_compiler::{CompileError, Dialect, Filter, compile, compile_text};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// filtervm: compile subscription filters to bytecode and run them on messages.
+#[derive(Parser, Debug)]
+#[command(name = "filtervm", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Validate a policy: prints every error as code, pointer and message; exit 1 when invalid.
+    Check(PolicyArgs),
+    /// Compile a policy and print its IR and/or disassembly.
+    Compile {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Print the IR (as lowered, then optimized).
+        #[arg(long)]
+        ir: bool,
+        /// Print the bytecode disassembly.
+        #[arg(long)]
+        disasm: bool,
+    },
+    /// Run a policy over messages, one per line (a file, or `-` / nothing for stdin).
+    Match {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Pass matching lines through unchanged (like grep) instead of printing a verdict per line.
+        #[arg(long)]
+        only_matching: bool,
+        /// The messages (NDJSON, in the dialect's message shape); `-` or absent reads stdin.
+        messages: Option<PathBuf>,
+    },
+}
+
+/// Where the policy comes from and how to read it.
+#[derive(Args, Debug)]
+struct PolicyArgs {
+    /// The dialect: sns, basaltic, eventgrid, stream or expr.
+    #[arg(long, short)]
+    dialect: Dialect,
+    /// A file holding the policy (JSON).
+    #[arg(long, short, conflicts_with = "filter")]
+    policy: Option<PathBuf>,
+    /// The policy given inline: JSON, or for `stream` the text form (`region = eu-* and n > 5`).
+    #[arg(long, short)]
+    filter: Option<String>,
+    /// Dialect options as a JSON object, e.g. '{"scope":"MessageBody"}'.
+    #[arg(long, default_value = "{}")]
+    options: String,
+}
+
+/// A failure that ends the command with a message and an exit code.
+struct Failure {
+    message: String,
+    code: u8,
+}
+
+impl Failure {
+    fn usage(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
+    }
+}
+
+impl PolicyArgs {
+    fn options(&self) -> Result<serde_json::Value, Failure> {
+        let v: serde_json::Value = serde_json::from_str(&self.options)
+            .map_err(|e| Failure::usage(format!("--options is not JSON: {e}")))?;
+        if !v.is_object() {
+            return Err(Failure::usage("--options must be a JSON object"));
+        }
+        Ok(v)
+    }
+
+    /// Compiles the policy; `Ok(Err(..))` is an invalid policy (reported by the caller).
+    fn compile(&self) -> Result<Result<Filter, CompileError>, Failure> {
+        let options = self.options()?;
+        match (&self.policy, &self.filter) {
+            (Some(path), None) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    Failure::usage(format!("{}: cannot read the policy: {e}", path.display()))
+                })?;
+                Ok(compile_text(self.dialect, &text, &options))
+            }
+            (None, Some(inline)) => match serde_json::from_str::<serde_json::Value>(inline) {
+                Ok(v) if v.is_object() || v.is_array() => Ok(compile(self.dialect, &v, &options)),
+                _ if self.dialect == Dialect::Stream => Ok(compile(
+                    self.dialect,
+                    &serde_json::Value::String(inline.clone()),
+                    &options,
+                )),
+                Ok(v) => Ok(compile(self.dialect, &v, &options)),
+                Err(e) => Err(Failure::usage(format!("--filter is not JSON: {e}"))),
+            },
+            _ => Err(Failure::usage(
+                "give the policy with --policy FILE or --filter TEXT",
+            )),
+        }
+    }
+
+    fn source_name(&self) -> String {
+        match &self.policy {
+            Some(p) => p.display().to_string(),
+            None => "--filter".to_owned(),
+        }
+    }
+}
+
+fn print_errors(source: &str, err: &CompileError) {
+    for e in &err.errors {
+        let at = if e.pointer.is_empty() {
+            "\"\""
+        } else {
+            e.pointer.as_str()
+        };
+        eprintln!("{source}: {} {at}: {}", e.code, e.message);
+    }
+}
+
+/// Runs the tool.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("filtervm: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    match cli.command {
+        Command::Check(policy) => match policy.compile()? {
+            Ok(_) => {
+                println!("{}: ok", policy.source_name());
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(e) => {
+                for e in &e.errors {
+                    let at = if e.pointer.is_empty() {
+                        "\"\""
+                    } else {
+                        e.pointer.as_str()
+                    };
+                    println!("{} {at} {}", e.code, e.message);
+                }
+                Ok(ExitCode::from(1))
+            }
+        },
+        Command::Compile { policy, ir, disasm } => {
+            let filter = match policy.compile()? {
+                Ok(f) => f,
+                Err(e) => {
+                    print_errors(&policy.source_name(), &e);
+                    return Ok(ExitCode::from(1));
+                }
+            };
+            let (ir, disasm) = if !ir && !disasm {
+                (true, true)
+            } else {
+                (ir, disasm)
+            };
+            if ir {
+                println!("; IR as lowered");
+                print!("{}", filter.lowered_ir());
+                println!("; IR optimized");
+                print!("{}", filter.ir());
+            }
+            if disasm {
+                println!(
+                    "; bytecode ({} instructions)",
+                    filter.program().code().len()
+                );
+                print!("{}", filter.program().disassemble());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Match {
+            policy,
+            only_matching,
+            messages,
+        } => {
+            let filter = match policy.compile()? {
+                Ok(f) => f,
+                Err(e) => {
+                    print_errors(&policy.source_name(), &e);
+                    return Ok(ExitCode::from(1));
+                }
+            };
+            matching::run(&filter, messages.as_deref(), only_matching)
+        }
+    }
+}
