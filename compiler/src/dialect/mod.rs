@@ -93,7 +93,11 @@ pub(crate) fn lower(
 }
 
 /// Checks raw policy text before JSON parsing (dialects with text-level limits).
-pub(crate) fn check_text(dialect: Dialect, text: &str, options: &serde_json::Value) -> Result<(), CompileError> {
+pub(crate) fn check_text(
+    dialect: Dialect,
+    text: &str,
+    options: &serde_json::Value,
+) -> Result<(), CompileError> {
     match dialect {
         Dialect::Expr => expr::check_text(text, options),
         _ => Ok(()),
