@@ -1,5 +1,12 @@
 //! Every basaltic rule (B-1..B-13) through both engines: the VM and the reference interpreter.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use filtervm_compiler::dialect::basaltic::{CODE, MESSAGE_CODE, validate_message};
 use filtervm_compiler::{Dialect, Evaluator, compile, compile_text, message_from_json};
 use filtervm_conformance::reference;
