@@ -1,5 +1,6 @@
 //! Conformance for filtervm: the reference interpreter, the vector runner (`FORMAT.md`) and the
 //! differential checker (VM versus reference).
 
+pub mod generate;
 pub mod reference;
 pub mod runner;

@@ -1,42 +1,1060 @@
-//! The `expr` dialect (PLACEHOLDER: not implemented yet).
+//! The `expr` dialect: nested AND/OR/NOT condition trees over message headers
+//! (`specs/expr-filters.md` E1–E11, seed `002_9b34c5755797312a.txt`).
+//!
+//! A policy is a *condition* `{"key", "op", "value"}` (ops `startsWith` — alias `startWith`
+//! (E1) — `endsWith`, `contains`, `in`, `exists`; an absent or null `op` means `in`) or an
+//! *expression* `{"op": "AND" | "OR" | "NOT", "exp": [...]}` nested up to `max_depth` levels (E2).
+//! Headers are a multimap: a condition holds when **any** value of its header satisfies it, and
+//! every condition except `exists` is false when its header is missing (so `NOT` of it is true).
+//! Lowering reads headers with [`Key::Header`]; "some value satisfies" is exactly the IR's
+//! "some leaf" reading of [`Pred::Str`], so no dialect quirk needs extra nodes.
+//!
+//! # Options
+//! `{"max_depth": N}`: N a non-negative integer, at most [`MAX_DEPTH_CEILING`]; default
+//! [`DEFAULT_MAX_DEPTH`] (E2). Depth is the number of AND/OR/NOT nodes on the longest
+//! root-to-leaf path; a bare condition has depth 0. Any other option, or a `max_depth` that is not
+//! an integer in `0..=MAX_DEPTH_CEILING`, is rejected with [`INVALID_OPTIONS`] and a pointer to the
+//! option.
+//!
+//! # Error codes
+//! - [`CODE`] (`EXPR_INVALID_FILTER`): every shape, operator and operand error (E1, E3–E11), and
+//!   policy text that is too large or not JSON.
+//! - [`TOO_DEEP`] (`EXPR_TOO_DEEP`): an expression nested deeper than `max_depth` (E2); the
+//!   pointer names the first expression beyond the limit (e.g. `/exp/0/exp/0`).
+//! - [`INVALID_OPTIONS`]: bad dialect options.
+//!
+//! Every error carries a JSON Pointer: to the offending member (`/exp/1/op`, `/exp/0/value/2`),
+//! or to the node when a required member is missing.
+//!
+//! # Deep trees
+//! Nothing here recurses deeper than `max_depth` + 1 ≤ [`MAX_DEPTH_CEILING`] + 1: validation stops
+//! at the first expression beyond the limit, and lowering only sees validated trees. Policy text is
+//! scanned by [`check_text`] before JSON parsing, so a text nested 10,000 levels deep is rejected
+//! with [`TOO_DEEP`] in one linear pass (serde_json would otherwise refuse it with a generic
+//! recursion error).
 
-use crate::error::{CompileError, MessageError};
-use crate::ir::Node;
-use filtervm_vm::message::Message;
-use serde_json::Value;
+use crate::error::{CompileError, MessageError, PolicyError, pointer};
+use crate::ir::{Case, Node, Pred, StrOp};
+use filtervm_vm::key::Key;
+use filtervm_vm::message::{Header, Message};
+use filtervm_vm::value::Shapes;
+use serde_json::{Map, Value};
 
-/// The error code of policy errors in this dialect.
-pub const CODE: &str = super::NOT_IMPLEMENTED;
+use super::INVALID_OPTIONS;
 
-/// Parses, validates and lowers a policy.
+/// The error code of every policy error except depth (E1, E3–E11).
+pub const CODE: &str = "EXPR_INVALID_FILTER";
+/// The error code of an expression nested deeper than `max_depth` (E2).
+pub const TOO_DEEP: &str = "EXPR_TOO_DEEP";
+/// The default `max_depth` (E2).
+pub const DEFAULT_MAX_DEPTH: usize = 32;
+/// The largest `max_depth` the option accepts.
+///
+/// An expression of depth d is at most 2·d + 2 JSON levels deep (each level is an object and its
+/// `exp` array; the leaf condition and its `in` array add two). serde_json reads at most 127
+/// levels, so 62 (126 levels) is the deepest tree that every policy text can express; a larger
+/// ceiling would admit trees that [`crate::compile_text`] could never parse.
+pub const MAX_DEPTH_CEILING: usize = 62;
+
+/// The dialect options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// The deepest AND/OR/NOT nesting admitted (E2).
+    pub max_depth: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            max_depth: DEFAULT_MAX_DEPTH,
+        }
+    }
+}
+
+/// Reads the dialect options (`null` or an object with at most `max_depth`).
+pub fn parse_options(options: &Value) -> Result<Options, CompileError> {
+    let members = match options {
+        Value::Null => return Ok(Options::default()),
+        Value::Object(members) => members,
+        _ => {
+            return Err(CompileError::one(
+                INVALID_OPTIONS,
+                "",
+                "expr options must be a JSON object like {\"max_depth\": 32}",
+            ));
+        }
+    };
+    let mut out = Options::default();
+    for (name, value) in members {
+        let at = pointer::push("", name);
+        if name != "max_depth" {
+            return Err(CompileError::one(
+                INVALID_OPTIONS,
+                at,
+                format!("unknown expr option `{name}` (the only option is `max_depth`)"),
+            ));
+        }
+        let depth = value
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| *n <= MAX_DEPTH_CEILING);
+        match depth {
+            Some(n) => out.max_depth = n,
+            None => {
+                return Err(CompileError::one(
+                    INVALID_OPTIONS,
+                    at,
+                    format!(
+                        "`max_depth` must be an integer from 0 to {MAX_DEPTH_CEILING}, found {value}"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A validated policy node and its JSON Pointer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    /// What the node is.
+    pub kind: ExprKind,
+    /// Its JSON Pointer in the policy.
+    pub pointer: String,
+}
+
+/// The node kinds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    /// A condition on one header.
+    Condition(Condition),
+    /// `AND`: every operand holds (at least one operand, E3).
+    And(Vec<Expr>),
+    /// `OR`: some operand holds (at least one operand, E3).
+    Or(Vec<Expr>),
+    /// `NOT`: the single operand does not hold.
+    Not(Box<Expr>),
+}
+
+/// A condition `{"key", "op", "value"}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    /// The header name (non-empty, E8).
+    pub key: String,
+    /// The operator and its operand.
+    pub op: CondOp,
+}
+
+/// A condition operator with its operand.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CondOp {
+    /// `startsWith` / `startWith` (E1).
+    StartsWith(String),
+    /// `endsWith`.
+    EndsWith(String),
+    /// `contains`.
+    Contains(String),
+    /// `in` (or an absent/null op): a non-empty list of literal texts (E4).
+    In(Vec<String>),
+    /// `exists`: the header is present.
+    Exists,
+}
+
+/// Parses and validates a policy, collecting every error in policy order.
+pub fn parse(policy: &Value, options: &Options) -> Result<Expr, CompileError> {
+    let mut errors = Vec::new();
+    if policy.is_array() {
+        // E11.
+        return Err(CompileError::one(
+            CODE,
+            "",
+            "a policy must be one condition or expression object; top-level arrays are not allowed (there is no implicit AND; wrap them in {\"op\": \"AND\", \"exp\": [...]})",
+        ));
+    }
+    let parsed = parse_node(policy, "", 0, options.max_depth, &mut errors);
+    match parsed {
+        Some(expr) if errors.is_empty() => Ok(expr),
+        _ if errors.is_empty() => Err(CompileError::one(CODE, "", "invalid policy")),
+        _ => Err(errors.into()),
+    }
+}
+
+fn err(errors: &mut Vec<PolicyError>, code: &'static str, at: &str, message: impl Into<String>) {
+    errors.push(PolicyError::new(code, at, message));
+}
+
+/// `depth` is the number of expressions above this node.
+fn parse_node(
+    value: &Value,
+    at: &str,
+    depth: usize,
+    max_depth: usize,
+    errors: &mut Vec<PolicyError>,
+) -> Option<Expr> {
+    let Value::Object(members) = value else {
+        err(
+            errors,
+            CODE,
+            at,
+            "a node must be a condition object {\"key\", \"op\", \"value\"} or an expression object {\"op\", \"exp\"} (E9)",
+        );
+        return None;
+    };
+    let has_exp = members.contains_key("exp");
+    let has_key = members.contains_key("key");
+    match (has_exp, has_key) {
+        (true, true) => {
+            err(
+                errors,
+                CODE,
+                at,
+                "a node is either an expression (`exp`) or a condition (`key`), not both (E9)",
+            );
+            None
+        }
+        (true, false) => parse_expression(members, at, depth, max_depth, errors),
+        (false, true) => parse_condition(members, at, errors),
+        (false, false) => {
+            let message = if members.contains_key("values") {
+                "`values` is upstream vocabulary; an expression takes `exp` (an array) and a condition takes `key` (E10)"
+            } else if members.contains_key("value")
+                && matches!(members.get("op"), Some(Value::String(op)) if is_logical(op))
+            {
+                "`NOT`/`AND`/`OR` take their operands in the array `exp`, not in `value` (E10)"
+            } else {
+                "a node needs `exp` (an expression) or `key` (a condition) (E9)"
+            };
+            err(errors, CODE, at, message);
+            None
+        }
+    }
+}
+
+fn is_logical(op: &str) -> bool {
+    matches!(
+        op.to_ascii_uppercase().as_str(),
+        "AND" | "OR" | "NOT" | "NAND" | "NOR"
+    )
+}
+
+#[derive(Clone, Copy)]
+enum Logic {
+    And,
+    Or,
+    Not,
+}
+
+fn parse_expression(
+    members: &Map<String, Value>,
+    at: &str,
+    depth: usize,
+    max_depth: usize,
+    errors: &mut Vec<PolicyError>,
+) -> Option<Expr> {
+    let exp = members.get("exp");
+    // E2: this expression sits at level depth + 1; stop before descending any further.
+    if let Some(Value::Array(_)) = exp
+        && depth >= max_depth
+    {
+        err(
+            errors,
+            TOO_DEEP,
+            at,
+            format!(
+                "expressions are nested more than {max_depth} levels deep (option `max_depth`, E2)"
+            ),
+        );
+        return None;
+    }
+    let before = errors.len();
+    // E9: exactly `op` and `exp`.
+    for name in members.keys() {
+        if name != "op" && name != "exp" {
+            let hint = if name == "values" || name == "value" {
+                " (upstream vocabulary is not accepted, E10)"
+            } else {
+                ""
+            };
+            err(
+                errors,
+                CODE,
+                &pointer::push(at, name),
+                format!(
+                    "unknown member `{name}` in an expression: its members are exactly `op` and `exp`{hint} (E9)"
+                ),
+            );
+        }
+    }
+    let op_at = pointer::push(at, "op");
+    let logic = match members.get("op") {
+        None => {
+            err(
+                errors,
+                CODE,
+                at,
+                "an expression needs `op`: \"AND\", \"OR\" or \"NOT\" (E9)",
+            );
+            None
+        }
+        Some(Value::String(op)) => match op.as_str() {
+            "AND" => Some(Logic::And),
+            "OR" => Some(Logic::Or),
+            "NOT" => Some(Logic::Not),
+            "NAND" | "NOR" => {
+                err(
+                    errors,
+                    CODE,
+                    &op_at,
+                    format!(
+                        "`{op}` is upstream vocabulary and is not accepted; use NOT of AND/OR (E10)"
+                    ),
+                );
+                None
+            }
+            other if matches!(other.to_ascii_uppercase().as_str(), "AND" | "OR" | "NOT") => {
+                err(
+                    errors,
+                    CODE,
+                    &op_at,
+                    format!(
+                        "expression operators are upper-case: write `{}`, not `{other}` (E5)",
+                        other.to_ascii_uppercase()
+                    ),
+                );
+                None
+            }
+            other => {
+                err(
+                    errors,
+                    CODE,
+                    &op_at,
+                    format!(
+                        "unknown expression operator `{other}` (use \"AND\", \"OR\" or \"NOT\") (E9)"
+                    ),
+                );
+                None
+            }
+        },
+        Some(Value::Null) => {
+            err(
+                errors,
+                CODE,
+                &op_at,
+                "an expression's `op` must not be null: the null-op default (`in`) applies only to conditions (E9)",
+            );
+            None
+        }
+        Some(_) => {
+            err(
+                errors,
+                CODE,
+                &op_at,
+                "an expression's `op` must be \"AND\", \"OR\" or \"NOT\" (E9)",
+            );
+            None
+        }
+    };
+    let exp_at = pointer::push(at, "exp");
+    let Some(Value::Array(items)) = exp else {
+        err(
+            errors,
+            CODE,
+            &exp_at,
+            "`exp` must be an array of conditions and expressions, even for NOT (E10)",
+        );
+        return None;
+    };
+    match logic {
+        Some(Logic::And | Logic::Or) if items.is_empty() => err(
+            errors,
+            CODE,
+            &exp_at,
+            "an AND or OR needs at least one operand; empty ones are not allowed (E3)",
+        ),
+        Some(Logic::Not) if items.len() != 1 => err(
+            errors,
+            CODE,
+            &exp_at,
+            format!(
+                "NOT takes exactly one operand in `exp`, found {}",
+                items.len()
+            ),
+        ),
+        _ => {}
+    }
+    let children: Vec<Expr> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            parse_node(
+                item,
+                &pointer::index(&exp_at, i),
+                depth + 1,
+                max_depth,
+                errors,
+            )
+        })
+        .collect();
+    if errors.len() != before {
+        return None;
+    }
+    let kind = match logic? {
+        Logic::And => ExprKind::And(children),
+        Logic::Or => ExprKind::Or(children),
+        Logic::Not => ExprKind::Not(Box::new(children.into_iter().next()?)),
+    };
+    Some(Expr {
+        kind,
+        pointer: at.to_owned(),
+    })
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Op {
+    StartsWith,
+    EndsWith,
+    Contains,
+    In,
+    Exists,
+}
+
+fn parse_condition(
+    members: &Map<String, Value>,
+    at: &str,
+    errors: &mut Vec<PolicyError>,
+) -> Option<Expr> {
+    let before = errors.len();
+    // E9: allowed members are `key`, `op` and `value`.
+    for name in members.keys() {
+        if !matches!(name.as_str(), "key" | "op" | "value") {
+            let hint = if name == "values" {
+                " (upstream vocabulary is not accepted, E10)"
+            } else {
+                ""
+            };
+            err(
+                errors,
+                CODE,
+                &pointer::push(at, name),
+                format!(
+                    "unknown member `{name}` in a condition: its members are `key`, `op` and `value`{hint} (E9)"
+                ),
+            );
+        }
+    }
+    // E8.
+    let key = match members.get("key") {
+        Some(Value::String(k)) if !k.is_empty() => Some(k.clone()),
+        _ => {
+            err(
+                errors,
+                CODE,
+                &pointer::push(at, "key"),
+                "`key` must be a non-empty string (E8)",
+            );
+            None
+        }
+    };
+    let op_at = pointer::push(at, "op");
+    let op = match members.get("op") {
+        // The seed: a null (or absent) op is `in`.
+        None | Some(Value::Null) => Some(Op::In),
+        Some(Value::String(op)) => match op.as_str() {
+            "startsWith" | "startWith" => Some(Op::StartsWith),
+            "endsWith" => Some(Op::EndsWith),
+            "contains" => Some(Op::Contains),
+            "in" => Some(Op::In),
+            "exists" => Some(Op::Exists),
+            other => {
+                let hint = match other {
+                    "endWith" => {
+                        " (`startWith` is the only alias; write `endsWith`, E1)".to_owned()
+                    }
+                    "AND" | "OR" | "NOT" => {
+                        " (an expression takes `exp`, not `key`, E9)".to_owned()
+                    }
+                    _ => match ["startsWith", "endsWith", "contains", "in", "exists"]
+                        .into_iter()
+                        .find(|known| known.eq_ignore_ascii_case(other))
+                    {
+                        Some(known) => {
+                            format!(" (operator names are case-sensitive: `{known}`, E5)")
+                        }
+                        None => String::new(),
+                    },
+                };
+                err(
+                    errors,
+                    CODE,
+                    &op_at,
+                    format!(
+                        "unknown condition operator `{other}`: use startsWith, endsWith, contains, in or exists{hint}"
+                    ),
+                );
+                None
+            }
+        },
+        Some(_) => {
+            err(
+                errors,
+                CODE,
+                &op_at,
+                "a condition's `op` must be a string (or null, meaning `in`)",
+            );
+            None
+        }
+    };
+    let value_at = pointer::push(at, "value");
+    let value = members.get("value");
+    let cond_op = match op {
+        None => None,
+        Some(Op::Exists) => match value {
+            None => Some(CondOp::Exists),
+            Some(_) => {
+                err(errors, CODE, &value_at, "`exists` takes no `value` (E7)");
+                None
+            }
+        },
+        Some(Op::In) => parse_in(value, at, &value_at, errors).map(CondOp::In),
+        Some(op) => {
+            let name = match op {
+                Op::StartsWith => "startsWith",
+                Op::EndsWith => "endsWith",
+                _ => "contains",
+            };
+            match value {
+                Some(Value::String(s)) => Some(match op {
+                    Op::StartsWith => CondOp::StartsWith(s.clone()),
+                    Op::EndsWith => CondOp::EndsWith(s.clone()),
+                    _ => CondOp::Contains(s.clone()),
+                }),
+                None => {
+                    err(
+                        errors,
+                        CODE,
+                        at,
+                        format!("`{name}` needs a string `value` (E7)"),
+                    );
+                    None
+                }
+                Some(_) => {
+                    err(
+                        errors,
+                        CODE,
+                        &value_at,
+                        format!(
+                            "`{name}` takes one string `value`; numbers, arrays and null are not accepted (E7)"
+                        ),
+                    );
+                    None
+                }
+            }
+        }
+    };
+    if errors.len() != before {
+        return None;
+    }
+    Some(Expr {
+        kind: ExprKind::Condition(Condition {
+            key: key?,
+            op: cond_op?,
+        }),
+        pointer: at.to_owned(),
+    })
+}
+
+/// E4: a non-empty array of strings.
+fn parse_in(
+    value: Option<&Value>,
+    at: &str,
+    value_at: &str,
+    errors: &mut Vec<PolicyError>,
+) -> Option<Vec<String>> {
+    match value {
+        None => {
+            err(
+                errors,
+                CODE,
+                at,
+                "`in` (the default op) needs `value`: a non-empty array of strings (E4)",
+            );
+            None
+        }
+        Some(Value::Array(items)) if items.is_empty() => {
+            err(
+                errors,
+                CODE,
+                value_at,
+                "the `in` array must not be empty (E4)",
+            );
+            None
+        }
+        Some(Value::Array(items)) => {
+            let mut out = Vec::with_capacity(items.len());
+            let mut ok = true;
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(s) => out.push(s.clone()),
+                    _ => {
+                        ok = false;
+                        err(
+                            errors,
+                            CODE,
+                            &pointer::index(value_at, i),
+                            "every `in` entry must be a string (E4)",
+                        );
+                    }
+                }
+            }
+            ok.then_some(out)
+        }
+        Some(_) => {
+            err(
+                errors,
+                CODE,
+                value_at,
+                "`in` takes a non-empty array of strings, not a bare value (write [\"x\"] for equality) (E4)",
+            );
+            None
+        }
+    }
+}
+
+/// Lowers a validated policy to IR. Every condition reads its header's values as string leaves;
+/// each predicate holds when some value satisfies it, so a missing header fails every condition
+/// but `exists` (and `NOT` of it holds).
+pub fn lower_policy(expr: &Expr) -> Node {
+    let at = expr.pointer.as_str();
+    match &expr.kind {
+        ExprKind::And(children) => Node::and(children.iter().map(lower_policy).collect(), at),
+        ExprKind::Or(children) => Node::or(children.iter().map(lower_policy).collect(), at),
+        ExprKind::Not(child) => {
+            let inner = lower_policy(child);
+            Node::new(crate::ir::NodeKind::Not(Box::new(inner)), at)
+        }
+        ExprKind::Condition(c) => {
+            let key = Key::Header(c.key.as_str().into());
+            let str_test = |op: StrOp, values: Vec<Box<str>>| {
+                let mut values = values;
+                values.sort();
+                values.dedup();
+                Node::test(
+                    key.clone(),
+                    Pred::Str {
+                        op,
+                        case: Case::Sensitive, // E5: no folding, no normalisation.
+                        values,
+                    },
+                    at,
+                )
+            };
+            match &c.op {
+                // E6: "" is a prefix/suffix/substring of every present value.
+                CondOp::StartsWith(s) => str_test(StrOp::Prefix, vec![s.as_str().into()]),
+                CondOp::EndsWith(s) => str_test(StrOp::Suffix, vec![s.as_str().into()]),
+                CondOp::Contains(s) => str_test(StrOp::Contains, vec![s.as_str().into()]),
+                CondOp::In(values) => str_test(
+                    StrOp::Eq,
+                    values.iter().map(|v| v.as_str().into()).collect(),
+                ),
+                CondOp::Exists => Node::test(key.clone(), Pred::Shape(Shapes::PRESENT), at),
+            }
+        }
+    }
+}
+
+/// Parses, validates and lowers.
 pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileError> {
-    let _ = (policy, options);
-    Err(CompileError::one(
-        super::NOT_IMPLEMENTED,
-        "",
-        "the expr dialect is not implemented yet",
-    ))
+    let options = parse_options(options)?;
+    Ok(lower_policy(&parse(policy, &options)?))
 }
 
-/// Reads a message in the vector shape (`FORMAT.md`).
+/// Reads a message in the vector shape `{"headers": {NAME: VALUE}}`, VALUE a string or a
+/// non-empty array of strings (a header given several values). A missing or null `headers` is a
+/// message without headers; other top-level members are ignored.
 pub fn message_from_json(options: &Value, message: &Value) -> Result<Message, MessageError> {
-    let _ = (options, message);
-    Err(MessageError::new(
-        "",
-        "the expr dialect is not implemented yet",
-    ))
+    let _ = options;
+    let Value::Object(top) = message else {
+        return Err(MessageError::new(
+            "",
+            "a message must be a JSON object with a `headers` object",
+        ));
+    };
+    let headers = match top.get("headers") {
+        None | Some(Value::Null) => return Ok(Message::Headers(Vec::new())),
+        Some(Value::Object(h)) => h,
+        Some(_) => {
+            return Err(MessageError::new(
+                "/headers",
+                "`headers` must be an object mapping names to a string or an array of strings",
+            ));
+        }
+    };
+    let mut out = Vec::with_capacity(headers.len());
+    for (name, value) in headers {
+        let at = pointer::push("/headers", name);
+        let values = match value {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(items) if items.is_empty() => {
+                return Err(MessageError::new(
+                    at,
+                    "a header given as an array needs at least one value",
+                ));
+            }
+            Value::Array(items) => {
+                let mut values = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(s) => values.push(s.clone()),
+                        _ => {
+                            return Err(MessageError::new(
+                                pointer::index(&at, i),
+                                "every header value must be a string",
+                            ));
+                        }
+                    }
+                }
+                values
+            }
+            _ => {
+                return Err(MessageError::new(
+                    at,
+                    "a header value must be a string or an array of strings",
+                ));
+            }
+        };
+        out.push(Header {
+            name: name.clone(),
+            values,
+        });
+    }
+    Ok(Message::Headers(out))
 }
 
-/// Reads one line of `filtervm match` input.
+/// Reads one line of `filtervm match` input (the same JSON as [`message_from_json`]).
 pub fn message_from_line(options: &Value, line: &str) -> Result<Message, MessageError> {
     let value: Value =
         serde_json::from_str(line).map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
     message_from_json(options, &value)
 }
 
-/// Checks raw policy text before it is parsed as JSON (for example its nesting depth, so that a
-/// policy nested far beyond `max_depth` is rejected with the depth error, not a JSON error).
+/// One open JSON container seen by [`check_text`].
+struct Frame {
+    is_object: bool,
+    /// On the chain root object → `exp` array → element object → `exp` array → ...
+    on_chain: bool,
+    /// Objects: the next string is a member name.
+    expect_key: bool,
+    /// Objects: the last member name was `exp`.
+    key_is_exp: bool,
+    /// Arrays: the index of the current element.
+    index: usize,
+}
+
+/// Checks raw policy text before it is parsed as JSON (E2): one linear scan of the bracket
+/// structure, following the chain of `exp` arrays from the root, rejects a text whose
+/// expressions nest deeper than `max_depth` with [`TOO_DEEP`] and the pointer of the first
+/// expression beyond the limit — so a policy nested 10,000 levels deep fails quickly with the
+/// depth error instead of serde_json's generic recursion error. Strings (and their escapes) are
+/// skipped; malformed text is left to the JSON parser.
 pub(crate) fn check_text(text: &str, options: &Value) -> Result<(), CompileError> {
-    let _ = (text, options);
+    let max_depth = parse_options(options)?.max_depth;
+    let bytes = text.as_bytes();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut level = 0usize; // on-chain `exp` arrays open
+    let mut i = 0usize;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                let mut escaped = false;
+                while let Some(&c) = bytes.get(j) {
+                    match c {
+                        b'\\' => {
+                            escaped = true;
+                            j += 2;
+                        }
+                        b'"' => break,
+                        _ => j += 1,
+                    }
+                }
+                if let Some(top) = stack.last_mut()
+                    && top.is_object
+                    && top.expect_key
+                {
+                    let raw = text.get(start..j.min(bytes.len())).unwrap_or("");
+                    top.key_is_exp = if escaped {
+                        text.get(i..=j)
+                            .and_then(|quoted| serde_json::from_str::<String>(quoted).ok())
+                            .is_some_and(|k| k == "exp")
+                    } else {
+                        raw == "exp"
+                    };
+                    top.expect_key = false;
+                }
+                i = j + 1;
+                continue;
+            }
+            b'{' => {
+                let on_chain = match stack.last() {
+                    None => true,
+                    Some(parent) => !parent.is_object && parent.on_chain,
+                };
+                stack.push(Frame {
+                    is_object: true,
+                    on_chain,
+                    expect_key: true,
+                    key_is_exp: false,
+                    index: 0,
+                });
+            }
+            b'[' => {
+                let on_chain = stack
+                    .last()
+                    .is_some_and(|p| p.is_object && p.on_chain && p.key_is_exp);
+                if on_chain {
+                    level += 1;
+                    if level > max_depth {
+                        let at: String = stack
+                            .iter()
+                            .filter(|f| !f.is_object)
+                            .map(|f| format!("/exp/{}", f.index))
+                            .collect();
+                        return Err(CompileError::one(
+                            TOO_DEEP,
+                            at,
+                            format!(
+                                "expressions are nested more than {max_depth} levels deep (option `max_depth`, E2)"
+                            ),
+                        ));
+                    }
+                }
+                stack.push(Frame {
+                    is_object: false,
+                    on_chain,
+                    expect_key: false,
+                    key_is_exp: false,
+                    index: 0,
+                });
+            }
+            b'}' | b']' => {
+                if let Some(f) = stack.pop()
+                    && !f.is_object
+                    && f.on_chain
+                {
+                    level = level.saturating_sub(1);
+                }
+                if stack.is_empty() {
+                    // The end of the top-level value; anything after it is the parser's business.
+                    break;
+                }
+            }
+            b',' => {
+                if let Some(top) = stack.last_mut() {
+                    if top.is_object {
+                        top.expect_key = true;
+                        top.key_is_exp = false;
+                    } else {
+                        top.index += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn nested_text(depth: usize) -> String {
+        let mut s = String::new();
+        for _ in 0..depth {
+            s.push_str("{\"op\": \"NOT\", \"exp\": [");
+        }
+        s.push_str("{\"key\": \"a\", \"op\": \"exists\"}");
+        for _ in 0..depth {
+            s.push_str("]}");
+        }
+        s
+    }
+
+    fn nested(depth: usize) -> Value {
+        let mut v = json!({"key": "a", "op": "exists"});
+        for _ in 0..depth {
+            v = json!({"op": "NOT", "exp": [v]});
+        }
+        v
+    }
+
+    fn first(e: &CompileError) -> (&'static str, String) {
+        let f = e.first().unwrap();
+        (f.code, f.pointer.clone())
+    }
+
+    #[test]
+    fn e2_default_32_levels_accepted_33_rejected() {
+        let opts = Options::default();
+        assert!(parse(&nested(32), &opts).is_ok());
+        let e = parse(&nested(33), &opts).unwrap_err();
+        let ptr = "/exp/0".repeat(32);
+        assert_eq!(first(&e), (TOO_DEEP, ptr.clone()));
+        assert!(check_text(&nested_text(32), &Value::Null).is_ok());
+        let e = check_text(&nested_text(33), &Value::Null).unwrap_err();
+        assert_eq!(first(&e), (TOO_DEEP, ptr));
+    }
+
+    #[test]
+    fn e2_max_depth_zero_one_two() {
+        let o = |n| Options { max_depth: n };
+        assert!(parse(&nested(0), &o(0)).is_ok());
+        assert_eq!(first(&parse(&nested(1), &o(0)).unwrap_err()).0, TOO_DEEP);
+        assert!(parse(&nested(1), &o(1)).is_ok());
+        assert!(parse(&nested(2), &o(2)).is_ok());
+        assert_eq!(first(&parse(&nested(3), &o(2)).unwrap_err()).0, TOO_DEEP);
+    }
+
+    #[test]
+    fn e2_options_validated() {
+        assert_eq!(
+            parse_options(&json!({"max_depth": 5})).unwrap().max_depth,
+            5
+        );
+        for bad in [
+            json!({"max_depth": -1}),
+            json!({"max_depth": 1.5}),
+            json!({"max_depth": "3"}),
+            json!({"max_depth": MAX_DEPTH_CEILING + 1}),
+            json!({"depth": 3}),
+            json!([1]),
+        ] {
+            let e = parse_options(&bad).unwrap_err();
+            assert_eq!(e.first().unwrap().code, INVALID_OPTIONS, "{bad}");
+        }
+        assert_eq!(
+            check_text("{}", &json!({"max_depth": 1000}))
+                .unwrap_err()
+                .first()
+                .unwrap()
+                .code,
+            INVALID_OPTIONS
+        );
+    }
+
+    #[test]
+    fn e2_ceiling_fits_serde_json() {
+        // The deepest admissible tree with `in` leaves parses as text.
+        let mut s = String::new();
+        for _ in 0..MAX_DEPTH_CEILING {
+            s.push_str("{\"op\":\"AND\",\"exp\":[");
+        }
+        s.push_str("{\"key\":\"a\",\"value\":[\"x\"]}");
+        for _ in 0..MAX_DEPTH_CEILING {
+            s.push_str("]}");
+        }
+        let v: Value = serde_json::from_str(&s).unwrap();
+        let opts = Options {
+            max_depth: MAX_DEPTH_CEILING,
+        };
+        assert!(parse(&v, &opts).is_ok());
+        assert!(check_text(&s, &json!({"max_depth": MAX_DEPTH_CEILING})).is_ok());
+    }
+
+    #[test]
+    fn e2_text_scan_skips_strings_and_escapes() {
+        // Brackets inside strings (with escaped quotes) do not count.
+        let text = r#"{"op": "AND", "exp": [{"key": "[[[\"{{{", "value": ["]]]\\", "[[["]}]}"#;
+        assert!(check_text(text, &json!({"max_depth": 1})).is_ok());
+        // An escaped member name still counts as `exp`.
+        let text =
+            r#"{"op": "NOT", "e\u0078p": [{"op": "NOT", "exp": [{"key": "a", "op": "exists"}]}]}"#;
+        let e = check_text(text, &json!({"max_depth": 1})).unwrap_err();
+        assert_eq!(first(&e), (TOO_DEEP, "/exp/0".to_owned()));
+        // Deep nesting inside `value` is not an expression chain.
+        let text = r#"{"key": "a", "value": [[[[[["x"]]]]]]}"#;
+        assert!(check_text(text, &json!({"max_depth": 0})).is_ok());
+        // The pointer follows array indices.
+        let text = r#"{"op":"AND","exp":[{"key":"a","op":"exists"},{"op":"OR","exp":[{"key":"b","op":"exists"}]}]}"#;
+        let e = check_text(text, &json!({"max_depth": 1})).unwrap_err();
+        assert_eq!(first(&e), (TOO_DEEP, "/exp/1".to_owned()));
+        // Malformed text does not panic.
+        for t in [
+            "",
+            "\"",
+            "\"\\",
+            "{\"exp\":[",
+            "]]]}}}",
+            "{\"a\\",
+            "[{\"exp\":[{",
+        ] {
+            let _ = check_text(t, &Value::Null);
+        }
+    }
+
+    #[test]
+    fn e2_ten_thousand_levels_rejected_quickly_by_text_scan() {
+        let text = nested_text(10_000);
+        let start = std::time::Instant::now();
+        let e = check_text(&text, &Value::Null).unwrap_err();
+        assert_eq!(e.first().unwrap().code, TOO_DEEP);
+        assert!(start.elapsed().as_secs() < 2);
+    }
+
+    #[test]
+    fn e9_error_pointers() {
+        let opts = Options::default();
+        let policy = json!({"op": "AND", "exp": [
+            {"key": "a", "op": "in", "value": ["1", 2]},
+            {"key": "", "op": "exists"},
+            {"op": "OR", "exp": [{"key": "b", "op": "contains"}]},
+            {"key": "c", "op": "startsWith", "value": "x", "extra": 1}
+        ]});
+        let e = parse(&policy, &opts).unwrap_err();
+        let got: Vec<(&str, &str)> = e
+            .errors
+            .iter()
+            .map(|p| (p.code, p.pointer.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (CODE, "/exp/0/value/1"),
+                (CODE, "/exp/1/key"),
+                (CODE, "/exp/2/exp/0"),
+                (CODE, "/exp/3/extra"),
+            ]
+        );
+    }
+
+    #[test]
+    fn messages_single_and_multi_valued() {
+        let m = message_from_json(
+            &Value::Null,
+            &json!({"headers": {"a": "1", "b": ["x", "y"]}}),
+        )
+        .unwrap();
+        let Message::Headers(h) = m else {
+            panic!("headers expected")
+        };
+        assert_eq!(h.len(), 2);
+        assert_eq!(h[1].values, vec!["x".to_owned(), "y".to_owned()]);
+        for (bad, at) in [
+            (json!({"headers": {"a": 1}}), "/headers/a"),
+            (json!({"headers": {"a": ["x", null]}}), "/headers/a/1"),
+            (json!({"headers": {"a/b": []}}), "/headers/a~1b"),
+            (json!({"headers": []}), "/headers"),
+            (json!([]), ""),
+        ] {
+            assert_eq!(
+                message_from_json(&Value::Null, &bad).unwrap_err().pointer,
+                at
+            );
+        }
+        assert!(message_from_line(&Value::Null, "{\"headers\": {\"a\": \"1\"}}").is_ok());
+    }
 }

@@ -1,0 +1,157 @@
+//! Generators of valid policies and messages for the differential check (VM versus reference).
+//!
+//! Each dialect has a generator that draws from a [`Source`] of choices: a seeded PRNG in
+//! `cargo test` ([`Rng`]), or the fuzzer's bytes under cargo-fuzz. Generators aim at the interesting
+//! cases — absent versus null, arrays, numbers near bounds and with many spellings, case variants,
+//! empty strings, patterns with `*` and `**`, wildcards with escapes, CIDR edges — by drawing keys
+//! and values from small pools, so that policies and messages collide often.
+
+pub mod basaltic;
+
+use filtervm_compiler::Dialect;
+use serde_json::Value;
+
+/// A source of choices.
+pub trait Source {
+    /// A number in `0..n` (0 when `n` is 0).
+    fn below(&mut self, n: u32) -> u32;
+
+    /// A uniformly chosen element of a non-empty slice (the first when exhausted).
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T
+    where
+        Self: Sized,
+    {
+        let n = u32::try_from(items.len()).unwrap_or(u32::MAX);
+        let i = self.below(n) as usize;
+        // `items` is non-empty by contract; fall back to the first element.
+        items
+            .get(i)
+            .or_else(|| items.first())
+            .unwrap_or_else(|| unreachable_empty())
+    }
+
+    /// True with probability about `percent`/100.
+    fn chance(&mut self, percent: u32) -> bool
+    where
+        Self: Sized,
+    {
+        self.below(100) < percent
+    }
+}
+
+#[expect(
+    clippy::panic,
+    reason = "generators are only called with non-empty pools, a programming error otherwise"
+)]
+fn unreachable_empty() -> ! {
+    panic!("Source::pick on an empty slice")
+}
+
+/// A small deterministic PRNG (xorshift64*), for seeded property tests.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed (0 is replaced by a fixed non-zero seed).
+    pub fn new(seed: u64) -> Rng {
+        Rng(if seed == 0 {
+            0x9E37_79B9_7F4A_7C15
+        } else {
+            seed
+        })
+    }
+
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+impl Source for Rng {
+    fn below(&mut self, n: u32) -> u32 {
+        if n == 0 {
+            return 0;
+        }
+        u32::try_from(self.next() % u64::from(n)).unwrap_or(0)
+    }
+}
+
+/// One generated case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The dialect.
+    pub dialect: Dialect,
+    /// Dialect options.
+    pub options: Value,
+    /// The policy (valid for the dialect).
+    pub policy: Value,
+    /// The message, in the vector shape.
+    pub message: Value,
+}
+
+impl Case {
+    /// The case as a ready-to-paste conformance vector line (`expect` is what `verdict` says).
+    pub fn to_vector(&self, id: &str, verdict: bool) -> String {
+        let mut case = serde_json::json!({
+            "id": id,
+            "dialect": self.dialect.name(),
+            "policy": self.policy,
+            "message": self.message,
+            "expect": if verdict { "match" } else { "no-match" },
+            "source": "differential generator",
+        });
+        if !self.options.is_null() {
+            case["options"] = self.options.clone();
+        }
+        case.to_string()
+    }
+}
+
+/// Generates a case of `dialect`, or `None` for a dialect without a generator yet.
+pub fn case(dialect: Dialect, source: &mut impl Source) -> Option<Case> {
+    match dialect {
+        Dialect::Basaltic => Some(basaltic::case(source)),
+        _ => None,
+    }
+}
+
+/// The outcome of checking one case through both engines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Both engines agree.
+    Agree(bool),
+    /// The policy did not compile (a generator bug, not an engine disagreement).
+    Rejected(String),
+    /// The engines disagree: the VM's verdict, then the reference's.
+    Disagree {
+        /// The VM's verdict.
+        vm: bool,
+        /// The reference's verdict.
+        reference: bool,
+    },
+    /// The message could not be read or the reference could not answer.
+    Error(String),
+}
+
+/// Runs a case through the compiler + VM and through the reference interpreter.
+pub fn check(case: &Case) -> Outcome {
+    let filter = match filtervm_compiler::compile(case.dialect, &case.policy, &case.options) {
+        Ok(f) => f,
+        Err(e) => return Outcome::Rejected(e.to_string()),
+    };
+    let message =
+        match filtervm_compiler::message_from_json(case.dialect, &case.options, &case.message) {
+            Ok(m) => m,
+            Err(e) => return Outcome::Error(e.to_string()),
+        };
+    let vm = filtervm_compiler::Evaluator::new().matches(&filter, &message);
+    match crate::reference::evaluate(case.dialect, &case.options, &case.policy, &case.message) {
+        Ok(reference) if reference == vm => Outcome::Agree(vm),
+        Ok(reference) => Outcome::Disagree { vm, reference },
+        Err(e) => Outcome::Error(e.0),
+    }
+}
