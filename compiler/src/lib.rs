@@ -34,8 +34,10 @@
 pub mod codegen;
 pub mod dialect;
 pub mod error;
+pub mod intern;
 pub mod ir;
 pub mod opt;
+pub mod wire;
 
 pub use dialect::{Dialect, message_from_json, message_from_line};
 pub use error::{CompileError, MessageError, PolicyError};
@@ -51,12 +53,16 @@ pub const MAX_POLICY_BYTES: usize = 256 * 1024;
 pub const INVALID_POLICY_TEXT: &str = "INVALID_POLICY_TEXT";
 
 /// A compiled filter: its IR (before and after optimization) and its program.
+///
+/// A filter loaded from bytes ([`Filter::from_bytes`]) has its program but no IR.
 #[derive(Debug, Clone)]
 pub struct Filter {
     dialect: Dialect,
     options: serde_json::Value,
-    lowered: ir::Node,
-    optimized: ir::Node,
+    /// `None` for a filter loaded from bytes (the IR does not travel).
+    lowered: Option<ir::Node>,
+    /// `None` for a filter loaded from bytes.
+    optimized: Option<ir::Node>,
     program: Program,
 }
 
@@ -71,14 +77,25 @@ impl Filter {
         &self.options
     }
 
-    /// The IR as lowered from the policy, before optimization.
-    pub fn lowered_ir(&self) -> &ir::Node {
-        &self.lowered
+    /// A filter loaded from bytes: its program, dialect and options, and no IR.
+    pub(crate) fn loaded(dialect: Dialect, options: serde_json::Value, program: Program) -> Filter {
+        Filter {
+            dialect,
+            options,
+            lowered: None,
+            optimized: None,
+            program,
+        }
     }
 
-    /// The optimized IR the program was generated from.
-    pub fn ir(&self) -> &ir::Node {
-        &self.optimized
+    /// The IR as lowered from the policy, before optimization (`None` when loaded from bytes).
+    pub fn lowered_ir(&self) -> Option<&ir::Node> {
+        self.lowered.as_ref()
+    }
+
+    /// The optimized IR the program was generated from (`None` when loaded from bytes).
+    pub fn ir(&self) -> Option<&ir::Node> {
+        self.optimized.as_ref()
     }
 
     /// The bytecode program.
@@ -140,8 +157,8 @@ pub fn compile(
     Ok(Filter {
         dialect,
         options: options.clone(),
-        lowered,
-        optimized,
+        lowered: Some(lowered),
+        optimized: Some(optimized),
         program,
     })
 }

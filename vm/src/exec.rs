@@ -230,8 +230,7 @@ fn run_row(program: &Program, bindings: &Bindings, row: usize, registers: &mut [
                     .map(Vec::as_slice)
                     .unwrap_or(&[]);
                 let hit = leaves(s).iter().any(|l| match l {
-                    Leaf::Num(n) => number::Decimal::parse(n.text())
-                        .is_some_and(|d| set_.iter().any(|i| i.contains(&d))),
+                    Leaf::Num(n) => dec_in(set_, n.text()),
                     _ => false,
                 });
                 set(registers, dst, hit);
@@ -272,4 +271,168 @@ fn run_row(program: &Program, bindings: &Bindings, row: usize, registers: &mut [
         }
     }
     false
+}
+
+/// EG-33: whether the number written `text` lies in one of the exact-decimal intervals.
+///
+/// Fast path, without allocating: when the number and an interval's bounds are all exactly
+/// representable as binary64 ([`exact_f64`], [`number::Decimal::as_f64_exact`]), comparing the
+/// binary64 values gives the exact answer. Otherwise (e.g. `9007199254740993`, `0.1`) the text is
+/// parsed once as a [`number::Decimal`] and compared exactly.
+fn dec_in(set: &[crate::program::DecInterval], text: &str) -> bool {
+    let fast = exact_f64(text);
+    let mut exact: Option<Option<number::Decimal>> = None;
+    set.iter().any(|interval| {
+        if let Some(x) = fast
+            && let Some(hit) = dec_contains_f64(interval, x)
+        {
+            return hit;
+        }
+        exact
+            .get_or_insert_with(|| number::Decimal::parse(text))
+            .as_ref()
+            .is_some_and(|d| interval.contains(d))
+    })
+}
+
+/// `interval` contains `x`, when both of its bounds are exact binary64 values (else `None`).
+fn dec_contains_f64(interval: &crate::program::DecInterval, x: f64) -> Option<bool> {
+    let above = match &interval.lo {
+        None => true,
+        Some((lo, inclusive)) => {
+            let lo = lo.as_f64_exact()?;
+            if *inclusive { x >= lo } else { x > lo }
+        }
+    };
+    let below = match &interval.hi {
+        None => true,
+        Some((hi, inclusive)) => {
+            let hi = hi.as_f64_exact()?;
+            if *inclusive { x <= hi } else { x < hi }
+        }
+    };
+    Some(above && below)
+}
+
+/// The binary64 value of JSON number `text` when it is exactly that value, without allocating.
+///
+/// The same conservative rule as [`number::Decimal::as_f64_exact`]: with the value written
+/// `m × 10^e` (`m` an integer without trailing zeros), `Some` when `m` fits a `u64`, and either
+/// `e >= 0` and `m × 10^e <= 2^53`, or `e < 0`, `-e <= 27`, `5^-e` divides `m` and
+/// `m / 5^-e <= 2^53`. `None` for everything else (the caller then compares exactly).
+fn exact_f64(text: &str) -> Option<f64> {
+    const MAX_EXACT: u64 = 1 << 53;
+    let mut bytes = text.bytes().peekable();
+    let negative = bytes.next_if_eq(&b'-').is_some();
+    let mut significand: u64 = 0;
+    let mut scale: i64 = 0;
+    let mut digits = 0usize;
+    let mut push = |significand: &mut u64, d: u8| -> Option<()> {
+        digits += 1;
+        *significand = significand
+            .checked_mul(10)?
+            .checked_add(u64::from(d.wrapping_sub(b'0')))?;
+        Some(())
+    };
+    while let Some(d) = bytes.next_if(u8::is_ascii_digit) {
+        push(&mut significand, d)?;
+    }
+    if bytes.next_if_eq(&b'.').is_some() {
+        while let Some(d) = bytes.next_if(u8::is_ascii_digit) {
+            push(&mut significand, d)?;
+            scale = scale.checked_sub(1)?;
+        }
+    }
+    if bytes.next_if(|&b| b == b'e' || b == b'E').is_some() {
+        let exp_negative = bytes.next_if(|&b| b == b'+' || b == b'-') == Some(b'-');
+        let mut exponent: i64 = 0;
+        while let Some(d) = bytes.next_if(u8::is_ascii_digit) {
+            exponent = exponent
+                .checked_mul(10)?
+                .checked_add(i64::from(d.wrapping_sub(b'0')))?;
+        }
+        scale = scale.checked_add(if exp_negative { -exponent } else { exponent })?;
+    }
+    if bytes.next().is_some() || digits == 0 {
+        return None;
+    }
+    if significand == 0 {
+        return Some(0.0);
+    }
+    while significand.is_multiple_of(10) {
+        significand /= 10;
+        scale = scale.checked_add(1)?;
+    }
+    let magnitude = if scale >= 0 {
+        let integer = 10u64
+            .checked_pow(u32::try_from(scale).ok()?)?
+            .checked_mul(significand)?;
+        if integer > MAX_EXACT {
+            return None;
+        }
+        integer as f64
+    } else {
+        let places = u32::try_from(scale.unsigned_abs()).ok()?;
+        if places > 27 {
+            return None;
+        }
+        let five_pow = 5u64.checked_pow(places)?;
+        if !significand.is_multiple_of(five_pow) {
+            return None;
+        }
+        let odd_part = significand / five_pow;
+        if odd_part > MAX_EXACT {
+            return None;
+        }
+        odd_part as f64 / (1u64 << places) as f64
+    };
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+#[cfg(test)]
+mod dec_fast_path_tests {
+    use super::*;
+    use crate::number::Decimal;
+    use crate::program::DecInterval;
+
+    fn point(text: &str) -> DecInterval {
+        let d = Decimal::parse(text).unwrap();
+        DecInterval {
+            lo: Some((d.clone(), true)),
+            hi: Some((d, true)),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn eg_33_exact_f64_agrees_with_decimal() {
+        let texts = "0 -0 5 5.0 5e0 50e-1 0.5 -2.75 1e15 9007199254740992 9007199254740993 0.1 \
+            1e400 1E-400 123456789012345678901234567890 0.000000000000000000000000000001 2.5E+3 \
+            -0.0e5 1e-27 3814697265625e-27 1e-28 18446744073709551615 18446744073709551616";
+        for text in texts.split_whitespace() {
+            let d = Decimal::parse(text).unwrap();
+            assert_eq!(exact_f64(text), d.as_f64_exact(), "{text}");
+        }
+        assert_eq!(exact_f64("9007199254740993"), None);
+        assert_eq!(exact_f64("5e0"), Some(5.0));
+    }
+
+    #[test]
+    fn eg_33_fallback_distinguishes_two_pow_53_plus_one() {
+        let two53 = [point("9007199254740992")];
+        assert!(dec_in(&two53, "9007199254740992"));
+        assert!(dec_in(&two53, "9007199254740992.0"));
+        assert!(!dec_in(&two53, "9007199254740993"));
+        assert!(dec_in(&[point("9007199254740993")], "9007199254740993"));
+        assert!(!dec_in(&[point("9007199254740993")], "9007199254740992"));
+        // An inexact bound with an exact leaf falls back too.
+        let lt = [DecInterval {
+            lo: None,
+            hi: Some((Decimal::parse("0.1").unwrap(), false)),
+            text: "(-inf, 0.1)".into(),
+        }];
+        assert!(dec_in(&lt, "0.0999999999999999999999"));
+        assert!(!dec_in(&lt, "0.1"));
+        assert!(dec_in(&[point("5")], "5e0"));
+    }
 }

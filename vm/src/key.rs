@@ -21,6 +21,11 @@ pub enum Key {
     /// A dotted path into a JSON body with SNS semantics (sns rules 14-21): arrays transparent,
     /// dotted names matched in nested and flat forms.
     BodyPath(Box<str>),
+    /// Like [`Key::BodyPath`], but every array of objects the path passes through is judged per
+    /// element (one binding row per element), even when no other key reads below that array. SNS
+    /// lowers a path to this key when a negative matcher (`exists: false`, `anything-but`) reads it
+    /// or the policy tests it in more than one place (sns rule 18, D-3).
+    BodyPathEach(Box<str>),
     /// Present iff the JSON body is an object (sns rule 14).
     BodyIsObject,
     /// A top-level member of a JSON event, name compared ignoring ASCII case (EG-16, EG-17).
@@ -38,6 +43,7 @@ impl fmt::Display for Key {
             Key::AnyAttribute => f.write_str("any-attribute"),
             Key::Header(n) => write!(f, "header {}", quote(n)),
             Key::BodyPath(p) => write!(f, "body {}", quote(p)),
+            Key::BodyPathEach(p) => write!(f, "body-each {}", quote(p)),
             Key::BodyIsObject => f.write_str("body-is-object"),
             Key::EventMember(n) => write!(f, "event {}", quote(n)),
             Key::EventData(path) => {

@@ -39,3 +39,4 @@ pub mod pattern;
 pub mod program;
 pub mod value;
 pub mod wildcard;
+pub mod wire;

@@ -48,6 +48,10 @@ pub struct PatRef(pub u32);
 pub struct CidrRef(pub u32);
 
 /// Lists every instruction: `Name "mnemonic" { operand: Type, ... }` with its doc comment.
+///
+/// The opcode byte is the position in this list and is part of the wire format
+/// ([`crate::wire`]): append new instructions at the end, never reorder or change operands
+/// without bumping [`crate::wire::FORMAT_VERSION`].
 #[macro_export]
 macro_rules! for_each_op {
     ($m:ident) => {

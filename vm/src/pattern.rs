@@ -459,6 +459,40 @@ mod tests {
         assert!(SegmentPattern::compile(&"*.".repeat(128)).is_ok());
     }
 
+    // ---- S8, S9: the matcher sees the value's text exactly ----
+
+    #[test]
+    fn s8_values_compared_exactly_no_trimming() {
+        // Like header names (S8), values are taken as given: no trimming, no case folding.
+        no("eu", &[" eu", "eu ", "EU", "eu\n"]);
+        yes("eu", &["eu"]);
+        // Dots split the value, whatever the header is called.
+        no("a.b", &["a.b.c", "ab"]);
+    }
+
+    #[test]
+    fn s9_numeric_looking_values_are_text_to_patterns() {
+        // Patterns compare text; only `<`, `<=`, `>`, `>=` read numbers (S9).
+        yes("5", &["5"]);
+        no("5", &["5.0", "05", "+5", "5e0"]);
+        no("0", &["-0"]);
+        // A decimal point is a segment separator (S1): `1.5` is two segments.
+        no("*", &["1.5"]);
+        yes("*.*", &["1.5"]);
+        yes("1.*", &["1.5", "1."]);
+        yes("1e*", &["1e3", "1e"]);
+    }
+
+    #[test]
+    fn s6_no_pattern_matches_only_a_literal_star() {
+        // Every pattern that matches "*" also matches some other value.
+        for p in ["*", "**", "*.**", "**.*"] {
+            yes(p, &["*", "x"]);
+        }
+        yes("x*", &["x*", "x"]);
+        yes("*x", &["*x", "x"]);
+    }
+
     // ---- compile errors ----
 
     #[test]

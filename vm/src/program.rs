@@ -222,7 +222,8 @@ pub struct VerifyError {
 
 impl Program {
     /// Verifies `parts` and makes a program of them: every register, slot and pool index in bounds,
-    /// jumps forward only, the stream ends in `ret`, sizes within limits.
+    /// jumps forward only, the stream ends in `ret`, sizes within limits, origins cover the code,
+    /// no interval bound is NaN.
     pub fn new(parts: ProgramParts) -> Result<Program, VerifyError> {
         let n = parts.code.len();
         let whole = |reason: String| VerifyError { at: n, reason };
@@ -250,12 +251,25 @@ impl Program {
         {
             return Err(whole(format!("origin {bad} out of range")));
         }
+        if let Some(i) = parts
+            .pools
+            .ranges
+            .iter()
+            .position(|set| set.iter().any(|r| r.lo.is_nan() || r.hi.is_nan()))
+        {
+            return Err(whole(format!("ranges{i} has a NaN bound")));
+        }
         let program = Program { parts };
         for (at, inst) in program.parts.code.iter().enumerate() {
             inst.check(&program, at)
                 .map_err(|reason| VerifyError { at, reason })?;
         }
         Ok(program)
+    }
+
+    /// The verified parts (for encoders such as [`crate::wire`]).
+    pub fn parts(&self) -> &ProgramParts {
+        &self.parts
     }
 
     /// The key table.

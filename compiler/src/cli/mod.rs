@@ -19,7 +19,7 @@ struct Cli {
 enum Command {
     /// Validate a policy: prints every error as code, pointer and message; exit 1 when invalid.
     Check(PolicyArgs),
-    /// Compile a policy and print its IR and/or disassembly.
+    /// Compile a policy and print its IR and/or disassembly, or write its program (`--output`).
     Compile {
         #[command(flatten)]
         policy: PolicyArgs,
@@ -29,8 +29,13 @@ enum Command {
         /// Print the bytecode disassembly.
         #[arg(long)]
         disasm: bool,
+        /// Write the verified program, with its dialect and options, to FILE (for
+        /// `match --program`); then the IR and disassembly are printed only when asked for.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
     },
-    /// Run a policy over messages, one per line (a file, or `-` / nothing for stdin).
+    /// Run a policy (or a `--program` file) over messages, one per line (a file, or `-` / nothing
+    /// for stdin).
     Match {
         #[command(flatten)]
         policy: PolicyArgs,
@@ -39,15 +44,19 @@ enum Command {
         only_matching: bool,
         /// The messages (NDJSON, in the dialect's message shape); `-` or absent reads stdin.
         messages: Option<PathBuf>,
+        /// Run a program written by `compile --output` instead of a policy (its dialect and
+        /// options travel with it).
+        #[arg(long, conflicts_with_all = ["dialect", "policy", "filter", "options"])]
+        program: Option<PathBuf>,
     },
 }
 
 /// Where the policy comes from and how to read it.
 #[derive(Args, Debug)]
 struct PolicyArgs {
-    /// The dialect: sns, basaltic, eventgrid, stream or expr.
+    /// The dialect: sns, basaltic, eventgrid, stream or expr (required with a policy).
     #[arg(long, short)]
-    dialect: Dialect,
+    dialect: Option<Dialect>,
     /// A file holding the policy (JSON).
     #[arg(long, short, conflicts_with = "filter")]
     policy: Option<PathBuf>,
@@ -86,22 +95,25 @@ impl PolicyArgs {
 
     /// Compiles the policy; `Ok(Err(..))` is an invalid policy (reported by the caller).
     fn compile(&self) -> Result<Result<Filter, CompileError>, Failure> {
+        let dialect = self
+            .dialect
+            .ok_or_else(|| Failure::usage("give the dialect with --dialect"))?;
         let options = self.options()?;
         match (&self.policy, &self.filter) {
             (Some(path), None) => {
                 let text = std::fs::read_to_string(path).map_err(|e| {
                     Failure::usage(format!("{}: cannot read the policy: {e}", path.display()))
                 })?;
-                Ok(compile_text(self.dialect, &text, &options))
+                Ok(compile_text(dialect, &text, &options))
             }
             (None, Some(inline)) => match serde_json::from_str::<serde_json::Value>(inline) {
-                Ok(v) if v.is_object() || v.is_array() => Ok(compile(self.dialect, &v, &options)),
-                _ if self.dialect == Dialect::Stream => Ok(compile(
-                    self.dialect,
+                Ok(v) if v.is_object() || v.is_array() => Ok(compile(dialect, &v, &options)),
+                _ if dialect == Dialect::Stream => Ok(compile(
+                    dialect,
                     &serde_json::Value::String(inline.clone()),
                     &options,
                 )),
-                Ok(v) => Ok(compile(self.dialect, &v, &options)),
+                Ok(v) => Ok(compile(dialect, &v, &options)),
                 Err(e) => Err(Failure::usage(format!("--filter is not JSON: {e}"))),
             },
             _ => Err(Failure::usage(
@@ -127,6 +139,16 @@ fn print_errors(source: &str, err: &CompileError) {
         };
         eprintln!("{source}: {} {at}: {}", e.code, e.message);
     }
+}
+
+/// Reads a program written by `compile --output` (exit 2 when unreadable, 1 when rejected).
+fn load_program(path: &std::path::Path) -> Result<Filter, Failure> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Failure::usage(format!("{}: cannot read the program: {e}", path.display())))?;
+    Filter::from_bytes(&bytes).map_err(|e| Failure {
+        message: format!("{}: not a valid filtervm program: {e}", path.display()),
+        code: 1,
+    })
 }
 
 /// Runs the tool.
@@ -160,7 +182,12 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 Ok(ExitCode::from(1))
             }
         },
-        Command::Compile { policy, ir, disasm } => {
+        Command::Compile {
+            policy,
+            ir,
+            disasm,
+            output,
+        } => {
             let filter = match policy.compile()? {
                 Ok(f) => f,
                 Err(e) => {
@@ -168,16 +195,21 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     return Ok(ExitCode::from(1));
                 }
             };
-            let (ir, disasm) = if !ir && !disasm {
+            if let Some(path) = &output {
+                std::fs::write(path, filter.to_bytes()).map_err(|e| {
+                    Failure::usage(format!("{}: cannot write the program: {e}", path.display()))
+                })?;
+            }
+            let (ir, disasm) = if !ir && !disasm && output.is_none() {
                 (true, true)
             } else {
                 (ir, disasm)
             };
-            if ir {
+            if ir && let (Some(lowered), Some(optimized)) = (filter.lowered_ir(), filter.ir()) {
                 println!("; IR as lowered");
-                print!("{}", filter.lowered_ir());
+                print!("{lowered}");
                 println!("; IR optimized");
-                print!("{}", filter.ir());
+                print!("{optimized}");
             }
             if disasm {
                 println!(
@@ -192,13 +224,17 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             policy,
             only_matching,
             messages,
+            program,
         } => {
-            let filter = match policy.compile()? {
-                Ok(f) => f,
-                Err(e) => {
-                    print_errors(&policy.source_name(), &e);
-                    return Ok(ExitCode::from(1));
-                }
+            let filter = match program {
+                Some(path) => load_program(&path)?,
+                None => match policy.compile()? {
+                    Ok(f) => f,
+                    Err(e) => {
+                        print_errors(&policy.source_name(), &e);
+                        return Ok(ExitCode::from(1));
+                    }
+                },
             };
             matching::run(&filter, messages.as_deref(), only_matching)
         }

@@ -1,35 +1,1265 @@
-//! The `eventgrid` dialect (PLACEHOLDER: not implemented yet).
+//! The `eventgrid` dialect: Event Grid subscription filters (`specs/eventgrid-filters.md`,
+//! EG-1..EG-41, completing seed `003_df6cddf1d83a4a5b.txt`).
+//!
+//! A policy is the subscription's `filter` object. An event matches when the event-type filter
+//! (EG-5..EG-8), the subject filter (EG-9..EG-12) and every advanced filter (EG-13..EG-25) pass.
+//!
+//! # Options
+//! `{"schema": "EventGridSchema"}` (the default; also `null` or `{}`) or
+//! `{"schema": "CloudEventSchemaV1_0"}`. Anything else is rejected with
+//! [`INVALID_OPTIONS`](super::INVALID_OPTIONS).
+//!
+//! # Error codes (stable)
+//! - [`CODE`] `EVENTGRID_INVALID_FILTER`: any EG-40 violation other than a limit: a member of the
+//!   wrong type, a missing or unknown `operatorType` (message contains `operator`), a missing or
+//!   empty `key` (`key`), a missing, empty or wrongly typed `value`/`values` (`value`), a malformed
+//!   range pair or `low > high` (`range`).
+//! - [`LIMIT_CODE`] `EVENTGRID_LIMIT_EXCEEDED`: more than 25 advanced filters, more than 25 filter
+//!   values across all of them (messages contain `limit` and `25`), or a string filter value over
+//!   512 characters (message contains `limit` and `512`).
+//!
+//! Every error carries the JSON Pointer of the offending member, for example
+//! `/advancedFilters/3/values/0` or `/advancedFilters/2/operatorType` (for a missing member, the
+//! pointer names where it should be).
+//!
+//! # Lowering
+//! Keys are resolved at compile time (EG-15..EG-19) to [`Key::EventMember`] (a top-level member,
+//! matched ignoring ASCII case at bind time) or [`Key::EventData`] (an exact walk into `data`);
+//! a key that names nothing becomes the constant its operator gives for an undefined value. Each
+//! advanced filter lowers to an explicit shape test plus one predicate ("some leaf hits") or its
+//! negation ("no leaf hits"), see [`lower_filter`]. Strings compare with [`Case::Fold`] against
+//! constants folded at compile time (EG-31); numbers with exact decimal intervals (EG-33).
 
-use crate::error::{CompileError, MessageError};
-use crate::ir::Node;
+use crate::error::{CompileError, MessageError, PolicyError, pointer};
+use crate::ir::{Case, Node, Pred, StrOp};
+use filtervm_vm::fold::fold;
+use filtervm_vm::key::Key;
 use filtervm_vm::message::Message;
-use serde_json::Value;
+use filtervm_vm::number::Decimal;
+use filtervm_vm::program::DecInterval;
+use filtervm_vm::value::Shapes;
+use serde_json::{Map, Value};
 
-/// The error code of policy errors in this dialect.
-pub const CODE: &str = super::NOT_IMPLEMENTED;
+/// The error code of policy errors other than limits.
+pub const CODE: &str = "EVENTGRID_INVALID_FILTER";
+/// The error code of a breached limit (EG-40 items 7, 8, 9).
+pub const LIMIT_CODE: &str = "EVENTGRID_LIMIT_EXCEEDED";
+/// Most advanced filter entries (EG-40.7).
+pub const MAX_FILTERS: usize = 25;
+/// Most filter values across all advanced filters (EG-40.8).
+pub const MAX_VALUES: usize = 25;
+/// Longest string filter value, in characters (EG-40.9).
+pub const MAX_STRING_CHARS: usize = 512;
 
-/// Parses, validates and lowers a policy.
+/// The event schema a subscription reads (the `schema` option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Schema {
+    /// `EventGridSchema` (EG-16).
+    #[default]
+    EventGrid,
+    /// `CloudEventSchemaV1_0` (EG-17).
+    CloudEvents,
+}
+
+impl Schema {
+    /// Reads the dialect options (see the module documentation).
+    pub fn from_options(options: &Value) -> Result<Schema, CompileError> {
+        let bad =
+            |at: String, message: String| CompileError::one(super::INVALID_OPTIONS, at, message);
+        let members = match options {
+            Value::Null => return Ok(Schema::EventGrid),
+            Value::Object(o) => o,
+            _ => return Err(bad(String::new(), "options must be a JSON object".into())),
+        };
+        let mut schema = Schema::EventGrid;
+        for (name, value) in members {
+            let at = pointer::push("", name);
+            if name != "schema" {
+                return Err(bad(
+                    at,
+                    format!("unknown option `{name}`: the eventgrid dialect takes only `schema`"),
+                ));
+            }
+            schema = match value.as_str() {
+                Some("EventGridSchema") => Schema::EventGrid,
+                Some("CloudEventSchemaV1_0") => Schema::CloudEvents,
+                _ => {
+                    return Err(bad(
+                        at,
+                        format!(
+                            "`schema` must be \"EventGridSchema\" or \"CloudEventSchemaV1_0\", found {value}"
+                        ),
+                    ));
+                }
+            };
+        }
+        Ok(schema)
+    }
+
+    /// The member holding the event type (EG-4).
+    pub fn event_type_member(self) -> &'static str {
+        match self {
+            Schema::EventGrid => "eventType",
+            Schema::CloudEvents => "type",
+        }
+    }
+}
+
+/// The 19 operators of EG-13.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operator {
+    /// `NumberIn`.
+    NumberIn,
+    /// `NumberNotIn`.
+    NumberNotIn,
+    /// `NumberLessThan`.
+    NumberLessThan,
+    /// `NumberGreaterThan`.
+    NumberGreaterThan,
+    /// `NumberLessThanOrEquals`.
+    NumberLessThanOrEquals,
+    /// `NumberGreaterThanOrEquals`.
+    NumberGreaterThanOrEquals,
+    /// `NumberInRange`.
+    NumberInRange,
+    /// `NumberNotInRange`.
+    NumberNotInRange,
+    /// `BoolEquals`.
+    BoolEquals,
+    /// `StringContains`.
+    StringContains,
+    /// `StringNotContains`.
+    StringNotContains,
+    /// `StringBeginsWith`.
+    StringBeginsWith,
+    /// `StringNotBeginsWith`.
+    StringNotBeginsWith,
+    /// `StringEndsWith`.
+    StringEndsWith,
+    /// `StringNotEndsWith`.
+    StringNotEndsWith,
+    /// `StringIn`.
+    StringIn,
+    /// `StringNotIn`.
+    StringNotIn,
+    /// `IsNullOrUndefined`.
+    IsNullOrUndefined,
+    /// `IsNotNull`.
+    IsNotNull,
+}
+
+/// What an operator's operand member holds (EG-13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperandKind {
+    /// `value`: one number.
+    Number,
+    /// `values`: numbers.
+    Numbers,
+    /// `values`: `[low, high]` pairs.
+    Ranges,
+    /// `value`: a boolean.
+    Bool,
+    /// `values`: strings.
+    Strings,
+    /// No operand (the null operators, EG-41).
+    None,
+}
+
+/// How an operator answers, per EG-22..EG-24.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Polarity {
+    /// Some candidate hits; false when undefined or null.
+    Positive,
+    /// No candidate hits; **true** when undefined or null (`NumberNotIn`, `StringNotIn`,
+    /// `NumberNotInRange`).
+    NegativeMatchesMissing,
+    /// No candidate hits; **false** when undefined or null (`StringNotContains`,
+    /// `StringNotBeginsWith`, `StringNotEndsWith`).
+    NegativeFailsMissing,
+    /// `IsNullOrUndefined`.
+    NullOrUndefined,
+    /// `IsNotNull`.
+    NotNull,
+}
+
+impl Operator {
+    /// Every operator, in the order of EG-13.
+    pub const ALL: [Operator; 19] = [
+        Operator::NumberIn,
+        Operator::NumberNotIn,
+        Operator::NumberLessThan,
+        Operator::NumberGreaterThan,
+        Operator::NumberLessThanOrEquals,
+        Operator::NumberGreaterThanOrEquals,
+        Operator::NumberInRange,
+        Operator::NumberNotInRange,
+        Operator::BoolEquals,
+        Operator::StringContains,
+        Operator::StringNotContains,
+        Operator::StringBeginsWith,
+        Operator::StringNotBeginsWith,
+        Operator::StringEndsWith,
+        Operator::StringNotEndsWith,
+        Operator::StringIn,
+        Operator::StringNotIn,
+        Operator::IsNullOrUndefined,
+        Operator::IsNotNull,
+    ];
+
+    /// The operator's name as written in policies (case-sensitive).
+    pub fn name(self) -> &'static str {
+        match self {
+            Operator::NumberIn => "NumberIn",
+            Operator::NumberNotIn => "NumberNotIn",
+            Operator::NumberLessThan => "NumberLessThan",
+            Operator::NumberGreaterThan => "NumberGreaterThan",
+            Operator::NumberLessThanOrEquals => "NumberLessThanOrEquals",
+            Operator::NumberGreaterThanOrEquals => "NumberGreaterThanOrEquals",
+            Operator::NumberInRange => "NumberInRange",
+            Operator::NumberNotInRange => "NumberNotInRange",
+            Operator::BoolEquals => "BoolEquals",
+            Operator::StringContains => "StringContains",
+            Operator::StringNotContains => "StringNotContains",
+            Operator::StringBeginsWith => "StringBeginsWith",
+            Operator::StringNotBeginsWith => "StringNotBeginsWith",
+            Operator::StringEndsWith => "StringEndsWith",
+            Operator::StringNotEndsWith => "StringNotEndsWith",
+            Operator::StringIn => "StringIn",
+            Operator::StringNotIn => "StringNotIn",
+            Operator::IsNullOrUndefined => "IsNullOrUndefined",
+            Operator::IsNotNull => "IsNotNull",
+        }
+    }
+
+    /// The operator named exactly `name` (EG-13: case-sensitive).
+    pub fn from_name(name: &str) -> Option<Operator> {
+        Operator::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// The operand the operator takes.
+    pub fn operand(self) -> OperandKind {
+        use Operator::*;
+        match self {
+            NumberIn | NumberNotIn => OperandKind::Numbers,
+            NumberLessThan
+            | NumberGreaterThan
+            | NumberLessThanOrEquals
+            | NumberGreaterThanOrEquals => OperandKind::Number,
+            NumberInRange | NumberNotInRange => OperandKind::Ranges,
+            BoolEquals => OperandKind::Bool,
+            StringContains | StringNotContains | StringBeginsWith | StringNotBeginsWith
+            | StringEndsWith | StringNotEndsWith | StringIn | StringNotIn => OperandKind::Strings,
+            IsNullOrUndefined | IsNotNull => OperandKind::None,
+        }
+    }
+
+    /// How the operator answers on undefined, null, arrays and candidates (EG-22..EG-24).
+    pub fn polarity(self) -> Polarity {
+        use Operator::*;
+        match self {
+            NumberNotIn | StringNotIn | NumberNotInRange => Polarity::NegativeMatchesMissing,
+            StringNotContains | StringNotBeginsWith | StringNotEndsWith => {
+                Polarity::NegativeFailsMissing
+            }
+            IsNullOrUndefined => Polarity::NullOrUndefined,
+            IsNotNull => Polarity::NotNull,
+            _ => Polarity::Positive,
+        }
+    }
+
+    /// The operator's answer when the key is undefined or null (EG-22).
+    pub fn on_missing(self) -> bool {
+        match self.polarity() {
+            Polarity::NegativeMatchesMissing | Polarity::NullOrUndefined => true,
+            Polarity::Positive | Polarity::NegativeFailsMissing | Polarity::NotNull => false,
+        }
+    }
+}
+
+/// A number from a policy: its exact value and its text (for display).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyNumber {
+    /// The exact value (EG-33).
+    pub value: Decimal,
+    /// The JSON text as written.
+    pub text: String,
+}
+
+/// A validated operand.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    /// The null operators take none.
+    None,
+    /// `value` of `Number{Less,Greater}Than[OrEquals]`.
+    Number(PolicyNumber),
+    /// `values` of `NumberIn`/`NumberNotIn`.
+    Numbers(Vec<PolicyNumber>),
+    /// `values` of `NumberInRange`/`NumberNotInRange`: inclusive `[low, high]` pairs.
+    Ranges(Vec<(PolicyNumber, PolicyNumber)>),
+    /// `value` of `BoolEquals`.
+    Bool(bool),
+    /// `values` of the `String*` operators.
+    Strings(Vec<String>),
+}
+
+/// One validated advanced filter entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdvancedFilter {
+    /// The entry's JSON Pointer.
+    pub pointer: String,
+    /// The operator.
+    pub operator: Operator,
+    /// The key as written.
+    pub key: String,
+    /// The operand.
+    pub operand: Operand,
+}
+
+/// A validated policy (the subscription's `filter` object, EG-1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// The event schema (an option, not part of the filter object).
+    pub schema: Schema,
+    /// The allowed event types; `None` when every type passes (absent, `null`, `[]`, or a list
+    /// holding `All`: EG-5, EG-6, EG-8).
+    pub event_types: Option<Vec<String>>,
+    /// `subjectBeginsWith` (`""` = no condition).
+    pub subject_begins_with: String,
+    /// `subjectEndsWith` (`""` = no condition).
+    pub subject_ends_with: String,
+    /// `isSubjectCaseSensitive`.
+    pub subject_case_sensitive: bool,
+    /// `enableAdvancedFilteringOnArrays`.
+    pub arrays: bool,
+    /// `advancedFilters`, in policy order.
+    pub filters: Vec<AdvancedFilter>,
+}
+
+/// Parses and validates a policy, collecting every error (EG-40, EG-40a, EG-41).
+pub fn parse(policy: &Value, schema: Schema) -> Result<Policy, CompileError> {
+    let Value::Object(members) = policy else {
+        return Err(CompileError::one(
+            CODE,
+            "",
+            "an Event Grid filter must be a JSON object",
+        ));
+    };
+    let mut errors = Vec::new();
+    let event_types = parse_event_types(members.get("includedEventTypes"), &mut errors);
+    let subject_begins_with = string_member(members, "subjectBeginsWith", &mut errors);
+    let subject_ends_with = string_member(members, "subjectEndsWith", &mut errors);
+    let subject_case_sensitive = bool_member(members, "isSubjectCaseSensitive", &mut errors);
+    let arrays = bool_member(members, "enableAdvancedFilteringOnArrays", &mut errors);
+    let filters = parse_filters(members.get("advancedFilters"), &mut errors);
+    if errors.is_empty() {
+        Ok(Policy {
+            schema,
+            event_types,
+            subject_begins_with,
+            subject_ends_with,
+            subject_case_sensitive,
+            arrays,
+            filters,
+        })
+    } else {
+        Err(errors.into())
+    }
+}
+
+/// EG-5..EG-8, EG-40.10.
+fn parse_event_types(value: Option<&Value>, errors: &mut Vec<PolicyError>) -> Option<Vec<String>> {
+    let at = "/includedEventTypes";
+    let items = match value {
+        None | Some(Value::Null) => return None,
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            errors.push(PolicyError::new(
+                CODE,
+                at,
+                "`includedEventTypes` must be null or an array of event type strings",
+            ));
+            return None;
+        }
+    };
+    let mut types = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            Value::String(s) => types.push(s.clone()),
+            _ => errors.push(PolicyError::new(
+                CODE,
+                pointer::index(at, i),
+                "each entry of `includedEventTypes` must be an event type string",
+            )),
+        }
+    }
+    // EG-8 [decision]: `[]` is like absent; EG-6/EG-8: `All` (any case) admits every type.
+    let all = types.is_empty() || types.iter().any(|t| fold(t) == "ALL");
+    (!all).then_some(types)
+}
+
+fn string_member(
+    members: &Map<String, Value>,
+    name: &str,
+    errors: &mut Vec<PolicyError>,
+) -> String {
+    match members.get(name) {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => {
+            errors.push(PolicyError::new(
+                CODE,
+                pointer::push("", name),
+                format!("`{name}` must be a string"),
+            ));
+            String::new()
+        }
+    }
+}
+
+fn bool_member(members: &Map<String, Value>, name: &str, errors: &mut Vec<PolicyError>) -> bool {
+    match members.get(name) {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            errors.push(PolicyError::new(
+                CODE,
+                pointer::push("", name),
+                format!("`{name}` must be true or false"),
+            ));
+            false
+        }
+    }
+}
+
+/// EG-40 items 1-9.
+fn parse_filters(value: Option<&Value>, errors: &mut Vec<PolicyError>) -> Vec<AdvancedFilter> {
+    let at = "/advancedFilters";
+    let items = match value {
+        None => return Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            errors.push(PolicyError::new(
+                CODE,
+                at,
+                "`advancedFilters` must be an array of filter objects",
+            ));
+            return Vec::new();
+        }
+    };
+    if items.len() > MAX_FILTERS {
+        errors.push(PolicyError::new(
+            LIMIT_CODE,
+            pointer::index(at, MAX_FILTERS),
+            format!(
+                "{} advanced filters exceed the limit of {MAX_FILTERS} per subscription",
+                items.len()
+            ),
+        ));
+    }
+    let mut values_seen = 0usize;
+    let mut filters = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let at = pointer::index(at, i);
+        if let Some(f) = parse_filter(item, &at, &mut values_seen, errors) {
+            filters.push(f);
+        }
+    }
+    filters
+}
+
+/// Counts one filter value toward EG-40.8; reports the first value over the limit.
+fn count_value(values_seen: &mut usize, at: &str, errors: &mut Vec<PolicyError>) {
+    *values_seen += 1;
+    if *values_seen == MAX_VALUES + 1 {
+        errors.push(PolicyError::new(
+            LIMIT_CODE,
+            at,
+            format!(
+                "more than {MAX_VALUES} filter values across all advanced filters exceed the limit of {MAX_VALUES}"
+            ),
+        ));
+    }
+}
+
+fn parse_filter(
+    item: &Value,
+    at: &str,
+    values_seen: &mut usize,
+    errors: &mut Vec<PolicyError>,
+) -> Option<AdvancedFilter> {
+    let Value::Object(entry) = item else {
+        errors.push(PolicyError::new(
+            CODE,
+            at,
+            "an advanced filter must be an object {\"operatorType\", \"key\", \"value\" or \"values\"}",
+        ));
+        return None;
+    };
+    let before = errors.len();
+    let op_at = pointer::push(at, "operatorType");
+    let operator = match entry.get("operatorType") {
+        None => {
+            errors.push(PolicyError::new(
+                CODE,
+                &op_at,
+                "`operatorType` is missing: every advanced filter needs an operator",
+            ));
+            None
+        }
+        Some(Value::String(name)) => {
+            let op = Operator::from_name(name);
+            if op.is_none() {
+                let names: Vec<&str> = Operator::ALL.iter().map(|o| o.name()).collect();
+                errors.push(PolicyError::new(
+                    CODE,
+                    &op_at,
+                    format!(
+                        "unknown operator `{name}` in `operatorType` (operator names are case-sensitive: {})",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            op
+        }
+        Some(other) => {
+            errors.push(PolicyError::new(
+                CODE,
+                &op_at,
+                format!("`operatorType` must be a string naming an operator, found {other}"),
+            ));
+            None
+        }
+    };
+    let key_at = pointer::push(at, "key");
+    let key = match entry.get("key") {
+        Some(Value::String(k)) if !k.is_empty() => Some(k.clone()),
+        Some(Value::String(_)) => {
+            errors.push(PolicyError::new(
+                CODE,
+                &key_at,
+                "the filter `key` must not be empty",
+            ));
+            None
+        }
+        None => {
+            errors.push(PolicyError::new(
+                CODE,
+                &key_at,
+                "the filter `key` is missing: name the event field to filter on",
+            ));
+            None
+        }
+        Some(_) => {
+            errors.push(PolicyError::new(
+                CODE,
+                &key_at,
+                "the filter `key` must be a string",
+            ));
+            None
+        }
+    };
+    let operator = operator?;
+    let operand = parse_operand(operator, entry, at, values_seen, errors);
+    if errors.len() != before {
+        return None;
+    }
+    Some(AdvancedFilter {
+        pointer: at.to_owned(),
+        operator,
+        key: key?,
+        operand: operand?,
+    })
+}
+
+fn policy_number(v: &Value) -> Option<PolicyNumber> {
+    let Value::Number(n) = v else {
+        return None;
+    };
+    let text = n.to_string();
+    Decimal::parse(&text).map(|value| PolicyNumber { value, text })
+}
+
+fn parse_operand(
+    operator: Operator,
+    entry: &Map<String, Value>,
+    at: &str,
+    values_seen: &mut usize,
+    errors: &mut Vec<PolicyError>,
+) -> Option<Operand> {
+    let name = operator.name();
+    let kind = operator.operand();
+    match kind {
+        // EG-41: the null operators ignore `value`/`values` and count no values.
+        OperandKind::None => Some(Operand::None),
+        OperandKind::Number | OperandKind::Bool => {
+            let at = pointer::push(at, "value");
+            let Some(v) = entry.get("value") else {
+                errors.push(PolicyError::new(
+                    CODE,
+                    &at,
+                    format!("`{name}` needs a `value` member"),
+                ));
+                return None;
+            };
+            count_value(values_seen, &at, errors);
+            match (kind, v) {
+                (OperandKind::Bool, Value::Bool(b)) => Some(Operand::Bool(*b)),
+                (OperandKind::Number, Value::Number(_)) => {
+                    let n = policy_number(v);
+                    if n.is_none() {
+                        errors.push(PolicyError::new(
+                            CODE,
+                            &at,
+                            format!("the `value` {v} is outside the supported number range"),
+                        ));
+                    }
+                    n.map(Operand::Number)
+                }
+                _ => {
+                    let want = if kind == OperandKind::Bool {
+                        "true or false"
+                    } else {
+                        "a JSON number"
+                    };
+                    errors.push(PolicyError::new(
+                        CODE,
+                        &at,
+                        format!("the `value` of `{name}` must be {want}, found {v}"),
+                    ));
+                    None
+                }
+            }
+        }
+        OperandKind::Numbers | OperandKind::Strings | OperandKind::Ranges => {
+            let at = pointer::push(at, "values");
+            let items = match entry.get("values") {
+                Some(Value::Array(items)) if !items.is_empty() => items,
+                Some(Value::Array(_)) => {
+                    errors.push(PolicyError::new(
+                        CODE,
+                        &at,
+                        format!("the `values` of `{name}` must not be empty"),
+                    ));
+                    return None;
+                }
+                None => {
+                    errors.push(PolicyError::new(
+                        CODE,
+                        &at,
+                        format!("`{name}` needs a `values` array"),
+                    ));
+                    return None;
+                }
+                Some(other) => {
+                    errors.push(PolicyError::new(
+                        CODE,
+                        &at,
+                        format!("the `values` of `{name}` must be an array, found {other}"),
+                    ));
+                    return None;
+                }
+            };
+            let before = errors.len();
+            let mut numbers = Vec::new();
+            let mut strings = Vec::new();
+            let mut ranges = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let at = pointer::index(&at, i);
+                count_value(values_seen, &at, errors);
+                match kind {
+                    OperandKind::Numbers => match (item, policy_number(item)) {
+                        (_, Some(n)) => numbers.push(n),
+                        (Value::Number(_), None) => errors.push(PolicyError::new(
+                            CODE,
+                            &at,
+                            format!("the value {item} is outside the supported number range"),
+                        )),
+                        _ => errors.push(PolicyError::new(
+                            CODE,
+                            &at,
+                            format!("the `values` of `{name}` must be numbers, found {item}"),
+                        )),
+                    },
+                    OperandKind::Strings => match item {
+                        Value::String(s) => {
+                            let chars = s.chars().count();
+                            if chars > MAX_STRING_CHARS {
+                                errors.push(PolicyError::new(
+                                    LIMIT_CODE,
+                                    &at,
+                                    format!(
+                                        "a string filter value of {chars} characters exceeds the limit of {MAX_STRING_CHARS} characters"
+                                    ),
+                                ));
+                            } else {
+                                strings.push(s.clone());
+                            }
+                        }
+                        _ => errors.push(PolicyError::new(
+                            CODE,
+                            &at,
+                            format!("the `values` of `{name}` must be strings, found {item}"),
+                        )),
+                    },
+                    _ => {
+                        if let Some(pair) = parse_range(item, &at, errors) {
+                            ranges.push(pair);
+                        }
+                    }
+                }
+            }
+            if errors.len() != before {
+                return None;
+            }
+            Some(match kind {
+                OperandKind::Numbers => Operand::Numbers(numbers),
+                OperandKind::Strings => Operand::Strings(strings),
+                _ => Operand::Ranges(ranges),
+            })
+        }
+    }
+}
+
+/// EG-40.6: exactly two numbers, `low <= high` [decision].
+fn parse_range(
+    item: &Value,
+    at: &str,
+    errors: &mut Vec<PolicyError>,
+) -> Option<(PolicyNumber, PolicyNumber)> {
+    let Value::Array(bounds) = item else {
+        errors.push(PolicyError::new(
+            CODE,
+            at,
+            format!("each range value must be an array [low, high] of two numbers, found {item}"),
+        ));
+        return None;
+    };
+    let [low, high] = bounds.as_slice() else {
+        errors.push(PolicyError::new(
+            CODE,
+            at,
+            format!(
+                "a range value must hold exactly two numbers [low, high], found {} elements",
+                bounds.len()
+            ),
+        ));
+        return None;
+    };
+    let bound = |v: &Value, i: usize, errors: &mut Vec<PolicyError>| {
+        let n = policy_number(v);
+        if n.is_none() {
+            errors.push(PolicyError::new(
+                CODE,
+                pointer::index(at, i),
+                format!("a range bound must be a number (within the supported range), found {v}"),
+            ));
+        }
+        n
+    };
+    let (low, high) = (bound(low, 0, errors), bound(high, 1, errors));
+    let (low, high) = (low?, high?);
+    if low.value > high.value {
+        errors.push(PolicyError::new(
+            CODE,
+            at,
+            format!(
+                "a range value's low bound {} is greater than its high bound {}",
+                low.text, high.text
+            ),
+        ));
+        return None;
+    }
+    Some((low, high))
+}
+
+/// Resolves a filter key at compile time (EG-15..EG-19); `None` when it names nothing.
+///
+/// Event Grid schema: one segment equal, ignoring ASCII case, to `id`, `topic`, `subject`,
+/// `eventType` or `dataVersion` names that envelope member (EG-16). CloudEvents: one segment names
+/// the top-level attribute of that name (EG-17), except `eventType` (any case), which is undefined
+/// on a CloudEvent **[decision EG-19]**. In both, a first segment `data` (any case) walks into
+/// `data` by exact member names (EG-18); `data` alone is the whole `data` value. Member names are
+/// kept in a canonical spelling (`eventType`, `dataVersion`; CloudEvents attributes in ASCII lower
+/// case) so that every spelling of a key interns to one slot.
+pub fn resolve_key(schema: Schema, key: &str) -> Option<Key> {
+    let mut segments = key.split('.');
+    let first = segments.next()?;
+    let rest: Vec<&str> = segments.collect();
+    if first.eq_ignore_ascii_case("data") {
+        return Some(Key::EventData(
+            rest.into_iter().map(Box::from).collect::<Vec<_>>().into(),
+        ));
+    }
+    if !rest.is_empty() {
+        return None;
+    }
+    match schema {
+        Schema::EventGrid => {
+            let canonical = ["id", "topic", "subject", "eventType", "dataVersion"]
+                .into_iter()
+                .find(|name| name.eq_ignore_ascii_case(first))?;
+            Some(Key::EventMember(canonical.into()))
+        }
+        Schema::CloudEvents => {
+            if first.eq_ignore_ascii_case("eventtype") {
+                return None;
+            }
+            Some(Key::EventMember(first.to_ascii_lowercase().into()))
+        }
+    }
+}
+
+/// Strings folded with EG-31's simple uppercase mapping, sorted and deduplicated.
+fn folded(values: &[String]) -> Vec<Box<str>> {
+    let mut out: Vec<Box<str>> = values.iter().map(|v| fold(v).into()).collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn interval(lo: Option<(&PolicyNumber, bool)>, hi: Option<(&PolicyNumber, bool)>) -> DecInterval {
+    let text = match (lo, hi) {
+        (Some((l, true)), Some((h, true))) if l.value == h.value => format!("{{{}}}", l.text),
+        _ => format!(
+            "{}{}, {}{}",
+            match lo {
+                Some((_, true)) => "[",
+                _ => "(",
+            },
+            lo.map_or("-inf", |(l, _)| l.text.as_str()),
+            hi.map_or("+inf", |(h, _)| h.text.as_str()),
+            match hi {
+                Some((_, true)) => "]",
+                _ => ")",
+            },
+        ),
+    };
+    DecInterval {
+        lo: lo.map(|(l, inc)| (l.value.clone(), inc)),
+        hi: hi.map(|(h, inc)| (h.value.clone(), inc)),
+        text: text.into(),
+    }
+}
+
+/// The predicate of an operator's positive twin: "this candidate hits" (EG-21 table, EG-31,
+/// EG-33). `None` for the null operators.
+pub fn hit_predicate(operator: Operator, operand: &Operand) -> Option<Pred> {
+    use Operator::*;
+    let strings = |op: StrOp| match operand {
+        Operand::Strings(values) => Some(Pred::Str {
+            op,
+            case: Case::Fold,
+            values: folded(values),
+        }),
+        _ => None,
+    };
+    match (operator, operand) {
+        (NumberIn | NumberNotIn, Operand::Numbers(values)) => Some(Pred::Dec(
+            values
+                .iter()
+                .map(|v| interval(Some((v, true)), Some((v, true))))
+                .collect(),
+        )),
+        (NumberLessThan, Operand::Number(v)) => {
+            Some(Pred::Dec(vec![interval(None, Some((v, false)))]))
+        }
+        (NumberLessThanOrEquals, Operand::Number(v)) => {
+            Some(Pred::Dec(vec![interval(None, Some((v, true)))]))
+        }
+        (NumberGreaterThan, Operand::Number(v)) => {
+            Some(Pred::Dec(vec![interval(Some((v, false)), None)]))
+        }
+        (NumberGreaterThanOrEquals, Operand::Number(v)) => {
+            Some(Pred::Dec(vec![interval(Some((v, true)), None)]))
+        }
+        (NumberInRange | NumberNotInRange, Operand::Ranges(pairs)) => Some(Pred::Dec(
+            pairs
+                .iter()
+                .map(|(l, h)| interval(Some((l, true)), Some((h, true))))
+                .collect(),
+        )),
+        (BoolEquals, Operand::Bool(b)) => Some(Pred::Bool(*b)),
+        (StringContains | StringNotContains, _) => strings(StrOp::Contains),
+        (StringBeginsWith | StringNotBeginsWith, _) => strings(StrOp::Prefix),
+        (StringEndsWith | StringNotEndsWith, _) => strings(StrOp::Suffix),
+        (StringIn | StringNotIn, _) => strings(StrOp::Eq),
+        _ => None,
+    }
+}
+
+/// Lowers one advanced filter (EG-20..EG-25).
+///
+/// With `P` = "some leaf of the slot hits" (leaves of other types never hit, EG-21) and `D` the
+/// shapes a value is judged on (scalar and object, plus array when `arrays` is set):
+/// - positive: `P`, and without `arrays` also `shape scalar` (EG-24);
+/// - negative, matching missing (`NumberNotIn`, `StringNotIn`, `NumberNotInRange`):
+///   `shape D|absent|null ∧ ¬P`;
+/// - negative, failing missing (`StringNot{Contains,BeginsWith,EndsWith}`): `shape D ∧ ¬P`;
+/// - `IsNullOrUndefined`: `shape absent|null`; `IsNotNull`: `shape scalar|array|object`.
+///
+/// A key naming nothing (EG-19) is the constant [`Operator::on_missing`].
+pub fn lower_filter(filter: &AdvancedFilter, schema: Schema, arrays: bool) -> Node {
+    let at = filter.pointer.as_str();
+    let op = filter.operator;
+    let Some(key) = resolve_key(schema, &filter.key) else {
+        return Node::constant(op.on_missing(), at);
+    };
+    let judged = if arrays {
+        Shapes::SCALAR.union(Shapes::ARRAY).union(Shapes::OBJECT)
+    } else {
+        Shapes::SCALAR.union(Shapes::OBJECT)
+    };
+    let shape = |s: Shapes| Node::test(key.clone(), Pred::Shape(s), at);
+    let hit = || {
+        hit_predicate(op, &filter.operand).map_or_else(
+            || Node::constant(false, at),
+            |p| Node::test(key.clone(), p, at),
+        )
+    };
+    match op.polarity() {
+        Polarity::NullOrUndefined => shape(Shapes::ABSENT.union(Shapes::NULL)),
+        Polarity::NotNull => shape(Shapes::SCALAR.union(Shapes::ARRAY).union(Shapes::OBJECT)),
+        Polarity::Positive if arrays => hit(),
+        Polarity::Positive => Node::and(vec![shape(Shapes::SCALAR), hit()], at),
+        Polarity::NegativeMatchesMissing => Node::and(
+            vec![
+                shape(judged.union(Shapes::ABSENT).union(Shapes::NULL)),
+                Node::negation(hit()),
+            ],
+            at,
+        ),
+        Polarity::NegativeFailsMissing => Node::and(vec![shape(judged), Node::negation(hit())], at),
+    }
+}
+
+/// Lowers a validated policy to IR (EG-2: the three kinds ANDed).
+pub fn lower_policy(policy: &Policy) -> Node {
+    let mut parts = Vec::new();
+    // EG-5..EG-8: the event type is one string equal (ignoring case) to a listed type.
+    if let Some(types) = &policy.event_types {
+        let at = "/includedEventTypes";
+        let key = Key::EventMember(policy.schema.event_type_member().into());
+        parts.push(Node::and(
+            vec![
+                Node::test(key.clone(), Pred::Shape(Shapes::SCALAR), at),
+                Node::test(
+                    key,
+                    Pred::Str {
+                        op: StrOp::Eq,
+                        case: Case::Fold,
+                        values: folded(types),
+                    },
+                    at,
+                ),
+            ],
+            at,
+        ));
+    }
+    // EG-9..EG-12: literal prefix/suffix on a string subject.
+    let subject = Key::EventMember("subject".into());
+    let case = if policy.subject_case_sensitive {
+        Case::Sensitive
+    } else {
+        Case::Fold
+    };
+    let mut subject_tests = Vec::new();
+    for (value, op, name) in [
+        (
+            &policy.subject_begins_with,
+            StrOp::Prefix,
+            "subjectBeginsWith",
+        ),
+        (&policy.subject_ends_with, StrOp::Suffix, "subjectEndsWith"),
+    ] {
+        if !value.is_empty() {
+            let values = match case {
+                Case::Fold => vec![fold(value).into()],
+                Case::Sensitive => vec![value.as_str().into()],
+            };
+            subject_tests.push(Node::test(
+                subject.clone(),
+                Pred::Str { op, case, values },
+                pointer::push("", name),
+            ));
+        }
+    }
+    if !subject_tests.is_empty() {
+        let at = subject_tests
+            .first()
+            .map(|n| n.origin.clone())
+            .unwrap_or_default();
+        subject_tests.insert(
+            0,
+            Node::test(subject, Pred::Shape(Shapes::SCALAR), at.clone()),
+        );
+        parts.push(Node::and(subject_tests, at));
+    }
+    // EG-13..EG-25.
+    for f in &policy.filters {
+        parts.push(lower_filter(f, policy.schema, policy.arrays));
+    }
+    Node::and(parts, "")
+}
+
+/// Parses, validates and lowers.
 pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileError> {
-    let _ = (policy, options);
-    Err(CompileError::one(
-        super::NOT_IMPLEMENTED,
-        "",
-        "the eventgrid dialect is not implemented yet",
-    ))
+    let schema = Schema::from_options(options)?;
+    Ok(lower_policy(&parse(policy, schema)?))
 }
 
-/// Reads a message in the vector shape (`FORMAT.md`).
+/// Reads a message in the vector shape: the event JSON itself. An event that is not an object
+/// is accepted; every key is then undefined.
 pub fn message_from_json(options: &Value, message: &Value) -> Result<Message, MessageError> {
-    let _ = (options, message);
-    Err(MessageError::new(
-        "",
-        "the eventgrid dialect is not implemented yet",
-    ))
+    let _ = options;
+    Ok(Message::Json(message.clone()))
 }
 
-/// Reads one line of `filtervm match` input.
+/// Reads one line of `filtervm match` input: one event as JSON text.
 pub fn message_from_line(options: &Value, line: &str) -> Result<Message, MessageError> {
-    let value: Value =
-        serde_json::from_str(line).map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
+    let value: Value = serde_json::from_str(line)
+        .map_err(|e| MessageError::new("", format!("an event must be JSON text: {e}")))?;
     message_from_json(options, &value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Dialect, Evaluator, compile};
+    use serde_json::json;
+
+    fn event() -> Value {
+        json!({
+            "id": "evt-001", "topic": "/t", "subject": "/a/B/c.JPG",
+            "eventType": "Microsoft.Storage.BlobCreated", "eventTime": "2024-01-01T00:00:00Z",
+            "dataVersion": "1.0", "metadataVersion": "1",
+            "data": {"counter": 5, "tags": ["red", "Green"], "key1": "Azure Data Factory",
+                     "big": 9007199254740993u64, "nothing": null, "obj": {"a": 1}}
+        })
+    }
+
+    fn check(policy: Value, options: Value, message: &Value) -> bool {
+        let filter = compile(Dialect::EventGrid, &policy, &options)
+            .unwrap_or_else(|e| panic!("{policy} should compile: {e}"));
+        Evaluator::new()
+            .matches_json(&filter, message)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn eg(policy: Value) -> bool {
+        check(policy, Value::Null, &event())
+    }
+
+    fn af(op: &str, key: &str, operand: Value) -> Value {
+        let mut entry = json!({"operatorType": op, "key": key});
+        if let (Some(e), Some(o)) = (entry.as_object_mut(), operand.as_object()) {
+            e.extend(o.clone());
+        }
+        json!({"advancedFilters": [entry]})
+    }
+
+    fn errors(policy: Value) -> Vec<(String, String, String)> {
+        match compile(Dialect::EventGrid, &policy, &Value::Null) {
+            Ok(_) => panic!("{policy} should be rejected"),
+            Err(e) => e
+                .errors
+                .into_iter()
+                .map(|e| (e.code.to_owned(), e.pointer, e.message))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn eg_16_resolve_envelope_keys_ignoring_ascii_case() {
+        let r = |k| resolve_key(Schema::EventGrid, k);
+        assert_eq!(r("ID"), Some(Key::EventMember("id".into())));
+        assert_eq!(r("EVENTTYPE"), Some(Key::EventMember("eventType".into())));
+        assert_eq!(
+            r("DataVersion"),
+            Some(Key::EventMember("dataVersion".into()))
+        );
+        assert_eq!(r("Data"), Some(Key::EventData(Vec::new().into())));
+        assert_eq!(
+            r("data.a.B"),
+            Some(Key::EventData(vec!["a".into(), "B".into()].into()))
+        );
+        assert_eq!(r("eventTime"), None);
+        assert_eq!(r("metadataVersion"), None);
+        assert_eq!(r("subject.x"), None);
+    }
+
+    #[test]
+    fn eg_17_resolve_cloudevents_keys() {
+        let r = |k| resolve_key(Schema::CloudEvents, k);
+        assert_eq!(r("Source"), Some(Key::EventMember("source".into())));
+        assert_eq!(
+            r("ComExampleExtension1"),
+            Some(Key::EventMember("comexampleextension1".into()))
+        );
+        assert_eq!(
+            r("datacontenttype"),
+            Some(Key::EventMember("datacontenttype".into()))
+        );
+        assert_eq!(r("eventType"), None);
+        assert_eq!(r("data.x"), Some(Key::EventData(vec!["x".into()].into())));
+    }
+
+    #[test]
+    fn eg_22_missing_key_answers() {
+        for (op, expect) in [
+            ("StringNotIn", true),
+            ("NumberNotIn", true),
+            ("NumberNotInRange", true),
+            ("StringNotContains", false),
+            ("StringNotBeginsWith", false),
+            ("StringNotEndsWith", false),
+            ("StringIn", false),
+            ("NumberIn", false),
+        ] {
+            let operand = match op {
+                "NumberNotInRange" => json!({"values": [[1, 2]]}),
+                o if o.starts_with("Number") => json!({"values": [1]}),
+                _ => json!({"values": ["x"]}),
+            };
+            assert_eq!(
+                eg(af(op, "data.missing", operand.clone())),
+                expect,
+                "{op} missing"
+            );
+            assert_eq!(
+                eg(af(op, "data.nothing", operand.clone())),
+                expect,
+                "{op} null"
+            );
+            assert_eq!(eg(af(op, "foo", operand)), expect, "{op} names nothing");
+        }
+    }
+
+    #[test]
+    fn eg_24_array_without_flag_is_false_except_null_operators() {
+        assert!(!eg(af(
+            "StringNotIn",
+            "data.tags",
+            json!({"values": ["x"]})
+        )));
+        assert!(!eg(af("StringIn", "data.tags", json!({"values": ["red"]}))));
+        assert!(eg(af("IsNotNull", "data.tags", json!({}))));
+        assert!(!eg(af("IsNullOrUndefined", "data.tags", json!({}))));
+    }
+
+    #[test]
+    fn eg_33_exact_decimal_numbers() {
+        assert!(!eg(af(
+            "NumberIn",
+            "data.big",
+            json!({"values": [9007199254740992u64]})
+        )));
+        assert!(eg(af(
+            "NumberIn",
+            "data.big",
+            json!({"values": [9007199254740993u64]})
+        )));
+        assert!(eg(af(
+            "NumberGreaterThan",
+            "data.big",
+            json!({"value": 9007199254740992u64})
+        )));
+        let five: Value = serde_json::from_str(r#"{"values": [5e0, 5.0]}"#).unwrap();
+        assert!(eg(af("NumberIn", "data.counter", five)));
+    }
+
+    #[test]
+    fn eg_31_folded_constants_at_compile_time() {
+        let f = compile(
+            Dialect::EventGrid,
+            &af(
+                "StringIn",
+                "data.key1",
+                json!({"values": ["azure data factory", "Straße"]}),
+            ),
+            &Value::Null,
+        )
+        .unwrap();
+        let ir = f.lowered_ir().unwrap().to_string();
+        assert!(ir.contains("\"AZURE DATA FACTORY\""), "{ir}");
+        assert!(ir.contains("\"STRAßE\""), "{ir}");
+    }
+
+    #[test]
+    fn eg_40_codes_and_pointers() {
+        let e = errors(json!({"advancedFilters": [
+            {"operatorType": "StringIn", "key": "k", "values": ["a"]},
+            {"operatorType": "NumberInRange", "key": "k", "values": [[1, 2], [3, "x"]]},
+            {"operatorType": "Nope", "key": ""},
+            {"key": "k"},
+            7
+        ]}));
+        let got: Vec<(&str, &str)> = e.iter().map(|(c, p, _)| (c.as_str(), p.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (CODE, "/advancedFilters/1/values/1/1"),
+                (CODE, "/advancedFilters/2/operatorType"),
+                (CODE, "/advancedFilters/2/key"),
+                (CODE, "/advancedFilters/3/operatorType"),
+                (CODE, "/advancedFilters/4"),
+            ]
+        );
+        assert!(e[0].2.contains("range"));
+        assert!(e[1].2.contains("operator"));
+        assert!(e[2].2.contains("key"));
+    }
+
+    #[test]
+    fn eg_40_limits() {
+        let long = "é".repeat(513);
+        let e = errors(af("StringIn", "k", json!({"values": ["ok", long]})));
+        assert_eq!(e[0].0, LIMIT_CODE);
+        assert_eq!(e[0].1, "/advancedFilters/0/values/1");
+        assert!(e[0].2.contains("512") && e[0].2.contains("limit"));
+        let ok = af("StringIn", "k", json!({"values": ["é".repeat(512)]}));
+        assert!(compile(Dialect::EventGrid, &ok, &Value::Null).is_ok());
+
+        let filters: Vec<Value> = (0..26)
+            .map(|_| json!({"operatorType": "IsNotNull", "key": "id"}))
+            .collect();
+        let e = errors(json!({ "advancedFilters": filters }));
+        assert_eq!(
+            (e[0].0.as_str(), e[0].1.as_str()),
+            (LIMIT_CODE, "/advancedFilters/25")
+        );
+
+        let e = errors(json!({"advancedFilters": [
+            {"operatorType": "NumberIn", "key": "k", "values": (0..20).collect::<Vec<i32>>()},
+            {"operatorType": "NumberLessThan", "key": "k", "value": 1},
+            {"operatorType": "NumberInRange", "key": "k", "values": [[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]]}
+        ]}));
+        assert_eq!(
+            (e[0].0.as_str(), e[0].1.as_str()),
+            (LIMIT_CODE, "/advancedFilters/2/values/4")
+        );
+        assert!(e[0].2.contains("limit") && e[0].2.contains("25"));
+    }
+
+    #[test]
+    fn options_schema_and_invalid_options() {
+        let ce = json!({"type": "t", "subject": "s"});
+        assert!(check(
+            json!({"includedEventTypes": ["T"]}),
+            json!({"schema": "CloudEventSchemaV1_0"}),
+            &ce
+        ));
+        for bad in [json!({"schema": "Custom"}), json!({"scope": "x"}), json!(3)] {
+            let e = compile(Dialect::EventGrid, &json!({}), &bad).unwrap_err();
+            assert_eq!(e.errors[0].code, super::super::INVALID_OPTIONS);
+        }
+    }
+
+    #[test]
+    fn message_from_line_rejects_non_json() {
+        assert!(message_from_line(&Value::Null, "{not json").is_err());
+        assert!(matches!(
+            message_from_line(&Value::Null, "[1]"),
+            Ok(Message::Json(Value::Array(_)))
+        ));
+    }
 }

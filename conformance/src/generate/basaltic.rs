@@ -55,7 +55,7 @@ const POLICY_NUMBERS: &[&str] = &[
 ];
 
 fn word<'a>(s: &mut impl Source, items: &[&'a str]) -> &'a str {
-    *s.pick(items)
+    s.pick::<&'a str>(items)
 }
 
 fn number(text: &str) -> Value {
@@ -66,7 +66,7 @@ fn alternative(s: &mut impl Source) -> Value {
     match s.below(9) {
         0 | 1 => json!(word(s, STRINGS)),
         2 => number(word(s, POLICY_NUMBERS)),
-        3 => json!({"prefix": word(s, &STRINGS[..4])}),
+        3 => json!({"prefix": word(s, STRINGS.get(..4).unwrap_or(STRINGS))}),
         4 => json!({"suffix": word(s, &["paid", ".", "d", "0"])}),
         5 => {
             let n = 1 + s.below(3);

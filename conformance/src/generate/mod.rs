@@ -104,8 +104,10 @@ impl Case {
             "expect": if verdict { "match" } else { "no-match" },
             "source": "differential generator",
         });
-        if !self.options.is_null() {
-            case["options"] = self.options.clone();
+        if !self.options.is_null()
+            && let Some(fields) = case.as_object_mut()
+        {
+            fields.insert("options".to_owned(), self.options.clone());
         }
         case.to_string()
     }
