@@ -49,6 +49,9 @@ use filtervm_vm::program::Program;
 /// The largest policy text accepted, in bytes (basaltic B-12, sns rule 44).
 pub const MAX_POLICY_BYTES: usize = 256 * 1024;
 
+/// The error code of a message too complex to evaluate within the binding limits.
+pub const MESSAGE_TOO_COMPLEX: &str = "MESSAGE_TOO_COMPLEX";
+
 /// The error code for policy text that is too large or not JSON.
 pub const INVALID_POLICY_TEXT: &str = "INVALID_POLICY_TEXT";
 
@@ -123,9 +126,34 @@ impl Evaluator {
     }
 
     /// Binds `message` to the filter's keys and runs its program.
+    ///
+    /// Fails closed: an SNS body too complex to judge element by element (more rows than
+    /// `filtervm_vm::bind::MAX_ROW_SLOTS` allow, sns rule 18) is bound as a non-object and
+    /// matches only the empty policy. [`Evaluator::try_matches`] reports that case instead.
     pub fn matches(&mut self, filter: &Filter, message: &Message) -> bool {
         self.bindings.bind(filter.program.keys(), message);
         filter.program.eval(&self.bindings, &mut self.registers)
+    }
+
+    /// Like [`Evaluator::matches`], but a message the binder had to give up on is an error.
+    pub fn try_matches(
+        &mut self,
+        filter: &Filter,
+        message: &Message,
+    ) -> Result<bool, MessageError> {
+        let verdict = self.matches(filter, message);
+        if self.bindings.overflowed() {
+            return Err(MessageError {
+                code: MESSAGE_TOO_COMPLEX,
+                pointer: String::new(),
+                message: format!(
+                    "the body has too many combinations of array elements to judge element by element \
+                     (more than {} slots); it was treated as not matching",
+                    filtervm_vm::bind::MAX_ROW_SLOTS
+                ),
+            });
+        }
+        Ok(verdict)
     }
 
     /// Reads `message` in the dialect's JSON shape, then matches it.

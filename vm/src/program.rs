@@ -3,7 +3,7 @@
 use crate::bind::KeyTable;
 use crate::cidr::Cidr;
 use crate::number::Decimal;
-use crate::op::{Inst, Reg};
+use crate::op::Inst;
 use crate::pattern::SegmentPattern;
 use crate::wildcard::Wildcard;
 use ahash::AHashSet;
@@ -321,13 +321,5 @@ impl Program {
     /// Evaluates the program on bound message rows: true when some row's run returns true.
     pub fn eval(&self, bindings: &crate::bind::Bindings, registers: &mut Vec<bool>) -> bool {
         crate::exec::run(self, bindings, registers)
-    }
-
-    /// Whether register `r` is used by an instruction (a convenience for tools).
-    pub fn reads(&self, r: Reg) -> bool {
-        self.parts
-            .code
-            .iter()
-            .any(|i| i.show(self).contains(&format!("r{}", r.0)))
     }
 }

@@ -49,7 +49,11 @@ pub(super) fn run(
                 message_from_line(filter.dialect(), filter.options(), text)
                     .map_err(|e| e.to_string())
             })
-            .map(|message| evaluator.matches(filter, &message));
+            .and_then(|message| {
+                evaluator
+                    .try_matches(filter, &message)
+                    .map_err(|e| e.to_string())
+            });
         let written = match verdict {
             Ok(true) if only_matching => out.write_all(raw).and_then(|_| out.write_all(b"\n")),
             Ok(false) if only_matching => Ok(()),

@@ -100,6 +100,7 @@ pub(crate) fn check_text(
 ) -> Result<(), CompileError> {
     match dialect {
         Dialect::Expr => expr::check_text(text, options),
+        Dialect::Sns => sns::check_text(text, options),
         _ => Ok(()),
     }
 }

@@ -38,7 +38,15 @@ fn find<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a Attribute> {
     attrs.iter().rev().find(|a| a.name == name)
 }
 
-/// SNS typing (sns rules 5-8, D-6).
+/// SNS typing (sns rules 5-8, D-6):
+///
+/// - `String` (and `String.x`): one string leaf, the value text as is;
+/// - `Number` (and `Number.x`): one number leaf when the text, surrounding whitespace ignored, is
+///   a JSON number finite as a binary64; otherwise absent (D-6: publishers cannot send one);
+/// - `String.Array`: the value must be the JSON text of an array (else absent, rule 7); its
+///   string, number, `true`, `false` and `null` elements are the leaves; nested arrays and objects
+///   are not elements with a value; no such element (`[]` included) makes it absent (D-6);
+/// - `Binary`: absent (rule 8).
 fn bind_typed(b: &mut Bindings, row: usize, slot: u32, a: &Attribute) {
     match a.data_type {
         AttributeType::String => b.set(
@@ -121,6 +129,27 @@ mod tests {
             bind_one(Key::AttributeTyped("bin".into()), &m).0,
             Shape::Absent
         );
+    }
+
+    #[test]
+    fn rule_7_string_array_that_is_not_an_array_is_absent_d_6_padded_number_reads() {
+        let m = Message::attributes([
+            ("notarr", AttributeType::StringArray, r#"{"a": 1}"#),
+            ("broken", AttributeType::StringArray, "[1,"),
+            ("nested", AttributeType::StringArray, r#"[["a"], {"b": 1}]"#),
+            ("padded", AttributeType::Number, " 5 "),
+            ("inf", AttributeType::Number, "1e400"),
+        ]);
+        for name in ["notarr", "broken", "nested", "inf"] {
+            assert_eq!(
+                bind_one(Key::AttributeTyped(name.into()), &m).0,
+                Shape::Absent,
+                "{name}"
+            );
+        }
+        let (s, l) = bind_one(Key::AttributeTyped("padded".into()), &m);
+        assert_eq!(s, Shape::Scalar);
+        assert!(matches!(&l[0], Leaf::Num(n) if n.value() == 5.0));
     }
 
     #[test]

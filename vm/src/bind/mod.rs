@@ -8,6 +8,8 @@
 
 mod attributes;
 mod body;
+
+pub use body::{MAX_COPIED_LEAVES, MAX_ROW_SLOTS};
 mod event;
 mod headers;
 
@@ -87,6 +89,9 @@ pub struct Bindings {
     leaves: Vec<Leaf>,
     slots: Vec<Slot>,
     width: usize,
+    /// Set when an SNS body needed more rows than `body::MAX_ROW_SLOTS` allows (see
+    /// [`Bindings::overflowed`]).
+    overflowed: bool,
 }
 
 impl Bindings {
@@ -100,15 +105,17 @@ impl Bindings {
         self.leaves.clear();
         self.slots.clear();
         self.width = table.len();
+        self.overflowed = false;
         match message {
             Message::Attributes(attrs) => attributes::bind(self, table, attrs),
             Message::Headers(headers) => headers::bind(self, table, headers),
             Message::Json(doc) => {
-                if table
-                    .keys()
-                    .iter()
-                    .any(|k| matches!(k, Key::BodyPath(_) | Key::BodyIsObject))
-                {
+                if table.keys().iter().any(|k| {
+                    matches!(
+                        k,
+                        Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject
+                    )
+                }) {
                     body::bind(self, table, doc);
                 } else {
                     event::bind(self, table, doc);
@@ -118,6 +125,14 @@ impl Bindings {
                 self.push_row();
             }
         }
+    }
+
+    /// Whether the last [`Bindings::bind`] gave up on an SNS body because judging its arrays of
+    /// objects element by element (sns rule 18) would need more than [`MAX_ROW_SLOTS`] slots. The
+    /// body is then bound as if it were not a JSON object: one row, every body key absent, so it
+    /// matches only policies that read nothing from the body (fail closed, never a silent match).
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
     }
 
     /// The number of rows (at least one after [`Bindings::bind`]).

@@ -1,0 +1,190 @@
+//! Policy-wide checks, made once the structure is valid and in the order of rule 13: nested
+//! objects in attribute scope (rule 13), then the key limit (rule 42), then the combination limit
+//! (rule 43, D-7).
+
+use super::parse::{Member, Object};
+use super::{CODE, Scope};
+use crate::error::PolicyError;
+
+/// Most distinct leaf keys a policy may name (rule 42).
+pub const MAX_KEYS: usize = 5;
+
+/// Most value combinations a policy may have (rule 43).
+pub const MAX_COMBINATIONS: u64 = 150;
+
+/// The flattened path of member `name` below `prefix` (rule 16): `None` is the root.
+pub fn join(prefix: Option<&str>, name: &str) -> String {
+    match prefix {
+        None => name.to_owned(),
+        Some(p) => format!("{p}.{name}"),
+    }
+}
+
+/// Rule 13: attribute scope has no nested policies. Reports every nested member (at any `$or`
+/// depth); the structure inside it was already checked as if it were body scope.
+pub fn check_scope(scope: Scope, object: &Object, errors: &mut Vec<PolicyError>) {
+    if scope != Scope::MessageAttributes {
+        return;
+    }
+    for member in &object.members {
+        match member {
+            Member::Leaf { .. } => {}
+            Member::Nested { pointer, .. } => errors.push(PolicyError::new(
+                CODE,
+                pointer.as_str(),
+                "Filter policy scope MessageAttributes does not support nested filter policy",
+            )),
+            Member::Or { branches, .. } => {
+                for (branch, _) in branches {
+                    check_scope(scope, branch, errors);
+                }
+            }
+        }
+    }
+}
+
+/// Every leaf list of the policy, in policy order: its flattened path (rule 16) and pointer.
+pub fn leaf_lists<'a>(object: &'a Object, prefix: Option<&str>, out: &mut Vec<(String, &'a str)>) {
+    for member in &object.members {
+        match member {
+            Member::Leaf { name, pointer, .. } => out.push((join(prefix, name), pointer)),
+            Member::Nested { name, object, .. } => {
+                leaf_lists(object, Some(&join(prefix, name)), out);
+            }
+            Member::Or { branches, .. } => {
+                for (branch, _) in branches {
+                    leaf_lists(branch, prefix, out);
+                }
+            }
+        }
+    }
+}
+
+/// Rule 42 DECISION: at most five distinct leaf paths, counted across every `$or` branch.
+pub fn check_keys(object: &Object, errors: &mut Vec<PolicyError>) {
+    let mut lists = Vec::new();
+    leaf_lists(object, None, &mut lists);
+    let mut distinct: Vec<&str> = Vec::new();
+    let mut first_extra = None;
+    for (path, at) in &lists {
+        if !distinct.contains(&path.as_str()) {
+            distinct.push(path);
+            if distinct.len() == MAX_KEYS + 1 {
+                first_extra = Some(*at);
+            }
+        }
+    }
+    if let Some(at) = first_extra {
+        errors.push(PolicyError::new(
+            CODE,
+            at,
+            format!(
+                "Filter policy can not have more than {MAX_KEYS} keys (it names {} distinct leaf keys)",
+                distinct.len()
+            ),
+        ));
+    }
+}
+
+/// The number of value combinations (rule 43): the product over an object's members, where a leaf
+/// list counts its length times its nesting depth (the root's members are at depth 1), a nested
+/// object counts its own combinations one level deeper, and `$or` counts the sum of its branches
+/// at the same depth (D-7: `$or` and dotted names add no depth). Saturates instead of overflowing.
+pub fn combinations(object: &Object, depth: u64) -> u64 {
+    object.members.iter().fold(1u64, |acc, member| {
+        let factor = match member {
+            Member::Leaf { alternatives, .. } => {
+                depth.saturating_mul(u64::try_from(alternatives.len()).unwrap_or(u64::MAX))
+            }
+            Member::Nested { object, .. } => combinations(object, depth.saturating_add(1)),
+            Member::Or { branches, .. } => branches.iter().fold(0u64, |sum, (b, _)| {
+                sum.saturating_add(combinations(b, depth))
+            }),
+        };
+        acc.saturating_mul(factor)
+    })
+}
+
+/// Rule 43: at most 150 combinations.
+pub fn check_combinations(object: &Object, errors: &mut Vec<PolicyError>) {
+    let n = combinations(object, 1);
+    if n > MAX_COMBINATIONS {
+        errors.push(PolicyError::new(
+            CODE,
+            "",
+            format!(
+                "Filter policy is too complex ({n} value combinations; the limit is {MAX_COMBINATIONS})"
+            ),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::sns::parse::Parser;
+    use serde_json::{Value, json};
+
+    fn object(policy: &Value) -> Object {
+        let mut p = Parser::default();
+        let o = p.root(policy).unwrap();
+        assert!(p.errors.is_empty(), "{:?}", p.errors);
+        o
+    }
+
+    fn list(n: usize) -> Value {
+        (0..n).map(|i| json!(i.to_string())).collect()
+    }
+
+    #[test]
+    fn rule_43_flat_policies_multiply_list_lengths() {
+        let p = json!({"a": list(3), "b": list(1), "c": list(2)});
+        assert_eq!(combinations(&object(&p), 1), 6);
+    }
+
+    #[test]
+    fn rule_43_or_sums_branches_times_enclosing_factors() {
+        let or = |s, m, t, i, sp| {
+            json!({"source": list(s), "$or": [{"metricName": list(m)},
+                {"metricType": list(t), "$or": [{"metricId": list(i)}, {"spaceId": list(sp)}]}]})
+        };
+        assert_eq!(combinations(&object(&or(4, 6, 4, 4, 4)), 1), 152);
+        assert_eq!(combinations(&object(&or(3, 6, 4, 4, 7)), 1), 150);
+    }
+
+    #[test]
+    fn rule_43_nesting_multiplies_by_depth_d_7_or_adds_none() {
+        let nested = json!({"key_a": {"key_b": {"key_c": list(4)}}, "key_d": {"key_e": list(3)}});
+        assert_eq!(combinations(&object(&nested), 1), 72);
+        let mut with_f = nested.clone();
+        with_f["key_f"] = list(3);
+        assert_eq!(combinations(&object(&with_f), 1), 216);
+        let or = json!({"$or": [{"m": list(3)}, {"n": list(2)}],
+            "detail": {"scope": list(2), "$or": [{"source": list(1)}, {"type": list(3)}]}});
+        assert_eq!(combinations(&object(&or), 1), 160);
+        assert_eq!(combinations(&object(&json!({"a.b.c": list(7)})), 1), 7);
+        assert_eq!(combinations(&object(&json!({})), 1), 1);
+    }
+
+    #[test]
+    fn combinations_saturate() {
+        let mut m = serde_json::Map::new();
+        for i in 0..40 {
+            m.insert(format!("k{i}"), list(150));
+        }
+        assert_eq!(combinations(&object(&Value::Object(m)), 1), u64::MAX);
+    }
+
+    #[test]
+    fn rule_42_counts_distinct_flattened_leaf_paths() {
+        let p = json!({"a": {"b": ["1"]}, "a.b": ["2"], "$or": [{"c": ["1"]}, {"c": ["2"], "d": ["3"]}]});
+        let mut lists = Vec::new();
+        let o = object(&p);
+        leaf_lists(&o, None, &mut lists);
+        let paths: Vec<&str> = lists.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["a.b", "a.b", "c", "c", "d"]);
+        let mut errors = Vec::new();
+        check_keys(&object(&p), &mut errors);
+        assert!(errors.is_empty());
+    }
+}

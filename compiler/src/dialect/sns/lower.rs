@@ -1,0 +1,318 @@
+//! Lowering a validated SNS policy to IR.
+//!
+//! Every SNS quirk becomes explicit here:
+//!
+//! - keys: attribute scope reads [`Key::AttributeTyped`] (rules 5-11); body scope reads
+//!   [`Key::BodyPath`] of the flattened path (rule 16), or [`Key::BodyPathEach`] for a path read by
+//!   a negative matcher or tested in more than one leaf list, so that arrays of objects above it are
+//!   judged per element (rule 18, D-3; see `filtervm_vm::bind` for the rows);
+//! - every matcher but `exists: false` needs the key present (rule 4): the "some leaf satisfies"
+//!   predicates are false on an absent key by themselves, and `anything-but` tests presence;
+//! - numbers: bare numbers, `numeric` and numeric `anything-but` read number leaves only
+//!   (rules 10, 23, 29: `Pred::Num` with `NumSource::NumberLeaf`), strings read string leaves only;
+//! - `anything-but` passes a present key none of whose leaves is excluded (rule 28 DECISION, D-1);
+//! - `exists: false` in attribute scope also needs some (non-Binary) attribute (rule 12);
+//! - body scope: nothing but the empty policy matches a body that is not a JSON object (rule 14,
+//!   D-2), through [`Key::BodyIsObject`].
+
+use super::Scope;
+use super::limits::{join, leaf_lists};
+use super::parse::{Exclusion, Matcher, Member, Object};
+use crate::ir::{Case, Node, NumSource, Pred, StrOp};
+use filtervm_vm::fold::fold;
+use filtervm_vm::key::Key;
+use filtervm_vm::program::Interval;
+use filtervm_vm::value::{LeafTypes, Shapes};
+use std::collections::HashSet;
+
+struct Lowering {
+    scope: Scope,
+    /// Body paths that must be judged per element (read as [`Key::BodyPathEach`]).
+    each: HashSet<String>,
+}
+
+/// Lowers a validated policy for `scope`.
+pub fn lower_policy(scope: Scope, root: &Object) -> Node {
+    if root.members.is_empty() {
+        // Rule 2, D-2: the empty policy matches every message, in both scopes.
+        return Node::constant(true, "");
+    }
+    let l = Lowering {
+        scope,
+        each: per_element_paths(root),
+    };
+    let policy = l.object(root, None, "");
+    match scope {
+        Scope::MessageAttributes => policy,
+        // Rule 14: the body must be a JSON object.
+        Scope::MessageBody => Node::and(
+            vec![
+                Node::test(Key::BodyIsObject, Pred::Shape(Shapes::PRESENT), ""),
+                policy,
+            ],
+            "",
+        ),
+    }
+}
+
+/// Whether a matcher is negative: it can hold because of leaves that are *not* there.
+fn negative(m: &Matcher) -> bool {
+    matches!(m, Matcher::Exists(false) | Matcher::AnythingBut(_))
+}
+
+/// The paths read by a negative matcher or by more than one leaf list (D-3, D-8): for them "some
+/// element satisfies" is not "the union of the elements satisfies".
+fn per_element_paths(root: &Object) -> HashSet<String> {
+    let mut lists = Vec::new();
+    leaf_lists(root, None, &mut lists);
+    let mut seen = HashSet::new();
+    let mut each = HashSet::new();
+    for (path, _) in &lists {
+        if !seen.insert(path.clone()) {
+            each.insert(path.clone());
+        }
+    }
+    negative_paths(root, None, &mut each);
+    each
+}
+
+fn negative_paths(object: &Object, prefix: Option<&str>, out: &mut HashSet<String>) {
+    for member in &object.members {
+        match member {
+            Member::Leaf {
+                name, alternatives, ..
+            } => {
+                if alternatives.iter().any(|(m, _)| negative(m)) {
+                    out.insert(join(prefix, name));
+                }
+            }
+            Member::Nested { name, object, .. } => {
+                negative_paths(object, Some(&join(prefix, name)), out);
+            }
+            Member::Or { branches, .. } => {
+                for (b, _) in branches {
+                    negative_paths(b, prefix, out);
+                }
+            }
+        }
+    }
+}
+
+fn str_test(key: &Key, op: StrOp, case: Case, values: &[String], at: &str) -> Node {
+    let mut values: Vec<Box<str>> = values
+        .iter()
+        .map(|v| match case {
+            Case::Fold => fold(v).into(),
+            Case::Sensitive => v.as_str().into(),
+        })
+        .collect();
+    values.sort();
+    values.dedup();
+    Node::test(key.clone(), Pred::Str { op, case, values }, at)
+}
+
+/// Number leaves equal to one of `values` (rules 23, 29).
+fn num_points(key: &Key, values: &[f64], at: &str) -> Node {
+    Node::test(
+        key.clone(),
+        Pred::Num {
+            source: NumSource::NumberLeaf,
+            ranges: values.iter().map(|&x| Interval::point(x)).collect(),
+        },
+        at,
+    )
+}
+
+fn wildcard_test(key: &Key, w: &filtervm_vm::wildcard::Wildcard, at: &str) -> Node {
+    match w.literal() {
+        Some(lit) => str_test(key, StrOp::Eq, Case::Sensitive, &[lit.to_owned()], at),
+        None => Node::test(key.clone(), Pred::Wildcard(w.clone()), at),
+    }
+}
+
+impl Lowering {
+    fn key(&self, path: String) -> Key {
+        match self.scope {
+            Scope::MessageAttributes => Key::AttributeTyped(path.into()),
+            Scope::MessageBody if self.each.contains(&path) => Key::BodyPathEach(path.into()),
+            Scope::MessageBody => Key::BodyPath(path.into()),
+        }
+    }
+
+    fn object(&self, object: &Object, prefix: Option<&str>, at: &str) -> Node {
+        let members = object
+            .members
+            .iter()
+            .map(|m| match m {
+                Member::Leaf {
+                    name,
+                    pointer,
+                    alternatives,
+                } => {
+                    let key = self.key(join(prefix, name));
+                    let alts = alternatives
+                        .iter()
+                        .map(|(m, at)| self.matcher(&key, m, at))
+                        .collect();
+                    Node::or(alts, pointer.as_str())
+                }
+                Member::Nested {
+                    name,
+                    pointer,
+                    object,
+                } => self.object(object, Some(&join(prefix, name)), pointer),
+                // Rule 34: the branches are ORed; D-8: the whole is ANDed with the siblings.
+                Member::Or { pointer, branches } => Node::or(
+                    branches
+                        .iter()
+                        .map(|(b, at)| self.object(b, prefix, at))
+                        .collect(),
+                    pointer.as_str(),
+                ),
+            })
+            .collect();
+        Node::and(members, at)
+    }
+
+    fn matcher(&self, key: &Key, m: &Matcher, at: &str) -> Node {
+        let test = |pred: Pred| Node::test(key.clone(), pred, at);
+        match m {
+            Matcher::Exact(s) => {
+                str_test(key, StrOp::Eq, Case::Sensitive, std::slice::from_ref(s), at)
+            }
+            Matcher::Number(x) => num_points(key, &[*x], at),
+            Matcher::Bool(b) => test(Pred::Bool(*b)),
+            Matcher::Null => test(Pred::HasType(LeafTypes::NULL)),
+            Matcher::Prefix(s) => str_test(
+                key,
+                StrOp::Prefix,
+                Case::Sensitive,
+                std::slice::from_ref(s),
+                at,
+            ),
+            Matcher::Suffix(s) => str_test(
+                key,
+                StrOp::Suffix,
+                Case::Sensitive,
+                std::slice::from_ref(s),
+                at,
+            ),
+            Matcher::EqualsIgnoreCase(s) => {
+                str_test(key, StrOp::Eq, Case::Fold, std::slice::from_ref(s), at)
+            }
+            Matcher::Wildcard(w) => wildcard_test(key, w, at),
+            Matcher::Cidr(c) => test(Pred::Cidr(c.clone())),
+            Matcher::Numeric { lo, hi } => {
+                // Open ends include the infinities, so a body number too large for a binary64
+                // (read as infinity) compares like any other number.
+                let (lo, lo_inclusive) =
+                    lo.map_or((f64::NEG_INFINITY, true), |b| (b.value, b.inclusive));
+                let (hi, hi_inclusive) =
+                    hi.map_or((f64::INFINITY, true), |b| (b.value, b.inclusive));
+                test(Pred::Num {
+                    source: NumSource::NumberLeaf,
+                    ranges: vec![Interval {
+                        lo,
+                        lo_inclusive,
+                        hi,
+                        hi_inclusive,
+                    }],
+                })
+            }
+            Matcher::Exists(true) => test(Pred::Shape(Shapes::PRESENT)),
+            Matcher::Exists(false) => match self.scope {
+                // Rule 12: a message with no attributes fails even `exists: false`.
+                Scope::MessageAttributes => Node::and(
+                    vec![
+                        test(Pred::Shape(Shapes::ABSENT)),
+                        Node::test(Key::AnyAttribute, Pred::Shape(Shapes::PRESENT), at),
+                    ],
+                    at,
+                ),
+                Scope::MessageBody => test(Pred::Shape(Shapes::ABSENT)),
+            },
+            Matcher::AnythingBut(excl) => {
+                let excluded = match excl {
+                    Exclusion::Strings(v) => str_test(key, StrOp::Eq, Case::Sensitive, v, at),
+                    Exclusion::Numbers(v) => num_points(key, v, at),
+                    Exclusion::Prefixes(v) => str_test(key, StrOp::Prefix, Case::Sensitive, v, at),
+                    Exclusion::Suffixes(v) => str_test(key, StrOp::Suffix, Case::Sensitive, v, at),
+                    Exclusion::EqualsIgnoreCase(v) => str_test(key, StrOp::Eq, Case::Fold, v, at),
+                    Exclusion::Wildcards(v) => {
+                        Node::or(v.iter().map(|w| wildcard_test(key, w, at)).collect(), at)
+                    }
+                };
+                // Rules 4, 28, D-1: present, and no leaf excluded.
+                Node::and(
+                    vec![test(Pred::Shape(Shapes::PRESENT)), Node::negation(excluded)],
+                    at,
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::sns::validate;
+    use serde_json::{Value, json};
+
+    fn ir(scope: Scope, policy: &Value) -> String {
+        let root = validate(scope, policy).unwrap();
+        lower_policy(scope, &root)
+            .to_string()
+            .lines()
+            .map(|l| l.split(" ; ").next().unwrap_or("").trim_end().to_owned())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn per_element_paths_are_negative_or_repeated() {
+        let p = json!({"R": {"a": ["1"], "b": [{"exists": false}], "c": [{"anything-but": "x"}]},
+            "d": ["1"], "$or": [{"d": ["2"]}, {"e": ["3"]}]});
+        let root = validate(Scope::MessageBody, &p).unwrap();
+        let mut each: Vec<String> = per_element_paths(&root).into_iter().collect();
+        each.sort();
+        assert_eq!(each, ["R.b", "R.c", "d"]);
+    }
+
+    #[test]
+    fn golden_attribute_ir() {
+        let p = json!({"k": ["a", 1, null, {"anything-but": {"prefix": "x"}}], "m": [{"exists": false}]});
+        assert_eq!(
+            ir(Scope::MessageAttributes, &p),
+            "and
+  or
+    test attr \"k\" str-eq [\"a\"]
+    test attr \"k\" num {1}
+    test attr \"k\" has-type null
+    and
+      test attr \"k\" shape present
+      not
+        test attr \"k\" str-prefix [\"x\"]
+  or
+    and
+      test attr \"m\" shape absent
+      test any-attribute shape present"
+        );
+    }
+
+    #[test]
+    fn golden_body_ir() {
+        let p = json!({"a": {"b": [{"equals-ignore-case": "xY"}], "c": [{"exists": false}]}});
+        assert_eq!(
+            ir(Scope::MessageBody, &p),
+            "and
+  test body-is-object shape present
+  and
+    and
+      or
+        test body \"a.b\" str-eq-fold [\"XY\"]
+      or
+        test body-each \"a.c\" shape absent"
+        );
+        assert_eq!(ir(Scope::MessageBody, &json!({})), "true");
+    }
+}

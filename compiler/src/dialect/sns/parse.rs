@@ -1,0 +1,678 @@
+//! Parsing and structural validation of SNS filter policies (sns rules 1, 15, 22-41, 43a, D-4).
+//!
+//! The checks follow event-ruler's compiler (the spec's \[ER\]), in its order: members are read in
+//! policy order, and inside one operator object the first operator is validated before a second
+//! key is reported. Every message quotes the AWS wording the spec names, so a team moving from AWS
+//! finds the text it knows; each error also carries a JSON Pointer. Errors in different members are
+//! all collected; inside one alternative, checking stops at the first.
+
+use super::CODE;
+use crate::error::{PolicyError, pointer};
+use filtervm_vm::cidr::Cidr;
+use filtervm_vm::wildcard::Wildcard;
+use serde_json::{Map, Value};
+
+/// The `$or` keyword (rule 34): always the operator, never a field name.
+pub const OR: &str = "$or";
+
+/// Operator names that may not be field names inside `$or` branches (rule 34 DECISION).
+pub const RESERVED_IN_OR: [&str; 8] = [
+    "prefix",
+    "suffix",
+    "anything-but",
+    "numeric",
+    "exists",
+    "equals-ignore-case",
+    "wildcard",
+    "cidr",
+];
+
+/// A policy object: its members are ANDed (rule 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Object {
+    /// The members, in policy order.
+    pub members: Vec<Member>,
+}
+
+/// One member of a policy object.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Member {
+    /// `"name": [alternatives]`: the alternatives are ORed (rule 1).
+    Leaf {
+        /// The property name.
+        name: String,
+        /// JSON Pointer of the member.
+        pointer: String,
+        /// The alternatives with their pointers.
+        alternatives: Vec<(Matcher, String)>,
+    },
+    /// `"name": {...}`: a nested body policy (rule 15).
+    Nested {
+        /// The property name.
+        name: String,
+        /// JSON Pointer of the member.
+        pointer: String,
+        /// The nested object.
+        object: Object,
+    },
+    /// `"$or": [{...}, {...}, ...]`: the branches are ORed, and the whole is ANDed with the
+    /// siblings (rule 34).
+    Or {
+        /// JSON Pointer of the `$or` member.
+        pointer: String,
+        /// The branches with their pointers.
+        branches: Vec<(Object, String)>,
+    },
+}
+
+/// A comparison of `numeric` (rule 31).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    /// The number.
+    pub value: f64,
+    /// Whether the number itself is inside.
+    pub inclusive: bool,
+}
+
+/// What `anything-but` excludes (rules 28, 29, 41).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Exclusion {
+    /// String leaves equal to one of these.
+    Strings(Vec<String>),
+    /// Number leaves numerically equal to one of these.
+    Numbers(Vec<f64>),
+    /// String leaves starting with one of these.
+    Prefixes(Vec<String>),
+    /// String leaves ending with one of these.
+    Suffixes(Vec<String>),
+    /// String leaves equal to one of these ignoring case.
+    EqualsIgnoreCase(Vec<String>),
+    /// String leaves matching one of these wildcards.
+    Wildcards(Vec<Wildcard>),
+}
+
+/// One alternative of a leaf list (rules 22-33).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Matcher {
+    /// `"s"`: exact string (rule 22).
+    Exact(String),
+    /// A bare number: numeric equality on number leaves (rule 23).
+    Number(f64),
+    /// `true` / `false` (rule 24).
+    Bool(bool),
+    /// `null` (rule 24).
+    Null,
+    /// `{"prefix": s}` (rule 25).
+    Prefix(String),
+    /// `{"suffix": s}` (rule 25).
+    Suffix(String),
+    /// `{"equals-ignore-case": s}` (rule 26).
+    EqualsIgnoreCase(String),
+    /// `{"wildcard": s}` (rule 27).
+    Wildcard(Wildcard),
+    /// `{"cidr": s}` (rule 32).
+    Cidr(Cidr),
+    /// `{"numeric": [...]}`: lower and upper bounds, either may be missing (rule 31).
+    Numeric {
+        /// The lower bound.
+        lo: Option<Bound>,
+        /// The upper bound.
+        hi: Option<Bound>,
+    },
+    /// `{"exists": b}` (rule 33).
+    Exists(bool),
+    /// `{"anything-but": ...}` (rules 28-30).
+    AnythingBut(Exclusion),
+}
+
+/// Collects errors while parsing. Nested objects are parsed in both scopes; whether the scope
+/// allows them is checked afterwards (rule 13).
+#[derive(Debug, Default)]
+pub struct Parser {
+    /// Errors found so far.
+    pub errors: Vec<PolicyError>,
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".to_owned(),
+        Value::Object(_) => "{".to_owned(),
+        Value::Array(_) => "[".to_owned(),
+    }
+}
+
+/// A policy number as a binary64: `None` when it is not finite (rule 31 DECISION).
+fn finite(n: &serde_json::Number) -> Option<f64> {
+    n.to_string().parse::<f64>().ok().filter(|x| x.is_finite())
+}
+
+impl Parser {
+    fn fail<T>(&mut self, at: &str, message: impl Into<String>) -> Option<T> {
+        self.errors.push(PolicyError::new(CODE, at, message));
+        None
+    }
+
+    fn not_finite<T>(&mut self, at: &str, n: &serde_json::Number) -> Option<T> {
+        self.fail(
+            at,
+            format!("the number {n} is out of range: it is not finite as a binary64"),
+        )
+    }
+
+    /// Parses the policy root (rule 1; rule 2: `{}` is the empty policy).
+    pub fn root(&mut self, policy: &Value) -> Option<Object> {
+        let Value::Object(map) = policy else {
+            return self.fail(
+                "",
+                "Filter is not an object: a filter policy is a JSON object",
+            );
+        };
+        self.object(map, "", false)
+    }
+
+    /// Parses an object's members (rule 1, 15, 34, 36).
+    fn object(&mut self, map: &Map<String, Value>, at: &str, in_or: bool) -> Option<Object> {
+        let before = self.errors.len();
+        let mut members = Vec::with_capacity(map.len());
+        for (name, value) in map {
+            let at = pointer::push(at, name);
+            if name == OR {
+                if let Some(branches) = self.or(value, &at) {
+                    members.push(Member::Or {
+                        pointer: at,
+                        branches,
+                    });
+                }
+                continue;
+            }
+            if in_or && RESERVED_IN_OR.contains(&name.as_str()) {
+                self.fail::<()>(
+                    &at,
+                    format!("{name} is Ruler reserved fieldName which cannot be used inside $or."),
+                );
+                continue;
+            }
+            match value {
+                Value::Object(child) if child.is_empty() => {
+                    // D-4.
+                    self.fail::<()>(&at, "Empty objects are not allowed");
+                }
+                Value::Object(child) => {
+                    if let Some(object) = self.object(child, &at, in_or) {
+                        members.push(Member::Nested {
+                            name: name.clone(),
+                            pointer: at,
+                            object,
+                        });
+                    }
+                }
+                Value::Array(items) => {
+                    if let Some(alternatives) = self.alternatives(items, &at) {
+                        members.push(Member::Leaf {
+                            name: name.clone(),
+                            pointer: at,
+                            alternatives,
+                        });
+                    }
+                }
+                _ => {
+                    // Rule 36.
+                    self.fail::<()>(&at, format!("\"{name}\" must be an object or an array"));
+                }
+            }
+        }
+        (self.errors.len() == before).then_some(Object { members })
+    }
+
+    /// Parses a `$or` value: an array of two or more non-empty objects (rule 34).
+    fn or(&mut self, value: &Value, at: &str) -> Option<Vec<(Object, String)>> {
+        let Value::Array(items) = value else {
+            return self.fail(at, "It must be an Array followed with $or.");
+        };
+        let before = self.errors.len();
+        let mut branches = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let at = pointer::index(at, i);
+            match item {
+                Value::Object(map) if map.is_empty() => {
+                    self.fail::<()>(&at, "Empty objects are not allowed");
+                }
+                Value::Object(map) => {
+                    if let Some(object) = self.object(map, &at, true) {
+                        branches.push((object, at));
+                    }
+                }
+                _ => {
+                    self.fail::<()>(
+                        &at,
+                        "Only JSON object is allowed in array of $or relationship.",
+                    );
+                }
+            }
+        }
+        if items.len() < 2 {
+            self.fail::<()>(
+                at,
+                "There must have at least 2 Objects in $or relationship.",
+            );
+        }
+        (self.errors.len() == before).then_some(branches)
+    }
+
+    /// Parses a leaf list (rules 1, 37).
+    fn alternatives(&mut self, items: &[Value], at: &str) -> Option<Vec<(Matcher, String)>> {
+        if items.is_empty() {
+            return self.fail(at, "Empty arrays are not allowed");
+        }
+        let before = self.errors.len();
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let at = pointer::index(at, i);
+            if let Some(m) = self.alternative(item, &at) {
+                out.push((m, at));
+            }
+        }
+        (self.errors.len() == before).then_some(out)
+    }
+
+    fn alternative(&mut self, item: &Value, at: &str) -> Option<Matcher> {
+        const MATCH_VALUE: &str = "Match value must be String, number, true, false, or null";
+        match item {
+            Value::String(s) => Some(Matcher::Exact(s.clone())),
+            Value::Number(n) => match finite(n) {
+                Some(x) => Some(Matcher::Number(x)),
+                None => self.not_finite(at, n),
+            },
+            Value::Bool(b) => Some(Matcher::Bool(*b)),
+            Value::Null => Some(Matcher::Null),
+            Value::Array(_) => self.fail(at, MATCH_VALUE),
+            Value::Object(op) => {
+                let mut entries = op.iter();
+                let Some((name, operand)) = entries.next() else {
+                    return self.fail(
+                        at,
+                        format!("{MATCH_VALUE} (an empty object is no operator)"),
+                    );
+                };
+                let op_at = pointer::push(at, name);
+                let matcher = self.operator(name, operand, &op_at)?;
+                if let Some((second, _)) = entries.next() {
+                    return self.fail(
+                        &pointer::push(at, second),
+                        "Only one key allowed in match expression",
+                    );
+                }
+                Some(matcher)
+            }
+        }
+    }
+
+    /// One operator (rules 25-33, 37-41, 43a).
+    fn operator(&mut self, name: &str, operand: &Value, at: &str) -> Option<Matcher> {
+        let string = |p: &mut Parser, what: &str| -> Option<String> {
+            match operand {
+                Value::String(s) => Some(s.clone()),
+                _ => p.fail(at, format!("{what} match pattern must be a string")),
+            }
+        };
+        match name {
+            "prefix" => string(self, "prefix").map(Matcher::Prefix),
+            "suffix" => string(self, "suffix").map(Matcher::Suffix),
+            "equals-ignore-case" => {
+                string(self, "equals-ignore-case").map(Matcher::EqualsIgnoreCase)
+            }
+            "wildcard" => {
+                let s = string(self, "wildcard")?;
+                match Wildcard::compile(&s) {
+                    Ok(w) => Some(Matcher::Wildcard(w)),
+                    Err(e) => self.fail(at, e.message),
+                }
+            }
+            "cidr" => {
+                // Rule 40 (1): sic, event-ruler says "prefix" here.
+                let s = string(self, "prefix")?;
+                match Cidr::parse(&s) {
+                    Ok(c) => Some(Matcher::Cidr(c)),
+                    Err(e) => self.fail(at, e.message),
+                }
+            }
+            "exists" => match operand {
+                Value::Bool(b) => Some(Matcher::Exists(*b)),
+                _ => self.fail(at, "exists match pattern must be either true or false."),
+            },
+            "numeric" => self.numeric(operand, at),
+            "anything-but" => self.anything_but(operand, at).map(Matcher::AnythingBut),
+            other => self.fail(at, format!("Unrecognized match type {other}")),
+        }
+    }
+
+    /// `numeric` (rules 31, 38, 43a), token by token as event-ruler reads it.
+    fn numeric(&mut self, operand: &Value, at: &str) -> Option<Matcher> {
+        let Value::Array(items) = operand else {
+            return self.fail(at, "Value of numeric must be an array.");
+        };
+        // The pointer of element `i`, or of the array itself when the element is missing.
+        let ptr = |i: usize| {
+            if i < items.len() {
+                pointer::index(at, i)
+            } else {
+                at.to_owned()
+            }
+        };
+        let Some(Value::String(op)) = items.first() else {
+            let text = items.first().map_or("]".to_owned(), text_of);
+            return self.fail(&ptr(0), format!("Invalid member in numeric match: {text}"));
+        };
+        let spelled = |op: &str| {
+            if op == "=" {
+                "equals".to_owned()
+            } else {
+                op.to_owned()
+            }
+        };
+        // The operand after the operator at `i`.
+        let number = |p: &mut Parser, i: usize, op: &str| -> Option<f64> {
+            match items.get(i) {
+                Some(Value::Number(n)) => match finite(n) {
+                    Some(x) => Some(x),
+                    None => p.not_finite(&ptr(i), n),
+                },
+                _ => p.fail(&ptr(i), format!("Value of {} must be numeric", spelled(op))),
+            }
+        };
+        let too_many = |p: &mut Parser, i: usize| -> Option<Matcher> {
+            p.fail(&ptr(i), "Too many elements in numeric expression")
+        };
+        match op.as_str() {
+            "=" => {
+                let x = number(self, 1, op)?;
+                if items.len() > 2 {
+                    return too_many(self, 2);
+                }
+                let b = Some(Bound {
+                    value: x,
+                    inclusive: true,
+                });
+                Some(Matcher::Numeric { lo: b, hi: b })
+            }
+            "<" | "<=" => {
+                let x = number(self, 1, op)?;
+                if items.len() > 2 {
+                    return too_many(self, 2);
+                }
+                Some(Matcher::Numeric {
+                    lo: None,
+                    hi: Some(Bound {
+                        value: x,
+                        inclusive: op == "<=",
+                    }),
+                })
+            }
+            ">" | ">=" => {
+                let lo = Bound {
+                    value: number(self, 1, op)?,
+                    inclusive: op == ">=",
+                };
+                let Some(second) = items.get(2) else {
+                    return Some(Matcher::Numeric {
+                        lo: Some(lo),
+                        hi: None,
+                    });
+                };
+                let Value::String(op2) = second else {
+                    return self.fail(
+                        &ptr(2),
+                        format!("Bad value in numeric range: {}", text_of(second)),
+                    );
+                };
+                if op2 != "<" && op2 != "<=" {
+                    return self.fail(&ptr(2), format!("Bad numeric range operator: {op2}"));
+                }
+                let top = number(self, 3, op2)?;
+                if items.len() > 4 {
+                    return self.fail(&ptr(4), "Too many terms in numeric range expression");
+                }
+                if lo.value >= top {
+                    return self.fail(at, "Bottom must be less than top");
+                }
+                Some(Matcher::Numeric {
+                    lo: Some(lo),
+                    hi: Some(Bound {
+                        value: top,
+                        inclusive: op2 == "<=",
+                    }),
+                })
+            }
+            other => self.fail(
+                &ptr(0),
+                format!("Unrecognized numeric range operator: {other}"),
+            ),
+        }
+    }
+
+    /// `anything-but` (rules 28-30, 41, 43a).
+    fn anything_but(&mut self, operand: &Value, at: &str) -> Option<Exclusion> {
+        match operand {
+            Value::String(s) => Some(Exclusion::Strings(vec![s.clone()])),
+            Value::Number(n) => match finite(n) {
+                Some(x) => Some(Exclusion::Numbers(vec![x])),
+                None => self.not_finite(at, n),
+            },
+            Value::Array(items) => self.anything_but_list(items, at),
+            Value::Object(op) => {
+                let mut entries = op.iter();
+                let Some((name, inner)) = entries.next() else {
+                    return self.fail(at, "Anything-But expression name not found");
+                };
+                let inner_at = pointer::push(at, name);
+                let excl = self.anything_but_pattern(name, inner, &inner_at)?;
+                if let Some((second, _)) = entries.next() {
+                    return self.fail(
+                        &pointer::push(at, second),
+                        "Only one key allowed in match expression",
+                    );
+                }
+                Some(excl)
+            }
+            Value::Bool(_) | Value::Null => {
+                let what = if operand.is_null() { "null" } else { "boolean" };
+                self.fail(
+                    at,
+                    format!(
+                        "Value of anything-but must be an array or single string/number value (inside anything but, {what} is not supported)"
+                    ),
+                )
+            }
+        }
+    }
+
+    fn anything_but_list(&mut self, items: &[Value], at: &str) -> Option<Exclusion> {
+        const MIXED: &str = "Inside anything but list, either all values are number or string, mixed type is not supported";
+        if items.is_empty() {
+            return self.fail(at, format!("{MIXED} (the list is empty)"));
+        }
+        let mut strings = Vec::new();
+        let mut numbers = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let item_at = pointer::index(at, i);
+            match item {
+                Value::String(s) => strings.push(s.clone()),
+                Value::Number(n) => match finite(n) {
+                    Some(x) => numbers.push(x),
+                    None => return self.not_finite(&item_at, n),
+                },
+                other => {
+                    let what = match other {
+                        Value::Bool(_) => "boolean",
+                        Value::Null => "null",
+                        Value::Object(_) => "object",
+                        _ => "array",
+                    };
+                    return self.fail(
+                        &item_at,
+                        format!("Inside anything but list, {what} is not supported."),
+                    );
+                }
+            }
+            if !strings.is_empty() && !numbers.is_empty() {
+                return self.fail(&item_at, MIXED);
+            }
+        }
+        Some(if numbers.is_empty() {
+            Exclusion::Strings(strings)
+        } else {
+            Exclusion::Numbers(numbers)
+        })
+    }
+
+    /// `{"anything-but": {op: operand}}` (rule 41 DECISION: a string or a non-empty list of
+    /// strings; a value is excluded when it matches any entry).
+    fn anything_but_pattern(&mut self, name: &str, operand: &Value, at: &str) -> Option<Exclusion> {
+        if !matches!(
+            name,
+            "prefix" | "suffix" | "wildcard" | "equals-ignore-case"
+        ) {
+            return self.fail(at, format!("Unsupported anything-but pattern: {name}"));
+        }
+        let entries: Vec<(String, String)> = match operand {
+            Value::String(s) => vec![(s.clone(), at.to_owned())],
+            Value::Array(items) if !items.is_empty() => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    match item {
+                        Value::String(s) => out.push((s.clone(), pointer::index(at, i))),
+                        _ => {
+                            return self.fail(
+                                &pointer::index(at, i),
+                                format!("{name} match pattern must be a string"),
+                            );
+                        }
+                    }
+                }
+                out
+            }
+            _ => return self.fail(at, format!("{name} match pattern must be a string")),
+        };
+        // Where the spec is silent, event-ruler: an empty anything-but prefix or suffix would
+        // exclude every string.
+        if matches!(name, "prefix" | "suffix")
+            && let Some((_, p)) = entries.iter().find(|(s, _)| s.is_empty())
+        {
+            return self.fail(p, "Null prefix/suffix not allowed");
+        }
+        let strings = || entries.iter().map(|(s, _)| s.clone()).collect();
+        Some(match name {
+            "prefix" => Exclusion::Prefixes(strings()),
+            "suffix" => Exclusion::Suffixes(strings()),
+            "equals-ignore-case" => Exclusion::EqualsIgnoreCase(strings()),
+            _ => {
+                let mut patterns = Vec::with_capacity(entries.len());
+                for (s, p) in &entries {
+                    match Wildcard::compile(s) {
+                        Ok(w) => patterns.push(w),
+                        Err(e) => return self.fail(p, e.message),
+                    }
+                }
+                Exclusion::Wildcards(patterns)
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn one(alt: Value) -> Result<Matcher, Vec<(String, String)>> {
+        let mut p = Parser::default();
+        let root = p.root(&json!({ "k": [alt] }));
+        match root {
+            Some(Object { members }) if p.errors.is_empty() => match members.into_iter().next() {
+                Some(Member::Leaf { alternatives, .. }) => {
+                    Ok(alternatives.into_iter().next().unwrap().0)
+                }
+                other => panic!("{other:?}"),
+            },
+            _ => Err(p
+                .errors
+                .into_iter()
+                .map(|e| (e.pointer, e.message))
+                .collect()),
+        }
+    }
+
+    #[test]
+    fn rule_31_numeric_bounds() {
+        let b = |value, inclusive| Some(Bound { value, inclusive });
+        assert_eq!(
+            one(json!({"numeric": [">", 0, "<=", 150]})),
+            Ok(Matcher::Numeric {
+                lo: b(0.0, false),
+                hi: b(150.0, true)
+            })
+        );
+        assert_eq!(
+            one(json!({"numeric": ["=", 3.015e2]})),
+            Ok(Matcher::Numeric {
+                lo: b(301.5, true),
+                hi: b(301.5, true)
+            })
+        );
+        assert_eq!(
+            one(json!({"numeric": ["<", 5]})),
+            Ok(Matcher::Numeric {
+                lo: None,
+                hi: b(5.0, false)
+            })
+        );
+    }
+
+    #[test]
+    fn rule_28_anything_but_forms() {
+        assert_eq!(
+            one(json!({"anything-but": "a"})),
+            Ok(Matcher::AnythingBut(Exclusion::Strings(vec!["a".into()])))
+        );
+        assert_eq!(
+            one(json!({"anything-but": [1, 2.5]})),
+            Ok(Matcher::AnythingBut(Exclusion::Numbers(vec![1.0, 2.5])))
+        );
+        assert_eq!(
+            one(json!({"anything-but": {"suffix": ["a", "b"]}})),
+            Ok(Matcher::AnythingBut(Exclusion::Suffixes(vec![
+                "a".into(),
+                "b".into()
+            ])))
+        );
+        assert_eq!(
+            one(json!({"anything-but": {"prefix": ""}})),
+            Err(vec![(
+                "/k/0/anything-but/prefix".into(),
+                "Null prefix/suffix not allowed".into()
+            )])
+        );
+    }
+
+    #[test]
+    fn rule_31_policy_numbers_must_be_finite() {
+        let big: Value = serde_json::from_str("1e400").unwrap();
+        assert!(one(big.clone()).is_err());
+        assert!(one(json!({"numeric": [">", big]})).is_err());
+        assert!(one(json!({"anything-but": [big]})).is_err());
+    }
+
+    #[test]
+    fn errors_in_several_members_are_all_reported_in_order() {
+        let mut p = Parser::default();
+        assert!(
+            p.root(&json!({"a": [], "b": "x", "$or": [{"c": [{"bad": 1}]}]}))
+                .is_none()
+        );
+        let pointers: Vec<&str> = p.errors.iter().map(|e| e.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/a", "/b", "/$or/0/c/0/bad", "/$or"]);
+    }
+}
