@@ -34,8 +34,10 @@
 pub mod codegen;
 pub mod dialect;
 pub mod error;
+pub mod explain;
 pub mod intern;
 pub mod ir;
+pub mod lint;
 pub mod opt;
 pub mod wire;
 

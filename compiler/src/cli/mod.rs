@@ -1,5 +1,7 @@
 //! Command-line parsing and the subcommands.
 
+mod explain;
+mod lint;
 mod matching;
 
 use clap::{Args, Parser, Subcommand};
@@ -49,6 +51,12 @@ enum Command {
         #[arg(long, conflicts_with_all = ["dialect", "policy", "filter", "options"])]
         program: Option<PathBuf>,
     },
+    /// Explain why a message matches a policy or not: the verdict, every condition with its
+    /// truth, the values it saw and its JSON Pointer, the deciding conditions and hints.
+    Explain(explain::ExplainArgs),
+    /// Warn about conditions that never or always hold, duplicates and dialect pitfalls (each
+    /// warning with a code, a JSON Pointer and a one-line fix).
+    Lint(lint::LintArgs),
 }
 
 /// Where the policy comes from and how to read it.
@@ -238,5 +246,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             };
             matching::run(&filter, messages.as_deref(), only_matching)
         }
+        Command::Explain(args) => explain::run(args),
+        Command::Lint(args) => lint::run(args),
     }
 }

@@ -485,21 +485,13 @@ pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileErro
 ///
 /// The declared type is read (`String` or `Number`) but never changes what matchers see (B-4).
 pub fn message_from_json(message: &Value) -> Result<Message, MessageError> {
-    let Value::Object(top) = message else {
-        return Err(MessageError::new(
-            "",
-            "a message must be a JSON object with an `attributes` object",
-        ));
-    };
-    let attrs = match top.get("attributes") {
-        None | Some(Value::Null) => return Ok(Message::Attributes(Vec::new())),
-        Some(Value::Object(attrs)) => attrs,
-        Some(_) => {
-            return Err(MessageError::new(
-                "/attributes",
-                "`attributes` must be an object",
-            ));
-        }
+    let Some(attrs) = super::message_member(
+        message,
+        "attributes",
+        r#"{"attributes": {NAME: {"type", "value"}}}"#,
+    )?
+    else {
+        return Ok(Message::Attributes(Vec::new()));
     };
     let mut out = Vec::with_capacity(attrs.len());
     for (name, attr) in attrs {

@@ -674,21 +674,13 @@ pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileErro
 /// message without headers; other top-level members are ignored.
 pub fn message_from_json(options: &Value, message: &Value) -> Result<Message, MessageError> {
     let _ = options;
-    let Value::Object(top) = message else {
-        return Err(MessageError::new(
-            "",
-            "a message must be a JSON object with a `headers` object",
-        ));
-    };
-    let headers = match top.get("headers") {
-        None | Some(Value::Null) => return Ok(Message::Headers(Vec::new())),
-        Some(Value::Object(h)) => h,
-        Some(_) => {
-            return Err(MessageError::new(
-                "/headers",
-                "`headers` must be an object mapping names to a string or an array of strings",
-            ));
-        }
+    let Some(headers) = super::message_member(
+        message,
+        "headers",
+        r#"{"headers": {NAME: VALUE}}, VALUE a string or an array of strings"#,
+    )?
+    else {
+        return Ok(Message::Headers(Vec::new()));
     };
     let mut out = Vec::with_capacity(headers.len());
     for (name, value) in headers {

@@ -105,6 +105,30 @@ pub(crate) fn check_text(
     }
 }
 
+/// The object member `member` of a message in the vector shape (`{"attributes": {..}}`,
+/// `{"headers": {..}}`): `None` when it is absent or null; an error naming the expected `shape`
+/// when the message or the member is not an object.
+pub(crate) fn message_member<'a>(
+    message: &'a serde_json::Value,
+    member: &str,
+    shape: &str,
+) -> Result<Option<&'a serde_json::Map<String, serde_json::Value>>, MessageError> {
+    let serde_json::Value::Object(top) = message else {
+        return Err(MessageError::new(
+            "",
+            format!("a message must be a JSON object {shape}"),
+        ));
+    };
+    match top.get(member) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Object(m)) => Ok(Some(m)),
+        Some(_) => Err(MessageError::new(
+            crate::error::pointer::push("", member),
+            format!("`{member}` must be an object: the message shape is {shape}"),
+        )),
+    }
+}
+
 /// Reads a message given as JSON in the dialect's shape (conformance `FORMAT.md`).
 pub fn message_from_json(
     dialect: Dialect,

@@ -10,6 +10,7 @@
 pub mod basaltic;
 pub mod eventgrid;
 pub mod expr;
+pub mod number;
 pub mod sns;
 pub mod stream;
 

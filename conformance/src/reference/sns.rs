@@ -6,6 +6,7 @@
 //! policy path passes through (rule 18, D-3). It assumes the policy is valid.
 
 use super::ReferenceError;
+use super::number::parse_number;
 use serde_json::{Map, Value};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -108,7 +109,7 @@ fn base_type(t: &str) -> &str {
 fn attribute_values(t: &str, v: &str) -> Vec<Val> {
     match base_type(t) {
         "String" => vec![Val::Str(v.to_owned())],
-        "Number" => number_text(v.trim()).map(Val::Num).into_iter().collect(),
+        "Number" => parse_number(v.trim()).map(Val::Num).into_iter().collect(),
         "String.Array" => match serde_json::from_str::<Value>(v) {
             Ok(Value::Array(items)) => items.iter().filter_map(scalar).collect(),
             _ => Vec::new(),
@@ -126,50 +127,6 @@ fn scalar(v: &Value) -> Option<Val> {
         Value::Null => Some(Val::Null),
         Value::Array(_) | Value::Object(_) => None,
     }
-}
-
-/// The JSON number grammar, checked character by character; finite binary64 only.
-fn number_text(text: &str) -> Option<f64> {
-    let b = text.as_bytes();
-    let mut i = 0;
-    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
-    if b.get(i) == Some(&b'-') {
-        i += 1;
-    }
-    if b.get(i) == Some(&b'0') {
-        i += 1;
-    } else if digit(i) {
-        while digit(i) {
-            i += 1;
-        }
-    } else {
-        return None;
-    }
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        if !digit(i) {
-            return None;
-        }
-        while digit(i) {
-            i += 1;
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if !digit(i) {
-            return None;
-        }
-        while digit(i) {
-            i += 1;
-        }
-    }
-    if i != b.len() {
-        return None;
-    }
-    text.parse::<f64>().ok().filter(|x| x.is_finite())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -635,8 +592,8 @@ mod tests {
     fn case_and_numbers() {
         assert!(same_ignoring_case("Tennis", "tENNIS"));
         assert!(!same_ignoring_case("ß", "SS"));
-        assert_eq!(number_text("3.015e2"), Some(301.5));
-        assert_eq!(number_text("01"), None);
-        assert_eq!(number_text("1e400"), None);
+        assert_eq!(parse_number("3.015e2"), Some(301.5));
+        assert_eq!(parse_number("01"), None);
+        assert_eq!(parse_number("1e400"), None);
     }
 }

@@ -6,6 +6,7 @@
 //! semantics — is written again here, the obvious way.
 
 use super::ReferenceError;
+use super::number::parse_number;
 use serde_json::Value;
 
 /// Evaluates a (valid) policy against `{"headers": {NAME: VALUE}}`.
@@ -158,50 +159,6 @@ fn segment_matches(pattern: &str, value: &str) -> bool {
                 && value.ends_with(suffix)
         }
     }
-}
-
-/// S9: the whole text is a JSON number (ASCII digits) and finite as a binary64.
-fn parse_number(text: &str) -> Option<f64> {
-    let b = text.as_bytes();
-    let mut i = 0;
-    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
-    if b.get(i) == Some(&b'-') {
-        i += 1;
-    }
-    match b.get(i) {
-        Some(b'0') => i += 1,
-        Some(b'1'..=b'9') => {
-            while digit(i) {
-                i += 1;
-            }
-        }
-        _ => return None,
-    }
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        if !digit(i) {
-            return None;
-        }
-        while digit(i) {
-            i += 1;
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if !digit(i) {
-            return None;
-        }
-        while digit(i) {
-            i += 1;
-        }
-    }
-    if i != b.len() {
-        return None;
-    }
-    text.parse::<f64>().ok().filter(|x| x.is_finite())
 }
 
 #[cfg(test)]

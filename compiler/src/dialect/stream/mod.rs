@@ -348,21 +348,13 @@ pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileErro
 /// ignored.
 pub fn message_from_json(options: &Value, message: &Value) -> Result<Message, MessageError> {
     let _ = options;
-    let Value::Object(top) = message else {
-        return Err(MessageError::new(
-            "",
-            "a stream message must be a JSON object {\"headers\": {NAME: VALUE}}",
-        ));
-    };
-    let headers = match top.get("headers") {
-        None | Some(Value::Null) => return Ok(Message::Headers(Vec::new())),
-        Some(Value::Object(h)) => h,
-        Some(_) => {
-            return Err(MessageError::new(
-                "/headers",
-                "`headers` must be an object mapping header names to string values",
-            ));
-        }
+    let Some(headers) = super::message_member(
+        message,
+        "headers",
+        r#"{"headers": {NAME: VALUE}} with string values"#,
+    )?
+    else {
+        return Ok(Message::Headers(Vec::new()));
     };
     let mut out = Vec::with_capacity(headers.len());
     for (name, value) in headers {

@@ -1,0 +1,118 @@
+//! `filtervm explain`: why a message did or did not match a policy.
+
+use super::{Failure, PolicyArgs, print_errors};
+use clap::Args;
+use filtervm_compiler::explain::explain_json;
+use filtervm_compiler::{CompileError, Dialect, Filter, compile};
+use serde_json::Value;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The arguments of `filtervm explain`.
+#[derive(Args, Debug)]
+pub(super) struct ExplainArgs {
+    #[command(flatten)]
+    policy: PolicyArgs,
+    /// The message: a file holding one message as JSON in the dialect's shape (`-` for stdin).
+    #[arg(long, short)]
+    message: PathBuf,
+    /// Print the explanation as JSON (the shape is documented in `filtervm_compiler::explain`).
+    #[arg(long)]
+    json: bool,
+    /// Also list the program's own test instructions, each run alone on the message.
+    #[arg(long)]
+    trace: bool,
+}
+
+/// The policy as written (JSON, or the stream text form as a JSON string), best effort.
+fn policy_value(args: &PolicyArgs) -> Option<Value> {
+    let stream = args.dialect == Some(Dialect::Stream);
+    let text = match (&args.policy, &args.filter) {
+        (Some(path), None) => std::fs::read_to_string(path).ok()?,
+        (None, Some(inline)) => inline.clone(),
+        _ => return None,
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(v) if v.is_object() || v.is_array() || !stream => Some(v),
+        _ if stream => Some(Value::String(text)),
+        _ => None,
+    }
+}
+
+/// Compiles the policy and reads it as a value; `Ok(Err(..))` is an invalid policy.
+pub(super) fn load(
+    args: &PolicyArgs,
+) -> Result<Result<(Filter, Option<Value>), CompileError>, Failure> {
+    let value = policy_value(args);
+    match args.compile()? {
+        Ok(filter) => Ok(Ok((filter, value))),
+        // The stream text form in a file: compile the text.
+        Err(e) => match (&value, args.dialect) {
+            (Some(v @ Value::String(_)), Some(Dialect::Stream)) => {
+                let options = args.options()?;
+                Ok(compile(Dialect::Stream, v, &options).map(|f| (f, value.clone())))
+            }
+            _ => Ok(Err(e)),
+        },
+    }
+}
+
+fn read_message(path: &std::path::Path) -> Result<Value, Failure> {
+    let mut text = String::new();
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| Failure::usage(format!("<stdin>: cannot read the message: {e}")))?;
+    } else {
+        text = std::fs::read_to_string(path).map_err(|e| {
+            Failure::usage(format!("{}: cannot read the message: {e}", path.display()))
+        })?;
+    }
+    serde_json::from_str(&text)
+        .map_err(|e| Failure::usage(format!("{}: the message is not JSON: {e}", path.display())))
+}
+
+/// Runs `filtervm explain`: exit 0 (whatever the verdict), 1 for an invalid policy, 2 for a
+/// message that cannot be read.
+pub(super) fn run(args: ExplainArgs) -> Result<ExitCode, Failure> {
+    let (filter, policy) = match load(&args.policy)? {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            print_errors(&args.policy.source_name(), &e);
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let message = read_message(&args.message)?;
+    let explanation = explain_json(&filter, policy.as_ref(), &message)
+        .map_err(|e| Failure::usage(format!("{}: {e}", args.message.display())))?;
+    let mut text = String::new();
+    if args.json {
+        text = serde_json::to_string_pretty(&explanation.to_json())
+            .map_err(|e| Failure::usage(format!("cannot print JSON: {e}")))?;
+        text.push('\n');
+    } else {
+        text.push_str(&explanation.to_string());
+        if args.trace {
+            text.push_str(
+                "\ninstructions (the program's own tests, each run alone on the message):\n",
+            );
+            text.push_str(&explanation.render_instructions());
+        }
+    }
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `text` to stdout; a closed pipe (`| head`) is not an error.
+pub(super) fn write_stdout(text: &str) -> Result<(), Failure> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure {
+            message: format!("cannot write: {e}"),
+            code: 2,
+        }),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,61 @@
+//! `filtervm lint`: warnings about a policy that compiles but probably does not mean what its
+//! author thinks.
+
+use super::explain::{load, write_stdout};
+use super::{Failure, PolicyArgs, print_errors};
+use clap::Args;
+use filtervm_compiler::lint::{Warning, lint_filter};
+use std::process::ExitCode;
+
+/// The arguments of `filtervm lint`.
+#[derive(Args, Debug)]
+pub(super) struct LintArgs {
+    #[command(flatten)]
+    policy: PolicyArgs,
+    /// Print the warnings as a JSON array of `{"code", "pointer", "message", "fix"}`.
+    #[arg(long)]
+    json: bool,
+    /// Exit 1 when there is any warning (for CI).
+    #[arg(long)]
+    deny_warnings: bool,
+}
+
+/// Runs `filtervm lint`: exit 0, or 1 for an invalid policy (or a warning with
+/// `--deny-warnings`).
+pub(super) fn run(args: LintArgs) -> Result<ExitCode, Failure> {
+    let source = args.policy.source_name();
+    let (filter, policy) = match load(&args.policy)? {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            print_errors(&source, &e);
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let warnings = lint_filter(&filter, &policy.unwrap_or(serde_json::Value::Null));
+    let mut text = String::new();
+    if args.json {
+        let all: Vec<serde_json::Value> = warnings.iter().map(Warning::to_json).collect();
+        text = serde_json::to_string_pretty(&all)
+            .map_err(|e| Failure::usage(format!("cannot print JSON: {e}")))?;
+        text.push('\n');
+    } else if warnings.is_empty() {
+        text = format!("{source}: no warnings\n");
+    } else {
+        for w in &warnings {
+            let at = if w.pointer.is_empty() {
+                "(policy)"
+            } else {
+                w.pointer.as_str()
+            };
+            text.push_str(&format!(
+                "{source}: {} {at}: {}\n    fix: {}\n",
+                w.code, w.message, w.fix
+            ));
+        }
+    }
+    write_stdout(&text)?;
+    if args.deny_warnings && !warnings.is_empty() {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
