@@ -130,13 +130,6 @@ fn compile_segment(source: &str, seg: &str) -> Result<Segment, PatternError> {
     }
 }
 
-/// Whether the value segments from `segs` match `pattern`, one for one, in order.
-///
-/// The caller guarantees that `segs` yields at least `pattern.len()` items.
-fn match_run<'v>(pattern: &[Segment], segs: impl Iterator<Item = &'v str>) -> bool {
-    pattern.iter().zip(segs).all(|(p, v)| p.matches(v))
-}
-
 impl SegmentPattern {
     /// Compiles a pattern.
     ///
@@ -182,22 +175,65 @@ impl SegmentPattern {
     ///
     /// Linear in the length of `value`, with no allocation.
     pub fn matches(&self, value: &str) -> bool {
-        // S1: a value with n dots has n + 1 segments.
-        let count = memchr::memchr_iter(b'.', value.as_bytes())
-            .count()
-            .saturating_add(1);
+        // Front: the head's segments in order, each up to the next '.' (S1). `rest` is the unread
+        // part of the value, `None` once its last segment has been read.
+        let mut rest = Some(value);
+        for seg in self.head.iter() {
+            let Some(unread) = rest else { return false };
+            rest = match seg {
+                // A literal is compared in place: no search for the dot that ends it.
+                Segment::Literal(lit) => match unread.strip_prefix(&**lit) {
+                    Some("") => None,
+                    Some(after) => match after.strip_prefix('.') {
+                        Some(after) => Some(after),
+                        None => return false,
+                    },
+                    None => return false,
+                },
+                _ => {
+                    let (segment, after) = match memchr::memchr(b'.', unread.as_bytes()) {
+                        Some(dot) => (unread.get(..dot).unwrap_or(""), unread.get(dot + 1..)),
+                        None => (unread, None),
+                    };
+                    if !seg.matches(segment) {
+                        return false;
+                    }
+                    after
+                }
+            };
+        }
         match &self.tail {
-            None => count == self.head.len() && match_run(&self.head, value.split('.')),
+            // Without `**` the head must account for every segment.
+            None => rest.is_none(),
+            // S4: `**` takes whatever the head and tail leave, zero segments included; the tail is
+            // matched from the back within what the head left, so the two never share a segment.
             Some(tail) => {
-                // S4: `**` takes whatever the head and tail leave, zero segments included; the
-                // head and tail may not share a value segment.
-                count >= self.head.len().saturating_add(tail.len())
-                    && match_run(&self.head, value.split('.'))
-                    && tail
-                        .iter()
-                        .rev()
-                        .zip(value.rsplit('.'))
-                        .all(|(p, v)| p.matches(v))
+                for seg in tail.iter().rev() {
+                    let Some(unread) = rest else { return false };
+                    rest = match seg {
+                        Segment::Literal(lit) => match unread.strip_suffix(&**lit) {
+                            Some("") => None,
+                            Some(before) => match before.strip_suffix('.') {
+                                Some(before) => Some(before),
+                                None => return false,
+                            },
+                            None => return false,
+                        },
+                        _ => {
+                            let (segment, before) = match memchr::memrchr(b'.', unread.as_bytes()) {
+                                Some(dot) => {
+                                    (unread.get(dot + 1..).unwrap_or(""), unread.get(..dot))
+                                }
+                                None => (unread, None),
+                            };
+                            if !seg.matches(segment) {
+                                return false;
+                            }
+                            before
+                        }
+                    };
+                }
+                true
             }
         }
     }
