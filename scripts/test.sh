@@ -18,5 +18,6 @@ files=()
 for d in $DIALECTS; do
   files+=("conformance/vectors/$d.jsonl")
   if [ -f "conformance/vectors/local/$d.jsonl" ]; then files+=("conformance/vectors/local/$d.jsonl"); fi
+  if [ -f "conformance/vectors/local/fuzz-$d.jsonl" ]; then files+=("conformance/vectors/local/fuzz-$d.jsonl"); fi
 done
 cargo run --release -p filtervm-conformance -- "${files[@]}"

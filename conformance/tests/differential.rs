@@ -1,6 +1,10 @@
 //! The differential property in `cargo test`: for thousands of generated policy/message pairs per
 //! dialect, the VM and the reference interpreter give the same verdict. A disagreement prints the
 //! case as a ready-to-paste conformance vector line.
+//!
+//! The cases are seeded and deterministic. `soak` (ignored) runs many more, for a release-mode
+//! search: `FILTERVM_SOAK=200000 FILTERVM_SEED=7 cargo test --release -p filtervm-conformance
+//! --test differential -- --ignored --nocapture`.
 
 #![allow(
     clippy::unwrap_used,
@@ -10,31 +14,38 @@
 )]
 
 use filtervm_compiler::Dialect;
-use filtervm_conformance::generate::{self, Outcome, Rng};
+use filtervm_conformance::generate::{self, Outcome, Rng, Source};
 
-fn run(dialect: Dialect, cases: usize, seed: u64) {
+/// Runs `cases` generated cases; returns how many matched and the failures (at most 5).
+fn search(dialect: Dialect, cases: usize, seed: u64) -> (usize, Vec<String>) {
     let mut rng = Rng::new(seed);
     let (mut matched, mut failures) = (0usize, Vec::new());
     for i in 0..cases {
         let case = generate::case(dialect, &mut rng).expect("the dialect has a generator");
+        let id = format!("{}-diff-{seed}-{i}", dialect.name());
         match generate::check(&case) {
             Outcome::Agree(m) => matched += usize::from(m),
             Outcome::Disagree { vm, reference } => failures.push(format!(
                 "VM says {vm}, reference says {reference}:\n{}",
-                case.to_vector(&format!("{}-diff-{seed}-{i}", dialect.name()), reference)
+                case.to_vector(&id, reference)
             )),
             Outcome::Rejected(e) => failures.push(format!(
                 "generated an invalid policy ({e}):\n{}",
-                case.policy
+                case.to_vector(&id, false)
             )),
             Outcome::Error(e) => {
-                failures.push(format!("error {e}:\n{}", case.to_vector("error", false)))
+                failures.push(format!("error {e}:\n{}", case.to_vector(&id, false)))
             }
         }
         if failures.len() >= 5 {
             break;
         }
     }
+    (matched, failures)
+}
+
+fn run(dialect: Dialect, cases: usize, seed: u64) {
+    let (matched, failures) = search(dialect, cases, seed);
     assert!(
         failures.is_empty(),
         "{} failures, first ones:\n{}",
@@ -51,4 +62,93 @@ fn run(dialect: Dialect, cases: usize, seed: u64) {
 #[test]
 fn basaltic_vm_agrees_with_reference() {
     run(Dialect::Basaltic, 5000, 1);
+}
+
+#[test]
+fn expr_vm_agrees_with_reference() {
+    run(Dialect::Expr, 5000, 2);
+}
+
+#[test]
+fn sns_vm_agrees_with_reference() {
+    run(Dialect::Sns, 5000, 3);
+}
+
+#[test]
+fn eventgrid_vm_agrees_with_reference() {
+    run(Dialect::EventGrid, 5000, 4);
+}
+
+#[test]
+fn stream_vm_agrees_with_reference() {
+    run(Dialect::Stream, 5000, 5);
+}
+
+/// The fuzzer's source of choices ([`generate::Bytes`]) gives valid cases too: from the empty
+/// input (every choice 0), saturated bytes, and short random inputs that run out mid-case.
+#[test]
+fn byte_source_gives_valid_cases() {
+    let mut rng = Rng::new(7);
+    let mut inputs: Vec<Vec<u8>> = vec![Vec::new(), vec![0xFF; 64], vec![0x80; 300]];
+    for _ in 0..400 {
+        let len = rng.below(300) as usize;
+        inputs.push((0..len).map(|_| rng.below(256) as u8).collect());
+    }
+    for dialect in Dialect::ALL {
+        for input in &inputs {
+            let case = generate::case(dialect, &mut generate::Bytes::new(input)).unwrap();
+            match generate::check(&case) {
+                Outcome::Agree(_) => {}
+                other => panic!("{other:?}:\n{}", case.to_vector("bytes", false)),
+            }
+        }
+    }
+}
+
+/// The stream text form (printed here, independently of the compiler's printer, with random
+/// whitespace and quoting) parses to the same filter as the JSON form, and the compiler's
+/// canonical text is stable: print → parse → print gives the same text and the same filter.
+#[test]
+fn stream_text_form_agrees_with_json_form() {
+    use filtervm_compiler::dialect::stream;
+    let mut rng = Rng::new(6);
+    for i in 0..3000 {
+        let json_form = generate::stream::policy(&mut rng);
+        let text = generate::stream::text_of(&json_form, &mut rng).unwrap();
+        let from_json = stream::parse(&json_form)
+            .unwrap_or_else(|e| panic!("case {i}: JSON form rejected ({e}): {json_form}"));
+        let from_text = stream::parse_text(&text)
+            .unwrap_or_else(|e| panic!("case {i}: text form rejected ({e}): {text:?}"));
+        assert_eq!(from_json, from_text, "case {i}: {text:?} vs {json_form}");
+        let canonical = stream::to_text(&from_text);
+        let again = stream::parse_text(&canonical)
+            .unwrap_or_else(|e| panic!("case {i}: canonical text rejected ({e}): {canonical:?}"));
+        assert_eq!(again, from_text, "case {i}: {canonical:?}");
+        assert_eq!(stream::to_text(&again), canonical, "case {i}");
+    }
+}
+
+/// Many more cases per dialect, from `FILTERVM_SEED` (default 1), `FILTERVM_SOAK` cases each
+/// (default 100,000); prints the match rate and every failure found.
+#[test]
+#[ignore = "a long search; run in release mode (see the module docs)"]
+fn soak() {
+    let var = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let cases = usize::try_from(var("FILTERVM_SOAK", 100_000)).unwrap();
+    let seed = var("FILTERVM_SEED", 1);
+    let mut all = Vec::new();
+    for dialect in Dialect::ALL {
+        let (matched, failures) = search(dialect, cases, seed);
+        println!(
+            "{dialect}: {matched} of {cases} matched, {} failures",
+            failures.len()
+        );
+        all.extend(failures);
+    }
+    assert!(all.is_empty(), "{}", all.join("\n"));
 }

@@ -137,23 +137,8 @@ fn parse_alternatives(
         errors.push(PolicyError::new(CODE, at, what));
         return None;
     };
-    if items.is_empty() {
-        errors.push(PolicyError::new(
-            CODE,
-            at,
-            "an alternatives array must not be empty",
-        ));
+    if !list_length_ok(items, at, "an attribute's alternatives", errors) {
         return None;
-    }
-    if items.len() > MAX_ALTERNATIVES {
-        errors.push(PolicyError::new(
-            CODE,
-            pointer::index(at, MAX_ALTERNATIVES),
-            format!(
-                "an attribute takes at most {MAX_ALTERNATIVES} alternatives, found {}",
-                items.len()
-            ),
-        ));
     }
     let before = errors.len();
     let alternatives: Vec<(Matcher, String)> = items
@@ -165,6 +150,31 @@ fn parse_alternatives(
         })
         .collect();
     (errors.len() == before).then_some(alternatives)
+}
+
+/// B-12: an alternatives or `anything-but` list holds 1 to [`MAX_ALTERNATIVES`] entries; the
+/// error points at the list when it is empty and at the first entry past the limit otherwise.
+fn list_length_ok(items: &[Value], at: &str, what: &str, errors: &mut Vec<PolicyError>) -> bool {
+    if items.is_empty() {
+        errors.push(PolicyError::new(
+            CODE,
+            at,
+            format!("{what} must not be empty"),
+        ));
+        return false;
+    }
+    if items.len() > MAX_ALTERNATIVES {
+        errors.push(PolicyError::new(
+            CODE,
+            pointer::index(at, MAX_ALTERNATIVES),
+            format!(
+                "{what}: at most {MAX_ALTERNATIVES} entries, found {}",
+                items.len()
+            ),
+        ));
+        return false;
+    }
+    true
 }
 
 fn number_text(n: &serde_json::Number, at: &str, errors: &mut Vec<PolicyError>) -> Option<String> {
@@ -274,23 +284,7 @@ fn parse_anything_but(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) 
     };
     match operand {
         Value::Array(items) => {
-            if items.is_empty() {
-                errors.push(PolicyError::new(
-                    CODE,
-                    at,
-                    "the `anything-but` list must not be empty",
-                ));
-                return None;
-            }
-            if items.len() > MAX_ALTERNATIVES {
-                errors.push(PolicyError::new(
-                    CODE,
-                    pointer::index(at, MAX_ALTERNATIVES),
-                    format!(
-                        "`anything-but` takes at most {MAX_ALTERNATIVES} values, found {}",
-                        items.len()
-                    ),
-                ));
+            if !list_length_ok(items, at, "the `anything-but` values", errors) {
                 return None;
             }
             let before = errors.len();

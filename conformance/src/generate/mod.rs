@@ -7,6 +7,10 @@
 //! and values from small pools, so that policies and messages collide often.
 
 pub mod basaltic;
+pub mod eventgrid;
+pub mod expr;
+pub mod sns;
+pub mod stream;
 
 use filtervm_compiler::Dialect;
 use serde_json::Value;
@@ -80,6 +84,57 @@ impl Source for Rng {
     }
 }
 
+/// A [`Source`] over a byte slice (the fuzzer's input): each choice consumes up to four bytes,
+/// and an exhausted slice answers 0, so every input — even the empty one — gives a case.
+#[derive(Debug, Clone)]
+pub struct Bytes<'a>(&'a [u8]);
+
+impl<'a> Bytes<'a> {
+    /// Choices drawn from `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Bytes<'a> {
+        Bytes(bytes)
+    }
+
+    /// Whether every byte has been consumed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Source for Bytes<'_> {
+    fn below(&mut self, n: u32) -> u32 {
+        if n <= 1 {
+            return 0;
+        }
+        // As many bytes as `n - 1` needs, little-endian, then reduced modulo `n`.
+        let width = (32 - (n - 1).leading_zeros()).div_ceil(8) as usize;
+        let take = width.min(self.0.len());
+        let (head, rest) = self.0.split_at(take);
+        self.0 = rest;
+        let x = head
+            .iter()
+            .rev()
+            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        u32::try_from(x % u64::from(n)).unwrap_or(0)
+    }
+}
+
+/// An element of a pool of words.
+pub(crate) fn word<'a>(s: &mut impl Source, items: &[&'a str]) -> &'a str {
+    s.pick::<&'a str>(items)
+}
+
+/// Every string and number in `value` (object keys excepted), in order: generators draw message
+/// values from the policy's own operands now and then, so that more messages match.
+pub(crate) fn harvest(value: &Value, out: &mut Vec<Value>) {
+    match value {
+        Value::String(_) | Value::Number(_) => out.push(value.clone()),
+        Value::Array(items) => items.iter().for_each(|v| harvest(v, out)),
+        Value::Object(members) => members.values().for_each(|v| harvest(v, out)),
+        Value::Bool(_) | Value::Null => {}
+    }
+}
+
 /// One generated case.
 #[derive(Debug, Clone)]
 pub struct Case {
@@ -117,7 +172,10 @@ impl Case {
 pub fn case(dialect: Dialect, source: &mut impl Source) -> Option<Case> {
     match dialect {
         Dialect::Basaltic => Some(basaltic::case(source)),
-        _ => None,
+        Dialect::Expr => Some(expr::case(source)),
+        Dialect::Sns => Some(sns::case(source)),
+        Dialect::EventGrid => Some(eventgrid::case(source)),
+        Dialect::Stream => Some(stream::case(source)),
     }
 }
 
