@@ -39,6 +39,7 @@ pub mod intern;
 pub mod ir;
 pub mod lint;
 pub mod opt;
+pub mod set;
 pub mod wire;
 
 pub use dialect::{Dialect, message_from_json, message_from_line};
@@ -211,8 +212,20 @@ pub fn compile_text(
         ));
     }
     dialect::check_text(dialect, text, options)?;
-    let policy: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| CompileError::one(code, "", format!("the policy is not valid JSON: {e}")))?;
+    let policy: serde_json::Value = match serde_json::from_str(text) {
+        Ok(policy) => policy,
+        // The stream dialect's text form (`region = eu-* and n > 5`) is policy text too.
+        Err(_) if dialect == Dialect::Stream && !text.trim_start().starts_with(['{', '[']) => {
+            serde_json::Value::String(text.trim_end_matches(['\n', '\r']).to_owned())
+        }
+        Err(e) => {
+            return Err(CompileError::one(
+                code,
+                "",
+                format!("the policy is not valid JSON: {e}"),
+            ));
+        }
+    };
     compile(dialect, &policy, options)
 }
 

@@ -252,3 +252,35 @@ fn message_file_with_bad_lines() {
     assert_no_panic(&out);
     assert_eq!(stdout_lines(&out), ["match", "error", "no-match"]);
 }
+
+#[test]
+fn stream_policy_file_may_hold_the_text_form() {
+    let dir = std::env::temp_dir().join(format!("filtervm-cli-text-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let policy = dir.join("filter.txt");
+    std::fs::write(&policy, "region = eu-* and n > 5\n").unwrap();
+    let messages = dir.join("m.ndjson");
+    std::fs::write(&messages, "{\"headers\": {\"region\": \"eu-west\", \"n\": \"6\"}}\n{\"headers\": {\"region\": \"us-east\", \"n\": \"6\"}}\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_filtervm"))
+        .args(["match", "--dialect", "stream", "--policy"])
+        .arg(&policy)
+        .arg(&messages)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "match\nno-match\n");
+    // A malformed JSON policy is still a JSON error, not read as text.
+    std::fs::write(&policy, "{\"groups\": [").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_filtervm"))
+        .args(["check", "--dialect", "stream", "--policy"])
+        .arg(&policy)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("not valid JSON"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,3 +4,4 @@
 pub mod generate;
 pub mod reference;
 pub mod runner;
+pub mod serve;

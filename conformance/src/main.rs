@@ -1,10 +1,16 @@
 //! `filtervm-conformance FILE...`: runs conformance vectors through the VM and the reference
 //! interpreter; prints `FAIL id: ...` per failing case and `N passed, M failed`.
+//!
+//! `filtervm-conformance --reference ...` runs the reference interpreter over a message stream for
+//! `filtervm bench` (see `filtervm_conformance::serve`).
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let files: Vec<String> = std::env::args().skip(1).collect();
+    if files.first().is_some_and(|a| a == "--reference") {
+        return filtervm_conformance::serve::main(files.get(1..).unwrap_or(&[]));
+    }
     if files.is_empty() {
         eprintln!("usage: filtervm-conformance FILE.jsonl...");
         return ExitCode::from(2);

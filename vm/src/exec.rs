@@ -7,244 +7,113 @@
 
 use crate::bind::{Bindings, Slot};
 use crate::op::{Inst, Reg, SlotRef};
-use crate::program::Program;
+use crate::program::{Pools, Program};
 use crate::value::Leaf;
-use crate::{cidr, fold, number};
+use crate::{fold, number};
+
+/// Programs with at most this many registers run on registers kept on the stack (codegen uses
+/// one); larger programs use the caller's buffer.
+const STACK_REGISTERS: usize = 8;
 
 /// Runs `program` on every row of `bindings`; true when some row's run returns true.
+///
+/// Registers start out `false` once per call (not per row: codegen writes a register before it
+/// reads it). `registers` is only used for programs of more than 8 registers.
+#[inline]
 pub fn run(program: &Program, bindings: &Bindings, registers: &mut Vec<bool>) -> bool {
-    registers.clear();
-    registers.resize(program.register_count(), false);
-    for row in 0..bindings.rows() {
-        if run_row(program, bindings, row, registers) {
-            return true;
-        }
+    match program.plan() {
+        Some(plan) => plan.run(program, bindings),
+        None => run_registers(program, bindings, registers),
     }
-    false
 }
 
-#[inline]
+/// The general executor: instruction by instruction over boolean registers.
+#[inline(never)]
+pub(crate) fn run_registers(
+    program: &Program,
+    bindings: &Bindings,
+    registers: &mut Vec<bool>,
+) -> bool {
+    let count = program.register_count();
+    let mut stack = [false; STACK_REGISTERS];
+    let registers: &mut [bool] = match stack.get_mut(..count) {
+        Some(r) => r,
+        None => {
+            registers.clear();
+            registers.resize(count, false);
+            registers
+        }
+    };
+    (0..bindings.rows()).any(|row| run_row(program, bindings, bindings.row(row), registers))
+}
+
+/// Evaluates the test instruction at index `at` of `program` against key `slot` of row `row` of
+/// `bindings` — a slot of the bindings' own key table, which need not be the program's — and
+/// returns its verdict (false for an instruction that is not a test, or an index out of range).
+///
+/// A `PolicySet` keeps each distinct test once as a one-test program and checks it with this
+/// against the key table all its subscriptions share.
+pub fn eval_test(
+    program: &Program,
+    at: usize,
+    bindings: &Bindings,
+    row: usize,
+    slot: usize,
+) -> bool {
+    let slot = bindings.slot(row, slot);
+    program
+        .code()
+        .get(at)
+        .and_then(|inst| test(inst, program.pools(), bindings, |_| slot))
+        .is_some_and(|(_, verdict)| verdict)
+}
+
+/// The verdict of the test instruction at `at`, reading its own slot operand from `slots` (one
+/// row); false for other instructions. Kept out of line: plans call it for their rarer tests.
+#[inline(never)]
+pub(crate) fn test_at(program: &Program, at: usize, bindings: &Bindings, slots: &[Slot]) -> bool {
+    program
+        .code()
+        .get(at)
+        .and_then(|inst| {
+            test(inst, program.pools(), bindings, |s: SlotRef| {
+                slots.get(s.0 as usize).copied().unwrap_or(Slot::ABSENT)
+            })
+        })
+        .is_some_and(|(_, verdict)| verdict)
+}
+
+#[inline(always)]
 fn get(registers: &[bool], r: Reg) -> bool {
     registers.get(r.0 as usize).copied().unwrap_or(false)
 }
 
-#[inline]
+#[inline(always)]
 fn set(registers: &mut [bool], r: Reg, value: bool) {
     if let Some(slot) = registers.get_mut(r.0 as usize) {
         *slot = value;
     }
 }
 
-fn run_row(program: &Program, bindings: &Bindings, row: usize, registers: &mut [bool]) -> bool {
+fn run_row(program: &Program, bindings: &Bindings, slots: &[Slot], registers: &mut [bool]) -> bool {
     let code = program.code();
     let pools = program.pools();
-    let slot = |s: SlotRef| -> Slot { bindings.slot(row, s.0 as usize) };
-    let leaves = |s: SlotRef| -> &[Leaf] { bindings.leaves(slot(s)) };
-    let any_str = |s: SlotRef, f: &dyn Fn(&str) -> bool| -> bool {
-        leaves(s).iter().any(|l| matches!(l, Leaf::Str(v) if f(v)))
-    };
-    let list = |i: u32| {
-        pools
-            .lists
-            .get(i as usize)
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
-    };
+    let slot = |s: SlotRef| slots.get(s.0 as usize).copied().unwrap_or(Slot::ABSENT);
     let mut pc = 0usize;
     while let Some(inst) = code.get(pc) {
         pc += 1;
         match *inst {
-            Inst::Const { dst, value } => set(registers, dst, value),
-            Inst::Shape {
-                dst,
-                slot: s,
-                shapes,
-            } => set(registers, dst, shapes.has(slot(s).shape)),
-            Inst::HasType {
-                dst,
-                slot: s,
-                types,
-            } => {
-                let hit = leaves(s).iter().any(|l| l.leaf_type().0 & types.0 != 0);
-                set(registers, dst, hit);
+            Inst::JumpIfFalse { cond, target } => {
+                if !get(registers, cond) {
+                    pc = target.0 as usize;
+                }
             }
-            Inst::StrEq { dst, slot: s, s: c } => {
-                let c = pools.strings.get(c.0 as usize).map(|c| &**c).unwrap_or("");
-                set(registers, dst, any_str(s, &|v| v == c));
+            Inst::JumpIfTrue { cond, target } => {
+                if get(registers, cond) {
+                    pc = target.0 as usize;
+                }
             }
-            Inst::StrIn {
-                dst,
-                slot: s,
-                set: c,
-            } => {
-                let hit = pools
-                    .sets
-                    .get(c.0 as usize)
-                    .is_some_and(|set| any_str(s, &|v| set.contains(v)));
-                set(registers, dst, hit);
-            }
-            Inst::StrPrefix {
-                dst,
-                slot: s,
-                list: c,
-            } => {
-                let l = list(c.0);
-                set(
-                    registers,
-                    dst,
-                    any_str(s, &|v| l.iter().any(|p| v.starts_with(&**p))),
-                );
-            }
-            Inst::StrSuffix {
-                dst,
-                slot: s,
-                list: c,
-            } => {
-                let l = list(c.0);
-                set(
-                    registers,
-                    dst,
-                    any_str(s, &|v| l.iter().any(|p| v.ends_with(&**p))),
-                );
-            }
-            Inst::StrContains {
-                dst,
-                slot: s,
-                list: c,
-            } => {
-                let l = list(c.0);
-                let hit = any_str(s, &|v| {
-                    l.iter()
-                        .any(|p| memchr::memmem::find(v.as_bytes(), p.as_bytes()).is_some())
-                });
-                set(registers, dst, hit);
-            }
-            Inst::StrEqFold {
-                dst,
-                slot: s,
-                list: c,
-            } => {
-                let l = list(c.0);
-                set(
-                    registers,
-                    dst,
-                    any_str(s, &|v| l.iter().any(|p| fold::eq_folded(v, p))),
-                );
-            }
-            Inst::StrPrefixFold {
-                dst,
-                slot: s,
-                list: c,
-            } => {
-                let l = list(c.0);
-                set(
-                    registers,
-                    dst,
-                    any_str(s, &|v| l.iter().any(|p| fold::starts_with_folded(v, p))),
-                );
-            }
-            Inst::StrSuffixFold {
-                dst,
-                slot: s,
-                list: c,
-            } => {
-                let l = list(c.0);
-                set(
-                    registers,
-                    dst,
-                    any_str(s, &|v| l.iter().any(|p| fold::ends_with_folded(v, p))),
-                );
-            }
-            Inst::StrContainsFold {
-                dst,
-                slot: s,
-                list: c,
-            } => {
-                let l = list(c.0);
-                set(
-                    registers,
-                    dst,
-                    any_str(s, &|v| l.iter().any(|p| fold::contains_folded(v, p))),
-                );
-            }
-            Inst::Wildcard { dst, slot: s, pat } => {
-                let hit = pools
-                    .wildcards
-                    .get(pat.0 as usize)
-                    .is_some_and(|w| any_str(s, &|v| w.matches(v)));
-                set(registers, dst, hit);
-            }
-            Inst::Segment { dst, slot: s, pat } => {
-                let hit = pools
-                    .patterns
-                    .get(pat.0 as usize)
-                    .is_some_and(|p| any_str(s, &|v| p.matches(v)));
-                set(registers, dst, hit);
-            }
-            Inst::Cidr { dst, slot: s, net } => {
-                let hit = pools
-                    .cidrs
-                    .get(net.0 as usize)
-                    .is_some_and(|n: &cidr::Cidr| any_str(s, &|v| n.contains_text(v)));
-                set(registers, dst, hit);
-            }
-            Inst::NumIn {
-                dst,
-                slot: s,
-                ranges,
-            } => {
-                let set_ = pools
-                    .ranges
-                    .get(ranges.0 as usize)
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[]);
-                let hit = leaves(s).iter().any(|l| match l {
-                    Leaf::Num(n) => set_.iter().any(|i| i.contains(n.value())),
-                    _ => false,
-                });
-                set(registers, dst, hit);
-            }
-            Inst::TextNumIn {
-                dst,
-                slot: s,
-                ranges,
-            } => {
-                let set_ = pools
-                    .ranges
-                    .get(ranges.0 as usize)
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[]);
-                let hit = any_str(s, &|v| {
-                    number::parse_json_number(v).is_some_and(|x| set_.iter().any(|i| i.contains(x)))
-                });
-                set(registers, dst, hit);
-            }
-            Inst::DecIn {
-                dst,
-                slot: s,
-                ranges,
-            } => {
-                let set_ = pools
-                    .dec_ranges
-                    .get(ranges.0 as usize)
-                    .map(Vec::as_slice)
-                    .unwrap_or(&[]);
-                let hit = leaves(s).iter().any(|l| match l {
-                    Leaf::Num(n) => dec_in(set_, n.text()),
-                    _ => false,
-                });
-                set(registers, dst, hit);
-            }
-            Inst::BoolEq {
-                dst,
-                slot: s,
-                value,
-            } => {
-                let hit = leaves(s)
-                    .iter()
-                    .any(|l| matches!(l, Leaf::Bool(b) if *b == value));
-                set(registers, dst, hit);
-            }
+            Inst::Ret { src } => return get(registers, src),
             Inst::And { dst, a, b } => {
                 let v = get(registers, a) & get(registers, b);
                 set(registers, dst, v);
@@ -257,20 +126,293 @@ fn run_row(program: &Program, bindings: &Bindings, row: usize, registers: &mut [
                 let v = !get(registers, src);
                 set(registers, dst, v);
             }
-            Inst::JumpIfFalse { cond, target } => {
-                if !get(registers, cond) {
-                    pc = target.0 as usize;
+            Inst::Const { dst, value } => set(registers, dst, value),
+            _ => {
+                if let Some((dst, v)) = test(inst, pools, bindings, slot) {
+                    set(registers, dst, v);
                 }
             }
-            Inst::JumpIfTrue { cond, target } => {
-                if get(registers, cond) {
-                    pc = target.0 as usize;
-                }
-            }
-            Inst::Ret { src } => return get(registers, src),
         }
     }
     false
+}
+
+/// Byte-string equality without a `memcmp` call up to 16 bytes (two overlapping words).
+#[inline(always)]
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() > 16 {
+        return a == b;
+    }
+    if let (Some(a0), Some(b0), Some(a1), Some(b1)) = (
+        a.first_chunk::<8>(),
+        b.first_chunk::<8>(),
+        a.last_chunk::<8>(),
+        b.last_chunk::<8>(),
+    ) {
+        return u64::from_ne_bytes(*a0) == u64::from_ne_bytes(*b0)
+            && u64::from_ne_bytes(*a1) == u64::from_ne_bytes(*b1);
+    }
+    if let (Some(a0), Some(b0), Some(a1), Some(b1)) = (
+        a.first_chunk::<4>(),
+        b.first_chunk::<4>(),
+        a.last_chunk::<4>(),
+        b.last_chunk::<4>(),
+    ) {
+        return u32::from_ne_bytes(*a0) == u32::from_ne_bytes(*b0)
+            && u32::from_ne_bytes(*a1) == u32::from_ne_bytes(*b1);
+    }
+    a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// `value` starts with `prefix`.
+#[inline(always)]
+fn has_prefix(value: &str, prefix: &str) -> bool {
+    value
+        .as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|head| same(head, prefix.as_bytes()))
+}
+
+/// `value` ends with `suffix`.
+#[inline(always)]
+fn has_suffix(value: &str, suffix: &str) -> bool {
+    value
+        .len()
+        .checked_sub(suffix.len())
+        .and_then(|at| value.as_bytes().get(at..))
+        .is_some_and(|tail| same(tail, suffix.as_bytes()))
+}
+
+/// Some string leaf satisfies `f`.
+#[inline(always)]
+fn any_str(leaves: &[Leaf], mut f: impl FnMut(&str) -> bool) -> bool {
+    leaves.iter().any(|l| match l {
+        Leaf::Str(v) => f(v),
+        _ => false,
+    })
+}
+
+/// The verdict of a test instruction, and the register it writes; `None` for other instructions.
+/// `slot` resolves the instruction's slot operand.
+#[inline(always)]
+fn test(
+    inst: &Inst,
+    pools: &Pools,
+    bindings: &Bindings,
+    slot: impl Fn(SlotRef) -> Slot,
+) -> Option<(Reg, bool)> {
+    let leaves = |s: SlotRef| bindings.leaves(slot(s));
+    let list = |i: u32| {
+        pools
+            .lists
+            .get(i as usize)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    };
+    let ranges = |i: u32| {
+        pools
+            .ranges
+            .get(i as usize)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    };
+    Some(match *inst {
+        Inst::Shape {
+            dst,
+            slot: s,
+            shapes,
+        } => (dst, shapes.has(slot(s).shape)),
+        Inst::HasType {
+            dst,
+            slot: s,
+            types,
+        } => (
+            dst,
+            leaves(s).iter().any(|l| l.leaf_type().0 & types.0 != 0),
+        ),
+        Inst::StrEq { dst, slot: s, s: c } => {
+            let c = pools.strings.get(c.0 as usize).map(|c| &**c).unwrap_or("");
+            (
+                dst,
+                any_str(leaves(s), |v| same(v.as_bytes(), c.as_bytes())),
+            )
+        }
+        Inst::StrIn {
+            dst,
+            slot: s,
+            set: c,
+        } => {
+            let hit = pools
+                .sets
+                .get(c.0 as usize)
+                .is_some_and(|set| any_str(leaves(s), |v| set.contains(v)));
+            (dst, hit)
+        }
+        Inst::StrPrefix {
+            dst,
+            slot: s,
+            list: c,
+        } => {
+            let l = list(c.0);
+            (
+                dst,
+                any_str(leaves(s), |v| l.iter().any(|p| has_prefix(v, p))),
+            )
+        }
+        Inst::StrSuffix {
+            dst,
+            slot: s,
+            list: c,
+        } => {
+            let l = list(c.0);
+            (
+                dst,
+                any_str(leaves(s), |v| l.iter().any(|p| has_suffix(v, p))),
+            )
+        }
+        Inst::StrContains {
+            dst,
+            slot: s,
+            list: c,
+        } => {
+            let l = list(c.0);
+            let hit = any_str(leaves(s), |v| {
+                l.iter()
+                    .any(|p| memchr::memmem::find(v.as_bytes(), p.as_bytes()).is_some())
+            });
+            (dst, hit)
+        }
+        Inst::StrEqFold {
+            dst,
+            slot: s,
+            list: c,
+        } => {
+            let l = list(c.0);
+            (
+                dst,
+                any_str(leaves(s), |v| l.iter().any(|p| fold::eq_folded(v, p))),
+            )
+        }
+        Inst::StrPrefixFold {
+            dst,
+            slot: s,
+            list: c,
+        } => {
+            let l = list(c.0);
+            (
+                dst,
+                any_str(leaves(s), |v| {
+                    l.iter().any(|p| fold::starts_with_folded(v, p))
+                }),
+            )
+        }
+        Inst::StrSuffixFold {
+            dst,
+            slot: s,
+            list: c,
+        } => {
+            let l = list(c.0);
+            (
+                dst,
+                any_str(leaves(s), |v| {
+                    l.iter().any(|p| fold::ends_with_folded(v, p))
+                }),
+            )
+        }
+        Inst::StrContainsFold {
+            dst,
+            slot: s,
+            list: c,
+        } => {
+            let l = list(c.0);
+            (
+                dst,
+                any_str(leaves(s), |v| l.iter().any(|p| fold::contains_folded(v, p))),
+            )
+        }
+        Inst::Wildcard { dst, slot: s, pat } => {
+            let hit = pools
+                .wildcards
+                .get(pat.0 as usize)
+                .is_some_and(|w| any_str(leaves(s), |v| w.matches(v)));
+            (dst, hit)
+        }
+        Inst::Segment { dst, slot: s, pat } => {
+            let hit = pools
+                .patterns
+                .get(pat.0 as usize)
+                .is_some_and(|p| any_str(leaves(s), |v| p.matches(v)));
+            (dst, hit)
+        }
+        Inst::Cidr { dst, slot: s, net } => {
+            let hit = pools
+                .cidrs
+                .get(net.0 as usize)
+                .is_some_and(|n| any_str(leaves(s), |v| n.contains_text(v)));
+            (dst, hit)
+        }
+        Inst::NumIn {
+            dst,
+            slot: s,
+            ranges: r,
+        } => {
+            let set_ = ranges(r.0);
+            let hit = leaves(s).iter().any(|l| match l {
+                Leaf::Num(n) => set_.iter().any(|i| i.contains(n.value())),
+                _ => false,
+            });
+            (dst, hit)
+        }
+        Inst::TextNumIn {
+            dst,
+            slot: s,
+            ranges: r,
+        } => {
+            // Parsed once at bind time (NaN for leaves that are not numeric strings).
+            let set_ = ranges(r.0);
+            let hit = bindings
+                .text_numbers(slot(s))
+                .iter()
+                .any(|&x| set_.iter().any(|i| i.contains(x)));
+            (dst, hit)
+        }
+        Inst::DecIn {
+            dst,
+            slot: s,
+            ranges: r,
+        } => {
+            let set_ = pools
+                .dec_ranges
+                .get(r.0 as usize)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            let hit = leaves(s).iter().any(|l| match l {
+                Leaf::Num(n) => dec_in(set_, n.text()),
+                _ => false,
+            });
+            (dst, hit)
+        }
+        Inst::BoolEq {
+            dst,
+            slot: s,
+            value,
+        } => (
+            dst,
+            leaves(s)
+                .iter()
+                .any(|l| matches!(l, Leaf::Bool(b) if *b == value)),
+        ),
+        Inst::Const { .. }
+        | Inst::And { .. }
+        | Inst::Or { .. }
+        | Inst::Not { .. }
+        | Inst::JumpIfFalse { .. }
+        | Inst::JumpIfTrue { .. }
+        | Inst::Ret { .. } => return None,
+    })
 }
 
 /// EG-33: whether the number written `text` lies in one of the exact-decimal intervals.

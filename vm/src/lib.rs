@@ -36,6 +36,7 @@ pub mod message;
 pub mod number;
 pub mod op;
 pub mod pattern;
+mod plan;
 pub mod program;
 pub mod value;
 pub mod wildcard;

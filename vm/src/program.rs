@@ -208,6 +208,9 @@ pub struct ProgramParts {
 #[derive(Debug, Clone)]
 pub struct Program {
     parts: ProgramParts,
+    /// The decision graph the executor runs, for one-register programs (derived, see
+    /// [`crate::plan`]).
+    plan: Option<crate::plan::Plan>,
 }
 
 /// Why a program was rejected by the verifier.
@@ -259,12 +262,24 @@ impl Program {
         {
             return Err(whole(format!("ranges{i} has a NaN bound")));
         }
-        let program = Program { parts };
+        let mut program = Program { parts, plan: None };
         for (at, inst) in program.parts.code.iter().enumerate() {
             inst.check(&program, at)
                 .map_err(|reason| VerifyError { at, reason })?;
         }
+        program.plan = crate::plan::Plan::build(&program);
         Ok(program)
+    }
+
+    /// The decision graph the executor runs this program as, if it has one.
+    pub(crate) fn plan(&self) -> Option<&crate::plan::Plan> {
+        self.plan.as_ref()
+    }
+
+    /// The number of tests on the decision graph the executor runs, or `None` when the program
+    /// runs on the general register executor (see [`crate::plan`]).
+    pub fn plan_steps(&self) -> Option<usize> {
+        self.plan.as_ref().map(crate::plan::Plan::len)
     }
 
     /// The verified parts (for encoders such as [`crate::wire`]).
@@ -319,6 +334,7 @@ impl Program {
     }
 
     /// Evaluates the program on bound message rows: true when some row's run returns true.
+    #[inline]
     pub fn eval(&self, bindings: &crate::bind::Bindings, registers: &mut Vec<bool>) -> bool {
         crate::exec::run(self, bindings, registers)
     }

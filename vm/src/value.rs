@@ -6,10 +6,94 @@
 
 use std::fmt;
 
+/// The text of a string leaf (or of a number leaf): an owned string that reads as `&str`.
+///
+/// It keeps its buffer's capacity, so that [`crate::bind::Bindings`] can reuse the buffers of one
+/// message's leaves for the next message's: binding a stream of messages then allocates only
+/// when a value is longer than the buffers it finds.
+#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Text(String);
+
+impl Text {
+    /// The text.
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The text's buffer (for reuse).
+    pub(crate) fn into_buffer(self) -> String {
+        self.0
+    }
+
+    /// `text` written into `buffer` (whose old contents are dropped).
+    pub(crate) fn in_buffer(mut buffer: String, text: &str) -> Text {
+        buffer.clear();
+        buffer.push_str(text);
+        Text(buffer)
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text(s.to_owned())
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text(s)
+    }
+}
+
+impl From<Box<str>> for Text {
+    fn from(s: Box<str>) -> Text {
+        Text(s.into_string())
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A number as it appeared in the message: its original text and its binary64 value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Num {
-    text: Box<str>,
+    text: Text,
     value: f64,
 }
 
@@ -24,7 +108,7 @@ impl Num {
     }
 
     /// A number from its text and an already-known value (the caller vouches they agree).
-    pub fn new(text: impl Into<Box<str>>, value: f64) -> Num {
+    pub fn new(text: impl Into<Text>, value: f64) -> Num {
         Num {
             text: text.into(),
             value,
@@ -40,13 +124,18 @@ impl Num {
     pub fn value(&self) -> f64 {
         self.value
     }
+
+    /// The text's buffer (for reuse).
+    pub(crate) fn into_buffer(self) -> String {
+        self.text.into_buffer()
+    }
 }
 
 /// One leaf value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Leaf {
     /// A string.
-    Str(Box<str>),
+    Str(Text),
     /// A number.
     Num(Num),
     /// `true` or `false`.

@@ -1,5 +1,6 @@
 //! Command-line parsing and the subcommands.
 
+mod bench;
 mod explain;
 mod lint;
 mod matching;
@@ -57,6 +58,10 @@ enum Command {
     /// Warn about conditions that never or always hold, duplicates and dialect pitfalls (each
     /// warning with a code, a JSON Pointer and a one-line fix).
     Lint(lint::LintArgs),
+    /// Measure a policy set: compile every policy (one per line), run the messages through the
+    /// set, one by one and through the reference interpreter, check all three agree, print
+    /// `name: value` figures.
+    Bench(bench::BenchArgs),
 }
 
 /// Where the policy comes from and how to read it.
@@ -248,5 +253,6 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::Explain(args) => explain::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::Bench(args) => bench::run(args),
     }
 }

@@ -5,37 +5,67 @@ use crate::key::Key;
 use crate::message::{Attribute, AttributeType};
 use crate::value::{Leaf, Num, Shape};
 
+/// Tables of at most this many keys are bound by scanning the message once per key; larger ones
+/// (a `PolicySet` over many attribute names) look each attribute's name up in the table's name
+/// index instead. Measured (iai, 8 attributes): hashing a name costs about as much as comparing it
+/// against a dozen keys.
+const SCAN_KEYS: usize = 12;
+
 pub(super) fn bind(b: &mut Bindings, table: &KeyTable, attrs: &[Attribute]) {
     let row = b.push_row();
-    for (i, key) in table.keys().iter().enumerate() {
-        let slot = u32::try_from(i).unwrap_or(u32::MAX);
-        match key {
-            Key::AttributeText(name) => {
-                if let Some(a) = find(attrs, name) {
-                    b.set(
-                        row,
-                        slot,
-                        Shape::Scalar,
-                        [Leaf::Str(a.value.as_str().into())],
-                    );
-                }
+    if table.len() <= SCAN_KEYS {
+        for (i, key) in table.keys().iter().enumerate() {
+            let slot = u32::try_from(i).unwrap_or(u32::MAX);
+            if let Key::AttributeText(name) | Key::AttributeTyped(name) = key
+                && let Some(a) = find(attrs, name)
+            {
+                bind_one_key(b, row, slot, key, a);
             }
-            Key::AttributeTyped(name) => {
-                if let Some(a) = find(attrs, name) {
-                    bind_typed(b, row, slot, a);
-                }
-            }
-            Key::AnyAttribute if attrs.iter().any(|a| a.data_type != AttributeType::Binary) => {
-                b.set(row, slot, Shape::Scalar, []);
-            }
-            _ => {}
         }
+    } else {
+        // Each attribute's name is looked up once ([`KeyTable::slots_named`]).
+        for (i, a) in attrs.iter().enumerate() {
+            let slots = table.slots_named(&a.name);
+            if slots.is_empty() || is_replaced(attrs, i) {
+                continue;
+            }
+            for &slot in slots {
+                if let Some(key) = table.keys().get(slot as usize) {
+                    bind_one_key(b, row, slot, key, a);
+                }
+            }
+        }
+    }
+    if let Some(slot) = table.any_attribute
+        && attrs.iter().any(|a| a.data_type != AttributeType::Binary)
+    {
+        b.set(row, slot, Shape::Scalar, []);
+    }
+}
+
+#[inline(always)]
+fn bind_one_key(b: &mut Bindings, row: usize, slot: u32, key: &Key, a: &Attribute) {
+    match key {
+        Key::AttributeText(_) => {
+            let leaf = Leaf::Str(b.text(&a.value));
+            b.set(row, slot, Shape::Scalar, [leaf]);
+        }
+        Key::AttributeTyped(_) => bind_typed(b, row, slot, a),
+        _ => {}
     }
 }
 
 /// The last attribute of that name (a later duplicate replaces an earlier one, as in JSON).
 fn find<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a Attribute> {
     attrs.iter().rev().find(|a| a.name == name)
+}
+
+/// Whether a later attribute has the same name as `attrs[i]` (then `attrs[i]` does not count).
+fn is_replaced(attrs: &[Attribute], i: usize) -> bool {
+    let name = attrs.get(i).map_or("", |a| a.name.as_str());
+    attrs
+        .get(i + 1..)
+        .is_some_and(|later| later.iter().any(|a| a.name == name))
 }
 
 /// SNS typing (sns rules 5-8, D-6):
@@ -49,16 +79,16 @@ fn find<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a Attribute> {
 /// - `Binary`: absent (rule 8).
 fn bind_typed(b: &mut Bindings, row: usize, slot: u32, a: &Attribute) {
     match a.data_type {
-        AttributeType::String => b.set(
-            row,
-            slot,
-            Shape::Scalar,
-            [Leaf::Str(a.value.as_str().into())],
-        ),
+        AttributeType::String => {
+            let leaf = Leaf::Str(b.text(&a.value));
+            b.set(row, slot, Shape::Scalar, [leaf]);
+        }
         AttributeType::Number => {
             // D-6: a Number attribute whose value is not a valid number is absent.
-            if let Some(n) = Num::from_text(a.value.trim()) {
-                b.set(row, slot, Shape::Scalar, [Leaf::Num(n)]);
+            let text = a.value.trim();
+            if let Some(value) = crate::number::parse_json_number(text) {
+                let leaf = Leaf::Num(Num::new(b.text(text), value));
+                b.set(row, slot, Shape::Scalar, [leaf]);
             }
         }
         AttributeType::StringArray => {
@@ -150,6 +180,52 @@ mod tests {
         let (s, l) = bind_one(Key::AttributeTyped("padded".into()), &m);
         assert_eq!(s, Shape::Scalar);
         assert!(matches!(&l[0], Leaf::Num(n) if n.value() == 5.0));
+    }
+
+    #[test]
+    fn last_attribute_of_a_name_counts_and_both_key_kinds_bind() {
+        let m = Message::attributes([
+            ("n", AttributeType::Number, "1"),
+            ("other", AttributeType::String, "x"),
+            ("n", AttributeType::Number, "not a number"),
+        ]);
+        // D-6: the last `n` is not a number, so it is absent; the first one does not count.
+        assert_eq!(
+            bind_one(Key::AttributeTyped("n".into()), &m).0,
+            Shape::Absent
+        );
+        let mut t = KeyTable::new();
+        t.intern(Key::AttributeText("n".into()));
+        t.intern(Key::AttributeTyped("other".into()));
+        t.intern(Key::AttributeTyped("n".into()));
+        let mut b = Bindings::new();
+        b.bind(&t, &m);
+        assert_eq!(b.leaves(b.slot(0, 0)), [Leaf::Str("not a number".into())]);
+        assert_eq!(b.leaves(b.slot(0, 1)), [Leaf::Str("x".into())]);
+        assert_eq!(b.slot(0, 2).shape, Shape::Absent);
+    }
+
+    #[test]
+    fn large_tables_bind_through_the_name_index() {
+        let mut t = KeyTable::new();
+        for i in 0..40 {
+            t.intern(Key::AttributeTyped(format!("k{i}").into()));
+        }
+        t.intern(Key::AttributeText("k7".into()));
+        t.intern(Key::AnyAttribute);
+        let m = Message::attributes([
+            ("k7", AttributeType::Number, "1"),
+            ("k3", AttributeType::String, "a"),
+            ("k7", AttributeType::Number, "2"),
+            ("zz", AttributeType::String, "b"),
+        ]);
+        let mut b = Bindings::new();
+        b.bind(&t, &m);
+        assert!(matches!(b.leaves(b.slot(0, 7)), [Leaf::Num(n)] if n.value() == 2.0));
+        assert_eq!(b.leaves(b.slot(0, 3)), [Leaf::Str("a".into())]);
+        assert_eq!(b.slot(0, 5).shape, Shape::Absent);
+        assert_eq!(b.leaves(b.slot(0, 40)), [Leaf::Str("2".into())]);
+        assert_eq!(b.slot(0, 41).shape, Shape::Scalar);
     }
 
     #[test]

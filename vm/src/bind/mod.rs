@@ -15,7 +15,10 @@ mod headers;
 
 use crate::key::Key;
 use crate::message::Message;
-use crate::value::{Leaf, Shape};
+use crate::value::{Leaf, Shape, Text};
+
+/// At most this many leaf buffers are kept from one message for the next.
+const MAX_SPARE: usize = 4096;
 use ahash::AHashMap;
 
 /// The keys a program (or a set of programs) reads, each interned once.
@@ -23,6 +26,11 @@ use ahash::AHashMap;
 pub struct KeyTable {
     keys: Vec<Key>,
     index: AHashMap<Key, u32>,
+    /// Attribute and header names → the slots of the keys that read them, so that binding looks
+    /// each of the message's names up once instead of scanning the message once per key.
+    names: AHashMap<Box<str>, Vec<u32>>,
+    /// The slot of [`Key::AnyAttribute`], if interned.
+    any_attribute: Option<u32>,
 }
 
 impl KeyTable {
@@ -37,9 +45,22 @@ impl KeyTable {
             return i;
         }
         let i = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
+        match &key {
+            Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) => {
+                self.names.entry(name.clone()).or_default().push(i);
+            }
+            Key::AnyAttribute => self.any_attribute = Some(i),
+            _ => {}
+        }
         self.keys.push(key.clone());
         self.index.insert(key, i);
         i
+    }
+
+    /// The slots of the attribute and header keys that read the name `name`.
+    #[inline]
+    pub fn slots_named(&self, name: &str) -> &[u32] {
+        self.names.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The slot index of `key`, if interned.
@@ -87,6 +108,11 @@ impl Slot {
 #[derive(Debug, Clone, Default)]
 pub struct Bindings {
     leaves: Vec<Leaf>,
+    /// For each leaf, the value of its text as a JSON number when it is a string leaf that is one
+    /// (B-10, S9), else NaN: computed once per bind so that `text_num_in` never parses.
+    text_numbers: Vec<f64>,
+    /// The string buffers of the previous message's leaves, reused by [`Bindings::text`].
+    spare: Vec<String>,
     slots: Vec<Slot>,
     width: usize,
     /// Set when an SNS body needed more rows than `body::MAX_ROW_SLOTS` allows (see
@@ -102,7 +128,19 @@ impl Bindings {
 
     /// Binds `message` to `table`, replacing what was bound before.
     pub fn bind(&mut self, table: &KeyTable, message: &Message) {
-        self.leaves.clear();
+        // In reverse, so that the next message's first leaf gets this one's first buffer: messages
+        // of one shape then reuse each buffer for a value of about its size.
+        for leaf in self.leaves.drain(..).rev() {
+            let buffer = match leaf {
+                Leaf::Str(text) => text.into_buffer(),
+                Leaf::Num(n) => n.into_buffer(),
+                Leaf::Bool(_) | Leaf::Null => continue,
+            };
+            if self.spare.len() < MAX_SPARE {
+                self.spare.push(buffer);
+            }
+        }
+        self.text_numbers.clear();
         self.slots.clear();
         self.width = table.len();
         self.overflowed = false;
@@ -125,6 +163,11 @@ impl Bindings {
                 self.push_row();
             }
         }
+        self.text_numbers
+            .extend(self.leaves.iter().map(|leaf| match leaf {
+                Leaf::Str(text) => text_number(text),
+                _ => f64::NAN,
+            }));
     }
 
     /// Whether the last [`Bindings::bind`] gave up on an SNS body because judging its arrays of
@@ -161,6 +204,40 @@ impl Bindings {
         self.leaves
             .get(slot.start as usize..slot.end as usize)
             .unwrap_or(&[])
+    }
+
+    /// The slots of the only row, when there is one row (most messages), in key order.
+    #[inline]
+    pub fn only_row(&self) -> Option<&[Slot]> {
+        (self.slots.len() == self.width).then_some(self.slots.as_slice())
+    }
+
+    /// The slots of row `row`, in key order (empty when out of range).
+    #[inline]
+    pub fn row(&self, row: usize) -> &[Slot] {
+        let start = row.saturating_mul(self.width);
+        self.slots
+            .get(start..start.saturating_add(self.width))
+            .unwrap_or(&[])
+    }
+
+    /// For each leaf of a slot: its text read as a JSON number (B-10, S9) when it is a string leaf
+    /// whose whole text is one, else NaN (which no interval contains).
+    #[inline]
+    pub fn text_numbers(&self, slot: Slot) -> &[f64] {
+        self.text_numbers
+            .get(slot.start as usize..slot.end as usize)
+            .unwrap_or(&[])
+    }
+
+    /// `text` as a leaf text, in a buffer kept from an earlier message when there is one (so a
+    /// stream of messages is bound without allocating once the buffers are large enough).
+    #[inline]
+    pub(crate) fn text(&mut self, text: &str) -> Text {
+        match self.spare.pop() {
+            Some(buffer) => Text::in_buffer(buffer, text),
+            None => Text::from(text),
+        }
     }
 
     /// Appends a row of absent slots and returns its index.
@@ -208,6 +285,15 @@ pub(crate) fn scalar_leaf(value: &serde_json::Value) -> Option<Leaf> {
         serde_json::Value::Number(n) => Some(Leaf::Num(json_number(n))),
         serde_json::Value::String(s) => Some(Leaf::Str(s.as_str().into())),
         serde_json::Value::Array(_) | serde_json::Value::Object(_) => None,
+    }
+}
+
+/// The value of `text` as a JSON number ([`crate::number::parse_json_number`]), else NaN. Only
+/// text starting with `-` or a digit can be one, so other strings cost one comparison.
+fn text_number(text: &str) -> f64 {
+    match text.as_bytes().first() {
+        Some(b'-' | b'0'..=b'9') => crate::number::parse_json_number(text).unwrap_or(f64::NAN),
+        _ => f64::NAN,
     }
 }
 

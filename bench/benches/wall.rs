@@ -1,0 +1,349 @@
+//! Wall clock (criterion): filtervm against its peers in the same process, and `PolicySet`
+//! against one-by-one evaluation.
+//!
+//! - `single/<workload>/<engine>`: one policy, one message every clause of which runs.
+//!   `filtervm` evaluates the program on the message already bound (binding is
+//!   `filtervm_bind`); `hand` is a hand-written Rust check of the same condition on a decoded
+//!   struct; `quamina_match` is quamina's automaton on the event already flattened (its JSON
+//!   flattening is `quamina_flatten`); `cel` executes a compiled CEL program on a prebuilt
+//!   context; `reference` is filtervm's reference interpreter (policy JSON on message JSON).
+//! - `set/<workload>/<engine>`: 10k subscriptions, per message (rotating over 1000 messages):
+//!   `filtervm_set` binds once and matches the whole `PolicySet`; `one_by_one` binds and runs each
+//!   of the 10k programs; `quamina_match` runs quamina's automaton of the 10k patterns on the
+//!   pre-flattened event.
+//!
+//! A peer that panics or disagrees with filtervm on a workload is reported "peer failed" and left
+//! out; the run goes on. `scripts/bench.sh` runs this and writes `BENCHMARKS.md`.
+
+#![allow(missing_docs, clippy::expect_used, clippy::unwrap_used)]
+
+use cel_interpreter::objects::Map as CelMap;
+use cel_interpreter::{Context, Program as CelProgram, Value as CelValue};
+use criterion::{Criterion, criterion_group, criterion_main};
+use filtervm_bench::{
+    HandBound, Single, attributes, cel, decode, hand, lines, reference_message, single_event,
+    single_message, singles,
+};
+use filtervm_compiler::set::{PolicySet, SetMatcher};
+use filtervm_compiler::{Dialect, Evaluator, compile};
+use filtervm_vm::bind::Bindings;
+use quamina::Quamina;
+use quamina::automaton::NfaBuffers;
+use quamina::flatten_json::{Field, State};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Runs a peer's setup and first answer, catching a panic; `None` (and a "peer failed" line)
+/// when it panics, errs or disagrees with filtervm.
+fn peer<T>(
+    name: &str,
+    workload: &str,
+    expected: bool,
+    setup: impl FnOnce() -> Result<(T, bool), String>,
+) -> Option<T> {
+    match catch_unwind(AssertUnwindSafe(setup)) {
+        Ok(Ok((t, verdict))) if verdict == expected => Some(t),
+        Ok(Ok((_, verdict))) => {
+            println!("peer failed: {name} on {workload}: says {verdict}, filtervm says {expected}");
+            None
+        }
+        Ok(Err(e)) => {
+            println!("peer failed: {name} on {workload}: {e}");
+            None
+        }
+        Err(_) => {
+            println!("peer failed: {name} on {workload}: panicked");
+            None
+        }
+    }
+}
+
+/// A flat JSON object as a CEL map (numbers as doubles).
+fn cel_context(event: &Value) -> Context<'static> {
+    let mut map: HashMap<String, CelValue> = HashMap::new();
+    if let Value::Object(members) = event {
+        for (k, v) in members {
+            let v = match v {
+                Value::String(s) => CelValue::String(Arc::new(s.clone())),
+                Value::Number(n) => CelValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+                Value::Bool(b) => CelValue::Bool(*b),
+                _ => CelValue::Null,
+            };
+            map.insert(k.clone(), v);
+        }
+    }
+    let mut context = Context::default();
+    context.add_variable_from_value("m", CelValue::Map(CelMap::from(map)));
+    context
+}
+
+/// quamina's flattened fields of an event, sorted by path as its matcher wants them.
+fn flatten<'a>(q: &Quamina<u64>, event: &'a [u8]) -> Result<Vec<Field<'a>>, String> {
+    let mut state = State::new();
+    let fields = state
+        .flatten(event, q.segments_tree())
+        .map_err(|e| e.to_string())?;
+    let mut fields = fields.to_vec();
+    fields.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    Ok(fields)
+}
+
+fn configure(c: &mut Criterion) -> Criterion {
+    std::mem::take(c)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(30)
+}
+
+fn single(c: &mut Criterion, s: &Single) {
+    let event = single_event(s);
+    let event_bytes = event.to_string().into_bytes();
+    let message = single_message(s);
+    let mut bindings = Bindings::new();
+    bindings.bind(s.program.keys(), &message);
+    let mut registers = Vec::new();
+    let expected = s.program.eval(&bindings, &mut registers);
+    let mut group = c.benchmark_group(format!("single/{}", s.name));
+
+    group.bench_function("filtervm", |b| {
+        b.iter(|| s.program.eval(black_box(&bindings), &mut registers))
+    });
+    let mut bind_buffer = Bindings::new();
+    group.bench_function("filtervm_bind", |b| {
+        b.iter(|| bind_buffer.bind(s.program.keys(), black_box(&message)))
+    });
+
+    if let Some(check) = hand(&s.name) {
+        let decoded = decode(&event);
+        if peer("hand", &s.name, expected, || Ok(((), check(&decoded)))).is_some() {
+            group.bench_function("hand", |b| b.iter(|| check(black_box(&decoded))));
+        }
+    }
+
+    if let Some(bound) = HandBound::new(s)
+        && peer("hand_bound", &s.name, expected, || {
+            Ok(((), bound.check(&bindings)))
+        })
+        .is_some()
+    {
+        group.bench_function("hand_bound", |b| {
+            b.iter(|| bound.check(black_box(&bindings)))
+        });
+    }
+
+    let quamina = peer("quamina", &s.name, expected, || {
+        let mut q = Quamina::<u64>::new();
+        q.add_pattern(1, &s.policy.to_string())
+            .map_err(|e| e.to_string())?;
+        let verdict = !q
+            .matches_for_event(&event_bytes)
+            .map_err(|e| e.to_string())?
+            .is_empty();
+        Ok((q, verdict))
+    });
+    if let Some(q) = quamina {
+        let fields = flatten(&q, &event_bytes).expect("flattens");
+        let mut bufs = NfaBuffers::new();
+        let direct = !q
+            .automaton()
+            .matches_for_fields_direct(&fields, &mut bufs)
+            .is_empty();
+        if direct == expected {
+            group.bench_function("quamina_match", |b| {
+                b.iter(|| {
+                    q.automaton()
+                        .matches_for_fields_direct(black_box(&fields), &mut bufs)
+                        .len()
+                })
+            });
+            let mut state = State::new();
+            group.bench_function("quamina_flatten", |b| {
+                b.iter(|| {
+                    state
+                        .flatten(black_box(&event_bytes), q.segments_tree())
+                        .map(|f| f.len())
+                })
+            });
+        } else {
+            println!(
+                "peer failed: quamina (pre-flattened) on {}: disagrees",
+                s.name
+            );
+        }
+    }
+
+    if let Some(expr) = cel(&s.name) {
+        let cel_peer = peer("cel", &s.name, expected, || {
+            let program = CelProgram::compile(&expr).map_err(|e| format!("{e:?}"))?;
+            let context = cel_context(&event);
+            let verdict = matches!(
+                program.execute(&context).map_err(|e| format!("{e:?}"))?,
+                CelValue::Bool(true)
+            );
+            Ok(((program, context), verdict))
+        });
+        if let Some((program, context)) = cel_peer {
+            group.bench_function("cel", |b| {
+                b.iter(|| program.execute(black_box(&context)).is_ok())
+            });
+        }
+    }
+
+    let vector = if s.name == "seed" {
+        json!({"attributes": {
+            "event": {"type": "String", "value": "order.paid"},
+            "environment": {"type": "String", "value": "production"},
+            "amount": {"type": "Number", "value": "149.50"}}})
+    } else {
+        reference_message(s.dialect, &event)
+    };
+    let options = json!({});
+    let reference = peer("reference", &s.name, expected, || {
+        let v = filtervm_conformance::reference::evaluate(s.dialect, &options, &s.policy, &vector)
+            .map_err(|e| e.0)?;
+        Ok(((), v))
+    });
+    if reference.is_some() {
+        group.bench_function("reference", |b| {
+            b.iter(|| {
+                filtervm_conformance::reference::evaluate(
+                    s.dialect,
+                    &options,
+                    black_box(&s.policy),
+                    black_box(&vector),
+                )
+            })
+        });
+    }
+    group.finish();
+}
+
+fn singles_bench(c: &mut Criterion) {
+    let mut c = configure(c);
+    for s in singles() {
+        single(&mut c, &s);
+    }
+}
+
+fn set(c: &mut Criterion, name: &str) {
+    let policies: Vec<Value> = lines(name, usize::MAX)
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("policy"))
+        .collect();
+    let filters: Vec<_> = policies
+        .iter()
+        .map(|p| compile(Dialect::Sns, p, &json!({})).expect("compiles"))
+        .collect();
+    let mut set = PolicySet::new();
+    for (i, f) in filters.iter().enumerate() {
+        set.add(i as u64, f).expect("adds");
+    }
+    let events: Vec<Value> = lines("attrs", 1000)
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("message"))
+        .collect();
+    let messages: Vec<_> = events.iter().map(attributes).collect();
+    let event_bytes: Vec<Vec<u8>> = events.iter().map(|e| e.to_string().into_bytes()).collect();
+
+    // The set agrees with one-by-one evaluation (on a few messages; the differential tests check
+    // this at length).
+    let mut matcher = SetMatcher::new();
+    let mut evaluator = Evaluator::new();
+    let mut expected_counts = Vec::new();
+    for m in &messages {
+        let mut got = matcher.matching(&set, m).to_vec();
+        got.sort_unstable();
+        expected_counts.push(got.len());
+        if expected_counts.len() <= 20 {
+            let want: Vec<u64> = filters
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| evaluator.matches(f, m))
+                .map(|(i, _)| i as u64)
+                .collect();
+            assert_eq!(got, want, "{name}: the set disagrees with one-by-one");
+        }
+    }
+
+    let mut group = c.benchmark_group(format!("set/{name}"));
+    let n = messages.len();
+    let mut i = 0usize;
+    group.bench_function("filtervm_set", |b| {
+        b.iter(|| {
+            i = (i + 1) % n;
+            matcher.matching(&set, black_box(&messages[i])).len()
+        })
+    });
+    let mut i = 0usize;
+    group.bench_function("filtervm_bind", |b| {
+        b.iter(|| {
+            i = (i + 1) % n;
+            matcher.bind(&set, black_box(&messages[i]))
+        })
+    });
+
+    let quamina = peer("quamina", name, true, || {
+        let mut q = Quamina::<u64>::new();
+        for (i, p) in policies.iter().enumerate() {
+            q.add_pattern(i as u64, &p.to_string())
+                .map_err(|e| format!("pattern {i}: {e}"))?;
+        }
+        // It must find the same number of matches as the set, message by message.
+        let mut bufs = NfaBuffers::new();
+        for (bytes, want) in event_bytes.iter().zip(&expected_counts).take(50) {
+            let fields = flatten(&q, bytes)?;
+            let got = q
+                .automaton()
+                .matches_for_fields_direct(&fields, &mut bufs)
+                .len();
+            if got != *want {
+                return Ok((q, false));
+            }
+        }
+        Ok((q, true))
+    });
+    if let Some(q) = quamina {
+        let flattened: Vec<Vec<Field<'_>>> = event_bytes
+            .iter()
+            .map(|b| flatten(&q, b).expect("flattens"))
+            .collect();
+        let mut bufs = NfaBuffers::new();
+        let mut i = 0usize;
+        group.bench_function("quamina_match", |b| {
+            b.iter(|| {
+                i = (i + 1) % n;
+                q.automaton()
+                    .matches_for_fields_direct(black_box(&flattened[i]), &mut bufs)
+                    .len()
+            })
+        });
+    }
+
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(3));
+    let mut i = 0usize;
+    group.bench_function("one_by_one", |b| {
+        b.iter(|| {
+            i = (i + 1) % n;
+            filters
+                .iter()
+                .filter(|f| evaluator.matches(f, black_box(&messages[i])))
+                .count()
+        })
+    });
+    group.finish();
+}
+
+fn sets_bench(c: &mut Criterion) {
+    let mut c = configure(c);
+    for name in ["pol10k_exact", "pol10k_num", "pol10k_mixed"] {
+        set(&mut c, name);
+    }
+}
+
+criterion_group!(benches, singles_bench, sets_bench);
+criterion_main!(benches);

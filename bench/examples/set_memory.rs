@@ -1,0 +1,64 @@
+//! Measures the heap a `PolicySet` really holds (a counting allocator around the system one),
+//! next to its own estimate (`heap_bytes`): `cargo run --release --example set_memory`.
+#![allow(unsafe_code)] // GlobalAlloc is an unsafe trait; this only counts, then delegates.
+
+use filtervm_bench::lines;
+use filtervm_compiler::set::PolicySet;
+use filtervm_compiler::{Dialect, compile};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+struct Counting;
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
+        LIVE.fetch_add(new as isize - layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn main() {
+    for name in ["pol10k", "pol10k_exact", "pol10k_num", "pol10k_mixed"] {
+        let filters: Vec<_> = lines(name, usize::MAX)
+            .iter()
+            .map(|l| {
+                compile(
+                    Dialect::Sns,
+                    &serde_json::from_str(l).unwrap(),
+                    &serde_json::json!({}),
+                )
+                .unwrap()
+            })
+            .collect();
+        let before = LIVE.load(Ordering::Relaxed);
+        let mut set = PolicySet::new();
+        for (i, f) in filters.iter().enumerate() {
+            set.add(i as u64, f).unwrap();
+        }
+        let held = LIVE.load(Ordering::Relaxed) - before;
+        println!(
+            "{name}: {} subscriptions, {} distinct filters, {} tests: {:.0} bytes/subscription allocated ({:.0} estimated)",
+            set.len(),
+            set.distinct_filters(),
+            set.distinct_tests(),
+            held as f64 / set.len() as f64,
+            set.heap_bytes() as f64 / set.len() as f64
+        );
+    }
+}

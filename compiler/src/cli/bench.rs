@@ -1,0 +1,506 @@
+//! `filtervm bench`: measure a policy set of your own.
+//!
+//! It compiles every policy (one per line), then runs the messages (one per line) through the
+//! `PolicySet`, through the one-by-one path (bind and run each filter on its own) and through the
+//! reference interpreter, checks that the three agree on every message — and fails loudly when
+//! they do not — and prints one `name: value` line per figure.
+//!
+//! The reference interpreter lives in `filtervm-conformance`, which depends on this crate, so
+//! this binary cannot link it: it runs it out of process, as `filtervm-conformance --reference`
+//! (found next to this executable, or at `$FILTERVM_REFERENCE`), which reads the same policies and
+//! the messages on its standard input and reports each message's matches and its own evaluation
+//! time. The oracle thus shares nothing with the engine it checks, not even the address space.
+
+use super::Failure;
+use clap::Args;
+use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
+use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text, message_from_json};
+use filtervm_vm::message::{Attribute, AttributeType, Message};
+use serde_json::{Map, Value, json};
+use std::io::{BufRead, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+/// The arguments of `filtervm bench`.
+#[derive(Args, Debug)]
+pub(super) struct BenchArgs {
+    /// The dialect: sns, basaltic, eventgrid, stream or expr.
+    #[arg(long, short)]
+    dialect: Dialect,
+    /// The policies, one per line (JSON; for `stream` also the text form).
+    #[arg(long)]
+    policies: PathBuf,
+    /// The messages, one per line. For `sns`: flat JSON objects whose members become attributes
+    /// (strings → String, numbers → Number), or with `--options '{"scope":"MessageBody"}'` the raw
+    /// bodies; for the other dialects the conformance message shape.
+    #[arg(long)]
+    messages: PathBuf,
+    /// Time each path for about this many seconds (repeating the messages for the fast paths,
+    /// stopping the slow ones early; agreement is checked on every message a path ran). Without
+    /// it, every path runs every message once.
+    #[arg(long)]
+    seconds: Option<f64>,
+    /// Dialect options as a JSON object.
+    #[arg(long, default_value = "{}")]
+    options: String,
+}
+
+/// One message: what the VM reads and what the reference reads.
+struct Sample {
+    message: Message,
+    json: Value,
+}
+
+/// Prints progress on stderr once a phase has run for more than a second.
+struct Progress {
+    phase: &'static str,
+    started: Instant,
+    last: Instant,
+}
+
+impl Progress {
+    fn new(phase: &'static str) -> Progress {
+        let now = Instant::now();
+        Progress {
+            phase,
+            started: now,
+            last: now,
+        }
+    }
+
+    fn tick(&mut self, done: usize, total: usize) {
+        let now = self.last.elapsed();
+        if now >= Duration::from_secs(1) {
+            self.last = Instant::now();
+            eprintln!(
+                "filtervm bench: {}: {done}/{total} ({:.0} s)",
+                self.phase,
+                self.started.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+/// Runs `filtervm bench`.
+pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
+    let options: Value = serde_json::from_str(&args.options)
+        .map_err(|e| Failure::usage(format!("--options is not JSON: {e}")))?;
+    if !options.is_object() {
+        return Err(Failure::usage("--options must be a JSON object"));
+    }
+    let reference = reference_binary()?;
+    let dialect = args.dialect;
+    let budget = args.seconds.map(Duration::from_secs_f64);
+
+    // Policies.
+    let lines = read_lines(&args.policies)?;
+    let mut progress = Progress::new("compile");
+    let started = Instant::now();
+    let mut filters = Vec::with_capacity(lines.len());
+    for (i, (number, line)) in lines.iter().enumerate() {
+        let filter = compile_line(dialect, line, &options).map_err(|e| Failure {
+            message: format!("{}:{number}: {e}", args.policies.display()),
+            code: 1,
+        })?;
+        filters.push(filter);
+        progress.tick(i + 1, lines.len());
+    }
+    let compile_ns = per(started.elapsed(), filters.len());
+    let mut set = PolicySet::new();
+    for (i, f) in filters.iter().enumerate() {
+        set.add(i as SubscriptionId, f).map_err(|e| Failure {
+            message: format!("{}: policy {}: {e}", args.policies.display(), i + 1),
+            code: 1,
+        })?;
+    }
+
+    // Messages.
+    let samples: Vec<Sample> = read_lines(&args.messages)?
+        .iter()
+        .map(|(number, line)| {
+            sample(dialect, &options, line).map_err(|e| Failure {
+                message: format!("{}:{number}: {e}", args.messages.display()),
+                code: 1,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    if samples.is_empty() {
+        return Err(Failure::usage(format!(
+            "{}: no messages",
+            args.messages.display()
+        )));
+    }
+
+    // Binding alone (to the set's key table), then the set.
+    let mut matcher = SetMatcher::new();
+    let (bind_ns, _) = timed(&samples, budget, "bind", |s| {
+        matcher.bind(&set, &s.message);
+        0
+    });
+    let mut by_set: Vec<Vec<SubscriptionId>> = Vec::with_capacity(samples.len());
+    for s in &samples {
+        let mut ids = matcher.matching(&set, &s.message).to_vec();
+        ids.sort_unstable();
+        by_set.push(ids);
+    }
+    let (set_ns, _) = timed(&samples, budget, "set", |s| {
+        matcher.matching(&set, &s.message).len()
+    });
+
+    // One by one.
+    let mut evaluator = Evaluator::new();
+    let mut one_by_one: Vec<Vec<SubscriptionId>> = Vec::new();
+    let (one_ns, one_count) = timed_once(&samples, budget, "one-by-one", |s| {
+        let ids: Vec<SubscriptionId> = filters
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| evaluator.matches(f, &s.message))
+            .map(|(i, _)| i as SubscriptionId)
+            .collect();
+        one_by_one.push(ids);
+    });
+
+    // The reference interpreter.
+    let (reference_ns, by_reference) = run_reference(
+        &reference,
+        dialect,
+        &args.options,
+        &args.policies,
+        &samples,
+        args.seconds,
+    )?;
+    let reference_count = by_reference.len();
+
+    // Agreement, on every message each path ran.
+    let mut disagreements = 0usize;
+    for (i, expected) in by_set.iter().enumerate() {
+        for (name, got) in [
+            ("one-by-one", one_by_one.get(i)),
+            ("reference", by_reference.get(i)),
+        ] {
+            if let Some(got) = got
+                && got != expected
+            {
+                disagreements += 1;
+                if disagreements <= 5 {
+                    eprintln!(
+                        "filtervm bench: DISAGREEMENT on message {} ({}): set {:?}, {name} {:?}",
+                        i + 1,
+                        samples.get(i).map_or(String::new(), |s| s.json.to_string()),
+                        first_ids(expected),
+                        first_ids(got),
+                    );
+                }
+            }
+        }
+    }
+    if disagreements > 0 {
+        return Err(Failure {
+            message: format!(
+                "{disagreements} disagreements between the set, one-by-one evaluation and the reference interpreter"
+            ),
+            code: 1,
+        });
+    }
+
+    let matches: usize = by_set.iter().map(Vec::len).sum();
+    let lines = [
+        ("policies", filters.len().to_string()),
+        ("messages", samples.len().to_string()),
+        ("compile_ns_per_policy", format!("{compile_ns:.0}")),
+        ("bind_ns_per_message", format!("{bind_ns:.0}")),
+        ("set_ns_per_message", format!("{set_ns:.0}")),
+        ("one_by_one_ns_per_message", format!("{one_ns:.0}")),
+        ("reference_ns_per_message", format!("{reference_ns:.0}")),
+        (
+            "matches_per_message",
+            format!("{:.3}", matches as f64 / samples.len() as f64),
+        ),
+        (
+            "bytes_per_policy",
+            format!(
+                "{:.0}",
+                set.heap_bytes() as f64 / filters.len().max(1) as f64
+            ),
+        ),
+        ("distinct_filters", set.distinct_filters().to_string()),
+        ("one_by_one_messages", one_count.to_string()),
+        ("reference_messages", reference_count.to_string()),
+    ];
+    let mut out = String::new();
+    for (name, value) in lines {
+        out.push_str(&format!("{name}: {value}\n"));
+    }
+    std::io::stdout()
+        .write_all(out.as_bytes())
+        .map_err(|e| Failure::usage(format!("cannot write: {e}")))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn first_ids(ids: &[SubscriptionId]) -> Vec<SubscriptionId> {
+    ids.iter().take(20).copied().collect()
+}
+
+fn per(elapsed: Duration, n: usize) -> f64 {
+    elapsed.as_nanos() as f64 / n.max(1) as f64
+}
+
+/// Runs `f` over the messages, repeating them until `budget` is spent (at least one pass, and
+/// at least half a second so that small inputs give stable figures); returns the nanoseconds per
+/// message and the last result.
+fn timed(
+    samples: &[Sample],
+    budget: Option<Duration>,
+    phase: &'static str,
+    mut f: impl FnMut(&Sample) -> usize,
+) -> (f64, usize) {
+    let budget = Some(budget.unwrap_or(Duration::from_millis(500)));
+    let mut progress = Progress::new(phase);
+    let started = Instant::now();
+    let (mut runs, mut last) = (0usize, 0usize);
+    loop {
+        for (i, s) in samples.iter().enumerate() {
+            last = std::hint::black_box(f(s));
+            runs += 1;
+            if i % 64 == 0 {
+                progress.tick(i + 1, samples.len());
+            }
+        }
+        if budget.is_none_or(|b| started.elapsed() >= b) {
+            break;
+        }
+    }
+    (per(started.elapsed(), runs), last)
+}
+
+/// Runs `f` once per message, stopping early when `budget` is spent (after at least one
+/// message); returns the nanoseconds per message and how many messages ran.
+fn timed_once(
+    samples: &[Sample],
+    budget: Option<Duration>,
+    phase: &'static str,
+    mut f: impl FnMut(&Sample),
+) -> (f64, usize) {
+    let mut progress = Progress::new(phase);
+    let started = Instant::now();
+    let mut runs = 0usize;
+    for s in samples {
+        f(s);
+        runs += 1;
+        progress.tick(runs, samples.len());
+        if budget.is_some_and(|b| started.elapsed() >= b) {
+            break;
+        }
+    }
+    (per(started.elapsed(), runs), runs)
+}
+
+/// The non-blank lines of a file, with their line numbers.
+fn read_lines(path: &Path) -> Result<Vec<(usize, String)>, Failure> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| Failure::usage(format!("{}: cannot read: {e}", path.display())))?;
+    let mut out = Vec::new();
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line =
+            line.map_err(|e| Failure::usage(format!("{}:{}: {e}", path.display(), i + 1)))?;
+        if !line.trim().is_empty() {
+            out.push((i + 1, line));
+        }
+    }
+    Ok(out)
+}
+
+/// Compiles one policy line: JSON, or for `stream` the text form (as the reference reads it).
+fn compile_line(dialect: Dialect, line: &str, options: &Value) -> Result<Filter, String> {
+    match serde_json::from_str::<Value>(line) {
+        Ok(_) => compile_text(dialect, line, options).map_err(|e| e.to_string()),
+        Err(_) if dialect == Dialect::Stream => {
+            compile(dialect, &Value::String(line.to_owned()), options).map_err(|e| e.to_string())
+        }
+        Err(e) => Err(format!("the policy is not JSON: {e}")),
+    }
+}
+
+/// The reference interpreter's binary: `$FILTERVM_REFERENCE`, or `filtervm-conformance` next to
+/// this executable (where `cargo build` puts both).
+fn reference_binary() -> Result<PathBuf, Failure> {
+    let path = match std::env::var_os("FILTERVM_REFERENCE") {
+        Some(p) => PathBuf::from(p),
+        None => std::env::current_exe()
+            .map_err(|e| Failure::usage(format!("cannot locate this executable: {e}")))?
+            .with_file_name(format!(
+                "filtervm-conformance{}",
+                std::env::consts::EXE_SUFFIX
+            )),
+    };
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(Failure::usage(format!(
+            "the reference interpreter was not found at {} (build it with `cargo build --release \
+             -p filtervm-conformance`, or set FILTERVM_REFERENCE to its path)",
+            path.display()
+        )))
+    }
+}
+
+/// Runs `filtervm-conformance --reference` over the messages; returns its nanoseconds per
+/// message (evaluation only) and each message's matching policy indices (sorted), for as many
+/// messages as it ran.
+fn run_reference(
+    binary: &Path,
+    dialect: Dialect,
+    options: &str,
+    policies: &Path,
+    samples: &[Sample],
+    seconds: Option<f64>,
+) -> Result<(f64, Vec<Vec<SubscriptionId>>), Failure> {
+    let failed = |what: String| Failure {
+        message: format!("the reference interpreter ({}): {what}", binary.display()),
+        code: 1,
+    };
+    let mut command = Command::new(binary);
+    command
+        .arg("--reference")
+        .args(["--dialect", dialect.name(), "--options", options])
+        .arg("--policies")
+        .arg(policies)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    if let Some(s) = seconds {
+        command.args(["--seconds", &s.to_string()]);
+    }
+    let mut child = command.spawn().map_err(|e| failed(e.to_string()))?;
+    let input: Vec<u8> = samples
+        .iter()
+        .flat_map(|s| {
+            let mut line = s.json.to_string().into_bytes();
+            line.push(b'\n');
+            line
+        })
+        .collect();
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| failed("no stdin".into()))?;
+    // A thread feeds the messages, so that neither side blocks on a full pipe; the child may stop
+    // reading early (--seconds), so write errors are expected and ignored.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| failed("no stdout".into()))?;
+    let mut results = Vec::new();
+    let mut ns = None;
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.map_err(|e| failed(e.to_string()))?;
+        if let Some(rest) = line.strip_prefix("# ns_per_message: ") {
+            ns = rest.trim().parse::<f64>().ok();
+        } else if !line.starts_with('#') {
+            let mut ids = line
+                .split_whitespace()
+                .map(|t| {
+                    t.parse::<SubscriptionId>()
+                        .map_err(|e| failed(format!("{t}: {e}")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            ids.sort_unstable();
+            results.push(ids);
+        }
+    }
+    let _ = writer.join();
+    let status = child.wait().map_err(|e| failed(e.to_string()))?;
+    if !status.success() {
+        return Err(failed(format!("exited with {status}")));
+    }
+    let ns = ns.ok_or_else(|| failed("no timing in its output".into()))?;
+    Ok((ns, results))
+}
+
+/// Reads one message line (see [`BenchArgs::messages`]).
+fn sample(dialect: Dialect, options: &Value, line: &str) -> Result<Sample, String> {
+    let body_scope = options.get("scope").and_then(Value::as_str) == Some("MessageBody");
+    if dialect == Dialect::Sns && body_scope {
+        let json = json!({ "body": line });
+        let message = message_from_json(dialect, options, &json).map_err(|e| e.to_string())?;
+        return Ok(Sample { message, json });
+    }
+    let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    if dialect == Dialect::Sns {
+        let Value::Object(members) = value else {
+            return Err("a message must be a flat JSON object (name → value)".to_owned());
+        };
+        return Ok(flat_attributes(&members));
+    }
+    let message = message_from_json(dialect, options, &value).map_err(|e| e.to_string())?;
+    Ok(Sample {
+        message,
+        json: value,
+    })
+}
+
+/// A flat object as SNS attributes: strings → `String`, numbers → `Number` (their JSON text),
+/// booleans → `String`, arrays → `String.Array` (their JSON text); `null` and objects are left
+/// out.
+fn flat_attributes(members: &Map<String, Value>) -> Sample {
+    let mut attrs = Vec::new();
+    let mut vector = Map::new();
+    for (name, v) in members {
+        let (data_type, text) = match v {
+            Value::String(s) => (AttributeType::String, s.clone()),
+            Value::Number(n) => (AttributeType::Number, n.to_string()),
+            Value::Bool(b) => (AttributeType::String, b.to_string()),
+            Value::Array(_) => (AttributeType::StringArray, v.to_string()),
+            Value::Null | Value::Object(_) => continue,
+        };
+        let type_name = match data_type {
+            AttributeType::Number => "Number",
+            AttributeType::StringArray => "String.Array",
+            _ => "String",
+        };
+        vector.insert(
+            name.clone(),
+            json!({"Type": type_name, "Value": text.clone()}),
+        );
+        attrs.push(Attribute {
+            name: name.clone(),
+            data_type,
+            value: text,
+        });
+    }
+    Sample {
+        message: Message::Attributes(attrs),
+        json: json!({ "attributes": vector }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_objects_become_typed_attributes() {
+        let members: Value =
+            serde_json::from_str(r#"{"a": "x", "n": 1.50, "b": true, "arr": ["p", 1], "z": null}"#)
+                .unwrap();
+        let s = flat_attributes(members.as_object().unwrap());
+        let Message::Attributes(attrs) = &s.message else {
+            panic!("attributes")
+        };
+        assert_eq!(attrs.len(), 4);
+        assert_eq!(attrs[1].data_type, AttributeType::Number);
+        assert_eq!(attrs[1].value, "1.50");
+        assert_eq!(s.json["attributes"]["arr"]["Type"], "String.Array");
+        assert_eq!(s.json["attributes"]["n"]["Value"], "1.50");
+    }
+
+    #[test]
+    fn stream_policies_may_be_text() {
+        assert!(compile_line(Dialect::Stream, "region = eu-* and tier = gold", &json!({})).is_ok());
+        assert!(compile_line(Dialect::Sns, "not json", &json!({})).is_err());
+    }
+}

@@ -1,0 +1,109 @@
+//! `filtervm bench`: its output lines, and its loud failures. It runs the reference interpreter
+//! out of process (`filtervm-conformance --reference`), which `cargo test --workspace` builds
+//! next to `filtervm`; the run checks are skipped (with a note) when that binary is absent.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_filtervm");
+
+fn reference() -> Option<PathBuf> {
+    let path = Path::new(BIN).with_file_name(format!(
+        "filtervm-conformance{}",
+        std::env::consts::EXE_SUFFIX
+    ));
+    path.is_file().then_some(path)
+}
+
+fn write(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("filtervm-bench-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn bench_prints_every_figure_and_the_three_engines_agree() {
+    let Some(reference) = reference() else {
+        eprintln!("skipped: filtervm-conformance is not built next to filtervm");
+        return;
+    };
+    let policies = write(
+        "policies.ndjson",
+        "{\"event\": [\"order.paid\"], \"amount\": [{\"numeric\": [\">\", 100]}]}\n\n{\"event\": [{\"prefix\": \"order.\"}]}\n",
+    );
+    let messages = write(
+        "messages.ndjson",
+        "{\"event\": \"order.paid\", \"amount\": 150}\n{\"event\": \"user.login\"}\n{\"event\": \"order.created\", \"amount\": \"150\"}\n",
+    );
+    let out = Command::new(BIN)
+        .env("FILTERVM_REFERENCE", &reference)
+        .args([
+            "bench",
+            "--dialect",
+            "sns",
+            "--seconds",
+            "0.05",
+            "--policies",
+        ])
+        .arg(&policies)
+        .arg("--messages")
+        .arg(&messages)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in [
+        "policies",
+        "messages",
+        "compile_ns_per_policy",
+        "bind_ns_per_message",
+        "set_ns_per_message",
+        "one_by_one_ns_per_message",
+        "reference_ns_per_message",
+        "matches_per_message",
+        "bytes_per_policy",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&format!("{name}: "))),
+            "{name} missing in {stdout}"
+        );
+    }
+    assert!(stdout.contains("policies: 2\n"));
+    assert!(stdout.contains("messages: 3\n"));
+    // Message 1 matches both, 2 none, 3 the prefix one (a String "150" is not a number, rule 10).
+    assert!(stdout.contains("matches_per_message: 1.000\n"), "{stdout}");
+}
+
+#[test]
+fn bench_fails_loudly_on_an_invalid_policy_or_a_missing_reference() {
+    let policies = write("bad.ndjson", "{\"event\": []}\n");
+    let messages = write("m.ndjson", "{\"event\": \"x\"}\n");
+    let out = Command::new(BIN)
+        .env("FILTERVM_REFERENCE", BIN)
+        .args(["bench", "--dialect", "sns", "--policies"])
+        .arg(&policies)
+        .arg("--messages")
+        .arg(&messages)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.ndjson:1"));
+    let out = Command::new(BIN)
+        .env("FILTERVM_REFERENCE", "/nonexistent/filtervm-conformance")
+        .args(["bench", "--dialect", "sns", "--policies"])
+        .arg(&policies)
+        .arg("--messages")
+        .arg(&messages)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("FILTERVM_REFERENCE"));
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs every benchmark and rewrites BENCHMARKS.md (see that file). Needs python3, valgrind and
+# `cargo install iai-callgrind-runner --version 0.16.1 --locked`. About 15 minutes.
+#
+#   scripts/bench.sh            everything
+#   SKIP_IAI=1 scripts/bench.sh wall clock and CLI only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out="$root/bench/target/report"
+mkdir -p "$out"
+export FILTERVM_BENCH_DATA="${FILTERVM_BENCH_DATA:-$root/bench-data}"
+
+if [ ! -f "$FILTERVM_BENCH_DATA/pol10k_num.jsonl" ]; then
+  echo "== generating workloads into $FILTERVM_BENCH_DATA"
+  python3 bench/workloads.py "$FILTERVM_BENCH_DATA"
+fi
+
+echo "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%d)" >"$out/machine.txt"
+
+if [ -z "${SKIP_IAI:-}" ]; then
+  echo "== instruction counts (iai-callgrind)"
+  cargo bench --manifest-path bench/Cargo.toml --bench instructions 2>&1 | tee "$out/iai.txt"
+fi
+
+echo "== wall clock (criterion)"
+cargo bench --manifest-path bench/Cargo.toml --bench wall 2>&1 | tee "$out/wall.txt"
+rm -rf "$out/criterion"
+cp -r bench/target/criterion "$out/criterion"
+
+echo "== filtervm bench on the 10k sets"
+cargo build --release -q
+head -n 1000 "$FILTERVM_BENCH_DATA/attrs.jsonl" >"$out/messages-1k.jsonl"
+for w in pol10k_exact pol10k_num pol10k_mixed; do
+  target/release/filtervm bench --dialect sns --policies "$FILTERVM_BENCH_DATA/$w.jsonl" \
+    --messages "$out/messages-1k.jsonl" --seconds 3 | tee "$out/cli-$w.txt"
+done
+
+python3 scripts/bench_report.py "$out" BENCHMARKS.md
+echo "== wrote BENCHMARKS.md"

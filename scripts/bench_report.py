@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Writes BENCHMARKS.md from the outputs `scripts/bench.sh` collects.
+
+usage: bench_report.py OUT_DIR BENCHMARKS.md
+
+OUT_DIR holds:
+  iai.txt                 `cargo bench --bench instructions` output (iai-callgrind)
+  wall.txt                `cargo bench --bench wall` output (criterion; "peer failed" lines)
+  criterion/              criterion's result tree (GROUP/FUNCTION/new/estimates.json)
+  cli-<workload>.txt      `filtervm bench` output per 10k workload
+  machine.txt             a line about the machine
+"""
+import json
+import os
+import re
+import sys
+
+OUT, TARGET = sys.argv[1], sys.argv[2]
+SINGLES = ["seed", "pol1c", "pol3c", "pol8c", "pol1n", "pol3n", "pol8n"]
+CLAUSES = {"seed": 4, "pol1c": 1, "pol3c": 3, "pol8c": 8, "pol1n": 1, "pol3n": 3, "pol8n": 8}
+BUDGET = {1: 60, 3: 150, 8: 400}
+SETS = ["pol10k_exact", "pol10k_num", "pol10k_mixed"]
+
+
+def read(name):
+    path = os.path.join(OUT, name)
+    return open(path).read() if os.path.exists(path) else ""
+
+
+def iai():
+    """{(bench, id): instructions}"""
+    out, bench = {}, None
+    for line in read("iai.txt").splitlines():
+        m = re.match(r"^instructions::(\w+)::(\w+) (\w+):", line)
+        if m:
+            bench = (m.group(2), m.group(3))
+            continue
+        m = re.match(r"^\s+Instructions:\s+(\d+)", line)
+        if m and bench:
+            out[bench] = int(m.group(1))
+            bench = None
+    return out
+
+
+def median(group, function):
+    """Criterion's median in nanoseconds, or None."""
+    path = os.path.join(OUT, "criterion", group, function, "new", "estimates.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)["median"]["point_estimate"]
+
+
+def ns(x):
+    if x is None:
+        return "—"
+    if x >= 1e6:
+        return f"{x / 1e6:.2f} ms"
+    if x >= 1e3:
+        return f"{x / 1e3:.2f} µs"
+    return f"{x:.1f} ns"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "—"
+    return f"{a / b:.1f}×"
+
+
+def cli(workload):
+    out = {}
+    for line in read(f"cli-{workload}.txt").splitlines():
+        if ": " in line:
+            k, v = line.split(": ", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+I = iai()
+peer_failures = sorted(set(l.strip() for l in read("wall.txt").splitlines() if l.startswith("peer failed")))
+lines = []
+w = lines.append
+w("# Benchmarks")
+w("")
+w("Regenerate everything on this page with one command (about 15 minutes; needs `python3`, ")
+w("`valgrind` and `cargo install iai-callgrind-runner --version 0.16.1 --locked`):")
+w("")
+w("```sh")
+w("scripts/bench.sh")
+w("```")
+w("")
+w("It generates the workloads (`bench/workloads.py` into `bench-data/`), runs the instruction-count")
+w("benches (`cargo bench --manifest-path bench/Cargo.toml --bench instructions`, iai-callgrind), the")
+w("wall-clock benches (`--bench wall`, criterion) and `filtervm bench` on the 10k sets, then writes")
+w("this file (`scripts/bench_report.py`). The benches are their own cargo workspace (`bench/`), so")
+w("`cargo test --workspace` never builds criterion or the peers; CI only builds them")
+w("(`cargo bench --manifest-path bench/Cargo.toml --no-run`).")
+w("")
+machine = read("machine.txt").strip()
+if machine:
+    w(f"Latest run: {machine}. Wall-clock figures are criterion medians; ratios are taken")
+    w("within one run. This is a small shared machine: trust the instruction counts (exact, stable)")
+    w("over the wall clock, and the ratios over the absolute times.")
+    w("")
+w("## Workloads")
+w("")
+w("- `seed`: the seed's complete example (`000_e1d4924fe41b969f.txt`, basaltic, 4 clauses), on its")
+w("  matching message.")
+w("- `pol{1,3,8}c`, `pol{1,3,8}n` (`workloads.py`, SNS syntax, attribute scope): the first 1, 3 or 8")
+w("  clauses of the `common` (exact, prefix, anything-but, wildcard, number list, exists) and")
+w("  `numeric` (numeric ranges) lists, on a message every clause holds for (so every clause runs).")
+w("  SNS accepts at most 5 keys (rule 42), so the 8-clause policies are compiled key by key and their")
+w("  lowered trees ANDed, optimized and generated exactly as `compile` does (`bench/src/lib.rs`).")
+w("- `pol10k_exact`, `pol10k_num`, `pol10k_mixed`: 10,000 SNS subscriptions, matched against the")
+w("  first 1,000 (criterion, CLI) or 100 (iai) messages of `attrs.jsonl` as SNS attributes")
+w("  (strings → String, numbers → Number).")
+w("")
+w("Engines: `filtervm` = the program evaluated on a message already bound to it (binding is")
+w("reported apart); `hand (bound)` = the same condition hand-written in Rust over the same bound")
+w("message (direct slot reads, no interpretation); `hand (decoded)` = hand-written over a struct of")
+w("decoded fields (the floor); `quamina` = the `quamina` crate's automaton on the event already")
+w("flattened (its flattening timed apart); `cel` = `cel-interpreter` executing a compiled program on")
+w("a prebuilt context; `reference` = filtervm's reference interpreter (policy JSON on message JSON).")
+w("")
+w("## Single policy: instructions (iai-callgrind)")
+w("")
+w("| workload | clauses | filtervm eval | budget | branch-free registers | hand (bound) | filtervm / hand (bound) | hand (decoded) | bind |")
+w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for s in SINGLES:
+    c = CLAUSES[s]
+    ev = I.get(("eval", s))
+    hb = I.get(("hand_bound", s))
+    hd = I.get(("hand_decoded", s))
+    bd = I.get(("bind", s))
+    bf = I.get(("eval_branch_free", s))
+    budget = BUDGET.get(c)
+    mark = ""
+    if ev is not None and budget is not None:
+        mark = " ✓" if ev <= budget else " ✗"
+    w(f"| {s} | {c} | {ev if ev is not None else '—'} | {str(budget) + mark if budget else '—'} | "
+      f"{bf if bf is not None else '—'} | {hb if hb is not None else '—'} | {ratio(ev, hb)} | {hd if hd is not None else '—'} | "
+      f"{bd if bd is not None else '—'} |")
+w("")
+w("## Single policy: wall clock (criterion medians, same run)")
+w("")
+w("| workload | filtervm | hand (bound) | hand (decoded) | quamina match | quamina flatten | cel | reference | vs hand (bound) | vs hand (decoded) | quamina ÷ filtervm | cel ÷ filtervm | reference ÷ filtervm |")
+w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for s in SINGLES:
+    g = f"single_{s}"
+    f = median(g, "filtervm")
+    hb = median(g, "hand_bound")
+    hd = median(g, "hand")
+    qm = median(g, "quamina_match")
+    qf = median(g, "quamina_flatten")
+    ce = median(g, "cel")
+    rf = median(g, "reference")
+    w(f"| {s} | {ns(f)} | {ns(hb)} | {ns(hd)} | {ns(qm)} | {ns(qf)} | {ns(ce)} | {ns(rf)} | "
+      f"{ratio(f, hb)} | {ratio(f, hd)} | {ratio(qm, f)} | {ratio(ce, f)} | {ratio(rf, f)} |")
+w("")
+w("Binding (criterion, `filtervm_bind`): " + ", ".join(
+    f"{s} {ns(median(f'single_{s}', 'filtervm_bind'))}" for s in SINGLES) + ".")
+w("")
+w("## Many subscriptions: `PolicySet` against one-by-one")
+w("")
+w("| workload | set (bind + match) | set bind alone | one-by-one (bind + run ×10k) | one-by-one ÷ set | quamina match | set instr./msg | one-by-one instr./msg | instr. ratio |")
+w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for s in SETS:
+    g = f"set_{s}"
+    st = median(g, "filtervm_set")
+    sb = median(g, "filtervm_bind")
+    ob = median(g, "one_by_one")
+    qm = median(g, "quamina_match")
+    si = I.get(("set_100_messages", s))
+    oi = I.get(("one_by_one_1_message", s))
+    si_per = si / 100 if si is not None else None
+    w(f"| {s} | {ns(st)} | {ns(sb)} | {ns(ob)} | {ratio(ob, st)} | "
+      f"{ns(qm) if qm is not None else 'peer failed'} | "
+      f"{f'{si_per:.0f}' if si_per is not None else '—'} | {oi if oi is not None else '—'} | "
+      f"{ratio(oi, si_per)} |")
+w("")
+w("`filtervm bench` on the same sets (`--seconds 3`; the reference interpreter and one-by-one run")
+w("on the first messages only within that time; all three agreed on every message they ran):")
+w("")
+keys = ["policies", "messages", "compile_ns_per_policy", "bind_ns_per_message", "set_ns_per_message",
+        "one_by_one_ns_per_message", "reference_ns_per_message", "matches_per_message",
+        "bytes_per_policy", "distinct_filters"]
+w("| figure | " + " | ".join(SETS) + " |")
+w("|---|" + "---:|" * len(SETS))
+results = {s: cli(s) for s in SETS}
+for k in keys:
+    w(f"| `{k}` | " + " | ".join(results[s].get(k, "—") for s in SETS) + " |")
+w("")
+w("## Reading the figures")
+w("")
+w("- **Budgets** (≤ 60 / 150 / 400 instructions for 1 / 3 / 8 clauses, on a bound message) are")
+w("  not met: filtervm needs about 2× of them. What stops them is the bound form of a message, not")
+w("  the dispatch: the hand-written Rust check over the *same* bindings (`hand (bound)`: direct slot")
+w("  reads, no interpretation) already needs about 75 instructions for one equality clause, and")
+w("  filtervm runs within about 1.3–2× of it. In the profile (`bench/examples/profile.rs` under")
+w("  `valgrind --tool=callgrind --dump-instr=yes`), one string-equality step costs ~13 instructions")
+w("  to fetch the step and its slot, ~5 to dispatch, ~12 for the bounds-checked leaf range, ~6 to")
+w("  check the leaf is a string and load it, ~12–25 to compare it with the constants, ~4 to pick")
+w("  the next step; each evaluation adds ~45 of entry, one-row check, frame and exit. What would")
+w("  fix it: a bound form made for evaluation — the first leaf of each slot inline in the slot")
+w("  (tag, bytes, number), and string equality resolved once at bind time to constant ids (what")
+w("  `PolicySet`'s equality index already does for sets), so an equality step is an integer")
+w("  compare; we estimate 20–25 instructions per equality clause. That changes `Slot`, `Leaf` and")
+w("  every dialect's binder, so it was left for its own change.")
+w("- **VM history** (instructions, seed / pol1c / pol3c / pol8c): register executor with `dyn Fn`")
+w("  closures, `Vec<bool>` registers cleared per run and a hash set for every string set: 903 / 297")
+w("  / 532 / 1248. Closures removed, registers on the stack, numeric text parsed at bind time:")
+w("  544 / 302 / 500 / 1142. Decision plan (the one-register program walked as a graph of its")
+w("  tests, no `jump`/`not`/`ret` dispatch, small string sets compared in turn): 448 / 228 / 441 /")
+w("  1029. Constants held in the plan's steps (no pool indices to bounds-check), the several-rows")
+w("  path out of line, `Program::eval` inlined: the table above. The branch-light alternative —")
+w("  the same programs with every test written to its own register and combined with `and`, no")
+w("  jumps, on the register executor (`branch-free registers`) — costs more even on these messages")
+w("  where every clause holds (no short-circuit to gain), so the plan stays.")
+w("- **Binding** (reported apart): attribute values are copied into buffers kept from the previous")
+w("  message (no allocation once warm), names are looked up by scanning up to 12 keys and through a")
+w("  name index beyond (hashing a name costs about as much as a dozen comparisons), and string")
+w("  values that look like numbers are parsed once here, not by every numeric test.")
+w("- **Sets**: `one-by-one ÷ set` is the speed-up of `PolicySet` over binding and running each")
+w("  subscription's program (both in the same run). quamina's automaton panics (`arena.rs`:")
+w("  \"field_transitions.len() fits in u8\") on the 10k sets, so it is reported as failed there.")
+w("- **Memory**: `bytes_per_policy` is `PolicySet::heap_bytes()` ÷ subscriptions (tables, codes,")
+w("  index entries, tests; filters compiled outside the set are not counted). A counting allocator")
+w("  (`cargo run --release --manifest-path bench/Cargo.toml --example set_memory`) measured 220")
+w("  bytes per subscription on `pol10k_exact` and 219 on `pol10k_num` (3-clause policies).")
+w("")
+if peer_failures:
+    w("## Peers that failed")
+    w("")
+    for p in peer_failures:
+        w(f"- {p}")
+    w("")
+open(TARGET, "w").write("\n".join(lines) + "\n")
