@@ -82,7 +82,7 @@ lines = []
 w = lines.append
 w("# Benchmarks")
 w("")
-w("Regenerate everything on this page with one command (about 15 minutes; needs `python3`, ")
+w("Regenerate everything on this page with one command (about 15 minutes; needs `python3`,")
 w("`valgrind` and `cargo install iai-callgrind-runner --version 0.16.1 --locked`):")
 w("")
 w("```sh")

@@ -1243,6 +1243,14 @@ mod tests {
     }
 
     #[test]
+    fn a_set_is_shared_by_threads_each_with_its_matcher() {
+        fn shared<T: Send + Sync>() {}
+        fn owned<T: Send>() {}
+        shared::<PolicySet>();
+        owned::<SetMatcher>();
+    }
+
+    #[test]
     fn add_replaces_and_remove_reports_absence() {
         let mut set = PolicySet::new();
         set.add(7, &sns(json!({"a": ["1"]}))).unwrap();

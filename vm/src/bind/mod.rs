@@ -240,6 +240,18 @@ impl Bindings {
         }
     }
 
+    /// Sets a slot of `row` to `shape` holding the leaves pushed since `start`.
+    fn close(&mut self, row: usize, key: u32, shape: Shape, start: usize) {
+        let slot = Slot {
+            shape,
+            start: u32::try_from(start).unwrap_or(u32::MAX),
+            end: u32::try_from(self.leaves.len()).unwrap_or(u32::MAX),
+        };
+        if let Some(s) = self.slots.get_mut(row * self.width + key as usize) {
+            *s = slot;
+        }
+    }
+
     /// Appends a row of absent slots and returns its index.
     fn push_row(&mut self) -> usize {
         let row = self.slots.len() / self.width.max(1);
