@@ -463,7 +463,6 @@ fn dec_contains_f64(interval: &crate::program::DecInterval, x: f64) -> Option<bo
 /// `e >= 0` and `m × 10^e <= 2^53`, or `e < 0`, `-e <= 27`, `5^-e` divides `m` and
 /// `m / 5^-e <= 2^53`. `None` for everything else (the caller then compares exactly).
 fn exact_f64(text: &str) -> Option<f64> {
-    const MAX_EXACT: u64 = 1 << 53;
     let mut bytes = text.bytes().peekable();
     let negative = bytes.next_if_eq(&b'-').is_some();
     let mut significand: u64 = 0;
@@ -505,30 +504,7 @@ fn exact_f64(text: &str) -> Option<f64> {
         significand /= 10;
         scale = scale.checked_add(1)?;
     }
-    let magnitude = if scale >= 0 {
-        let integer = 10u64
-            .checked_pow(u32::try_from(scale).ok()?)?
-            .checked_mul(significand)?;
-        if integer > MAX_EXACT {
-            return None;
-        }
-        integer as f64
-    } else {
-        let places = u32::try_from(scale.unsigned_abs()).ok()?;
-        if places > 27 {
-            return None;
-        }
-        let five_pow = 5u64.checked_pow(places)?;
-        if !significand.is_multiple_of(five_pow) {
-            return None;
-        }
-        let odd_part = significand / five_pow;
-        if odd_part > MAX_EXACT {
-            return None;
-        }
-        odd_part as f64 / (1u64 << places) as f64
-    };
-    Some(if negative { -magnitude } else { magnitude })
+    crate::number::exact_binary64(significand, scale, negative)
 }
 
 #[cfg(test)]

@@ -296,7 +296,6 @@ impl Decimal {
     /// `9007199254740993`) and also for some that are but fall outside that rule (`2^60`, `2^-30`).
     /// Zero gives `+0.0`.
     pub fn as_f64_exact(&self) -> Option<f64> {
-        const MAX_EXACT: u64 = 1 << 53;
         if self.is_zero() {
             return Some(0.0);
         }
@@ -311,33 +310,7 @@ impl Decimal {
                 .checked_add(u64::from(b.wrapping_sub(b'0')))?;
         }
 
-        let magnitude = if scale >= 0 {
-            let integer = 10u64
-                .checked_pow(u32::try_from(scale).ok()?)
-                .and_then(|p| significand.checked_mul(p))?;
-            if integer > MAX_EXACT {
-                return None;
-            }
-            // Exact: an integer no larger than 2^53.
-            integer as f64
-        } else {
-            let places = u32::try_from(scale.unsigned_abs()).ok()?;
-            if places > 27 {
-                return None;
-            }
-            let five_pow = 5u64.checked_pow(places)?;
-            if !significand.is_multiple_of(five_pow) {
-                return None;
-            }
-            let odd_part = significand / five_pow;
-            if odd_part > MAX_EXACT {
-                return None;
-            }
-            // value = odd_part / 2^places; both conversions and the division are exact.
-            let two_pow = (1u64 << places) as f64;
-            odd_part as f64 / two_pow
-        };
-        Some(if self.negative { -magnitude } else { magnitude })
+        exact_binary64(significand, scale, self.negative)
     }
 
     /// Compares magnitudes, ignoring signs.
@@ -402,6 +375,41 @@ impl Ord for Decimal {
             (false, true) => Ordering::Greater,
         }
     }
+}
+
+/// 2^53: every integer up to it is exactly a binary64.
+const MAX_EXACT: u64 = 1 << 53;
+
+/// `±significand × 10^scale` as a binary64, when that value is exactly representable by the
+/// conservative rule of [`Decimal::as_f64_exact`] (an integer up to 2^53, or at most 27 decimal
+/// places whose odd part fits 2^53); `None` otherwise. Shared by the decimal fast path of the VM.
+pub(crate) fn exact_binary64(significand: u64, scale: i64, negative: bool) -> Option<f64> {
+    let magnitude = if scale >= 0 {
+        let integer = 10u64
+            .checked_pow(u32::try_from(scale).ok()?)
+            .and_then(|p| significand.checked_mul(p))?;
+        if integer > MAX_EXACT {
+            return None;
+        }
+        // Exact: an integer no larger than 2^53.
+        integer as f64
+    } else {
+        let places = u32::try_from(scale.unsigned_abs()).ok()?;
+        if places > 27 {
+            return None;
+        }
+        let five_pow = 5u64.checked_pow(places)?;
+        if !significand.is_multiple_of(five_pow) {
+            return None;
+        }
+        let odd_part = significand / five_pow;
+        if odd_part > MAX_EXACT {
+            return None;
+        }
+        // value = odd_part / 2^places; both conversions and the division are exact.
+        odd_part as f64 / (1u64 << places) as f64
+    };
+    Some(if negative { -magnitude } else { magnitude })
 }
 
 #[cfg(test)]
