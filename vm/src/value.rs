@@ -197,20 +197,7 @@ impl LeafTypes {
 impl fmt::Display for LeafTypes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names = [(1, "str"), (2, "num"), (4, "bool"), (8, "null")];
-        let mut first = true;
-        for (bit, name) in names {
-            if self.0 & bit != 0 {
-                if !first {
-                    f.write_str("|")?;
-                }
-                f.write_str(name)?;
-                first = false;
-            }
-        }
-        if first {
-            f.write_str("none")?;
-        }
-        Ok(())
+        write_mask(f, self.0, &names)
     }
 }
 
@@ -281,21 +268,26 @@ impl fmt::Display for Shapes {
             (8, "array"),
             (16, "object"),
         ];
-        let mut first = true;
-        for (bit, name) in names {
-            if self.0 & bit != 0 {
-                if !first {
-                    f.write_str("|")?;
-                }
-                f.write_str(name)?;
-                first = false;
-            }
-        }
-        if first {
-            f.write_str("none")?;
-        }
-        Ok(())
+        write_mask(f, self.0, &names)
     }
+}
+
+/// Writes the names of the bits set in `mask` joined by `|`, or `none`.
+fn write_mask(f: &mut fmt::Formatter<'_>, mask: u8, names: &[(u8, &str)]) -> fmt::Result {
+    let mut first = true;
+    for &(bit, name) in names {
+        if mask & bit != 0 {
+            if !first {
+                f.write_str("|")?;
+            }
+            f.write_str(name)?;
+            first = false;
+        }
+    }
+    if first {
+        f.write_str("none")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
