@@ -1,6 +1,7 @@
-//! Hostile input through the `filtervm` binary (issue 7): `filtervm match` reports a bad line
-//! (invalid UTF-8, not JSON, nested too deep, a body too large to judge) and keeps processing the
-//! lines after it; huge lines are read; a policy file that is not UTF-8 is a clear error.
+//! Hostile input through the `filtervm` binary: `filtervm match` reports a bad line (invalid
+//! UTF-8, not JSON, nested too deep, a body too large to judge, longer than `--max-line-bytes`)
+//! and keeps processing the lines after it; lines up to the limit are read; a policy file that is
+//! not UTF-8 is a clear error; every subcommand ends quietly when its output pipe is closed.
 //!
 //! The 100 MB line is `#[ignore]`d (a debug binary is slow to parse it); run it with
 //! `cargo test --release -p filtervm-compiler --test cli -- --ignored`.
@@ -110,7 +111,8 @@ fn only_matching_skips_bad_lines() {
 
 #[test]
 fn match_keeps_going_after_hostile_lines() {
-    // A line nested 100,000 levels, then a line of 100,000 attributes, in each dialect.
+    // A line nested 100,000 levels, then a line of 100,000 attributes (5.5 MB, so over the
+    // default `--max-line-bytes`), in each dialect.
     let deep = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
     let mut attributes = String::from(r#"{"attributes": {"#);
     for i in 0..100_000 {
@@ -121,7 +123,15 @@ fn match_keeps_going_after_hostile_lines() {
     }
     attributes.push_str("}}");
     let out = filtervm(
-        &["match", "-d", "basaltic", "-f", r#"{"a99999": ["v99999"]}"#],
+        &[
+            "match",
+            "--max-line-bytes",
+            "8000000",
+            "-d",
+            "basaltic",
+            "-f",
+            r#"{"a99999": ["v99999"]}"#,
+        ],
         lines(&[deep.as_bytes(), attributes.as_bytes(), b"{}"]),
     );
     assert_no_panic(&out);
@@ -188,32 +198,80 @@ fn match_reports_a_body_too_large_to_judge() {
     assert_eq!(got[1], "match");
 }
 
-fn big_line(mb: usize) {
-    let value = "a".repeat(mb << 20);
+/// A line of `bytes` bytes (a `k` header of `a`s), then two small lines; `extra` arguments.
+fn big_line_input(bytes: usize) -> Vec<u8> {
+    let frame = r#"{"headers": {"k": ""}}"#.len();
+    let value = "a".repeat(bytes - frame);
     let line = format!(r#"{{"headers": {{"k": "{value}"}}}}"#);
+    assert_eq!(line.len(), bytes);
+    lines(&[
+        line.as_bytes(),
+        br#"{"headers": {"k": "b"}}"#,
+        br#"{"headers": {"k": "ab"}}"#,
+    ])
+}
+
+fn big_line(bytes: usize, extra: &[&str], first: &str) {
     let start = Instant::now();
-    let out = filtervm(
-        EXPR,
-        lines(&[
-            line.as_bytes(),
-            br#"{"headers": {"k": "b"}}"#,
-            br#"{"headers": {"k": "ab"}}"#,
-        ]),
-    );
+    let mut args = EXPR.to_vec();
+    args.extend_from_slice(extra);
+    let out = filtervm(&args, big_line_input(bytes));
     assert_no_panic(&out);
-    assert_eq!(stdout_lines(&out), ["match", "no-match", "match"]);
+    assert_eq!(stdout_lines(&out), [first, "no-match", "match"]);
     assert!(start.elapsed() < Duration::from_secs(60));
 }
 
 #[test]
-fn match_reads_a_16_mb_line() {
-    big_line(16);
+fn match_reads_a_line_of_the_default_maximum_and_skips_a_longer_one() {
+    big_line(4 << 20, &[], "match");
+    big_line((4 << 20) + 1, &[], "error");
 }
 
 #[test]
 #[ignore = "100 MB: run in release (cargo test --release ... -- --ignored)"]
 fn match_reads_a_100_mb_line() {
-    big_line(100);
+    big_line(100 << 20, &["--max-line-bytes", "200000000"], "match");
+}
+
+#[test]
+fn match_reports_a_line_over_max_line_bytes_and_keeps_going() {
+    let short = br#"{"headers": {"k": "abc"}}"#; // 25 bytes
+    let long = br#"{"headers": {"k": "abcdefghijklmnopqrstuvwxyz"}}"#; // 48 bytes
+    let mut input = Vec::new();
+    for line in [&short[..], long, short, long, short] {
+        input.extend_from_slice(line);
+        input.extend_from_slice(b"\r\n");
+    }
+    input.extend_from_slice(long); // the last line, without a line ending
+    let mut args = EXPR.to_vec();
+    args.extend(["--max-line-bytes", "25"]);
+    let out = filtervm(&args, input.clone());
+    assert_no_panic(&out);
+    assert_eq!(
+        stdout_lines(&out),
+        ["match", "error", "match", "error", "match", "error"]
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for n in [2, 4, 6] {
+        assert!(
+            stderr.contains(&format!(
+                ":{n}: the line is 48 bytes, longer than the maximum of 25 bytes (--max-line-bytes)"
+            )),
+            "{stderr}"
+        );
+    }
+    // One byte more and every line is read.
+    args.pop();
+    args.push("48");
+    let out = filtervm(&args, input);
+    assert_eq!(stdout_lines(&out), ["match"; 6]);
+    assert_eq!(out.status.code(), Some(0));
+    // Zero is refused: no line could ever be read.
+    let mut args = EXPR.to_vec();
+    args.extend(["--max-line-bytes", "0"]);
+    let out = filtervm(&args, Vec::new());
+    assert_eq!(out.status.code(), Some(2));
 }
 
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
@@ -283,4 +341,278 @@ fn stream_policy_file_may_hold_the_text_form() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("not valid JSON"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Closed pipes: every subcommand ends quietly when its standard output or standard error has no
+// reader any more (`filtervm check … | head -1`).
+
+const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/basaltic");
+
+/// Which stream of the child loses its reader before the child writes anything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Closed {
+    Stdout,
+    Stderr,
+}
+
+/// Runs `filtervm ARGS` with `input` on stdin and the `closed` stream connected to a pipe whose
+/// read end is already dropped, so every write to it fails with `EPIPE`. Returns the exit code
+/// and the text of the other stream.
+fn filtervm_closed(args: &[String], input: &[u8], closed: Closed) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut command = Command::new(BIN);
+    command.args(args).stdin(Stdio::piped());
+    match closed {
+        Closed::Stdout => command.stdout(writer).stderr(Stdio::piped()),
+        Closed::Stderr => command.stdout(Stdio::piped()).stderr(writer),
+    };
+    if let Some(reference) = reference_binary() {
+        command.env("FILTERVM_REFERENCE", reference);
+    }
+    let mut child = command.spawn().expect("the filtervm binary runs");
+    // The command holds the pipe's write end; drop it so that only the child has one.
+    drop(command);
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    let other = match closed {
+        Closed::Stdout => out.stderr,
+        Closed::Stderr => out.stdout,
+    };
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&other).into_owned(),
+    )
+}
+
+fn reference_binary() -> Option<PathBuf> {
+    let path = std::path::Path::new(BIN).with_file_name(format!(
+        "filtervm-conformance{}",
+        std::env::consts::EXE_SUFFIX
+    ));
+    path.is_file().then_some(path)
+}
+
+/// One invocation: its arguments, its stdin, and which streams it writes when both are open.
+struct Invocation {
+    args: Vec<String>,
+    input: Vec<u8>,
+}
+
+fn invocation(args: &[&str], input: &[u8]) -> Invocation {
+    Invocation {
+        args: args
+            .iter()
+            .map(|a| a.replace("EXAMPLES", EXAMPLES))
+            .collect(),
+        input: input.to_vec(),
+    }
+}
+
+/// Every subcommand, each on a valid and an invalid policy or input, writing to stdout, stderr
+/// or both.
+fn every_subcommand() -> Vec<Invocation> {
+    // Enough verdicts to overflow the output buffer while the input is still being read.
+    let many: Vec<u8> =
+        br#"{"attributes": {}}"#.iter().chain(b"\n").copied().cycle().take(19 * 100_000).collect();
+    let bad_lines = b"not json\n{}\n\xff\n".repeat(1000);
+    let policies = temp_file(
+        "bench-policies.ndjson",
+        b"{\"event\": [\"order.paid\"]}\n{\"event\": [{\"prefix\": \"order.\"}]}\n",
+    );
+    let messages = temp_file(
+        "bench-messages.ndjson",
+        b"{\"event\": \"order.paid\"}\n{\"event\": \"user.login\"}\n",
+    );
+    let mut all = vec![
+        invocation(
+            &["check", "-d", "basaltic", "-p", "EXAMPLES/policy.json"],
+            b"",
+        ),
+        invocation(
+            &[
+                "check",
+                "-d",
+                "basaltic",
+                "-p",
+                "EXAMPLES/invalid-policy.json",
+            ],
+            b"",
+        ),
+        invocation(&["check", "-p", "EXAMPLES/policy.json"], b""),
+        invocation(
+            &["compile", "-d", "basaltic", "-p", "EXAMPLES/policy.json"],
+            b"",
+        ),
+        invocation(
+            &[
+                "compile",
+                "-d",
+                "basaltic",
+                "-p",
+                "EXAMPLES/invalid-policy.json",
+            ],
+            b"",
+        ),
+        invocation(
+            &[
+                "match",
+                "-d",
+                "basaltic",
+                "-p",
+                "EXAMPLES/policy.json",
+                "EXAMPLES/messages.ndjson",
+            ],
+            b"",
+        ),
+        invocation(
+            &[
+                "match",
+                "-d",
+                "basaltic",
+                "-f",
+                r#"{"a": [{"exists": false}]}"#,
+            ],
+            &many,
+        ),
+        invocation(
+            &[
+                "match",
+                "-d",
+                "basaltic",
+                "-f",
+                r#"{"a": [{"exists": false}]}"#,
+            ],
+            &bad_lines,
+        ),
+        invocation(
+            &[
+                "match",
+                "--only-matching",
+                "-d",
+                "basaltic",
+                "-f",
+                r#"{"a": [{"exists": false}]}"#,
+            ],
+            &many,
+        ),
+        invocation(
+            &[
+                "match",
+                "-d",
+                "basaltic",
+                "-p",
+                "EXAMPLES/invalid-policy.json",
+            ],
+            b"{}\n",
+        ),
+        invocation(
+            &[
+                "explain",
+                "-d",
+                "basaltic",
+                "-p",
+                "EXAMPLES/policy.json",
+                "-m",
+                "EXAMPLES/amount-1000.json",
+            ],
+            b"",
+        ),
+        invocation(
+            &[
+                "explain",
+                "-d",
+                "basaltic",
+                "-p",
+                "EXAMPLES/invalid-policy.json",
+                "-m",
+                "EXAMPLES/amount-1000.json",
+            ],
+            b"",
+        ),
+        invocation(
+            &["lint", "-d", "basaltic", "-p", "EXAMPLES/policy.json"],
+            b"",
+        ),
+        invocation(
+            &[
+                "lint",
+                "-d",
+                "basaltic",
+                "-p",
+                "EXAMPLES/invalid-policy.json",
+            ],
+            b"",
+        ),
+        invocation(&["--help"], b""),
+        invocation(&["check", "--no-such-flag"], b""),
+    ];
+    let mut bench = invocation(
+        &["bench", "-d", "sns", "--seconds", "0.01", "--policies"],
+        b"",
+    );
+    bench.args.push(policies.to_str().unwrap().to_owned());
+    bench.args.push("--messages".to_owned());
+    bench.args.push(messages.to_str().unwrap().to_owned());
+    all.push(bench);
+    all
+}
+
+#[test]
+fn every_subcommand_ends_quietly_on_a_closed_stdout_or_stderr() {
+    for inv in every_subcommand() {
+        let name = inv.args.join(" ");
+        let open = filtervm(
+            &inv.args.iter().map(String::as_str).collect::<Vec<_>>(),
+            inv.input.clone(),
+        );
+        assert_no_panic(&open);
+        for closed in [Closed::Stdout, Closed::Stderr] {
+            let writes = match closed {
+                Closed::Stdout => !open.stdout.is_empty(),
+                Closed::Stderr => !open.stderr.is_empty(),
+            };
+            if !writes {
+                continue;
+            }
+            let (code, other) = filtervm_closed(&inv.args, &inv.input, closed);
+            assert_ne!(code, Some(101), "{name} with {closed:?} closed: {other}");
+            assert!(
+                !other.contains("panicked"),
+                "{name} with {closed:?} closed: {other}"
+            );
+            // `bench` still reports a closed stdout as a write failure (exit 2).
+            if inv.args[0] != "bench" {
+                assert_eq!(
+                    code,
+                    open.status.code(),
+                    "{name} with {closed:?} closed: {other}"
+                );
+                if closed == Closed::Stdout {
+                    assert!(!other.contains("cannot write"), "{name}: {other}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn only_matching_passes_lines_through_byte_for_byte() {
+    // CRLF and LF lines keep their own endings; a last line without one gets `\n`, like grep.
+    let input = b"{\"headers\": {\"k\": \"a1\"}}\r\n{\"headers\": {\"k\": \"b\"}}\r\n{\"headers\": {\"k\": \"a2\"}}\n{\"headers\": {\"k\":\t\"a3\"}} \r\n{\"headers\": {\"k\": \"a4\"}}";
+    let mut args = EXPR.to_vec();
+    args.push("--only-matching");
+    let out = filtervm(&args, input.to_vec());
+    assert_no_panic(&out);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "{\"headers\": {\"k\": \"a1\"}}\r\n{\"headers\": {\"k\": \"a2\"}}\n{\"headers\": {\"k\":\t\"a3\"}} \r\n{\"headers\": {\"k\": \"a4\"}}\n"
+    );
+    assert_eq!(out.status.code(), Some(0));
 }

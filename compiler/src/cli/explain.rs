@@ -100,19 +100,6 @@ pub(super) fn run(args: ExplainArgs) -> Result<ExitCode, Failure> {
             text.push_str(&explanation.render_instructions());
         }
     }
-    write_stdout(&text)?;
+    super::output::print(&text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes `text` to stdout; a closed pipe (`| head`) is not an error.
-pub(super) fn write_stdout(text: &str) -> Result<(), Failure> {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure {
-            message: format!("cannot write: {e}"),
-            code: 2,
-        }),
-        _ => Ok(()),
-    }
 }

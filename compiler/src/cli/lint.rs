@@ -1,7 +1,7 @@
 //! `filtervm lint`: warnings about a policy that compiles but probably does not mean what its
 //! author thinks.
 
-use super::explain::{load, write_stdout};
+use super::explain::load;
 use super::{Failure, PolicyArgs, print_errors};
 use clap::Args;
 use filtervm_compiler::lint::{Warning, lint_filter};
@@ -53,7 +53,7 @@ pub(super) fn run(args: LintArgs) -> Result<ExitCode, Failure> {
             ));
         }
     }
-    write_stdout(&text)?;
+    super::output::print(&text)?;
     if args.deny_warnings && !warnings.is_empty() {
         return Ok(ExitCode::from(1));
     }
