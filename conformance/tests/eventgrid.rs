@@ -912,6 +912,121 @@ fn eg_33_exact_decimal_comparison() {
     assert!(num("7", &range("[[7, 7]]")));
 }
 
+/// EG-33 at any exponent: an exponent beyond the 64-bit range (in the event or in the policy)
+/// still compares by exact value, in both engines.
+#[test]
+fn eg_33_exponents_beyond_64_bits_compare_exactly() {
+    let num = |text: &str, op: &str, v: &str| -> bool {
+        let p: Value = serde_json::from_str(&format!(
+            r#"{{"advancedFilters": [{{"operatorType": "{op}", "key": "data.n", "value": {v}}}]}}"#
+        ))
+        .unwrap();
+        let ev: Value = serde_json::from_str(&format!(r#"{{"data": {{"n": {text}}}}}"#)).unwrap();
+        both_with(&Value::Null, &p, &ev)
+    };
+    let huge = "1e99999999999999999999";
+    let tiny = "1e-99999999999999999999";
+    // Event side.
+    assert!(num(huge, "NumberGreaterThan", "1e400"));
+    assert!(!num(huge, "NumberLessThan", "1e400"));
+    assert!(num(tiny, "NumberGreaterThan", "0"));
+    assert!(num(tiny, "NumberLessThan", "1e-400"));
+    assert!(num(&format!("-{huge}"), "NumberLessThan", "-1e400"));
+    assert!(num(&format!("-{tiny}"), "NumberLessThan", "0"));
+    assert!(num(&format!("-{tiny}"), "NumberGreaterThan", "-1e-400"));
+    // Policy side, and both: equal values written differently are equal.
+    assert!(num("5", "NumberLessThan", huge));
+    assert!(num("0", "NumberGreaterThan", &format!("-{tiny}")));
+    for (a, b) in [
+        (huge, "10e99999999999999999998"),
+        (huge, "0.1e100000000000000000000"),
+        (huge, "0.00001e100000000000000000004"),
+        (tiny, "10e-100000000000000000000"),
+        (tiny, "0.01e-99999999999999999997"),
+        (
+            "1e170141183460469231731687303715884105728",
+            "10e170141183460469231731687303715884105727",
+        ),
+        (
+            "1e-170141183460469231731687303715884105729",
+            "0.1e-170141183460469231731687303715884105728",
+        ),
+    ] {
+        assert!(num(a, "NumberGreaterThanOrEquals", b), "{a} >= {b}");
+        assert!(num(a, "NumberLessThanOrEquals", b), "{a} <= {b}");
+        assert!(!num(a, "NumberGreaterThan", b), "{a} > {b}");
+    }
+    // One step of the exponent apart, at every size.
+    for (small, large) in [
+        ("1e99999999999999999998", huge),
+        ("9.99e99999999999999999998", huge),
+        ("1e-100000000000000000000", tiny),
+        (huge, "1e100000000000000000000000000000000000000000000"),
+        ("1e-100000000000000000000000000000000000000000000", tiny),
+        ("1e9223372036854775807", "1e9223372036854775808"),
+        ("1e-9223372036854775809", "1e-9223372036854775808"),
+    ] {
+        assert!(num(small, "NumberLessThan", large), "{small} < {large}");
+        assert!(num(large, "NumberGreaterThan", small), "{large} > {small}");
+    }
+    let range = |v: &str, pairs: &str| {
+        let p: Value = serde_json::from_str(&format!(
+            r#"{{"advancedFilters": [{{"operatorType": "NumberInRange", "key": "data.n", "values": {pairs}}}]}}"#
+        ))
+        .unwrap();
+        let ev: Value = serde_json::from_str(&format!(r#"{{"data": {{"n": {v}}}}}"#)).unwrap();
+        both_with(&Value::Null, &p, &ev)
+    };
+    assert!(range("1e400", &format!("[[{tiny}, {huge}]]")));
+    assert!(!range("1e400", &format!("[[-{huge}, -{tiny}]]")));
+    assert!(range(huge, &format!("[[{huge}, {huge}]]")));
+
+    // Seeded: numbers whose exponents sit around every boundary of the representation (i64,
+    // 36 and 38 digits, 200 digits), written with mantissas that shift them; the engines agree on
+    // <, = and > for every pair.
+    let bases = [
+        "0".to_owned(),
+        "9223372036854775807".to_owned(),
+        "99999999999999999999".to_owned(),
+        "9".repeat(36),
+        format!("1{}", "0".repeat(36)),
+        format!("17014118346046923173168730371588410572{}", "8"),
+        "7".repeat(200),
+    ];
+    let mantissas = ["1", "10", "0.01", "9.99", "123.456000", "0.000100"];
+    let mut rng = Rng(0x5eed_e633);
+    let mut number = |rng: &mut Rng| {
+        let base = rng.pick(&bases.iter().map(String::as_str).collect::<Vec<_>>());
+        let delta = rng.below(5) as i64 - 2;
+        // base + delta written without arithmetic: vary the last digit when there is room.
+        let exponent = match (base, delta) {
+            ("0", d) => d.unsigned_abs().to_string(),
+            (b, 0) => b.to_owned(),
+            (b, d) => {
+                let (head, last) = b.split_at(b.len() - 1);
+                let last = last.parse::<i64>().unwrap() + d;
+                if (0..=9).contains(&last) {
+                    format!("{head}{last}")
+                } else {
+                    b.to_owned()
+                }
+            }
+        };
+        let sign = if rng.below(4) == 0 { "-" } else { "" };
+        let exp_sign = if rng.below(2) == 0 { "-" } else { "" };
+        format!("{sign}{}e{exp_sign}{exponent}", rng.pick(&mantissas))
+    };
+    for _ in 0..300 {
+        let (a, b) = (number(&mut rng), number(&mut rng));
+        let lt = num(&a, "NumberLessThan", &b);
+        let gt = num(&a, "NumberGreaterThan", &b);
+        let le = num(&a, "NumberLessThanOrEquals", &b);
+        assert_eq!(le, !gt, "{a} vs {b}");
+        assert!(!(lt && gt), "{a} vs {b}");
+        assert_eq!(num(&b, "NumberGreaterThan", &a), lt, "{a} vs {b}");
+    }
+}
+
 #[test]
 fn eg_34_numeric_strings_are_strings() {
     assert!(!both(af("NumberIn", "data.numstr", json!({"values": [5]}))));

@@ -192,7 +192,9 @@ pub fn canonical_number_text(value: f64) -> String {
 /// Normalized so that equal values have equal representations: `5`, `5.0`, `5e0`, `50e-1` and
 /// `0.5e1` are the same `Decimal`, `-0` is the same as `0`, and `9007199254740993` differs from
 /// `9007199254740992`. The derived `PartialEq`/`Eq` therefore agree with `Ord`, which orders by
-/// numeric value. Parsing, comparing and equality are linear in the number of digits.
+/// numeric value. Every JSON number has one, whatever the size of its exponent
+/// (`1e99999999999999999999` and `1e-99999999999999999999` compare exactly too). Parsing,
+/// comparing and equality are linear in the length of the text.
 ///
 /// Representation: the value is `sign × 0.d₁d₂…dₖ × 10^point` where `d₁…dₖ` are the significant
 /// digits (no leading or trailing zeros); zero has no digits, point `0` and a positive sign.
@@ -203,29 +205,186 @@ pub struct Decimal {
     /// Significant digits as ASCII, without leading or trailing zeros; empty for zero.
     digits: Box<str>,
     /// Decimal exponent of the position just before the first significant digit (0 for zero).
-    point: i64,
+    point: Exponent,
 }
 
-/// Parses an exponent digit string (ASCII digits) as an `i64`; `None` when it does not fit.
-fn parse_exponent(negative: bool, digits: &[u8]) -> Option<i64> {
-    let mut magnitude: i64 = 0;
-    for &d in digits {
-        magnitude = magnitude
-            .checked_mul(10)?
-            .checked_add(i64::from(d.wrapping_sub(b'0')))?;
+/// A decimal exponent of any size, in one canonical form (so that the derived `Eq` and `Hash`
+/// are the value's): [`Exponent::Small`] exactly when it fits an `i64`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Exponent {
+    /// An exponent in the `i64` range.
+    Small(i64),
+    /// An exponent beyond the `i64` range.
+    Big(Box<BigExponent>),
+}
+
+/// The sign and magnitude of an exponent beyond the `i64` range.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct BigExponent {
+    negative: bool,
+    /// ASCII digits without leading zeros (at least 19 of them).
+    magnitude: Box<str>,
+}
+
+/// Written exponents of at most this many digits are shifted in `i128` (they are below 10^36,
+/// far from its limit of 1.7 × 10^38 whatever `i64` is added); longer ones are larger than any
+/// `i64` shift, so shifting them never changes their sign.
+const I128_DIGITS: usize = 36;
+
+impl Exponent {
+    /// The exponent `±digits + shift`, for a written exponent of any length.
+    fn written_plus(negative: bool, digits: &[u8], shift: i64) -> Exponent {
+        let lead = digits.iter().take_while(|&&b| b == b'0').count();
+        let digits = digits.get(lead..).unwrap_or_default();
+        if digits.len() <= I128_DIGITS {
+            let magnitude = digits
+                .iter()
+                .fold(0i128, |n, &d| n * 10 + i128::from(d.wrapping_sub(b'0')));
+            let value = if negative { -magnitude } else { magnitude };
+            return Exponent::from_i128(value + i128::from(shift));
+        }
+        // |±digits| >= 10^36 > |shift|: the sign stays; the magnitude grows when the shift points
+        // the same way, and shrinks otherwise.
+        let mut magnitude = digits.to_vec();
+        if (shift < 0) == negative {
+            add_to_digits(&mut magnitude, shift.unsigned_abs());
+        } else {
+            subtract_from_digits(&mut magnitude, shift.unsigned_abs());
+        }
+        Exponent::Big(Box::new(BigExponent {
+            negative,
+            magnitude: String::from_utf8(magnitude)
+                .unwrap_or_default()
+                .into_boxed_str(),
+        }))
     }
-    Some(if negative { -magnitude } else { magnitude })
+
+    fn from_i128(value: i128) -> Exponent {
+        match i64::try_from(value) {
+            Ok(small) => Exponent::Small(small),
+            Err(_) => Exponent::Big(Box::new(BigExponent {
+                negative: value < 0,
+                magnitude: value.unsigned_abs().to_string().into_boxed_str(),
+            })),
+        }
+    }
+
+    /// This exponent plus `shift`.
+    fn plus(&self, shift: i64) -> Exponent {
+        match self {
+            Exponent::Small(n) => Exponent::from_i128(i128::from(*n) + i128::from(shift)),
+            Exponent::Big(big) => {
+                Exponent::written_plus(big.negative, big.magnitude.as_bytes(), shift)
+            }
+        }
+    }
+}
+
+/// Adds `amount` to the ASCII decimal number `digits` in place.
+fn add_to_digits(digits: &mut Vec<u8>, mut amount: u64) {
+    for d in digits.iter_mut().rev() {
+        if amount == 0 {
+            return;
+        }
+        let sum = u64::from(d.wrapping_sub(b'0')) + amount % 10;
+        amount = amount / 10 + sum / 10;
+        *d = b'0' + (sum % 10) as u8;
+    }
+    // A carry past the first digit becomes new leading digits.
+    let mut head = Vec::new();
+    while amount > 0 {
+        head.push(b'0' + (amount % 10) as u8);
+        amount /= 10;
+    }
+    head.reverse();
+    digits.splice(0..0, head);
+}
+
+/// Subtracts `amount` from the ASCII decimal number `digits` in place (`digits` is the larger),
+/// then removes the leading zeros the subtraction left.
+fn subtract_from_digits(digits: &mut Vec<u8>, mut amount: u64) {
+    for d in digits.iter_mut().rev() {
+        if amount == 0 {
+            break;
+        }
+        let digit = u64::from(d.wrapping_sub(b'0'));
+        let take = amount % 10;
+        amount /= 10;
+        let value = if digit >= take {
+            digit - take
+        } else {
+            amount += 1;
+            digit + 10 - take
+        };
+        *d = b'0' + value as u8;
+    }
+    let lead = digits.iter().take_while(|&&b| b == b'0').count();
+    digits.drain(..lead.min(digits.len().saturating_sub(1)));
+}
+
+impl Ord for Exponent {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Magnitudes without leading zeros: the longer is the larger; of equal length, byte
+        // order is numeric order.
+        let magnitude = |a: &BigExponent, b: &BigExponent| {
+            a.magnitude
+                .len()
+                .cmp(&b.magnitude.len())
+                .then_with(|| a.magnitude.cmp(&b.magnitude))
+        };
+        match (self, other) {
+            (Exponent::Small(a), Exponent::Small(b)) => a.cmp(b),
+            // A big exponent lies beyond every small one, on its sign's side.
+            (Exponent::Small(_), Exponent::Big(b)) => {
+                if b.negative {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            (Exponent::Big(a), Exponent::Small(_)) => {
+                if a.negative {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (Exponent::Big(a), Exponent::Big(b)) => match (a.negative, b.negative) {
+                (false, false) => magnitude(a, b),
+                (true, true) => magnitude(b, a),
+                (true, false) => Ordering::Less,
+                (false, true) => Ordering::Greater,
+            },
+        }
+    }
+}
+
+impl PartialOrd for Exponent {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for Exponent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Exponent::Small(n) => write!(f, "{n}"),
+            Exponent::Big(big) => {
+                if big.negative {
+                    f.write_str("-")?;
+                }
+                f.write_str(&big.magnitude)
+            }
+        }
+    }
 }
 
 impl Decimal {
     /// Parses JSON number text exactly. `None` when `text` is not a JSON number.
     ///
     /// Accepts exactly the grammar of [`parse_json_number`], at any size: there is no overflow to
-    /// infinity here (`1e400` is a valid, exact `Decimal`). The one limit is the exponent: `None`
-    /// when the written exponent does not fit an `i64`, or when, shifted by the position of the
-    /// first significant digit, it leaves the `i64` range (e.g. `1e99999999999999999999`). For a
-    /// zero value (`0`, `-0.000`, `0e99999999999999999999`) the exponent is irrelevant and never
-    /// rejected, as with [`parse_json_number`].
+    /// infinity here (`1e400` is a valid, exact `Decimal`), and no limit on the exponent
+    /// (`1e99999999999999999999`, `1e-99999999999999999999`).
     pub fn parse(text: &str) -> Option<Decimal> {
         let parts = scan(text)?;
 
@@ -252,13 +411,7 @@ impl Decimal {
         let trailing = all_digits.iter().rev().take_while(|&&b| b == b'0').count();
         all_digits.truncate(all_digits.len().saturating_sub(trailing));
 
-        let exponent = parse_exponent(parts.exp_negative, parts.exp_digits)?;
-        let point = exponent.checked_add(first_point)?;
-        // Keep `point - digit count` (the exponent of the last digit) in range too, so that
-        // every derived quantity stays representable.
-        let digit_count = i64::try_from(all_digits.len()).ok()?;
-        point.checked_sub(digit_count)?;
-
+        let point = Exponent::written_plus(parts.exp_negative, parts.exp_digits, first_point);
         let digits = String::from_utf8(all_digits).ok()?.into_boxed_str();
         Some(Decimal {
             negative: parts.negative,
@@ -272,7 +425,7 @@ impl Decimal {
         Decimal {
             negative: false,
             digits: Box::from(""),
-            point: 0,
+            point: Exponent::Small(0),
         }
     }
 
@@ -299,9 +452,13 @@ impl Decimal {
         if self.is_zero() {
             return Some(0.0);
         }
-        // value = digits × 10^scale.
+        // value = digits × 10^scale. An exponent beyond the i64 range puts the value far outside
+        // what the rule admits (an integer up to 2^53, at most 27 decimal places).
+        let Exponent::Small(point) = self.point else {
+            return None;
+        };
         let count = i64::try_from(self.digits.len()).ok()?;
-        let scale = self.point.checked_sub(count)?;
+        let scale = point.checked_sub(count)?;
 
         let mut significand: u64 = 0;
         for b in self.digits.bytes() {
@@ -352,8 +509,8 @@ impl fmt::Display for Decimal {
         if !rest.is_empty() {
             write!(f, ".{rest}")?;
         }
-        let exponent = self.point.saturating_sub(1);
-        if exponent != 0 {
+        let exponent = self.point.plus(-1);
+        if exponent != Exponent::Small(0) {
             write!(f, "e{exponent}")?;
         }
         Ok(())
@@ -622,13 +779,98 @@ mod tests {
     #[test]
     fn decimal_rejects() {
         assert_eq!(Decimal::parse("01"), None);
-        assert_eq!(Decimal::parse("1e99999999999999999999"), None);
-        assert_eq!(Decimal::parse("1e9223372036854775808"), None);
-        // The written exponent fits, but the adjusted one does not.
-        assert_eq!(Decimal::parse("10e9223372036854775807"), None);
-        assert_eq!(Decimal::parse("0.01e-9223372036854775807"), None);
-        assert!(Decimal::parse("1e9223372036854775806").is_some());
-        assert!(Decimal::parse("1e-9223372036854775807").is_some());
+        assert_eq!(Decimal::parse("1e"), None);
+        assert_eq!(Decimal::parse("1e+-5"), None);
+    }
+
+    #[test]
+    fn decimal_exponents_of_any_size() {
+        // Beyond i64 (written, or once shifted by the leading digit's position), beyond i128,
+        // and 10,000 digits long: each parses, prints back, and orders by value.
+        let long = format!("1{}", "0".repeat(10_000));
+        let ordered = [
+            format!("-1e{long}"),
+            "-1e99999999999999999999".to_owned(),
+            "-1e9223372036854775807".to_owned(),
+            "-1".to_owned(),
+            format!("-1e-{long}"),
+            "0".to_owned(),
+            format!("1e-{long}"),
+            "1e-170141183460469231731687303715884105729".to_owned(),
+            "1e-99999999999999999999".to_owned(),
+            "1e-9223372036854775809".to_owned(),
+            "1e-9223372036854775808".to_owned(),
+            "1e-400".to_owned(),
+            "1".to_owned(),
+            "1e400".to_owned(),
+            "1e9223372036854775807".to_owned(),
+            "9.99e9223372036854775807".to_owned(),
+            "1e9223372036854775808".to_owned(),
+            "1e99999999999999999998".to_owned(),
+            "1e99999999999999999999".to_owned(),
+            "1e170141183460469231731687303715884105728".to_owned(),
+            format!("1e{long}"),
+            format!("1.5e{long}"),
+        ];
+        for (i, a) in ordered.iter().enumerate() {
+            let d = dec(a);
+            assert_eq!(dec(&d.to_string()), d, "{a} prints as {d}");
+            for (j, b) in ordered.iter().enumerate() {
+                assert_eq!(d.cmp(&dec(b)), i.cmp(&j), "{a} vs {b}");
+            }
+        }
+        // Equal values written with different exponents are one Decimal, at every size.
+        for (a, b) in [
+            ("1e99999999999999999999", "10e99999999999999999998"),
+            ("1e99999999999999999999", "0.00001e100000000000000000004"),
+            ("1e-99999999999999999999", "0.01e-99999999999999999997"),
+            ("1e9223372036854775807", "0.1e9223372036854775808"),
+            ("1e-9223372036854775808", "10e-9223372036854775809"),
+            (
+                "1e1000000000000000000000000000000000000000",
+                "100000000000000000000e999999999999999999999999999999999999980",
+            ),
+            (
+                "1e-1000000000000000000000000000000000000000",
+                "0.00000000000000000001e-999999999999999999999999999999999999980",
+            ),
+        ] {
+            assert_eq!(dec(a), dec(b), "{a} = {b}");
+            assert_eq!(dec(a).to_string(), dec(b).to_string());
+        }
+        assert_eq!(
+            dec("1e99999999999999999999").to_string(),
+            "1e99999999999999999999"
+        );
+        assert_eq!(
+            dec("-12e-99999999999999999999").to_string(),
+            "-1.2e-99999999999999999998"
+        );
+        assert_eq!(dec("0e99999999999999999999"), Decimal::zero());
+        assert_eq!(dec("1e99999999999999999999").as_f64_exact(), None);
+        assert_eq!(dec("1e-99999999999999999999").as_f64_exact(), None);
+    }
+
+    #[test]
+    fn digit_arithmetic_carries_and_borrows() {
+        let run = |digits: &str, amount: u64, add: bool| {
+            let mut v = digits.as_bytes().to_vec();
+            if add {
+                add_to_digits(&mut v, amount);
+            } else {
+                subtract_from_digits(&mut v, amount);
+            }
+            String::from_utf8(v).unwrap()
+        };
+        assert_eq!(run("999", 1, true), "1000");
+        assert_eq!(run("1", u64::MAX, true), "18446744073709551616");
+        assert_eq!(run("12345", 0, true), "12345");
+        assert_eq!(run("1000", 1, false), "999");
+        assert_eq!(run("18446744073709551616", u64::MAX, false), "1");
+        assert_eq!(
+            run("50000000000000000000", 1, false),
+            "49999999999999999999"
+        );
     }
 
     #[test]

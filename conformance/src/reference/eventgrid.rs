@@ -270,18 +270,25 @@ fn same_ignoring_case(a: &str, b: &str) -> bool {
 // ---------------------------------------------------------------------------------------------
 // EG-33: exact decimal comparison of JSON number texts.
 
-/// A JSON number as `sign × 0.DIGITS × 10^exponent`, DIGITS without leading or trailing zeros
-/// (empty for zero).
+/// A JSON number as `sign × 0.DIGITS × 10^(written + shift)`, DIGITS without leading or trailing
+/// zeros (empty for zero). The written exponent may have any number of digits, so it is kept as
+/// text; the shift (where the first significant digit sits) is bounded by the text's length.
 #[derive(Debug, PartialEq)]
 struct Exact {
     negative: bool,
     digits: String,
-    exponent: i128,
+    written: Signed,
+    shift: i128,
 }
 
-/// Reads JSON number text. `None` when the text is not a number, or (an implementation limit
-/// shared with the compiler) when a non-zero value's written exponent, or the exponent of its
-/// first or last significant digit, does not fit a signed 64-bit integer.
+/// A signed integer of any size: sign and decimal digits without leading zeros (`""` for 0).
+#[derive(Debug, Clone, PartialEq)]
+struct Signed {
+    negative: bool,
+    digits: String,
+}
+
+/// Reads JSON number text. `None` when the text is not a number.
 fn exact(text: &str) -> Option<Exact> {
     let (negative, unsigned) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -300,6 +307,10 @@ fn exact(text: &str) -> Option<Exact> {
     {
         return None;
     }
+    let exp_digits = written_exponent.trim_start_matches(['+', '-']);
+    if exp_digits.is_empty() || !exp_digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
     let all = format!("{int_part}{frac_part}");
     let leading = all.len() - all.trim_start_matches('0').len();
     let digits = all.trim_matches('0').to_owned();
@@ -307,36 +318,127 @@ fn exact(text: &str) -> Option<Exact> {
         return Some(Exact {
             negative: false,
             digits,
-            exponent: 0,
+            written: Signed {
+                negative: false,
+                digits: String::new(),
+            },
+            shift: 0,
         });
     }
-    let exp_digits = written_exponent.trim_start_matches(['+', '-']);
-    if exp_digits.is_empty() || !exp_digits.chars().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let written: i128 = if exp_digits.trim_start_matches('0').len() > 20 {
-        return None;
-    } else {
-        exp_digits.parse::<i128>().ok()?
-    };
-    let written = if written_exponent.starts_with('-') {
-        -written
-    } else {
-        written
-    };
-    let in_i64 = |v: i128| v >= i128::from(i64::MIN) && v <= i128::from(i64::MAX);
-    // 0.DIGITS × 10^exponent: the first significant digit sits `leading` places after the start
-    // of int_part ++ frac_part, whose point is after int_part.
-    let exponent = written + int_part.len() as i128 - leading as i128;
-    let last = exponent - digits.len() as i128;
-    if !in_i64(written) || !in_i64(exponent) || !in_i64(last) {
-        return None;
-    }
+    let written_digits = exp_digits.trim_start_matches('0').to_owned();
     Some(Exact {
         negative,
         digits,
-        exponent,
+        written: Signed {
+            negative: written_exponent.starts_with('-') && !written_digits.is_empty(),
+            digits: written_digits,
+        },
+        // 0.DIGITS × 10^exponent: the first significant digit sits `leading` places after the
+        // start of int_part ++ frac_part, whose point is after int_part.
+        shift: int_part.len() as i128 - leading as i128,
     })
+}
+
+/// Compares magnitudes written without leading zeros.
+fn cmp_digits(a: &str, b: &str) -> Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+/// `a + b` for digit strings, digit by digit from the right.
+fn add_digits(a: &str, b: &str) -> String {
+    let (a, b): (Vec<u32>, Vec<u32>) = (
+        a.chars().rev().filter_map(|c| c.to_digit(10)).collect(),
+        b.chars().rev().filter_map(|c| c.to_digit(10)).collect(),
+    );
+    let mut out = Vec::new();
+    let mut carry = 0;
+    for i in 0..a.len().max(b.len()) {
+        let sum = a.get(i).copied().unwrap_or(0) + b.get(i).copied().unwrap_or(0) + carry;
+        out.push(sum % 10);
+        carry = sum / 10;
+    }
+    if carry > 0 {
+        out.push(carry);
+    }
+    let text: String = out
+        .iter()
+        .rev()
+        .filter_map(|&d| char::from_digit(d, 10))
+        .collect();
+    text.trim_start_matches('0').to_owned()
+}
+
+/// `a - b` for digit strings with `a >= b`, digit by digit from the right.
+fn subtract_digits(a: &str, b: &str) -> String {
+    let (a, b): (Vec<u32>, Vec<u32>) = (
+        a.chars().rev().filter_map(|c| c.to_digit(10)).collect(),
+        b.chars().rev().filter_map(|c| c.to_digit(10)).collect(),
+    );
+    let mut out = Vec::new();
+    let mut borrow = 0;
+    for (i, &x) in a.iter().enumerate() {
+        let y = b.get(i).copied().unwrap_or(0) + borrow;
+        if x >= y {
+            out.push(x - y);
+            borrow = 0;
+        } else {
+            out.push(x + 10 - y);
+            borrow = 1;
+        }
+    }
+    let text: String = out
+        .iter()
+        .rev()
+        .filter_map(|&d| char::from_digit(d, 10))
+        .collect();
+    text.trim_start_matches('0').to_owned()
+}
+
+/// `a - b` for integers of any size.
+fn difference(a: &Signed, b: &Signed) -> Signed {
+    if a.negative != b.negative {
+        // a - b = a + (-b): the magnitudes add, and a's sign stays.
+        return Signed {
+            negative: a.negative,
+            digits: add_digits(&a.digits, &b.digits),
+        };
+    }
+    match cmp_digits(&a.digits, &b.digits) {
+        Ordering::Equal => Signed {
+            negative: false,
+            digits: String::new(),
+        },
+        Ordering::Greater => Signed {
+            negative: a.negative,
+            digits: subtract_digits(&a.digits, &b.digits),
+        },
+        Ordering::Less => Signed {
+            negative: !a.negative && !b.digits.is_empty(),
+            digits: subtract_digits(&b.digits, &a.digits),
+        },
+    }
+}
+
+/// Compares the exponents `x.written + x.shift` and `y.written + y.shift`: the sign of
+/// `(x.written - y.written) - (y.shift - x.shift)`. The shifts differ by less than 10^20, so a
+/// written difference of more than 30 digits decides alone; a shorter one fits an `i128`.
+fn cmp_exponents(x: &Exact, y: &Exact) -> Ordering {
+    let written = difference(&x.written, &y.written);
+    let shifts = y.shift - x.shift;
+    if written.digits.len() > 30 {
+        return if written.negative {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
+    }
+    let magnitude: i128 = written.digits.parse().unwrap_or(0);
+    let written = if written.negative {
+        -magnitude
+    } else {
+        magnitude
+    };
+    written.cmp(&shifts)
 }
 
 /// Compares two JSON number texts by exact value; `None` if either is not a number.
@@ -347,7 +449,7 @@ fn compare_numbers(a: &str, b: &str) -> Option<Ordering> {
             (true, true) => Ordering::Equal,
             (true, false) => Ordering::Less,
             (false, true) => Ordering::Greater,
-            (false, false) => x.exponent.cmp(&y.exponent).then_with(|| {
+            (false, false) => cmp_exponents(x, y).then_with(|| {
                 // Compare digit strings padded with zeros to the same length.
                 let width = x.digits.len().max(y.digits.len());
                 format!("{:0<width$}", x.digits).cmp(&format!("{:0<width$}", y.digits))
@@ -378,7 +480,22 @@ mod tests {
         assert_eq!(compare_numbers("-1.5", "-1.25"), Some(Ordering::Less));
         assert_eq!(compare_numbers("0.1", "0.09999"), Some(Ordering::Greater));
         assert_eq!(compare_numbers("1e400", "9e399"), Some(Ordering::Greater));
-        assert_eq!(compare_numbers("1e99999999999999999999", "1"), None);
+        assert_eq!(
+            compare_numbers("1e99999999999999999999", "1"),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            compare_numbers("1e99999999999999999999", "10e99999999999999999998"),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(
+            compare_numbers("1e-99999999999999999999", "1e-99999999999999999998"),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            compare_numbers("-1e-99999999999999999999", "-1e-99999999999999999998"),
+            Some(Ordering::Greater)
+        );
         assert_eq!(
             compare_numbers("0e99999999999999999999", "0"),
             Some(Ordering::Equal)
