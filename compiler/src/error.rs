@@ -2,6 +2,10 @@
 
 use std::fmt;
 
+/// User input quoted in an error message: every message that quotes a key, a value, a number or
+/// an option does it through [`excerpt`], which cuts it to [`EXCERPT_CHARS`] characters.
+pub use filtervm_vm::excerpt::{EXCERPT_CHARS, excerpt};
+
 /// One thing wrong with a policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyError {
@@ -62,6 +66,14 @@ impl CompileError {
     /// The first error.
     pub fn first(&self) -> Option<&PolicyError> {
         self.errors.first()
+    }
+}
+
+impl From<PolicyError> for CompileError {
+    fn from(error: PolicyError) -> CompileError {
+        CompileError {
+            errors: vec![error],
+        }
     }
 }
 

@@ -14,7 +14,8 @@
 //!
 //! Loading is as safe as [`filtervm_vm::wire::decode`]: any bytes may be given; the metadata must be
 //! a JSON object with exactly the members `dialect` (a known dialect name) and `options` (an object,
-//! or `null`), else the bytes are rejected.
+//! or `null`) that the dialect accepts ([`crate::dialect::check_options`], the validation compiling
+//! does), else the bytes are rejected.
 //!
 //! ```
 //! use filtervm_compiler::{Dialect, Filter, compile};
@@ -31,7 +32,8 @@
 //! ```
 
 use crate::Filter;
-use crate::dialect::Dialect;
+use crate::dialect::{self, Dialect};
+use crate::error::{CompileError, excerpt};
 use filtervm_vm::program::{Program, ProgramParts};
 use filtervm_vm::wire::{self, WireError};
 use serde_json::{Map, Value};
@@ -46,6 +48,10 @@ pub enum LoadError {
     /// The program is valid but its metadata is not a filter's (dialect and options).
     #[error("invalid filter metadata: {0}")]
     Metadata(String),
+    /// The metadata names options its dialect does not accept (each error has the code
+    /// [`INVALID_OPTIONS`](crate::dialect::INVALID_OPTIONS) and a pointer into the options).
+    #[error("invalid stored options: {0}")]
+    Options(CompileError),
 }
 
 /// The metadata blob: `{"dialect": NAME, "options": OPTIONS}` as compact JSON.
@@ -71,7 +77,7 @@ fn read_metadata(bytes: &[u8]) -> Result<(Dialect, Value), LoadError> {
         .keys()
         .find(|k| k.as_str() != "dialect" && k.as_str() != "options")
     {
-        return Err(bad(format!("unknown member `{other}`")));
+        return Err(bad(format!("unknown member `{}`", excerpt(other))));
     }
     let dialect = match members.get("dialect") {
         Some(Value::String(name)) => name.parse::<Dialect>().map_err(|e| bad(e.to_string()))?,
@@ -99,6 +105,7 @@ impl Filter {
     pub fn from_bytes(bytes: &[u8]) -> Result<Filter, LoadError> {
         let decoded = wire::decode(bytes)?;
         let (dialect, options) = read_metadata(decoded.metadata)?;
+        dialect::check_options(dialect, &options).map_err(LoadError::Options)?;
         Ok(Filter::loaded(dialect, options, decoded.program))
     }
 }
@@ -173,6 +180,56 @@ mod tests {
         }
         let ok = program.to_bytes_with_metadata(br#"{"dialect":"sns","options":null}"#);
         assert_eq!(Filter::from_bytes(&ok).unwrap().dialect(), Dialect::Sns);
+    }
+
+    #[test]
+    fn stored_options_are_validated_like_compiling() {
+        let program = filter().program().clone();
+        for (meta, pointer) in [
+            (
+                &br#"{"dialect":"sns","options":{"scope":"Body"}}"#[..],
+                "/scope",
+            ),
+            (
+                br#"{"dialect":"sns","options":{"scope":"MessageBody","x":1}}"#,
+                "/x",
+            ),
+            (
+                br#"{"dialect":"eventgrid","options":{"schema":5}}"#,
+                "/schema",
+            ),
+            (
+                br#"{"dialect":"expr","options":{"max_depth":1000}}"#,
+                "/max_depth",
+            ),
+            (
+                br#"{"dialect":"basaltic","options":{"scope":"MessageBody"}}"#,
+                "/scope",
+            ),
+            (br#"{"dialect":"stream","options":{"x":null}}"#, "/x"),
+        ] {
+            let bytes = program.to_bytes_with_metadata(meta);
+            match Filter::from_bytes(&bytes) {
+                Err(LoadError::Options(e)) => {
+                    let first = e.first().unwrap();
+                    assert_eq!(first.code, crate::dialect::INVALID_OPTIONS);
+                    assert_eq!(first.pointer, pointer);
+                }
+                other => panic!("{}: {other:?}", String::from_utf8_lossy(meta)),
+            }
+        }
+        for meta in [
+            &br#"{"dialect":"sns","options":{"scope":"MessageBody"}}"#[..],
+            br#"{"dialect":"eventgrid","options":{"schema":"CloudEventSchemaV1_0"}}"#,
+            br#"{"dialect":"expr","options":{"max_depth":3}}"#,
+        ] {
+            let bytes = program.to_bytes_with_metadata(meta);
+            assert!(
+                Filter::from_bytes(&bytes).is_ok(),
+                "{}",
+                String::from_utf8_lossy(meta)
+            );
+        }
     }
 
     #[test]

@@ -29,6 +29,7 @@
 
 pub mod bind;
 pub mod cidr;
+pub mod excerpt;
 pub mod exec;
 pub mod fold;
 pub mod key;

@@ -471,7 +471,7 @@ fn lower_matcher(key: &Key, matcher: &Matcher, at: &str) -> Node {
 
 /// Parses, validates and lowers.
 pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileError> {
-    super::no_options(CODE, options)?;
+    super::no_options(options)?;
     Ok(lower_policy(&parse(policy)?))
 }
 

@@ -164,22 +164,108 @@ pub fn message_from_line(
     }
 }
 
+/// Validates `options` for `dialect` the way compiling does: every option error, whatever the
+/// dialect, has the code [`INVALID_OPTIONS`] and a pointer to the option (`""` when `options` is
+/// not an object). `null` and `{}` are the defaults everywhere.
+pub fn check_options(dialect: Dialect, options: &serde_json::Value) -> Result<(), CompileError> {
+    match dialect {
+        Dialect::Basaltic | Dialect::Stream => no_options(options),
+        Dialect::Sns => sns::scope(options).map(drop).map_err(CompileError::from),
+        Dialect::EventGrid => eventgrid::Schema::from_options(options).map(drop),
+        Dialect::Expr => expr::parse_options(options).map(drop),
+    }
+}
+
 /// Rejects options other than an empty object (for dialects without options).
-pub(crate) fn no_options(
-    code: &'static str,
-    options: &serde_json::Value,
-) -> Result<(), CompileError> {
+pub(crate) fn no_options(options: &serde_json::Value) -> Result<(), CompileError> {
     match options {
         serde_json::Value::Null => Ok(()),
         serde_json::Value::Object(o) if o.is_empty() => Ok(()),
         serde_json::Value::Object(o) => {
             let name = o.keys().next().map(String::as_str).unwrap_or("");
             Err(CompileError::one(
-                code,
+                INVALID_OPTIONS,
                 crate::error::pointer::push("", name),
-                format!("unknown option `{name}`: this dialect takes no options"),
+                format!(
+                    "unknown option `{}`: this dialect takes no options",
+                    crate::error::excerpt(name)
+                ),
             ))
         }
-        _ => Err(CompileError::one(code, "", "options must be a JSON object")),
+        _ => Err(CompileError::one(
+            INVALID_OPTIONS,
+            "",
+            "options must be a JSON object",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{compile, compile_text};
+    use serde_json::json;
+
+    /// A policy each dialect accepts with its default options.
+    fn valid_policy(dialect: Dialect) -> serde_json::Value {
+        match dialect {
+            Dialect::Sns | Dialect::Basaltic => json!({"a": ["x"]}),
+            Dialect::EventGrid => json!({"subjectBeginsWith": "a"}),
+            Dialect::Stream => json!("a = x"),
+            Dialect::Expr => json!({"key": "a", "op": "exists"}),
+        }
+    }
+
+    #[test]
+    fn every_option_error_in_every_dialect_is_invalid_options() {
+        let mut cases: Vec<(Dialect, serde_json::Value, &str)> = Vec::new();
+        for dialect in Dialect::ALL {
+            // Not an object, and an unknown option.
+            cases.push((dialect, json!([1]), ""));
+            cases.push((dialect, json!("MessageBody"), ""));
+            cases.push((dialect, json!({"nope": 1}), "/nope"));
+        }
+        // A dialect without options given another dialect's option.
+        cases.push((Dialect::Basaltic, json!({"scope": "MessageBody"}), "/scope"));
+        cases.push((Dialect::Stream, json!({"max_depth": 3}), "/max_depth"));
+        // Wrong types and values out of range.
+        cases.push((Dialect::Sns, json!({"scope": 5}), "/scope"));
+        cases.push((Dialect::Sns, json!({"scope": "Body"}), "/scope"));
+        cases.push((Dialect::EventGrid, json!({"schema": true}), "/schema"));
+        cases.push((
+            Dialect::EventGrid,
+            json!({"schema": "CustomInputSchema"}),
+            "/schema",
+        ));
+        cases.push((Dialect::Expr, json!({"max_depth": "3"}), "/max_depth"));
+        cases.push((Dialect::Expr, json!({"max_depth": -1}), "/max_depth"));
+        cases.push((Dialect::Expr, json!({"max_depth": 63}), "/max_depth"));
+        for (dialect, options, pointer) in cases {
+            let policy = valid_policy(dialect);
+            let text = match &policy {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            for (how, result) in [
+                ("compile", compile(dialect, &policy, &options).map(drop)),
+                (
+                    "compile_text",
+                    compile_text(dialect, &text, &options).map(drop),
+                ),
+                ("check_options", check_options(dialect, &options)),
+            ] {
+                let e = result.expect_err("invalid options are rejected");
+                let first = e.first().expect("one error");
+                assert_eq!(
+                    (first.code, first.pointer.as_str()),
+                    (INVALID_OPTIONS, pointer),
+                    "{dialect} {options} via {how}: {e}"
+                );
+            }
+        }
+        for dialect in Dialect::ALL {
+            assert!(check_options(dialect, &json!({})).is_ok());
+            assert!(check_options(dialect, &serde_json::Value::Null).is_ok());
+        }
     }
 }

@@ -338,7 +338,7 @@ pub fn lower_filter(filter: &StreamFilter) -> Node {
 
 /// Parses, validates and lowers (the JSON form, or the text form given as a JSON string).
 pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileError> {
-    super::no_options(CODE, options)?;
+    super::no_options(options)?;
     Ok(lower_filter(&parse(policy)?))
 }
 
