@@ -616,3 +616,52 @@ fn only_matching_passes_lines_through_byte_for_byte() {
     );
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn duplicate_members_in_options_are_an_error() {
+    for (options, pointer) in [
+        (
+            r#"{"scope": "MessageBody", "scope": "MessageAttributes"}"#,
+            "/scope",
+        ),
+        (
+            r#"{"scope": "MessageBody", "\u0073cope": "MessageBody"}"#,
+            "/scope",
+        ),
+        (r#"{"a": [1, {"b": 1, "b": 2}]}"#, "/a/1/b"),
+    ] {
+        let out = filtervm(
+            &[
+                "check",
+                "-d",
+                "sns",
+                "--options",
+                options,
+                "-f",
+                r#"{"a": ["x"]}"#,
+            ],
+            Vec::new(),
+        );
+        assert_no_panic(&out);
+        assert_eq!(out.status.code(), Some(2), "{options}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("duplicate member") && stderr.contains(&format!("at {pointer}")),
+            "{options}: {stderr}"
+        );
+    }
+    // The same option once is fine, and so is the same name in different objects.
+    let out = filtervm(
+        &[
+            "check",
+            "-d",
+            "sns",
+            "--options",
+            r#"{"scope": "MessageBody"}"#,
+            "-f",
+            r#"{"a": ["x"]}"#,
+        ],
+        Vec::new(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+}

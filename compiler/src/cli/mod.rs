@@ -8,6 +8,7 @@ mod bench;
 mod explain;
 mod lint;
 mod matching;
+mod options;
 mod output;
 
 use clap::{Args, Parser, Subcommand};
@@ -110,12 +111,7 @@ impl Failure {
 
 impl PolicyArgs {
     fn options(&self) -> Result<serde_json::Value, Failure> {
-        let v: serde_json::Value = serde_json::from_str(&self.options)
-            .map_err(|e| Failure::usage(format!("--options is not JSON: {e}")))?;
-        if !v.is_object() {
-            return Err(Failure::usage("--options must be a JSON object"));
-        }
-        Ok(v)
+        options::parse(&self.options)
     }
 
     /// Compiles the policy; `Ok(Err(..))` is an invalid policy (reported by the caller).

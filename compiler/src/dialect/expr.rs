@@ -94,6 +94,10 @@ pub fn parse_options(options: &Value) -> Result<Options, CompileError> {
                 format!("unknown expr option `{name}` (the only option is `max_depth`)"),
             ));
         }
+        // E2: "N a non-negative integer". The spec accepts no other spelling, and the dialect
+        // takes every value as written, without coercion (E7), so N must be written as a JSON
+        // integer: `2` is accepted, `2.0`, `2e0` and `-0` are not. (With `arbitrary_precision`,
+        // `as_u64` reads exactly the digits-only spellings.)
         let depth = value
             .as_u64()
             .and_then(|n| usize::try_from(n).ok())
@@ -911,15 +915,29 @@ mod tests {
         assert_eq!(first(&parse(&nested(3), &o(2)).unwrap_err()).0, TOO_DEEP);
     }
 
+    fn parse_json(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
     #[test]
     fn e2_options_validated() {
         assert_eq!(
             parse_options(&json!({"max_depth": 5})).unwrap().max_depth,
             5
         );
+        // E2 asks for an integer, written as one: `2`, not `2.0`.
+        assert_eq!(
+            parse_options(&parse_json(r#"{"max_depth": 2}"#))
+                .unwrap()
+                .max_depth,
+            2
+        );
         for bad in [
             json!({"max_depth": -1}),
             json!({"max_depth": 1.5}),
+            parse_json(r#"{"max_depth": 2.0}"#),
+            parse_json(r#"{"max_depth": 2e0}"#),
+            parse_json(r#"{"max_depth": -0}"#),
             json!({"max_depth": "3"}),
             json!({"max_depth": MAX_DEPTH_CEILING + 1}),
             json!({"depth": 3}),
