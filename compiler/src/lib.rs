@@ -219,10 +219,11 @@ pub fn compile_text(
             serde_json::Value::String(text.trim_end_matches(['\n', '\r']).to_owned())
         }
         Err(e) => {
+            let e = error::JsonTextError::new(text, &e);
             return Err(CompileError::one(
                 code,
-                "",
-                format!("the policy is not valid JSON: {e}"),
+                e.pointer,
+                format!("the policy is not valid JSON: {}", e.message),
             ));
         }
     };

@@ -665,3 +665,39 @@ fn duplicate_members_in_options_are_an_error() {
     );
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn a_lone_surrogate_is_reported_as_such() {
+    let policy = r#"{"a": ["x", "\ud800"]}"#;
+    let file = temp_file("surrogate.json", policy.as_bytes());
+    for dialect in ["sns", "basaltic", "eventgrid", "stream", "expr"] {
+        for source in [["-f", policy], ["-p", file.to_str().unwrap()]] {
+            let mut args = vec!["check", "-d", dialect];
+            args.extend(source);
+            let out = filtervm(&args, Vec::new());
+            assert_no_panic(&out);
+            assert_eq!(out.status.code(), Some(1), "{dialect} {source:?}");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                stdout.contains(r" /a/1 ")
+                    && stdout.contains(r"lone surrogate `\ud800` at line 1 column 14"),
+                "{dialect} {source:?}: {stdout}"
+            );
+        }
+    }
+    let out = filtervm(
+        &[
+            "check",
+            "-d",
+            "sns",
+            "--options",
+            r#"{"scope": "\udc00"}"#,
+            "-f",
+            "{}",
+        ],
+        Vec::new(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(r"lone surrogate `\udc00`"), "{stderr}");
+}

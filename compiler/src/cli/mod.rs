@@ -12,7 +12,7 @@ mod options;
 mod output;
 
 use clap::{Args, Parser, Subcommand};
-use filtervm_compiler::{CompileError, Dialect, Filter, compile, compile_text};
+use filtervm_compiler::{CompileError, Dialect, Filter, compile_text};
 use output::{Stderr, Stdout};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -127,16 +127,8 @@ impl PolicyArgs {
                 })?;
                 Ok(compile_text(dialect, &text, &options))
             }
-            (None, Some(inline)) => match serde_json::from_str::<serde_json::Value>(inline) {
-                Ok(v) if v.is_object() || v.is_array() => Ok(compile(dialect, &v, &options)),
-                _ if dialect == Dialect::Stream => Ok(compile(
-                    dialect,
-                    &serde_json::Value::String(inline.clone()),
-                    &options,
-                )),
-                Ok(v) => Ok(compile(dialect, &v, &options)),
-                Err(e) => Err(Failure::usage(format!("--filter is not JSON: {e}"))),
-            },
+            // The same reading as a file's text: JSON, or for `stream` the text form.
+            (None, Some(inline)) => Ok(compile_text(dialect, inline, &options)),
             _ => Err(Failure::usage(
                 "give the policy with --policy FILE or --filter TEXT",
             )),

@@ -6,15 +6,17 @@
 //! is `scope` too) and names it with its JSON Pointer.
 
 use super::Failure;
-use filtervm_compiler::error::{excerpt, pointer};
+use filtervm_compiler::error::{JsonTextError, excerpt, pointer};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::collections::HashSet;
 use std::fmt;
 
 /// Reads the text of `--options`: a JSON object without duplicate members.
 pub(super) fn parse(text: &str) -> Result<serde_json::Value, Failure> {
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| Failure::usage(format!("--options is not JSON: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        let e = JsonTextError::new(text, &e);
+        Failure::usage(format!("--options is not JSON: {}", e.message))
+    })?;
     if !value.is_object() {
         return Err(Failure::usage("--options must be a JSON object"));
     }

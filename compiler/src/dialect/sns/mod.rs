@@ -112,7 +112,10 @@ pub fn parse_text(text: &str) -> Result<Value, CompileError> {
             ),
         ));
     }
-    serde_json::from_str(text).map_err(|e| CompileError::one(CODE, "", format!("{NOT_JSON} ({e})")))
+    serde_json::from_str(text).map_err(|e| {
+        let e = crate::error::JsonTextError::new(text, &e);
+        CompileError::one(CODE, e.pointer, format!("{NOT_JSON} ({})", e.message))
+    })
 }
 
 /// Checks policy text before `compile_text` parses it, so that malformed JSON gets AWS's wording.
