@@ -35,12 +35,13 @@ impl PolicyError {
 
 impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = if self.pointer.is_empty() {
-            "(root)"
-        } else {
-            &self.pointer
-        };
-        write!(f, "{} at {}: {}", self.code, at, self.message)
+        write!(
+            f,
+            "{} at {}: {}",
+            self.code,
+            pointer::shown(&self.pointer),
+            self.message
+        )
     }
 }
 
@@ -99,7 +100,7 @@ impl std::error::Error for CompileError {}
 
 /// A message that could not be read in the dialect's shape.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{code} at {}: {message}", if pointer.is_empty() { "(root)" } else { pointer.as_str() })]
+#[error("{code} at {}: {message}", pointer::shown(pointer))]
 pub struct MessageError {
     /// A stable code (`INVALID_MESSAGE`, or a dialect's own).
     pub code: &'static str,
@@ -316,6 +317,33 @@ pub mod pointer {
     /// `base` extended by an array index.
     pub fn index(base: &str, i: usize) -> String {
         format!("{base}/{i}")
+    }
+
+    /// A pointer as an error's text shows it: `(root)` for `""`, and each reference token
+    /// through [`excerpt`](super::excerpt), so that a pointer through a huge member name stays
+    /// short while every step of the path is still visible.
+    pub fn shown(pointer: &str) -> Shown<'_> {
+        Shown(pointer)
+    }
+
+    /// The [`std::fmt::Display`] of [`shown`].
+    #[derive(Debug, Clone, Copy)]
+    pub struct Shown<'a>(&'a str);
+
+    impl std::fmt::Display for Shown<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            if self.0.is_empty() {
+                return f.write_str("(root)");
+            }
+            let Some(tokens) = self.0.strip_prefix('/') else {
+                // Not a JSON Pointer: a byte span of the stream text form.
+                return write!(f, "{}", super::excerpt(self.0));
+            };
+            for token in tokens.split('/') {
+                write!(f, "/{}", super::excerpt(token))?;
+            }
+            Ok(())
+        }
     }
 
     #[cfg(test)]

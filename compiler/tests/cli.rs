@@ -701,3 +701,31 @@ fn a_lone_surrogate_is_reported_as_such() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(r"lone surrogate `\udc00`"), "{stderr}");
 }
+
+#[test]
+fn errors_about_huge_input_are_short_lines() {
+    let huge = "h".repeat(100_000);
+    let policy = format!(r#"{{"a": [{{"{huge}": 1}}], "{huge}": [{{"prefix": 5}}]}}"#);
+    let file = temp_file("huge-key.json", policy.as_bytes());
+    for command in ["check", "compile", "lint"] {
+        let out = filtervm(
+            &[command, "-d", "basaltic", "-p", file.to_str().unwrap()],
+            Vec::new(),
+        );
+        assert_no_panic(&out);
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let text = [out.stdout, out.stderr].concat();
+        let text = String::from_utf8_lossy(&text);
+        assert!(text.contains("… (100000 bytes)"), "{command}: {text:.300}");
+        for line in text.lines() {
+            assert!(line.len() < 600, "{command}: {line:.300}");
+        }
+    }
+    // A message line naming a huge header.
+    let line = format!(r#"{{"headers": {{"{huge}": 5}}}}"#);
+    let out = filtervm(EXPR, lines(&[line.as_bytes()]));
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("… (100000 bytes)"), "{stderr:.300}");
+    assert!(stderr.lines().all(|l| l.len() < 600), "{stderr:.300}");
+}

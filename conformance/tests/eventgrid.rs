@@ -995,7 +995,7 @@ fn eg_33_exponents_beyond_64_bits_compare_exactly() {
     ];
     let mantissas = ["1", "10", "0.01", "9.99", "123.456000", "0.000100"];
     let mut rng = Rng(0x5eed_e633);
-    let mut number = |rng: &mut Rng| {
+    let number = |rng: &mut Rng| {
         let base = rng.pick(&bases.iter().map(String::as_str).collect::<Vec<_>>());
         let delta = rng.below(5) as i64 - 2;
         // base + delta written without arithmetic: vary the last digit when there is room.

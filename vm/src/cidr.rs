@@ -21,6 +21,7 @@
 //! is an IPv6 address: it matches IPv6 blocks (`::ffff:0:0/96`) and not `10.0.0.0/8`, and likewise
 //! the block `::ffff:10.0.0.0/104` is an IPv6 block that `10.0.0.1` does not match.
 
+use crate::excerpt::excerpt;
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -117,7 +118,10 @@ impl Cidr {
         } else if let Ok(a) = address.parse::<Ipv6Addr>() {
             (true, u128::from(a))
         } else {
-            return Err(CidrError::new(format!("Nonstandard IP address: {address}")));
+            return Err(CidrError::new(format!(
+                "Nonstandard IP address: {}",
+                excerpt(address)
+            )));
         };
         // D-5: the mask fits the address family.
         let max: u8 = if v6 { 128 } else { 32 };
@@ -125,7 +129,8 @@ impl Cidr {
             Some(b) if b <= max => b,
             _ => {
                 return Err(CidrError::new(format!(
-                    "Malformed CIDR, mask bits must be between 0 and {max}, got {mask_text}"
+                    "Malformed CIDR, mask bits must be between 0 and {max}, got {}",
+                    excerpt(mask_text)
                 )));
             }
         };

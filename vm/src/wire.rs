@@ -68,6 +68,7 @@
 
 use crate::bind::KeyTable;
 use crate::cidr::Cidr;
+use crate::excerpt::excerpt;
 use crate::key::Key;
 use crate::number::Decimal;
 use crate::op::{Inst, Opcode};
@@ -678,7 +679,7 @@ fn decode_keys(r: &mut Reader<'_>) -> Result<KeyTable, WireError> {
             return Err(invalid(
                 offset,
                 "key",
-                format!("slot {i} duplicates key {key}"),
+                format!("slot {i} duplicates key {}", excerpt(&key)),
             ));
         }
         keys.intern(key);
@@ -768,7 +769,7 @@ fn decode_dec_bound(r: &mut Reader<'_>) -> Result<Option<(Decimal, bool)>, WireE
         None => Err(invalid(
             offset,
             WHAT,
-            format!("{text:?} is not a JSON number"),
+            format!("{} is not a JSON number", excerpt(format_args!("{text:?}"))),
         )),
     }
 }
@@ -810,7 +811,10 @@ fn decode_compiled<T, E: std::fmt::Display>(
                 return Err(invalid(
                     offset,
                     what,
-                    format!("{source:?} no longer compiles: {e}"),
+                    format!(
+                        "{} no longer compiles: {e}",
+                        excerpt(format_args!("{source:?}"))
+                    ),
                 ));
             }
         }

@@ -143,9 +143,14 @@ impl PolicyArgs {
     }
 }
 
-/// A policy error's pointer as printed: `""` for the whole policy.
-fn printed_pointer(pointer: &str) -> &str {
-    if pointer.is_empty() { "\"\"" } else { pointer }
+/// A policy error's pointer as printed: `""` for the whole policy, and a member name of more
+/// than [`EXCERPT_CHARS`](filtervm_compiler::error::EXCERPT_CHARS) characters cut short.
+fn printed_pointer(pointer: &str) -> String {
+    if pointer.is_empty() {
+        "\"\"".to_owned()
+    } else {
+        filtervm_compiler::error::pointer::shown(pointer).to_string()
+    }
 }
 
 /// Reports an invalid policy on standard error, one error per line.

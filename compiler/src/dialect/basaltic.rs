@@ -6,7 +6,7 @@
 //! uses [`Key::AttributeText`]; bare numbers compare their canonical text (B-6) and `numeric`
 //! parses the text with the JSON number grammar (B-10).
 
-use crate::error::{CompileError, MessageError, PolicyError, pointer};
+use crate::error::{CompileError, MessageError, PolicyError, excerpt, pointer};
 use crate::ir::{Case, Node, NumSource, Pred, StrOp};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{Attribute, AttributeType, Message};
@@ -184,7 +184,7 @@ fn number_text(n: &serde_json::Number, at: &str, errors: &mut Vec<PolicyError>) 
             errors.push(PolicyError::new(
                 CODE,
                 at,
-                format!("the number {n} is not finite as a binary64"),
+                format!("the number {} is not finite as a binary64", excerpt(n)),
             ));
             None
         }
@@ -255,7 +255,7 @@ fn parse_operator(
         "wildcard" | "equals-ignore-case" | "cidr" | "$or" => fail(format!(
             "the `{name}` operator is not supported by this service (B-11)"
         )),
-        other => fail(format!("unknown operator `{other}`")),
+        other => fail(format!("unknown operator `{}`", excerpt(other))),
     }
 }
 
@@ -331,7 +331,10 @@ fn parse_numeric(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Op
                     errors.push(PolicyError::new(
                         CODE,
                         &op_at,
-                        format!("unknown numeric operator `{other}` (use =, <, <=, >, >=)"),
+                        format!(
+                            "unknown numeric operator `{}` (use =, <, <=, >, >=)",
+                            excerpt(other)
+                        ),
                     ));
                     None
                 }
@@ -352,7 +355,7 @@ fn parse_numeric(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Op
                     errors.push(PolicyError::new(
                         CODE,
                         &n_at,
-                        format!("the number {n} is not finite as a binary64"),
+                        format!("the number {} is not finite as a binary64", excerpt(n)),
                     ));
                     None
                 }

@@ -30,7 +30,7 @@
 //! negation ("no leaf hits"), see [`lower_filter`]. Strings compare with [`Case::Fold`] against
 //! constants folded at compile time (EG-31); numbers with exact decimal intervals (EG-33).
 
-use crate::error::{CompileError, MessageError, PolicyError, pointer};
+use crate::error::{CompileError, MessageError, PolicyError, excerpt, pointer};
 use crate::ir::{Case, Node, Pred, StrOp};
 use filtervm_vm::fold::fold;
 use filtervm_vm::key::Key;
@@ -77,7 +77,10 @@ impl Schema {
             if name != "schema" {
                 return Err(bad(
                     at,
-                    format!("unknown option `{name}`: the eventgrid dialect takes only `schema`"),
+                    format!(
+                        "unknown option `{}`: the eventgrid dialect takes only `schema`",
+                        excerpt(name)
+                    ),
                 ));
             }
             schema = match value.as_str() {
@@ -87,7 +90,8 @@ impl Schema {
                     return Err(bad(
                         at,
                         format!(
-                            "`schema` must be \"EventGridSchema\" or \"CloudEventSchemaV1_0\", found {value}"
+                            "`schema` must be \"EventGridSchema\" or \"CloudEventSchemaV1_0\", found {}",
+                            excerpt(value)
                         ),
                     ));
                 }
@@ -514,7 +518,8 @@ fn parse_filter(
                     CODE,
                     &op_at,
                     format!(
-                        "unknown operator `{name}` in `operatorType` (operator names are case-sensitive: {})",
+                        "unknown operator `{}` in `operatorType` (operator names are case-sensitive: {})",
+                        excerpt(name),
                         names.join(", ")
                     ),
                 ));
@@ -525,7 +530,10 @@ fn parse_filter(
             errors.push(PolicyError::new(
                 CODE,
                 &op_at,
-                format!("`operatorType` must be a string naming an operator, found {other}"),
+                format!(
+                    "`operatorType` must be a string naming an operator, found {}",
+                    excerpt(other)
+                ),
             ));
             None
         }
@@ -610,7 +618,10 @@ fn parse_operand(
                         errors.push(PolicyError::new(
                             CODE,
                             &at,
-                            format!("the `value` {v} is outside the supported number range"),
+                            format!(
+                                "the `value` {} is outside the supported number range",
+                                excerpt(v)
+                            ),
                         ));
                     }
                     n.map(Operand::Number)
@@ -624,7 +635,10 @@ fn parse_operand(
                     errors.push(PolicyError::new(
                         CODE,
                         &at,
-                        format!("the `value` of `{name}` must be {want}, found {v}"),
+                        format!(
+                            "the `value` of `{name}` must be {want}, found {}",
+                            excerpt(v)
+                        ),
                     ));
                     None
                 }
@@ -654,7 +668,10 @@ fn parse_operand(
                     errors.push(PolicyError::new(
                         CODE,
                         &at,
-                        format!("the `values` of `{name}` must be an array, found {other}"),
+                        format!(
+                            "the `values` of `{name}` must be an array, found {}",
+                            excerpt(other)
+                        ),
                     ));
                     return None;
                 }
@@ -672,12 +689,18 @@ fn parse_operand(
                         (Value::Number(_), None) => errors.push(PolicyError::new(
                             CODE,
                             &at,
-                            format!("the value {item} is outside the supported number range"),
+                            format!(
+                                "the value {} is outside the supported number range",
+                                excerpt(item)
+                            ),
                         )),
                         _ => errors.push(PolicyError::new(
                             CODE,
                             &at,
-                            format!("the `values` of `{name}` must be numbers, found {item}"),
+                            format!(
+                                "the `values` of `{name}` must be numbers, found {}",
+                                excerpt(item)
+                            ),
                         )),
                     },
                     OperandKind::Strings => match item {
@@ -698,7 +721,10 @@ fn parse_operand(
                         _ => errors.push(PolicyError::new(
                             CODE,
                             &at,
-                            format!("the `values` of `{name}` must be strings, found {item}"),
+                            format!(
+                                "the `values` of `{name}` must be strings, found {}",
+                                excerpt(item)
+                            ),
                         )),
                     },
                     _ => {
@@ -730,7 +756,10 @@ fn parse_range(
         errors.push(PolicyError::new(
             CODE,
             at,
-            format!("each range value must be an array [low, high] of two numbers, found {item}"),
+            format!(
+                "each range value must be an array [low, high] of two numbers, found {}",
+                excerpt(item)
+            ),
         ));
         return None;
     };
@@ -751,7 +780,10 @@ fn parse_range(
             errors.push(PolicyError::new(
                 CODE,
                 pointer::index(at, i),
-                format!("a range bound must be a number (within the supported range), found {v}"),
+                format!(
+                    "a range bound must be a number (within the supported range), found {}",
+                    excerpt(v)
+                ),
             ));
         }
         n
@@ -764,7 +796,8 @@ fn parse_range(
             at,
             format!(
                 "a range value's low bound {} is greater than its high bound {}",
-                low.text, high.text
+                excerpt(&low.text),
+                excerpt(&high.text)
             ),
         ));
         return None;

@@ -33,7 +33,7 @@
 //! with [`TOO_DEEP`] in one linear pass (serde_json would otherwise refuse it with a generic
 //! recursion error).
 
-use crate::error::{CompileError, MessageError, PolicyError, pointer};
+use crate::error::{CompileError, MessageError, PolicyError, excerpt, pointer};
 use crate::ir::{Case, Node, Pred, StrOp};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{Header, Message};
@@ -91,7 +91,10 @@ pub fn parse_options(options: &Value) -> Result<Options, CompileError> {
             return Err(CompileError::one(
                 INVALID_OPTIONS,
                 at,
-                format!("unknown expr option `{name}` (the only option is `max_depth`)"),
+                format!(
+                    "unknown expr option `{}` (the only option is `max_depth`)",
+                    excerpt(name)
+                ),
             ));
         }
         // E2: "N a non-negative integer". The spec accepts no other spelling, and the dialect
@@ -109,7 +112,8 @@ pub fn parse_options(options: &Value) -> Result<Options, CompileError> {
                     INVALID_OPTIONS,
                     at,
                     format!(
-                        "`max_depth` must be an integer from 0 to {MAX_DEPTH_CEILING}, found {value}"
+                        "`max_depth` must be an integer from 0 to {MAX_DEPTH_CEILING}, found {}",
+                        excerpt(value)
                     ),
                 ));
             }
@@ -284,7 +288,8 @@ fn parse_expression(
                 CODE,
                 &pointer::push(at, name),
                 format!(
-                    "unknown member `{name}` in an expression: its members are exactly `op` and `exp`{hint} (E9)"
+                    "unknown member `{}` in an expression: its members are exactly `op` and `exp`{hint} (E9)",
+                    excerpt(name)
                 ),
             );
         }
@@ -333,7 +338,8 @@ fn parse_expression(
                     CODE,
                     &op_at,
                     format!(
-                        "unknown expression operator `{other}` (use \"AND\", \"OR\" or \"NOT\") (E9)"
+                        "unknown expression operator `{}` (use \"AND\", \"OR\" or \"NOT\") (E9)",
+                        excerpt(other)
                     ),
                 );
                 None
@@ -441,7 +447,8 @@ fn parse_condition(
                 CODE,
                 &pointer::push(at, name),
                 format!(
-                    "unknown member `{name}` in a condition: its members are `key`, `op` and `value`{hint} (E9)"
+                    "unknown member `{}` in a condition: its members are `key`, `op` and `value`{hint} (E9)",
+                    excerpt(name)
                 ),
             );
         }
@@ -492,7 +499,8 @@ fn parse_condition(
                     CODE,
                     &op_at,
                     format!(
-                        "unknown condition operator `{other}`: use startsWith, endsWith, contains, in or exists{hint}"
+                        "unknown condition operator `{}`: use startsWith, endsWith, contains, in or exists{hint}",
+                        excerpt(other)
                     ),
                 );
                 None

@@ -58,7 +58,10 @@ impl fmt::Display for Dialect {
 
 /// An unknown dialect name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown dialect `{0}` (expected sns, basaltic, eventgrid, stream or expr)")]
+#[error(
+    "unknown dialect `{}` (expected sns, basaltic, eventgrid, stream or expr)",
+    crate::error::excerpt(&.0)
+)]
 pub struct UnknownDialect(pub String);
 
 impl FromStr for Dialect {

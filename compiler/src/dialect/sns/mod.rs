@@ -42,7 +42,7 @@ pub mod lower;
 pub mod message;
 pub mod parse;
 
-use crate::error::{CompileError, MessageError, PolicyError};
+use crate::error::{CompileError, MessageError, PolicyError, excerpt};
 use crate::ir::Node;
 use filtervm_vm::message::Message;
 use serde_json::Value;
@@ -77,16 +77,21 @@ pub fn scope(options: &Value) -> Result<Scope, PolicyError> {
         if name != "scope" {
             return Err(bad(
                 &at,
-                format!("unknown option `{name}`: the sns dialect takes only `scope`"),
+                format!(
+                    "unknown option `{}`: the sns dialect takes only `scope`",
+                    excerpt(name)
+                ),
             ));
         }
         scope = match value.as_str() {
             Some("MessageAttributes") => Scope::MessageAttributes,
             Some("MessageBody") => Scope::MessageBody,
             _ => {
-                let shown = value
-                    .as_str()
-                    .map_or_else(|| value.to_string(), str::to_owned);
+                // AWS shows a string without its quotes.
+                let shown = match value.as_str() {
+                    Some(text) => excerpt(text).to_string(),
+                    None => excerpt(value).to_string(),
+                };
                 return Err(bad(
                     &at,
                     format!(

@@ -7,7 +7,7 @@
 //! all collected; inside one alternative, checking stops at the first.
 
 use super::CODE;
-use crate::error::{PolicyError, pointer};
+use crate::error::{PolicyError, excerpt, pointer};
 use filtervm_vm::cidr::Cidr;
 use filtervm_vm::wildcard::Wildcard;
 use serde_json::{Map, Value};
@@ -158,7 +158,10 @@ impl Parser {
     fn not_finite<T>(&mut self, at: &str, n: &serde_json::Number) -> Option<T> {
         self.fail(
             at,
-            format!("the number {n} is out of range: it is not finite as a binary64"),
+            format!(
+                "the number {} is out of range: it is not finite as a binary64",
+                excerpt(n)
+            ),
         )
     }
 
@@ -220,7 +223,10 @@ impl Parser {
                 }
                 _ => {
                     // Rule 36.
-                    self.fail::<()>(&at, format!("\"{name}\" must be an object or an array"));
+                    self.fail::<()>(
+                        &at,
+                        format!("\"{}\" must be an object or an array", excerpt(name)),
+                    );
                 }
             }
         }
@@ -345,7 +351,7 @@ impl Parser {
             },
             "numeric" => self.numeric(operand, at),
             "anything-but" => self.anything_but(operand, at).map(Matcher::AnythingBut),
-            other => self.fail(at, format!("Unrecognized match type {other}")),
+            other => self.fail(at, format!("Unrecognized match type {}", excerpt(other))),
         }
     }
 
@@ -364,7 +370,10 @@ impl Parser {
         };
         let Some(Value::String(op)) = items.first() else {
             let text = items.first().map_or("]".to_owned(), text_of);
-            return self.fail(&ptr(0), format!("Invalid member in numeric match: {text}"));
+            return self.fail(
+                &ptr(0),
+                format!("Invalid member in numeric match: {}", excerpt(text)),
+            );
         };
         let spelled = |op: &str| {
             if op == "=" {
@@ -425,11 +434,14 @@ impl Parser {
                 let Value::String(op2) = second else {
                     return self.fail(
                         &ptr(2),
-                        format!("Bad value in numeric range: {}", text_of(second)),
+                        format!("Bad value in numeric range: {}", excerpt(text_of(second))),
                     );
                 };
                 if op2 != "<" && op2 != "<=" {
-                    return self.fail(&ptr(2), format!("Bad numeric range operator: {op2}"));
+                    return self.fail(
+                        &ptr(2),
+                        format!("Bad numeric range operator: {}", excerpt(op2)),
+                    );
                 }
                 let top = number(self, 3, op2)?;
                 if items.len() > 4 {
@@ -448,7 +460,7 @@ impl Parser {
             }
             other => self.fail(
                 &ptr(0),
-                format!("Unrecognized numeric range operator: {other}"),
+                format!("Unrecognized numeric range operator: {}", excerpt(other)),
             ),
         }
     }
@@ -535,7 +547,10 @@ impl Parser {
             name,
             "prefix" | "suffix" | "wildcard" | "equals-ignore-case"
         ) {
-            return self.fail(at, format!("Unsupported anything-but pattern: {name}"));
+            return self.fail(
+                at,
+                format!("Unsupported anything-but pattern: {}", excerpt(name)),
+            );
         }
         let entries: Vec<(String, String)> = match operand {
             Value::String(s) => vec![(s.clone(), at.to_owned())],

@@ -8,7 +8,7 @@ use super::{
     CODE, Clause, CmpOp, Cond, LIMIT_CODE, MAX_CLAUSES, MAX_GROUPS, MAX_IN_VALUES, StreamFilter,
     check_header, check_pattern, operand,
 };
-use crate::error::{CompileError, PolicyError, pointer};
+use crate::error::{CompileError, PolicyError, excerpt, pointer};
 use filtervm_vm::pattern::SegmentPattern;
 use serde_json::{Map, Value};
 
@@ -41,7 +41,10 @@ fn parse_filter(policy: &Value, errors: &mut Vec<PolicyError>) -> Option<StreamF
         errors.push(PolicyError::new(
             CODE,
             pointer::push("", name),
-            format!("unknown member `{name}`: a filter holds only `groups` (stream S8)"),
+            format!(
+                "unknown member `{}`: a filter holds only `groups` (stream S8)",
+                excerpt(name)
+            ),
         ));
     }
     let groups = match top.get("groups") {
@@ -173,8 +176,9 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
                 CODE,
                 pointer::push(at, name),
                 format!(
-                    "unknown member `{name}`: a clause holds only `op`, `header` and `values` \
-                     (stream S8)"
+                    "unknown member `{}`: a clause holds only `op`, `header` and `values` \
+                     (stream S8)",
+                    excerpt(name)
                 ),
             ));
         }
@@ -188,8 +192,9 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
                     CODE,
                     &op_at,
                     format!(
-                        "unknown operator `{s}`; operators are exactly =, !=, in, exists, \
-                         missing, <, <=, >, >= (stream S13)"
+                        "unknown operator `{}`; operators are exactly =, !=, in, exists, \
+                         missing, <, <=, >, >= (stream S13)",
+                        excerpt(s)
                     ),
                 ));
             }
@@ -364,7 +369,10 @@ fn parse_cond(
                     Some(x) => Some(Cond::Cmp(cmp, x)),
                     None => fail(
                         &at0,
-                        format!("the number {n} is not finite as a binary64 (stream S9)"),
+                        format!(
+                            "the number {} is not finite as a binary64 (stream S9)",
+                            excerpt(n)
+                        ),
                     ),
                 },
                 other => fail(

@@ -33,7 +33,7 @@
 pub mod json;
 pub mod text;
 
-use crate::error::{CompileError, MessageError, pointer};
+use crate::error::{CompileError, MessageError, excerpt, pointer};
 use crate::ir::{Case, Node, NumSource, Pred, StrOp};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{Header, Message};
@@ -362,8 +362,9 @@ pub fn message_from_json(options: &Value, message: &Value) -> Result<Message, Me
             return Err(MessageError::new(
                 pointer::push("/headers", name),
                 format!(
-                    "the value of header `{name}` must be a string (stream header values are \
-                     text; write numbers as strings, e.g. \"5\")"
+                    "the value of header `{}` must be a string (stream header values are \
+                     text; write numbers as strings, e.g. \"5\")",
+                    excerpt(name)
                 ),
             ));
         };

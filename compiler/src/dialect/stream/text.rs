@@ -31,7 +31,7 @@ use super::{
     CODE, Clause, CmpOp, Cond, LIMIT_CODE, MAX_CLAUSES, MAX_GROUPS, MAX_IN_VALUES, SYNTAX_CODE,
     StreamFilter, check_header, check_pattern, operand,
 };
-use crate::error::CompileError;
+use crate::error::{CompileError, excerpt};
 use filtervm_vm::number::{canonical_number_text, parse_json_number};
 use filtervm_vm::pattern::SegmentPattern;
 use logos::{Lexer, Logos, Span};
@@ -166,8 +166,14 @@ impl<'a> Parser<'a> {
                 format!("invalid string literal (strings use JSON escapes): {e}"),
             )),
             Err(LexError::Unexpected) => {
-                let c = self.src.get(span.clone()).unwrap_or("");
-                let hint = if c.bytes().any(|b| !b.is_ascii()) {
+                let c = excerpt(self.src.get(span.clone()).unwrap_or(""));
+                let hint = if self
+                    .src
+                    .get(span.clone())
+                    .unwrap_or("")
+                    .bytes()
+                    .any(|b| !b.is_ascii())
+                {
                     "; words are ASCII only, so quote text like \"café\" as a JSON string"
                 } else {
                     "; words are ASCII letters, digits and _ - . * : / @, other text is quoted \
@@ -215,7 +221,7 @@ impl<'a> Parser<'a> {
                 ))
             }
             Some((_, span)) => {
-                let found = self.slice(&span).to_owned();
+                let found = excerpt(self.slice(&span));
                 Err(error(
                     SYNTAX_CODE,
                     span,
@@ -259,7 +265,7 @@ impl<'a> Parser<'a> {
                 None => break,
                 Some((Tok::Or, _)) => {}
                 Some((_, span)) => {
-                    let found = self.slice(&span).to_owned();
+                    let found = excerpt(self.slice(&span));
                     return Err(error(
                         SYNTAX_CODE,
                         span,
@@ -309,7 +315,7 @@ impl<'a> Parser<'a> {
             Some((Tok::Gt, _)) => Cond::Cmp(CmpOp::Gt, self.number()?),
             Some((Tok::Ge, _)) => Cond::Cmp(CmpOp::Ge, self.number()?),
             Some((_, span)) => {
-                let found = self.slice(&span).to_owned();
+                let found = excerpt(self.slice(&span));
                 return Err(error(
                     SYNTAX_CODE,
                     span,
@@ -335,7 +341,7 @@ impl<'a> Parser<'a> {
         let open = match self.next()? {
             Some((Tok::Open, span)) => span,
             Some((_, span)) => {
-                let found = self.slice(&span).to_owned();
+                let found = excerpt(self.slice(&span));
                 return Err(error(
                     SYNTAX_CODE,
                     span,
@@ -377,7 +383,7 @@ impl<'a> Parser<'a> {
                 Some((Tok::Comma, _)) => {}
                 Some((Tok::Close, _)) => return Ok(Cond::In(patterns)),
                 Some((_, span)) => {
-                    let found = self.slice(&span).to_owned();
+                    let found = excerpt(self.slice(&span));
                     return Err(error(
                         SYNTAX_CODE,
                         span,
@@ -409,14 +415,15 @@ impl<'a> Parser<'a> {
                         Err(error(
                             CODE,
                             span,
-                            format!("the number `{t}` overflows binary64 (stream S9)"),
+                            format!("the number `{}` overflows binary64 (stream S9)", excerpt(t)),
                         ))
                     }
                     None => Err(error(
                         CODE,
                         span,
                         format!(
-                            "expected a JSON number after the comparison, found `{t}` (stream S10)"
+                            "expected a JSON number after the comparison, found `{}` (stream S10)",
+                            excerpt(t)
                         ),
                     )),
                 }
@@ -428,7 +435,7 @@ impl<'a> Parser<'a> {
                  `n < \"5\"`)",
             )),
             Some((_, span)) => {
-                let found = self.slice(&span).to_owned();
+                let found = excerpt(self.slice(&span));
                 Err(error(
                     SYNTAX_CODE,
                     span,
