@@ -77,7 +77,8 @@ impl FromStr for Dialect {
 /// The error code of a dialect the library does not implement yet.
 pub const NOT_IMPLEMENTED: &str = "DIALECT_NOT_IMPLEMENTED";
 
-/// The error code for options a dialect does not accept.
+/// The error code of every option error, in every dialect: options that are not an object, an
+/// unknown option, a value of the wrong type or out of range ([`check_options`]).
 pub const INVALID_OPTIONS: &str = "INVALID_OPTIONS";
 
 /// Parses, validates and lowers a policy of `dialect` to IR.
