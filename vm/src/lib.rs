@@ -31,6 +31,7 @@ pub mod bind;
 pub mod cidr;
 pub mod exec;
 pub mod fold;
+pub mod json;
 pub mod key;
 pub mod message;
 pub mod number;
