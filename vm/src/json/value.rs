@@ -835,8 +835,10 @@ mod tests {
             ["a=3", "b=2"]
         );
         assert_eq!(m.first_duplicate(), Some("a"));
-        let mut options = ParseOptions::default();
-        options.duplicates = Duplicates::Reject;
+        let options = ParseOptions {
+            duplicates: Duplicates::Reject,
+            ..ParseOptions::default()
+        };
         let e = parse_with(br#"{"a": 1, "b": 2, "a": 3}"#, &options).unwrap_err();
         assert_eq!((e.kind(), e.offset()), (ErrorKind::DuplicateName, 17));
         assert_eq!(e.to_string(), "duplicate member name \"a\" at byte 17");
@@ -848,8 +850,10 @@ mod tests {
         assert!(parse(deep(128).as_bytes()).is_ok());
         let e = parse(deep(129).as_bytes()).unwrap_err();
         assert_eq!((e.kind(), e.offset()), (ErrorKind::TooDeep, 128));
-        let mut options = ParseOptions::default();
-        options.max_depth = 2;
+        let mut options = ParseOptions {
+            max_depth: 2,
+            ..ParseOptions::default()
+        };
         assert!(parse_with(br#"{"a": [1]}"#, &options).is_ok());
         let e = parse_with(br#"{"a": [{}]}"#, &options).unwrap_err();
         assert_eq!((e.kind(), e.offset()), (ErrorKind::TooDeep, 7));
