@@ -64,19 +64,24 @@ pub(crate) enum Detail {
 /// `Display` gives a message such as ``unexpected `]` at byte 17 (expected a value)``,
 /// `invalid UTF-8 in a string at byte 40` or ``lone surrogate `\ud800` at byte 9``.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+/// An error's contents, boxed so that a `Result` of the reader stays small on the hot path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Inner {
     kind: ErrorKind,
     offset: usize,
     detail: Detail,
 }
 
 impl Error {
+    #[cold]
     pub(crate) fn new(kind: ErrorKind, offset: usize, detail: Detail) -> Error {
-        Error {
+        Error(Box::new(Inner {
             kind,
             offset,
             detail,
-        }
+        }))
     }
 
     /// A duplicate member name at `offset` (the second occurrence's opening quote).
@@ -96,19 +101,19 @@ impl Error {
 
     /// What was wrong.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
     }
 
     /// The byte offset in the input where it went wrong (the input's length when it ended early).
     pub fn offset(&self) -> usize {
-        self.offset
+        self.0.offset
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = self.offset;
-        match (&self.kind, &self.detail) {
+        let at = self.0.offset;
+        match (&self.0.kind, &self.0.detail) {
             (ErrorKind::UnexpectedEnd, Detail::Found(_, expected)) => {
                 write!(
                     f,

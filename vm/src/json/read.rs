@@ -160,6 +160,8 @@ pub(crate) struct Reader<'a> {
     expect: Expect,
     stack: BitStack,
     lone: LoneSurrogates,
+    /// Whether the last string read had escapes.
+    escaped: bool,
 }
 
 /// The ASCII white space JSON allows between tokens.
@@ -306,6 +308,7 @@ impl<'a> Reader<'a> {
             expect: Expect::Value,
             stack,
             lone,
+            escaped: false,
         }
     }
 
@@ -327,7 +330,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next byte that is not white space (`None` at the end of the valid text).
-    #[inline]
+    #[inline(always)]
     fn peek(&mut self) -> Option<u8> {
         loop {
             let b = *self.bytes.get(self.pos)?;
@@ -366,7 +369,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads the next event.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next(&mut self) -> Result<Event<'a>, Error> {
         let b = self.peek();
         match self.expect {
@@ -394,7 +397,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn after_value(&mut self, b: Option<u8>) -> Result<Event<'a>, Error> {
         match (self.stack.top(), b) {
             (Some(true), Some(b',')) => {
@@ -442,7 +445,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a member name and its `:` (`b` is the next byte).
-    #[inline]
+    #[inline(always)]
     fn name(&mut self, b: Option<u8>, expected: &'static str) -> Result<Event<'a>, Error> {
         if b != Some(b'"') {
             return Err(self.unexpected(expected));
@@ -457,7 +460,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a value (`b` is its first byte).
-    #[inline]
+    #[inline(always)]
     fn value(&mut self, b: Option<u8>) -> Result<Event<'a>, Error> {
         let event = match b {
             Some(b'"') => Event::String(self.string()?),
@@ -551,30 +554,40 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a string (`self.pos` is at its opening quote).
-    #[inline]
+    #[inline(always)]
     fn string(&mut self) -> Result<Str<'a>, Error> {
         let open = self.pos;
-        let start = open + 1;
-        let mut i = start;
-        let mut escaped = false;
+        let close = self.string_end()?;
+        let escaped = self.escaped;
+        let raw = self.text.get(open + 1..close).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidUtf8,
+                open + 1,
+                Detail::Utf8 { in_string: true },
+            )
+        })?;
+        Ok(Str {
+            raw,
+            escaped,
+            offset: open,
+        })
+    }
+
+    /// Checks the string whose opening quote is at `self.pos` and moves past it; returns the
+    /// offset of its closing quote (and sets `self.escaped`). Returns one word, in registers.
+    #[inline(always)]
+    fn string_end(&mut self) -> Result<usize, Error> {
+        let mut i = self.pos + 1;
+        self.escaped = false;
         loop {
             i = find_string_special(self.bytes, i);
             match self.bytes.get(i) {
                 Some(b'"') => {
                     self.pos = i + 1;
-                    let raw = self.text.get(start..i).ok_or(Error::new(
-                        ErrorKind::InvalidUtf8,
-                        start,
-                        Detail::Utf8 { in_string: true },
-                    ))?;
-                    return Ok(Str {
-                        raw,
-                        escaped,
-                        offset: open,
-                    });
+                    return Ok(i);
                 }
                 Some(b'\\') => {
-                    escaped = true;
+                    self.escaped = true;
                     i = self.escape(i)?;
                 }
                 Some(&c) => {
@@ -640,27 +653,106 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads and checks events until the stack is back to `depth` open containers with a value
-    /// complete: after a member name (or at the start), `skip_to(self.depth())` skips the value;
-    /// right after [`Event::ObjectStart`] or [`Event::ArrayStart`], `skip_to(self.depth() - 1)`
-    /// skips the rest of that container.
+    /// Reads and checks the input until the stack is back to `depth` open containers with a value
+    /// complete, keeping nothing: after a member name (or at the start), `skip_to(self.depth())`
+    /// skips the value; right after [`Event::ObjectStart`] or [`Event::ArrayStart`],
+    /// `skip_to(self.depth() - 1)` skips the rest of that container.
+    ///
+    /// The same grammar as [`Reader::next`], without building events: this loop is where a
+    /// message reader spends most of its time.
     pub(crate) fn skip_to(&mut self, depth: usize) -> Result<(), Error> {
         loop {
-            match self.next()? {
-                Event::End => return Ok(()),
-                Event::Name(_) | Event::ObjectStart | Event::ArrayStart => {}
-                Event::ObjectEnd
-                | Event::ArrayEnd
-                | Event::String(_)
-                | Event::Number(_)
-                | Event::Bool(_)
-                | Event::Null => {
-                    if self.stack.len() <= depth {
-                        return Ok(());
+            let b = self.peek();
+            match self.expect {
+                Expect::Value | Expect::FirstElement => {
+                    match b {
+                        Some(b'"') => {
+                            self.string_end()?;
+                        }
+                        Some(b'-' | b'0'..=b'9') => {
+                            self.number()?;
+                        }
+                        Some(b'{') => {
+                            self.pos += 1;
+                            self.stack.push(true);
+                            self.expect = Expect::FirstMember;
+                            continue;
+                        }
+                        Some(b'[') => {
+                            self.pos += 1;
+                            self.stack.push(false);
+                            self.expect = Expect::FirstElement;
+                            continue;
+                        }
+                        Some(b']') if self.expect == Expect::FirstElement => {
+                            self.pos += 1;
+                            self.stack.pop();
+                        }
+                        Some(b't') => {
+                            self.literal("true", Event::Bool(true))?;
+                        }
+                        Some(b'f') => {
+                            self.literal("false", Event::Bool(false))?;
+                        }
+                        Some(b'n') => {
+                            self.literal("null", Event::Null)?;
+                        }
+                        _ => return Err(self.unexpected("a value")),
                     }
+                    self.expect = Expect::AfterValue;
                 }
+                Expect::FirstMember => match b {
+                    Some(b'}') => {
+                        self.pos += 1;
+                        self.stack.pop();
+                        self.expect = Expect::AfterValue;
+                    }
+                    _ => {
+                        self.skip_name(b, "a member name or `}`")?;
+                        continue;
+                    }
+                },
+                Expect::AfterValue => match (self.stack.top(), b) {
+                    (Some(true), Some(b',')) => {
+                        self.pos += 1;
+                        let b = self.peek();
+                        self.skip_name(b, "a member name")?;
+                        continue;
+                    }
+                    (Some(false), Some(b',')) => {
+                        self.pos += 1;
+                        self.expect = Expect::Value;
+                        continue;
+                    }
+                    (Some(true), Some(b'}')) | (Some(false), Some(b']')) => {
+                        self.pos += 1;
+                        self.stack.pop();
+                    }
+                    (None, _) => return Ok(()),
+                    (Some(true), _) => return Err(self.unexpected("`,` or `}`")),
+                    (Some(false), _) => return Err(self.unexpected("`,` or `]`")),
+                },
+                Expect::Done => return Ok(()),
+            }
+            if self.stack.len() <= depth {
+                return Ok(());
             }
         }
+    }
+
+    /// Checks a member name and its `:` without keeping the name (`b` is the next byte).
+    #[inline(always)]
+    fn skip_name(&mut self, b: Option<u8>, expected: &'static str) -> Result<(), Error> {
+        if b != Some(b'"') {
+            return Err(self.unexpected(expected));
+        }
+        self.string_end()?;
+        if self.peek() != Some(b':') {
+            return Err(self.unexpected("`:`"));
+        }
+        self.pos += 1;
+        self.expect = Expect::Value;
+        Ok(())
     }
 
     /// Reads the rest of the input: the end, after white space only.
