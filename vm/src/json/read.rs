@@ -2,9 +2,10 @@
 //!
 //! The reader never recurses: open arrays and objects are one bit each on a [`BitStack`] (the
 //! first 64 levels without allocating), so any depth is read in time linear in the input and
-//! memory of one bit per level. The whole input is checked to be UTF-8 once, up front, by the
-//! standard library; the reader then works on the valid prefix and reports the first invalid byte
-//! only when it reaches it, so errors come in document order.
+//! memory of one bit per level. Outside strings the grammar is ASCII, so a byte of 0x80 or more
+//! there is an error; inside a string, the eight-bytes-a-step scan that looks for the closing
+//! quote also notes whether the string has such bytes, and only then checks it with the standard
+//! library's UTF-8 validation. Errors come in document order.
 
 use super::error::{Detail, Error, ErrorKind};
 
@@ -58,9 +59,11 @@ impl BitStack {
         Some(word >> (top % 64) & 1 == 1)
     }
 
+    /// Pops the top bit; returns the new top.
     #[inline]
-    fn pop(&mut self) {
+    fn pop(&mut self) -> Option<bool> {
         self.len = self.len.saturating_sub(1);
+        self.top()
     }
 
     /// The number of open containers.
@@ -77,8 +80,8 @@ impl BitStack {
 /// A string as written between its quotes, validated.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Str<'a> {
-    /// The text between the quotes, escapes as written.
-    pub(crate) raw: &'a str,
+    /// The bytes between the quotes (valid UTF-8), escapes as written.
+    pub(crate) raw: &'a [u8],
     /// Whether `raw` contains a backslash (and so differs from the string's value).
     pub(crate) escaped: bool,
     /// The byte offset of the opening quote.
@@ -86,24 +89,42 @@ pub(crate) struct Str<'a> {
 }
 
 impl<'a> Str<'a> {
+    /// The text between the quotes, escapes as written.
+    #[inline]
+    pub(crate) fn raw_text(&self) -> &'a str {
+        // The reader checked the bytes; this only turns them into a `str`.
+        std::str::from_utf8(self.raw).unwrap_or_default()
+    }
+
     /// The string's value appended to `out` (escapes decoded).
     pub(crate) fn unescape_into(&self, out: &mut String) {
         if self.escaped {
-            unescape(self.raw, out);
+            unescape(self.raw_text(), out);
         } else {
-            out.push_str(self.raw);
+            out.push_str(self.raw_text());
         }
     }
 
     /// The string's value as an owned `String`.
     pub(crate) fn to_owned_string(self) -> String {
-        if self.escaped {
-            let mut out = String::with_capacity(self.raw.len());
-            unescape(self.raw, &mut out);
-            out
-        } else {
-            self.raw.to_owned()
-        }
+        let mut out = String::with_capacity(self.raw.len());
+        self.unescape_into(&mut out);
+        out
+    }
+}
+
+/// Number text the reader checked (ASCII), with its offset in the input.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) start: usize,
+}
+
+impl<'a> Span<'a> {
+    /// The text.
+    pub(crate) fn text(&self) -> &'a str {
+        // The reader checked the bytes; this only turns them into a `str`.
+        std::str::from_utf8(self.bytes).unwrap_or_default()
     }
 }
 
@@ -123,7 +144,7 @@ pub(crate) enum Event<'a> {
     /// A string value.
     String(Str<'a>),
     /// A number value: its text, validated against the grammar.
-    Number(&'a str),
+    Number(Span<'a>),
     /// `true` or `false`.
     Bool(bool),
     /// `null`.
@@ -150,15 +171,12 @@ enum Expect {
 /// The validating pull reader.
 #[derive(Debug)]
 pub(crate) struct Reader<'a> {
-    /// The input's valid UTF-8 prefix (the whole input when it is valid).
-    text: &'a str,
-    /// `text` as bytes.
     bytes: &'a [u8],
-    /// The offset of the first byte that is not UTF-8 (== `bytes.len()`), if any.
-    bad_utf8: Option<usize>,
     pos: usize,
     expect: Expect,
     stack: BitStack,
+    /// Whether the innermost open container is an object (the stack's top, kept at hand).
+    in_object: bool,
     lone: LoneSurrogates,
     /// Whether the last string read had escapes.
     escaped: bool,
@@ -173,29 +191,29 @@ fn is_ws(b: u8) -> bool {
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
-/// The index of the first `"`, `\` or control byte (below 0x20) at or after `from`, or
-/// `bytes.len()`. Eight bytes a step: a byte of a word is flagged by carry-free bit tricks, and the
-/// lowest flag is always a real match (a false flag can only sit above a real one).
-#[inline]
-fn find_string_special(bytes: &[u8], from: usize) -> usize {
-    let rest = bytes.get(from..).unwrap_or_default();
-    let mut chunks = rest.chunks_exact(8);
+/// The index of the first `"`, `\` or control byte (below 0x20) at or after `from`, or of the
+/// first byte of 0x80 or more when `high` is [`HI`] (not when it is 0), or `bytes.len()`. Eight
+/// bytes a step: a byte of a word is flagged by bit tricks whose lowest flag is always a real
+/// match (a false flag can only sit above a real one, where a borrow ran on).
+#[inline(always)]
+fn find_string_special(bytes: &[u8], from: usize, high: u64) -> usize {
     let mut at = from;
-    for chunk in &mut chunks {
+    while let Some(chunk) = bytes.get(at..at + 8) {
         let w = <[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes);
         let quote = w ^ (LO * u64::from(b'"'));
         let backslash = w ^ (LO * u64::from(b'\\'));
         let flags = ((quote.wrapping_sub(LO) & !quote)
             | (backslash.wrapping_sub(LO) & !backslash)
-            | (w.wrapping_sub(LO * 0x20) & !w))
+            | (w.wrapping_sub(LO * 0x20) & !w)
+            | (w & high))
             & HI;
         if flags != 0 {
             return at + (flags.trailing_zeros() / 8) as usize;
         }
         at += 8;
     }
-    for &b in chunks.remainder() {
-        if b == b'"' || b == b'\\' || b < 0x20 {
+    while let Some(&b) = bytes.get(at) {
+        if b == b'"' || b == b'\\' || b < 0x20 || (b >= 0x80 && high != 0) {
             return at;
         }
         at += 1;
@@ -203,12 +221,24 @@ fn find_string_special(bytes: &[u8], from: usize) -> usize {
     at
 }
 
-/// The index after the ASCII digits starting at `from`.
-#[inline]
+/// The index after the ASCII digits starting at `from`: eight bytes a step while all eight are
+/// digits (a byte is a digit when adding 0x46 leaves its high bit clear and subtracting 0x30 does
+/// not borrow), then byte by byte.
+#[inline(always)]
 fn digits_end(bytes: &[u8], from: usize) -> usize {
-    from + bytes
-        .get(from..)
-        .map_or(0, |r| r.iter().take_while(|b| b.is_ascii_digit()).count())
+    let mut at = from;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let w = <[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes);
+        let not_digit = (w.wrapping_add(LO * 0x46) | w.wrapping_sub(LO * 0x30)) & HI;
+        if not_digit != 0 {
+            return at + (not_digit.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+        at += 1;
+    }
+    at
 }
 
 /// The value of four hex digits.
@@ -230,6 +260,28 @@ fn is_high_surrogate(unit: u16) -> bool {
 
 fn is_low_surrogate(unit: u16) -> bool {
     (0xDC00..=0xDFFF).contains(&unit)
+}
+
+/// The character starting at `at`: `Ok(None)` at the end, an [`ErrorKind::InvalidUtf8`] error
+/// when the bytes there are not UTF-8.
+fn char_at(bytes: &[u8], at: usize, in_string: bool) -> Result<Option<char>, Error> {
+    let Some(&first) = bytes.get(at) else {
+        return Ok(None);
+    };
+    if first < 0x80 {
+        return Ok(Some(char::from(first)));
+    }
+    let width = match first {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    };
+    bytes
+        .get(at..at + width)
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .and_then(|s| s.chars().next())
+        .map(Some)
+        .ok_or_else(|| Error::new(ErrorKind::InvalidUtf8, at, Detail::Utf8 { in_string }))
 }
 
 /// Decodes the escapes of validated string text `raw` into `out`. A lone surrogate becomes
@@ -289,24 +341,12 @@ impl<'a> Reader<'a> {
         mut stack: BitStack,
     ) -> Reader<'a> {
         stack.clear();
-        let (text, bad_utf8) = match std::str::from_utf8(input) {
-            Ok(text) => (text, None),
-            Err(e) => {
-                let valid = e.valid_up_to();
-                let text = input
-                    .get(..valid)
-                    .and_then(|b| std::str::from_utf8(b).ok())
-                    .unwrap_or_default();
-                (text, Some(valid))
-            }
-        };
         Reader {
-            text,
-            bytes: text.as_bytes(),
-            bad_utf8,
+            bytes: input,
             pos: 0,
             expect: Expect::Value,
             stack,
+            in_object: false,
             lone,
             escaped: false,
         }
@@ -329,7 +369,7 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
-    /// The next byte that is not white space (`None` at the end of the valid text).
+    /// The next byte that is not white space (`None` at the end of the input).
     #[inline(always)]
     fn peek(&mut self) -> Option<u8> {
         loop {
@@ -341,31 +381,47 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline(always)]
+    fn push(&mut self, object: bool) {
+        self.pos += 1;
+        self.stack.push(object);
+        self.in_object = object;
+        self.expect = if object {
+            Expect::FirstMember
+        } else {
+            Expect::FirstElement
+        };
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) {
+        self.pos += 1;
+        self.in_object = self.stack.pop().unwrap_or(false);
+        self.expect = Expect::AfterValue;
+    }
+
     /// The error for finding what is at `self.pos` where `expected` should be.
     #[cold]
     fn unexpected(&self, expected: &'static str) -> Error {
-        match self.text.get(self.pos..).and_then(|t| t.chars().next()) {
-            Some(c) => Error::new(
+        match char_at(self.bytes, self.pos, false) {
+            Ok(Some(c)) => Error::new(
                 ErrorKind::UnexpectedCharacter,
                 self.pos,
                 Detail::Found(Some(c), expected),
             ),
-            None => self.at_end(expected, false),
+            Ok(None) => self.at_end(expected),
+            Err(e) => e,
         }
     }
 
-    /// The error for reaching the end of the valid text while `expected` should come: the input
-    /// ended, or an invalid UTF-8 byte stands there.
+    /// The error for reaching the end of the input while `expected` should come.
     #[cold]
-    fn at_end(&self, expected: &'static str, in_string: bool) -> Error {
-        match self.bad_utf8 {
-            Some(at) => Error::new(ErrorKind::InvalidUtf8, at, Detail::Utf8 { in_string }),
-            None => Error::new(
-                ErrorKind::UnexpectedEnd,
-                self.bytes.len(),
-                Detail::Found(None, expected),
-            ),
-        }
+    fn at_end(&self, expected: &'static str) -> Error {
+        Error::new(
+            ErrorKind::UnexpectedEnd,
+            self.bytes.len(),
+            Detail::Found(None, expected),
+        )
     }
 
     /// Reads the next event.
@@ -377,18 +433,14 @@ impl<'a> Reader<'a> {
             Expect::AfterValue => self.after_value(b),
             Expect::FirstMember => {
                 if b == Some(b'}') {
-                    self.pos += 1;
-                    self.stack.pop();
-                    self.expect = Expect::AfterValue;
+                    self.pop();
                     return Ok(Event::ObjectEnd);
                 }
-                self.name(b, "a member name or `}`")
+                Ok(Event::Name(self.member_name(b, "a member name or `}`")?))
             }
             Expect::FirstElement => {
                 if b == Some(b']') {
-                    self.pos += 1;
-                    self.stack.pop();
-                    self.expect = Expect::AfterValue;
+                    self.pop();
                     return Ok(Event::ArrayEnd);
                 }
                 self.value(b)
@@ -397,56 +449,79 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Reads the next member of the innermost open object: its name (and `:`), or `None` at the
+    /// object's end. Only where the object's next member or end is due (after its `{` or a
+    /// member's value).
+    #[inline(always)]
+    pub(crate) fn next_member(&mut self) -> Result<Option<Str<'a>>, Error> {
+        let b = self.peek();
+        match (self.expect, b) {
+            (Expect::FirstMember | Expect::AfterValue, Some(b'}')) => {
+                self.pop();
+                Ok(None)
+            }
+            (Expect::FirstMember, _) => self.member_name(b, "a member name or `}`").map(Some),
+            (Expect::AfterValue, Some(b',')) => {
+                self.pos += 1;
+                let b = self.peek();
+                self.member_name(b, "a member name").map(Some)
+            }
+            (Expect::AfterValue, _) => Err(self.unexpected("`,` or `}`")),
+            _ => Err(self.unexpected("a member name")),
+        }
+    }
+
     #[inline(always)]
     fn after_value(&mut self, b: Option<u8>) -> Result<Event<'a>, Error> {
-        match (self.stack.top(), b) {
-            (Some(true), Some(b',')) => {
-                self.pos += 1;
-                let b = self.peek();
-                self.name(b, "a member name")
-            }
-            (Some(false), Some(b',')) => {
-                self.pos += 1;
-                let b = self.peek();
-                self.value(b)
-            }
-            (Some(true), Some(b'}')) => {
-                self.pos += 1;
-                self.stack.pop();
-                Ok(Event::ObjectEnd)
-            }
-            (Some(false), Some(b']')) => {
-                self.pos += 1;
-                self.stack.pop();
-                Ok(Event::ArrayEnd)
-            }
-            (Some(true), _) => Err(self.unexpected("`,` or `}`")),
-            (Some(false), _) => Err(self.unexpected("`,` or `]`")),
-            (None, None) => match self.bad_utf8 {
-                Some(at) => Err(Error::new(
-                    ErrorKind::InvalidUtf8,
-                    at,
-                    Detail::Utf8 { in_string: false },
-                )),
+        if self.stack.len() == 0 {
+            return match b {
                 None => {
                     self.expect = Expect::Done;
                     Ok(Event::End)
                 }
-            },
-            (None, Some(_)) => {
-                let found = self.text.get(self.pos..).and_then(|t| t.chars().next());
-                Err(Error::new(
-                    ErrorKind::TrailingCharacters,
-                    self.pos,
-                    Detail::Found(found, "the end of the input"),
-                ))
+                Some(_) => Err(self.trailing()),
+            };
+        }
+        match (self.in_object, b) {
+            (true, Some(b',')) => {
+                self.pos += 1;
+                let b = self.peek();
+                Ok(Event::Name(self.member_name(b, "a member name")?))
             }
+            (false, Some(b',')) => {
+                self.pos += 1;
+                let b = self.peek();
+                self.value(b)
+            }
+            (true, Some(b'}')) => {
+                self.pop();
+                Ok(Event::ObjectEnd)
+            }
+            (false, Some(b']')) => {
+                self.pop();
+                Ok(Event::ArrayEnd)
+            }
+            (true, _) => Err(self.unexpected("`,` or `}`")),
+            (false, _) => Err(self.unexpected("`,` or `]`")),
+        }
+    }
+
+    /// The error for something after the complete value.
+    #[cold]
+    fn trailing(&self) -> Error {
+        match char_at(self.bytes, self.pos, false) {
+            Ok(found) => Error::new(
+                ErrorKind::TrailingCharacters,
+                self.pos,
+                Detail::Found(found, "the end of the input"),
+            ),
+            Err(e) => e,
         }
     }
 
     /// Reads a member name and its `:` (`b` is the next byte).
     #[inline(always)]
-    fn name(&mut self, b: Option<u8>, expected: &'static str) -> Result<Event<'a>, Error> {
+    fn member_name(&mut self, b: Option<u8>, expected: &'static str) -> Result<Str<'a>, Error> {
         if b != Some(b'"') {
             return Err(self.unexpected(expected));
         }
@@ -456,7 +531,7 @@ impl<'a> Reader<'a> {
         }
         self.pos += 1;
         self.expect = Expect::Value;
-        Ok(Event::Name(name))
+        Ok(name)
     }
 
     /// Reads a value (`b` is its first byte).
@@ -464,17 +539,20 @@ impl<'a> Reader<'a> {
     fn value(&mut self, b: Option<u8>) -> Result<Event<'a>, Error> {
         let event = match b {
             Some(b'"') => Event::String(self.string()?),
-            Some(b'-' | b'0'..=b'9') => Event::Number(self.number()?),
+            Some(b'-' | b'0'..=b'9') => {
+                let start = self.pos;
+                let end = self.number_end()?;
+                Event::Number(Span {
+                    bytes: self.bytes.get(start..end).unwrap_or_default(),
+                    start,
+                })
+            }
             Some(b'{') => {
-                self.pos += 1;
-                self.stack.push(true);
-                self.expect = Expect::FirstMember;
+                self.push(true);
                 return Ok(Event::ObjectStart);
             }
             Some(b'[') => {
-                self.pos += 1;
-                self.stack.push(false);
-                self.expect = Expect::FirstElement;
+                self.push(false);
                 return Ok(Event::ArrayStart);
             }
             Some(b't') => self.literal("true", Event::Bool(true))?,
@@ -486,6 +564,7 @@ impl<'a> Reader<'a> {
         Ok(event)
     }
 
+    #[inline(always)]
     fn literal(&mut self, word: &'static str, event: Event<'a>) -> Result<Event<'a>, Error> {
         let end = self.pos + word.len();
         if self.bytes.get(self.pos..end) == Some(word.as_bytes()) {
@@ -500,26 +579,25 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads a number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` (RFC 8259 §6).
-    fn number(&mut self) -> Result<&'a str, Error> {
+    /// Checks a number, `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` (RFC 8259 §6), and moves
+    /// past it; returns the offset after it.
+    #[inline(always)]
+    fn number_end(&mut self) -> Result<usize, Error> {
         let bytes = self.bytes;
         let start = self.pos;
         let mut i = start;
-        let bad = |at: usize, expected: &'static str| {
-            Error::new(ErrorKind::InvalidNumber, at, Detail::Number(expected))
-        };
         if bytes.get(i) == Some(&b'-') {
             i += 1;
         }
         match bytes.get(i) {
             Some(b'0') => i += 1,
             Some(b'1'..=b'9') => i = digits_end(bytes, i + 1),
-            _ => return Err(bad(i, "a digit")),
+            _ => return Err(bad_number(i, "a digit")),
         }
         if bytes.get(i) == Some(&b'.') {
             let end = digits_end(bytes, i + 1);
             if end == i + 1 {
-                return Err(bad(end, "a digit after `.`"));
+                return Err(bad_number(end, "a digit after `.`"));
             }
             i = end;
         }
@@ -530,27 +608,19 @@ impl<'a> Reader<'a> {
             }
             let end = digits_end(bytes, i);
             if end == i {
-                return Err(bad(end, "a digit in the exponent"));
+                return Err(bad_number(end, "a digit in the exponent"));
             }
             i = end;
         }
         // Text that runs on where the grammar stopped (`01`, `1.2.3`, `1x`) is a bad number
         // rather than two tokens.
         if let Some(&b) = bytes.get(i)
-            && (b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-' | b'_'))
+            && RUNS_ON.get(usize::from(b)) == Some(&true)
         {
-            let expected =
-                if bytes.get(start..i) == Some(b"0") || bytes.get(start..i) == Some(b"-0") {
-                    "no digit after a leading `0`"
-                } else {
-                    "the end of the number"
-                };
-            return Err(bad(i, expected));
+            return Err(run_on_number(bytes, start, i));
         }
         self.pos = i;
-        self.text
-            .get(start..i)
-            .ok_or_else(|| bad(start, "a number"))
+        Ok(i)
     }
 
     /// Reads a string (`self.pos` is at its opening quote).
@@ -558,17 +628,9 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Result<Str<'a>, Error> {
         let open = self.pos;
         let close = self.string_end()?;
-        let escaped = self.escaped;
-        let raw = self.text.get(open + 1..close).ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidUtf8,
-                open + 1,
-                Detail::Utf8 { in_string: true },
-            )
-        })?;
         Ok(Str {
-            raw,
-            escaped,
+            raw: self.bytes.get(open + 1..close).unwrap_or_default(),
+            escaped: self.escaped,
             offset: open,
         })
     }
@@ -577,31 +639,74 @@ impl<'a> Reader<'a> {
     /// offset of its closing quote (and sets `self.escaped`). Returns one word, in registers.
     #[inline(always)]
     fn string_end(&mut self) -> Result<usize, Error> {
-        let mut i = self.pos + 1;
+        let start = self.pos + 1;
+        let mut i = start;
         self.escaped = false;
+        // `HI` while every byte so far was ASCII; 0 once one was not (the string is then checked
+        // as UTF-8 when its end is found).
+        let mut high = HI;
         loop {
-            i = find_string_special(self.bytes, i);
+            i = find_string_special(self.bytes, i, high);
             match self.bytes.get(i) {
                 Some(b'"') => {
+                    if high == 0 {
+                        self.check_utf8(start, i)?;
+                    }
                     self.pos = i + 1;
                     return Ok(i);
                 }
                 Some(b'\\') => {
                     self.escaped = true;
-                    i = self.escape(i)?;
+                    i = match self.escape(i) {
+                        Ok(next) => next,
+                        Err(e) => return Err(self.utf8_before(start, i, high).unwrap_or(e)),
+                    };
                 }
+                Some(&c) if c >= 0x80 => high = 0,
                 Some(&c) => {
-                    return Err(Error::new(
-                        ErrorKind::ControlCharacter,
-                        i,
-                        Detail::Control(c),
-                    ));
+                    let e = Error::new(ErrorKind::ControlCharacter, i, Detail::Control(c));
+                    return Err(self.utf8_before(start, i, high).unwrap_or(e));
                 }
                 None => {
                     self.pos = i;
-                    return Err(self.at_end("`\"` to close the string", true));
+                    let e = self.at_end("`\"` to close the string");
+                    return Err(self.utf8_before(start, i, high).unwrap_or(e));
                 }
             }
+        }
+    }
+
+    /// Checks that the string bytes `start..end` are UTF-8.
+    #[cold]
+    fn check_utf8(&self, start: usize, end: usize) -> Result<(), Error> {
+        match std::str::from_utf8(self.bytes.get(start..end).unwrap_or_default()) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(Error::new(
+                ErrorKind::InvalidUtf8,
+                start + e.valid_up_to(),
+                Detail::Utf8 { in_string: true },
+            )),
+        }
+    }
+
+    /// The UTF-8 error among string bytes `start..end`, if any (where another error at `end`
+    /// is about to be reported: the earlier one wins). `high` is 0 when the bytes are not all
+    /// ASCII.
+    #[cold]
+    fn utf8_before(&self, start: usize, end: usize, high: u64) -> Option<Error> {
+        if high != 0 {
+            return None;
+        }
+        let bytes = self.bytes.get(start..end).unwrap_or_default();
+        // A sequence cut short by `end` is an error too: what stands at `end` is ASCII (or the
+        // end of the input), never the continuation byte the sequence needs.
+        match std::str::from_utf8(bytes) {
+            Ok(_) => None,
+            Err(e) => Some(Error::new(
+                ErrorKind::InvalidUtf8,
+                start + e.valid_up_to(),
+                Detail::Utf8 { in_string: true },
+            )),
         }
     }
 
@@ -616,7 +721,7 @@ impl<'a> Reader<'a> {
                     let hex = after.iter().take(4).take_while(|b| b.is_ascii_hexdigit());
                     if hex.count() == after.len() {
                         self.pos = bytes.len();
-                        return Err(self.at_end("four hex digits after `\\u`", true));
+                        return Err(self.at_end("four hex digits after `\\u`"));
                     }
                     return Err(Error::new(
                         ErrorKind::InvalidEscape,
@@ -642,13 +747,13 @@ impl<'a> Reader<'a> {
                     )),
                 }
             }
-            Some(_) => {
-                let c = self.text.get(at + 1..).and_then(|t| t.chars().next());
-                Err(Error::new(ErrorKind::InvalidEscape, at, Detail::Escape(c)))
-            }
+            Some(_) => match char_at(bytes, at + 1, true) {
+                Ok(c) => Err(Error::new(ErrorKind::InvalidEscape, at, Detail::Escape(c))),
+                Err(e) => Err(e),
+            },
             None => {
                 self.pos = bytes.len();
-                Err(self.at_end("an escape after `\\`", true))
+                Err(self.at_end("an escape after `\\`"))
             }
         }
     }
@@ -661,83 +766,111 @@ impl<'a> Reader<'a> {
     /// The same grammar as [`Reader::next`], without building events: this loop is where a
     /// message reader spends most of its time.
     pub(crate) fn skip_to(&mut self, depth: usize) -> Result<(), Error> {
-        loop {
-            let b = self.peek();
-            match self.expect {
-                Expect::Value | Expect::FirstElement => {
-                    match b {
-                        Some(b'"') => {
-                            self.string_end()?;
-                        }
-                        Some(b'-' | b'0'..=b'9') => {
-                            self.number()?;
-                        }
-                        Some(b'{') => {
-                            self.pos += 1;
-                            self.stack.push(true);
-                            self.expect = Expect::FirstMember;
-                            continue;
-                        }
-                        Some(b'[') => {
-                            self.pos += 1;
-                            self.stack.push(false);
-                            self.expect = Expect::FirstElement;
-                            continue;
-                        }
-                        Some(b']') if self.expect == Expect::FirstElement => {
-                            self.pos += 1;
-                            self.stack.pop();
-                        }
-                        Some(b't') => {
-                            self.literal("true", Event::Bool(true))?;
-                        }
-                        Some(b'f') => {
-                            self.literal("false", Event::Bool(false))?;
-                        }
-                        Some(b'n') => {
-                            self.literal("null", Event::Null)?;
-                        }
-                        _ => return Err(self.unexpected("a value")),
-                    }
-                    self.expect = Expect::AfterValue;
+        // Whether a value is due (else a value was just completed), from the reader's state.
+        let mut at_value = match self.expect {
+            Expect::Done => return Ok(()),
+            Expect::AfterValue => false,
+            Expect::Value => true,
+            Expect::FirstMember => match self.peek() {
+                Some(b'}') => {
+                    self.pop();
+                    false
                 }
-                Expect::FirstMember => match b {
-                    Some(b'}') => {
-                        self.pos += 1;
-                        self.stack.pop();
-                        self.expect = Expect::AfterValue;
-                    }
-                    _ => {
-                        self.skip_name(b, "a member name or `}`")?;
-                        continue;
-                    }
-                },
-                Expect::AfterValue => match (self.stack.top(), b) {
-                    (Some(true), Some(b',')) => {
-                        self.pos += 1;
-                        let b = self.peek();
-                        self.skip_name(b, "a member name")?;
-                        continue;
-                    }
-                    (Some(false), Some(b',')) => {
-                        self.pos += 1;
-                        self.expect = Expect::Value;
-                        continue;
-                    }
-                    (Some(true), Some(b'}')) | (Some(false), Some(b']')) => {
-                        self.pos += 1;
-                        self.stack.pop();
-                    }
-                    (None, _) => return Ok(()),
-                    (Some(true), _) => return Err(self.unexpected("`,` or `}`")),
-                    (Some(false), _) => return Err(self.unexpected("`,` or `]`")),
-                },
-                Expect::Done => return Ok(()),
+                b => {
+                    self.skip_name(b, "a member name or `}`")?;
+                    true
+                }
+            },
+            Expect::FirstElement => {
+                if self.peek() == Some(b']') {
+                    self.pop();
+                    false
+                } else {
+                    true
+                }
             }
+        };
+        loop {
+            if at_value {
+                match self.peek() {
+                    Some(b'"') => {
+                        self.string_end()?;
+                    }
+                    Some(b'-' | b'0'..=b'9') => {
+                        self.number_end()?;
+                    }
+                    Some(b'{') => {
+                        self.push(true);
+                        match self.peek() {
+                            Some(b'}') => self.pop(),
+                            b => {
+                                self.skip_name(b, "a member name or `}`")?;
+                                continue;
+                            }
+                        }
+                    }
+                    Some(b'[') => {
+                        self.push(false);
+                        if self.peek() == Some(b']') {
+                            self.pop();
+                        } else {
+                            continue;
+                        }
+                    }
+                    Some(b't') => {
+                        self.literal("true", Event::Bool(true))?;
+                    }
+                    Some(b'f') => {
+                        self.literal("false", Event::Bool(false))?;
+                    }
+                    Some(b'n') => {
+                        self.literal("null", Event::Null)?;
+                    }
+                    _ => return Err(self.unexpected("a value")),
+                }
+            }
+            // A value is complete.
             if self.stack.len() <= depth {
+                self.expect = Expect::AfterValue;
                 return Ok(());
             }
+            let b = self.peek();
+            match (self.in_object, b) {
+                (true, Some(b',')) => {
+                    self.pos += 1;
+                    let b = self.peek();
+                    self.skip_name(b, "a member name")?;
+                    at_value = true;
+                }
+                (false, Some(b',')) => {
+                    self.pos += 1;
+                    at_value = true;
+                }
+                (true, Some(b'}')) | (false, Some(b']')) => {
+                    self.pop();
+                    at_value = false;
+                }
+                (true, _) => return Err(self.unexpected("`,` or `}`")),
+                (false, _) => return Err(self.unexpected("`,` or `]`")),
+            }
         }
+    }
+
+    /// Skips the value that comes next (after a member name): scalars inline, containers by
+    /// [`Reader::skip_to`].
+    #[inline(always)]
+    pub(crate) fn skip_value(&mut self) -> Result<(), Error> {
+        match self.peek() {
+            Some(b'"') => {
+                self.string_end()?;
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                self.number_end()?;
+            }
+            _ => return self.skip_to(self.stack.len()),
+        }
+        self.expect = Expect::AfterValue;
+        Ok(())
     }
 
     /// Checks a member name and its `:` without keeping the name (`b` is the next byte).
@@ -765,6 +898,34 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The bytes that, right after a number, continue it ungrammatically (letters, digits, `.`,
+/// `+`, `-`, `_`), as a table: one load instead of a chain of comparisons.
+static RUNS_ON: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-' | b'_');
+        b += 1;
+    }
+    table
+};
+
+#[cold]
+fn bad_number(at: usize, expected: &'static str) -> Error {
+    Error::new(ErrorKind::InvalidNumber, at, Detail::Number(expected))
+}
+
+/// The error for number text running on at `at` where the grammar stopped.
+#[cold]
+fn run_on_number(bytes: &[u8], start: usize, at: usize) -> Error {
+    let expected = match bytes.get(start..at) {
+        Some(b"0" | b"-0") => "no digit after a leading `0`",
+        _ => "the end of the number",
+    };
+    bad_number(at, expected)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -781,7 +942,7 @@ mod tests {
                 Event::ArrayEnd => "]".to_owned(),
                 Event::Name(s) => format!("{}:", s.to_owned_string()),
                 Event::String(s) => format!("s{}", s.to_owned_string()),
-                Event::Number(n) => format!("n{n}"),
+                Event::Number(n) => format!("n{}", n.text()),
                 Event::Bool(b) => b.to_string(),
                 Event::Null => "null".to_owned(),
                 Event::End => return Ok(out),
@@ -814,7 +975,36 @@ mod tests {
                     if at < len {
                         bytes[at] = special;
                     }
-                    assert_eq!(find_string_special(&bytes, 0), at, "{len} {special} {at}");
+                    assert_eq!(
+                        find_string_special(&bytes, 0, 0),
+                        at,
+                        "{len} {special} {at}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn swar_scan_flags_high_bytes_only_when_asked() {
+        let mut bytes = vec![b'a'; 20];
+        bytes[11] = 0xc3;
+        bytes[17] = b'"';
+        assert_eq!(find_string_special(&bytes, 0, HI), 11);
+        assert_eq!(find_string_special(&bytes, 0, 0), 17);
+        assert_eq!(find_string_special(&bytes[..14], 0, HI), 11);
+    }
+
+    #[test]
+    fn swar_digit_runs_stop_at_the_first_non_digit() {
+        for len in 0..30 {
+            for stop in [b'.', b'e', b'/', b':', b' ', 0x00, 0x80, 0xb9, 0xba, 0xff] {
+                for at in 0..=len {
+                    let mut bytes: Vec<u8> = (0..len).map(|i| b'0' + (i % 10) as u8).collect();
+                    if at < len {
+                        bytes[at] = stop;
+                    }
+                    assert_eq!(digits_end(&bytes, 0), at, "{len} {stop} {at}");
                 }
             }
         }
@@ -838,10 +1028,10 @@ mod tests {
         let input = br#"{"a": [1, {"x": [2]}], "b": 3}"#;
         let mut r = Reader::new(input, LoneSurrogates::Reject);
         assert!(matches!(r.next().unwrap(), Event::ObjectStart));
-        assert!(matches!(r.next().unwrap(), Event::Name(n) if n.raw == "a"));
+        assert!(matches!(r.next().unwrap(), Event::Name(n) if n.raw == b"a"));
         r.skip_to(r.depth()).unwrap();
-        assert!(matches!(r.next().unwrap(), Event::Name(n) if n.raw == "b"));
-        assert!(matches!(r.next().unwrap(), Event::Number("3")));
+        assert!(matches!(r.next().unwrap(), Event::Name(n) if n.raw == b"b"));
+        assert!(matches!(r.next().unwrap(), Event::Number(n) if n.bytes == b"3"));
         assert!(matches!(r.next().unwrap(), Event::ObjectEnd));
         assert!(matches!(r.next().unwrap(), Event::End));
         let mut r = Reader::new(input, LoneSurrogates::Reject);

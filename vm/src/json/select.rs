@@ -26,6 +26,27 @@ struct State {
     index: Option<AHashMap<Box<[u8]>, usize>>,
     /// Names are compared ignoring ASCII case (the Event Grid top level).
     fold_case: bool,
+    /// The bytes a wanted member name can start with (bit `b` of the 256), so that most unwanted
+    /// names are passed over after one look: each child's first byte (both cases when
+    /// `fold_case`), and `.` when the empty segment is wanted (a name `.x` starts with it).
+    first: [u64; 4],
+    /// Whether the empty name is wanted.
+    empty: bool,
+}
+
+impl State {
+    fn note_first_byte(&mut self, b: u8) {
+        if let Some(word) = self.first.get_mut(usize::from(b >> 6)) {
+            *word |= 1 << (b & 63);
+        }
+    }
+
+    #[inline(always)]
+    fn may_start(&self, b: u8) -> bool {
+        self.first
+            .get(usize::from(b >> 6))
+            .is_some_and(|word| word >> (b & 63) & 1 == 1)
+    }
 }
 
 /// States with more wanted names than this look names up by hash.
@@ -186,6 +207,24 @@ impl Selector {
 
     fn finish(mut self) -> Selector {
         for st in &mut self.states {
+            let firsts: Vec<Option<u8>> = st
+                .children
+                .iter()
+                .map(|(name, _)| name.bytes().next())
+                .collect();
+            for first in firsts {
+                match first {
+                    Some(b) if st.fold_case => {
+                        st.note_first_byte(b.to_ascii_lowercase());
+                        st.note_first_byte(b.to_ascii_uppercase());
+                    }
+                    Some(b) => st.note_first_byte(b),
+                    None => {
+                        st.empty = true;
+                        st.note_first_byte(b'.');
+                    }
+                }
+            }
             if st.children.len() > INDEX_FROM {
                 let fold = st.fold_case;
                 st.index = Some(
@@ -208,44 +247,59 @@ impl Selector {
     }
 
     /// What the segment `name` leads to at `state`.
-    #[inline]
-    fn child(&self, state: u32, name: &str, lower: &mut Vec<u8>) -> Option<Want> {
-        let st = self.states.get(state as usize)?;
+    #[inline(always)]
+    fn child(&self, st: &State, name: &[u8], lower: &mut Vec<u8>) -> Option<Want> {
         let i = match &st.index {
-            None if st.fold_case => st
-                .children
-                .iter()
-                .position(|(n, _)| n.len() == name.len() && n.eq_ignore_ascii_case(name))?,
-            None => st
-                .children
-                .iter()
-                .position(|(n, _)| n.len() == name.len() && **n == *name)?,
+            None if st.fold_case => st.children.iter().position(|(n, _)| {
+                n.len() == name.len() && n.as_bytes().eq_ignore_ascii_case(name)
+            })?,
+            None => st.children.iter().position(|(n, _)| n.as_bytes() == name)?,
             Some(index) if st.fold_case => {
                 lower.clear();
-                lower.extend(name.bytes().map(|b| b.to_ascii_lowercase()));
+                lower.extend(name.iter().map(u8::to_ascii_lowercase));
                 *index.get(lower.as_slice())?
             }
-            Some(index) => *index.get(name.as_bytes())?,
+            Some(index) => *index.get(name)?,
         };
         st.children.get(i).map(|(_, want)| *want)
     }
 
     /// What the member `name` leads to at `state` (SNS: through as many dotted segments as the
     /// name has).
-    #[inline]
-    fn lookup(&self, state: u32, name: &str, lower: &mut Vec<u8>) -> Option<Want> {
-        if !self.sns {
-            return self.child(state, name, lower);
+    #[inline(always)]
+    fn lookup(&self, state: u32, name: &[u8], lower: &mut Vec<u8>) -> Option<Want> {
+        let st = self.states.get(state as usize)?;
+        match name.first() {
+            None if !st.empty => return None,
+            Some(&b) if !st.may_start(b) => return None,
+            _ => {}
         }
-        let mut segments = name.split('.');
-        let mut state = state;
+        // A wanted segment never contains a dot, so a whole-name match needs no splitting.
+        if let Some(want) = self.child(st, name, lower) {
+            return Some(want);
+        }
+        // Names are short: a plain scan beats a vectorized search's setup.
+        if !self.sns || !name.iter().any(|&b| b == b'.') {
+            return None;
+        }
+        self.lookup_dotted(st, name, lower)
+    }
+
+    /// [`Selector::lookup`] of a name with dots, segment by segment.
+    fn lookup_dotted<'s>(
+        &'s self,
+        mut st: &'s State,
+        name: &[u8],
+        lower: &mut Vec<u8>,
+    ) -> Option<Want> {
+        let mut segments = name.split(|&b| b == b'.');
         let mut segment = segments.next()?;
         loop {
-            let want = self.child(state, segment, lower)?;
+            let want = self.child(st, segment, lower)?;
             match segments.next() {
                 None => return Some(want),
                 Some(next) => {
-                    state = want.next?;
+                    st = self.states.get(want.next? as usize)?;
                     segment = next;
                 }
             }
@@ -357,12 +411,8 @@ impl std::fmt::Display for Node<'_> {
 #[derive(Debug, Clone, Copy)]
 enum Frame {
     /// An object at selector state `state`; its members so far start at `start` in the member
-    /// stack; `want` is what the member being read leads to.
-    Object {
-        state: u32,
-        start: usize,
-        want: Want,
-    },
+    /// stack.
+    Object { state: u32, start: usize },
     /// An array whose elements are read with `want`; its elements so far start at `start` in the
     /// node stack. `flattened` counts nested arrays being read into it (SNS).
     Array {
@@ -441,6 +491,9 @@ impl Extractor {
             selector,
             arena,
             reader: Reader::with_stack(input, LoneSurrogates::Replace, std::mem::take(stack)),
+            input,
+            whole: None,
+            converted: 0,
             frames,
             nodes: recycle(std::mem::take(nodes)),
             members: recycle(std::mem::take(members)),
@@ -460,6 +513,10 @@ struct Run<'d, 's> {
     selector: &'s Selector,
     arena: &'d Bump,
     reader: Reader<'d>,
+    input: &'d [u8],
+    /// The whole input as a `str`, once converted (see [`Run::text`]).
+    whole: Option<&'d str>,
+    converted: u32,
     frames: &'s mut Vec<Frame>,
     nodes: Vec<Node<'d>>,
     members: Vec<Member<'d>>,
@@ -467,7 +524,35 @@ struct Run<'d, 's> {
     lower: &'s mut Vec<u8>,
 }
 
+/// Kept texts converted one by one before the whole input is converted at once.
+const TEXTS_ONE_BY_ONE: u32 = 3;
+
 impl<'d> Run<'d, '_> {
+    /// Checked input bytes `bytes` (at offset `start`) as a `str` borrowed from the input.
+    ///
+    /// Safe Rust turns bytes into a `str` only through UTF-8 validation, which costs a fixed
+    /// overhead per call: a few kept texts are converted one by one, and past
+    /// [`TEXTS_ONE_BY_ONE`] the whole input is converted once and later texts are sliced from it.
+    #[inline]
+    fn text(&mut self, bytes: &'d [u8], start: usize) -> &'d str {
+        if let Some(whole) = self.whole
+            && let Some(text) = whole.get(start..start + bytes.len())
+        {
+            return text;
+        }
+        self.converted += 1;
+        if self.converted > TEXTS_ONE_BY_ONE
+            && self.whole.is_none()
+            && let Ok(whole) = std::str::from_utf8(self.input)
+        {
+            self.whole = Some(whole);
+            if let Some(text) = whole.get(start..start + bytes.len()) {
+                return text;
+            }
+        }
+        std::str::from_utf8(bytes).unwrap_or_default()
+    }
+
     /// A string's value: borrowed from the input, or decoded into the arena.
     fn string(&mut self, s: Str<'d>) -> &'d str {
         if s.escaped {
@@ -475,7 +560,7 @@ impl<'d> Run<'d, '_> {
             s.unescape_into(self.text);
             self.arena.alloc_str(self.text.as_str())
         } else {
-            s.raw
+            self.text(s.raw, s.offset + 1)
         }
     }
 
@@ -485,74 +570,87 @@ impl<'d> Run<'d, '_> {
         self.reader.skip_to(depth)
     }
 
+    /// The kept object whose `}` was just read, as a node (its frame popped).
+    fn close_object(&mut self, start: usize) -> Node<'d> {
+        self.frames.pop();
+        let kept = collapse_duplicates(&mut self.members, start);
+        let slice = self
+            .arena
+            .alloc_slice_copy(self.members.get(start..kept).unwrap_or_default());
+        self.members.truncate(start);
+        Node::Object(slice)
+    }
+
+    /// Gives a complete value to its container; at the top level, checks the end of the input
+    /// and returns the document.
+    #[inline]
+    fn deliver(&mut self, node: Node<'d>) -> Result<Option<Node<'d>>, Error> {
+        match self.frames.last() {
+            None => {
+                // Only white space may follow (the reader errs on anything else).
+                self.reader.next()?;
+                return Ok(Some(node));
+            }
+            Some(Frame::Object { .. }) => {
+                if let Some(m) = self.members.last_mut() {
+                    m.value = node;
+                }
+            }
+            Some(Frame::Array { .. }) => self.nodes.push(node),
+        }
+        Ok(None)
+    }
+
     fn run(&mut self) -> Result<Node<'d>, Error> {
         loop {
-            // What the value about to be read leads to, and whether it is an array element.
+            // What the value about to be read leads to, and whether it is an array element (of
+            // a transparent array or not).
             let (want, element) = match self.frames.last() {
                 None => (ROOT, None),
-                Some(Frame::Object { want, .. }) => (*want, None),
-                Some(Frame::Array {
-                    want, transparent, ..
-                }) => (*want, Some(*transparent)),
-            };
-            let node = match self.reader.next()? {
-                Event::Name(name) => {
-                    let Some(Frame::Object { state, .. }) = self.frames.last() else {
-                        continue;
+                Some(&Frame::Object { state, start }) => {
+                    let Some(name) = self.reader.next_member()? else {
+                        let node = self.close_object(start);
+                        match self.deliver(node)? {
+                            Some(doc) => return Ok(doc),
+                            None => continue,
+                        }
                     };
-                    let state = *state;
-                    let value = if name.escaped {
+                    let want = if name.escaped {
                         self.text.clear();
                         name.unescape_into(self.text);
-                        self.selector.lookup(state, self.text, self.lower)
+                        self.selector
+                            .lookup(state, self.text.as_bytes(), self.lower)
                     } else {
                         self.selector.lookup(state, name.raw, self.lower)
                     };
-                    match value {
-                        None => self.reader.skip_to(self.reader.depth())?,
-                        Some(value) => {
-                            let name = self.string(name);
-                            self.members.push(Member {
-                                name,
-                                value: Node::Null,
-                            });
-                            if let Some(Frame::Object { want, .. }) = self.frames.last_mut() {
-                                *want = value;
-                            }
-                        }
-                    }
-                    continue;
-                }
-                Event::String(s) => {
-                    if element.is_some() && !want.leaf {
+                    let Some(want) = want else {
+                        self.reader.skip_value()?;
                         continue;
-                    }
-                    Node::String(self.string(s))
+                    };
+                    let name = self.string(name);
+                    self.members.push(Member {
+                        name,
+                        value: Node::Null,
+                    });
+                    (want, None)
                 }
-                Event::Number(text) => {
-                    if element.is_some() && !want.leaf {
-                        continue;
-                    }
-                    Node::Number(text)
-                }
-                Event::Bool(b) => {
-                    if element.is_some() && !want.leaf {
-                        continue;
-                    }
-                    Node::Bool(b)
-                }
-                Event::Null => {
-                    if element.is_some() && !want.leaf {
-                        continue;
-                    }
-                    Node::Null
-                }
+                Some(&Frame::Array {
+                    want, transparent, ..
+                }) => (want, Some(transparent)),
+            };
+            // Scalars in an array are leaves only where a path ends.
+            let keep_scalar = element.is_none() || want.leaf;
+            let node = match self.reader.next()? {
+                Event::String(s) if keep_scalar => Node::String(self.string(s)),
+                Event::Number(n) if keep_scalar => Node::Number(self.text(n.bytes, n.start)),
+                Event::Bool(b) if keep_scalar => Node::Bool(b),
+                Event::Null if keep_scalar => Node::Null,
+                Event::String(_) | Event::Number(_) | Event::Bool(_) | Event::Null => continue,
                 Event::ObjectStart => match want.next {
                     Some(state) => {
                         self.frames.push(Frame::Object {
                             state,
                             start: self.members.len(),
-                            want: Want::default(),
                         });
                         continue;
                     }
@@ -578,7 +676,7 @@ impl<'d> Run<'d, '_> {
                         continue;
                     }
                     None if self.frames.is_empty() || !(self.selector.sns || want.leaf) => {
-                        // The root, or an Event Grid array no path ends at.
+                        // The top level, or an Event Grid array no path ends at.
                         self.skip_container()?;
                         Node::Array(&[])
                     }
@@ -599,17 +697,6 @@ impl<'d> Run<'d, '_> {
                         continue;
                     }
                 },
-                Event::ObjectEnd => {
-                    let Some(Frame::Object { start, .. }) = self.frames.pop() else {
-                        continue;
-                    };
-                    let kept = collapse_duplicates(&mut self.members, start);
-                    let slice = self
-                        .arena
-                        .alloc_slice_copy(self.members.get(start..kept).unwrap_or_default());
-                    self.members.truncate(start);
-                    Node::Object(slice)
-                }
                 Event::ArrayEnd => {
                     match self.frames.last_mut() {
                         Some(Frame::Array { flattened, .. }) if *flattened > 0 => {
@@ -627,21 +714,11 @@ impl<'d> Run<'d, '_> {
                     self.nodes.truncate(start);
                     Node::Array(slice)
                 }
-                Event::End => return Ok(Node::Null),
+                // Members and object ends are read by `next_member` above.
+                Event::Name(_) | Event::ObjectEnd | Event::End => continue,
             };
-            // The value is complete: give it to its container, or finish.
-            match self.frames.last() {
-                None => {
-                    // Only white space may follow (the reader errs on anything else).
-                    self.reader.next()?;
-                    return Ok(node);
-                }
-                Some(Frame::Object { .. }) => {
-                    if let Some(m) = self.members.last_mut() {
-                        m.value = node;
-                    }
-                }
-                Some(Frame::Array { .. }) => self.nodes.push(node),
+            if let Some(doc) = self.deliver(node)? {
+                return Ok(doc);
             }
         }
     }

@@ -122,7 +122,7 @@ impl Number {
 /// Whether `text` is exactly one JSON number.
 fn is_number_text(text: &str) -> bool {
     let mut reader = Reader::new(text.as_bytes(), LoneSurrogates::Reject);
-    matches!(reader.next(), Ok(Event::Number(n)) if n.len() == text.len())
+    matches!(reader.next(), Ok(Event::Number(n)) if n.bytes.len() == text.len())
         && matches!(reader.next(), Ok(Event::End))
 }
 
@@ -751,7 +751,9 @@ pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> 
                 None => Value::Null,
             },
             Event::String(s) => Value::String(s.to_owned_string()),
-            Event::Number(text) => Value::Number(Number { text: text.into() }),
+            Event::Number(n) => Value::Number(Number {
+                text: n.text().into(),
+            }),
             Event::Bool(b) => Value::Bool(b),
             Event::Null => Value::Null,
         };
