@@ -404,9 +404,10 @@ fn policy_reader_agrees_with_serde_json_on_random_and_corrupted_documents() {
 #[test]
 fn duplicates_resolve_as_in_the_full_document() {
     let mut x = Extractor::new();
+    let selector = Selector::body_paths(["a.b", "c"]);
     let doc = x
         .extract(
-            &Selector::body_paths(["a.b", "c"]),
+            &selector,
             br#"{"a": {"b": 1}, "c": 2, "a": 5, "a": {"b": 3, "b": 4}}"#,
         )
         .unwrap();
@@ -418,9 +419,8 @@ fn duplicates_resolve_as_in_the_full_document() {
     }
     text.push_str(r#""z": 0}"#);
     let paths: Vec<String> = (0..40).map(|i| format!("k{i}")).collect();
-    let doc = x
-        .extract(&Selector::body_paths(&paths), text.as_bytes())
-        .unwrap();
+    let selector = Selector::body_paths(&paths);
+    let doc = x.extract(&selector, text.as_bytes()).unwrap();
     let Node::Object(members) = doc else {
         panic!("not an object")
     };

@@ -193,11 +193,9 @@ fn every_escape_decodes() {
     assert!(v.get("a\n").is_some());
     // The message reader decodes them the same way.
     let mut x = Extractor::new();
+    let selector = Selector::body_paths(["a\n"]);
     let doc = x
-        .extract(
-            &Selector::body_paths(["a\n"]),
-            br#"{"\u0061\n": "\ud83d\ude00\t", "b": 1}"#,
-        )
+        .extract(&selector, br#"{"\u0061\n": "\ud83d\ude00\t", "b": 1}"#)
         .unwrap();
     assert_eq!(doc.get("a\n"), Some(&Node::String("😀\t")));
 }
@@ -232,11 +230,9 @@ fn lone_surrogates_are_rejected_in_policies_and_replaced_in_messages() {
     // A message body with a lone surrogate in an unrelated member is judged, and a wanted one
     // reads as U+FFFD.
     let mut x = Extractor::new();
+    let selector = Selector::body_paths(["a"]);
     let doc = x
-        .extract(
-            &Selector::body_paths(["a"]),
-            br#"{"other": "\ud800", "a": "b\udfffc"}"#,
-        )
+        .extract(&selector, br#"{"other": "\ud800", "a": "b\udfffc"}"#)
         .unwrap();
     assert_eq!(doc.to_string(), "{\"a\":\"b\u{FFFD}c\"}");
 }

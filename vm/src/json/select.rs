@@ -246,9 +246,9 @@ impl Selector {
         self
     }
 
-    /// What the segment `name` leads to at `state`.
+    /// The child of `st` named `name` (its index).
     #[inline(always)]
-    fn child(&self, st: &State, name: &[u8], lower: &mut Vec<u8>) -> Option<Want> {
+    fn child(&self, st: &State, name: &[u8], lower: &mut Vec<u8>) -> Option<usize> {
         let i = match &st.index {
             None if st.fold_case => st.children.iter().position(|(n, _)| {
                 n.len() == name.len() && n.as_bytes().eq_ignore_ascii_case(name)
@@ -261,13 +261,13 @@ impl Selector {
             }
             Some(index) => *index.get(name)?,
         };
-        st.children.get(i).map(|(_, want)| *want)
+        Some(i)
     }
 
     /// What the member `name` leads to at `state` (SNS: through as many dotted segments as the
     /// name has).
     #[inline(always)]
-    fn lookup(&self, state: u32, name: &[u8], lower: &mut Vec<u8>) -> Option<Want> {
+    fn lookup(&self, state: u32, name: &[u8], lower: &mut Vec<u8>) -> Option<Found<'_>> {
         let st = self.states.get(state as usize)?;
         match name.first() {
             None if !st.empty => return None,
@@ -275,8 +275,13 @@ impl Selector {
             _ => {}
         }
         // A wanted segment never contains a dot, so a whole-name match needs no splitting.
-        if let Some(want) = self.child(st, name, lower) {
-            return Some(want);
+        if let Some(i) = self.child(st, name, lower) {
+            let (stored, want) = st.children.get(i)?;
+            return Some(Found {
+                want: *want,
+                child: u32::try_from(i).ok(),
+                name: (stored.as_bytes() == name).then_some(&**stored),
+            });
         }
         // Names are short: a plain scan beats a vectorized search's setup.
         if !self.sns || !name.iter().any(|&b| b == b'.') {
@@ -291,13 +296,20 @@ impl Selector {
         mut st: &'s State,
         name: &[u8],
         lower: &mut Vec<u8>,
-    ) -> Option<Want> {
+    ) -> Option<Found<'s>> {
         let mut segments = name.split(|&b| b == b'.');
         let mut segment = segments.next()?;
         loop {
-            let want = self.child(st, segment, lower)?;
+            let i = self.child(st, segment, lower)?;
+            let want = st.children.get(i).map(|(_, want)| *want)?;
             match segments.next() {
-                None => return Some(want),
+                None => {
+                    return Some(Found {
+                        want,
+                        child: None,
+                        name: None,
+                    });
+                }
                 Some(next) => {
                     st = self.states.get(want.next? as usize)?;
                     segment = next;
@@ -305,6 +317,17 @@ impl Selector {
             }
         }
     }
+}
+
+/// A member name the selector wants.
+struct Found<'s> {
+    want: Want,
+    /// The index of the child the whole name matched at this state (`None` for a dotted name
+    /// matched segment by segment): two members of one object that name the same child may be
+    /// duplicates, members naming different children never are.
+    child: Option<u32>,
+    /// The selector's own copy of the name, when it is spelled the same.
+    name: Option<&'s str>,
 }
 
 /// A value of a pruned message document (see the module documentation for what is kept).
@@ -411,8 +434,14 @@ impl std::fmt::Display for Node<'_> {
 #[derive(Debug, Clone, Copy)]
 enum Frame {
     /// An object at selector state `state`; its members so far start at `start` in the member
-    /// stack.
-    Object { state: u32, start: usize },
+    /// stack. `seen` has bit `i` set once a member named child `i`; `maybe_duplicates` once
+    /// a member named a child already seen (or one [`Found::child`] cannot tell).
+    Object {
+        state: u32,
+        start: usize,
+        seen: u64,
+        maybe_duplicates: bool,
+    },
     /// An array whose elements are read with `want`; its elements so far start at `start` in the
     /// node stack. `flattened` counts nested arrays being read into it (SNS).
     Array {
@@ -468,11 +497,12 @@ impl Extractor {
     /// Reads `input` (one JSON document) and returns what `selector` wants of it.
     ///
     /// The whole input is validated (RFC 8259; lone surrogate escapes accepted as U+FFFD), at
-    /// any depth and in time linear in its length; the returned document borrows `input` and this
-    /// reader's arena, which the next call resets.
+    /// any depth and in time linear in its length; the returned document borrows `input`, this
+    /// reader's arena (which the next call resets) and `selector` (names spelled as the selector
+    /// spells them are its copies).
     pub fn extract<'d>(
         &'d mut self,
-        selector: &Selector,
+        selector: &'d Selector,
         input: &'d [u8],
     ) -> Result<Node<'d>, Error> {
         let Extractor {
@@ -510,7 +540,7 @@ impl Extractor {
 
 /// One message being read.
 struct Run<'d, 's> {
-    selector: &'s Selector,
+    selector: &'d Selector,
     arena: &'d Bump,
     reader: Reader<'d>,
     input: &'d [u8],
@@ -571,9 +601,13 @@ impl<'d> Run<'d, '_> {
     }
 
     /// The kept object whose `}` was just read, as a node (its frame popped).
-    fn close_object(&mut self, start: usize) -> Node<'d> {
+    fn close_object(&mut self, start: usize, maybe_duplicates: bool) -> Node<'d> {
         self.frames.pop();
-        let kept = collapse_duplicates(&mut self.members, start);
+        let kept = if maybe_duplicates {
+            collapse_duplicates(&mut self.members, start)
+        } else {
+            self.members.len()
+        };
         let slice = self
             .arena
             .alloc_slice_copy(self.members.get(start..kept).unwrap_or_default());
@@ -607,32 +641,52 @@ impl<'d> Run<'d, '_> {
             // a transparent array or not).
             let (want, element) = match self.frames.last() {
                 None => (ROOT, None),
-                Some(&Frame::Object { state, start }) => {
+                Some(&Frame::Object {
+                    state,
+                    start,
+                    maybe_duplicates,
+                    ..
+                }) => {
                     let Some(name) = self.reader.next_member()? else {
-                        let node = self.close_object(start);
+                        let node = self.close_object(start, maybe_duplicates);
                         match self.deliver(node)? {
                             Some(doc) => return Ok(doc),
                             None => continue,
                         }
                     };
-                    let want = if name.escaped {
+                    let selector: &'d Selector = self.selector;
+                    let found = if name.escaped {
                         self.text.clear();
                         name.unescape_into(self.text);
-                        self.selector
-                            .lookup(state, self.text.as_bytes(), self.lower)
+                        selector.lookup(state, self.text.as_bytes(), self.lower)
                     } else {
-                        self.selector.lookup(state, name.raw, self.lower)
+                        selector.lookup(state, name.raw, self.lower)
                     };
-                    let Some(want) = want else {
+                    let Some(found) = found else {
                         self.reader.skip_value()?;
                         continue;
                     };
-                    let name = self.string(name);
+                    if let Some(Frame::Object {
+                        seen,
+                        maybe_duplicates,
+                        ..
+                    }) = self.frames.last_mut()
+                    {
+                        let bit = found.child.and_then(|i| 1u64.checked_shl(i)).unwrap_or(0);
+                        if bit == 0 || *seen & bit != 0 {
+                            *maybe_duplicates = true;
+                        }
+                        *seen |= bit;
+                    }
+                    let name = match found.name {
+                        Some(stored) if !name.escaped => stored,
+                        _ => self.string(name),
+                    };
                     self.members.push(Member {
                         name,
                         value: Node::Null,
                     });
-                    (want, None)
+                    (found.want, None)
                 }
                 Some(&Frame::Array {
                     want, transparent, ..
@@ -651,6 +705,8 @@ impl<'d> Run<'d, '_> {
                         self.frames.push(Frame::Object {
                             state,
                             start: self.members.len(),
+                            seen: 0,
+                            maybe_duplicates: false,
                         });
                         continue;
                     }
