@@ -1,7 +1,8 @@
 //! Wall clock (criterion): filtervm's JSON reader against serde_json, sonic-rs and simd-json, on
 //! the message workloads (`attrs.jsonl`, ~160 B flat events; `cityfeat.jsonl`, ~700 B GeoJSON
 //! features), each message one NDJSON line as bytes. One iteration reads every line of a sample of
-//! 1,000; `scripts/json_bench_table.py` turns the medians into ns/message.
+//! 1,000, so a median in µs is the median in ns per message. Run with
+//! `FILTERVM_BENCH_DATA=DIR cargo bench --manifest-path bench/Cargo.toml --bench json`.
 //!
 //! - `filtervm/validate`: the whole line checked, nothing kept.
 //! - `filtervm/extract_*`: the whole line checked, the wanted paths kept in a pruned document

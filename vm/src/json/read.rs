@@ -900,6 +900,10 @@ impl<'a> Reader<'a> {
 
 /// The bytes that, right after a number, continue it ungrammatically (letters, digits, `.`,
 /// `+`, `-`, `_`), as a table: one load instead of a chain of comparisons.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "computed at compile time: the index stays below the table's length, and a slip is a compile error"
+)]
 static RUNS_ON: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;

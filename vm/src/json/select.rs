@@ -253,7 +253,10 @@ impl Selector {
             None if st.fold_case => st.children.iter().position(|(n, _)| {
                 n.len() == name.len() && n.as_bytes().eq_ignore_ascii_case(name)
             })?,
-            None => st.children.iter().position(|(n, _)| n.as_bytes() == name)?,
+            None => st
+                .children
+                .iter()
+                .position(|(n, _)| eq_short(n.as_bytes(), name))?,
             Some(index) if st.fold_case => {
                 lower.clear();
                 lower.extend(name.iter().map(u8::to_ascii_lowercase));
@@ -277,14 +280,14 @@ impl Selector {
         // A wanted segment never contains a dot, so a whole-name match needs no splitting.
         if let Some(i) = self.child(st, name, lower) {
             let (stored, want) = st.children.get(i)?;
+            let same_spelling = !st.fold_case || eq_short(stored.as_bytes(), name);
             return Some(Found {
                 want: *want,
                 child: u32::try_from(i).ok(),
-                name: (stored.as_bytes() == name).then_some(&**stored),
+                name: same_spelling.then_some(&**stored),
             });
         }
-        // Names are short: a plain scan beats a vectorized search's setup.
-        if !self.sns || !name.iter().any(|&b| b == b'.') {
+        if !self.sns || !has_dot(name) {
             return None;
         }
         self.lookup_dotted(st, name, lower)
@@ -317,6 +320,38 @@ impl Selector {
             }
         }
     }
+}
+
+/// Whether `name` contains a `.`. Names are short: a plain scan beats `<[u8]>::contains`,
+/// which calls a vectorized search whose setup costs more than the scan (measured with
+/// callgrind on the attrs workload: about 40 instructions per member name).
+#[expect(
+    clippy::manual_contains,
+    reason = "contains() calls memchr, slower on short names (see the doc)"
+)]
+#[inline(always)]
+fn has_dot(name: &[u8]) -> bool {
+    name.iter().any(|&b| b == b'.')
+}
+
+/// `a == b` for short byte strings (member names), eight bytes a step, without a call to
+/// `memcmp` (whose fixed cost dominates at these lengths).
+#[inline(always)]
+fn eq_short(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut a8 = a.chunks_exact(8);
+    let mut b8 = b.chunks_exact(8);
+    for (x, y) in (&mut a8).zip(&mut b8) {
+        if x != y {
+            return false;
+        }
+    }
+    a8.remainder()
+        .iter()
+        .zip(b8.remainder())
+        .all(|(x, y)| x == y)
 }
 
 /// A member name the selector wants.
@@ -555,7 +590,7 @@ struct Run<'d, 's> {
 }
 
 /// Kept texts converted one by one before the whole input is converted at once.
-const TEXTS_ONE_BY_ONE: u32 = 3;
+const TEXTS_ONE_BY_ONE: u32 = 2;
 
 impl<'d> Run<'d, '_> {
     /// Checked input bytes `bytes` (at offset `start`) as a `str` borrowed from the input.
