@@ -91,7 +91,11 @@ fn bench_workload(c: &mut Criterion, name: &str, selectors: &[(&str, &[&str])]) 
             .iter()
             .map(|l| kept(extractor.extract(&selector, l).expect("valid line")))
             .sum();
-        assert_eq!(found, SAMPLE * paths.len(), "{name} {label}: paths not found");
+        assert_eq!(
+            found,
+            SAMPLE * paths.len(),
+            "{name} {label}: paths not found"
+        );
         group.bench_function(format!("filtervm/extract_{label}"), |b| {
             b.iter(|| {
                 let mut n = 0;
@@ -108,7 +112,10 @@ fn bench_workload(c: &mut Criterion, name: &str, selectors: &[(&str, &[&str])]) 
     group.bench_function("serde_json/ignored_any", |b| {
         b.iter(|| {
             for line in &lines {
-                black_box(serde_json::from_slice::<serde::de::IgnoredAny>(black_box(line))).ok();
+                black_box(serde_json::from_slice::<serde::de::IgnoredAny>(black_box(
+                    line,
+                )))
+                .ok();
             }
         })
     });
