@@ -14,6 +14,9 @@
 //!   it does not validate the rest of the line).
 //! - `simd_json/borrowed_value`: `to_borrowed_value` on a copy of the line (simd-json parses in
 //!   place), with reused buffers.
+//! - `quamina/matches_for_event_*`: the whole raw-bytes → verdict path of quamina-rs, the target
+//!   of the message path (the generated 1/3/8-clause policy on attrs; the 5 `cl_exact` patterns
+//!   on cityfeat), for a ratio measured in the same run.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use filtervm_vm::json::{self, Extractor, LoneSurrogates, Node, Selector};
@@ -72,7 +75,37 @@ fn sonic_tree(paths: &[&str]) -> sonic_rs::PointerTree {
     tree
 }
 
-fn bench_workload(c: &mut Criterion, name: &str, selectors: &[(&str, &[&str])]) {
+/// quamina-rs with `patterns` added, and its bench on the lines.
+fn bench_quamina(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    label: &str,
+    patterns: &[String],
+    lines: &[Vec<u8>],
+) {
+    let mut q = quamina::Quamina::<u64>::new();
+    for (i, p) in patterns.iter().enumerate() {
+        q.add_pattern(i as u64, p)
+            .expect("quamina takes the pattern");
+    }
+    group.bench_function(format!("quamina/matches_for_event_{label}"), |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for line in lines {
+                if let Ok(m) = q.matches_for_event(black_box(line)) {
+                    n += m.len();
+                }
+            }
+            black_box(n)
+        })
+    });
+}
+
+fn bench_workload(
+    c: &mut Criterion,
+    name: &str,
+    selectors: &[(&str, &[&str])],
+    quamina: &[(&str, Vec<String>)],
+) {
     let lines = lines(name);
     assert_eq!(lines.len(), SAMPLE, "{name}: fewer lines than the sample");
     let mut group = c.benchmark_group(format!("json_{name}"));
@@ -168,16 +201,30 @@ fn bench_workload(c: &mut Criterion, name: &str, selectors: &[(&str, &[&str])]) 
             }
         })
     });
+    for (label, patterns) in quamina {
+        bench_quamina(&mut group, label, patterns, &lines);
+    }
     group.finish();
 }
 
 fn json_readers(c: &mut Criterion) {
+    let policy = |clauses| vec![filtervm_bench::sns_policy('c', clauses).to_string()];
     bench_workload(
         c,
         "attrs",
         &[("pol1c", POL1C), ("pol3c", POL3C), ("pol8c", POL8C)],
+        &[
+            ("pol1c", policy(1)),
+            ("pol3c", policy(3)),
+            ("pol8c", policy(8)),
+        ],
     );
-    bench_workload(c, "cityfeat", &[("cityfeat5", CITYFEAT5)]);
+    bench_workload(
+        c,
+        "cityfeat",
+        &[("cityfeat5", CITYFEAT5)],
+        &[("cl_exact", filtervm_bench::lines("cl_exact", 5))],
+    );
 }
 
 criterion_group!(benches, json_readers);
