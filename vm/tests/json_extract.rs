@@ -461,3 +461,63 @@ fn a_warm_extractor_reuses_its_memory() {
     assert_eq!(x.arena_bytes(), arena);
     assert_eq!(first, r#"{"R":[{"a":1,"b":"A"},{"a":2}],"s":"x\ny"}"#);
 }
+
+#[test]
+fn many_wanted_names_use_the_hashed_lookups() {
+    // Event Grid: more top-level names than the linear scan takes, found ignoring case, every
+    // case variant kept, no variant taken for a duplicate of another.
+    let names: Vec<String> = (0..20).map(|i| format!("name{i}")).collect();
+    let selector = Selector::event(&names, [["x"]]);
+    let mut x = Extractor::new();
+    let doc = x
+        .extract(
+            &selector,
+            br#"{"NAME3": 1, "name3": 2, "Name3": 3, "name30": 4, "DaTa": {"x": 5, "y": 6}, "name19": 7}"#,
+        )
+        .unwrap();
+    assert_eq!(
+        doc.to_string(),
+        r#"{"NAME3":1,"name3":2,"Name3":3,"DaTa":{"x":5},"name19":7}"#
+    );
+    // SNS: more wanted children than the duplicate bitmask has bits.
+    let paths: Vec<String> = (0..70).map(|i| format!("p{i}")).collect();
+    let selector = Selector::body_paths(&paths);
+    let doc = x
+        .extract(
+            &selector,
+            br#"{"p69": 1, "p1": 2, "p69": 3, "p68": 4, "p1": 5}"#,
+        )
+        .unwrap();
+    assert_eq!(doc.to_string(), r#"{"p69":3,"p1":5,"p68":4}"#);
+}
+
+#[test]
+fn selectors_from_key_tables() {
+    let mut x = Extractor::new();
+    let keys = [
+        Key::BodyIsObject,
+        Key::BodyPath("a.b".into()),
+        Key::BodyPathEach("c".into()),
+        Key::AttributeText("ignored".into()),
+    ];
+    let selector = Selector::for_keys(&keys);
+    let doc = x
+        .extract(
+            &selector,
+            br#"{"a": {"b": 1, "z": 0}, "a.b": 2, "c": [3], "d": 4}"#,
+        )
+        .unwrap();
+    assert_eq!(doc.to_string(), r#"{"a":{"b":1},"a.b":2,"c":[3]}"#);
+    let keys = [
+        Key::EventMember("eventType".into()),
+        Key::EventData(vec!["a".into()].into()),
+    ];
+    let selector = Selector::for_keys(&keys);
+    let doc = x
+        .extract(
+            &selector,
+            br#"{"EventType": "t", "a": 0, "data": {"a": [1, [2]], "b": 3}}"#,
+        )
+        .unwrap();
+    assert_eq!(doc.to_string(), r#"{"EventType":"t","data":{"a":[1]}}"#);
+}

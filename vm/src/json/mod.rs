@@ -77,10 +77,36 @@
 //! # Memory
 //!
 //! The pruned document lives in a `bumpalo` arena owned by the [`Extractor`] and reset for each
-//! message; strings and numbers without escapes borrow the input, so a number costs no
-//! allocation, and a warm extractor allocates nothing per message. Containers are built with one
-//! scratch stack of elements and one of members (no per-container vector): when a container
-//! closes, its elements are copied into the arena as one slice.
+//! message; strings and numbers without escapes borrow the input (and a member name spelled as the
+//! selector spells it borrows the selector), so a number costs no allocation, and a warm extractor
+//! allocates nothing per message. Containers are built on one scratch stack of elements and one of
+//! members (no vector per container): when a container closes, its elements are copied into the
+//! arena as one slice.
+//!
+//! **Why an arena.** The alternative measured was a plain-`Vec` design: the same scratch stacks,
+//! closed containers copied into reusable `Vec` tapes and escaped strings into a reusable
+//! `String`. Both cost the same (callgrind on 20,000 attrs lines with the 8 `pol8c` paths: 5,411
+//! instructions a message with the arena, 5,395 with the tapes; 5,000 cityfeat lines with 5
+//! paths: equal to the instruction; wall clock within noise). The arena wins on the API: a node is
+//! a plain borrowed tree (`&[Node]`, `&str`) that binders pattern-match, where tapes need index
+//! handles and accessor calls, and it is what the product design names for per-message scratch.
+//!
+//! # Speed
+//!
+//! Strings are scanned eight bytes a step for `"`, `\`, control bytes and (until one is found)
+//! bytes of 0x80 or more; digit runs eight bytes a step; member names are filtered by their first
+//! byte before any comparison; skipped values never become events. Safe Rust turns checked bytes
+//! into a `str` only through `std::str::from_utf8`, whose fixed cost per call matters for short
+//! texts, so kept texts are converted one by one only for the first few of a message.
+//!
+//! Measured (`cargo bench --manifest-path bench/Cargo.toml --bench json`, medians of one run on
+//! a shared 2-core machine, ns a message): validating an attrs line (~160 B) costs about what
+//! `serde_json` skipping it with `IgnoredAny` costs (211 vs 189), extracting 1 / 3 / 8 members
+//! 306 / 355 / 444, against 1,051 for `serde_json::Value`; a cityfeat line (~700 B) validates in
+//! 758 (`IgnoredAny` 956) and 5 members extract in 869 (`Value` 8,782). quamina-rs's
+//! `matches_for_event` is faster (110 on attrs 1 clause, 391 on cityfeat), but it does not
+//! validate what it skips (it matches `{"event":"order.paid","x":[1,2,}`); this reader does, as
+//! RFC 8259 and the SNS rule that a body that is not JSON has no keys require.
 
 mod error;
 mod read;
