@@ -148,7 +148,18 @@ pub fn validate(input: &[u8], lone_surrogates: LoneSurrogates) -> Result<(), Err
 ///   reject it too.
 /// - [`validate`] with [`LoneSurrogates::Reject`] must accept exactly what [`parse`] accepts
 ///   (apart from [`ErrorKind::TooDeep`]), and with [`LoneSurrogates::Replace`] at least that.
+/// - The message reader ([`Extractor`]) must accept exactly what [`validate`] with
+///   [`LoneSurrogates::Replace`] accepts, with the same error.
 pub fn check_against_serde_json(input: &[u8]) -> Result<(), String> {
+    let message = validate(input, LoneSurrogates::Replace);
+    let selector = Selector::body_paths(["a", "a.b", "b"]);
+    let mut extractor = Extractor::new();
+    let extracted = extractor.extract(&selector, input).map(|_| ());
+    if extracted != message {
+        return Err(format!(
+            "the message reader says {extracted:?} but validate says {message:?}"
+        ));
+    }
     let ours = parse(input);
     let theirs = serde_json::from_slice::<serde_json::Value>(input);
     let validated = validate(input, LoneSurrogates::Reject);
