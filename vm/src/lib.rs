@@ -32,6 +32,7 @@ pub mod cidr;
 pub mod excerpt;
 pub mod exec;
 pub mod fold;
+pub mod json;
 pub mod key;
 pub mod message;
 pub mod number;

@@ -1,0 +1,231 @@
+//! Wall clock (criterion): filtervm's JSON reader against serde_json, sonic-rs and simd-json, on
+//! the message workloads (`attrs.jsonl`, ~160 B flat events; `cityfeat.jsonl`, ~700 B GeoJSON
+//! features), each message one NDJSON line as bytes. One iteration reads every line of a sample of
+//! 1,000, so a median in µs is the median in ns per message. Run with
+//! `FILTERVM_BENCH_DATA=DIR cargo bench --manifest-path bench/Cargo.toml --bench json`.
+//!
+//! - `filtervm/validate`: the whole line checked, nothing kept.
+//! - `filtervm/extract_*`: the whole line checked, the wanted paths kept in a pruned document
+//!   (`pol1c`: `event`; `pol3c`: `event`, `environment`, `region`; `pol8c`: the 8 keys of the
+//!   generated 8-clause policy; `cityfeat5`: `type` and 4 `properties`/`geometry` paths).
+//! - `serde_json/ignored_any`, `serde_json/value`: the workspace's serde_json (with
+//!   `arbitrary_precision` and `preserve_order`, as filtervm used it).
+//! - `sonic_rs/get_*`: the lazy `get`/`get_many` API (stops reading after the last wanted value:
+//!   it does not validate the rest of the line).
+//! - `simd_json/borrowed_value`: `to_borrowed_value` on a copy of the line (simd-json parses in
+//!   place), with reused buffers.
+//! - `quamina/matches_for_event_*`: the whole raw-bytes → verdict path of quamina-rs, the target
+//!   of the message path (the generated 1/3/8-clause policy on attrs; the 5 `cl_exact` patterns
+//!   on cityfeat), for a ratio measured in the same run.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use filtervm_vm::json::{self, Extractor, LoneSurrogates, Node, Selector};
+use std::hint::black_box;
+
+/// Messages per iteration.
+const SAMPLE: usize = 1000;
+
+const POL1C: &[&str] = &["event"];
+const POL3C: &[&str] = &["event", "environment", "region"];
+const POL8C: &[&str] = &[
+    "event",
+    "environment",
+    "region",
+    "source",
+    "subject",
+    "customer",
+    "priority",
+    "amount",
+];
+const CITYFEAT5: &[&str] = &[
+    "type",
+    "properties.MAPBLKLOT",
+    "properties.STREET",
+    "properties.BLOCK_NUM",
+    "geometry.type",
+];
+
+fn lines(name: &str) -> Vec<Vec<u8>> {
+    filtervm_bench::lines(name, SAMPLE)
+        .into_iter()
+        .map(String::into_bytes)
+        .collect()
+}
+
+/// The number of members kept at the top level and one level down (so nothing is optimized
+/// away, and the bench checks that the paths were found).
+fn kept(doc: Node<'_>) -> usize {
+    match doc {
+        Node::Object(members) => members
+            .iter()
+            .map(|m| match m.value {
+                Node::Object(inner) => inner.len(),
+                _ => 1,
+            })
+            .sum(),
+        _ => 0,
+    }
+}
+
+fn sonic_tree(paths: &[&str]) -> sonic_rs::PointerTree {
+    let mut tree = sonic_rs::PointerTree::new();
+    for p in paths {
+        tree.add_path(p.split('.').collect::<Vec<_>>());
+    }
+    tree
+}
+
+/// quamina-rs with `patterns` added, and its bench on the lines.
+fn bench_quamina(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    label: &str,
+    patterns: &[String],
+    lines: &[Vec<u8>],
+) {
+    let mut q = quamina::Quamina::<u64>::new();
+    for (i, p) in patterns.iter().enumerate() {
+        q.add_pattern(i as u64, p)
+            .expect("quamina takes the pattern");
+    }
+    group.bench_function(format!("quamina/matches_for_event_{label}"), |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for line in lines {
+                if let Ok(m) = q.matches_for_event(black_box(line)) {
+                    n += m.len();
+                }
+            }
+            black_box(n)
+        })
+    });
+}
+
+fn bench_workload(
+    c: &mut Criterion,
+    name: &str,
+    selectors: &[(&str, &[&str])],
+    quamina: &[(&str, Vec<String>)],
+) {
+    let lines = lines(name);
+    assert_eq!(lines.len(), SAMPLE, "{name}: fewer lines than the sample");
+    let mut group = c.benchmark_group(format!("json_{name}"));
+
+    group.bench_function("filtervm/validate", |b| {
+        b.iter(|| {
+            for line in &lines {
+                black_box(json::validate(black_box(line), LoneSurrogates::Replace)).ok();
+            }
+        })
+    });
+    for (label, paths) in selectors {
+        let selector = Selector::body_paths(paths.iter().copied());
+        let mut extractor = Extractor::new();
+        let found: usize = lines
+            .iter()
+            .map(|l| kept(extractor.extract(&selector, l).expect("valid line")))
+            .sum();
+        assert_eq!(
+            found,
+            SAMPLE * paths.len(),
+            "{name} {label}: paths not found"
+        );
+        group.bench_function(format!("filtervm/extract_{label}"), |b| {
+            b.iter(|| {
+                let mut n = 0;
+                for line in &lines {
+                    if let Ok(doc) = extractor.extract(&selector, black_box(line)) {
+                        n += kept(doc);
+                    }
+                }
+                black_box(n)
+            })
+        });
+    }
+
+    group.bench_function("serde_json/ignored_any", |b| {
+        b.iter(|| {
+            for line in &lines {
+                black_box(serde_json::from_slice::<serde::de::IgnoredAny>(black_box(
+                    line,
+                )))
+                .ok();
+            }
+        })
+    });
+    group.bench_function("serde_json/value", |b| {
+        b.iter(|| {
+            for line in &lines {
+                black_box(serde_json::from_slice::<serde_json::Value>(black_box(line))).ok();
+            }
+        })
+    });
+
+    for (label, paths) in selectors {
+        if let [only] = paths {
+            group.bench_function(format!("sonic_rs/get_{label}"), |b| {
+                b.iter(|| {
+                    for line in &lines {
+                        black_box(sonic_rs::get(black_box(line.as_slice()), [*only])).ok();
+                    }
+                })
+            });
+        } else {
+            let tree = sonic_tree(paths);
+            let found = lines
+                .iter()
+                .filter_map(|l| sonic_rs::get_many(l.as_slice(), &tree).ok())
+                .flatten()
+                .flatten()
+                .count();
+            assert_eq!(found, SAMPLE * paths.len(), "sonic-rs {label}");
+            group.bench_function(format!("sonic_rs/get_{label}"), |b| {
+                b.iter(|| {
+                    for line in &lines {
+                        black_box(sonic_rs::get_many(black_box(line.as_slice()), &tree)).ok();
+                    }
+                })
+            });
+        }
+    }
+
+    let mut buffers = simd_json::Buffers::new(4096);
+    let mut copy = Vec::new();
+    group.bench_function("simd_json/borrowed_value", |b| {
+        b.iter(|| {
+            for line in &lines {
+                copy.clear();
+                copy.extend_from_slice(black_box(line));
+                let value =
+                    simd_json::value::borrowed::to_value_with_buffers(&mut copy, &mut buffers);
+                black_box(value.is_ok());
+            }
+        })
+    });
+    for (label, patterns) in quamina {
+        bench_quamina(&mut group, label, patterns, &lines);
+    }
+    group.finish();
+}
+
+fn json_readers(c: &mut Criterion) {
+    let policy = |clauses| vec![filtervm_bench::sns_policy('c', clauses).to_string()];
+    bench_workload(
+        c,
+        "attrs",
+        &[("pol1c", POL1C), ("pol3c", POL3C), ("pol8c", POL8C)],
+        &[
+            ("pol1c", policy(1)),
+            ("pol3c", policy(3)),
+            ("pol8c", policy(8)),
+        ],
+    );
+    bench_workload(
+        c,
+        "cityfeat",
+        &[("cityfeat5", CITYFEAT5)],
+        &[("cl_exact", filtervm_bench::lines("cl_exact", 5))],
+    );
+}
+
+criterion_group!(benches, json_readers);
+criterion_main!(benches);

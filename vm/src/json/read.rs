@@ -1,0 +1,1046 @@
+//! The reader: one validating pass over JSON text as a stream of events, with a fast skip.
+//!
+//! The reader never recurses: open arrays and objects are one bit each on a [`BitStack`] (the
+//! first 64 levels without allocating), so any depth is read in time linear in the input and
+//! memory of one bit per level. Outside strings the grammar is ASCII, so a byte of 0x80 or more
+//! there is an error; inside a string, the eight-bytes-a-step scan that looks for the closing
+//! quote also notes whether the string has such bytes, and only then checks it with the standard
+//! library's UTF-8 validation. Errors come in document order.
+
+use super::error::{Detail, Error, ErrorKind};
+
+/// What the reader does with a `\u` escape of a UTF-16 surrogate that is not half of a pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LoneSurrogates {
+    /// An error of kind [`ErrorKind::LoneSurrogate`] (policies, like `serde_json`).
+    #[default]
+    Reject,
+    /// Accepted, and decoded as U+FFFD REPLACEMENT CHARACTER (messages).
+    Replace,
+}
+
+/// A stack of bits, one per open container (`true` = object).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BitStack {
+    /// The first 64 levels.
+    low: u64,
+    /// Levels 64 and deeper, 64 per word.
+    high: Vec<u64>,
+    len: usize,
+}
+
+impl BitStack {
+    #[inline]
+    fn push(&mut self, object: bool) {
+        let bit = self.len % 64;
+        if self.len < 64 {
+            self.low = (self.low & !(1 << bit)) | (u64::from(object) << bit);
+        } else {
+            let word = self.len / 64 - 1;
+            if word == self.high.len() {
+                self.high.push(0);
+            }
+            if let Some(w) = self.high.get_mut(word) {
+                *w = (*w & !(1 << bit)) | (u64::from(object) << bit);
+            }
+        }
+        self.len += 1;
+    }
+
+    /// The top bit, if any.
+    #[inline]
+    fn top(&self) -> Option<bool> {
+        let top = self.len.checked_sub(1)?;
+        let word = if top < 64 {
+            self.low
+        } else {
+            self.high.get(top / 64 - 1).copied().unwrap_or(0)
+        };
+        Some(word >> (top % 64) & 1 == 1)
+    }
+
+    /// Pops the top bit; returns the new top.
+    #[inline]
+    fn pop(&mut self) -> Option<bool> {
+        self.len = self.len.saturating_sub(1);
+        self.top()
+    }
+
+    /// The number of open containers.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+/// A string as written between its quotes, validated.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Str<'a> {
+    /// The bytes between the quotes (valid UTF-8), escapes as written.
+    pub(crate) raw: &'a [u8],
+    /// Whether `raw` contains a backslash (and so differs from the string's value).
+    pub(crate) escaped: bool,
+    /// The byte offset of the opening quote.
+    pub(crate) offset: usize,
+}
+
+impl<'a> Str<'a> {
+    /// The text between the quotes, escapes as written.
+    #[inline]
+    pub(crate) fn raw_text(&self) -> &'a str {
+        // The reader checked the bytes; this only turns them into a `str`.
+        std::str::from_utf8(self.raw).unwrap_or_default()
+    }
+
+    /// The string's value appended to `out` (escapes decoded).
+    pub(crate) fn unescape_into(&self, out: &mut String) {
+        if self.escaped {
+            unescape(self.raw_text(), out);
+        } else {
+            out.push_str(self.raw_text());
+        }
+    }
+
+    /// The string's value as an owned `String`.
+    pub(crate) fn to_owned_string(self) -> String {
+        let mut out = String::with_capacity(self.raw.len());
+        self.unescape_into(&mut out);
+        out
+    }
+}
+
+/// Number text the reader checked (ASCII), with its offset in the input.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Span<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) start: usize,
+}
+
+impl<'a> Span<'a> {
+    /// The text.
+    pub(crate) fn text(&self) -> &'a str {
+        // The reader checked the bytes; this only turns them into a `str`.
+        std::str::from_utf8(self.bytes).unwrap_or_default()
+    }
+}
+
+/// One step of the reader.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Event<'a> {
+    /// `{`.
+    ObjectStart,
+    /// `}`.
+    ObjectEnd,
+    /// `[`.
+    ArrayStart,
+    /// `]`.
+    ArrayEnd,
+    /// A member name (its `:` already read); the member's value comes next.
+    Name(Str<'a>),
+    /// A string value.
+    String(Str<'a>),
+    /// A number value: its text, validated against the grammar.
+    Number(Span<'a>),
+    /// `true` or `false`.
+    Bool(bool),
+    /// `null`.
+    Null,
+    /// The end of the input, after the complete value and white space only.
+    End,
+}
+
+/// What the grammar allows next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// A value (at the start, after `:`, after `,` in an array).
+    Value,
+    /// A value or `]` (right after `[`).
+    FirstElement,
+    /// A member name or `}` (right after `{`).
+    FirstMember,
+    /// `,` or the container's end; at the top level, the end of the input.
+    AfterValue,
+    /// Nothing: [`Event::End`] was returned.
+    Done,
+}
+
+/// The validating pull reader.
+#[derive(Debug)]
+pub(crate) struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    expect: Expect,
+    stack: BitStack,
+    /// Whether the innermost open container is an object (the stack's top, kept at hand).
+    in_object: bool,
+    lone: LoneSurrogates,
+    /// Whether the last string read had escapes.
+    escaped: bool,
+}
+
+/// The ASCII white space JSON allows between tokens.
+#[inline]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// The index of the first `"`, `\` or control byte (below 0x20) at or after `from`, or of the
+/// first byte of 0x80 or more when `high` is [`HI`] (not when it is 0), or `bytes.len()`. Eight
+/// bytes a step: a byte of a word is flagged by bit tricks whose lowest flag is always a real
+/// match (a false flag can only sit above a real one, where a borrow ran on).
+#[inline(always)]
+fn find_string_special(bytes: &[u8], from: usize, high: u64) -> usize {
+    let mut at = from;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let w = <[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes);
+        let quote = w ^ (LO * u64::from(b'"'));
+        let backslash = w ^ (LO * u64::from(b'\\'));
+        let flags = ((quote.wrapping_sub(LO) & !quote)
+            | (backslash.wrapping_sub(LO) & !backslash)
+            | (w.wrapping_sub(LO * 0x20) & !w)
+            | (w & high))
+            & HI;
+        if flags != 0 {
+            return at + (flags.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while let Some(&b) = bytes.get(at) {
+        if b == b'"' || b == b'\\' || b < 0x20 || (b >= 0x80 && high != 0) {
+            return at;
+        }
+        at += 1;
+    }
+    at
+}
+
+/// The index after the ASCII digits starting at `from`: eight bytes a step while all eight are
+/// digits (a byte is a digit when adding 0x46 leaves its high bit clear and subtracting 0x30 does
+/// not borrow), then byte by byte.
+#[inline(always)]
+fn digits_end(bytes: &[u8], from: usize) -> usize {
+    let mut at = from;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let w = <[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes);
+        let not_digit = (w.wrapping_add(LO * 0x46) | w.wrapping_sub(LO * 0x30)) & HI;
+        if not_digit != 0 {
+            return at + (not_digit.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+        at += 1;
+    }
+    at
+}
+
+/// The value of four hex digits.
+#[inline]
+fn hex4(digits: Option<&[u8]>) -> Option<u16> {
+    let digits = digits?;
+    if digits.len() != 4 {
+        return None;
+    }
+    digits.iter().try_fold(0u16, |n, &d| {
+        let v = char::from(d).to_digit(16)?;
+        Some(n << 4 | u16::try_from(v).ok()?)
+    })
+}
+
+fn is_high_surrogate(unit: u16) -> bool {
+    (0xD800..=0xDBFF).contains(&unit)
+}
+
+fn is_low_surrogate(unit: u16) -> bool {
+    (0xDC00..=0xDFFF).contains(&unit)
+}
+
+/// The character starting at `at`: `Ok(None)` at the end, an [`ErrorKind::InvalidUtf8`] error
+/// when the bytes there are not UTF-8.
+fn char_at(bytes: &[u8], at: usize, in_string: bool) -> Result<Option<char>, Error> {
+    let Some(&first) = bytes.get(at) else {
+        return Ok(None);
+    };
+    if first < 0x80 {
+        return Ok(Some(char::from(first)));
+    }
+    let width = match first {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    };
+    bytes
+        .get(at..at + width)
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .and_then(|s| s.chars().next())
+        .map(Some)
+        .ok_or_else(|| Error::new(ErrorKind::InvalidUtf8, at, Detail::Utf8 { in_string }))
+}
+
+/// Decodes the escapes of validated string text `raw` into `out`. A lone surrogate becomes
+/// U+FFFD (the reader has already rejected it where that is the rule).
+pub(crate) fn unescape(raw: &str, out: &mut String) {
+    let mut rest = raw;
+    while let Some(k) = memchr::memchr(b'\\', rest.as_bytes()) {
+        out.push_str(rest.get(..k).unwrap_or_default());
+        let escape = rest.get(k + 1..).unwrap_or_default();
+        let bytes = escape.as_bytes();
+        let (decoded, used) = match bytes.first() {
+            Some(b'"') => ('"', 1),
+            Some(b'\\') => ('\\', 1),
+            Some(b'/') => ('/', 1),
+            Some(b'b') => ('\u{8}', 1),
+            Some(b'f') => ('\u{c}', 1),
+            Some(b'n') => ('\n', 1),
+            Some(b'r') => ('\r', 1),
+            Some(b't') => ('\t', 1),
+            Some(b'u') => match hex4(bytes.get(1..5)) {
+                Some(high) if is_high_surrogate(high) => {
+                    let low = (bytes.get(5..7) == Some(b"\\u"))
+                        .then(|| hex4(bytes.get(7..11)))
+                        .flatten()
+                        .filter(|&low| is_low_surrogate(low));
+                    match low {
+                        Some(low) => {
+                            let c = 0x1_0000
+                                + ((u32::from(high) - 0xD800) << 10)
+                                + (u32::from(low) - 0xDC00);
+                            (char::from_u32(c).unwrap_or('\u{FFFD}'), 11)
+                        }
+                        None => ('\u{FFFD}', 5),
+                    }
+                }
+                Some(unit) => (char::from_u32(u32::from(unit)).unwrap_or('\u{FFFD}'), 5),
+                None => ('\u{FFFD}', 1),
+            },
+            _ => ('\u{FFFD}', 1),
+        };
+        out.push(decoded);
+        rest = escape.get(used..).unwrap_or_default();
+    }
+    out.push_str(rest);
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of `input`, treating lone surrogate escapes as `lone` says.
+    pub(crate) fn new(input: &'a [u8], lone: LoneSurrogates) -> Reader<'a> {
+        Reader::with_stack(input, lone, BitStack::default())
+    }
+
+    /// Like [`Reader::new`], reusing `stack`'s memory.
+    pub(crate) fn with_stack(
+        input: &'a [u8],
+        lone: LoneSurrogates,
+        mut stack: BitStack,
+    ) -> Reader<'a> {
+        stack.clear();
+        Reader {
+            bytes: input,
+            pos: 0,
+            expect: Expect::Value,
+            stack,
+            in_object: false,
+            lone,
+            escaped: false,
+        }
+    }
+
+    /// The stack, for reuse by the next reader.
+    pub(crate) fn into_stack(self) -> BitStack {
+        self.stack
+    }
+
+    /// The number of open arrays and objects.
+    #[inline]
+    pub(crate) fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// The offset of the next byte to read (after the last event).
+    #[inline]
+    pub(crate) fn offset(&self) -> usize {
+        self.pos
+    }
+
+    /// The next byte that is not white space (`None` at the end of the input).
+    #[inline(always)]
+    fn peek(&mut self) -> Option<u8> {
+        loop {
+            let b = *self.bytes.get(self.pos)?;
+            if b > b' ' || !is_ws(b) {
+                return Some(b);
+            }
+            self.pos += 1;
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, object: bool) {
+        self.pos += 1;
+        self.stack.push(object);
+        self.in_object = object;
+        self.expect = if object {
+            Expect::FirstMember
+        } else {
+            Expect::FirstElement
+        };
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) {
+        self.pos += 1;
+        self.in_object = self.stack.pop().unwrap_or(false);
+        self.expect = Expect::AfterValue;
+    }
+
+    /// The error for finding what is at `self.pos` where `expected` should be.
+    #[cold]
+    fn unexpected(&self, expected: &'static str) -> Error {
+        match char_at(self.bytes, self.pos, false) {
+            Ok(Some(c)) => Error::new(
+                ErrorKind::UnexpectedCharacter,
+                self.pos,
+                Detail::Found(Some(c), expected),
+            ),
+            Ok(None) => self.at_end(expected),
+            Err(e) => e,
+        }
+    }
+
+    /// The error for reaching the end of the input while `expected` should come.
+    #[cold]
+    fn at_end(&self, expected: &'static str) -> Error {
+        Error::new(
+            ErrorKind::UnexpectedEnd,
+            self.bytes.len(),
+            Detail::Found(None, expected),
+        )
+    }
+
+    /// Reads the next event.
+    #[inline(always)]
+    pub(crate) fn next(&mut self) -> Result<Event<'a>, Error> {
+        let b = self.peek();
+        match self.expect {
+            Expect::Value => self.value(b),
+            Expect::AfterValue => self.after_value(b),
+            Expect::FirstMember => {
+                if b == Some(b'}') {
+                    self.pop();
+                    return Ok(Event::ObjectEnd);
+                }
+                Ok(Event::Name(self.member_name(b, "a member name or `}`")?))
+            }
+            Expect::FirstElement => {
+                if b == Some(b']') {
+                    self.pop();
+                    return Ok(Event::ArrayEnd);
+                }
+                self.value(b)
+            }
+            Expect::Done => Ok(Event::End),
+        }
+    }
+
+    /// Reads the next member of the innermost open object: its name (and `:`), or `None` at the
+    /// object's end. Only where the object's next member or end is due (after its `{` or a
+    /// member's value).
+    #[inline(always)]
+    pub(crate) fn next_member(&mut self) -> Result<Option<Str<'a>>, Error> {
+        let b = self.peek();
+        match (self.expect, b) {
+            (Expect::FirstMember | Expect::AfterValue, Some(b'}')) => {
+                self.pop();
+                Ok(None)
+            }
+            (Expect::FirstMember, _) => self.member_name(b, "a member name or `}`").map(Some),
+            (Expect::AfterValue, Some(b',')) => {
+                self.pos += 1;
+                let b = self.peek();
+                self.member_name(b, "a member name").map(Some)
+            }
+            (Expect::AfterValue, _) => Err(self.unexpected("`,` or `}`")),
+            _ => Err(self.unexpected("a member name")),
+        }
+    }
+
+    #[inline(always)]
+    fn after_value(&mut self, b: Option<u8>) -> Result<Event<'a>, Error> {
+        if self.stack.len() == 0 {
+            return match b {
+                None => {
+                    self.expect = Expect::Done;
+                    Ok(Event::End)
+                }
+                Some(_) => Err(self.trailing()),
+            };
+        }
+        match (self.in_object, b) {
+            (true, Some(b',')) => {
+                self.pos += 1;
+                let b = self.peek();
+                Ok(Event::Name(self.member_name(b, "a member name")?))
+            }
+            (false, Some(b',')) => {
+                self.pos += 1;
+                let b = self.peek();
+                self.value(b)
+            }
+            (true, Some(b'}')) => {
+                self.pop();
+                Ok(Event::ObjectEnd)
+            }
+            (false, Some(b']')) => {
+                self.pop();
+                Ok(Event::ArrayEnd)
+            }
+            (true, _) => Err(self.unexpected("`,` or `}`")),
+            (false, _) => Err(self.unexpected("`,` or `]`")),
+        }
+    }
+
+    /// The error for something after the complete value.
+    #[cold]
+    fn trailing(&self) -> Error {
+        match char_at(self.bytes, self.pos, false) {
+            Ok(found) => Error::new(
+                ErrorKind::TrailingCharacters,
+                self.pos,
+                Detail::Found(found, "the end of the input"),
+            ),
+            Err(e) => e,
+        }
+    }
+
+    /// Reads a member name and its `:` (`b` is the next byte).
+    #[inline(always)]
+    fn member_name(&mut self, b: Option<u8>, expected: &'static str) -> Result<Str<'a>, Error> {
+        if b != Some(b'"') {
+            return Err(self.unexpected(expected));
+        }
+        let name = self.string()?;
+        if self.peek() != Some(b':') {
+            return Err(self.unexpected("`:`"));
+        }
+        self.pos += 1;
+        self.expect = Expect::Value;
+        Ok(name)
+    }
+
+    /// Reads a value (`b` is its first byte).
+    #[inline(always)]
+    fn value(&mut self, b: Option<u8>) -> Result<Event<'a>, Error> {
+        let event = match b {
+            Some(b'"') => Event::String(self.string()?),
+            Some(b'-' | b'0'..=b'9') => {
+                let start = self.pos;
+                let end = self.number_end()?;
+                Event::Number(Span {
+                    bytes: self.bytes.get(start..end).unwrap_or_default(),
+                    start,
+                })
+            }
+            Some(b'{') => {
+                self.push(true);
+                return Ok(Event::ObjectStart);
+            }
+            Some(b'[') => {
+                self.push(false);
+                return Ok(Event::ArrayStart);
+            }
+            Some(b't') => self.literal("true", Event::Bool(true))?,
+            Some(b'f') => self.literal("false", Event::Bool(false))?,
+            Some(b'n') => self.literal("null", Event::Null)?,
+            _ => return Err(self.unexpected("a value")),
+        };
+        self.expect = Expect::AfterValue;
+        Ok(event)
+    }
+
+    #[inline(always)]
+    fn literal(&mut self, word: &'static str, event: Event<'a>) -> Result<Event<'a>, Error> {
+        let end = self.pos + word.len();
+        if self.bytes.get(self.pos..end) == Some(word.as_bytes()) {
+            self.pos = end;
+            Ok(event)
+        } else {
+            Err(Error::new(
+                ErrorKind::InvalidLiteral,
+                self.pos,
+                Detail::Literal(word),
+            ))
+        }
+    }
+
+    /// Checks a number, `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?` (RFC 8259 §6), and moves
+    /// past it; returns the offset after it.
+    #[inline(always)]
+    fn number_end(&mut self) -> Result<usize, Error> {
+        let bytes = self.bytes;
+        let start = self.pos;
+        let mut i = start;
+        if bytes.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match bytes.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => i = digits_end(bytes, i + 1),
+            _ => return Err(bad_number(i, "a digit")),
+        }
+        if bytes.get(i) == Some(&b'.') {
+            let end = digits_end(bytes, i + 1);
+            if end == i + 1 {
+                return Err(bad_number(end, "a digit after `.`"));
+            }
+            i = end;
+        }
+        if matches!(bytes.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(bytes.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let end = digits_end(bytes, i);
+            if end == i {
+                return Err(bad_number(end, "a digit in the exponent"));
+            }
+            i = end;
+        }
+        // Text that runs on where the grammar stopped (`01`, `1.2.3`, `1x`) is a bad number
+        // rather than two tokens.
+        if let Some(&b) = bytes.get(i)
+            && RUNS_ON.get(usize::from(b)) == Some(&true)
+        {
+            return Err(run_on_number(bytes, start, i));
+        }
+        self.pos = i;
+        Ok(i)
+    }
+
+    /// Reads a string (`self.pos` is at its opening quote).
+    #[inline(always)]
+    fn string(&mut self) -> Result<Str<'a>, Error> {
+        let open = self.pos;
+        let close = self.string_end()?;
+        Ok(Str {
+            raw: self.bytes.get(open + 1..close).unwrap_or_default(),
+            escaped: self.escaped,
+            offset: open,
+        })
+    }
+
+    /// Checks the string whose opening quote is at `self.pos` and moves past it; returns the
+    /// offset of its closing quote (and sets `self.escaped`). Returns one word, in registers.
+    #[inline(always)]
+    fn string_end(&mut self) -> Result<usize, Error> {
+        let start = self.pos + 1;
+        let mut i = start;
+        self.escaped = false;
+        // `HI` while every byte so far was ASCII; 0 once one was not (the string is then checked
+        // as UTF-8 when its end is found).
+        let mut high = HI;
+        loop {
+            i = find_string_special(self.bytes, i, high);
+            match self.bytes.get(i) {
+                Some(b'"') => {
+                    if high == 0 {
+                        self.check_utf8(start, i)?;
+                    }
+                    self.pos = i + 1;
+                    return Ok(i);
+                }
+                Some(b'\\') => {
+                    self.escaped = true;
+                    i = match self.escape(i) {
+                        Ok(next) => next,
+                        Err(e) => return Err(self.utf8_before(start, i, high).unwrap_or(e)),
+                    };
+                }
+                Some(&c) if c >= 0x80 => high = 0,
+                Some(&c) => {
+                    let e = Error::new(ErrorKind::ControlCharacter, i, Detail::Control(c));
+                    return Err(self.utf8_before(start, i, high).unwrap_or(e));
+                }
+                None => {
+                    self.pos = i;
+                    let e = self.at_end("`\"` to close the string");
+                    return Err(self.utf8_before(start, i, high).unwrap_or(e));
+                }
+            }
+        }
+    }
+
+    /// Checks that the string bytes `start..end` are UTF-8.
+    #[cold]
+    fn check_utf8(&self, start: usize, end: usize) -> Result<(), Error> {
+        match std::str::from_utf8(self.bytes.get(start..end).unwrap_or_default()) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(Error::new(
+                ErrorKind::InvalidUtf8,
+                start + e.valid_up_to(),
+                Detail::Utf8 { in_string: true },
+            )),
+        }
+    }
+
+    /// The UTF-8 error among string bytes `start..end`, if any (where another error at `end`
+    /// is about to be reported: the earlier one wins). `high` is 0 when the bytes are not all
+    /// ASCII.
+    #[cold]
+    fn utf8_before(&self, start: usize, end: usize, high: u64) -> Option<Error> {
+        if high != 0 {
+            return None;
+        }
+        let bytes = self.bytes.get(start..end).unwrap_or_default();
+        // A sequence cut short by `end` is an error too: what stands at `end` is ASCII (or the
+        // end of the input), never the continuation byte the sequence needs.
+        match std::str::from_utf8(bytes) {
+            Ok(_) => None,
+            Err(e) => Some(Error::new(
+                ErrorKind::InvalidUtf8,
+                start + e.valid_up_to(),
+                Detail::Utf8 { in_string: true },
+            )),
+        }
+    }
+
+    /// Checks the escape whose backslash is at `at`; returns the offset after it.
+    fn escape(&mut self, at: usize) -> Result<usize, Error> {
+        let bytes = self.bytes;
+        match bytes.get(at + 1) {
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(at + 2),
+            Some(b'u') => {
+                let Some(unit) = hex4(bytes.get(at + 2..at + 6)) else {
+                    let after = bytes.get(at + 2..).unwrap_or_default();
+                    let hex = after.iter().take(4).take_while(|b| b.is_ascii_hexdigit());
+                    if hex.count() == after.len() {
+                        self.pos = bytes.len();
+                        return Err(self.at_end("four hex digits after `\\u`"));
+                    }
+                    return Err(Error::new(
+                        ErrorKind::InvalidEscape,
+                        at,
+                        Detail::Escape(None),
+                    ));
+                };
+                if !is_high_surrogate(unit) && !is_low_surrogate(unit) {
+                    return Ok(at + 6);
+                }
+                if is_high_surrogate(unit)
+                    && bytes.get(at + 6..at + 8) == Some(b"\\u")
+                    && hex4(bytes.get(at + 8..at + 12)).is_some_and(is_low_surrogate)
+                {
+                    return Ok(at + 12);
+                }
+                match self.lone {
+                    LoneSurrogates::Replace => Ok(at + 6),
+                    LoneSurrogates::Reject => Err(Error::new(
+                        ErrorKind::LoneSurrogate,
+                        at,
+                        Detail::Surrogate(unit),
+                    )),
+                }
+            }
+            Some(_) => match char_at(bytes, at + 1, true) {
+                Ok(c) => Err(Error::new(ErrorKind::InvalidEscape, at, Detail::Escape(c))),
+                Err(e) => Err(e),
+            },
+            None => {
+                self.pos = bytes.len();
+                Err(self.at_end("an escape after `\\`"))
+            }
+        }
+    }
+
+    /// Reads and checks the input until the stack is back to `depth` open containers with a value
+    /// complete, keeping nothing: after a member name (or at the start), `skip_to(self.depth())`
+    /// skips the value; right after [`Event::ObjectStart`] or [`Event::ArrayStart`],
+    /// `skip_to(self.depth() - 1)` skips the rest of that container.
+    ///
+    /// The same grammar as [`Reader::next`], without building events: this loop is where a
+    /// message reader spends most of its time.
+    pub(crate) fn skip_to(&mut self, depth: usize) -> Result<(), Error> {
+        // Whether a value is due (else a value was just completed), from the reader's state.
+        let mut at_value = match self.expect {
+            Expect::Done => return Ok(()),
+            Expect::AfterValue => false,
+            Expect::Value => true,
+            Expect::FirstMember => match self.peek() {
+                Some(b'}') => {
+                    self.pop();
+                    false
+                }
+                b => {
+                    self.skip_name(b, "a member name or `}`")?;
+                    true
+                }
+            },
+            Expect::FirstElement => {
+                if self.peek() == Some(b']') {
+                    self.pop();
+                    false
+                } else {
+                    true
+                }
+            }
+        };
+        loop {
+            if at_value {
+                match self.peek() {
+                    Some(b'"') => {
+                        self.string_end()?;
+                    }
+                    Some(b'-' | b'0'..=b'9') => {
+                        self.number_end()?;
+                    }
+                    Some(b'{') => {
+                        self.push(true);
+                        match self.peek() {
+                            Some(b'}') => self.pop(),
+                            b => {
+                                self.skip_name(b, "a member name or `}`")?;
+                                continue;
+                            }
+                        }
+                    }
+                    Some(b'[') => {
+                        self.push(false);
+                        if self.peek() == Some(b']') {
+                            self.pop();
+                        } else {
+                            continue;
+                        }
+                    }
+                    Some(b't') => {
+                        self.literal("true", Event::Bool(true))?;
+                    }
+                    Some(b'f') => {
+                        self.literal("false", Event::Bool(false))?;
+                    }
+                    Some(b'n') => {
+                        self.literal("null", Event::Null)?;
+                    }
+                    _ => return Err(self.unexpected("a value")),
+                }
+            }
+            // A value is complete.
+            if self.stack.len() <= depth {
+                self.expect = Expect::AfterValue;
+                return Ok(());
+            }
+            let b = self.peek();
+            match (self.in_object, b) {
+                (true, Some(b',')) => {
+                    self.pos += 1;
+                    let b = self.peek();
+                    self.skip_name(b, "a member name")?;
+                    at_value = true;
+                }
+                (false, Some(b',')) => {
+                    self.pos += 1;
+                    at_value = true;
+                }
+                (true, Some(b'}')) | (false, Some(b']')) => {
+                    self.pop();
+                    at_value = false;
+                }
+                (true, _) => return Err(self.unexpected("`,` or `}`")),
+                (false, _) => return Err(self.unexpected("`,` or `]`")),
+            }
+        }
+    }
+
+    /// Skips the value that comes next (after a member name): scalars inline, containers by
+    /// [`Reader::skip_to`].
+    #[inline(always)]
+    pub(crate) fn skip_value(&mut self) -> Result<(), Error> {
+        match self.peek() {
+            Some(b'"') => {
+                self.string_end()?;
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                self.number_end()?;
+            }
+            _ => return self.skip_to(self.stack.len()),
+        }
+        self.expect = Expect::AfterValue;
+        Ok(())
+    }
+
+    /// Checks a member name and its `:` without keeping the name (`b` is the next byte).
+    #[inline(always)]
+    fn skip_name(&mut self, b: Option<u8>, expected: &'static str) -> Result<(), Error> {
+        if b != Some(b'"') {
+            return Err(self.unexpected(expected));
+        }
+        self.string_end()?;
+        if self.peek() != Some(b':') {
+            return Err(self.unexpected("`:`"));
+        }
+        self.pos += 1;
+        self.expect = Expect::Value;
+        Ok(())
+    }
+
+    /// Reads the rest of the input: the end, after white space only.
+    pub(crate) fn finish(&mut self) -> Result<(), Error> {
+        self.skip_to(0)?;
+        match self.next()? {
+            Event::End => Ok(()),
+            _ => Err(self.unexpected("the end of the input")),
+        }
+    }
+}
+
+/// The bytes that, right after a number, continue it ungrammatically (letters, digits, `.`,
+/// `+`, `-`, `_`), as a table: one load instead of a chain of comparisons.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "computed at compile time: the index stays below the table's length, and a slip is a compile error"
+)]
+static RUNS_ON: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'.' | b'+' | b'-' | b'_');
+        b += 1;
+    }
+    table
+};
+
+#[cold]
+fn bad_number(at: usize, expected: &'static str) -> Error {
+    Error::new(ErrorKind::InvalidNumber, at, Detail::Number(expected))
+}
+
+/// The error for number text running on at `at` where the grammar stopped.
+#[cold]
+fn run_on_number(bytes: &[u8], start: usize, at: usize) -> Error {
+    let expected = match bytes.get(start..at) {
+        Some(b"0" | b"-0") => "no digit after a leading `0`",
+        _ => "the end of the number",
+    };
+    bad_number(at, expected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(input: &str) -> Result<Vec<String>, Error> {
+        let mut r = Reader::new(input.as_bytes(), LoneSurrogates::Reject);
+        let mut out = Vec::new();
+        loop {
+            let e = r.next()?;
+            out.push(match e {
+                Event::ObjectStart => "{".to_owned(),
+                Event::ObjectEnd => "}".to_owned(),
+                Event::ArrayStart => "[".to_owned(),
+                Event::ArrayEnd => "]".to_owned(),
+                Event::Name(s) => format!("{}:", s.to_owned_string()),
+                Event::String(s) => format!("s{}", s.to_owned_string()),
+                Event::Number(n) => format!("n{}", n.text()),
+                Event::Bool(b) => b.to_string(),
+                Event::Null => "null".to_owned(),
+                Event::End => return Ok(out),
+            });
+        }
+    }
+
+    #[test]
+    fn events_of_a_document() {
+        assert_eq!(
+            events(r#" {"a": [1, -2.5e3, "x\n"], "b": {}, "c": [], "d": null, "e": true} "#)
+                .unwrap(),
+            [
+                "{", "a:", "[", "n1", "n-2.5e3", "sx\n", "]", "b:", "{", "}", "c:", "[", "]", "d:",
+                "null", "e:", "true", "}"
+            ]
+        );
+    }
+
+    #[test]
+    fn swar_scan_finds_the_first_special_byte() {
+        for len in 0..40 {
+            for special in [b'"', b'\\', 0x1f, 0x00] {
+                for at in 0..=len {
+                    let mut bytes = vec![b'a'; len];
+                    // High bytes and bytes just above the special ones must not be flagged.
+                    for (i, b) in bytes.iter_mut().enumerate() {
+                        *b = [b'a', 0x80, 0xff, b'#', b']', 0x20, 0x21][i % 7];
+                    }
+                    if at < len {
+                        bytes[at] = special;
+                    }
+                    assert_eq!(
+                        find_string_special(&bytes, 0, 0),
+                        at,
+                        "{len} {special} {at}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn swar_scan_flags_high_bytes_only_when_asked() {
+        let mut bytes = vec![b'a'; 20];
+        bytes[11] = 0xc3;
+        bytes[17] = b'"';
+        assert_eq!(find_string_special(&bytes, 0, HI), 11);
+        assert_eq!(find_string_special(&bytes, 0, 0), 17);
+        assert_eq!(find_string_special(&bytes[..14], 0, HI), 11);
+    }
+
+    #[test]
+    fn swar_digit_runs_stop_at_the_first_non_digit() {
+        for len in 0..30 {
+            for stop in [b'.', b'e', b'/', b':', b' ', 0x00, 0x80, 0xb9, 0xba, 0xff] {
+                for at in 0..=len {
+                    let mut bytes: Vec<u8> = (0..len).map(|i| b'0' + (i % 10) as u8).collect();
+                    if at < len {
+                        bytes[at] = stop;
+                    }
+                    assert_eq!(digits_end(&bytes, 0), at, "{len} {stop} {at}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bit_stack_beyond_one_word() {
+        let mut s = BitStack::default();
+        for i in 0..200 {
+            s.push(i % 3 == 0);
+        }
+        for i in (0..200).rev() {
+            assert_eq!(s.top(), Some(i % 3 == 0));
+            s.pop();
+        }
+        assert_eq!(s.top(), None);
+    }
+
+    #[test]
+    fn skip_to_skips_one_value_or_the_rest_of_a_container() {
+        let input = br#"{"a": [1, {"x": [2]}], "b": 3}"#;
+        let mut r = Reader::new(input, LoneSurrogates::Reject);
+        assert!(matches!(r.next().unwrap(), Event::ObjectStart));
+        assert!(matches!(r.next().unwrap(), Event::Name(n) if n.raw == b"a"));
+        r.skip_to(r.depth()).unwrap();
+        assert!(matches!(r.next().unwrap(), Event::Name(n) if n.raw == b"b"));
+        assert!(matches!(r.next().unwrap(), Event::Number(n) if n.bytes == b"3"));
+        assert!(matches!(r.next().unwrap(), Event::ObjectEnd));
+        assert!(matches!(r.next().unwrap(), Event::End));
+        let mut r = Reader::new(input, LoneSurrogates::Reject);
+        assert!(matches!(r.next().unwrap(), Event::ObjectStart));
+        r.skip_to(r.depth() - 1).unwrap();
+        assert!(matches!(r.next().unwrap(), Event::End));
+    }
+}

@@ -1,0 +1,867 @@
+//! Reading messages: the members a [`Selector`] names, into a pruned document borrowed from the
+//! input and a per-message arena ([`Extractor`]).
+
+use super::error::Error;
+use super::read::{BitStack, Event, LoneSurrogates, Reader, Str};
+use super::value::{Map, Number, Value};
+use crate::key::Key;
+use ahash::AHashMap;
+use bumpalo::Bump;
+
+/// What a wanted member leads to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Want {
+    /// A path ends at the member's value (the *leaf position*).
+    leaf: bool,
+    /// A path continues inside the member's value: the state whose names are wanted there.
+    next: Option<u32>,
+}
+
+/// A selector state stands for one object position of the wanted paths: the names wanted there.
+#[derive(Debug, Clone, Default)]
+struct State {
+    /// Wanted names (segments) and what each leads to.
+    children: Vec<(Box<str>, Want)>,
+    /// Name (ASCII lower case when `fold_case`) → child, for states with many children.
+    index: Option<AHashMap<Box<[u8]>, usize>>,
+    /// Names are compared ignoring ASCII case (the Event Grid top level).
+    fold_case: bool,
+    /// The bytes a wanted member name can start with (bit `b` of the 256), so that most unwanted
+    /// names are passed over after one look: each child's first byte (both cases when
+    /// `fold_case`), and `.` when the empty segment is wanted (a name `.x` starts with it).
+    first: [u64; 4],
+    /// Whether the empty name is wanted.
+    empty: bool,
+}
+
+impl State {
+    fn note_first_byte(&mut self, b: u8) {
+        if let Some(word) = self.first.get_mut(usize::from(b >> 6)) {
+            *word |= 1 << (b & 63);
+        }
+    }
+
+    #[inline(always)]
+    fn may_start(&self, b: u8) -> bool {
+        self.first
+            .get(usize::from(b >> 6))
+            .is_some_and(|word| word >> (b & 63) & 1 == 1)
+    }
+}
+
+/// States with more wanted names than this look names up by hash.
+const INDEX_FROM: usize = 12;
+
+/// The members a message reader keeps: SNS body paths or Event Grid members and `data` paths.
+///
+/// Built once per key table (or subscription set) and shared by every message and thread. See
+/// the module documentation for what each kind keeps.
+#[derive(Debug, Clone)]
+pub struct Selector {
+    /// State 0 is the top-level object.
+    states: Vec<State>,
+    /// SNS: a member name may consume several dotted segments, and arrays below the top level
+    /// are transparent (their elements are read with the array's own paths).
+    sns: bool,
+}
+
+impl Selector {
+    /// The selector of SNS MessageBody paths (`a.b.c`, matched as sns rules 14-21 say): at an
+    /// object, a member named `N` continues a remaining path `r` when `r == N` (the value is at
+    /// the leaf position) or `r` starts with `N.`, so one member name may consume several
+    /// segments; arrays are transparent before and at the leaf position.
+    ///
+    /// ```
+    /// use filtervm_vm::json::{Extractor, Selector};
+    /// let selector = Selector::body_paths(["a.b.c"]);
+    /// let mut reader = Extractor::new();
+    /// let doc = reader.extract(&selector, br#"{"a": {"b.c": 1, "x": 2}, "a.b": [{"c": 3}]}"#)?;
+    /// assert_eq!(doc.to_string(), r#"{"a":{"b.c":1},"a.b":[{"c":3}]}"#);
+    /// # Ok::<(), filtervm_vm::json::Error>(())
+    /// ```
+    pub fn body_paths<I, S>(paths: I) -> Selector
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut selector = Selector {
+            states: vec![State::default()],
+            sns: true,
+        };
+        for path in paths {
+            selector.add_path(0, path.as_ref().split('.'));
+        }
+        selector.finish()
+    }
+
+    /// The selector of Event Grid keys: top-level `members` matched ignoring ASCII case (every
+    /// case variant is kept), and `data_paths`: the top-level `data` member (ignoring case), then
+    /// one member per segment by exact name. Arrays are not transparent.
+    ///
+    /// ```
+    /// use filtervm_vm::json::{Extractor, Selector};
+    /// let selector = Selector::event(["subject"], [["a", "b"]]);
+    /// let mut reader = Extractor::new();
+    /// let doc = reader.extract(&selector, br#"{"Subject": "s", "subject": "t", "id": 1, "DATA": {"a": {"b": [1, {}], "c": 2}, "a.b": 3}}"#)?;
+    /// assert_eq!(doc.to_string(), r#"{"Subject":"s","subject":"t","DATA":{"a":{"b":[1]}}}"#);
+    /// # Ok::<(), filtervm_vm::json::Error>(())
+    /// ```
+    pub fn event<M, D, P, S, T>(members: M, data_paths: D) -> Selector
+    where
+        M: IntoIterator<Item = S>,
+        S: AsRef<str>,
+        D: IntoIterator<Item = P>,
+        P: IntoIterator<Item = T>,
+        T: AsRef<str>,
+    {
+        let mut selector = Selector {
+            states: vec![State {
+                fold_case: true,
+                ..State::default()
+            }],
+            sns: false,
+        };
+        for member in members {
+            selector.add_path(0, [member.as_ref()]);
+        }
+        for path in data_paths {
+            let segments: Vec<T> = path.into_iter().collect();
+            selector.add_path(
+                0,
+                std::iter::once("data").chain(segments.iter().map(AsRef::as_ref)),
+            );
+        }
+        selector.finish()
+    }
+
+    /// The selector of a program's (or set's) keys, as the binder reads them: the SNS body
+    /// selector of its [`Key::BodyPath`] and [`Key::BodyPathEach`] paths when it has any body key
+    /// ([`Key::BodyIsObject`] included), else the Event Grid selector of its [`Key::EventMember`]
+    /// and [`Key::EventData`] keys. Other keys are not read from JSON and are ignored.
+    pub fn for_keys(keys: &[Key]) -> Selector {
+        let body = keys.iter().any(|k| {
+            matches!(
+                k,
+                Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject
+            )
+        });
+        if body {
+            Selector::body_paths(keys.iter().filter_map(|k| match k {
+                Key::BodyPath(p) | Key::BodyPathEach(p) => Some(&**p),
+                _ => None,
+            }))
+        } else {
+            Selector::event(
+                keys.iter().filter_map(|k| match k {
+                    Key::EventMember(name) => Some(&**name),
+                    _ => None,
+                }),
+                keys.iter().filter_map(|k| match k {
+                    Key::EventData(path) => Some(path.iter().map(|s| &**s)),
+                    _ => None,
+                }),
+            )
+        }
+    }
+
+    /// Adds the path of `segments` below `state`.
+    fn add_path<'s>(&mut self, mut state: u32, segments: impl IntoIterator<Item = &'s str>) {
+        let mut segments = segments.into_iter().peekable();
+        while let Some(segment) = segments.next() {
+            let last = segments.peek().is_none();
+            let new_state = u32::try_from(self.states.len()).unwrap_or(u32::MAX);
+            let Some(st) = self.states.get_mut(state as usize) else {
+                return;
+            };
+            let fold = st.fold_case;
+            let i = match st.children.iter().position(|(name, _)| {
+                if fold {
+                    name.eq_ignore_ascii_case(segment)
+                } else {
+                    **name == *segment
+                }
+            }) {
+                Some(i) => i,
+                None => {
+                    st.children.push((segment.into(), Want::default()));
+                    st.children.len() - 1
+                }
+            };
+            let Some((_, want)) = st.children.get_mut(i) else {
+                return;
+            };
+            if last {
+                want.leaf = true;
+                return;
+            }
+            state = match want.next {
+                Some(next) => next,
+                None => {
+                    want.next = Some(new_state);
+                    self.states.push(State::default());
+                    new_state
+                }
+            };
+        }
+    }
+
+    fn finish(mut self) -> Selector {
+        for st in &mut self.states {
+            let firsts: Vec<Option<u8>> = st
+                .children
+                .iter()
+                .map(|(name, _)| name.bytes().next())
+                .collect();
+            for first in firsts {
+                match first {
+                    Some(b) if st.fold_case => {
+                        st.note_first_byte(b.to_ascii_lowercase());
+                        st.note_first_byte(b.to_ascii_uppercase());
+                    }
+                    Some(b) => st.note_first_byte(b),
+                    None => {
+                        st.empty = true;
+                        st.note_first_byte(b'.');
+                    }
+                }
+            }
+            if st.children.len() > INDEX_FROM {
+                let fold = st.fold_case;
+                st.index = Some(
+                    st.children
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (name, _))| {
+                            let key: Box<[u8]> = if fold {
+                                name.to_ascii_lowercase().into_bytes().into()
+                            } else {
+                                name.as_bytes().into()
+                            };
+                            (key, i)
+                        })
+                        .collect(),
+                );
+            }
+        }
+        self
+    }
+
+    /// The child of `st` named `name` (its index).
+    #[inline(always)]
+    fn child(&self, st: &State, name: &[u8], lower: &mut Vec<u8>) -> Option<usize> {
+        let i = match &st.index {
+            None if st.fold_case => st.children.iter().position(|(n, _)| {
+                n.len() == name.len() && n.as_bytes().eq_ignore_ascii_case(name)
+            })?,
+            None => st
+                .children
+                .iter()
+                .position(|(n, _)| eq_short(n.as_bytes(), name))?,
+            Some(index) if st.fold_case => {
+                lower.clear();
+                lower.extend(name.iter().map(u8::to_ascii_lowercase));
+                *index.get(lower.as_slice())?
+            }
+            Some(index) => *index.get(name)?,
+        };
+        Some(i)
+    }
+
+    /// What the member `name` leads to at `state` (SNS: through as many dotted segments as the
+    /// name has).
+    #[inline(always)]
+    fn lookup(&self, state: u32, name: &[u8], lower: &mut Vec<u8>) -> Option<Found<'_>> {
+        let st = self.states.get(state as usize)?;
+        match name.first() {
+            None if !st.empty => return None,
+            Some(&b) if !st.may_start(b) => return None,
+            _ => {}
+        }
+        // A wanted segment never contains a dot, so a whole-name match needs no splitting.
+        if let Some(i) = self.child(st, name, lower) {
+            let (stored, want) = st.children.get(i)?;
+            let same_spelling = !st.fold_case || eq_short(stored.as_bytes(), name);
+            return Some(Found {
+                want: *want,
+                child: u32::try_from(i).ok(),
+                name: same_spelling.then_some(&**stored),
+            });
+        }
+        if !self.sns || !has_dot(name) {
+            return None;
+        }
+        self.lookup_dotted(st, name, lower)
+    }
+
+    /// [`Selector::lookup`] of a name with dots, segment by segment.
+    fn lookup_dotted<'s>(
+        &'s self,
+        mut st: &'s State,
+        name: &[u8],
+        lower: &mut Vec<u8>,
+    ) -> Option<Found<'s>> {
+        let mut segments = name.split(|&b| b == b'.');
+        let mut segment = segments.next()?;
+        loop {
+            let i = self.child(st, segment, lower)?;
+            let want = st.children.get(i).map(|(_, want)| *want)?;
+            match segments.next() {
+                None => {
+                    return Some(Found {
+                        want,
+                        child: None,
+                        name: None,
+                    });
+                }
+                Some(next) => {
+                    st = self.states.get(want.next? as usize)?;
+                    segment = next;
+                }
+            }
+        }
+    }
+}
+
+/// Whether `name` contains a `.`. Names are short: a plain scan beats `<[u8]>::contains`,
+/// which calls a vectorized search whose setup costs more than the scan (measured with
+/// callgrind on the attrs workload: about 40 instructions per member name).
+#[expect(
+    clippy::manual_contains,
+    reason = "contains() calls memchr, slower on short names (see the doc)"
+)]
+#[inline(always)]
+fn has_dot(name: &[u8]) -> bool {
+    name.iter().any(|&b| b == b'.')
+}
+
+/// `a == b` for short byte strings (member names), eight bytes a step, without a call to
+/// `memcmp` (whose fixed cost dominates at these lengths).
+#[inline(always)]
+fn eq_short(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut a8 = a.chunks_exact(8);
+    let mut b8 = b.chunks_exact(8);
+    for (x, y) in (&mut a8).zip(&mut b8) {
+        if x != y {
+            return false;
+        }
+    }
+    a8.remainder()
+        .iter()
+        .zip(b8.remainder())
+        .all(|(x, y)| x == y)
+}
+
+/// A member name the selector wants.
+struct Found<'s> {
+    want: Want,
+    /// The index of the child the whole name matched at this state (`None` for a dotted name
+    /// matched segment by segment): two members of one object that name the same child may be
+    /// duplicates, members naming different children never are.
+    child: Option<u32>,
+    /// The selector's own copy of the name, when it is spelled the same.
+    name: Option<&'s str>,
+}
+
+/// A value of a pruned message document (see the module documentation for what is kept).
+///
+/// Strings and numbers borrow the input where they can (a string with escapes is decoded into
+/// the [`Extractor`]'s arena); arrays and objects are slices in the arena. An array or object whose
+/// contents were not wanted is kept empty, so its kind is still known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Node<'d> {
+    /// `null`.
+    #[default]
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number: its exact text.
+    Number(&'d str),
+    /// A string, escapes decoded.
+    String(&'d str),
+    /// An array: the wanted elements (see the module documentation).
+    Array(&'d [Node<'d>]),
+    /// An object: the wanted members, in document order, each name once (the last value of a
+    /// repeated name, at the first one's position).
+    Object(&'d [Member<'d>]),
+}
+
+/// A member of a pruned object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Member<'d> {
+    /// The name, escapes decoded.
+    pub name: &'d str,
+    /// The value.
+    pub value: Node<'d>,
+}
+
+impl<'d> Node<'d> {
+    /// Member `name` (exact spelling), if this is an object that kept it.
+    pub fn get(&self, name: &str) -> Option<&Node<'d>> {
+        match self {
+            Node::Object(members) => members.iter().find(|m| m.name == name).map(|m| &m.value),
+            _ => None,
+        }
+    }
+
+    /// Whether this is an object.
+    pub fn is_object(&self) -> bool {
+        matches!(self, Node::Object(_))
+    }
+
+    /// This node as an owned [`Value`] (test and debugging aid: nodes nest no deeper than the
+    /// selector's paths, so the recursion is bounded).
+    pub fn to_value(&self) -> Value {
+        match *self {
+            Node::Null => Value::Null,
+            Node::Bool(b) => Value::Bool(b),
+            Node::Number(text) => Number::from_text(text).map_or(Value::Null, Value::Number),
+            Node::String(s) => Value::String(s.to_owned()),
+            Node::Array(items) => Value::Array(items.iter().map(Node::to_value).collect()),
+            Node::Object(members) => Value::Object(
+                members
+                    .iter()
+                    .map(|m| (m.name.to_owned(), m.value.to_value()))
+                    .collect::<Map>(),
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for Node<'_> {
+    /// Compact JSON, numbers in their exact text.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use std::fmt::Write as _;
+        match *self {
+            Node::Null => f.write_str("null"),
+            Node::Bool(b) => write!(f, "{b}"),
+            Node::Number(text) => f.write_str(text),
+            Node::String(s) => super::value::write_json_string(f, s),
+            Node::Array(items) => {
+                f.write_char('[')?;
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_char(',')?;
+                    }
+                    std::fmt::Display::fmt(item, f)?;
+                }
+                f.write_char(']')
+            }
+            Node::Object(members) => {
+                f.write_char('{')?;
+                for (i, m) in members.iter().enumerate() {
+                    if i > 0 {
+                        f.write_char(',')?;
+                    }
+                    super::value::write_json_string(f, m.name)?;
+                    f.write_char(':')?;
+                    std::fmt::Display::fmt(&m.value, f)?;
+                }
+                f.write_char('}')
+            }
+        }
+    }
+}
+
+/// A kept container being read.
+#[derive(Debug, Clone, Copy)]
+enum Frame {
+    /// An object at selector state `state`; its members so far start at `start` in the member
+    /// stack. `seen` has bit `i` set once a member named child `i`; `maybe_duplicates` once
+    /// a member named a child already seen (or one [`Found::child`] cannot tell).
+    Object {
+        state: u32,
+        start: usize,
+        seen: u64,
+        maybe_duplicates: bool,
+    },
+    /// An array whose elements are read with `want`; its elements so far start at `start` in the
+    /// node stack. `flattened` counts nested arrays being read into it (SNS).
+    Array {
+        want: Want,
+        transparent: bool,
+        start: usize,
+        flattened: u32,
+    },
+}
+
+/// Reads messages with a [`Selector`]: validates the whole input, keeps only what is wanted.
+///
+/// Holds the per-message arena and scratch stacks; reuse one per thread so that reading a stream
+/// of messages allocates nothing once warm.
+#[derive(Debug, Default)]
+pub struct Extractor {
+    arena: Bump,
+    stack: BitStack,
+    frames: Vec<Frame>,
+    /// Scratch stacks of the elements and members of open kept containers (empty between
+    /// messages; typed `'static` only to keep their memory, see [`recycle`]).
+    nodes: Vec<Node<'static>>,
+    members: Vec<Member<'static>>,
+    text: String,
+    lower: Vec<u8>,
+}
+
+/// `v`'s memory as an empty vector of another lifetime: collecting an emptied vector's iterator
+/// reuses its buffer (the standard library collects in place when the layouts match), so the
+/// scratch stacks keep their capacity from one message to the next.
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
+}
+
+/// The root is read like the value of a member whose path continues at state 0.
+const ROOT: Want = Want {
+    leaf: false,
+    next: Some(0),
+};
+
+impl Extractor {
+    /// A reader with empty buffers.
+    pub fn new() -> Extractor {
+        Extractor::default()
+    }
+
+    /// Bytes held by the arena (for memory accounting).
+    pub fn arena_bytes(&self) -> usize {
+        self.arena.allocated_bytes()
+    }
+
+    /// Reads `input` (one JSON document) and returns what `selector` wants of it.
+    ///
+    /// The whole input is validated (RFC 8259; lone surrogate escapes accepted as U+FFFD), at
+    /// any depth and in time linear in its length; the returned document borrows `input`, this
+    /// reader's arena (which the next call resets) and `selector` (names spelled as the selector
+    /// spells them are its copies).
+    pub fn extract<'d>(
+        &'d mut self,
+        selector: &'d Selector,
+        input: &'d [u8],
+    ) -> Result<Node<'d>, Error> {
+        let Extractor {
+            arena,
+            stack,
+            frames,
+            nodes,
+            members,
+            text,
+            lower,
+        } = self;
+        arena.reset();
+        let arena: &'d Bump = arena;
+        frames.clear();
+        let mut run = Run {
+            selector,
+            arena,
+            reader: Reader::with_stack(input, LoneSurrogates::Replace, std::mem::take(stack)),
+            input,
+            whole: None,
+            converted: 0,
+            frames,
+            nodes: recycle(std::mem::take(nodes)),
+            members: recycle(std::mem::take(members)),
+            text,
+            lower,
+        };
+        let result = run.run();
+        *nodes = recycle(run.nodes);
+        *members = recycle(run.members);
+        *stack = run.reader.into_stack();
+        result
+    }
+}
+
+/// One message being read.
+struct Run<'d, 's> {
+    selector: &'d Selector,
+    arena: &'d Bump,
+    reader: Reader<'d>,
+    input: &'d [u8],
+    /// The whole input as a `str`, once converted (see [`Run::text`]).
+    whole: Option<&'d str>,
+    converted: u32,
+    frames: &'s mut Vec<Frame>,
+    nodes: Vec<Node<'d>>,
+    members: Vec<Member<'d>>,
+    text: &'s mut String,
+    lower: &'s mut Vec<u8>,
+}
+
+/// Kept texts converted one by one before the whole input is converted at once.
+const TEXTS_ONE_BY_ONE: u32 = 2;
+
+impl<'d> Run<'d, '_> {
+    /// Checked input bytes `bytes` (at offset `start`) as a `str` borrowed from the input.
+    ///
+    /// Safe Rust turns bytes into a `str` only through UTF-8 validation, which costs a fixed
+    /// overhead per call: a few kept texts are converted one by one, and past
+    /// [`TEXTS_ONE_BY_ONE`] the whole input is converted once and later texts are sliced from it.
+    #[inline]
+    fn text(&mut self, bytes: &'d [u8], start: usize) -> &'d str {
+        if let Some(whole) = self.whole
+            && let Some(text) = whole.get(start..start + bytes.len())
+        {
+            return text;
+        }
+        self.converted += 1;
+        if self.converted > TEXTS_ONE_BY_ONE
+            && self.whole.is_none()
+            && let Ok(whole) = std::str::from_utf8(self.input)
+        {
+            self.whole = Some(whole);
+            if let Some(text) = whole.get(start..start + bytes.len()) {
+                return text;
+            }
+        }
+        std::str::from_utf8(bytes).unwrap_or_default()
+    }
+
+    /// A string's value: borrowed from the input, or decoded into the arena.
+    fn string(&mut self, s: Str<'d>) -> &'d str {
+        if s.escaped {
+            self.text.clear();
+            s.unescape_into(self.text);
+            self.arena.alloc_str(self.text.as_str())
+        } else {
+            self.text(s.raw, s.offset + 1)
+        }
+    }
+
+    /// Skips the rest of the container whose start was just read.
+    fn skip_container(&mut self) -> Result<(), Error> {
+        let depth = self.reader.depth().saturating_sub(1);
+        self.reader.skip_to(depth)
+    }
+
+    /// The kept object whose `}` was just read, as a node (its frame popped).
+    fn close_object(&mut self, start: usize, maybe_duplicates: bool) -> Node<'d> {
+        self.frames.pop();
+        let kept = if maybe_duplicates {
+            collapse_duplicates(&mut self.members, start)
+        } else {
+            self.members.len()
+        };
+        let slice = self
+            .arena
+            .alloc_slice_copy(self.members.get(start..kept).unwrap_or_default());
+        self.members.truncate(start);
+        Node::Object(slice)
+    }
+
+    /// Gives a complete value to its container; at the top level, checks the end of the input
+    /// and returns the document.
+    #[inline]
+    fn deliver(&mut self, node: Node<'d>) -> Result<Option<Node<'d>>, Error> {
+        match self.frames.last() {
+            None => {
+                // Only white space may follow (the reader errs on anything else).
+                self.reader.next()?;
+                return Ok(Some(node));
+            }
+            Some(Frame::Object { .. }) => {
+                if let Some(m) = self.members.last_mut() {
+                    m.value = node;
+                }
+            }
+            Some(Frame::Array { .. }) => self.nodes.push(node),
+        }
+        Ok(None)
+    }
+
+    fn run(&mut self) -> Result<Node<'d>, Error> {
+        loop {
+            // What the value about to be read leads to, and whether it is an array element (of
+            // a transparent array or not).
+            let (want, element) = match self.frames.last() {
+                None => (ROOT, None),
+                Some(&Frame::Object {
+                    state,
+                    start,
+                    maybe_duplicates,
+                    ..
+                }) => {
+                    let Some(name) = self.reader.next_member()? else {
+                        let node = self.close_object(start, maybe_duplicates);
+                        match self.deliver(node)? {
+                            Some(doc) => return Ok(doc),
+                            None => continue,
+                        }
+                    };
+                    let selector: &'d Selector = self.selector;
+                    let found = if name.escaped {
+                        self.text.clear();
+                        name.unescape_into(self.text);
+                        selector.lookup(state, self.text.as_bytes(), self.lower)
+                    } else {
+                        selector.lookup(state, name.raw, self.lower)
+                    };
+                    let Some(found) = found else {
+                        self.reader.skip_value()?;
+                        continue;
+                    };
+                    if let Some(Frame::Object {
+                        seen,
+                        maybe_duplicates,
+                        ..
+                    }) = self.frames.last_mut()
+                    {
+                        let bit = found.child.and_then(|i| 1u64.checked_shl(i)).unwrap_or(0);
+                        if bit == 0 || *seen & bit != 0 {
+                            *maybe_duplicates = true;
+                        }
+                        *seen |= bit;
+                    }
+                    let name = match found.name {
+                        Some(stored) if !name.escaped => stored,
+                        _ => self.string(name),
+                    };
+                    self.members.push(Member {
+                        name,
+                        value: Node::Null,
+                    });
+                    (found.want, None)
+                }
+                Some(&Frame::Array {
+                    want, transparent, ..
+                }) => (want, Some(transparent)),
+            };
+            // Scalars in an array are leaves only where a path ends.
+            let keep_scalar = element.is_none() || want.leaf;
+            let node = match self.reader.next()? {
+                Event::String(s) if keep_scalar => Node::String(self.string(s)),
+                Event::Number(n) if keep_scalar => Node::Number(self.text(n.bytes, n.start)),
+                Event::Bool(b) if keep_scalar => Node::Bool(b),
+                Event::Null if keep_scalar => Node::Null,
+                Event::String(_) | Event::Number(_) | Event::Bool(_) | Event::Null => continue,
+                Event::ObjectStart => match want.next {
+                    Some(state) => {
+                        self.frames.push(Frame::Object {
+                            state,
+                            start: self.members.len(),
+                            seen: 0,
+                            maybe_duplicates: false,
+                        });
+                        continue;
+                    }
+                    None => {
+                        self.skip_container()?;
+                        if element.is_some() {
+                            // An object at the leaf position inside an array is no leaf.
+                            continue;
+                        }
+                        Node::Object(&[])
+                    }
+                },
+                Event::ArrayStart => match element {
+                    Some(true) => {
+                        if let Some(Frame::Array { flattened, .. }) = self.frames.last_mut() {
+                            *flattened = flattened.saturating_add(1);
+                        }
+                        continue;
+                    }
+                    Some(false) => {
+                        // A nested array inside an Event Grid array is no leaf.
+                        self.skip_container()?;
+                        continue;
+                    }
+                    None if self.frames.is_empty() || !(self.selector.sns || want.leaf) => {
+                        // The top level, or an Event Grid array no path ends at.
+                        self.skip_container()?;
+                        Node::Array(&[])
+                    }
+                    None => {
+                        self.frames.push(Frame::Array {
+                            want: if self.selector.sns {
+                                want
+                            } else {
+                                Want {
+                                    leaf: true,
+                                    next: None,
+                                }
+                            },
+                            transparent: self.selector.sns,
+                            start: self.nodes.len(),
+                            flattened: 0,
+                        });
+                        continue;
+                    }
+                },
+                Event::ArrayEnd => {
+                    match self.frames.last_mut() {
+                        Some(Frame::Array { flattened, .. }) if *flattened > 0 => {
+                            *flattened -= 1;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    let Some(Frame::Array { start, .. }) = self.frames.pop() else {
+                        continue;
+                    };
+                    let slice = self
+                        .arena
+                        .alloc_slice_copy(self.nodes.get(start..).unwrap_or_default());
+                    self.nodes.truncate(start);
+                    Node::Array(slice)
+                }
+                // Members and object ends are read by `next_member` above.
+                Event::Name(_) | Event::ObjectEnd | Event::End => continue,
+            };
+            if let Some(doc) = self.deliver(node)? {
+                return Ok(doc);
+            }
+        }
+    }
+}
+
+/// Collapses repeated names among `members[start..]`: the first occurrence's position keeps the
+/// last occurrence's value (as `serde_json` with `preserve_order` reads them). Returns the end of
+/// the collapsed members (the rest is to be dropped).
+fn collapse_duplicates(members: &mut [Member<'_>], start: usize) -> usize {
+    let Some(object) = members.get_mut(start..) else {
+        return start;
+    };
+    let mut kept = 0;
+    if object.len() <= 32 {
+        for i in 0..object.len() {
+            let Some(&m) = object.get(i) else { break };
+            match object
+                .get(..kept)
+                .and_then(|k| k.iter().position(|seen| seen.name == m.name))
+            {
+                Some(j) => {
+                    if let Some(seen) = object.get_mut(j) {
+                        seen.value = m.value;
+                    }
+                }
+                None => {
+                    if let Some(slot) = object.get_mut(kept) {
+                        *slot = m;
+                    }
+                    kept += 1;
+                }
+            }
+        }
+    } else {
+        let mut first: AHashMap<&str, usize> = AHashMap::with_capacity(object.len());
+        for i in 0..object.len() {
+            let Some(&m) = object.get(i) else { break };
+            match first.get(m.name) {
+                Some(&j) => {
+                    if let Some(seen) = object.get_mut(j) {
+                        seen.value = m.value;
+                    }
+                }
+                None => {
+                    first.insert(m.name, kept);
+                    if let Some(slot) = object.get_mut(kept) {
+                        *slot = m;
+                    }
+                    kept += 1;
+                }
+            }
+        }
+    }
+    start + kept
+}
