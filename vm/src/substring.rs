@@ -1,0 +1,267 @@
+//! Substring tests over a list of strings: `str_contains` and `str_contains_fold`.
+//!
+//! A [`Substrings`] searcher answers "does the value contain one of the list's strings" in one
+//! pass over the value, for all the strings at once: an Aho-Corasick automaton (the
+//! `aho-corasick` crate's contiguous NFA), walked one byte at a time. Ignoring case
+//! (`str_contains_fold`, EG-31), the value is folded character by character as it is read
+//! ([`fold::folded_bytes`]) and the folded bytes are walked the same way, so the fold happens
+//! once per value and nothing is allocated. Each byte costs amortized constant time, so a test
+//! is linear in the value whatever the list (Event Grid's limits allow 25 strings of 512
+//! characters; a value may be megabytes).
+//!
+//! Searchers are built once per list, when the program is verified (`Program::new`, which
+//! decoding runs too), never per evaluation. Their memory must stay in proportion to the list,
+//! even for a hostile program, so the list is prepared first:
+//!
+//! - an empty string is contained in every string: such a list needs no automaton;
+//! - the strings are taken in groups of at most [`GROUP`] (one group for any policy within the
+//!   dialect limits; a longer list from a hostile program costs one pass per group);
+//! - within a group, a string that contains another string of the group is dropped: it can only
+//!   occur where the shorter one occurs too. What is left is substring-free, so no state of the
+//!   automaton matches more than one string. (The automaton keeps, for each state, every string
+//!   that ends there; for a group like `a`, `aa`, …, `a` × 1000 that is quadratic.)
+//!
+//! Dropping costs `GROUP` substring searches per string, each linear: building is linear in the
+//! list's bytes.
+
+use crate::fold;
+use aho_corasick::automaton::Automaton;
+use aho_corasick::nfa::{contiguous, noncontiguous};
+use aho_corasick::{Anchored, MatchKind};
+use std::fmt;
+
+/// The most strings one automaton holds (at least Event Grid's 25 values, so that any policy
+/// within the dialect limits is searched in one pass).
+pub const GROUP: usize = 32;
+
+/// The searcher of one string list (see the module documentation).
+#[derive(Clone)]
+pub struct Substrings {
+    /// Some string of the list is empty, so every value contains one.
+    has_empty: bool,
+    /// One automaton per group of strings.
+    automata: Box<[contiguous::NFA]>,
+}
+
+impl fmt::Debug for Substrings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Substrings")
+            .field("has_empty", &self.has_empty)
+            .field("automata", &self.automata.len())
+            .finish()
+    }
+}
+
+/// Why a list could not be made into a searcher (more states than the automaton can number;
+/// no list of a program within [`crate::program::MAX_INSTRUCTIONS`]-sized encodings gets there
+/// in practice, but the verifier rejects it rather than fail later).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the strings cannot be searched: {0}")]
+pub struct SubstringsError(String);
+
+impl Substrings {
+    /// Builds the searcher of `needles`.
+    pub fn new(needles: &[Box<str>]) -> Result<Substrings, SubstringsError> {
+        if needles.iter().any(|n| n.is_empty()) {
+            return Ok(Substrings {
+                has_empty: true,
+                automata: Box::new([]),
+            });
+        }
+        // No dense states in the trie under construction: a dense state costs a row of the whole
+        // alphabet. The finished automaton has one, its start state, which every byte of a value
+        // that is not inside a match goes through; its row is at most twice the distinct bytes of
+        // the group long, so still in proportion to the group.
+        let mut trie = noncontiguous::Builder::new();
+        trie.match_kind(MatchKind::Standard)
+            .prefilter(false)
+            .dense_depth(0);
+        let mut compact = contiguous::Builder::new();
+        compact.dense_depth(1);
+        let automata = needles
+            .chunks(GROUP)
+            .map(|group| {
+                let kept = substring_free(group);
+                let nfa = trie
+                    .build(kept.iter().map(|n| n.as_bytes()))
+                    .and_then(|nfa| compact.build_from_noncontiguous(&nfa))
+                    .map_err(|e| SubstringsError(e.to_string()))?;
+                Ok(nfa)
+            })
+            .collect::<Result<Box<[_]>, SubstringsError>>()?;
+        Ok(Substrings {
+            has_empty: false,
+            automata,
+        })
+    }
+
+    /// `value` contains one of the strings.
+    #[inline]
+    pub fn found_in(&self, value: &str) -> bool {
+        self.has_empty || self.automata.iter().any(|nfa| walk(nfa, value.bytes()))
+    }
+
+    /// The simple uppercase fold of `value` ([`fold::fold`]) contains one of the strings (which
+    /// the compiler folded: a string with lower-case letters matches nothing where they are).
+    #[inline]
+    pub fn found_in_folded(&self, value: &str) -> bool {
+        self.has_empty
+            || self
+                .automata
+                .iter()
+                .any(|nfa| walk(nfa, fold::folded_bytes(value)))
+    }
+}
+
+/// Walks `bytes` through `nfa`: true as soon as a string of it has been seen.
+#[inline]
+fn walk(nfa: &contiguous::NFA, bytes: impl Iterator<Item = u8>) -> bool {
+    let Ok(mut state) = nfa.start_state(Anchored::No) else {
+        return false;
+    };
+    if nfa.is_match(state) {
+        return true;
+    }
+    for byte in bytes {
+        state = nfa.next_state(Anchored::No, state, byte);
+        if nfa.is_match(state) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The strings of `group` that contain no other string of it (of two equal strings, the first).
+fn substring_free(group: &[Box<str>]) -> Vec<&str> {
+    let contains_another = |i: usize, s: &str| {
+        group.iter().enumerate().any(|(j, other)| {
+            j != i
+                && other.len() <= s.len()
+                && (other.len() < s.len() || j < i)
+                && memchr::memmem::find(s.as_bytes(), other.as_bytes()).is_some()
+        })
+    };
+    group
+        .iter()
+        .enumerate()
+        .filter(|&(i, s)| !contains_another(i, s))
+        .map(|(_, s)| &**s)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn searcher(needles: &[&str]) -> Substrings {
+        let needles: Vec<Box<str>> = needles.iter().map(|&n| n.into()).collect();
+        Substrings::new(&needles).unwrap()
+    }
+
+    /// The definition: some needle is a substring (of the folded value, when folding).
+    fn naive(needles: &[&str], value: &str, folded: bool) -> bool {
+        let value = if folded {
+            fold::fold(value)
+        } else {
+            value.to_owned()
+        };
+        needles.iter().any(|n| value.contains(n))
+    }
+
+    /// A tiny seeded generator (xorshift), so the test needs no dependency.
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+        fn string(&mut self, alphabet: &[&str], max: usize) -> String {
+            let len = self.below(max + 1);
+            (0..len)
+                .map(|_| alphabet[self.below(alphabet.len())])
+                .collect()
+        }
+    }
+
+    #[test]
+    fn agrees_with_the_definition_on_random_lists() {
+        // Few letters, so that needles overlap, nest and repeat; letters whose fold changes their
+        // byte length (ı → I, ɐ → Ɐ) and ones without a simple mapping (ß).
+        let alphabet = ["a", "b", "A", "B", "ı", "I", "ɐ", "Ɐ", "ß", "σ", "Σ", "ς"];
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for round in 0..3000 {
+            // Up to twice a group, so that lists of several groups are covered.
+            let count = 1 + rng.below(2 * GROUP);
+            let mut needles: Vec<String> = (0..count)
+                .map(|_| {
+                    let n = rng.string(&alphabet, 4);
+                    if n.is_empty() { "a".into() } else { n }
+                })
+                .collect();
+            if round % 500 == 0 {
+                needles.push(String::new());
+            }
+            let folded_needles: Vec<String> = needles.iter().map(|n| fold::fold(n)).collect();
+            let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
+            let folded_needles: Vec<&str> = folded_needles.iter().map(String::as_str).collect();
+            let plain = searcher(&needles);
+            let folded = searcher(&folded_needles);
+            for _ in 0..8 {
+                let value = rng.string(&alphabet, 12);
+                assert_eq!(
+                    plain.found_in(&value),
+                    naive(&needles, &value, false),
+                    "{needles:?} in {value:?}"
+                );
+                assert_eq!(
+                    folded.found_in_folded(&value),
+                    naive(&folded_needles, &value, true),
+                    "{folded_needles:?} in fold({value:?})"
+                );
+                // An unfolded list is searched as written in the folded value.
+                assert_eq!(
+                    plain.found_in_folded(&value),
+                    naive(&needles, &value, true),
+                    "{needles:?} in fold({value:?})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn edge_cases() {
+        let s = searcher(&["abc", "bcd", "x"]);
+        assert!(s.found_in("zabcz"));
+        assert!(s.found_in("abx"));
+        assert!(s.found_in("abcd"));
+        assert!(!s.found_in("abdc"));
+        assert!(!s.found_in(""));
+        // The empty string is in every string, the empty one included.
+        let e = searcher(&["abc", ""]);
+        assert!(e.found_in(""));
+        assert!(e.found_in_folded("zz"));
+        // An empty list finds nothing.
+        assert!(!searcher(&[]).found_in("abc"));
+        // Folding: the value is folded, the needles are taken as written.
+        let f = searcher(&["STRAßE", "ΣΑΣ"]);
+        assert!(f.found_in_folded("die straße"));
+        assert!(f.found_in_folded("σας"));
+        assert!(!f.found_in("die straße"));
+        assert!(!searcher(&["strasse"]).found_in_folded("straße"));
+        assert!(!searcher(&["a"]).found_in_folded("a"), "lower-case needle");
+        assert!(searcher(&["I"]).found_in_folded("ı"));
+    }
+
+    #[test]
+    fn nested_needles_are_dropped() {
+        let group: Vec<Box<str>> = ["aaa", "a", "aa", "ba", "a", "b"]
+            .into_iter()
+            .map(Box::from)
+            .collect();
+        assert_eq!(substring_free(&group), ["a", "b"]);
+        let group: Vec<Box<str>> = ["xy", "xy", "yx"].into_iter().map(Box::from).collect();
+        assert_eq!(substring_free(&group), ["xy", "yx"]);
+    }
+}
