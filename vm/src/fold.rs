@@ -138,12 +138,52 @@ pub fn ends_with_folded(value: &str, folded: &str) -> bool {
 /// The UTF-8 bytes of [`fold`]`(value)`, produced as they are read, without allocating: one pass
 /// over `value` folds it for a search that reads it once (the substring searchers of
 /// `str_contains_fold`).
-pub fn folded_bytes(value: &str) -> impl Iterator<Item = u8> + '_ {
-    value.chars().flat_map(|c| {
-        let mut utf8 = [0u8; 4];
-        let len = simple_upper(c).encode_utf8(&mut utf8).len();
-        utf8.into_iter().take(len)
-    })
+pub fn folded_bytes(value: &str) -> FoldedBytes<'_> {
+    FoldedBytes {
+        value,
+        at: 0,
+        pending: [0; 4],
+        pending_at: 0,
+        pending_len: 0,
+    }
+}
+
+/// The iterator of [`folded_bytes`]: ASCII bytes map one to one; a non-ASCII character is folded
+/// and its UTF-8 bytes are given one by one.
+#[derive(Debug, Clone)]
+pub struct FoldedBytes<'a> {
+    value: &'a str,
+    /// The byte offset of the next character of `value` (always a character boundary).
+    at: usize,
+    /// The folded UTF-8 bytes of the last non-ASCII character, `pending_at..pending_len` unread.
+    pending: [u8; 4],
+    pending_at: u8,
+    pending_len: u8,
+}
+
+impl Iterator for FoldedBytes<'_> {
+    type Item = u8;
+
+    #[inline]
+    fn next(&mut self) -> Option<u8> {
+        if self.pending_at < self.pending_len {
+            let byte = self.pending.get(usize::from(self.pending_at)).copied();
+            self.pending_at += 1;
+            return byte;
+        }
+        let byte = *self.value.as_bytes().get(self.at)?;
+        if byte.is_ascii() {
+            self.at += 1;
+            return Some(byte.to_ascii_uppercase());
+        }
+        let c = self.value.get(self.at..)?.chars().next()?;
+        self.at += c.len_utf8();
+        let folded = simple_upper(c).encode_utf8(&mut self.pending);
+        // 2 to 4 bytes: the first now, the rest from `pending`.
+        self.pending_len = u8::try_from(folded.len()).unwrap_or(0);
+        self.pending_at = 1;
+        self.pending.first().copied()
+    }
 }
 
 #[cfg(test)]

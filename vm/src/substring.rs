@@ -2,7 +2,9 @@
 //!
 //! A [`Substrings`] searcher answers "does the value contain one of the list's strings" in one
 //! pass over the value, for all the strings at once: an Aho-Corasick automaton (the
-//! `aho-corasick` crate's contiguous NFA), walked one byte at a time. Ignoring case
+//! `aho-corasick` crate's DFA for lists of a few short strings, its contiguous NFA for others),
+//! walked one byte at a time. (A list of one string is searched exactly with `memchr`'s
+//! two-way searcher instead, also linear.) Ignoring case
 //! (`str_contains_fold`, EG-31), the value is folded character by character as it is read
 //! ([`fold::folded_bytes`]) and the folded bytes are walked the same way, so the fold happens
 //! once per value and nothing is allocated. Each byte costs amortized constant time, so a test
@@ -27,26 +29,55 @@
 use crate::fold;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::nfa::{contiguous, noncontiguous};
-use aho_corasick::{Anchored, MatchKind};
+use aho_corasick::{Anchored, MatchKind, StartKind, dfa};
+use memchr::memmem::Finder;
 use std::fmt;
 
 /// The most strings one automaton holds (at least Event Grid's 25 values, so that any policy
 /// within the dialect limits is searched in one pass).
 pub const GROUP: usize = 32;
 
+/// A group is searched with a DFA (one table lookup per byte) when its transition table takes
+/// at most this many bytes per byte of the group's encoding (each string's 4-byte length and its
+/// bytes), and otherwise with the compact NFA (a few steps per byte, memory about that of the
+/// strings). Lists of a few short strings, what policies hold, get the DFA.
+const DFA_BYTES_PER_BYTE: usize = 128;
+
+/// The automaton of one group of strings.
+#[derive(Clone)]
+enum Group {
+    Dfa(dfa::DFA),
+    Nfa(contiguous::NFA),
+}
+
+impl Group {
+    /// Walks `bytes` through the automaton: true as soon as one of its strings has been seen.
+    #[inline]
+    fn found(&self, bytes: impl Iterator<Item = u8>) -> bool {
+        match self {
+            Group::Dfa(dfa) => walk(dfa, bytes),
+            Group::Nfa(nfa) => walk(nfa, bytes),
+        }
+    }
+}
+
 /// The searcher of one string list (see the module documentation).
 #[derive(Clone)]
 pub struct Substrings {
     /// Some string of the list is empty, so every value contains one.
     has_empty: bool,
+    /// For a list of one string, its `memchr` searcher: the exact search (`found_in`) then needs
+    /// no automaton, and runs at memory speed (two-way search, linear in the worst case).
+    single: Option<Finder<'static>>,
     /// One automaton per group of strings.
-    automata: Box<[contiguous::NFA]>,
+    automata: Box<[Group]>,
 }
 
 impl fmt::Debug for Substrings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Substrings")
             .field("has_empty", &self.has_empty)
+            .field("single", &self.single.is_some())
             .field("automata", &self.automata.len())
             .finish()
     }
@@ -62,9 +93,18 @@ pub struct SubstringsError(String);
 impl Substrings {
     /// Builds the searcher of `needles`.
     pub fn new(needles: &[Box<str>]) -> Result<Substrings, SubstringsError> {
+        Substrings::with_dfa_budget(needles, DFA_BYTES_PER_BYTE)
+    }
+
+    /// [`Substrings::new`] with [`DFA_BYTES_PER_BYTE`] given (tests force each kind with it).
+    fn with_dfa_budget(
+        needles: &[Box<str>],
+        dfa_bytes_per_byte: usize,
+    ) -> Result<Substrings, SubstringsError> {
         if needles.iter().any(|n| n.is_empty()) {
             return Ok(Substrings {
                 has_empty: true,
+                single: None,
                 automata: Box::new([]),
             });
         }
@@ -78,19 +118,32 @@ impl Substrings {
             .dense_depth(0);
         let mut compact = contiguous::Builder::new();
         compact.dense_depth(1);
+        let mut table = dfa::Builder::new();
+        table.start_kind(StartKind::Unanchored);
         let automata = needles
             .chunks(GROUP)
             .map(|group| {
                 let kept = substring_free(group);
-                let nfa = trie
+                let encoded: usize = group.iter().map(|n| 4 + n.len()).sum();
+                let built = trie
                     .build(kept.iter().map(|n| n.as_bytes()))
-                    .and_then(|nfa| compact.build_from_noncontiguous(&nfa))
-                    .map_err(|e| SubstringsError(e.to_string()))?;
-                Ok(nfa)
+                    .and_then(|nfa| {
+                        if dfa_table_bound(&kept) <= dfa_bytes_per_byte.saturating_mul(encoded) {
+                            table.build_from_noncontiguous(&nfa).map(Group::Dfa)
+                        } else {
+                            compact.build_from_noncontiguous(&nfa).map(Group::Nfa)
+                        }
+                    });
+                built.map_err(|e| SubstringsError(e.to_string()))
             })
             .collect::<Result<Box<[_]>, SubstringsError>>()?;
+        let single = match needles {
+            [one] => Some(Finder::new(one.as_bytes()).into_owned()),
+            _ => None,
+        };
         Ok(Substrings {
             has_empty: false,
+            single,
             automata,
         })
     }
@@ -98,7 +151,10 @@ impl Substrings {
     /// `value` contains one of the strings.
     #[inline]
     pub fn found_in(&self, value: &str) -> bool {
-        self.has_empty || self.automata.iter().any(|nfa| walk(nfa, value.bytes()))
+        if let Some(finder) = &self.single {
+            return finder.find(value.as_bytes()).is_some();
+        }
+        self.has_empty || self.automata.iter().any(|group| group.found(value.bytes()))
     }
 
     /// The simple uppercase fold of `value` ([`fold::fold`]) contains one of the strings (which
@@ -109,26 +165,42 @@ impl Substrings {
             || self
                 .automata
                 .iter()
-                .any(|nfa| walk(nfa, fold::folded_bytes(value)))
+                .any(|group| group.found(fold::folded_bytes(value)))
     }
 }
 
-/// Walks `bytes` through `nfa`: true as soon as a string of it has been seen.
+/// Walks `bytes` through `automaton`: true as soon as one of its strings has been seen.
 #[inline]
-fn walk(nfa: &contiguous::NFA, bytes: impl Iterator<Item = u8>) -> bool {
-    let Ok(mut state) = nfa.start_state(Anchored::No) else {
+fn walk(automaton: &impl Automaton, bytes: impl Iterator<Item = u8>) -> bool {
+    let Ok(mut state) = automaton.start_state(Anchored::No) else {
         return false;
     };
-    if nfa.is_match(state) {
+    if automaton.is_match(state) {
         return true;
     }
     for byte in bytes {
-        state = nfa.next_state(Anchored::No, state, byte);
-        if nfa.is_match(state) {
+        state = automaton.next_state(Anchored::No, state, byte);
+        if automaton.is_match(state) {
             return true;
         }
     }
     false
+}
+
+/// An upper bound of the bytes of a DFA's transition table for `strings`: a row per state (at
+/// most one per byte of the strings, and four special ones), each of the alphabet's size rounded
+/// up to a power of two, where each distinct byte adds at most two classes of bytes.
+fn dfa_table_bound(strings: &[&str]) -> usize {
+    let mut seen = [false; 256];
+    for &byte in strings.iter().flat_map(|s| s.as_bytes()) {
+        if let Some(slot) = seen.get_mut(usize::from(byte)) {
+            *slot = true;
+        }
+    }
+    let distinct = seen.iter().filter(|&&s| s).count();
+    let stride = (2 * distinct + 1).min(256).next_power_of_two();
+    let states = strings.iter().map(|s| s.len()).sum::<usize>() + 4;
+    states.saturating_mul(stride).saturating_mul(4)
 }
 
 /// The strings of `group` that contain no other string of it (of two equal strings, the first).
@@ -156,6 +228,15 @@ mod tests {
     fn searcher(needles: &[&str]) -> Substrings {
         let needles: Vec<Box<str>> = needles.iter().map(|&n| n.into()).collect();
         Substrings::new(&needles).unwrap()
+    }
+
+    /// The searcher of `needles` with only DFAs (`true`) or only NFAs.
+    fn searcher_of_kind(needles: &[&str], dfa: bool) -> Substrings {
+        let needles: Vec<Box<str>> = needles.iter().map(|&n| n.into()).collect();
+        let budget = if dfa { usize::MAX } else { 0 };
+        let s = Substrings::with_dfa_budget(&needles, budget).unwrap();
+        assert!(s.automata.iter().all(|g| matches!(g, Group::Dfa(_)) == dfa));
+        s
     }
 
     /// The definition: some needle is a substring (of the folded value, when folding).
@@ -206,8 +287,9 @@ mod tests {
             let folded_needles: Vec<String> = needles.iter().map(|n| fold::fold(n)).collect();
             let needles: Vec<&str> = needles.iter().map(String::as_str).collect();
             let folded_needles: Vec<&str> = folded_needles.iter().map(String::as_str).collect();
-            let plain = searcher(&needles);
-            let folded = searcher(&folded_needles);
+            let dfa = round % 2 == 0;
+            let plain = searcher_of_kind(&needles, dfa);
+            let folded = searcher_of_kind(&folded_needles, dfa);
             for _ in 0..8 {
                 let value = rng.string(&alphabet, 12);
                 assert_eq!(

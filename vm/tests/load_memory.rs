@@ -208,7 +208,7 @@ fn loading_allocates_in_proportion_to_the_encoding() {
         ("long strings over every byte", vec![long]),
         (
             "one-string lists",
-            (0..n).map(|i| vec![format!("{i}").into()]).collect(),
+            (0..4_000).map(|i| vec![format!("{i}").into()]).collect(),
         ),
     ] {
         for fold in [false, true] {
