@@ -187,9 +187,10 @@ fn walk(automaton: &impl Automaton, bytes: impl Iterator<Item = u8>) -> bool {
     false
 }
 
-/// An upper bound of the bytes of a DFA's transition table for `strings`: a row per state (at
-/// most one per byte of the strings, and four special ones), each of the alphabet's size rounded
-/// up to a power of two, where each distinct byte adds at most two classes of bytes.
+/// An upper bound of the bytes of a DFA's transition table for `strings`: a row per state (one
+/// per node of the strings' trie, counted from the sorted strings and their common prefixes, and
+/// four special ones), each of the alphabet's size rounded up to a power of two, where each
+/// distinct byte adds at most two classes of bytes.
 fn dfa_table_bound(strings: &[&str]) -> usize {
     let mut seen = [false; 256];
     for &byte in strings.iter().flat_map(|s| s.as_bytes()) {
@@ -199,7 +200,15 @@ fn dfa_table_bound(strings: &[&str]) -> usize {
     }
     let distinct = seen.iter().filter(|&&s| s).count();
     let stride = (2 * distinct + 1).min(256).next_power_of_two();
-    let states = strings.iter().map(|s| s.len()).sum::<usize>() + 4;
+    let mut sorted: Vec<&[u8]> = strings.iter().map(|s| s.as_bytes()).collect();
+    sorted.sort_unstable();
+    let mut states = 4usize;
+    let mut previous: &[u8] = &[];
+    for s in sorted {
+        let common = s.iter().zip(previous).take_while(|(a, b)| a == b).count();
+        states += s.len() - common;
+        previous = s;
+    }
     states.saturating_mul(stride).saturating_mul(4)
 }
 
@@ -334,6 +343,24 @@ mod tests {
         assert!(!searcher(&["strasse"]).found_in_folded("straße"));
         assert!(!searcher(&["a"]).found_in_folded("a"), "lower-case needle");
         assert!(searcher(&["I"]).found_in_folded("ı"));
+    }
+
+    #[test]
+    fn dfa_bound_counts_shared_prefixes_once() {
+        // Trie nodes: a, ab, abc, abd, x (5), plus 4 special states; 5 distinct bytes give at
+        // most 11 classes, a stride of 16.
+        assert_eq!(dfa_table_bound(&["abd", "x", "abc"]), 9 * 16 * 4);
+        // Event Grid's limit: 25 strings of 512 that share 511 characters.
+        let limit = near_limit();
+        let strings: Vec<&str> = limit.iter().map(String::as_str).collect();
+        assert_eq!(dfa_table_bound(&strings), (4 + 511 + 25) * 64 * 4);
+    }
+
+    fn near_limit() -> Vec<String> {
+        "0123456789!#$%&()+,-;=@[]"
+            .chars()
+            .map(|end| format!("{}{end}", "A".repeat(511)))
+            .collect()
     }
 
     #[test]
