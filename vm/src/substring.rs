@@ -2,14 +2,13 @@
 //!
 //! A [`Substrings`] searcher answers "does the value contain one of the list's strings" in one
 //! pass over the value, for all the strings at once: an Aho-Corasick automaton (the
-//! `aho-corasick` crate's DFA for lists of a few short strings, its contiguous NFA for others),
-//! walked one byte at a time. (A list of one string is searched exactly with `memchr`'s
-//! two-way searcher instead, also linear.) Ignoring case
-//! (`str_contains_fold`, EG-31), the value is folded character by character as it is read
-//! ([`fold::folded_bytes`]) and the folded bytes are walked the same way, so the fold happens
-//! once per value and nothing is allocated. Each byte costs amortized constant time, so a test
-//! is linear in the value whatever the list (Event Grid's limits allow 25 strings of 512
-//! characters; a value may be megabytes).
+//! `aho-corasick` crate's DFA when its table is small next to the list, [`DFA_BYTES_PER_BYTE`],
+//! its contiguous NFA otherwise), walked one byte at a time. Ignoring case (`str_contains_fold`,
+//! EG-31), the value is folded character by character as it is read ([`fold::folded_bytes`]) and
+//! the folded bytes are walked the same way, so the fold happens once per value and nothing is
+//! allocated. Each byte costs amortized constant time, so a test is linear in the value whatever
+//! the list (Event Grid's limits allow 25 strings of 512 characters; a value may be megabytes).
+//! A list of one string is searched exactly with `memchr`'s two-way searcher instead, linear too.
 //!
 //! Searchers are built once per list, when the program is verified (`Program::new`, which
 //! decoding runs too), never per evaluation. Their memory must stay in proportion to the list,
