@@ -38,9 +38,15 @@ pub const GROUP: usize = 32;
 
 /// A group is searched with a DFA (one table lookup per byte) when its transition table takes
 /// at most this many bytes per byte of the group's encoding (each string's 4-byte length and its
-/// bytes), and otherwise with the compact NFA (a few steps per byte, memory about that of the
-/// strings). Lists of a few short strings, what policies hold, get the DFA.
+/// bytes), and building it at most [`DFA_STEPS_PER_BYTE`] steps; otherwise with the compact NFA
+/// (a few steps per byte, memory about that of the strings, built in linear time). Lists of a few
+/// short strings, what policies hold, get the DFA.
 const DFA_BYTES_PER_BYTE: usize = 128;
+
+/// The most steps per byte of a group's encoding that building its DFA may take. Each entry of
+/// the table (states × alphabet) that has no transition of its own follows failure links, at
+/// most the longest string's length of them: for long strings (`a` × 50,000) that is quadratic.
+const DFA_STEPS_PER_BYTE: usize = 1024;
 
 /// The automaton of one group of strings.
 #[derive(Clone)]
@@ -127,7 +133,10 @@ impl Substrings {
                 let built = trie
                     .build(kept.iter().map(|n| n.as_bytes()))
                     .and_then(|nfa| {
-                        if dfa_table_bound(&kept) <= dfa_bytes_per_byte.saturating_mul(encoded) {
+                        let (table_bytes, build_steps) = dfa_bounds(&kept);
+                        if table_bytes <= dfa_bytes_per_byte.saturating_mul(encoded)
+                            && build_steps <= DFA_STEPS_PER_BYTE.saturating_mul(encoded)
+                        {
                             table.build_from_noncontiguous(&nfa).map(Group::Dfa)
                         } else {
                             compact.build_from_noncontiguous(&nfa).map(Group::Nfa)
@@ -186,11 +195,13 @@ fn walk(automaton: &impl Automaton, bytes: impl Iterator<Item = u8>) -> bool {
     false
 }
 
-/// An upper bound of the bytes of a DFA's transition table for `strings`: a row per state (one
-/// per node of the strings' trie, counted from the sorted strings and their common prefixes, and
-/// four special ones), each of the alphabet's size rounded up to a power of two, where each
-/// distinct byte adds at most two classes of bytes.
-fn dfa_table_bound(strings: &[&str]) -> usize {
+/// Upper bounds, for a DFA of `strings`, of the bytes of its transition table and of the steps
+/// building it takes. The table has a row per state (one per node of the strings' trie, counted
+/// from the sorted strings and their common prefixes, and four special ones), each of the
+/// alphabet's size rounded up to a power of two, where each distinct byte adds at most two
+/// classes of bytes. Building fills each entry following at most as many failure links as the
+/// longest string is long.
+fn dfa_bounds(strings: &[&str]) -> (usize, usize) {
     let mut seen = [false; 256];
     for &byte in strings.iter().flat_map(|s| s.as_bytes()) {
         if let Some(slot) = seen.get_mut(usize::from(byte)) {
@@ -208,18 +219,30 @@ fn dfa_table_bound(strings: &[&str]) -> usize {
         states += s.len() - common;
         previous = s;
     }
-    states.saturating_mul(stride).saturating_mul(4)
+    let entries = states.saturating_mul(stride);
+    let longest = strings.iter().map(|s| s.len()).max().unwrap_or(0);
+    (
+        entries.saturating_mul(4),
+        entries.saturating_mul(longest + 1),
+    )
 }
 
 /// The strings of `group` that contain no other string of it (of two equal strings, the first).
+/// Each string's searcher is built once; each string is searched for every other: at most
+/// [`GROUP`] linear searches per string.
 fn substring_free(group: &[Box<str>]) -> Vec<&str> {
+    let finders: Vec<Finder<'_>> = group.iter().map(|n| Finder::new(n.as_bytes())).collect();
     let contains_another = |i: usize, s: &str| {
-        group.iter().enumerate().any(|(j, other)| {
-            j != i
-                && other.len() <= s.len()
-                && (other.len() < s.len() || j < i)
-                && memchr::memmem::find(s.as_bytes(), other.as_bytes()).is_some()
-        })
+        group
+            .iter()
+            .zip(&finders)
+            .enumerate()
+            .any(|(j, (other, finder))| {
+                j != i
+                    && other.len() <= s.len()
+                    && (other.len() < s.len() || j < i)
+                    && finder.find(s.as_bytes()).is_some()
+            })
     };
     group
         .iter()
@@ -345,14 +368,42 @@ mod tests {
     }
 
     #[test]
-    fn dfa_bound_counts_shared_prefixes_once() {
+    fn dfa_bounds_count_shared_prefixes_once() {
         // Trie nodes: a, ab, abc, abd, x (5), plus 4 special states; 5 distinct bytes give at
         // most 11 classes, a stride of 16.
-        assert_eq!(dfa_table_bound(&["abd", "x", "abc"]), 9 * 16 * 4);
+        assert_eq!(dfa_bounds(&["abd", "x", "abc"]), (9 * 16 * 4, 9 * 16 * 4));
         // Event Grid's limit: 25 strings of 512 that share 511 characters.
         let limit = near_limit();
         let strings: Vec<&str> = limit.iter().map(String::as_str).collect();
-        assert_eq!(dfa_table_bound(&strings), (4 + 511 + 25) * 64 * 4);
+        assert_eq!(
+            dfa_bounds(&strings),
+            ((4 + 511 + 25) * 64 * 4, (4 + 511 + 25) * 64 * 513)
+        );
+    }
+
+    #[test]
+    fn long_strings_get_the_nfa() {
+        // A DFA of `a` × 50,000 would take 50,000² steps to build (each entry follows failure
+        // links back through the run of `a`s); the NFA is built in linear time.
+        let long = "a".repeat(50_000);
+        let needles: Vec<Box<str>> = vec![long.as_str().into(), "b".into()];
+        let s = Substrings::new(&needles).unwrap();
+        assert!(matches!(&*s.automata, [Group::Nfa(_)]));
+        assert!(s.found_in(&format!("x{long}")));
+        assert!(!s.found_in(&long[1..]));
+        assert!(s.found_in("xby"));
+        // Event Grid's limit (25 strings sharing 511 characters) is over the build budget, so
+        // takes the NFA too; a list of a few short strings takes the DFA.
+        let limit: Vec<Box<str>> = near_limit().into_iter().map(Box::from).collect();
+        assert!(matches!(
+            &*Substrings::new(&limit).unwrap().automata,
+            [Group::Nfa(_)]
+        ));
+        let short: Vec<Box<str>> = vec!["/VIDEOS/".into(), "/ARCHIVE/".into(), ".PNG".into()];
+        assert!(matches!(
+            &*Substrings::new(&short).unwrap().automata,
+            [Group::Dfa(_)]
+        ));
     }
 
     fn near_limit() -> Vec<String> {
