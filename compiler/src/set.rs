@@ -1321,6 +1321,40 @@ mod tests {
         assert_eq!(set.matching(&m), [77]);
     }
 
+    /// A test inside an `$or` branch is no conjunct of the filter: the set must not skip the
+    /// filter when it does not hold.
+    #[test]
+    fn tests_inside_or_branches_are_never_guards_sns() {
+        let policy = json!({"t": ["1"], "$or": [{"w": ["0"]}, {"x": ["1"], "z": ["0"]}]});
+        let filter = sns(policy);
+        let m = Message::attributes([
+            ("t", AttributeType::String, "1"),
+            ("w", AttributeType::String, "0"),
+        ]);
+        assert!(filter.matches(&m));
+        let mut set = PolicySet::new();
+        set.add(1, &filter).unwrap();
+        assert_eq!(set.matching(&m), [1]);
+    }
+
+    #[test]
+    fn tests_inside_or_branches_are_never_guards_expr() {
+        let c = |k: &str| json!({"key": k, "op": "in", "value": ["1"]});
+        let policy = json!({"op": "AND", "exp": [c("t"), {"op": "OR", "exp": [
+            c("w"), {"op": "AND", "exp": [c("x"), c("z")]}]}]});
+        let filter = compile(Dialect::Expr, &policy, &json!({})).unwrap();
+        let m = crate::message_from_json(
+            Dialect::Expr,
+            &json!({}),
+            &json!({"headers": {"t": "1", "w": "1"}}),
+        )
+        .unwrap();
+        assert!(filter.matches(&m));
+        let mut set = PolicySet::new();
+        set.add(1, &filter).unwrap();
+        assert_eq!(set.matching(&m), [1]);
+    }
+
     #[test]
     fn top_conjuncts_of_codes() {
         let mut code = Vec::new();
