@@ -126,7 +126,7 @@ pub(crate) fn word<'a>(s: &mut impl Source, items: &[&'a str]) -> &'a str {
 
 /// Every string and number in `value` (object keys excepted), in order: generators draw message
 /// values from the policy's own operands now and then, so that more messages match.
-pub(crate) fn harvest(value: &Value, out: &mut Vec<Value>) {
+pub fn harvest(value: &Value, out: &mut Vec<Value>) {
     match value {
         Value::String(_) | Value::Number(_) => out.push(value.clone()),
         Value::Array(items) => items.iter().for_each(|v| harvest(v, out)),
@@ -213,5 +213,48 @@ pub fn check(case: &Case) -> Outcome {
         Ok(reference) if reference == vm => Outcome::Agree(vm),
         Ok(reference) => Outcome::Disagree { vm, reference },
         Err(e) => Outcome::Error(e.0),
+    }
+}
+
+/// Another message for `policy` (a policy of `dialect` with `options`, as [`case`] makes them),
+/// drawn as [`case`] draws its messages, with values taken from the policy's own operands now and
+/// then (for `basaltic` and `expr` too, whose [`case`] messages ignore the policy): for checks
+/// that need many messages per policy, many of them matching (the `PolicySet` tests).
+pub fn message_for(
+    dialect: Dialect,
+    policy: &Value,
+    options: &Value,
+    source: &mut impl Source,
+) -> Value {
+    match dialect {
+        Dialect::Basaltic => {
+            let mut pool = Vec::new();
+            harvest(policy, &mut pool);
+            basaltic::message(source, &pool)
+        }
+        Dialect::Expr => {
+            let mut pool = Vec::new();
+            expr::operands(policy, &mut pool);
+            expr::message(source, &pool)
+        }
+        Dialect::Sns => {
+            let body = options.get("scope").and_then(Value::as_str) == Some("MessageBody");
+            sns::message(source, policy, body)
+        }
+        Dialect::EventGrid => {
+            let cloud =
+                options.get("schema").and_then(Value::as_str) == Some("CloudEventSchemaV1_0");
+            eventgrid::event(source, policy, cloud)
+        }
+        Dialect::Stream => {
+            // The text form is read back to the JSON form, whose clauses name the headers.
+            let json_form = match policy {
+                Value::String(text) => filtervm_compiler::dialect::stream::parse_text(text)
+                    .map(|f| f.to_json())
+                    .unwrap_or(Value::Null),
+                other => other.clone(),
+            };
+            stream::message(source, &json_form)
+        }
     }
 }

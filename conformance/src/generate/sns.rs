@@ -530,10 +530,31 @@ pub fn case(s: &mut impl Source) -> Case {
             policy = json!({ word(s, NAMES): leaf_list(s) });
         }
     }
+    let message = message(s, &policy, body);
+    let options = if body {
+        json!({"scope": "MessageBody"})
+    } else {
+        match s.below(3) {
+            0 => json!({"scope": "MessageAttributes"}),
+            1 => json!({}),
+            _ => Value::Null,
+        }
+    };
+    Case {
+        dialect: Dialect::Sns,
+        options,
+        policy,
+        message,
+    }
+}
+
+/// A message for `policy`, in the body scope when `body`: values from the policy's own operands
+/// now and then, a body that follows the policy's shape half of the time, attributes named by its
+/// leaves.
+pub fn message(s: &mut impl Source, policy: &Value, body: bool) -> Value {
     let mut pool = Vec::new();
-    harvest(&policy, &mut pool);
-    let (options, message) = if body {
-        let options = json!({"scope": "MessageBody"});
+    harvest(policy, &mut pool);
+    if body {
         let text = match s.below(20) {
             0 => Value::String("not json".into()),
             1 => Value::String("\"a string\"".into()),
@@ -546,7 +567,7 @@ pub fn case(s: &mut impl Source) -> Case {
                 Value::String(follow(s, shape, &pool, 3).to_string())
             }
         };
-        (options, json!({ "body": text }))
+        json!({ "body": text })
     } else {
         let mut attributes = Map::new();
         let mut names = Vec::new();
@@ -561,17 +582,6 @@ pub fn case(s: &mut impl Source) -> Case {
         for _ in 0..s.below(3) {
             attributes.insert(word(s, NAMES).to_owned(), attribute(s, &pool));
         }
-        let options = match s.below(3) {
-            0 => json!({"scope": "MessageAttributes"}),
-            1 => json!({}),
-            _ => Value::Null,
-        };
-        (options, json!({ "attributes": attributes }))
-    };
-    Case {
-        dialect: Dialect::Sns,
-        options,
-        policy,
-        message,
+        json!({ "attributes": attributes })
     }
 }
