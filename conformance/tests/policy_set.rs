@@ -8,7 +8,8 @@
 //! set's operations — add, remove, re-add a removed id, replace an id's filter, add an id sharing
 //! a live filter — checks messages along the way. Messages are generated for a live subscription's
 //! policy from its own operands (`generate::message_for`), and preferably one that matches it, so
-//! most messages match something: a subscription the set drops is seen.
+//! most messages match something: a subscription the set drops is seen. At the end the set is
+//! emptied and must hold no key, test or filter.
 
 #![allow(
     clippy::unwrap_used,
@@ -281,6 +282,24 @@ fn churn(dialect: Dialect, group: &Group, rng: &mut Rng, tally: &mut Tally) {
             &mut evaluator,
             tally,
         );
+    }
+    // Emptied, in random order, the set holds no key, test or filter and matches nothing.
+    while let Some((id, _)) = random_live(rng, &live) {
+        assert!(set.remove(id));
+        live.remove(&id);
+    }
+    assert_eq!(
+        (
+            set.keys().len(),
+            set.distinct_tests(),
+            set.distinct_filters()
+        ),
+        (0, 0, 0),
+        "{dialect}: an emptied set keeps keys, tests or filters"
+    );
+    let message = draw_message(dialect, group, &live, rng, &mut evaluator, tally);
+    if let Ok(m) = message_from_json(dialect, &group.options, &message) {
+        assert!(matcher.matching(&set, &m).is_empty());
     }
 }
 
