@@ -22,7 +22,7 @@ use filtervm_compiler::intern::canonical_options;
 use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
 use filtervm_compiler::{Dialect, Evaluator, Filter, compile, message_from_json};
 use filtervm_conformance::generate::{self, Rng, Source};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The policies of one options value.
@@ -111,82 +111,17 @@ fn check(dialect: Dialect, cases: usize, seed: u64) {
     }
 }
 
-/// Adds policies made of the group's own: `sns` `{p0…, "$or": [p1, p2]}` (p2 may hold a `$or`
-/// of its own), `expr` `AND(p0, OR(p1, AND(p2, NOT(p3))))` and the like, `stream` the groups of
-/// two filters as one. Combinations the compiler rejects (limits) are left out. Returns how many
-/// were added.
+/// Adds nested policies made of the group's own (`generate::nested`); combinations the compiler
+/// rejects (limits) are left out. Returns how many were added.
 fn add_nested(dialect: Dialect, group: &mut Group, rng: &mut Rng) -> usize {
-    let n = group.policies.len();
-    if n < 4 {
+    let parts: Vec<Value> = group.policies.iter().map(|(p, _)| p.clone()).collect();
+    if parts.len() < 4 {
         return 0;
     }
     let mut added = 0;
-    for _ in 0..n {
-        let pick = |rng: &mut Rng| group.policies[rng.below(n as u32) as usize].0.clone();
-        let combined = match dialect {
-            Dialect::Sns => {
-                // Five members, each one of a generated policy's or an exact match on one of its
-                // names with one of its string operands: `{m0, "$or": [{m1}, {m2, m3}]}` or
-                // `{m0, "$or": [{m1}, {m2, "$or": [{m3}, {m4}]}]}`.
-                let member = |rng: &mut Rng| {
-                    let p = pick(rng);
-                    let members: Vec<(String, Value)> = p
-                        .as_object()
-                        .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-                        .unwrap_or_default();
-                    let k = members.len();
-                    if k == 0 {
-                        return serde_json::Map::new();
-                    }
-                    let (name, value) = members[rng.below(k as u32) as usize].clone();
-                    let mut strings = Vec::new();
-                    generate::harvest(&value, &mut strings);
-                    strings.retain(Value::is_string);
-                    let value = if name != "$or" && !strings.is_empty() && rng.chance(60) {
-                        json!([strings[rng.below(strings.len() as u32) as usize]])
-                    } else {
-                        value
-                    };
-                    serde_json::Map::from_iter([(name, value)])
-                };
-                let (mut m0, m1, mut m2, m3, m4) = (
-                    member(rng),
-                    member(rng),
-                    member(rng),
-                    member(rng),
-                    member(rng),
-                );
-                if m0.contains_key("$or") || m2.contains_key("$or") {
-                    continue;
-                }
-                if rng.chance(50) {
-                    m2.extend(m3);
-                } else {
-                    m2.insert("$or".into(), json!([m3, m4]));
-                }
-                m0.insert("$or".into(), json!([m1, m2]));
-                Value::Object(m0)
-            }
-            Dialect::Expr => {
-                let (p0, p1, p2, p3) = (pick(rng), pick(rng), pick(rng), pick(rng));
-                let inner = match rng.below(3) {
-                    0 => json!({"op": "AND", "exp": [p2, {"op": "NOT", "exp": [p3]}]}),
-                    1 => json!({"op": "AND", "exp": [p2, p3]}),
-                    _ => json!({"op": "OR", "exp": [{"op": "AND", "exp": [p2, p3]}, p0]}),
-                };
-                json!({"op": "AND", "exp": [p0, {"op": "OR", "exp": [p1, inner]}]})
-            }
-            Dialect::Stream => {
-                let (p0, p1) = (pick(rng), pick(rng));
-                let (Some(a), Some(b)) = (
-                    p0.get("groups").and_then(Value::as_array),
-                    p1.get("groups").and_then(Value::as_array),
-                ) else {
-                    continue;
-                };
-                json!({"groups": a.iter().chain(b).cloned().collect::<Vec<_>>()})
-            }
-            _ => return 0,
+    for _ in 0..parts.len() {
+        let Some(combined) = generate::nested(dialect, &parts, rng) else {
+            continue;
         };
         if let Ok(filter) = compile(dialect, &combined, &group.options) {
             group.policies.push((combined, filter));

@@ -585,3 +585,41 @@ pub fn message(s: &mut impl Source, policy: &Value, body: bool) -> Value {
         json!({ "attributes": attributes })
     }
 }
+
+/// Points an attribute-scope `message` at `policy`: half of the time, each attribute a leaf of
+/// the policy names gets one of that leaf's own string or number operands (for checks that want
+/// messages that match, see [`super::message_for`]).
+pub fn aim(s: &mut impl Source, policy: &Value, message: &mut Value) {
+    fn leaves<'a>(policy: &'a Map<String, Value>, out: &mut Vec<(&'a str, &'a Value)>) {
+        for (name, v) in policy {
+            match v {
+                Value::Array(branches) if name == "$or" => {
+                    for b in branches.iter().filter_map(Value::as_object) {
+                        leaves(b, out);
+                    }
+                }
+                _ => out.push((name, v)),
+            }
+        }
+    }
+    let mut named = Vec::new();
+    if let Some(p) = policy.as_object() {
+        leaves(p, &mut named);
+    }
+    let Some(attributes) = message.get_mut("attributes").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (name, leaf) in named {
+        let mut operands = Vec::new();
+        harvest(leaf, &mut operands);
+        if operands.is_empty() || !s.chance(50) {
+            continue;
+        }
+        let attribute = match s.pick(&operands) {
+            Value::Number(n) => json!({"Type": "Number", "Value": n.to_string()}),
+            Value::String(text) => json!({"Type": "String", "Value": text}),
+            _ => continue,
+        };
+        attributes.insert(name.to_owned(), attribute);
+    }
+}
