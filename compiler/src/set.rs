@@ -1324,12 +1324,8 @@ impl SetMatcher {
     /// [`SetMatcher::bind`].
     pub fn matching_bound(&mut self, set: &PolicySet) -> &[SubscriptionId] {
         self.out.clear();
-        if self.memo.len() < set.tests.len() {
-            self.memo.resize(set.tests.len(), 0);
-        }
-        if self.matched.len() < set.filters.len() {
-            self.matched.resize(set.filters.len(), 0);
-        }
+        fit(&mut self.memo, set.tests.len());
+        fit(&mut self.matched, set.filters.len());
         self.stamp = self.next_stamp();
         let message_stamp = self.stamp;
         let rows = self.bindings.rows();
@@ -1531,6 +1527,18 @@ impl SetMatcher {
     }
 }
 
+/// Sizes a per-test or per-filter buffer of a [`SetMatcher`] for a set of `n` of them: grown to
+/// `n`, and cut back when the set shrank to under a quarter of it (after a compaction). The
+/// entries' meaning does not depend on the length (they are stamps of past rows and messages).
+fn fit(buffer: &mut Vec<u32>, n: usize) {
+    if buffer.len() < n {
+        buffer.resize(n, 0);
+    } else if buffer.len() > 64 && n * 4 < buffer.len() {
+        buffer.truncate(n);
+        buffer.shrink_to_fit();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1724,6 +1732,23 @@ mod tests {
         assert!(required_tests(&t(1, 9)).is_empty());
         assert!(required_tests(&Term::Or(vec![t(0, 1), t(0, 2)])).is_empty());
         assert!(required_tests(&Term::Not(0, Box::new(t(0, 1)))).is_empty());
+    }
+
+    /// Found by the `policy_set` fuzz target on the set that read guards off the code: `b`, in
+    /// the second `$or` branch, was taken for a conjunct.
+    #[test]
+    fn fuzz_finding_nested_or_with_a_repeated_member() {
+        let ip = "2001:0db8:0000:0000:0000:0000:0000:0001";
+        let filter = sns(json!({"a.": [ip], "$or": [{"a.": [ip]},
+            {"b": ["a\\c"], "$or": [{"a.": [ip]}, {"a.": [ip]}]}]}));
+        let m = Message::attributes([
+            ("a.", AttributeType::String, ip),
+            ("b", AttributeType::String, ip),
+        ]);
+        assert!(filter.matches(&m));
+        let mut set = PolicySet::new();
+        set.add(1, &filter).unwrap();
+        assert_eq!(set.matching(&m), [1]);
     }
 
     /// When a required test becomes common, rebalancing looks for a rarer one; a rare test inside
