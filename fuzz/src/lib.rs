@@ -6,6 +6,7 @@
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod program;
+pub mod policy_set;
 
 use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text};
 use filtervm_conformance::generate::{self, Bytes, Case, Outcome};
