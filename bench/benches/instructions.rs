@@ -1,6 +1,7 @@
-//! Instruction counts (iai-callgrind): one policy evaluated on a message already bound to it, and
-//! binding measured on its own. Budgets (issue "Performance"): ≤ 60 instructions for one clause,
-//! ≤ 150 for three, ≤ 400 for eight.
+//! Instruction counts (iai-callgrind): one policy evaluated on a message already bound to it,
+//! binding measured on its own, whole paths from what the broker holds (raw JSON bytes, borrowed
+//! headers) to the verdict, and sets. Budgets (issue "Performance"): ≤ 60 instructions for one
+//! clause, ≤ 150 for three, ≤ 400 for eight, on a bound message.
 //!
 //! Run: `cargo bench --manifest-path bench/Cargo.toml --bench instructions` (needs valgrind and
 //! `cargo install iai-callgrind-runner --version 0.16.1`).
@@ -8,36 +9,57 @@
 #![allow(missing_docs, clippy::expect_used)]
 
 use filtervm_bench::{
-    HandBound, Single, attributes, branch_free, decode, hand, lines, single_event, single_message,
-    singles,
+    HandBound, PASSING_HEADERS, Single, attributes, body_single, branch_free, decode, hand,
+    hand_headers, header_filter, lines, passing_event_bytes, single_event, single_message, singles,
 };
 use filtervm_compiler::set::{PolicySet, SetMatcher};
 use filtervm_compiler::{Dialect, Evaluator, Filter, compile};
-use filtervm_vm::bind::Bindings;
+use filtervm_vm::bind::{Bindings, Bound};
 use filtervm_vm::message::Message;
 use iai_callgrind::{LibraryBenchmarkConfig, library_benchmark, library_benchmark_group, main};
 use std::hint::black_box;
 
+/// `value`, leaked: what a bound message borrows must outlive the benchmark.
+fn leak<T>(value: T) -> &'static mut T {
+    Box::leak(Box::new(value))
+}
+
 /// A program with its message bound, and register space; leaked so that nothing is dropped
 /// inside the measured function.
-struct Bound {
-    single: Single,
-    bindings: Bindings,
+struct Evaluated {
+    single: &'static Single,
+    bound: Bound<'static>,
     registers: Vec<bool>,
 }
 
-fn bound(index: usize) -> &'static mut Bound {
-    let single = singles().into_iter().nth(index).expect("workload");
-    let mut bindings = Bindings::new();
-    bindings.bind(single.program.keys(), &single_message(&single));
+fn bound_message(single: &'static Single) -> Bound<'static> {
+    let message = leak(single_message(single));
+    leak(Bindings::new()).bind(single.program.keys(), message)
+}
+
+fn bound(index: usize) -> &'static mut Evaluated {
+    let single = leak(singles().into_iter().nth(index).expect("workload"));
+    let bound = bound_message(single);
     let mut registers = Vec::new();
     // Warm the register buffer the way a broker's reused evaluator has it.
-    assert!(single.program.eval(&bindings, &mut registers));
-    Box::leak(Box::new(Bound {
+    assert!(single.program.eval(&bound, &mut registers));
+    leak(Evaluated {
         single,
-        bindings,
+        bound,
         registers,
-    }))
+    })
+}
+
+#[library_benchmark]
+#[bench::seed(setup = bound, args = (0))]
+#[bench::pol1c(setup = bound, args = (1))]
+#[bench::pol3c(setup = bound, args = (2))]
+#[bench::pol8c(setup = bound, args = (3))]
+#[bench::pol1n(setup = bound, args = (4))]
+#[bench::pol3n(setup = bound, args = (5))]
+#[bench::pol8n(setup = bound, args = (6))]
+fn eval(b: &'static mut Evaluated) -> bool {
+    black_box(b.single.program.eval(&b.bound, &mut b.registers))
 }
 
 struct ToBind {
@@ -51,43 +73,29 @@ fn to_bind(index: usize) -> &'static mut ToBind {
     let message = single_message(&single);
     let mut bindings = Bindings::new();
     bindings.bind(single.program.keys(), &message);
-    Box::leak(Box::new(ToBind {
+    leak(ToBind {
         single,
         message,
         bindings,
-    }))
-}
-
-#[library_benchmark]
-#[bench::seed(setup = bound, args = (0))]
-#[bench::pol1c(setup = bound, args = (1))]
-#[bench::pol3c(setup = bound, args = (2))]
-#[bench::pol8c(setup = bound, args = (3))]
-#[bench::pol1n(setup = bound, args = (4))]
-#[bench::pol3n(setup = bound, args = (5))]
-#[bench::pol8n(setup = bound, args = (6))]
-fn eval(b: &'static mut Bound) -> bool {
-    black_box(b.single.program.eval(&b.bindings, &mut b.registers))
+    })
 }
 
 /// The hand-written checks, for scale: on the same bound message, and on a decoded struct.
 struct Hands {
     bound: HandBound,
-    bindings: Bindings,
+    message: Bound<'static>,
     decoded: filtervm_bench::Decoded,
     hand: filtervm_bench::Hand,
 }
 
 fn hands(index: usize) -> &'static Hands {
-    let single = singles().into_iter().nth(index).expect("workload");
-    let mut bindings = Bindings::new();
-    bindings.bind(single.program.keys(), &single_message(&single));
-    Box::leak(Box::new(Hands {
-        bound: HandBound::new(&single).expect("hand bound"),
-        decoded: decode(&single_event(&single)),
+    let single = leak(singles().into_iter().nth(index).expect("workload"));
+    leak(Hands {
+        bound: HandBound::new(single).expect("hand bound"),
+        decoded: decode(&single_event(single)),
         hand: hand(&single.name).expect("hand"),
-        bindings,
-    }))
+        message: bound_message(single),
+    })
 }
 
 #[library_benchmark]
@@ -99,7 +107,7 @@ fn hands(index: usize) -> &'static Hands {
 #[bench::pol3n(setup = hands, args = (5))]
 #[bench::pol8n(setup = hands, args = (6))]
 fn hand_bound(h: &'static Hands) -> bool {
-    black_box(h.bound.check(&h.bindings))
+    black_box(h.bound.check(&h.message))
 }
 
 #[library_benchmark]
@@ -114,11 +122,15 @@ fn hand_decoded(h: &'static Hands) -> bool {
     black_box((h.hand)(&h.decoded))
 }
 
-fn bound_branch_free(index: usize) -> &'static mut Bound {
-    let b = bound(index);
-    b.single.program = branch_free(&b.single.program).expect("an AND chain");
-    b.registers = Vec::with_capacity(64);
-    b
+fn bound_branch_free(index: usize) -> &'static mut Evaluated {
+    let single = leak(singles().into_iter().nth(index).expect("workload"));
+    single.program = branch_free(&single.program).expect("an AND chain");
+    let single: &'static Single = single;
+    leak(Evaluated {
+        single,
+        bound: bound_message(single),
+        registers: Vec::with_capacity(64),
+    })
 }
 
 // The same programs without jumps: every test into its own register, combined with `and`, run by
@@ -131,8 +143,8 @@ fn bound_branch_free(index: usize) -> &'static mut Bound {
 #[bench::pol1n(setup = bound_branch_free, args = (4))]
 #[bench::pol3n(setup = bound_branch_free, args = (5))]
 #[bench::pol8n(setup = bound_branch_free, args = (6))]
-fn eval_branch_free(b: &'static mut Bound) -> bool {
-    black_box(b.single.program.eval(&b.bindings, &mut b.registers))
+fn eval_branch_free(b: &'static mut Evaluated) -> bool {
+    black_box(b.single.program.eval(&b.bound, &mut b.registers))
 }
 
 #[library_benchmark]
@@ -140,8 +152,74 @@ fn eval_branch_free(b: &'static mut Bound) -> bool {
 #[bench::pol3n(setup = to_bind, args = (5))]
 #[bench::pol8n(setup = to_bind, args = (6))]
 fn bind(b: &'static mut ToBind) -> usize {
-    b.bindings.bind(b.single.program.keys(), &b.message);
-    black_box(b.bindings.rows())
+    black_box(b.bindings.bind(b.single.program.keys(), &b.message).rows())
+}
+
+/// A raw JSON body (the passing event's line) and a body-scope program, with warm buffers.
+struct FromBytes {
+    single: Single,
+    bytes: Vec<u8>,
+    bindings: Bindings,
+    registers: Vec<bool>,
+}
+
+fn from_bytes(clauses: usize) -> &'static mut FromBytes {
+    let single = body_single(clauses);
+    let bytes = passing_event_bytes();
+    let mut bindings = Bindings::new();
+    let mut registers = Vec::new();
+    let bound = bindings.bind_json(single.program.keys(), &bytes);
+    assert!(single.program.eval(&bound, &mut registers));
+    leak(FromBytes {
+        single,
+        bytes,
+        bindings,
+        registers,
+    })
+}
+
+// Raw JSON bytes (an SNS body, ~190 bytes) → verdict: read, bind, evaluate (what
+// `Evaluator::matches_bytes` does; the 8-clause policy is past SNS's 5 keys, so the program is
+// compiled clause by clause and run directly).
+#[library_benchmark]
+#[bench::pol1c(setup = from_bytes, args = (1))]
+#[bench::pol3c(setup = from_bytes, args = (3))]
+#[bench::pol8c(setup = from_bytes, args = (8))]
+fn bytes_to_verdict(b: &'static mut FromBytes) -> bool {
+    let program = &b.single.program;
+    let bound = b.bindings.bind_json(program.keys(), black_box(&b.bytes));
+    black_box(program.eval(&bound, &mut b.registers))
+}
+
+/// Borrowed headers and a one-clause stream filter, with warm buffers.
+struct FromHeaders {
+    filter: Filter,
+    evaluator: Evaluator,
+}
+
+fn from_headers() -> &'static mut FromHeaders {
+    let filter = header_filter();
+    let mut evaluator = Evaluator::new();
+    assert!(evaluator.matches_headers(&filter, &PASSING_HEADERS));
+    assert!(hand_headers(&PASSING_HEADERS));
+    leak(FromHeaders { filter, evaluator })
+}
+
+// Borrowed headers (8 pairs of `&str`) → verdict for one clause, the header lookup included.
+#[library_benchmark]
+#[bench::pol1c(setup = from_headers)]
+fn headers_to_verdict(h: &'static mut FromHeaders) -> bool {
+    black_box(
+        h.evaluator
+            .matches_headers(&h.filter, black_box(&PASSING_HEADERS)),
+    )
+}
+
+// The same check written by hand over the same header slice.
+#[library_benchmark]
+#[bench::pol1c()]
+fn headers_by_hand() -> bool {
+    black_box(hand_headers(black_box(&PASSING_HEADERS)))
 }
 
 /// Messages matched per run of the set benchmarks (the figure per message is the count / 100).
@@ -176,13 +254,13 @@ fn set_of(name: &str) -> &'static mut Set {
     for m in &messages {
         matcher.matching(&set, m);
     }
-    Box::leak(Box::new(Set {
+    leak(Set {
         set,
         filters,
         matcher,
         evaluator: Evaluator::new(),
         messages,
-    }))
+    })
 }
 
 // `PolicySet` matching (binding included) of 100 messages; divide by 100.
@@ -194,6 +272,48 @@ fn set_100_messages(s: &'static mut Set) -> usize {
     let mut n = 0;
     for m in &s.messages {
         n += s.matcher.matching(&s.set, m).len();
+    }
+    black_box(n)
+}
+
+/// A set of body-scope filters and raw JSON lines.
+struct BytesSet {
+    set: PolicySet,
+    matcher: SetMatcher,
+    lines: Vec<Vec<u8>>,
+}
+
+fn bytes_set_of(name: &str) -> &'static mut BytesSet {
+    let body = filtervm_bench::body_scope();
+    let mut set = PolicySet::new();
+    for (i, l) in lines(name, usize::MAX).iter().enumerate() {
+        let p: serde_json::Value = serde_json::from_str(l).expect("policy");
+        let f = compile(Dialect::Sns, &p, &body).expect("compiles");
+        set.add(i as u64, &f).expect("adds");
+    }
+    let lines: Vec<Vec<u8>> = lines("attrs", SET_MESSAGES)
+        .into_iter()
+        .map(String::into_bytes)
+        .collect();
+    let mut matcher = SetMatcher::new();
+    for l in &lines {
+        matcher.matching_bytes(&set, l).expect("JSON");
+    }
+    leak(BytesSet {
+        set,
+        matcher,
+        lines,
+    })
+}
+
+// `PolicySet` (SNS body scope) from raw JSON lines, 100 messages; divide by 100.
+#[library_benchmark]
+#[bench::pol10k_exact(setup = bytes_set_of, args = ("pol10k_exact"))]
+#[bench::pol10k_num(setup = bytes_set_of, args = ("pol10k_num"))]
+fn set_from_bytes_100_messages(s: &'static mut BytesSet) -> usize {
+    let mut n = 0;
+    for l in &s.lines {
+        n += s.matcher.matching_bytes(&s.set, l).map_or(0, <[u64]>::len);
     }
     black_box(n)
 }
@@ -210,9 +330,10 @@ fn one_by_one_1_message(s: &'static mut Set) -> usize {
 }
 
 library_benchmark_group!(name = single; benchmarks = eval, eval_branch_free, bind, hand_bound, hand_decoded);
-library_benchmark_group!(name = sets; benchmarks = set_100_messages, one_by_one_1_message);
+library_benchmark_group!(name = boundary; benchmarks = bytes_to_verdict, headers_to_verdict, headers_by_hand);
+library_benchmark_group!(name = sets; benchmarks = set_100_messages, set_from_bytes_100_messages, one_by_one_1_message);
 
 main!(
     config = LibraryBenchmarkConfig::default().pass_through_env("FILTERVM_BENCH_DATA");
-    library_benchmark_groups = single, sets
+    library_benchmark_groups = single, boundary, sets
 );

@@ -12,6 +12,17 @@
 //!   of the 10k programs; `quamina_match` runs quamina's automaton of the 10k patterns on the
 //!   pre-flattened event.
 //!
+//! - `e2e/<workload>/<engine>`: from what the broker holds to the verdict, per message (rotating
+//!   over 1,000 NDJSON lines as bytes). `pol{1,3,8}c` on attrs lines as SNS bodies (body scope):
+//!   `filtervm_bytes` reads the raw bytes (validating all of them), binds what the program reads
+//!   and runs it; `quamina` is quamina-rs `matches_for_event` on the same bytes. `cityfeat`:
+//!   each feature wrapped as an Event Grid event (`data`), 5 `StringIn` filters on
+//!   `data.properties.MAPBLKLOT` (from `cl_exact`): `filtervm_set_bytes` matches them as one
+//!   `PolicySet` (one read), `filtervm_bytes_each` one by one; `quamina` has the 5 patterns.
+//!   `pol10k_*`: the 10k policies as one body-scope `PolicySet` from raw attrs lines.
+//!   `headers_1c`: one clause (`event in [...]`) over 8 borrowed `(&str, &str)` headers, the
+//!   lookup included (`filtervm_headers`), against the same check written by hand (`hand`).
+//!
 //! A peer that panics or disagrees with filtervm on a workload is reported "peer failed" and left
 //! out; the run goes on. `scripts/bench.sh` runs this and writes `BENCHMARKS.md`.
 
@@ -21,8 +32,9 @@ use cel_interpreter::objects::Map as CelMap;
 use cel_interpreter::{Context, Program as CelProgram, Value as CelValue};
 use criterion::{Criterion, criterion_group, criterion_main};
 use filtervm_bench::{
-    HandBound, Single, attributes, cel, decode, hand, lines, reference_message, single_event,
-    single_message, singles,
+    HandBound, PASSING_HEADERS, Single, attributes, body_scope, body_single, cel, cityfeat_event,
+    cityfeat_filters, decode, hand, hand_headers, header_filter, lines, reference_message,
+    single_event, single_message, singles,
 };
 use filtervm_compiler::set::{PolicySet, SetMatcher};
 use filtervm_compiler::{Dialect, Evaluator, compile};
@@ -103,8 +115,8 @@ fn single(c: &mut Criterion, s: &Single) {
     let event = single_event(s);
     let event_bytes = event.to_string().into_bytes();
     let message = single_message(s);
-    let mut bindings = Bindings::new();
-    bindings.bind(s.program.keys(), &message);
+    let mut scratch = Bindings::new();
+    let bindings = scratch.bind(s.program.keys(), &message);
     let mut registers = Vec::new();
     let expected = s.program.eval(&bindings, &mut registers);
     let mut group = c.benchmark_group(format!("single/{}", s.name));
@@ -114,7 +126,11 @@ fn single(c: &mut Criterion, s: &Single) {
     });
     let mut bind_buffer = Bindings::new();
     group.bench_function("filtervm_bind", |b| {
-        b.iter(|| bind_buffer.bind(s.program.keys(), black_box(&message)))
+        b.iter(|| {
+            bind_buffer
+                .bind(s.program.keys(), black_box(&message))
+                .rows()
+        })
     });
 
     if let Some(check) = hand(&s.name) {
@@ -345,5 +361,181 @@ fn sets_bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, singles_bench, sets_bench);
+/// quamina-rs with `patterns`, checked to agree with `expected` (per line: the number of
+/// matches) on the first lines.
+fn quamina_of(
+    name: &str,
+    patterns: &[String],
+    lines: &[Vec<u8>],
+    expected: &[usize],
+) -> Option<Quamina<u64>> {
+    peer("quamina", name, true, || {
+        let mut q = Quamina::<u64>::new();
+        for (i, p) in patterns.iter().enumerate() {
+            q.add_pattern(i as u64, p)
+                .map_err(|e| format!("pattern {i}: {e}"))?;
+        }
+        for (line, want) in lines.iter().zip(expected).take(200) {
+            let got = q.matches_for_event(line).map_err(|e| e.to_string())?.len();
+            if got != *want {
+                return Ok((q, false));
+            }
+        }
+        Ok((q, true))
+    })
+}
+
+fn bench_quamina(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    q: &Quamina<u64>,
+    lines: &[Vec<u8>],
+) {
+    let n = lines.len();
+    let mut i = 0usize;
+    group.bench_function("quamina", |b| {
+        b.iter(|| {
+            i = (i + 1) % n;
+            q.matches_for_event(black_box(&lines[i]))
+                .map_or(0, |m| m.len())
+        })
+    });
+}
+
+/// Raw JSON bytes → verdict, against quamina-rs on the same bytes.
+fn e2e_bench(c: &mut Criterion) {
+    let mut c = configure(c);
+    let attrs: Vec<Vec<u8>> = lines("attrs", 1000)
+        .into_iter()
+        .map(String::into_bytes)
+        .collect();
+    let n = attrs.len();
+    for clauses in [1, 3, 8] {
+        let single = body_single(clauses);
+        let program = &single.program;
+        let mut bindings = Bindings::new();
+        let mut registers = Vec::new();
+        let expected: Vec<usize> = attrs
+            .iter()
+            .map(|l| {
+                let bound = bindings.bind_json(program.keys(), l);
+                usize::from(program.eval(&bound, &mut registers))
+            })
+            .collect();
+        let mut group = c.benchmark_group(format!("e2e/{}", single.name));
+        let mut i = 0usize;
+        group.bench_function("filtervm_bytes", |b| {
+            b.iter(|| {
+                i = (i + 1) % n;
+                let bound = bindings.bind_json(program.keys(), black_box(&attrs[i]));
+                program.eval(&bound, &mut registers)
+            })
+        });
+        if let Some(q) = quamina_of(
+            &single.name,
+            &[single.policy.to_string()],
+            &attrs,
+            &expected,
+        ) {
+            bench_quamina(&mut group, &q, &attrs);
+        }
+        group.finish();
+    }
+
+    // Event Grid on cityfeat: 5 StringIn filters.
+    let events: Vec<Vec<u8>> = lines("cityfeat", 1000)
+        .iter()
+        .map(|l| cityfeat_event(l))
+        .collect();
+    let n = events.len();
+    let specs = cityfeat_filters();
+    let filters: Vec<_> = specs
+        .iter()
+        .map(|(f, _)| compile(Dialect::EventGrid, f, &json!({})).expect("compiles"))
+        .collect();
+    let mut set = PolicySet::new();
+    for (i, f) in filters.iter().enumerate() {
+        set.add(i as u64, f).expect("adds");
+    }
+    let mut matcher = SetMatcher::new();
+    let mut evaluator = Evaluator::new();
+    let expected: Vec<usize> = events
+        .iter()
+        .map(|e| {
+            let one_by_one = filters
+                .iter()
+                .filter(|f| evaluator.matches_bytes(f, e) == Ok(true))
+                .count();
+            let from_set = matcher.matching_bytes(&set, e).map_or(0, <[u64]>::len);
+            assert_eq!(one_by_one, from_set, "the set disagrees with one-by-one");
+            from_set
+        })
+        .collect();
+    assert!(
+        expected.iter().any(|&m| m > 0),
+        "some cityfeat event matches"
+    );
+    let mut group = c.benchmark_group("e2e/cityfeat_eventgrid_5");
+    let mut i = 0usize;
+    group.bench_function("filtervm_set_bytes", |b| {
+        b.iter(|| {
+            i = (i + 1) % n;
+            matcher
+                .matching_bytes(&set, black_box(&events[i]))
+                .map_or(0, <[u64]>::len)
+        })
+    });
+    let mut i = 0usize;
+    group.bench_function("filtervm_bytes_each", |b| {
+        b.iter(|| {
+            i = (i + 1) % n;
+            filters
+                .iter()
+                .filter(|f| evaluator.matches_bytes(f, black_box(&events[i])) == Ok(true))
+                .count()
+        })
+    });
+    let patterns: Vec<String> = specs.into_iter().map(|(_, p)| p).collect();
+    if let Some(q) = quamina_of("cityfeat", &patterns, &events, &expected) {
+        bench_quamina(&mut group, &q, &events);
+    }
+    group.finish();
+
+    // 10k subscriptions from raw JSON, one set (body scope).
+    for name in ["pol10k_exact", "pol10k_num"] {
+        let mut set = PolicySet::new();
+        for (i, l) in lines(name, usize::MAX).iter().enumerate() {
+            let p: Value = serde_json::from_str(l).expect("policy");
+            let f = compile(Dialect::Sns, &p, &body_scope()).expect("compiles");
+            set.add(i as u64, &f).expect("adds");
+        }
+        let mut matcher = SetMatcher::new();
+        let mut group = c.benchmark_group(format!("e2e/{name}"));
+        let mut i = 0usize;
+        group.bench_function("filtervm_set_bytes", |b| {
+            b.iter(|| {
+                i = (i + 1) % n;
+                matcher
+                    .matching_bytes(&set, black_box(&attrs[i]))
+                    .map_or(0, <[u64]>::len)
+            })
+        });
+        group.finish();
+    }
+
+    // Borrowed headers, one clause, the lookup included.
+    let filter = header_filter();
+    let mut evaluator = Evaluator::new();
+    assert!(evaluator.matches_headers(&filter, &PASSING_HEADERS));
+    assert!(hand_headers(&PASSING_HEADERS));
+    let mut group = c.benchmark_group("e2e/headers_1c");
+    group.bench_function("filtervm_headers", |b| {
+        b.iter(|| evaluator.matches_headers(&filter, black_box(&PASSING_HEADERS)))
+    });
+    group.bench_function("hand", |b| {
+        b.iter(|| hand_headers(black_box(&PASSING_HEADERS)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, singles_bench, sets_bench, e2e_bench);
 criterion_main!(benches);

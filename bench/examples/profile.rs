@@ -1,22 +1,74 @@
-//! Runs one single-policy workload's evaluation many times, for profiling under callgrind:
-//! `valgrind --tool=callgrind --dump-instr=yes --toggle-collect='filtervm_vm::exec::run'
-//!  target/release/examples/profile INDEX` (INDEX as in `benches/instructions.rs`).
-use filtervm_bench::{single_message, singles};
+//! Runs one workload many times, for profiling under callgrind:
+//! `valgrind --tool=callgrind --dump-instr=yes --toggle-collect='profile::run*'
+//!  target/release/examples/profile MODE INDEX`:
+//!
+//! - `eval INDEX`: a single-policy workload's evaluation on its bound message (INDEX as in
+//!   `benches/instructions.rs`);
+//! - `bytes CLAUSES`: the `pol{CLAUSES}c` body-scope program from the attrs lines' raw bytes
+//!   (read, bind, evaluate);
+//! - `headers`: the one-clause header filter over the 8 borrowed passing headers.
+use filtervm_bench::{PASSING_HEADERS, body_single, header_filter, lines, single_message, singles};
+use filtervm_compiler::Evaluator;
 use filtervm_vm::bind::Bindings;
+use filtervm_vm::program::Program;
 use std::hint::black_box;
 
-fn main() {
-    let index: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1);
-    let single = singles().into_iter().nth(index).expect("workload");
-    let mut bindings = Bindings::new();
-    bindings.bind(single.program.keys(), &single_message(&single));
+#[inline(never)]
+fn run_eval(program: &Program, bound: &filtervm_vm::bind::Bound<'_>) -> usize {
     let mut registers = Vec::new();
-    let mut hits = 0usize;
+    let mut hits = 0;
     for _ in 0..1000 {
-        hits += usize::from(black_box(&single.program).eval(black_box(&bindings), &mut registers));
+        hits += usize::from(black_box(program).eval(black_box(bound), &mut registers));
     }
-    println!("{} {hits}", single.name);
+    hits
+}
+
+#[inline(never)]
+fn run_bytes(program: &Program, lines: &[Vec<u8>]) -> usize {
+    let mut bindings = Bindings::new();
+    let mut registers = Vec::new();
+    let mut hits = 0;
+    for line in lines.iter().cycle().take(20_000) {
+        let bound = bindings.bind_json(program.keys(), black_box(line));
+        hits += usize::from(program.eval(&bound, &mut registers));
+    }
+    hits
+}
+
+#[inline(never)]
+fn run_headers(filter: &filtervm_compiler::Filter) -> usize {
+    let mut evaluator = Evaluator::new();
+    let mut hits = 0;
+    for _ in 0..20_000 {
+        hits += usize::from(evaluator.matches_headers(filter, black_box(&PASSING_HEADERS)));
+    }
+    hits
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mode = args.next().unwrap_or_else(|| "eval".to_owned());
+    let index: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
+    match mode.as_str() {
+        "bytes" => {
+            let single = body_single(index);
+            let lines: Vec<Vec<u8>> = lines("attrs", 1000)
+                .into_iter()
+                .map(String::into_bytes)
+                .collect();
+            println!(
+                "{} bytes {}",
+                single.name,
+                run_bytes(&single.program, &lines)
+            );
+        }
+        "headers" => println!("headers {}", run_headers(&header_filter())),
+        _ => {
+            let single = singles().into_iter().nth(index).expect("workload");
+            let message = single_message(&single);
+            let mut bindings = Bindings::new();
+            let bound = bindings.bind(single.program.keys(), &message);
+            println!("{} {}", single.name, run_eval(&single.program, &bound));
+        }
+    }
 }

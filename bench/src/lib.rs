@@ -10,11 +10,11 @@
 
 use filtervm_compiler::ir::Node;
 use filtervm_compiler::{Dialect, Filter, codegen, compile, opt};
-use filtervm_vm::bind::Bindings;
+use filtervm_vm::bind::Bound;
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{AttributeType, Message};
 use filtervm_vm::program::Program;
-use filtervm_vm::value::{Leaf, Shape};
+use filtervm_vm::value::Shape;
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 
@@ -178,10 +178,15 @@ pub struct Single {
 /// optimized and generated exactly as `compile` does. For policies within the limits this gives
 /// the program `compile` gives.
 pub fn compile_clauses(dialect: Dialect, policy: &Value) -> Program {
+    compile_clauses_with(dialect, policy, &json!({}))
+}
+
+/// [`compile_clauses`] with dialect options.
+pub fn compile_clauses_with(dialect: Dialect, policy: &Value, options: &Value) -> Program {
     let Value::Object(map) = policy else {
         panic!("policy is not an object")
     };
-    if let Ok(f) = compile(dialect, policy, &json!({})) {
+    if let Ok(f) = compile(dialect, policy, options) {
         return f.program().clone();
     }
     let parts: Vec<Node> = map
@@ -189,7 +194,7 @@ pub fn compile_clauses(dialect: Dialect, policy: &Value) -> Program {
         .map(|(k, v)| {
             let one = json!({ k.clone(): v.clone() });
             let f: Filter =
-                compile(dialect, &one, &json!({})).unwrap_or_else(|e| panic!("{one}: {e:?}"));
+                compile(dialect, &one, options).unwrap_or_else(|e| panic!("{one}: {e:?}"));
             f.lowered_ir()
                 .expect("compiled filters keep their IR")
                 .clone()
@@ -305,6 +310,89 @@ pub fn single_message(single: &Single) -> Message {
     } else {
         attributes(&passing_event())
     }
+}
+
+/// SNS options for MessageBody scope (the raw-bytes workloads: each attrs line is a body).
+pub fn body_scope() -> Value {
+    json!({"scope": "MessageBody"})
+}
+
+/// The `pol{clauses}c` policy compiled for SNS body scope (the raw-bytes workloads).
+pub fn body_single(clauses: usize) -> Single {
+    let policy = sns_policy('c', clauses);
+    Single {
+        name: format!("pol{clauses}c"),
+        dialect: Dialect::Sns,
+        clauses,
+        program: compile_clauses_with(Dialect::Sns, &policy, &body_scope()),
+        policy,
+    }
+}
+
+/// [`passing_event`] as the bytes of one JSON line.
+pub fn passing_event_bytes() -> Vec<u8> {
+    passing_event().to_string().into_bytes()
+}
+
+/// [`passing_event`] as headers (numbers as their text), in the order of the JSON line.
+pub const PASSING_HEADERS: [(&str, &str); 8] = [
+    ("event", "order.paid"),
+    ("environment", "production"),
+    ("amount", "149.5"),
+    ("region", "eu-west-1"),
+    ("subject", "orders.eu.created"),
+    ("customer", "c123"),
+    ("priority", "5"),
+    ("source", "web"),
+];
+
+/// The one-clause header filter of the borrowed-headers workload (stream):
+/// `event in [order.paid, order.created]`, the header counterpart of `pol1c`.
+pub const HEADER_FILTER: &str = "event in [order.paid, order.created]";
+
+/// [`HEADER_FILTER`] compiled.
+pub fn header_filter() -> Filter {
+    filtervm_compiler::compile_text(Dialect::Stream, HEADER_FILTER, &json!({})).expect("compiles")
+}
+
+/// [`HEADER_FILTER`] written by hand over the same header slice: some header named `event` has
+/// one of the two values.
+#[inline]
+pub fn hand_headers(headers: &[(&str, &str)]) -> bool {
+    headers
+        .iter()
+        .any(|(n, v)| *n == "event" && (*v == "order.paid" || *v == "order.created"))
+}
+
+/// A cityfeat line as an Event Grid event (the feature is the event's `data`).
+pub fn cityfeat_event(feature: &str) -> Vec<u8> {
+    format!(
+        r#"{{"id": "1", "eventType": "CityLots.Feature", "subject": "/lots", "eventTime": "2024-01-01T00:00:00Z", "dataVersion": "1", "data": {feature}}}"#
+    )
+    .into_bytes()
+}
+
+/// The `cl_exact` patterns (`{"properties": {"MAPBLKLOT": [v]}}`) as Event Grid `StringIn`
+/// filters on `data.properties.MAPBLKLOT`, and as quamina patterns on the same event
+/// (`{"data": ...}`).
+pub fn cityfeat_filters() -> Vec<(Value, String)> {
+    lines("cl_exact", 5)
+        .iter()
+        .map(|line| {
+            let pattern: Value = serde_json::from_str(line).expect("pattern");
+            let mut path = vec!["data".to_owned()];
+            let mut at = &pattern;
+            while let Value::Object(map) = at {
+                let (k, v) = map.iter().next().expect("one member");
+                path.push(k.clone());
+                at = v;
+            }
+            let filter = json!({"advancedFilters": [
+                {"operatorType": "StringIn", "key": path.join("."), "values": at}
+            ]});
+            (filter, json!({ "data": pattern }).to_string())
+        })
+        .collect()
 }
 
 /// A message decoded into typed fields, the input of the hand-written checks (the counterpart of
@@ -484,18 +572,13 @@ impl HandBound {
 
     /// Runs the check.
     #[inline]
-    pub fn check(&self, b: &Bindings) -> bool {
+    pub fn check(&self, b: &Bound<'_>) -> bool {
         let slot = |i: usize| b.slot(0, self.slots.get(i).copied().unwrap_or(usize::MAX));
         let strs = |i: usize, f: &dyn Fn(&str) -> bool| {
-            b.leaves(slot(i))
-                .iter()
-                .any(|l| matches!(l, Leaf::Str(v) if f(v)))
+            slot(i).leaves().any(|l| l.as_str().is_some_and(f))
         };
-        let nums = |i: usize, f: &dyn Fn(f64) -> bool| {
-            b.leaves(slot(i))
-                .iter()
-                .any(|l| matches!(l, Leaf::Num(n) if f(n.value())))
-        };
+        let nums =
+            |i: usize, f: &dyn Fn(f64) -> bool| slot(i).leaves().any(|l| l.as_f64().is_some_and(f));
         let event = || strs(0, &|v| v == "order.paid" || v == "order.created");
         let env = || strs(1, &|v| v == "production");
         let wildcard = |v: &str| {
@@ -507,9 +590,9 @@ impl HandBound {
             "seed" => {
                 event()
                     && env()
-                    && b.text_numbers(slot(2))
-                        .iter()
-                        .any(|x| (100.0..1000.0).contains(x))
+                    && slot(2)
+                        .leaves()
+                        .any(|l| l.as_str().is_some() && (100.0..1000.0).contains(&l.text_number()))
                     && slot(3).shape == Shape::Absent
             }
             "pol1c" | "pol1n" => event(),
@@ -629,8 +712,9 @@ mod tests {
     #[test]
     fn every_single_workload_matches_its_message() {
         for s in singles() {
-            let mut b = Bindings::new();
-            b.bind(s.program.keys(), &single_message(&s));
+            let mut scratch = filtervm_vm::bind::Bindings::new();
+            let message = single_message(&s);
+            let b = scratch.bind(s.program.keys(), &message);
             assert!(s.program.eval(&b, &mut Vec::new()), "{}", s.name);
             let hand = hand(&s.name).unwrap();
             assert!(hand(&decode(&single_event(&s))), "hand {}", s.name);
@@ -656,9 +740,10 @@ mod tests {
         for s in singles().into_iter().filter(|s| s.name != "seed") {
             let hand = hand(&s.name).unwrap();
             let bound = HandBound::new(&s).unwrap();
-            let mut b = Bindings::new();
+            let mut scratch = filtervm_vm::bind::Bindings::new();
             for m in &messages {
-                b.bind(s.program.keys(), &attributes(m));
+                let message = attributes(m);
+                let b = scratch.bind(s.program.keys(), &message);
                 let vm = s.program.eval(&b, &mut Vec::new());
                 assert_eq!(vm, hand(&decode(m)), "{} on {m}", s.name);
                 assert_eq!(vm, bound.check(&b), "{} bound on {m}", s.name);

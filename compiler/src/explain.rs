@@ -66,7 +66,8 @@ use crate::dialect::{Dialect, stream};
 use crate::error::MessageError;
 use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
 use crate::{Filter, message_from_json};
-use filtervm_vm::bind::{Bindings, KeyTable};
+use filtervm_vm::bind::{Bindings, Bound, BoundLeaf, KeyTable};
+use filtervm_vm::exec;
 use filtervm_vm::fold::fold;
 use filtervm_vm::key::Key;
 use filtervm_vm::message::Message;
@@ -83,6 +84,9 @@ use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::fmt::{self, Write as _};
 
+/// Hint: the message's JSON bytes are not JSON (an sns body: it matches only policies that read
+/// nothing from the body, rule 14).
+pub const HINT_NOT_JSON: &str = "NOT_JSON";
 /// Hint: a key is absent, but the message carries a name that differs only in case.
 pub const HINT_KEY_CASE: &str = "KEY_CASE";
 /// Hint: a string condition would hold if case were ignored.
@@ -315,6 +319,31 @@ pub fn explain_json(
     )
 }
 
+/// Explains raw JSON bytes as published — an SNS body (body scope) or an Event Grid event — read
+/// as [`crate::Evaluator::matches_bytes`] reads them; `policy` is the policy as compiled, if
+/// known. An Event Grid event that is not JSON is an error; an SNS body that is not JSON is
+/// explained (it matches only policies that read nothing from the body).
+pub fn explain_bytes(
+    filter: &Filter,
+    policy: Option<&Value>,
+    json: &[u8],
+) -> Result<Explanation, ExplainError> {
+    if filter.dialect() == Dialect::EventGrid
+        && let Err(e) =
+            filtervm_vm::json::validate(json, filtervm_vm::json::LoneSurrogates::Replace)
+    {
+        return Err(crate::not_json_error(Dialect::EventGrid, &e).into());
+    }
+    explain(
+        filter,
+        &Message::Body(json.to_vec()),
+        Sources {
+            policy,
+            message: None,
+        },
+    )
+}
+
 /// Explains why `message` does or does not match `filter`.
 pub fn explain(
     filter: &Filter,
@@ -323,10 +352,16 @@ pub fn explain(
 ) -> Result<Explanation, ExplainError> {
     let lowered = filter.lowered_ir().ok_or(ExplainError::NoIr)?;
     let program = filter.program();
-    let mut program_tests = Runner::new(message, program.keys().clone());
+    let mut scratch = Bindings::new();
+    let bound = scratch.bind(program.keys(), message);
     let mut registers = Vec::new();
-    let matched = program.eval(&program_tests.bindings, &mut registers);
-    let instructions = steps(program, &mut program_tests)?;
+    let matched = program.eval(&bound, &mut registers);
+    let program_tests = Runner {
+        table: program.keys(),
+        bound: bound.clone(),
+        registers: Vec::new(),
+    };
+    let instructions = steps(program, &program_tests)?;
 
     // The lowered IR may read keys the optimizer dropped (a subtree folded away): explain over the
     // program's key table extended by those keys, binding again only when there are some.
@@ -337,8 +372,13 @@ pub fn explain(
             table.intern(t.key.clone());
         }
     });
+    let mut extended_scratch = Bindings::new();
     let runner = if table.len() > before {
-        Runner::new(message, table)
+        Runner {
+            bound: extended_scratch.bind(&table, message),
+            table: &table,
+            registers: Vec::new(),
+        }
     } else {
         program_tests
     };
@@ -352,7 +392,7 @@ pub fn explain(
     attach(&mut root, &instructions, &mut HashSet::new());
     let mut decided_by = Vec::new();
     deciders(&root, matched, &mut decided_by);
-    let bindings = &engine.runner.bindings;
+    let bound = &engine.runner.bound;
     let hints = if matched {
         Vec::new()
     } else {
@@ -362,7 +402,21 @@ pub fn explain(
             raw: sources.message,
         };
         let mut hints = Vec::new();
-        if bindings.overflowed() {
+        if let Some(e) = bound.not_json() {
+            hints.push(Hint {
+                code: HINT_NOT_JSON,
+                pointer: String::new(),
+                message: if filter.dialect() == Dialect::Sns {
+                    format!(
+                        "the body is not JSON ({e}), so no condition on the body can hold \
+                         (sns rule 14); publish the body as a JSON object"
+                    )
+                } else {
+                    format!("the message is not JSON ({e}), so no condition on it can hold")
+                },
+            });
+        }
+        if bound.overflowed() {
             hints.push(Hint {
                 code: HINT_BODY_OVERFLOW,
                 pointer: String::new(),
@@ -382,7 +436,7 @@ pub fn explain(
     Ok(Explanation {
         dialect: filter.dialect(),
         matched,
-        rows: bindings.rows(),
+        rows: bound.rows(),
         root,
         decided_by,
         hints,
@@ -500,13 +554,13 @@ filtervm_vm::for_each_op!(inst_helpers);
 /// none of the rows.
 fn some_all(
     parts: ProgramParts,
-    bindings: &Bindings,
+    bound: &Bound<'_>,
     registers: &mut Vec<bool>,
 ) -> Result<Held, ExplainError> {
     let internal = |e: filtervm_vm::program::VerifyError| ExplainError::Internal(e.to_string());
-    if bindings.rows() <= 1 {
+    if bound.rows() <= 1 {
         let p = Program::new(parts).map_err(internal)?;
-        return Ok(Held::of(p.eval(bindings, registers)));
+        return Ok(Held::of(p.eval(bound, registers)));
     }
     let mut negated = parts.clone();
     let ret = negated.code.pop();
@@ -518,10 +572,10 @@ fn some_all(
     negated.sources.clear();
     let some = Program::new(parts)
         .map_err(internal)?
-        .eval(bindings, registers);
+        .eval(bound, registers);
     let all = !Program::new(negated)
         .map_err(internal)?
-        .eval(bindings, registers);
+        .eval(bound, registers);
     Ok(if all {
         Held::True
     } else if some {
@@ -531,98 +585,58 @@ fn some_all(
     })
 }
 
-/// Keys per binding batch (see [`Runner`]).
-const BATCH: usize = 64;
-
 /// Runs single test instructions on a message bound to a key table, through the VM's executor.
 ///
-/// A one-instruction program must carry a key table at least as long as the slot it reads. For a
-/// large table of independently resolved keys (attributes, headers, event members — not an sns
-/// body, whose rows depend on the whole table) the message is bound again in batches of [`BATCH`]
-/// keys, so each test costs O(batch) rather than O(table).
-struct Runner<'m> {
-    message: &'m Message,
-    table: KeyTable,
-    bindings: Bindings,
-    batches: Option<Vec<Option<(KeyTable, Bindings)>>>,
+/// A test instruction is compiled into a one-test program over a table of just its key, and run
+/// by the executor against the bound message's slot for that key ([`exec::eval_test`], as a
+/// `PolicySet` runs its tests), so each test costs O(1) in the size of the table.
+struct Runner<'a> {
+    table: &'a KeyTable,
+    bound: Bound<'a>,
     registers: Vec<bool>,
 }
 
-impl<'m> Runner<'m> {
-    fn new(message: &'m Message, table: KeyTable) -> Runner<'m> {
-        let mut bindings = Bindings::new();
-        bindings.bind(&table, message);
-        let independent = !table.keys().iter().any(|k| {
-            matches!(
-                k,
-                Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject
-            )
-        });
-        let batches = (independent && bindings.rows() == 1 && table.len() > BATCH)
-            .then(|| vec![None; table.len().div_ceil(BATCH)]);
-        Runner {
-            message,
-            table,
-            bindings,
-            batches,
-            registers: Vec::new(),
-        }
-    }
-
-    /// Runs one test instruction (its slot indexes `self.table`, its constants are in `pools`).
-    fn test(&mut self, inst: Inst, pools: Pools) -> Result<Held, ExplainError> {
+impl Runner<'_> {
+    /// Runs one test instruction (its slot indexes `self.table`, its constants are in `pools`):
+    /// whether it held in every, some or none of the rows.
+    fn test(&self, inst: Inst, pools: Pools) -> Result<Held, ExplainError> {
         let inst = inst_to_r0(inst);
         let slot = inst_slot(&inst)
             .ok_or_else(|| ExplainError::Internal("not a test instruction".into()))?;
-        let ret = Inst::Ret { src: Reg(0) };
-        let Runner {
-            message,
-            table,
-            bindings,
-            batches,
-            registers,
-        } = self;
-        let Some(batches) = batches else {
-            let parts = ProgramParts {
-                keys: table.clone(),
-                pools,
-                code: vec![inst, ret],
-                origins: Vec::new(),
-                sources: Vec::new(),
-                registers: 1,
-            };
-            return some_all(parts, bindings, registers);
-        };
-        let b = slot as usize / BATCH;
-        let entry = batches
-            .get_mut(b)
+        let key = self
+            .table
+            .keys()
+            .get(slot as usize)
             .ok_or_else(|| ExplainError::Internal("slot out of range".into()))?;
-        let (batch_table, batch_bindings) = entry.get_or_insert_with(|| {
-            let mut t = KeyTable::new();
-            for key in table.keys().iter().skip(b * BATCH).take(BATCH) {
-                t.intern(key.clone());
-            }
-            let mut bound = Bindings::new();
-            bound.bind(&t, message);
-            (t, bound)
-        });
-        let local = u32::try_from(slot as usize - b * BATCH).unwrap_or(u32::MAX);
-        let inst = inst_remap(inst, &|s| (s == slot).then_some(local))
+        let mut keys = KeyTable::new();
+        keys.intern(key.clone());
+        let inst = inst_remap(inst, &|s| (s == slot).then_some(0))
             .ok_or_else(|| ExplainError::Internal("slot remap".into()))?;
-        let parts = ProgramParts {
-            keys: batch_table.clone(),
+        let program = Program::new(ProgramParts {
+            keys,
             pools,
-            code: vec![inst, ret],
+            code: vec![inst, Inst::Ret { src: Reg(0) }],
             origins: Vec::new(),
             sources: Vec::new(),
             registers: 1,
-        };
-        some_all(parts, batch_bindings, registers)
+        })
+        .map_err(|e| ExplainError::Internal(e.to_string()))?;
+        let held_in = |row| exec::eval_test(&program, 0, &self.bound, row, slot as usize);
+        let rows = self.bound.rows();
+        let some = (0..rows).any(held_in);
+        let all = (0..rows).all(held_in);
+        Ok(if all {
+            Held::True
+        } else if some {
+            Held::SomeRows
+        } else {
+            Held::False
+        })
     }
 }
 
 /// Every test instruction of `program`, run alone (with just the constants it reads).
-fn steps(program: &Program, runner: &mut Runner<'_>) -> Result<Vec<Step>, ExplainError> {
+fn steps(program: &Program, runner: &Runner<'_>) -> Result<Vec<Step>, ExplainError> {
     let mut out = Vec::new();
     for (at, inst) in program.code().iter().enumerate() {
         if inst_slot(inst).is_none() {
@@ -689,20 +703,20 @@ impl Engine<'_> {
     /// matching rows when the message matched, else all rows), `node` compiled alone by codegen and
     /// run by the executor over every row.
     fn held_in_rows(&mut self, node: &Node) -> Result<Held, ExplainError> {
-        let table = &self.runner.table;
+        let table = self.runner.table;
         if !self.matched {
             let parts = sub_program(node, table)?;
-            return some_all(parts, &self.runner.bindings, &mut self.runner.registers);
+            return some_all(parts, &self.runner.bound, &mut self.runner.registers);
         }
         // some = a matching row where node holds; all = no matching row where it fails.
         let within = |n: Node| Node::and(vec![self.lowered.clone(), n], "");
         let some = sub_program(&within(node.clone()), table)?;
         let fails = sub_program(&within(Node::negation(node.clone())), table)?;
         let registers = &mut self.runner.registers;
-        let bindings = &self.runner.bindings;
+        let bound = &self.runner.bound;
         let eval = |parts: ProgramParts, registers: &mut Vec<bool>| {
             Program::new(parts)
-                .map(|p| p.eval(bindings, registers))
+                .map(|p| p.eval(bound, registers))
                 .map_err(|e| ExplainError::Internal(e.to_string()))
         };
         let some = eval(some, registers)?;
@@ -722,21 +736,21 @@ impl Engine<'_> {
             values: Vec::new(),
             more: 0,
         };
-        let bindings = &self.runner.bindings;
+        let bound = &self.runner.bound;
         let Some(index) = self.runner.table.get(key) else {
             return seen;
         };
-        for row in 0..bindings.rows() {
-            let slot = bindings.slot(row, index as usize);
+        for row in 0..bound.rows() {
+            let slot = bound.slot(row, index as usize);
             if !seen.shapes.contains(&slot.shape) {
                 seen.shapes.push(slot.shape);
             }
-            for leaf in bindings.leaves(slot) {
-                if seen.values.contains(leaf) {
+            for leaf in slot.leaves().filter_map(BoundLeaf::to_leaf) {
+                if seen.values.contains(&leaf) {
                     continue;
                 }
                 if seen.values.len() < MAX_SEEN {
-                    seen.values.push(leaf.clone());
+                    seen.values.push(leaf);
                 } else {
                     seen.more += 1;
                 }
@@ -754,7 +768,7 @@ impl Engine<'_> {
             NodeKind::Not(c) => (Kind::Not, vec![self.condition(c)?], None),
             NodeKind::Test(t) => (Kind::Test, Vec::new(), Some(t.clone())),
         };
-        let held = if self.runner.bindings.rows() > 1 {
+        let held = if self.runner.bound.rows() > 1 {
             self.held_in_rows(node)?
         } else {
             // One row: a test runs as one instruction; and/or/not combine their parts' values

@@ -20,10 +20,22 @@
 //! ]);
 //! assert!(filter.matches(&message));
 //!
-//! // ...or from JSON in the dialect's shape, evaluated with reusable buffers.
+//! // ...or from JSON in the dialect's shape, evaluated with reusable buffers...
 //! let json = json!({"attributes": {"event": {"type": "String", "value": "order.refunded"}}});
 //! let mut evaluator = Evaluator::new();
 //! assert!(!evaluator.matches_json(&filter, &json).unwrap());
+//!
+//! // ...or straight from what the broker holds, borrowed (nothing is copied).
+//! let attributes = [
+//!     ("event", AttributeType::String, "order.created"),
+//!     ("amount", AttributeType::Number, "100"),
+//! ];
+//! assert!(evaluator.matches_attributes(&filter, &attributes));
+//!
+//! // SNS bodies and Event Grid events are matched from their raw bytes.
+//! let body = compile(Dialect::Sns, &json!({"event": ["order.paid"]}),
+//!                    &json!({"scope": "MessageBody"})).unwrap();
+//! assert!(evaluator.matches_bytes(&body, br#"{"event": "order.paid", "items": [[{}]]}"#).unwrap());
 //!
 //! // Errors carry a stable code and a JSON Pointer.
 //! let err = compile(Dialect::Basaltic, &json!({"a": [{"prefix": ""}]}), &json!({})).unwrap_err();
@@ -45,8 +57,8 @@ pub mod wire;
 pub use dialect::{Dialect, message_from_json, message_from_line};
 pub use error::{CompileError, MessageError, PolicyError};
 
-use filtervm_vm::bind::Bindings;
-use filtervm_vm::message::Message;
+use filtervm_vm::bind::{Bindings, Bound, Judgement};
+use filtervm_vm::message::{Attributes, Headers, Message};
 use filtervm_vm::program::Program;
 
 /// The largest policy text accepted, in bytes (basaltic B-12, sns rule 44).
@@ -54,6 +66,14 @@ pub const MAX_POLICY_BYTES: usize = 256 * 1024;
 
 /// The error code of a message too complex to evaluate within the binding limits.
 pub const MESSAGE_TOO_COMPLEX: &str = "MESSAGE_TOO_COMPLEX";
+
+/// The error code of JSON message bytes that are not one JSON document: an Event Grid event
+/// that cannot be judged, or (from the `try_` entry points) an SNS body that is not JSON.
+pub const MESSAGE_NOT_JSON: &str = "MESSAGE_NOT_JSON";
+
+/// The error code of raw JSON bytes given to a filter whose dialect does not read a JSON body
+/// (attributes or headers).
+pub const MESSAGE_SHAPE: &str = "MESSAGE_SHAPE";
 
 /// The error code for policy text that is too large or not JSON.
 pub const INVALID_POLICY_TEXT: &str = "INVALID_POLICY_TEXT";
@@ -70,6 +90,8 @@ pub struct Filter {
     /// `None` for a filter loaded from bytes.
     optimized: Option<ir::Node>,
     program: Program,
+    /// What the filter reads from raw JSON bytes (from its dialect and options).
+    json_body: Option<JsonBody>,
 }
 
 impl Filter {
@@ -86,6 +108,7 @@ impl Filter {
     /// A filter loaded from bytes: its program, dialect and options, and no IR.
     pub(crate) fn loaded(dialect: Dialect, options: serde_json::Value, program: Program) -> Filter {
         Filter {
+            json_body: json_body(dialect, &options),
             dialect,
             options,
             lowered: None,
@@ -113,9 +136,53 @@ impl Filter {
     pub fn matches(&self, message: &Message) -> bool {
         Evaluator::new().matches(self, message)
     }
+
+    /// Whether the filter reads a JSON body from raw bytes (sns in body scope, eventgrid): then
+    /// [`Evaluator::matches_bytes`] matches a message as published.
+    pub fn reads_json_body(&self) -> bool {
+        self.json_body().is_some()
+    }
+
+    /// What the filter's dialect reads from raw JSON bytes, if anything.
+    #[inline]
+    pub(crate) fn json_body(&self) -> Option<JsonBody> {
+        self.json_body
+    }
 }
 
-/// Reusable evaluation buffers: bindings and registers.
+/// What a dialect with `options` reads from raw JSON bytes, if anything.
+fn json_body(dialect: Dialect, options: &serde_json::Value) -> Option<JsonBody> {
+    match dialect {
+        Dialect::EventGrid => Some(JsonBody::Event),
+        Dialect::Sns => match dialect::sns::scope(options) {
+            Ok(dialect::sns::Scope::MessageBody) => Some(JsonBody::SnsBody),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// What a dialect reads from raw JSON bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JsonBody {
+    /// An SNS message body (body scope): a body that is not JSON keeps its dialect meaning.
+    SnsBody,
+    /// An Event Grid event: bytes that are not JSON cannot be judged.
+    Event,
+}
+
+/// Reusable evaluation buffers: the binding scratch (arena, JSON reader) and registers. Keep one
+/// per thread: once warm, matching a stream of messages allocates nothing.
+///
+/// Entry points by what the broker holds:
+///
+/// | message | entry point |
+/// |---|---|
+/// | raw JSON bytes: an SNS body (body scope), an Event Grid event | [`Evaluator::matches_bytes`], [`Evaluator::try_matches_bytes`] |
+/// | typed attributes (basaltic, sns attribute scope), borrowed | [`Evaluator::matches_attributes`] |
+/// | headers (stream, expr), borrowed | [`Evaluator::matches_headers`] |
+/// | an owned [`Message`] | [`Evaluator::matches`], [`Evaluator::try_matches`] |
+/// | JSON in the dialect's vector shape | [`Evaluator::matches_json`] |
 #[derive(Debug, Default)]
 pub struct Evaluator {
     bindings: Bindings,
@@ -132,31 +199,84 @@ impl Evaluator {
     ///
     /// Fails closed: an SNS body too complex to judge element by element (more rows than
     /// `filtervm_vm::bind::MAX_ROW_SLOTS` allow, sns rule 18) is bound as a non-object and
-    /// matches only the empty policy. [`Evaluator::try_matches`] reports that case instead.
+    /// matches only the empty policy; so is an SNS body ([`Message::Body`]) that is not JSON
+    /// (sns rule 14), and an Event Grid event that is not JSON matches nothing.
+    /// [`Evaluator::try_matches`] reports those cases instead.
     pub fn matches(&mut self, filter: &Filter, message: &Message) -> bool {
-        self.bindings.bind(filter.program.keys(), message);
-        filter.program.eval(&self.bindings, &mut self.registers)
+        let bound = self.bindings.bind(filter.program.keys(), message);
+        filter.program.eval(&bound, &mut self.registers)
     }
 
-    /// Like [`Evaluator::matches`], but a message the binder had to give up on is an error.
+    /// Like [`Evaluator::matches`], but a message that could not be judged whole is an error:
+    /// [`MESSAGE_TOO_COMPLEX`] for a body beyond the binding limits, [`MESSAGE_NOT_JSON`] for
+    /// JSON bytes that are not JSON.
     pub fn try_matches(
         &mut self,
         filter: &Filter,
         message: &Message,
     ) -> Result<bool, MessageError> {
-        let verdict = self.matches(filter, message);
-        if self.bindings.overflowed() {
-            return Err(MessageError {
-                code: MESSAGE_TOO_COMPLEX,
-                pointer: String::new(),
-                message: format!(
-                    "the body has too many combinations of array elements to judge element by element \
-                     (more than {} slots); it was treated as not matching",
-                    filtervm_vm::bind::MAX_ROW_SLOTS
-                ),
-            });
+        let bound = self.bindings.bind(filter.program.keys(), message);
+        let verdict = filter.program.eval(&bound, &mut self.registers);
+        judged(filter, &bound)?;
+        Ok(verdict)
+    }
+
+    /// Matches raw JSON bytes as published: an SNS message body (sns, body scope) or an Event
+    /// Grid event. One validating pass over the bytes keeps only what the filter reads (any
+    /// depth, lone surrogate escapes read as U+FFFD), with no allocation once warm.
+    ///
+    /// Errors: [`MESSAGE_NOT_JSON`] for an Event Grid event that is not JSON, [`MESSAGE_SHAPE`]
+    /// for a filter whose dialect does not read a JSON body. An SNS body that is not JSON keeps
+    /// its dialect meaning (sns rule 14: it matches only policies that read nothing from the
+    /// body), and so does one too complex to judge element by element; use
+    /// [`Evaluator::try_matches_bytes`] to have those reported.
+    pub fn matches_bytes(&mut self, filter: &Filter, json: &[u8]) -> Result<bool, MessageError> {
+        let kind = filter.json_body().ok_or_else(|| not_json_dialect(filter))?;
+        let bound = self.bindings.bind_json(filter.program.keys(), json);
+        let verdict = filter.program.eval(&bound, &mut self.registers);
+        if kind == JsonBody::Event
+            && let Some(e) = bound.not_json()
+        {
+            return Err(not_json_error(filter.dialect, e));
         }
         Ok(verdict)
+    }
+
+    /// Like [`Evaluator::matches_bytes`], but a message that could not be judged whole is an
+    /// error too: an SNS body that is not JSON ([`MESSAGE_NOT_JSON`]) or beyond the binding
+    /// limits ([`MESSAGE_TOO_COMPLEX`]).
+    pub fn try_matches_bytes(
+        &mut self,
+        filter: &Filter,
+        json: &[u8],
+    ) -> Result<bool, MessageError> {
+        filter.json_body().ok_or_else(|| not_json_dialect(filter))?;
+        let bound = self.bindings.bind_json(filter.program.keys(), json);
+        let verdict = filter.program.eval(&bound, &mut self.registers);
+        judged(filter, &bound)?;
+        Ok(verdict)
+    }
+
+    /// Matches typed attributes as the broker holds them (basaltic, sns attribute scope): any
+    /// [`Attributes`] — a slice of `(name, type, value)` tuples, a map of name → `(type,
+    /// value)`, ... Values are borrowed; a value that is not UTF-8 satisfies no string test.
+    pub fn matches_attributes<A: Attributes + ?Sized>(
+        &mut self,
+        filter: &Filter,
+        attributes: &A,
+    ) -> bool {
+        let bound = self
+            .bindings
+            .bind_attributes(filter.program.keys(), attributes);
+        filter.program.eval(&bound, &mut self.registers)
+    }
+
+    /// Matches headers as the broker holds them (stream, expr): any [`Headers`] — a slice of
+    /// `(name, value)` pairs, a map of name → value or → `Vec` of values (multi-valued), ...
+    /// Values are borrowed; a value that is not UTF-8 satisfies no string test.
+    pub fn matches_headers<H: Headers + ?Sized>(&mut self, filter: &Filter, headers: &H) -> bool {
+        let bound = self.bindings.bind_headers(filter.program.keys(), headers);
+        filter.program.eval(&bound, &mut self.registers)
     }
 
     /// Reads `message` in the dialect's JSON shape, then matches it.
@@ -167,6 +287,66 @@ impl Evaluator {
     ) -> Result<bool, MessageError> {
         let message = message_from_json(filter.dialect, &filter.options, message)?;
         Ok(self.matches(filter, &message))
+    }
+}
+
+/// `Ok` when `bound` was judged whole; the error saying why not otherwise.
+fn judged(filter: &Filter, bound: &Bound<'_>) -> Result<(), MessageError> {
+    match bound.judgement() {
+        Judgement::Judged => Ok(()),
+        Judgement::Overflowed => Err(MessageError {
+            code: MESSAGE_TOO_COMPLEX,
+            pointer: String::new(),
+            message: format!(
+                "the body has too many combinations of array elements to judge element by element \
+                 (more than {} slots); it was treated as not matching",
+                filtervm_vm::bind::MAX_ROW_SLOTS
+            ),
+        }),
+        Judgement::NotJson(e) => Err(not_json_error(filter.dialect, e)),
+    }
+}
+
+/// The error of JSON bytes that are not JSON, in the dialect's terms.
+pub(crate) fn not_json_error(dialect: Dialect, e: &filtervm_vm::json::Error) -> MessageError {
+    let message = if dialect == Dialect::Sns {
+        format!(
+            "the body is not JSON ({e}); an SNS body that is not JSON matches only policies that \
+             read nothing from the body"
+        )
+    } else {
+        format!("the event is not JSON: {e}")
+    };
+    MessageError {
+        code: MESSAGE_NOT_JSON,
+        pointer: String::new(),
+        message,
+    }
+}
+
+/// The error of raw JSON bytes given to a filter that reads attributes or headers.
+fn not_json_dialect(filter: &Filter) -> MessageError {
+    not_json_dialect_error(filter.dialect)
+}
+
+/// [`not_json_dialect`] for a dialect.
+pub(crate) fn not_json_dialect_error(dialect: Dialect) -> MessageError {
+    let hint = if dialect == Dialect::Sns {
+        " (compile with --options '{\"scope\":\"MessageBody\"}' to filter on the body)"
+    } else {
+        ""
+    };
+    MessageError {
+        code: MESSAGE_SHAPE,
+        pointer: String::new(),
+        message: format!(
+            "a {} filter reads message {}, not a JSON body{hint}",
+            dialect,
+            match dialect {
+                Dialect::Stream | Dialect::Expr => "headers",
+                _ => "attributes",
+            }
+        ),
     }
 }
 
@@ -186,6 +366,7 @@ pub fn compile(
         )
     })?;
     Ok(Filter {
+        json_body: json_body(dialect, options),
         dialect,
         options: options.clone(),
         lowered: Some(lowered),

@@ -12,8 +12,10 @@
 //! - **interned tests**: identical tests (same key, same predicate) are one test, checked at most
 //!   once per message (per binding row) whatever the number of filters reading it;
 //! - **equality index**: string-equality tests (and numeric tests whose intervals are single
-//!   points) are indexed by key and value. Binding a message and looking its values up in the index
-//!   yields every such test that holds — without looking at the others (*marking*). Each filter is
+//!   points) are indexed by key and value. The string constants are the set's key table's
+//!   dictionary, so binding a message gives each string it reads the id of the constant it equals
+//!   (see [`filtervm_vm::bind`]); looking those ids up in the index yields every such test that
+//!   holds — without looking at the others (*marking*). Each filter is
 //!   *anchored* on one indexed test it cannot hold without (see below); only filters whose anchor
 //!   holds are evaluated, plus the few that have no such test. So the work follows the message,
 //!   not the number of subscriptions;
@@ -94,15 +96,17 @@
 //! quarter of their capacity.
 
 use crate::dialect::Dialect;
+use crate::error::MessageError;
 use crate::intern::canonical_options;
 use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
 use crate::{Filter, codegen};
 use ahash::{AHashMap, RandomState};
-use filtervm_vm::bind::{Bindings, KeyTable, map_bytes};
+use filtervm_vm::bind::{Bindings, Bound, KeyTable, NO_ID, Slot, map_bytes};
 use filtervm_vm::exec;
-use filtervm_vm::message::Message;
+use filtervm_vm::message::{Attributes, Headers, Message};
+use filtervm_vm::op::Inst;
 use filtervm_vm::program::{Interval, Program};
-use filtervm_vm::value::{Leaf, Shapes};
+use filtervm_vm::value::Shapes;
 use std::hash::Hash;
 use std::mem::size_of;
 
@@ -163,9 +167,9 @@ const GONE: u32 = u32::MAX;
 /// How an interned test is checked.
 #[derive(Debug)]
 enum Check {
-    /// Some string leaf equals one of these values (sorted, distinct): answered by the equality
-    /// index.
-    StrEq(Box<[Box<str>]>),
+    /// Some string leaf equals one of these values (distinct), each with its id in the key
+    /// table's dictionary, sorted by id: answered by the equality index.
+    StrEq(Box<[(u32, Box<str>)]>),
     /// Some number leaf equals one of these values (binary64 bits, `-0` as `0`; sorted,
     /// distinct): answered by the numeric equality index.
     NumEq(Box<[u64]>),
@@ -193,6 +197,9 @@ struct TestEntry {
     index_at: Box<[u32]>,
     /// The interning key (`(key pred)` text), to forget the test when it is freed.
     text: Box<str>,
+    /// The test reads its slot's leaves as numeric text: it holds a reference to the key table's
+    /// "compute text numbers" for the slot.
+    text_numbers: bool,
 }
 
 impl TestEntry {
@@ -204,6 +211,7 @@ impl TestEntry {
             anchored: Vec::new(),
             index_at: Box::default(),
             text: Box::default(),
+            text_numbers: false,
         }
     }
 }
@@ -434,11 +442,13 @@ fn shrink_sparse_map<K: Hash + Eq, V>(m: &mut AHashMap<K, V>) {
 pub struct PolicySet {
     keys: KeyTable,
     dialect: Option<(Dialect, String)>,
+    /// What the set's filters read from raw JSON bytes (fixed by the first filter added).
+    json_body: Option<crate::JsonBody>,
     tests: Vec<TestEntry>,
     test_ids: AHashMap<Box<str>, u32>,
     free_tests: Vec<u32>,
-    /// String-equality tests by slot and value.
-    str_index: EqIndex<Box<str>>,
+    /// String-equality tests by slot and dictionary id.
+    str_index: EqIndex<u32>,
     /// Numeric point tests by slot and value bits.
     num_index: EqIndex<u64>,
     filters: Vec<FilterEntry>,
@@ -466,6 +476,7 @@ impl PolicySet {
         PolicySet {
             keys: KeyTable::new(),
             dialect: None,
+            json_body: None,
             tests: Vec::new(),
             test_ids: AHashMap::new(),
             free_tests: Vec::new(),
@@ -552,7 +563,10 @@ impl PolicySet {
                 });
             }
             Some(_) => {}
-            None => self.dialect = Some((filter.dialect(), options)),
+            None => {
+                self.dialect = Some((filter.dialect(), options));
+                self.json_body = filter.json_body();
+            }
         }
         self.remove(id);
         let mut new_tests = Vec::new();
@@ -668,7 +682,7 @@ impl PolicySet {
             + map_bytes(self.test_ids.capacity(), size_of::<(Box<str>, u32)>())
             + (self.always.capacity() + self.free_filters.capacity() + self.free_tests.capacity())
                 * 4
-            + self.str_index.heap_bytes(|v| v.len())
+            + self.str_index.heap_bytes(|_| 0)
             + self.num_index.heap_bytes(|_| 0)
             + self.dialect.as_ref().map_or(0, |(_, o)| o.capacity());
         for ids in self.filter_ids.values() {
@@ -687,7 +701,7 @@ impl PolicySet {
             n += match &t.check {
                 Check::StrEq(v) => v
                     .iter()
-                    .map(|s| s.len() + size_of::<Box<str>>())
+                    .map(|(_, s)| s.len() + size_of::<(u32, Box<str>)>())
                     .sum::<usize>(),
                 Check::NumEq(v) => v.len() * 8,
                 Check::Num(_, r) => r.len() * size_of::<Interval>(),
@@ -798,7 +812,12 @@ impl PolicySet {
                 let mut values = values.clone();
                 values.sort_unstable();
                 values.dedup();
-                Check::StrEq(values.into_boxed_slice())
+                let mut with_ids: Vec<(u32, Box<str>)> = values
+                    .into_iter()
+                    .map(|v| (self.keys.add_constant(slot, &v), v))
+                    .collect();
+                with_ids.sort_unstable();
+                Check::StrEq(with_ids.into_boxed_slice())
             }
             Pred::Num {
                 source: NumSource::NumberLeaf,
@@ -826,10 +845,14 @@ impl PolicySet {
         };
         let cost = cost_of(&check);
         let index_at = match &check {
-            Check::StrEq(values) => self.str_index.insert(slot, values, t),
+            Check::StrEq(values) => self.str_index.insert(slot, &ids(values), t),
             Check::NumEq(bits) => self.num_index.insert(slot, bits, t),
             _ => Box::default(),
         };
+        let text_numbers = reads_text_numbers(&check);
+        if text_numbers {
+            self.keys.add_text_numbers(slot);
+        }
         if let Some(entry) = self.tests.get_mut(t as usize) {
             *entry = TestEntry {
                 slot,
@@ -838,6 +861,7 @@ impl PolicySet {
                 anchored: Vec::new(),
                 index_at,
                 text: text.clone(),
+                text_numbers,
             };
         }
         self.test_ids.insert(text, t);
@@ -993,10 +1017,11 @@ impl PolicySet {
             check,
             index_at,
             text,
+            text_numbers,
             ..
         } = std::mem::replace(entry, TestEntry::free());
         let moves = match &check {
-            Check::StrEq(values) => self.str_index.remove(slot, values, &index_at),
+            Check::StrEq(values) => self.str_index.remove(slot, &ids(values), &index_at),
             Check::NumEq(bits) => self.num_index.remove(slot, bits, &index_at),
             _ => Vec::new(),
         };
@@ -1006,9 +1031,9 @@ impl PolicySet {
             };
             // The moved test holds the same value; find it among its own (sorted) values.
             let j = match (&check, &moved.check) {
-                (Check::StrEq(values), Check::StrEq(own)) => {
-                    values.get(m.value).and_then(|v| own.binary_search(v).ok())
-                }
+                (Check::StrEq(values), Check::StrEq(own)) => values
+                    .get(m.value)
+                    .and_then(|(id, _)| own.binary_search_by_key(id, |(i, _)| *i).ok()),
                 (Check::NumEq(values), Check::NumEq(own)) => {
                     values.get(m.value).and_then(|v| own.binary_search(v).ok())
                 }
@@ -1018,24 +1043,39 @@ impl PolicySet {
                 *p = m.at;
             }
         }
+        if let Check::StrEq(values) = &check {
+            for (_, v) in values.iter() {
+                self.keys.release_constant(slot, v);
+            }
+        }
+        if text_numbers {
+            self.keys.release_text_numbers(slot);
+        }
         self.keys.release(slot);
         self.test_ids.remove(&text);
         shrink_sparse_map(&mut self.test_ids);
         self.free_tests.push(t);
     }
 
-    /// What a compaction keeps and rewrites: subscriptions, filters, tests, keys, code words.
+    /// What a compaction keeps and rewrites: subscriptions, filters, tests, keys, dictionary
+    /// constants, code words.
     fn live_weight(&self) -> usize {
         self.subs.len()
             + self.distinct_filters()
             + self.distinct_tests()
             + (self.keys.len() - self.keys.released())
+            + self.keys.constants()
             + (self.code.len() - self.garbage)
     }
 
-    /// What a compaction drops: free filter and test ids, released key slots, unused code words.
+    /// What a compaction drops: free filter, test and dictionary ids, released key slots, unused
+    /// code words.
     fn dead_weight(&self) -> usize {
-        self.free_filters.len() + self.free_tests.len() + self.keys.released() + self.garbage
+        self.free_filters.len()
+            + self.free_tests.len()
+            + self.keys.released()
+            + self.keys.free_constants()
+            + self.garbage
     }
 
     /// Renumbers the live keys, tests and filters densely (in their current order), rewrites
@@ -1098,8 +1138,21 @@ impl PolicySet {
             *f = renumber(&filter_map, *f);
         }
         self.always.shrink_to_fit();
-        self.str_index.renumber(&slots, &test_map);
         self.num_index.renumber(&slots, &test_map);
+        // The dictionary was renumbered with the key table: the string index is built again.
+        self.str_index = EqIndex::default();
+        for (t, test) in tests.iter_mut().enumerate() {
+            if let Check::StrEq(values) = &mut test.check {
+                let mut renumbered: Vec<(u32, Box<str>)> = std::mem::take(values)
+                    .into_vec()
+                    .into_iter()
+                    .map(|(_, v)| (self.keys.constant_id(&v).unwrap_or(NO_ID), v))
+                    .collect();
+                renumbered.sort_unstable();
+                *values = renumbered.into_boxed_slice();
+                test.index_at = self.str_index.insert(test.slot, &ids(values), idx(t));
+            }
+        }
 
         // The maps.
         for t in self.test_ids.values_mut() {
@@ -1172,6 +1225,20 @@ fn program_bytes(p: &Program) -> usize {
         + pools.wildcards.len() * size_of::<filtervm_vm::wildcard::Wildcard>()
         + pools.patterns.len() * size_of::<filtervm_vm::pattern::SegmentPattern>()
         + pools.cidrs.len() * size_of::<filtervm_vm::cidr::Cidr>()
+}
+
+/// The dictionary ids of a string-equality check's values.
+fn ids(values: &[(u32, Box<str>)]) -> Vec<u32> {
+    values.iter().map(|(id, _)| *id).collect()
+}
+
+/// Whether a check reads its slot's string leaves as numbers.
+fn reads_text_numbers(check: &Check) -> bool {
+    match check {
+        Check::Num(NumSource::Text, _) => true,
+        Check::Program(p) => p.code().iter().any(|i| matches!(i, Inst::TextNumIn { .. })),
+        _ => false,
+    }
 }
 
 fn cost_of(check: &Check) -> u8 {
@@ -1288,11 +1355,18 @@ fn map_code_tests(code: &mut [u32], map: impl Fn(u32) -> u32) {
     }
 }
 
-/// Reusable buffers for matching messages against a [`PolicySet`]: the bindings, the per-test
-/// verdicts of the current message and the result.
+/// Reusable buffers for matching messages against a [`PolicySet`]: the binding scratch, the
+/// per-test verdicts of the current message and the result. Keep one per thread: once warm,
+/// matching a stream of messages allocates nothing.
 #[derive(Debug, Default)]
 pub struct SetMatcher {
     bindings: Bindings,
+    state: MatchState,
+}
+
+/// What matching one message keeps apart from the bindings.
+#[derive(Debug, Default)]
+struct MatchState {
     /// Per test: `epoch << 1 | verdict` when checked for the current row.
     memo: Vec<u32>,
     epoch: u32,
@@ -1301,6 +1375,8 @@ pub struct SetMatcher {
     stamp: u32,
     marked: Vec<u32>,
     out: Vec<SubscriptionId>,
+    /// The width of the last message's rows.
+    width: usize,
 }
 
 impl SetMatcher {
@@ -1309,33 +1385,91 @@ impl SetMatcher {
         SetMatcher::default()
     }
 
-    /// The bindings of the last message matched.
-    pub fn bindings(&self) -> &Bindings {
-        &self.bindings
+    /// The number of slots in a row of the last message matched (the set's key table's width).
+    pub fn bound_width(&self) -> usize {
+        self.state.width
     }
 
     /// The subscriptions of `set` whose filter matches `message`, in no particular order.
     pub fn matching(&mut self, set: &PolicySet, message: &Message) -> &[SubscriptionId] {
-        self.bindings.bind(&set.keys, message);
-        self.matching_bound(set)
+        let bound = self.bindings.bind(&set.keys, message);
+        self.state.matching(set, &bound)
     }
 
-    /// Like [`SetMatcher::matching`], for a message already bound to `set.keys()` with
-    /// [`SetMatcher::bind`].
-    pub fn matching_bound(&mut self, set: &PolicySet) -> &[SubscriptionId] {
+    /// The subscriptions of `set` whose filter matches the raw JSON bytes `json` (an SNS body or
+    /// an Event Grid event, as [`crate::Evaluator::matches_bytes`] reads them): bound once, to
+    /// the set's key table, reading only what some subscription reads. Errors as
+    /// [`crate::Evaluator::matches_bytes`] does; an empty set matches nothing.
+    pub fn matching_bytes(
+        &mut self,
+        set: &PolicySet,
+        json: &[u8],
+    ) -> Result<&[SubscriptionId], MessageError> {
+        let bound = self.bindings.bind_json(&set.keys, json);
+        if let Some(e) = bound.not_json()
+            && set.json_body == Some(crate::JsonBody::Event)
+        {
+            return Err(crate::not_json_error(Dialect::EventGrid, e));
+        }
+        if set.json_body.is_none() && !set.is_empty() {
+            return Err(crate::not_json_dialect_error(
+                set.dialect().unwrap_or(Dialect::Sns),
+            ));
+        }
+        Ok(self.state.matching(set, &bound))
+    }
+
+    /// The subscriptions of `set` whose filter matches the typed attributes `attributes`,
+    /// borrowed (see [`crate::Evaluator::matches_attributes`]).
+    pub fn matching_attributes<A: Attributes + ?Sized>(
+        &mut self,
+        set: &PolicySet,
+        attributes: &A,
+    ) -> &[SubscriptionId] {
+        let bound = self.bindings.bind_attributes(&set.keys, attributes);
+        self.state.matching(set, &bound)
+    }
+
+    /// The subscriptions of `set` whose filter matches `headers`, borrowed (see
+    /// [`crate::Evaluator::matches_headers`]).
+    pub fn matching_headers<H: Headers + ?Sized>(
+        &mut self,
+        set: &PolicySet,
+        headers: &H,
+    ) -> &[SubscriptionId] {
+        let bound = self.bindings.bind_headers(&set.keys, headers);
+        self.state.matching(set, &bound)
+    }
+
+    /// Like [`SetMatcher::matching`], for a message the caller bound to `set.keys()` (with a
+    /// [`Bindings`] of its own).
+    pub fn matching_bound(&mut self, set: &PolicySet, bound: &Bound<'_>) -> &[SubscriptionId] {
+        self.state.matching(set, bound)
+    }
+
+    /// Binds `message` to the set's key table and drops the result (for timing binding apart
+    /// from matching); returns the number of rows.
+    pub fn bind(&mut self, set: &PolicySet, message: &Message) -> usize {
+        self.bindings.bind(&set.keys, message).rows()
+    }
+}
+
+impl MatchState {
+    fn matching(&mut self, set: &PolicySet, bound: &Bound<'_>) -> &[SubscriptionId] {
         self.out.clear();
+        self.width = bound.width();
         fit(&mut self.memo, set.tests.len());
         fit(&mut self.matched, set.filters.len());
         self.stamp = self.next_stamp();
         let message_stamp = self.stamp;
-        let rows = self.bindings.rows();
-        for row in 0..rows {
+        for row in 0..bound.rows() {
+            let slots = bound.row(row);
             self.epoch = self.epoch.wrapping_add(1);
             if self.epoch >= 1 << 30 || self.epoch == 0 {
                 self.memo.iter_mut().for_each(|m| *m = 0);
                 self.epoch = 1;
             }
-            self.mark(set, row);
+            self.mark(set, slots);
             let mut i = 0;
             while let Some(&t) = self.marked.get(i) {
                 i += 1;
@@ -1347,19 +1481,14 @@ impl SetMatcher {
                     if p.guard != NO_GUARD && self.memo.get(p.guard as usize) != Some(&on) {
                         continue;
                     }
-                    self.consider(set, p.filter, row, message_stamp);
+                    self.consider(set, p.filter, bound, row, message_stamp);
                 }
             }
             for &f in &set.always {
-                self.consider(set, f, row, message_stamp);
+                self.consider(set, f, bound, row, message_stamp);
             }
         }
         &self.out
-    }
-
-    /// Binds `message` to the set's key table (for timing binding apart from matching).
-    pub fn bind(&mut self, set: &PolicySet, message: &Message) {
-        self.bindings.bind(&set.keys, message);
     }
 
     fn next_stamp(&mut self) -> u32 {
@@ -1371,46 +1500,44 @@ impl SetMatcher {
         self.stamp
     }
 
-    /// Marks every indexed test that holds on row `row` (and lists them in `marked`).
-    fn mark(&mut self, set: &PolicySet, row: usize) {
+    /// Marks every indexed test that holds on the row `slots` (and lists them in `marked`):
+    /// string leaves by the dictionary id binding gave them, number leaves by value.
+    fn mark(&mut self, set: &PolicySet, slots: &[Slot<'_>]) {
         self.marked.clear();
         let on = (self.epoch << 1) | 1;
-        let slots = self.bindings.row(row);
+        let MatchState { memo, marked, .. } = self;
+        let mut hit = |tests: &[u32]| {
+            for &t in tests {
+                if let Some(m) = memo.get_mut(t as usize)
+                    && *m != on
+                {
+                    *m = on;
+                    marked.push(t);
+                }
+            }
+        };
         for (&slot, index) in &set.str_index.by_slot {
-            let Some(&s) = slots.get(slot as usize) else {
+            let Some(s) = slots.get(slot as usize) else {
                 continue;
             };
-            for leaf in self.bindings.leaves(s) {
-                if let Leaf::Str(v) = leaf
-                    && let Some(tests) = index.get(&**v)
+            for leaf in s.leaves() {
+                let id = leaf.eq_id();
+                if id != NO_ID
+                    && let Some(tests) = index.get(&id)
                 {
-                    for &t in tests {
-                        if let Some(m) = self.memo.get_mut(t as usize)
-                            && *m != on
-                        {
-                            *m = on;
-                            self.marked.push(t);
-                        }
-                    }
+                    hit(tests);
                 }
             }
         }
         for (&slot, index) in &set.num_index.by_slot {
-            let Some(&s) = slots.get(slot as usize) else {
+            let Some(s) = slots.get(slot as usize) else {
                 continue;
             };
-            for leaf in self.bindings.leaves(s) {
-                if let Leaf::Num(n) = leaf
-                    && let Some(tests) = index.get(&num_bits(n.value()))
+            for leaf in s.leaves() {
+                if let Some(x) = leaf.as_f64()
+                    && let Some(tests) = index.get(&num_bits(x))
                 {
-                    for &t in tests {
-                        if let Some(m) = self.memo.get_mut(t as usize)
-                            && *m != on
-                        {
-                            *m = on;
-                            self.marked.push(t);
-                        }
-                    }
+                    hit(tests);
                 }
             }
         }
@@ -1422,7 +1549,7 @@ impl SetMatcher {
     /// A filter is anchored on one test (or none), and a test is marked once per row, so a filter
     /// comes up at most once per row; across rows, `matched` keeps a match from counting twice.
     #[inline]
-    fn consider(&mut self, set: &PolicySet, f: u32, row: usize, msg_stamp: u32) {
+    fn consider(&mut self, set: &PolicySet, f: u32, bound: &Bound<'_>, row: usize, msg_stamp: u32) {
         let fi = f as usize;
         if row > 0 && self.matched.get(fi) == Some(&msg_stamp) {
             return;
@@ -1434,7 +1561,7 @@ impl SetMatcher {
             .code
             .get(entry.start as usize..(entry.start + entry.len) as usize)
             .unwrap_or(&[]);
-        if self.run(set, code, row) {
+        if self.run(set, code, bound, row) {
             if let Some(m) = self.matched.get_mut(fi) {
                 *m = msg_stamp;
             }
@@ -1443,7 +1570,7 @@ impl SetMatcher {
     }
 
     /// Runs a filter's code: one accumulator, forward jumps only.
-    fn run(&mut self, set: &PolicySet, code: &[u32], row: usize) -> bool {
+    fn run(&mut self, set: &PolicySet, code: &[u32], bound: &Bound<'_>, row: usize) -> bool {
         if let Some((&head, conjuncts)) = code.split_first()
             && head >> 29 == OP_CONJ
         {
@@ -1453,7 +1580,7 @@ impl SetMatcher {
                 let holds = if w & IDX != 0 {
                     self.memo.get(t as usize) == Some(&on)
                 } else {
-                    self.test(set, t, row)
+                    self.test(set, t, bound, row)
                 };
                 if holds == (w & NEG != 0) {
                     return false;
@@ -1470,7 +1597,7 @@ impl SetMatcher {
                 OP_MARKED => {
                     acc = self.memo.get(operand as usize) == Some(&((self.epoch << 1) | 1));
                 }
-                OP_TEST => acc = self.test(set, operand, row),
+                OP_TEST => acc = self.test(set, operand, bound, row),
                 OP_NOT => acc = !acc,
                 OP_CONST => acc = operand != 0,
                 OP_JF => {
@@ -1491,7 +1618,7 @@ impl SetMatcher {
 
     /// The verdict of test `t` on row `row`, checked at most once per row.
     #[inline]
-    fn test(&mut self, set: &PolicySet, t: u32, row: usize) -> bool {
+    fn test(&mut self, set: &PolicySet, t: u32, bound: &Bound<'_>, row: usize) -> bool {
         let epoch = self.epoch << 1;
         let Some(&m) = self.memo.get(t as usize) else {
             return false;
@@ -1502,23 +1629,22 @@ impl SetMatcher {
         let Some(test) = set.tests.get(t as usize) else {
             return false;
         };
-        let slot = || self.bindings.slot(row, test.slot as usize);
+        let slot = bound.slot(row, test.slot as usize);
         let verdict = match &test.check {
             // Indexed tests that hold were marked: unmarked ones do not hold.
             Check::StrEq(_) | Check::NumEq(_) | Check::Free => false,
-            Check::Shape(shapes) => shapes.has(slot().shape),
-            Check::Num(NumSource::NumberLeaf, ranges) => {
-                self.bindings.leaves(slot()).iter().any(|l| match l {
-                    Leaf::Num(n) => ranges.iter().any(|r| r.contains(n.value())),
-                    _ => false,
-                })
-            }
-            Check::Num(NumSource::Text, ranges) => self
-                .bindings
-                .text_numbers(slot())
-                .iter()
-                .any(|&x| ranges.iter().any(|r| r.contains(x))),
-            Check::Program(p) => exec::eval_test(p, 0, &self.bindings, row, test.slot as usize),
+            Check::Shape(shapes) => shapes.has(slot.shape),
+            Check::Num(NumSource::NumberLeaf, ranges) => slot.leaves().any(|l| {
+                l.as_f64()
+                    .is_some_and(|x| ranges.iter().any(|r| r.contains(x)))
+            }),
+            Check::Num(NumSource::Text, ranges) => slot.leaves().any(|l| {
+                l.as_str().is_some() && {
+                    let x = l.text_number();
+                    ranges.iter().any(|r| r.contains(x))
+                }
+            }),
+            Check::Program(p) => exec::eval_test(p, 0, bound, row, test.slot as usize),
         };
         if let Some(m) = self.memo.get_mut(t as usize) {
             *m = epoch | u32::from(verdict);
@@ -1800,7 +1926,7 @@ mod tests {
             assert_eq!((set.distinct_tests(), set.distinct_filters()), (0, 0));
             let m = Message::attributes([("k0_0", AttributeType::String, "v")]);
             assert!(matcher.matching(&set, &m).is_empty());
-            assert_eq!(matcher.bindings().width(), 0);
+            assert_eq!(matcher.bound_width(), 0);
         }
         // All that is left is what a set that ever held one subscription holds: its options.
         assert_eq!(set.heap_bytes(), emptied_set_bytes());

@@ -137,7 +137,8 @@ fn match_keeps_going_after_hostile_lines() {
     assert_no_panic(&out);
     assert_eq!(stdout_lines(&out), ["error", "match", "no-match"]);
 
-    // An SNS body nested 100,000 levels is not JSON: no match (rule 14), not an error.
+    // An SNS body nested 100,000 levels is JSON, read without recursion: `a` is an object, not
+    // a leaf (rule 19), so `exists: false` holds.
     let body = format!("{}1{}", r#"{"a":"#.repeat(100_000), "}".repeat(100_000));
     let out = filtervm(
         &[
@@ -149,12 +150,20 @@ fn match_keeps_going_after_hostile_lines() {
             "-f",
             r#"{"a": [{"exists": false}]}"#,
         ],
-        lines(&[body.as_bytes(), br#"{"b": 1}"#]),
+        lines(&[body.as_bytes(), br#"{"b": 1}"#, b"{not json"]),
     );
     assert_no_panic(&out);
-    assert_eq!(stdout_lines(&out), ["no-match", "match"]);
+    // A body that is not JSON is reported (it would match only policies that read nothing
+    // from the body, rule 14).
+    assert_eq!(stdout_lines(&out), ["match", "match", "error"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("MESSAGE_NOT_JSON"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
-    // Event Grid: a deep event is an error, the next one is judged.
+    // Event Grid: a deep event is JSON (not an object, so no subject), then one is judged, then
+    // one that is not JSON is an error.
     let out = filtervm(
         &[
             "match",
@@ -163,10 +172,64 @@ fn match_keeps_going_after_hostile_lines() {
             "-f",
             r#"{"subjectBeginsWith": "a"}"#,
         ],
-        lines(&[deep.as_bytes(), br#"{"subject": "abc"}"#]),
+        lines(&[deep.as_bytes(), br#"{"subject": "abc"}"#, b"{"]),
     );
     assert_no_panic(&out);
-    assert_eq!(stdout_lines(&out), ["error", "match"]);
+    assert_eq!(stdout_lines(&out), ["no-match", "match", "error"]);
+}
+
+/// Valid SNS bodies are judged whatever their members nobody reads hold: nested 200 or 100,000
+/// levels, or a lone surrogate escape in an unrelated string (these were "not JSON" before, a
+/// silent no-match). The same in `explain`.
+#[test]
+fn match_judges_deep_and_lone_surrogate_bodies() {
+    let deep = |depth: usize| {
+        format!(
+            r#"{{"other": {}1{}, "k": "v"}}"#,
+            "[{\"x\": ".repeat(depth),
+            "}]".repeat(depth)
+        )
+    };
+    let lone = r#"{"note": "\ud800", "k": "v"}"#.to_owned();
+    let bodies = [deep(200), deep(100_000), lone];
+    let args = [
+        "match",
+        "-d",
+        "sns",
+        "--options",
+        r#"{"scope": "MessageBody"}"#,
+        "-f",
+        r#"{"k": ["v"]}"#,
+    ];
+    let parts: Vec<&[u8]> = bodies.iter().map(|b| b.as_bytes()).collect();
+    let out = filtervm(&args, lines(&parts));
+    assert_no_panic(&out);
+    assert_eq!(stdout_lines(&out), ["match", "match", "match"]);
+    assert_eq!(out.status.code(), Some(0));
+    let dir = std::env::temp_dir().join(format!("filtervm-cli-deep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, body) in bodies.iter().enumerate() {
+        let path = dir.join(format!("body{i}.json"));
+        std::fs::write(&path, body).unwrap();
+        let out = filtervm(
+            &[
+                "explain",
+                "-d",
+                "sns",
+                "--options",
+                r#"{"scope": "MessageBody"}"#,
+                "-f",
+                r#"{"k": ["v"]}"#,
+                "-m",
+                path.to_str().unwrap(),
+            ],
+            Vec::new(),
+        );
+        assert_no_panic(&out);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with("match"), "body {i}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

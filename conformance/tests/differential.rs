@@ -1,6 +1,9 @@
 //! The differential property in `cargo test`: for thousands of generated policy/message pairs per
-//! dialect, the VM and the reference interpreter give the same verdict. A disagreement prints the
-//! case as a ready-to-paste conformance vector line.
+//! dialect, the VM and the reference interpreter give the same verdict — the VM by every path a
+//! message takes (`filtervm_conformance::paths`): the owned message, the raw JSON bytes (SNS
+//! bodies, Event Grid events: pruned while read), the same bytes as a whole tree, and borrowed
+//! attributes and headers. A disagreement prints the case as a ready-to-paste conformance vector
+//! line.
 //!
 //! The cases are seeded and deterministic. `soak` (ignored) runs many more, for a release-mode
 //! search: `FILTERVM_SOAK=200000 FILTERVM_SEED=7 cargo test --release -p filtervm-conformance
@@ -15,6 +18,7 @@
 
 use filtervm_compiler::Dialect;
 use filtervm_conformance::generate::{self, Outcome, Rng, Source};
+use filtervm_conformance::paths;
 
 /// Runs `cases` generated cases; returns how many matched and the failures (at most 5).
 fn search(dialect: Dialect, cases: usize, seed: u64) -> (usize, Vec<String>) {
@@ -23,18 +27,17 @@ fn search(dialect: Dialect, cases: usize, seed: u64) -> (usize, Vec<String>) {
     for i in 0..cases {
         let case = generate::case(dialect, &mut rng).expect("the dialect has a generator");
         let id = format!("{}-diff-{seed}-{i}", dialect.name());
-        match generate::check(&case) {
-            Outcome::Agree(m) => matched += usize::from(m),
-            Outcome::Disagree { vm, reference } => failures.push(format!(
-                "VM says {vm}, reference says {reference}:\n{}",
-                case.to_vector(&id, reference)
-            )),
-            Outcome::Rejected(e) => failures.push(format!(
-                "generated an invalid policy ({e}):\n{}",
-                case.to_vector(&id, false)
-            )),
-            Outcome::Error(e) => {
-                failures.push(format!("error {e}:\n{}", case.to_vector(&id, false)))
+        match paths::check(case.dialect, &case.options, &case.policy, &case.message) {
+            Ok(m) => matched += usize::from(m),
+            Err(e) => {
+                let reference = filtervm_conformance::reference::evaluate(
+                    case.dialect,
+                    &case.options,
+                    &case.policy,
+                    &case.message,
+                )
+                .unwrap_or(false);
+                failures.push(format!("{e}:\n{}", case.to_vector(&id, reference)))
             }
         }
         if failures.len() >= 5 {
@@ -84,6 +87,45 @@ fn stream_vm_agrees_with_reference() {
     run(Dialect::Stream, 5000, 5);
 }
 
+/// The generated cases exercise every path: the raw bytes and the whole tree for SNS bodies and
+/// Event Grid events, borrowed tuples for attributes and headers.
+#[test]
+fn every_path_runs() {
+    let expected: [(Dialect, &[&str]); 5] = [
+        (Dialect::Sns, &["message", "bytes", "tree", "borrowed"]),
+        (Dialect::EventGrid, &["message", "bytes", "tree"]),
+        (Dialect::Basaltic, &["message", "borrowed"]),
+        (Dialect::Stream, &["message", "borrowed"]),
+        (Dialect::Expr, &["message", "borrowed"]),
+    ];
+    for (dialect, names) in expected {
+        let mut rng = Rng::new(11);
+        let mut seen = std::collections::BTreeMap::new();
+        for _ in 0..500 {
+            let case = generate::case(dialect, &mut rng).unwrap();
+            let filter =
+                filtervm_compiler::compile(case.dialect, &case.policy, &case.options).unwrap();
+            let v = paths::verdicts(
+                case.dialect,
+                &case.options,
+                &case.policy,
+                &filter,
+                &case.message,
+            )
+            .unwrap();
+            for (name, _) in v.paths {
+                *seen.entry(name).or_insert(0usize) += 1;
+            }
+        }
+        for name in names {
+            assert!(
+                seen.get(name).is_some_and(|&n| n >= 50),
+                "{dialect}: path {name} ran {seen:?}"
+            );
+        }
+    }
+}
+
 /// The fuzzer's source of choices ([`generate::Bytes`]) gives valid cases too: from the empty
 /// input (every choice 0), saturated bytes, and short random inputs that run out mid-case.
 #[test]
@@ -100,6 +142,9 @@ fn byte_source_gives_valid_cases() {
             match generate::check(&case) {
                 Outcome::Agree(_) => {}
                 other => panic!("{other:?}:\n{}", case.to_vector("bytes", false)),
+            }
+            if let Err(e) = paths::check(case.dialect, &case.options, &case.policy, &case.message) {
+                panic!("{e}:\n{}", case.to_vector("bytes", false));
             }
         }
     }

@@ -286,21 +286,32 @@ fn nested(depth: usize, inner: &str) -> String {
 #[test]
 fn body_nested_a_hundred_thousand_levels() {
     let deep = nested(100_000, "1");
-    // SNS body scope: the body does not parse (serde_json stops at 128 levels), so it is not a
-    // JSON object and matches no policy that reads it (rule 14) — and `{}` still matches (D-2).
+    // SNS body scope: the body is JSON, read at any depth without recursion; `a.a` is an object,
+    // not a leaf (rule 19), so `exists: true` does not hold — and `{}` matches (D-2).
     let policy = json!({"a": {"a": [{"exists": true}]}});
     let filter = compiles(Dialect::Sns, &policy, &body());
     let message = json!({ "body": deep });
     assert!(!timed("a deep body", || vm(&filter, &message)));
-    assert!(!both(Dialect::Sns, &body(), &policy, &message));
     let anything = compiles(Dialect::Sns, &json!({}), &body());
     assert!(vm(&anything, &message));
     let line_message =
         filtervm_compiler::message_from_line(Dialect::Sns, &body(), &deep).expect("a body line");
-    assert!(!Evaluator::new().matches(&filter, &line_message));
-    // The other dialects read a line as JSON: a clear error.
+    assert_eq!(
+        Evaluator::new().try_matches(&filter, &line_message),
+        Ok(false),
+        "judged, not reported"
+    );
+    // An Event Grid event is read from its bytes too: judged (not an event with a subject).
+    let eventgrid = compiles(
+        Dialect::EventGrid,
+        &json!({"subjectBeginsWith": "a"}),
+        &Value::Null,
+    );
+    let event = filtervm_compiler::message_from_line(Dialect::EventGrid, &Value::Null, &deep)
+        .expect("a deep event is JSON");
+    assert_eq!(Evaluator::new().try_matches(&eventgrid, &event), Ok(false));
+    // The other dialects read a line in their vector shape as a JSON tree: a clear error.
     for (dialect, options) in [
-        (Dialect::EventGrid, Value::Null),
         (Dialect::Expr, Value::Null),
         (Dialect::Stream, Value::Null),
         (Dialect::Basaltic, Value::Null),
@@ -310,6 +321,54 @@ fn body_nested_a_hundred_thousand_levels() {
             filtervm_compiler::message_from_line(dialect, &options, &deep)
         });
         assert!(result.is_err(), "{dialect}: a 100,000-level line was read");
+    }
+}
+
+/// Valid SNS bodies are judged whatever they hold where no policy reads: a member nested 200 or
+/// 100,000 levels deep, or a lone surrogate escape (`"\ud800"`) in an unrelated string, used to
+/// make the whole body "not JSON" (serde_json's limits), silently matching nothing. Through the
+/// vector shape, the raw bytes and the message reader of `filtervm match` (whose CLI test is in
+/// `compiler/tests/cli.rs`), a policy on another member matches. An Event Grid event likewise.
+#[test]
+fn deep_or_lone_surrogate_members_nobody_reads_do_not_stop_a_match() {
+    let deep = |depth: usize| {
+        format!(
+            r#"{{"other": {}1{}, "k": "v"}}"#,
+            "[{\"x\": ".repeat(depth),
+            "}]".repeat(depth)
+        )
+    };
+    let lone = r#"{"note": "\ud800 \udc00x", "k": "v"}"#.to_owned();
+    let filter = compiles(Dialect::Sns, &json!({"k": ["v"]}), &body());
+    let eventgrid = compiles(
+        Dialect::EventGrid,
+        &json!({"advancedFilters": [{"operatorType": "StringIn", "key": "data.k", "values": ["v"]}]}),
+        &Value::Null,
+    );
+    let mut evaluator = Evaluator::new();
+    for text in [deep(200), deep(100_000), lone] {
+        let what = &text[..text.len().min(40)];
+        assert!(
+            vm(&filter, &json!({ "body": text })),
+            "vector shape: {what}"
+        );
+        assert_eq!(
+            evaluator.try_matches_bytes(&filter, text.as_bytes()),
+            Ok(true),
+            "{what}"
+        );
+        let line = filtervm_compiler::message_from_line(Dialect::Sns, &body(), &text).unwrap();
+        assert_eq!(
+            evaluator.try_matches(&filter, &line),
+            Ok(true),
+            "line: {what}"
+        );
+        let event = format!(r#"{{"subject": "s", "data": {text}}}"#);
+        assert_eq!(
+            evaluator.try_matches_bytes(&eventgrid, event.as_bytes()),
+            Ok(true),
+            "event: {what}"
+        );
     }
 }
 

@@ -1314,13 +1314,13 @@ fn row_cap_is_explicit_and_fails_closed() {
         filtervm_compiler::message_from_json(Dialect::Sns, &body_scope(), &json!({"body": body}))
             .unwrap();
     let mut bindings = Bindings::new();
-    bindings.bind(filter.program().keys(), &message);
+    let bound = bindings.bind(filter.program().keys(), &message);
     assert!(
-        bindings.overflowed(),
+        bound.overflowed(),
         "the product exceeds {MAX_ROW_SLOTS} slots"
     );
     let mut regs = Vec::new();
-    assert!(!filter.program().eval(&bindings, &mut regs), "fails closed");
+    assert!(!filter.program().eval(&bound, &mut regs), "fails closed");
     // Through the public API the same message is a clear error, not a silent no-match.
     let err = filtervm_compiler::Evaluator::new()
         .try_matches(&filter, &message)

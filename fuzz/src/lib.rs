@@ -5,8 +5,8 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
-pub mod program;
 pub mod policy_set;
+pub mod program;
 
 use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text};
 use filtervm_conformance::generate::{self, Bytes, Case, Outcome};
@@ -175,10 +175,10 @@ pub fn run(filter: &Filter, message: &Message) -> (bool, bool) {
 /// [`run`] for a bare program.
 pub fn run_program(program: &Program, message: &Message) -> (bool, bool) {
     let mut bindings = Bindings::new();
-    bindings.bind(program.keys(), message);
+    let bound = bindings.bind(program.keys(), message);
     let mut registers = Vec::new();
-    let verdict = program.eval(&bindings, &mut registers);
-    (verdict, bindings.overflowed())
+    let verdict = program.eval(&bound, &mut registers);
+    (verdict, bound.overflowed())
 }
 
 /// Checks that the VM's verdict equals the reference's (when the reference answers).
@@ -261,7 +261,9 @@ fn check_compiled(
 }
 
 /// `differential`: a generated case (dialect from the first byte, or `FILTERVM_FUZZ_DIALECT`),
-/// through both engines.
+/// through both engines, the VM by every path a message takes
+/// (`filtervm_conformance::paths`): the owned message, the raw JSON bytes, the whole tree, and
+/// borrowed attributes and headers.
 pub fn differential(data: &[u8]) {
     static FORCED: OnceLock<Option<Dialect>> = OnceLock::new();
     let forced = *FORCED.get_or_init(|| {
@@ -292,6 +294,12 @@ pub fn differential(data: &[u8]) {
             eprintln!("{}", case.to_vector("fuzz-error", false));
             panic!("the message or the reference failed: {e}");
         }
+    }
+    if let Err(e) =
+        filtervm_conformance::paths::check(case.dialect, &case.options, &case.policy, &case.message)
+    {
+        eprintln!("{}", case.to_vector("fuzz-finding", false));
+        panic!("{e}");
     }
 }
 

@@ -390,8 +390,8 @@ fn messages(src: &mut Bytes<'_>) -> Vec<Message> {
 
 fn verdict(program: &Program, message: &Message) -> bool {
     let mut bindings = Bindings::new();
-    bindings.bind(program.keys(), message);
-    program.eval(&bindings, &mut Vec::new())
+    let bound = bindings.bind(program.keys(), message);
+    program.eval(&bound, &mut Vec::new())
 }
 
 /// The largest pool entry, in items (or bytes, for single strings).

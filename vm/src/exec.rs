@@ -4,26 +4,31 @@
 //! are forward jumps the compiler emits to skip work whose result can no longer matter. A verified
 //! program never reads out of bounds here (every index was checked by `Program::new`), and since
 //! jumps only go forward, a run takes at most one step per instruction.
+//!
+//! Each test's meaning is written once, as a predicate over a slot (the `pub(crate)` functions
+//! below), which both this general executor and the decision plans ([`crate::plan`]) call. The
+//! general executor compares strings by text; a plan whose program's table bound the message
+//! compares the dictionary ids binding computed for the same strings ([`crate::bind`]).
 
-use crate::bind::{Bindings, Slot};
+use crate::bind::{Bound, LeafKind, Slot};
 use crate::op::{Inst, Reg, SlotRef};
-use crate::program::Program;
-use crate::value::Leaf;
+use crate::program::{Interval, Program};
+use crate::wildcard::Wildcard;
 use crate::{fold, number};
 
 /// Programs with at most this many registers run on registers kept on the stack (codegen uses
 /// one); larger programs use the caller's buffer.
 const STACK_REGISTERS: usize = 8;
 
-/// Runs `program` on every row of `bindings`; true when some row's run returns true.
+/// Runs `program` on every row of `bound`; true when some row's run returns true.
 ///
 /// Registers start out `false` once per call (not per row: codegen writes a register before it
 /// reads it). `registers` is only used for programs of more than 8 registers.
 #[inline]
-pub fn run(program: &Program, bindings: &Bindings, registers: &mut Vec<bool>) -> bool {
+pub fn run(program: &Program, bound: &Bound<'_>, registers: &mut Vec<bool>) -> bool {
     match program.plan() {
-        Some(plan) => plan.run(program, bindings),
-        None => run_registers(program, bindings, registers),
+        Some(plan) => plan.run(program, bound, registers),
+        None => run_registers(program, bound, registers),
     }
 }
 
@@ -31,7 +36,7 @@ pub fn run(program: &Program, bindings: &Bindings, registers: &mut Vec<bool>) ->
 #[inline(never)]
 pub(crate) fn run_registers(
     program: &Program,
-    bindings: &Bindings,
+    bound: &Bound<'_>,
     registers: &mut Vec<bool>,
 ) -> bool {
     let count = program.register_count();
@@ -44,43 +49,39 @@ pub(crate) fn run_registers(
             registers
         }
     };
-    (0..bindings.rows()).any(|row| run_row(program, bindings, bindings.row(row), registers))
+    (0..bound.rows()).any(|row| run_row(program, bound.row(row), registers))
 }
 
 /// Evaluates the test instruction at index `at` of `program` against key `slot` of row `row` of
-/// `bindings` — a slot of the bindings' own key table, which need not be the program's — and
+/// `bound` — a slot of the bound message's own key table, which need not be the program's — and
 /// returns its verdict (false for an instruction that is not a test, or an index out of range).
 ///
 /// A `PolicySet` keeps each distinct test once as a one-test program and checks it with this
 /// against the key table all its subscriptions share.
-pub fn eval_test(
-    program: &Program,
-    at: usize,
-    bindings: &Bindings,
-    row: usize,
-    slot: usize,
-) -> bool {
-    let slot = bindings.slot(row, slot);
+pub fn eval_test(program: &Program, at: usize, bound: &Bound<'_>, row: usize, slot: usize) -> bool {
+    let slot = bound.slot(row, slot);
     program
         .code()
         .get(at)
-        .and_then(|inst| test(inst, program, bindings, |_| slot))
+        .and_then(|inst| test(inst, program, |_| slot))
         .is_some_and(|(_, verdict)| verdict)
 }
 
 /// The verdict of the test instruction at `at`, reading its own slot operand from `slots` (one
 /// row); false for other instructions. Kept out of line: plans call it for their rarer tests.
 #[inline(never)]
-pub(crate) fn test_at(program: &Program, at: usize, bindings: &Bindings, slots: &[Slot]) -> bool {
+pub(crate) fn test_at(program: &Program, at: usize, slots: &[Slot<'_>]) -> bool {
     program
         .code()
         .get(at)
-        .and_then(|inst| {
-            test(inst, program, bindings, |s: SlotRef| {
-                slots.get(s.0 as usize).copied().unwrap_or(Slot::ABSENT)
-            })
-        })
+        .and_then(|inst| test(inst, program, |s: SlotRef| row_slot(slots, s.0)))
         .is_some_and(|(_, verdict)| verdict)
+}
+
+/// Slot `i` of a row (absent when out of range).
+#[inline(always)]
+pub(crate) fn row_slot<'r, 'b>(slots: &'r [Slot<'b>], i: u32) -> &'r Slot<'b> {
+    slots.get(i as usize).unwrap_or(&Slot::ABSENT)
 }
 
 #[inline(always)]
@@ -95,9 +96,8 @@ fn set(registers: &mut [bool], r: Reg, value: bool) {
     }
 }
 
-fn run_row(program: &Program, bindings: &Bindings, slots: &[Slot], registers: &mut [bool]) -> bool {
+fn run_row(program: &Program, slots: &[Slot<'_>], registers: &mut [bool]) -> bool {
     let code = program.code();
-    let slot = |s: SlotRef| slots.get(s.0 as usize).copied().unwrap_or(Slot::ABSENT);
     let mut pc = 0usize;
     while let Some(inst) = code.get(pc) {
         pc += 1;
@@ -127,7 +127,7 @@ fn run_row(program: &Program, bindings: &Bindings, slots: &[Slot], registers: &m
             }
             Inst::Const { dst, value } => set(registers, dst, value),
             _ => {
-                if let Some((dst, v)) = test(inst, program, bindings, slot) {
+                if let Some((dst, v)) = test(inst, program, |s: SlotRef| row_slot(slots, s.0)) {
                     set(registers, dst, v);
                 }
             }
@@ -168,43 +168,116 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
 
 /// `value` starts with `prefix`.
 #[inline(always)]
-fn has_prefix(value: &str, prefix: &str) -> bool {
+fn has_prefix(value: &[u8], prefix: &[u8]) -> bool {
     value
-        .as_bytes()
         .get(..prefix.len())
-        .is_some_and(|head| same(head, prefix.as_bytes()))
+        .is_some_and(|head| same(head, prefix))
 }
 
 /// `value` ends with `suffix`.
 #[inline(always)]
-fn has_suffix(value: &str, suffix: &str) -> bool {
+fn has_suffix(value: &[u8], suffix: &[u8]) -> bool {
     value
         .len()
         .checked_sub(suffix.len())
-        .and_then(|at| value.as_bytes().get(at..))
-        .is_some_and(|tail| same(tail, suffix.as_bytes()))
+        .and_then(|at| value.get(at..))
+        .is_some_and(|tail| same(tail, suffix))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests' meanings, over one slot: "some leaf satisfies ..." (the slot's inline first leaf is
+// the empty leaf when it has none, which satisfies nothing).
+
+/// `str_eq`, `str_in`: some string leaf equals one of `strings`.
+#[inline(always)]
+pub(crate) fn str_equal<S: AsRef<str>>(slot: &Slot<'_>, strings: &[S]) -> bool {
+    any_str(slot, |v| {
+        strings
+            .iter()
+            .any(|c| same(v.as_bytes(), c.as_ref().as_bytes()))
+    })
+}
+
+/// `str_eq`, by the dictionary id binding gave the string (same table only).
+#[inline(always)]
+pub(crate) fn id_equal(slot: &Slot<'_>, id: u32) -> bool {
+    slot.any(|l| l.eq_id() == id)
+}
+
+/// `str_in`, by dictionary ids (same table only): `ids` sorted; few are compared one by one,
+/// more searched.
+#[inline(always)]
+pub(crate) fn id_in(slot: &Slot<'_>, ids: &[u32]) -> bool {
+    if ids.len() <= 8 {
+        slot.any(|l| ids.contains(&l.eq_id()))
+    } else {
+        slot.any(|l| ids.binary_search(&l.eq_id()).is_ok())
+    }
+}
+
+/// `str_prefix`: some string leaf starts with one of `list`.
+#[inline(always)]
+pub(crate) fn prefix<S: AsRef<str>>(slot: &Slot<'_>, list: &[S]) -> bool {
+    any_str(slot, |v| {
+        list.iter()
+            .any(|p| has_prefix(v.as_bytes(), p.as_ref().as_bytes()))
+    })
+}
+
+/// `str_suffix`: some string leaf ends with one of `list`.
+#[inline(always)]
+pub(crate) fn suffix<S: AsRef<str>>(slot: &Slot<'_>, list: &[S]) -> bool {
+    any_str(slot, |v| {
+        list.iter()
+            .any(|p| has_suffix(v.as_bytes(), p.as_ref().as_bytes()))
+    })
+}
+
+/// `num_in`: some number leaf lies in the intervals.
+#[inline(always)]
+pub(crate) fn num_in(slot: &Slot<'_>, set: &[Interval]) -> bool {
+    slot.any(|l| match l.as_f64() {
+        Some(x) => set.iter().any(|i| i.contains(x)),
+        None => false,
+    })
+}
+
+/// `text_num_in`: some string leaf's text is a JSON number (B-10, S9) in the intervals (computed
+/// at bind time where the table asked for it).
+#[inline(always)]
+pub(crate) fn text_num_in(slot: &Slot<'_>, set: &[Interval]) -> bool {
+    slot.any(|l| {
+        l.kind() == LeafKind::Str && {
+            let x = l.text_number();
+            set.iter().any(|i| i.contains(x))
+        }
+    })
+}
+
+/// `wildcard`: some string leaf matches the SNS wildcard.
+#[inline(always)]
+pub(crate) fn wildcard(slot: &Slot<'_>, w: &Wildcard) -> bool {
+    any_str(slot, |v| w.matches(v))
 }
 
 /// Some string leaf satisfies `f`.
 #[inline(always)]
-fn any_str(leaves: &[Leaf], mut f: impl FnMut(&str) -> bool) -> bool {
-    leaves.iter().any(|l| match l {
-        Leaf::Str(v) => f(v),
-        _ => false,
+fn any_str(slot: &Slot<'_>, mut f: impl FnMut(&str) -> bool) -> bool {
+    slot.any(|l| match l.as_str() {
+        Some(v) => f(v),
+        None => false,
     })
 }
 
 /// The verdict of a test instruction, and the register it writes; `None` for other instructions.
 /// `slot` resolves the instruction's slot operand.
 #[inline(always)]
-fn test(
+fn test<'s, 'b: 's>(
     inst: &Inst,
     program: &Program,
-    bindings: &Bindings,
-    slot: impl Fn(SlotRef) -> Slot,
+    slot: impl Fn(SlotRef) -> &'s Slot<'b>,
 ) -> Option<(Reg, bool)> {
     let pools = program.pools();
-    let leaves = |s: SlotRef| bindings.leaves(slot(s));
     let list = |i: u32| {
         pools
             .lists
@@ -229,16 +302,10 @@ fn test(
             dst,
             slot: s,
             types,
-        } => (
-            dst,
-            leaves(s).iter().any(|l| l.leaf_type().0 & types.0 != 0),
-        ),
+        } => (dst, slot(s).any(|l| l.leaf_type().0 & types.0 != 0)),
         Inst::StrEq { dst, slot: s, s: c } => {
             let c = pools.strings.get(c.0 as usize).map(|c| &**c).unwrap_or("");
-            (
-                dst,
-                any_str(leaves(s), |v| same(v.as_bytes(), c.as_bytes())),
-            )
+            (dst, str_equal(slot(s), &[c]))
         }
         Inst::StrIn {
             dst,
@@ -248,31 +315,19 @@ fn test(
             let hit = pools
                 .sets
                 .get(c.0 as usize)
-                .is_some_and(|set| any_str(leaves(s), |v| set.contains(v)));
+                .is_some_and(|set| any_str(slot(s), |v| set.contains(v)));
             (dst, hit)
         }
         Inst::StrPrefix {
             dst,
             slot: s,
             list: c,
-        } => {
-            let l = list(c.0);
-            (
-                dst,
-                any_str(leaves(s), |v| l.iter().any(|p| has_prefix(v, p))),
-            )
-        }
+        } => (dst, prefix(slot(s), list(c.0))),
         Inst::StrSuffix {
             dst,
             slot: s,
             list: c,
-        } => {
-            let l = list(c.0);
-            (
-                dst,
-                any_str(leaves(s), |v| l.iter().any(|p| has_suffix(v, p))),
-            )
-        }
+        } => (dst, suffix(slot(s), list(c.0))),
         Inst::StrContains {
             dst,
             slot: s,
@@ -281,7 +336,7 @@ fn test(
             // One pass over each value for all the list's strings (see `crate::substring`).
             let hit = program
                 .substrings(c.0)
-                .is_some_and(|n| any_str(leaves(s), |v| n.found_in(v)));
+                .is_some_and(|n| any_str(slot(s), |v| n.found_in(v)));
             (dst, hit)
         }
         Inst::StrEqFold {
@@ -292,7 +347,7 @@ fn test(
             let l = list(c.0);
             (
                 dst,
-                any_str(leaves(s), |v| l.iter().any(|p| fold::eq_folded(v, p))),
+                any_str(slot(s), |v| l.iter().any(|p| fold::eq_folded(v, p))),
             )
         }
         Inst::StrPrefixFold {
@@ -303,7 +358,7 @@ fn test(
             let l = list(c.0);
             (
                 dst,
-                any_str(leaves(s), |v| {
+                any_str(slot(s), |v| {
                     l.iter().any(|p| fold::starts_with_folded(v, p))
                 }),
             )
@@ -316,9 +371,7 @@ fn test(
             let l = list(c.0);
             (
                 dst,
-                any_str(leaves(s), |v| {
-                    l.iter().any(|p| fold::ends_with_folded(v, p))
-                }),
+                any_str(slot(s), |v| l.iter().any(|p| fold::ends_with_folded(v, p))),
             )
         }
         Inst::StrContainsFold {
@@ -329,55 +382,40 @@ fn test(
             // The value is folded once, as the searcher reads it.
             let hit = program
                 .substrings(c.0)
-                .is_some_and(|n| any_str(leaves(s), |v| n.found_in_folded(v)));
+                .is_some_and(|n| any_str(slot(s), |v| n.found_in_folded(v)));
             (dst, hit)
         }
         Inst::Wildcard { dst, slot: s, pat } => {
             let hit = pools
                 .wildcards
                 .get(pat.0 as usize)
-                .is_some_and(|w| any_str(leaves(s), |v| w.matches(v)));
+                .is_some_and(|w| wildcard(slot(s), w));
             (dst, hit)
         }
         Inst::Segment { dst, slot: s, pat } => {
             let hit = pools
                 .patterns
                 .get(pat.0 as usize)
-                .is_some_and(|p| any_str(leaves(s), |v| p.matches(v)));
+                .is_some_and(|p| any_str(slot(s), |v| p.matches(v)));
             (dst, hit)
         }
         Inst::Cidr { dst, slot: s, net } => {
             let hit = pools
                 .cidrs
                 .get(net.0 as usize)
-                .is_some_and(|n| any_str(leaves(s), |v| n.contains_text(v)));
+                .is_some_and(|n| any_str(slot(s), |v| n.contains_text(v)));
             (dst, hit)
         }
         Inst::NumIn {
             dst,
             slot: s,
             ranges: r,
-        } => {
-            let set_ = ranges(r.0);
-            let hit = leaves(s).iter().any(|l| match l {
-                Leaf::Num(n) => set_.iter().any(|i| i.contains(n.value())),
-                _ => false,
-            });
-            (dst, hit)
-        }
+        } => (dst, num_in(slot(s), ranges(r.0))),
         Inst::TextNumIn {
             dst,
             slot: s,
             ranges: r,
-        } => {
-            // Parsed once at bind time (NaN for leaves that are not numeric strings).
-            let set_ = ranges(r.0);
-            let hit = bindings
-                .text_numbers(slot(s))
-                .iter()
-                .any(|&x| set_.iter().any(|i| i.contains(x)));
-            (dst, hit)
-        }
+        } => (dst, text_num_in(slot(s), ranges(r.0))),
         Inst::DecIn {
             dst,
             slot: s,
@@ -388,9 +426,9 @@ fn test(
                 .get(r.0 as usize)
                 .map(Vec::as_slice)
                 .unwrap_or(&[]);
-            let hit = leaves(s).iter().any(|l| match l {
-                Leaf::Num(n) => dec_in(set_, n.text()),
-                _ => false,
+            let hit = slot(s).any(|l| match l.number_text() {
+                Some(text) => dec_in(set_, text),
+                None => false,
             });
             (dst, hit)
         }
@@ -398,12 +436,7 @@ fn test(
             dst,
             slot: s,
             value,
-        } => (
-            dst,
-            leaves(s)
-                .iter()
-                .any(|l| matches!(l, Leaf::Bool(b) if *b == value)),
-        ),
+        } => (dst, slot(s).any(|l| l.as_bool() == Some(value))),
         Inst::Const { .. }
         | Inst::And { .. }
         | Inst::Or { .. }

@@ -1,9 +1,10 @@
 //! The filtervm virtual machine: values, message binding, the register bytecode, its verifier and
 //! its executor.
 //!
-//! A [`program::Program`] is produced by `filtervm-compiler` (or decoded and verified); a
-//! [`message::Message`] is bound once to the program's key table ([`bind::Bindings`]) and the
-//! executor reads slots by index.
+//! A [`program::Program`] is produced by `filtervm-compiler` (or decoded and verified); a message
+//! — borrowed attributes or headers ([`message::Attributes`], [`message::Headers`]), raw JSON
+//! bytes, or an owned [`message::Message`] — is bound once to the program's key table
+//! ([`bind::Bindings`] → [`bind::Bound`]) and the executor reads slots by index.
 //!
 //! ```
 //! use filtervm_vm::bind::{Bindings, KeyTable};
@@ -23,8 +24,18 @@
 //! let program = Program::new(parts).unwrap();
 //!
 //! let mut bindings = Bindings::new();
-//! bindings.bind(program.keys(), &Message::attributes([("event", AttributeType::String, "order.paid")]));
-//! assert!(program.eval(&bindings, &mut Vec::new()));
+//! let message = Message::attributes([("event", AttributeType::String, "order.paid")]);
+//! assert!(program.eval(&bindings.bind(program.keys(), &message), &mut Vec::new()));
+//!
+//! // Borrowed attributes, nothing copied.
+//! let attributes = [("event", AttributeType::String, "order.created")];
+//! assert!(!program.eval(&bindings.bind_attributes(program.keys(), &attributes), &mut Vec::new()));
+//!
+//! // Raw JSON bytes, for a table of body or event keys.
+//! let mut event = KeyTable::new();
+//! event.intern(Key::EventMember("subject".into()));
+//! let bound = bindings.bind_json(&event, br#"{"subject": "a", "data": [[[{"deep": 1}]]]}"#);
+//! assert_eq!(bound.slot(0, 0).leaves().next().and_then(|l| l.as_str()), Some("a"));
 //! ```
 
 pub mod bind;

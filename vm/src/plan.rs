@@ -6,29 +6,35 @@
 //! run goes next depends only on the verdict: the program is a decision graph over its tests.
 //! [`Plan::build`] derives that graph once, when the program is verified; the executor then walks
 //! it — one step per test, with no register traffic and no dispatch of `jump_*`, `not`, `const` or
-//! `ret` — and the common tests (shape, string equality against a few strings, prefix, suffix,
-//! binary64 intervals) read their constants from the step itself: each pool entry is converted
-//! once and shared by every step that reads it, so the plan's size stays in proportion to the
-//! program's. Other tests run
-//! through the general executor's code for their instruction ([`crate::exec`]), so every
-//! instruction keeps one implementation of its meaning.
+//! `ret` — and the common tests (shape, string equality, prefix, suffix, binary64 intervals, SNS
+//! wildcards) read their constants from the step itself: each pool entry is converted once and
+//! shared by every step that reads it, so the plan's size stays in proportion to the program's.
+//! Every step calls the general executor's predicate for its instruction ([`crate::exec`]), and
+//! rarer tests run through the executor's code for the whole instruction, so every instruction
+//! keeps one implementation of its meaning.
+//!
+//! String equality (`str_eq`, `str_in`) compares dictionary ids: the program's key table holds
+//! its constants ([`crate::bind::KeyTable::add_constant`]), so binding a message to that table
+//! gives each string leaf the id of the constant it equals, and a step compares the id with its
+//! constants' ids. Ids mean something only for the table they come from: a message bound to
+//! another table (another [`crate::bind::KeyTable::stamp`]) runs on the general executor, which
+//! compares text.
 //!
 //! A program that touches a register other than `r0`, or reads `r0` before writing it, gets no
 //! plan and runs on the general executor.
 
-use crate::bind::{Bindings, Slot};
+use crate::bind::{Bound, NO_ID, Slot};
 use crate::exec;
 use crate::op::{Inst, Reg};
 use crate::program::{Interval, Program};
-use crate::value::{Leaf, Shapes};
+use crate::value::Shapes;
+use crate::wildcard::Wildcard;
 use std::sync::Arc;
 
 /// The "run returns true" end of a plan.
 const TRUE: u32 = u32::MAX;
 /// The "run returns false" end of a plan.
 const FALSE: u32 = u32::MAX - 1;
-/// Hash sets of at most this many strings are compared one by one instead (cheaper than hashing).
-const SMALL_SET: usize = 8;
 
 /// A program's decision graph (see the module documentation).
 #[derive(Debug, Clone)]
@@ -36,6 +42,8 @@ pub(crate) struct Plan {
     steps: Vec<Step>,
     /// The first step (or an end, for a program without tests).
     start: u32,
+    /// The stamp of the program's key table when its ids were taken.
+    stamp: u64,
 }
 
 /// One test and where to go on each verdict.
@@ -48,8 +56,11 @@ struct Step {
     on_false: u32,
 }
 
-/// A list of strings (as bytes) shared by the steps that read it.
-type Strings = Arc<[Box<[u8]>]>;
+/// A list of strings shared by the steps that read it.
+type Strings = Arc<[Box<str>]>;
+
+/// Sorted dictionary ids shared by the steps that read them.
+type Ids = Arc<[u32]>;
 
 /// A test, with its constants in the step itself.
 ///
@@ -62,8 +73,10 @@ type Strings = Arc<[Box<[u8]>]>;
 enum Kind {
     /// The slot's shape is in the set.
     Shape(Shapes),
-    /// Some string leaf equals one of the strings.
-    StrAny(Strings),
+    /// Some string leaf equals the constant of this dictionary id (`str_eq`).
+    Eq(u32),
+    /// Some string leaf equals a constant of these ids (`str_in`).
+    In(Ids),
     /// Some string leaf starts with one of the strings.
     Prefix(Strings),
     /// Some string leaf ends with one of the strings.
@@ -72,6 +85,8 @@ enum Kind {
     NumIn(Arc<[Interval]>),
     /// Some numeric string leaf lies in the intervals (parsed at bind time).
     TextNumIn(Arc<[Interval]>),
+    /// Some string leaf matches the SNS wildcard.
+    Wildcard(Arc<Wildcard>),
     /// The test instruction at this index, run by the general executor.
     Other(u32),
 }
@@ -81,23 +96,20 @@ fn idx(n: usize) -> u32 {
 }
 
 fn strings<'s>(items: impl IntoIterator<Item = &'s str>) -> Strings {
-    items
-        .into_iter()
-        .map(|s| Box::<[u8]>::from(s.as_bytes()))
-        .collect()
+    items.into_iter().map(Box::<str>::from).collect()
 }
 
 /// The plan's form of each pool entry its steps read, made once per entry and shared by every
 /// step that reads it. Indexed like the pools; an entry is made on first use.
 struct SharedPools {
-    /// `strings[i]`, as a one-string list (`str_eq`).
-    strings: Vec<Option<Strings>>,
-    /// `sets[i]`, as a list (`str_in` with few members).
-    sets: Vec<Option<Strings>>,
+    /// `sets[i]`, as the sorted ids of its members (`str_in`).
+    sets: Vec<Option<Ids>>,
     /// `lists[i]` (`str_prefix`, `str_suffix`).
     lists: Vec<Option<Strings>>,
     /// `ranges[i]` (`num_in`, `text_num_in`).
     ranges: Vec<Option<Arc<[Interval]>>>,
+    /// `wildcards[i]`.
+    wildcards: Vec<Option<Arc<Wildcard>>>,
 }
 
 /// The entry `i` of `cache`, made with `make` on first use; `None` when `i` is out of
@@ -181,10 +193,10 @@ impl Plan {
         }
         let pools = program.pools();
         let mut shared = SharedPools {
-            strings: vec![None; pools.strings.len()],
             sets: vec![None; pools.sets.len()],
             lists: vec![None; pools.lists.len()],
             ranges: vec![None; pools.ranges.len()],
+            wildcards: vec![None; pools.wildcards.len()],
         };
         let mut steps = Vec::with_capacity(tests.len());
         for pc in tests {
@@ -200,15 +212,25 @@ impl Plan {
         Some(Plan {
             steps,
             start: reach.first().map_or(FALSE, |r| r[0]),
+            stamp: program.keys().stamp(),
         })
     }
 
-    /// Runs the plan on every row of `bindings`: true when some row reaches the true end.
+    /// Runs the plan on every row of `bound`: true when some row reaches the true end. A message
+    /// bound to another table than the program's runs on the general executor.
     #[inline]
-    pub(crate) fn run(&self, program: &Program, bindings: &Bindings) -> bool {
-        match bindings.only_row() {
-            Some(slots) => self.run_row(program, bindings, slots),
-            None => self.run_rows(program, bindings),
+    pub(crate) fn run(
+        &self,
+        program: &Program,
+        bound: &Bound<'_>,
+        registers: &mut Vec<bool>,
+    ) -> bool {
+        if bound.stamp() != self.stamp {
+            return exec::run_registers(program, bound, registers);
+        }
+        match bound.only_row() {
+            Some(slots) => self.run_row(program, slots),
+            None => self.run_rows(program, bound),
         }
     }
 
@@ -216,47 +238,25 @@ impl Plan {
     /// row path needs no stack frame.
     #[cold]
     #[inline(never)]
-    fn run_rows(&self, program: &Program, bindings: &Bindings) -> bool {
-        (0..bindings.rows()).any(|row| self.run_row(program, bindings, bindings.row(row)))
+    fn run_rows(&self, program: &Program, bound: &Bound<'_>) -> bool {
+        (0..bound.rows()).any(|row| self.run_row(program, bound.row(row)))
     }
 
     #[inline(never)]
-    fn run_row(&self, program: &Program, bindings: &Bindings, slots: &[Slot]) -> bool {
+    fn run_row(&self, program: &Program, slots: &[Slot<'_>]) -> bool {
         let mut at = self.start;
         while let Some(step) = self.steps.get(at as usize) {
-            let slot = slots
-                .get(step.slot as usize)
-                .copied()
-                .unwrap_or(Slot::ABSENT);
+            let slot = exec::row_slot(slots, step.slot);
             let hit = match &step.kind {
                 Kind::Shape(shapes) => shapes.has(slot.shape),
-                Kind::StrAny(consts) => any_str(bindings.leaves(slot), |v| {
-                    consts
-                        .iter()
-                        .any(|c| c.len() == v.len() && exec::same(v, c))
-                }),
-                Kind::Prefix(consts) => any_str(bindings.leaves(slot), |v| {
-                    consts
-                        .iter()
-                        .any(|c| v.get(..c.len()).is_some_and(|head| exec::same(head, c)))
-                }),
-                Kind::Suffix(consts) => any_str(bindings.leaves(slot), |v| {
-                    consts.iter().any(|c| {
-                        v.len()
-                            .checked_sub(c.len())
-                            .and_then(|at| v.get(at..))
-                            .is_some_and(|tail| exec::same(tail, c))
-                    })
-                }),
-                Kind::NumIn(set) => bindings.leaves(slot).iter().any(|l| match l {
-                    Leaf::Num(n) => set.iter().any(|i| i.contains(n.value())),
-                    _ => false,
-                }),
-                Kind::TextNumIn(set) => bindings
-                    .text_numbers(slot)
-                    .iter()
-                    .any(|&x| set.iter().any(|i| i.contains(x))),
-                Kind::Other(pc) => exec::test_at(program, *pc as usize, bindings, slots),
+                Kind::Eq(id) => exec::id_equal(slot, *id),
+                Kind::In(ids) => exec::id_in(slot, ids),
+                Kind::Prefix(consts) => exec::prefix(slot, consts),
+                Kind::Suffix(consts) => exec::suffix(slot, consts),
+                Kind::NumIn(set) => exec::num_in(slot, set),
+                Kind::TextNumIn(set) => exec::text_num_in(slot, set),
+                Kind::Wildcard(w) => exec::wildcard(slot, w),
+                Kind::Other(pc) => exec::test_at(program, *pc as usize, slots),
             };
             at = if hit { step.on_true } else { step.on_false };
         }
@@ -285,20 +285,23 @@ fn step(program: &Program, shared: &mut SharedPools, pc: usize, inst: &Inst) -> 
             .get(i as usize)
             .map(|r| Arc::from(r.as_slice()))
     };
+    let keys = program.keys();
+    let id = |s: &str| keys.constant_id(s).unwrap_or(NO_ID);
     let kind = match *inst {
         Inst::Shape { slot, shapes, .. } => Some((Kind::Shape(shapes), slot)),
-        Inst::StrEq { slot, s, .. } => share(&mut shared.strings, s.0, || {
-            pools.strings.get(s.0 as usize).map(|s| strings([&**s]))
-        })
-        .map(|c| (Kind::StrAny(c), slot)),
+        Inst::StrEq { slot, s, .. } => pools
+            .strings
+            .get(s.0 as usize)
+            .map(|s| (Kind::Eq(id(s)), slot)),
         Inst::StrIn { slot, set, .. } => share(&mut shared.sets, set.0, || {
-            pools
-                .sets
-                .get(set.0 as usize)
-                .filter(|set| set.len() <= SMALL_SET)
-                .map(|set| strings(set.iter().map(|s| &**s)))
+            pools.sets.get(set.0 as usize).map(|set| {
+                let mut ids: Vec<u32> = set.iter().map(|s| id(s)).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                Ids::from(ids)
+            })
         })
-        .map(|c| (Kind::StrAny(c), slot)),
+        .map(|c| (Kind::In(c), slot)),
         Inst::StrPrefix { slot, list: l, .. } => {
             share(&mut shared.lists, l.0, || list(l.0)).map(|c| (Kind::Prefix(c), slot))
         }
@@ -311,6 +314,10 @@ fn step(program: &Program, shared: &mut SharedPools, pc: usize, inst: &Inst) -> 
         Inst::TextNumIn {
             slot, ranges: r, ..
         } => share(&mut shared.ranges, r.0, || ranges(r.0)).map(|c| (Kind::TextNumIn(c), slot)),
+        Inst::Wildcard { slot, pat, .. } => share(&mut shared.wildcards, pat.0, || {
+            pools.wildcards.get(pat.0 as usize).cloned().map(Arc::new)
+        })
+        .map(|c| (Kind::Wildcard(c), slot)),
         _ => None,
     };
     match kind {
@@ -332,18 +339,10 @@ fn is_test(inst: &Inst) -> bool {
     )
 }
 
-/// Some string leaf satisfies `f` (given its bytes).
-#[inline(always)]
-fn any_str(leaves: &[Leaf], mut f: impl FnMut(&[u8]) -> bool) -> bool {
-    leaves.iter().any(|l| match l {
-        Leaf::Str(v) => f(v.as_bytes()),
-        _ => false,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bind::Bindings;
     use crate::key::Key;
     use crate::message::Message;
     use crate::op::{ListRef, RangesRef, SetRef, SlotRef, StrRef, Target};
@@ -503,10 +502,13 @@ mod tests {
             assert!(program.plan().is_some(), "{}", program.disassemble());
             for _ in 0..8 {
                 let mut b = Bindings::new();
-                b.bind(program.keys(), &random_message(&mut rng));
+                let message = random_message(&mut rng);
+                let bound = b.bind(program.keys(), &message);
                 assert_eq!(
-                    program.plan().map(|p| p.run(&program, &b)),
-                    Some(exec::run_registers(&program, &b, &mut Vec::new())),
+                    program
+                        .plan()
+                        .map(|p| p.run(&program, &bound, &mut Vec::new())),
+                    Some(exec::run_registers(&program, &bound, &mut Vec::new())),
                     "{}",
                     program.disassemble()
                 );
@@ -579,10 +581,10 @@ mod tests {
             &steps[2].kind,
             &steps[3].kind,
         ) {
-            (Kind::Prefix(a), Kind::Suffix(b), Kind::StrAny(c), Kind::StrAny(d)) => {
+            (Kind::Prefix(a), Kind::Suffix(b), Kind::Eq(c), Kind::Eq(d)) => {
                 assert!(Arc::ptr_eq(a, b));
-                assert!(Arc::ptr_eq(c, d));
-                assert_eq!(**c, [Box::from(&b"a-long-value-123"[..])]);
+                assert_eq!(c, d);
+                assert_eq!(program.keys().constant_id("a-long-value-123"), Some(*c));
             }
             other => panic!("{other:?}"),
         }
@@ -611,9 +613,37 @@ mod tests {
         let program = Program::new(p).unwrap();
         assert_eq!(program.plan_steps(), Some(2));
         let mut b = Bindings::new();
-        b.bind(program.keys(), &Message::headers([("a", "x")]));
-        assert!(program.eval(&b, &mut Vec::new()));
-        b.bind(program.keys(), &Message::headers([("a", "y")]));
-        assert!(!program.eval(&b, &mut Vec::new()));
+        let x = Message::headers([("a", "x")]);
+        assert!(program.eval(&b.bind(program.keys(), &x), &mut Vec::new()));
+        let y = Message::headers([("a", "y")]);
+        assert!(!program.eval(&b.bind(program.keys(), &y), &mut Vec::new()));
+    }
+
+    #[test]
+    fn a_message_bound_to_another_table_is_judged_by_text() {
+        let mut p = parts();
+        p.code = vec![
+            Inst::StrIn {
+                dst: Reg(0),
+                slot: SlotRef(0),
+                set: SetRef(0),
+            },
+            Inst::Ret { src: Reg(0) },
+        ];
+        let program = Program::new(p).unwrap();
+        // The same keys, but a dictionary of its own: ids differ, text does not.
+        let mut other = program.keys().clone();
+        other.add_constant(0, "unrelated");
+        other.add_constant(0, "zz");
+        assert_ne!(other.stamp(), program.keys().stamp());
+        let mut b = Bindings::new();
+        for (value, expected) in [("zz", true), ("y", true), ("unrelated", false)] {
+            let m = Message::headers([("a", value)]);
+            assert_eq!(program.eval(&b.bind(&other, &m), &mut Vec::new()), expected);
+            assert_eq!(
+                program.eval(&b.bind(program.keys(), &m), &mut Vec::new()),
+                expected
+            );
+        }
     }
 }

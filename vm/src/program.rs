@@ -247,6 +247,57 @@ fn substrings(parts: &ProgramParts) -> Result<Box<[Option<Substrings>]>, VerifyE
     Ok(searchers.into_boxed_slice())
 }
 
+/// Records in the program's key table what binding must compute for its tests (see
+/// [`crate::bind`]): the constants of its `str_eq` and `str_in` instructions in the dictionary,
+/// the slots they read as looked up there, and the slots `text_num_in` reads as numeric text.
+/// Each pool entry and each slot is recorded once, however many instructions read it, so this
+/// costs time in proportion to the program's size.
+fn needs(parts: &mut ProgramParts) {
+    let mut strings = vec![false; parts.pools.strings.len()];
+    let mut sets = vec![false; parts.pools.sets.len()];
+    let mut compared = vec![false; parts.keys.len()];
+    let mut numeric = vec![false; parts.keys.len()];
+    for inst in &parts.code {
+        let (slot, seen) = match *inst {
+            Inst::StrEq { slot, s, .. } => {
+                if let Some(first) = strings.get_mut(s.0 as usize).filter(|seen| !**seen) {
+                    *first = true;
+                    if let Some(v) = parts.pools.strings.get(s.0 as usize) {
+                        parts.keys.add_value(v);
+                    }
+                }
+                (slot, &mut compared)
+            }
+            Inst::StrIn { slot, set, .. } => {
+                if let Some(first) = sets.get_mut(set.0 as usize).filter(|seen| !**seen) {
+                    *first = true;
+                    if let Some(values) = parts.pools.sets.get(set.0 as usize) {
+                        for v in values {
+                            parts.keys.add_value(v);
+                        }
+                    }
+                }
+                (slot, &mut compared)
+            }
+            Inst::TextNumIn { slot, .. } => (slot, &mut numeric),
+            _ => continue,
+        };
+        if let Some(first) = seen.get_mut(slot.0 as usize).filter(|seen| !**seen) {
+            *first = true;
+        }
+    }
+    for (slot, _) in compared.iter().enumerate().filter(|(_, c)| **c) {
+        parts
+            .keys
+            .mark_constants(u32::try_from(slot).unwrap_or(u32::MAX));
+    }
+    for (slot, _) in numeric.iter().enumerate().filter(|(_, n)| **n) {
+        parts
+            .keys
+            .add_text_numbers(u32::try_from(slot).unwrap_or(u32::MAX));
+    }
+}
+
 /// Why a program was rejected by the verifier.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid program at instruction {at}: {reason}")]
@@ -307,6 +358,7 @@ impl Program {
                 .map_err(|reason| VerifyError { at, reason })?;
         }
         program.substrings = substrings(&program.parts)?;
+        needs(&mut program.parts);
         program.plan = crate::plan::Plan::build(&program);
         Ok(program)
     }
@@ -380,9 +432,11 @@ impl Program {
         out
     }
 
-    /// Evaluates the program on bound message rows: true when some row's run returns true.
+    /// Evaluates the program on a bound message: true when some row's run returns true. Bind
+    /// the message to [`Program::keys`] (string equality then compares dictionary ids); a
+    /// message bound to another table with the same slots is judged alike, comparing text.
     #[inline]
-    pub fn eval(&self, bindings: &crate::bind::Bindings, registers: &mut Vec<bool>) -> bool {
-        crate::exec::run(self, bindings, registers)
+    pub fn eval(&self, bound: &crate::bind::Bound<'_>, registers: &mut Vec<bool>) -> bool {
+        crate::exec::run(self, bound, registers)
     }
 }

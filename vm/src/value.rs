@@ -1,16 +1,14 @@
-//! Typed leaf values of a bound message.
+//! Typed leaf values of a message, owned.
 //!
 //! Every dialect's message is reduced to leaves: strings, numbers (kept with their original text,
 //! since some dialects compare the text and others the number), booleans and null. Which leaves a
-//! key yields, and the [`Shape`] of what the key named, is decided by binding (`crate::bind`).
+//! key yields, and the [`Shape`] of what the key named, is decided by binding (`crate::bind`),
+//! whose leaves borrow the message ([`crate::bind::BoundLeaf`]); a [`Leaf`] is an owned copy of
+//! one, for displays and explanations.
 
 use std::fmt;
 
-/// The text of a string leaf (or of a number leaf): an owned string that reads as `&str`.
-///
-/// It keeps its buffer's capacity, so that [`crate::bind::Bindings`] can reuse the buffers of one
-/// message's leaves for the next message's: binding a stream of messages then allocates only
-/// when a value is longer than the buffers it finds.
+/// The text of an owned string leaf (or of a number leaf): an owned string that reads as `&str`.
 #[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Text(String);
 
@@ -19,18 +17,6 @@ impl Text {
     #[inline]
     pub fn as_str(&self) -> &str {
         &self.0
-    }
-
-    /// The text's buffer (for reuse).
-    pub(crate) fn into_buffer(self) -> String {
-        self.0
-    }
-
-    /// `text` written into `buffer` (whose old contents are dropped).
-    pub(crate) fn in_buffer(mut buffer: String, text: &str) -> Text {
-        buffer.clear();
-        buffer.push_str(text);
-        Text(buffer)
     }
 }
 
@@ -123,11 +109,6 @@ impl Num {
     /// The binary64 value.
     pub fn value(&self) -> f64 {
         self.value
-    }
-
-    /// The text's buffer (for reuse).
-    pub(crate) fn into_buffer(self) -> String {
-        self.text.into_buffer()
     }
 }
 

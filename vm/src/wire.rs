@@ -31,8 +31,8 @@
 //! fn fuzz_one(data: &[u8], message: &Message) {
 //!     if let Ok(program) = Program::from_bytes(data) {
 //!         let mut bindings = Bindings::new();
-//!         bindings.bind(program.keys(), message);
-//!         let _ = program.eval(&bindings, &mut Vec::new());
+//!         let bound = bindings.bind(program.keys(), message);
+//!         let _ = program.eval(&bound, &mut Vec::new());
 //!     }
 //! }
 //! fuzz_one(b"FVMP\x01\x00\x00\x00 arbitrary bytes", &Message::Unparsable);

@@ -1,7 +1,9 @@
-//! The message reader keeps exactly enough: on random documents and random wanted paths, binding
-//! the pruned document (turned back into a `serde_json::Value`) gives exactly the bindings the
-//! full document gives, with the binders of `filtervm_vm::bind`. And the policy reader agrees with
-//! `serde_json` on random and corrupted documents (`json::check_against_serde_json`).
+//! The message reader keeps exactly enough: on random documents and random key tables (with
+//! random equality constants and numeric-text readers), binding the raw bytes — read by the
+//! table's selector into a pruned document — gives exactly the bindings the whole document gives
+//! (read by `json::parse`, and by `serde_json`), shapes, leaves, dictionary ids and text numbers
+//! alike. And the policy reader agrees with `serde_json` on random and corrupted documents
+//! (`json::check_against_serde_json`).
 
 #![expect(
     clippy::indexing_slicing,
@@ -10,7 +12,7 @@
     reason = "test code: a failed index or assertion is a test failure"
 )]
 
-use filtervm_vm::bind::{Bindings, KeyTable};
+use filtervm_vm::bind::{Bindings, Bound as BoundMessage, KeyTable};
 use filtervm_vm::json::{self, Extractor, LoneSurrogates, Node, Selector};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::Message;
@@ -248,46 +250,43 @@ fn event_keys(rng: &mut Rng) -> Vec<Key> {
     keys
 }
 
-/// The pruned document as a `serde_json::Value`, numbers read by `serde_json` from their text
-/// (as it reads them in the full document).
-fn to_serde(node: &Node<'_>) -> serde_json::Value {
-    match *node {
-        Node::Null => serde_json::Value::Null,
-        Node::Bool(b) => serde_json::Value::Bool(b),
-        Node::Number(text) => serde_json::Value::Number(text.parse().unwrap()),
-        Node::String(s) => serde_json::Value::String(s.to_owned()),
-        Node::Array(items) => serde_json::Value::Array(items.iter().map(to_serde).collect()),
-        Node::Object(members) => {
-            let mut map = serde_json::Map::new();
-            for m in members {
-                assert!(
-                    map.insert(m.name.to_owned(), to_serde(&m.value)).is_none(),
-                    "a pruned object names {:?} twice",
-                    m.name
-                );
-            }
-            serde_json::Value::Object(map)
-        }
-    }
-}
+/// One leaf as the binders computed it: its value, its dictionary id and its text number.
+type LeafSeen = (Leaf, u32, u64);
 
 /// Everything the binders computed: per row, per key, shape and leaves; and the overflow flag.
-type Bound = (Vec<Vec<(Shape, Vec<Leaf>)>>, bool);
+type Bound = (Vec<Vec<(Shape, Vec<LeafSeen>)>>, bool);
 
-fn bind(table: &KeyTable, doc: serde_json::Value) -> Bound {
-    let mut b = Bindings::new();
-    b.bind(table, &Message::Json(doc));
-    let rows = (0..b.rows())
+fn seen(table: &KeyTable, bound: &BoundMessage<'_>) -> Bound {
+    let rows = (0..bound.rows())
         .map(|r| {
             (0..table.len())
                 .map(|k| {
-                    let slot = b.slot(r, k);
-                    (slot.shape, b.leaves(slot).to_vec())
+                    let slot = bound.slot(r, k);
+                    let leaves = slot
+                        .leaves()
+                        .map(|l| {
+                            let leaf = l.to_leaf().unwrap();
+                            (leaf, l.eq_id(), l.text_number().to_bits())
+                        })
+                        .collect();
+                    (slot.shape, leaves)
                 })
                 .collect()
         })
         .collect();
-    (rows, b.overflowed())
+    (rows, bound.overflowed())
+}
+
+/// `bound` with number leaves compared by value only.
+fn by_value(mut bound: Bound) -> Bound {
+    for (_, leaves) in bound.0.iter_mut().flatten() {
+        for (leaf, _, _) in leaves.iter_mut() {
+            if let Leaf::Num(n) = leaf {
+                *leaf = Leaf::Num(filtervm_vm::value::Num::new("", n.value()));
+            }
+        }
+    }
+    bound
 }
 
 fn check_pruned_binds_like_full(
@@ -311,19 +310,35 @@ fn check_pruned_binds_like_full(
         for k in &keys {
             table.intern(k.clone());
         }
-        let full: serde_json::Value = serde_json::from_str(&text)
+        // Some equality constants and numeric-text readers, on random slots.
+        for _ in 0..rng.below(4) {
+            let slot = rng.below(table.len()) as u32;
+            table.add_constant(slot, rng.pick(STRINGS));
+        }
+        if rng.chance(30) {
+            table.add_text_numbers(rng.below(table.len()) as u32);
+        }
+        let full = json::parse(text.as_bytes())
             .unwrap_or_else(|e| panic!("case {case}: generated invalid JSON ({e}): {text}"));
-        let selector = Selector::for_keys(table.keys());
+        let full_serde: serde_json::Value = serde_json::from_str(&text).unwrap();
         let pruned = extractor
-            .extract(&selector, text.as_bytes())
+            .extract(table.selector(), text.as_bytes())
             .unwrap_or_else(|e| panic!("case {case}: {e}: {text}"));
         let pruned_text = pruned.to_string();
-        let pruned = to_serde(&pruned);
-        let expected = bind(&table, full);
-        let got = bind(&table, pruned);
+        let mut scratch = Bindings::new();
+        let expected = seen(&table, &scratch.bind_tree(&table, &full));
+        let got = seen(&table, &scratch.bind_json(&table, text.as_bytes()));
         assert_eq!(
             got, expected,
             "case {case}: keys {keys:?}\ndocument {text}\npruned   {pruned_text}"
+        );
+        // serde_json writes some numbers its own way (`1E+5` as `1e5`): their values agree.
+        let message = Message::Json(full_serde);
+        let from_serde = seen(&table, &scratch.bind(&table, &message));
+        assert_eq!(
+            by_value(from_serde),
+            by_value(expected.clone()),
+            "case {case}: serde_json tree {text}"
         );
         kept_bytes += pruned_text.len();
         full_bytes += text.len();

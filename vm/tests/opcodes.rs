@@ -32,8 +32,7 @@ fn run_on(parts: ProgramParts, code: Vec<Inst>, message: &Message) -> bool {
     parts.code.push(Inst::Ret { src: Reg(0) });
     let program = Program::new(parts).expect("verifies");
     let mut b = Bindings::new();
-    b.bind(program.keys(), message);
-    program.eval(&b, &mut Vec::new())
+    program.eval(&b.bind(program.keys(), message), &mut Vec::new())
 }
 
 fn headers(values: &[&str]) -> Message {
@@ -604,8 +603,8 @@ fn ret_returns_its_register() {
     ];
     let program = Program::new(p).unwrap();
     let mut b = Bindings::new();
-    b.bind(program.keys(), &headers(&[]));
-    assert!(program.eval(&b, &mut Vec::new()));
+    let message = headers(&[]);
+    assert!(program.eval(&b.bind(program.keys(), &message), &mut Vec::new()));
 }
 
 fn verify(code: Vec<Inst>) -> Result<Program, filtervm_vm::program::VerifyError> {

@@ -344,10 +344,7 @@ fn verdicts(program: &Program, messages: &[Message]) -> Vec<bool> {
     let mut registers = Vec::new();
     messages
         .iter()
-        .map(|m| {
-            bindings.bind(program.keys(), m);
-            program.eval(&bindings, &mut registers)
-        })
+        .map(|m| program.eval(&bindings.bind(program.keys(), m), &mut registers))
         .collect()
 }
 
@@ -701,7 +698,7 @@ fn random_message(rng: &mut XorShift) -> Message {
                 (0..rng.below(4))
                     .map(|_| filtervm_vm::message::Attribute {
                         name: rng.pick(&names).to_string(),
-                        data_type: rng.pick(&types).clone(),
+                        data_type: *rng.pick(&types),
                         value: rng.pick(WORDS).to_string(),
                     })
                     .collect(),

@@ -2,7 +2,7 @@
 
 use super::{Failure, PolicyArgs, print_errors};
 use clap::Args;
-use filtervm_compiler::explain::explain_json;
+use filtervm_compiler::explain::{explain_bytes, explain_json};
 use filtervm_compiler::{CompileError, Dialect, Filter, compile};
 use serde_json::Value;
 use std::io::Read;
@@ -14,7 +14,9 @@ use std::process::ExitCode;
 pub(super) struct ExplainArgs {
     #[command(flatten)]
     policy: PolicyArgs,
-    /// The message: a file holding one message as JSON in the dialect's shape (`-` for stdin).
+    /// The message: a file holding one message as `match` reads a line (`-` for stdin): for sns
+    /// in body scope the body as published, for eventgrid the event, for the other dialects JSON
+    /// in the dialect's shape.
     #[arg(long, short)]
     message: PathBuf,
     /// Print the explanation as JSON (the shape is documented in `filtervm_compiler::explain`).
@@ -58,18 +60,22 @@ pub(super) fn load(
     }
 }
 
-fn read_message(path: &std::path::Path) -> Result<Value, Failure> {
-    let mut text = String::new();
+fn read_bytes(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
     if path.as_os_str() == "-" {
         std::io::stdin()
-            .read_to_string(&mut text)
+            .read_to_end(&mut bytes)
             .map_err(|e| Failure::usage(format!("<stdin>: cannot read the message: {e}")))?;
     } else {
-        text = std::fs::read_to_string(path).map_err(|e| {
+        bytes = std::fs::read(path).map_err(|e| {
             Failure::usage(format!("{}: cannot read the message: {e}", path.display()))
         })?;
     }
-    serde_json::from_str(&text)
+    Ok(bytes)
+}
+
+fn read_message(path: &std::path::Path) -> Result<Value, Failure> {
+    serde_json::from_slice(&read_bytes(path)?)
         .map_err(|e| Failure::usage(format!("{}: the message is not JSON: {e}", path.display())))
 }
 
@@ -83,9 +89,14 @@ pub(super) fn run(args: ExplainArgs) -> Result<ExitCode, Failure> {
             return Ok(ExitCode::from(1));
         }
     };
-    let message = read_message(&args.message)?;
-    let explanation = explain_json(&filter, policy.as_ref(), &message)
-        .map_err(|e| Failure::usage(format!("{}: {e}", args.message.display())))?;
+    // SNS bodies and Event Grid events are read from their bytes, as `match` reads them.
+    let explanation = if filter.reads_json_body() {
+        let bytes = read_bytes(&args.message)?;
+        explain_bytes(&filter, policy.as_ref(), &bytes)
+    } else {
+        explain_json(&filter, policy.as_ref(), &read_message(&args.message)?)
+    }
+    .map_err(|e| Failure::usage(format!("{}: {e}", args.message.display())))?;
     let mut text = String::new();
     if args.json {
         text = serde_json::to_string_pretty(&explanation.to_json())

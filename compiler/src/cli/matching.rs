@@ -13,10 +13,12 @@ use std::process::ExitCode;
 /// an SNS message is at most 256 KiB and an Event Grid event at most 1 MB. The vector shape can
 /// inflate a message (attribute values and an SNS body are JSON strings inside the line, and
 /// escaping makes text up to six times longer, so 1.5 MiB at worst), which still leaves more than
-/// twice that as margin. The limit also bounds the memory `match` needs: reading a line costs a
-/// multiple of its size, small for text but up to about 75 times for a line of tiny numbers or
-/// objects (each becomes a JSON tree node), so a 4 MiB line peaks near 300 MB and a 16 MiB line
-/// near 1.2 GB. `--max-line-bytes` raises or lowers the limit.
+/// twice that as margin. The limit also bounds the memory `match` needs. An SNS body (body scope)
+/// or an Event Grid event is read from the line's bytes, keeping only what the filter reads, so
+/// a line costs about its own size whatever it holds; the other dialects' vector shape is parsed
+/// into a JSON tree, which costs a multiple of the line, small for text but up to about 75 times
+/// for a line of tiny numbers or objects (4 MiB → about 300 MB). `--max-line-bytes` raises or
+/// lowers the limit.
 pub(super) const DEFAULT_MAX_LINE_BYTES: u64 = 4 << 20;
 
 /// What `match` prints for each line.
@@ -47,6 +49,8 @@ pub(super) fn run(filter: &Filter, input: Option<&Path>, mode: Mode) -> Result<E
     );
     let mut out = Stdout::new();
     let mut evaluator = Evaluator::new();
+    // SNS bodies and Event Grid events are matched from the line's bytes.
+    let raw = filter.reads_json_body();
     let mut number = 0usize;
     let mut bad = 0usize;
     loop {
@@ -80,17 +84,23 @@ pub(super) fn run(filter: &Filter, input: Option<&Path>, mode: Mode) -> Result<E
         if content.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let verdict = std::str::from_utf8(content)
-            .map_err(|e| format!("not UTF-8: {e}"))
-            .and_then(|text| {
-                message_from_line(filter.dialect(), filter.options(), text)
-                    .map_err(|e| e.to_string())
-            })
-            .and_then(|message| {
-                evaluator
-                    .try_matches(filter, &message)
-                    .map_err(|e| e.to_string())
-            });
+        let verdict = if raw {
+            evaluator
+                .try_matches_bytes(filter, content)
+                .map_err(|e| e.to_string())
+        } else {
+            std::str::from_utf8(content)
+                .map_err(|e| format!("not UTF-8: {e}"))
+                .and_then(|text| {
+                    message_from_line(filter.dialect(), filter.options(), text)
+                        .map_err(|e| e.to_string())
+                })
+                .and_then(|message| {
+                    evaluator
+                        .try_matches(filter, &message)
+                        .map_err(|e| e.to_string())
+                })
+        };
         match verdict {
             // The line as read, with its own `\n` or `\r\n`; a last line without one gets `\n`
             // (like grep).

@@ -1,74 +1,87 @@
-//! Binding typed attributes (basaltic, sns attribute scope).
+//! Binding typed attributes (basaltic, sns attribute scope), borrowed from any [`Attributes`].
 
-use super::{Bindings, KeyTable};
+use super::{BoundLeaf, KeyTable, LeafKind, Slot};
 use crate::key::Key;
-use crate::message::{Attribute, AttributeType};
-use crate::value::{Leaf, Num, Shape};
+use crate::message::{AttributeType, Attributes, Text};
+use crate::value::Shape;
+use bumpalo::Bump;
 
-/// Tables of at most this many keys are bound by scanning the message once per key; larger ones
-/// (a `PolicySet` over many attribute names) look each attribute's name up in the table's name
+/// Tables of at most this many keys are bound by comparing each attribute's name with every key;
+/// larger ones (a `PolicySet` over many attribute names) look each name up in the table's name
 /// index instead. Measured (iai, 8 attributes): hashing a name costs about as much as comparing it
 /// against a dozen keys.
 const SCAN_KEYS: usize = 12;
 
-pub(super) fn bind(b: &mut Bindings, table: &KeyTable, attrs: &[Attribute]) {
-    let row = b.push_row();
-    if table.len() <= SCAN_KEYS {
-        for (i, key) in table.keys().iter().enumerate() {
-            let slot = u32::try_from(i).unwrap_or(u32::MAX);
-            if let Key::AttributeText(name) | Key::AttributeTyped(name) = key
-                && let Some(a) = find(attrs, name)
-            {
-                bind_one_key(b, row, slot, key, a);
+/// Binds `attributes` into `row` (one slot per key of `table`): each attribute's name is looked
+/// up once; of several attributes with one name the last counts (as in JSON).
+pub(super) fn bind<'b, A: Attributes + ?Sized>(
+    table: &KeyTable,
+    row: &mut [Slot<'b>],
+    attributes: &'b A,
+    arena: &'b Bump,
+    text: &mut String,
+) {
+    let mut any = false;
+    let scan = table.len() <= SCAN_KEYS;
+    for (name, data_type, value) in attributes.entries() {
+        any |= data_type != AttributeType::Binary;
+        let name = name.bytes();
+        if scan {
+            for (i, key) in table.keys().iter().enumerate() {
+                if let Key::AttributeText(n) | Key::AttributeTyped(n) = key
+                    && crate::exec::same(n.as_bytes(), name)
+                    && let Some(slot) = row.get_mut(i)
+                {
+                    *slot = bind_one(table, super::idx(i), key, data_type, value, arena, text);
+                }
             }
-        }
-    } else {
-        // Each attribute's name is looked up once ([`KeyTable::slots_named`]).
-        for (i, a) in attrs.iter().enumerate() {
-            let slots = table.slots_named(&a.name);
-            if slots.is_empty() || is_replaced(attrs, i) {
-                continue;
-            }
-            for &slot in slots {
-                if let Some(key) = table.keys().get(slot as usize) {
-                    bind_one_key(b, row, slot, key, a);
+        } else if let Ok(name) = std::str::from_utf8(name) {
+            for &i in table.slots_named(name) {
+                if let Some(key) = table.keys().get(i as usize)
+                    && matches!(key, Key::AttributeText(_) | Key::AttributeTyped(_))
+                    && let Some(slot) = row.get_mut(i as usize)
+                {
+                    *slot = bind_one(table, i, key, data_type, value, arena, text);
                 }
             }
         }
     }
-    if let Some(slot) = table.any_attribute
-        && attrs.iter().any(|a| a.data_type != AttributeType::Binary)
+    if let Some(i) = table.any_attribute
+        && any
+        && let Some(slot) = row.get_mut(i as usize)
     {
-        b.set(row, slot, Shape::Scalar, []);
+        *slot = Slot::bare(Shape::Scalar);
     }
 }
 
+/// The slot of one attribute for `key`.
 #[inline(always)]
-fn bind_one_key(b: &mut Bindings, row: usize, slot: u32, key: &Key, a: &Attribute) {
+fn bind_one<'b, V: Text + ?Sized>(
+    table: &KeyTable,
+    slot: u32,
+    key: &Key,
+    data_type: AttributeType,
+    value: &'b V,
+    arena: &'b Bump,
+    text: &mut String,
+) -> Slot<'b> {
     match key {
-        Key::AttributeText(_) => {
-            let leaf = Leaf::Str(b.text(&a.value));
-            b.set(row, slot, Shape::Scalar, [leaf]);
-        }
-        Key::AttributeTyped(_) => bind_typed(b, row, slot, a),
-        _ => {}
+        Key::AttributeText(_) => Slot::one(text_leaf(table, slot, value)),
+        Key::AttributeTyped(_) => typed(table, slot, data_type, value, arena, text),
+        _ => Slot::ABSENT,
     }
 }
 
-/// The last attribute of that name (a later duplicate replaces an earlier one, as in JSON).
-fn find<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a Attribute> {
-    attrs.iter().rev().find(|a| a.name == name)
+/// A value's text as a string leaf, or a [`LeafKind::Bytes`] leaf when it is not UTF-8.
+#[inline(always)]
+fn text_leaf<'b, V: Text + ?Sized>(table: &KeyTable, slot: u32, value: &'b V) -> BoundLeaf<'b> {
+    match value.text() {
+        Ok(s) => table.str_leaf(slot, s),
+        Err(_) => BoundLeaf::plain(LeafKind::Bytes),
+    }
 }
 
-/// Whether a later attribute has the same name as `attrs[i]` (then `attrs[i]` does not count).
-fn is_replaced(attrs: &[Attribute], i: usize) -> bool {
-    let name = attrs.get(i).map_or("", |a| a.name.as_str());
-    attrs
-        .get(i + 1..)
-        .is_some_and(|later| later.iter().any(|a| a.name == name))
-}
-
-/// SNS typing (sns rules 5-8, D-6):
+/// SNS typing (sns rules 5-11, D-6):
 ///
 /// - `String` (and `String.x`): one string leaf, the value text as is;
 /// - `Number` (and `Number.x`): one number leaf when the text, surrounding whitespace ignored, is
@@ -77,47 +90,102 @@ fn is_replaced(attrs: &[Attribute], i: usize) -> bool {
 ///   string, number, `true`, `false` and `null` elements are the leaves; nested arrays and objects
 ///   are not elements with a value; no such element (`[]` included) makes it absent (D-6);
 /// - `Binary`: absent (rule 8).
-fn bind_typed(b: &mut Bindings, row: usize, slot: u32, a: &Attribute) {
-    match a.data_type {
-        AttributeType::String => {
-            let leaf = Leaf::Str(b.text(&a.value));
-            b.set(row, slot, Shape::Scalar, [leaf]);
-        }
+///
+/// A value that is not UTF-8 is a [`LeafKind::Bytes`] leaf as a `String`, and absent otherwise.
+fn typed<'b, V: Text + ?Sized>(
+    table: &KeyTable,
+    slot: u32,
+    data_type: AttributeType,
+    value: &'b V,
+    arena: &'b Bump,
+    text: &mut String,
+) -> Slot<'b> {
+    match data_type {
+        AttributeType::String => Slot::one(text_leaf(table, slot, value)),
         AttributeType::Number => {
             // D-6: a Number attribute whose value is not a valid number is absent.
-            let text = a.value.trim();
-            if let Some(value) = crate::number::parse_json_number(text) {
-                let leaf = Leaf::Num(Num::new(b.text(text), value));
-                b.set(row, slot, Shape::Scalar, [leaf]);
+            let Ok(t) = value.text() else {
+                return Slot::ABSENT;
+            };
+            let t = t.trim();
+            match crate::number::parse_json_number(t) {
+                Some(v) => Slot::one(BoundLeaf::num(t, v)),
+                None => Slot::ABSENT,
             }
         }
         AttributeType::StringArray => {
-            // Rule 7: not the JSON text of an array → no values; D-6: `[]` → absent.
-            if let Ok(serde_json::Value::Array(items)) =
-                serde_json::from_str::<serde_json::Value>(&a.value)
-            {
-                let leaves: Vec<Leaf> = items.iter().filter_map(super::scalar_leaf).collect();
-                if !leaves.is_empty() {
-                    b.set(row, slot, Shape::Array, leaves);
-                }
-            }
+            let Ok(t) = value.text() else {
+                return Slot::ABSENT;
+            };
+            string_array(table, slot, t, arena, text)
         }
-        AttributeType::Binary => {}
+        AttributeType::Binary => Slot::ABSENT,
+    }
+}
+
+/// The leaves of a `String.Array` value (rule 7, D-6), read as `serde_json` reads JSON text (so
+/// its limits, 128 levels and no lone surrogates, make the value not an array). The elements are
+/// copied into the arena.
+fn string_array<'b>(
+    table: &KeyTable,
+    slot: u32,
+    value: &str,
+    arena: &'b Bump,
+    text: &mut String,
+) -> Slot<'b> {
+    use std::fmt::Write as _;
+    // Rule 7: not the JSON text of an array → no values; D-6: `[]` → absent.
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(value)
+    else {
+        return Slot::ABSENT;
+    };
+    let scalar = |v: &serde_json::Value| {
+        !matches!(
+            v,
+            serde_json::Value::Array(_) | serde_json::Value::Object(_)
+        )
+    };
+    let n = items.iter().filter(|v| scalar(v)).count();
+    let mut elements = items.iter().filter_map(|item| {
+        Some(match item {
+            serde_json::Value::Null => BoundLeaf::plain(LeafKind::Null),
+            serde_json::Value::Bool(true) => BoundLeaf::plain(LeafKind::True),
+            serde_json::Value::Bool(false) => BoundLeaf::plain(LeafKind::False),
+            serde_json::Value::Number(n) => {
+                text.clear();
+                let _ = write!(text, "{n}");
+                let t: &'b str = arena.alloc_str(text);
+                BoundLeaf::num(t, super::number_value(t))
+            }
+            serde_json::Value::String(s) => table.str_leaf(slot, arena.alloc_str(s)),
+            serde_json::Value::Array(_) | serde_json::Value::Object(_) => return None,
+        })
+    });
+    let leaves = arena.alloc_slice_fill_with(n, |_| elements.next().unwrap_or(BoundLeaf::EMPTY));
+    match &*leaves {
+        [] => Slot::ABSENT,
+        [first, rest @ ..] => Slot {
+            first: *first,
+            rest,
+            shape: Shape::Array,
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::Bindings;
     use super::*;
     use crate::message::Message;
+    use crate::value::Leaf;
 
     fn bind_one(key: Key, msg: &Message) -> (Shape, Vec<Leaf>) {
         let mut t = KeyTable::new();
         t.intern(key);
         let mut b = Bindings::new();
-        b.bind(&t, msg);
-        let s = b.slot(0, 0);
-        (s.shape, b.leaves(s).to_vec())
+        let bound = b.bind(&t, msg);
+        let s = bound.slot(0, 0);
+        (s.shape, s.leaves().filter_map(BoundLeaf::to_leaf).collect())
     }
 
     #[test]
@@ -199,10 +267,17 @@ mod tests {
         t.intern(Key::AttributeTyped("other".into()));
         t.intern(Key::AttributeTyped("n".into()));
         let mut b = Bindings::new();
-        b.bind(&t, &m);
-        assert_eq!(b.leaves(b.slot(0, 0)), [Leaf::Str("not a number".into())]);
-        assert_eq!(b.leaves(b.slot(0, 1)), [Leaf::Str("x".into())]);
-        assert_eq!(b.slot(0, 2).shape, Shape::Absent);
+        let bound = b.bind(&t, &m);
+        let leaves = |k: usize| -> Vec<Leaf> {
+            bound
+                .slot(0, k)
+                .leaves()
+                .filter_map(BoundLeaf::to_leaf)
+                .collect()
+        };
+        assert_eq!(leaves(0), [Leaf::Str("not a number".into())]);
+        assert_eq!(leaves(1), [Leaf::Str("x".into())]);
+        assert_eq!(bound.slot(0, 2).shape, Shape::Absent);
     }
 
     #[test]
@@ -220,12 +295,19 @@ mod tests {
             ("zz", AttributeType::String, "b"),
         ]);
         let mut b = Bindings::new();
-        b.bind(&t, &m);
-        assert!(matches!(b.leaves(b.slot(0, 7)), [Leaf::Num(n)] if n.value() == 2.0));
-        assert_eq!(b.leaves(b.slot(0, 3)), [Leaf::Str("a".into())]);
-        assert_eq!(b.slot(0, 5).shape, Shape::Absent);
-        assert_eq!(b.leaves(b.slot(0, 40)), [Leaf::Str("2".into())]);
-        assert_eq!(b.slot(0, 41).shape, Shape::Scalar);
+        let bound = b.bind(&t, &m);
+        let first = |k: usize| {
+            bound
+                .slot(0, k)
+                .leaves()
+                .next()
+                .and_then(BoundLeaf::to_leaf)
+        };
+        assert!(matches!(first(7), Some(Leaf::Num(n)) if n.value() == 2.0));
+        assert_eq!(first(3), Some(Leaf::Str("a".into())));
+        assert_eq!(bound.slot(0, 5).shape, Shape::Absent);
+        assert_eq!(first(40), Some(Leaf::Str("2".into())));
+        assert_eq!(bound.slot(0, 41).shape, Shape::Scalar);
     }
 
     #[test]
@@ -234,5 +316,35 @@ mod tests {
         assert_eq!(bind_one(Key::AnyAttribute, &only_binary).0, Shape::Absent);
         let one = Message::attributes([("s", AttributeType::String, "x")]);
         assert_eq!(bind_one(Key::AnyAttribute, &one).0, Shape::Scalar);
+    }
+
+    #[test]
+    fn borrowed_attributes_bind_like_owned_ones_and_bytes_that_are_not_utf8_read_as_nothing() {
+        let mut t = KeyTable::new();
+        let s = t.intern(Key::AttributeTyped("s".into()));
+        let n = t.intern(Key::AttributeTyped("n".into()));
+        let x = t.intern(Key::AttributeText("x".into()));
+        let borrowed: [(&[u8], AttributeType, &[u8]); 3] = [
+            (b"s", AttributeType::String, b"\xffbad"),
+            (b"n", AttributeType::Number, b"\xff"),
+            (b"x", AttributeType::String, b"ok"),
+        ];
+        let mut b = Bindings::new();
+        let bound = b.bind_attributes(&t, &borrowed);
+        let slot = bound.slot(0, s as usize);
+        assert_eq!(slot.shape, Shape::Scalar);
+        assert_eq!(
+            slot.leaves().next().map(BoundLeaf::kind),
+            Some(LeafKind::Bytes)
+        );
+        assert_eq!(bound.slot(0, n as usize).shape, Shape::Absent);
+        assert_eq!(
+            bound
+                .slot(0, x as usize)
+                .leaves()
+                .next()
+                .and_then(|l| l.as_str()),
+            Some("ok")
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! Binding SNS message bodies (sns rules 14-21, D-3).
 //!
-//! The body is a parsed JSON document. Only the paths of the program's [`Key::BodyPath`] and
-//! [`Key::BodyPathEach`] keys are extracted, in one walk over the parts of the document those
-//! paths can reach.
+//! The body is a JSON document ([`Node`]): what the message reader kept of the raw bytes for the
+//! table's [`crate::json::Selector`], or a whole tree. Only the paths of the table's
+//! [`Key::BodyPath`] and [`Key::BodyPathEach`] keys are extracted, in one walk over the parts of
+//! the document those paths can reach; the pruned document and the whole one bind alike (a
+//! property test checks it).
 //!
 //! # Paths
 //!
@@ -45,19 +47,27 @@
 //!
 //! Binding never recurses on arrays (nested arrays are flattened with an explicit stack) and
 //! recurses on objects only where a path continues, so the depth is at most the number of object
-//! levels a path crosses; it is capped at [`MAX_DEPTH`] (bodies parsed by `serde_json::from_str`
-//! are at most 128 levels deep anyway). The number of rows is the product of the choice points'
+//! levels a path crosses; it is capped at [`MAX_DEPTH`]. (Depth elsewhere costs nothing: the
+//! message reader validates members no path continues into without keeping them, at any depth.) The number of rows is the product of the choice points'
 //! element counts, which can grow fast (two sibling arrays of 1,000 elements each, each read by two
 //! keys, make 1,000,000 rows); rows × keys is capped at [`MAX_ROW_SLOTS`], and leaves copied to
 //! give a key one contiguous range in a row are capped at [`MAX_COPIED_LEAVES`]. A body beyond any
 //! of these caps is **not** bound approximately: it is bound like a body that is not a JSON object
 //! (one row, every body key absent, `BodyIsObject` absent), so it matches only policies that read
-//! nothing from the body, and [`Bindings::overflowed`] reports it.
+//! nothing from the body, and [`super::Bound::overflowed`] reports it.
+//!
+//! # Memory
+//!
+//! Rows, fragments and leaves are built in the binding arena (reset for each message), so
+//! binding a stream of bodies allocates nothing once warm; a slot fed from one run of leaves
+//! borrows it, and only a slot fed from several runs gets a copy.
 
-use super::{Bindings, KeyTable, Slot, scalar_leaf};
+use super::{BoundLeaf, KeyTable, LeafKind, Slot, SlotNeeds, node_leaf};
+use crate::json::Node;
 use crate::key::Key;
-use crate::value::{Leaf, Shape};
-use serde_json::Value;
+use crate::value::Shape;
+use bumpalo::Bump;
+use bumpalo::collections::Vec as BVec;
 
 /// Most slots (rows × keys of the table) one body may bind to; beyond it the body overflows.
 pub const MAX_ROW_SLOTS: usize = 1 << 20;
@@ -70,9 +80,10 @@ pub const MAX_COPIED_LEAVES: usize = 1 << 20;
 pub const MAX_DEPTH: usize = 256;
 
 /// The body could not be bound within the caps.
-struct Overflow;
+pub(super) struct Overflow;
 
 /// One key of the table that reads the body.
+#[derive(Clone, Copy)]
 struct Target<'t> {
     slot: u32,
     path: &'t str,
@@ -97,11 +108,17 @@ struct Frag {
 }
 
 /// One row under construction: the leaf runs of each slot, in walk order.
-type World = Vec<Frag>;
+type World<'a> = BVec<'a, Frag>;
 
-struct Walker<'t, 'b> {
-    b: &'b mut Bindings,
-    targets: Vec<Target<'t>>,
+/// The rows of a subtree.
+type Rows<'a> = BVec<'a, World<'a>>;
+
+struct Walker<'t, 'a> {
+    table: &'t KeyTable,
+    arena: &'a Bump,
+    /// The leaf store: every leaf the walk found, runs of it given to slots.
+    leaves: BVec<'a, BoundLeaf<'a>>,
+    targets: &'a [Target<'t>],
     max_rows: usize,
 }
 
@@ -110,7 +127,7 @@ fn idx(n: usize) -> u32 {
 }
 
 /// Appends `frag` to `world`, extending the last run when it continues it.
-fn push_frag(world: &mut World, frag: Frag) {
+fn push_frag(world: &mut World<'_>, frag: Frag) {
     if let Some(last) = world.last_mut()
         && last.slot == frag.slot
         && last.end == frag.start
@@ -121,20 +138,64 @@ fn push_frag(world: &mut World, frag: Frag) {
     world.push(frag);
 }
 
-impl<'t> Walker<'t, '_> {
+/// What binding must compute for leaves read by several slots: all of it.
+fn union(a: SlotNeeds, b: SlotNeeds) -> SlotNeeds {
+    SlotNeeds {
+        constants: a.constants.saturating_add(b.constants),
+        text_numbers: a.text_numbers.saturating_add(b.text_numbers),
+    }
+}
+
+impl<'t, 'a> Walker<'t, 'a> {
+    fn rows(&self) -> Rows<'a> {
+        BVec::new_in(self.arena)
+    }
+
+    fn world(&self) -> World<'a> {
+        BVec::new_in(self.arena)
+    }
+
+    fn one_row(&self, world: World<'a>) -> Rows<'a> {
+        let mut rows = self.rows();
+        rows.push(world);
+        rows
+    }
+
+    fn target(&self, active: &Active<'t>) -> Option<&Target<'t>> {
+        self.targets.get(active.target)
+    }
+
+    /// What the slots of `targets` need computed for their leaves.
+    fn needs(&self, targets: impl Iterator<Item = usize>) -> SlotNeeds {
+        targets
+            .filter_map(|t| self.targets.get(t))
+            .map(|t| self.table.needs(t.slot))
+            .fold(SlotNeeds::default(), union)
+    }
+
+    /// Stores the leaf of a scalar node (if it is one), computed as `needs` says.
+    #[inline]
+    fn push_leaf(&mut self, node: &Node<'a>, needs: SlotNeeds) {
+        if let Some(leaf) = node_leaf(node) {
+            let leaf = if leaf.kind == LeafKind::Str {
+                self.table.str_leaf_with(needs, leaf.text)
+            } else {
+                leaf
+            };
+            self.leaves.push(leaf);
+        }
+    }
+
     /// Whether an array met before the leaf position by `inner` keys is a choice point.
     fn is_choice_point(&self, inner: &[Active<'t>]) -> bool {
-        inner.len() >= 2
-            || inner
-                .iter()
-                .any(|a| self.targets.get(a.target).is_some_and(|t| t.each))
+        inner.len() >= 2 || inner.iter().any(|a| self.target(a).is_some_and(|t| t.each))
     }
 
     /// Rows of `a` combined with rows of `b` (every pair).
-    fn product(&self, a: Vec<World>, b: Vec<World>) -> Result<Vec<World>, Overflow> {
+    fn product(&self, a: Rows<'a>, b: Rows<'a>) -> Result<Rows<'a>, Overflow> {
         if let [only] = b.as_slice() {
             let mut a = a;
-            for w in &mut a {
+            for w in a.iter_mut() {
                 only.iter().for_each(|f| push_frag(w, *f));
             }
             return Ok(a);
@@ -142,7 +203,7 @@ impl<'t> Walker<'t, '_> {
         if a.len().saturating_mul(b.len()) > self.max_rows {
             return Err(Overflow);
         }
-        let mut out = Vec::with_capacity(a.len() * b.len());
+        let mut out = BVec::with_capacity_in(a.len() * b.len(), self.arena);
         for x in &a {
             for y in &b {
                 let mut w = x.clone();
@@ -153,28 +214,31 @@ impl<'t> Walker<'t, '_> {
         Ok(out)
     }
 
-    /// Pushes one leaf for every key at its leaf position here.
-    fn leaf_frags(&mut self, leaf_keys: &[usize], start: usize) -> World {
-        let end = self.b.leaves.len();
+    /// One frag for every key at its leaf position here, over the leaves stored since `start`.
+    fn leaf_frags(&self, leaf_keys: &[usize], start: usize) -> World<'a> {
+        let end = self.leaves.len();
+        let mut world = self.world();
         if end == start {
-            return World::new();
+            return world;
         }
-        leaf_keys
-            .iter()
-            .filter_map(|&t| self.targets.get(t))
-            .map(|t| Frag {
-                slot: t.slot,
-                start: idx(start),
-                end: idx(end),
-            })
-            .collect()
+        world.extend(
+            leaf_keys
+                .iter()
+                .filter_map(|&t| self.targets.get(t))
+                .map(|t| Frag {
+                    slot: t.slot,
+                    start: idx(start),
+                    end: idx(end),
+                }),
+        );
+        world
     }
 
     /// Whether `active` is one plain key: no choice point can lie below it, so its subtree binds
     /// to a single row and [`Walker::collect`] can bind it without building rows.
     fn single_plain(&self, active: &[Active<'t>]) -> Option<Active<'t>> {
         match active {
-            [only] if self.targets.get(only.target).is_some_and(|t| !t.each) => Some(*only),
+            [only] if self.target(only).is_some_and(|t| !t.each) => Some(*only),
             _ => None,
         }
     }
@@ -182,23 +246,23 @@ impl<'t> Walker<'t, '_> {
     /// Binds one plain key below `value` into `out` (the one-row case of [`Walker::walk`]).
     fn collect(
         &mut self,
-        value: &Value,
+        value: &Node<'a>,
         key: Active<'t>,
-        out: &mut World,
+        out: &mut World<'a>,
         depth: usize,
     ) -> Result<(), Overflow> {
         if depth > MAX_DEPTH {
             return Err(Overflow);
         }
-        let slot = self.targets.get(key.target).map_or(u32::MAX, |t| t.slot);
+        let slot = self.target(&key).map_or(u32::MAX, |t| t.slot);
+        let needs = self.table.needs(slot);
         match (value, key.rest) {
-            (Value::Object(map), Some(rest)) => {
-                for (name, child) in map {
-                    let below = if rest == name {
+            (Node::Object(members), Some(rest)) => {
+                for m in members.iter() {
+                    let below = if rest == m.name {
                         None
-                    } else if let Some(r) = rest
-                        .strip_prefix(name.as_str())
-                        .and_then(|r| r.strip_prefix('.'))
+                    } else if let Some(r) =
+                        rest.strip_prefix(m.name).and_then(|r| r.strip_prefix('.'))
                     {
                         Some(r)
                     } else {
@@ -208,27 +272,28 @@ impl<'t> Walker<'t, '_> {
                         target: key.target,
                         rest: below,
                     };
-                    self.collect(child, key, out, depth + 1)?;
+                    self.collect(&m.value, key, out, depth + 1)?;
                 }
             }
-            (Value::Array(items), rest) => {
+            (Node::Array(items), rest) => {
                 // Rule 17: nested arrays flattened. At the leaf position the scalars are the
                 // leaves; before it the walk continues into the objects.
-                let start = self.b.leaves.len();
-                let mut stack = vec![items.iter()];
+                let start = self.leaves.len();
+                let mut stack = BVec::new_in(self.arena);
+                stack.push(items.iter());
                 while let Some(top) = stack.last_mut() {
                     let Some(item) = top.next() else {
                         stack.pop();
                         continue;
                     };
                     match (item, rest) {
-                        (Value::Array(nested), _) => stack.push(nested.iter()),
-                        (Value::Object(_), Some(_)) => self.collect(item, key, out, depth + 1)?,
-                        (Value::Object(_), None) | (_, Some(_)) => {}
-                        (scalar, None) => self.b.leaves.extend(scalar_leaf(scalar)),
+                        (Node::Array(nested), _) => stack.push(nested.iter()),
+                        (Node::Object(_), Some(_)) => self.collect(item, key, out, depth + 1)?,
+                        (Node::Object(_), None) | (_, Some(_)) => {}
+                        (scalar, None) => self.push_leaf(scalar, needs),
                     }
                 }
-                let end = self.b.leaves.len();
+                let end = self.leaves.len();
                 if rest.is_none() && end > start {
                     push_frag(
                         out,
@@ -240,17 +305,16 @@ impl<'t> Walker<'t, '_> {
                     );
                 }
             }
-            (Value::Object(_), None) => {}
-            (_, Some(_)) => {}
+            (Node::Object(_), None) | (_, Some(_)) => {}
             (scalar, None) => {
-                let start = self.b.leaves.len();
-                self.b.leaves.extend(scalar_leaf(scalar));
+                let start = self.leaves.len();
+                self.push_leaf(scalar, needs);
                 push_frag(
                     out,
                     Frag {
                         slot,
                         start: idx(start),
-                        end: idx(self.b.leaves.len()),
+                        end: idx(self.leaves.len()),
                     },
                 );
             }
@@ -261,97 +325,91 @@ impl<'t> Walker<'t, '_> {
     /// The rows of `value` for the keys `active` at it.
     fn walk(
         &mut self,
-        value: &Value,
+        value: &Node<'a>,
         active: &[Active<'t>],
         depth: usize,
-    ) -> Result<Vec<World>, Overflow> {
+    ) -> Result<Rows<'a>, Overflow> {
         if depth > MAX_DEPTH {
             return Err(Overflow);
         }
         if let Some(only) = self.single_plain(active) {
-            let mut row = World::new();
+            let mut row = self.world();
             self.collect(value, only, &mut row, depth)?;
-            return Ok(vec![row]);
+            return Ok(self.one_row(row));
         }
-        let leaf_keys: Vec<usize> = active
-            .iter()
-            .filter(|a| a.rest.is_none())
-            .map(|a| a.target)
-            .collect();
-        let inner: Vec<Active<'t>> = active
-            .iter()
-            .filter(|a| a.rest.is_some())
-            .copied()
-            .collect();
+        let mut leaf_keys = BVec::new_in(self.arena);
+        leaf_keys.extend(active.iter().filter(|a| a.rest.is_none()).map(|a| a.target));
+        let mut inner = BVec::new_in(self.arena);
+        inner.extend(active.iter().filter(|a| a.rest.is_some()).copied());
         match value {
-            Value::Object(map) => {
+            Node::Object(members) => {
                 // Rule 19: an object at the leaf position is no leaf.
-                let mut rows = vec![World::new()];
+                let mut rows = self.one_row(self.world());
                 if inner.is_empty() {
                     return Ok(rows);
                 }
-                for (name, child) in map {
-                    let below: Vec<Active<'t>> = inner
-                        .iter()
-                        .filter_map(|a| {
-                            let rest = a.rest?;
-                            if rest == name {
-                                Some(Active {
+                for m in members.iter() {
+                    let mut below = BVec::new_in(self.arena);
+                    below.extend(inner.iter().filter_map(|a| {
+                        let rest = a.rest?;
+                        if rest == m.name {
+                            Some(Active {
+                                target: a.target,
+                                rest: None,
+                            })
+                        } else {
+                            rest.strip_prefix(m.name)
+                                .and_then(|r| r.strip_prefix('.'))
+                                .map(|r| Active {
                                     target: a.target,
-                                    rest: None,
+                                    rest: Some(r),
                                 })
-                            } else {
-                                rest.strip_prefix(name.as_str())
-                                    .and_then(|r| r.strip_prefix('.'))
-                                    .map(|r| Active {
-                                        target: a.target,
-                                        rest: Some(r),
-                                    })
-                            }
-                        })
-                        .collect();
+                        }
+                    }));
                     if below.is_empty() {
                         continue;
                     }
                     if let (Some(only), [row]) = (self.single_plain(&below), rows.as_mut_slice()) {
-                        self.collect(child, only, row, depth + 1)?;
+                        self.collect(&m.value, only, row, depth + 1)?;
                         continue;
                     }
-                    let child_rows = self.walk(child, &below, depth + 1)?;
+                    let child_rows = self.walk(&m.value, &below, depth + 1)?;
                     rows = self.product(rows, child_rows)?;
                 }
                 Ok(rows)
             }
-            Value::Array(items) => {
+            Node::Array(items) => {
                 // Rule 17: nested arrays are flattened (explicit stack, no recursion).
-                let start = self.b.leaves.len();
-                let mut objects: Vec<&Value> = Vec::new();
-                let mut stack = vec![items.iter()];
+                let start = self.leaves.len();
+                let needs = self.needs(leaf_keys.iter().copied());
+                let mut objects = BVec::new_in(self.arena);
+                let mut stack = BVec::new_in(self.arena);
+                stack.push(items.iter());
                 while let Some(top) = stack.last_mut() {
                     match top.next() {
                         None => {
                             stack.pop();
                         }
-                        Some(Value::Array(nested)) => stack.push(nested.iter()),
-                        Some(object @ Value::Object(_)) => {
+                        Some(Node::Array(nested)) => stack.push(nested.iter()),
+                        Some(object @ Node::Object(_)) => {
                             if !inner.is_empty() {
                                 objects.push(object);
                             }
                         }
                         Some(scalar) => {
                             if !leaf_keys.is_empty() {
-                                self.b.leaves.extend(scalar_leaf(scalar));
+                                self.push_leaf(scalar, needs);
                             }
                         }
                     }
                 }
                 let here = self.leaf_frags(&leaf_keys, start);
                 if objects.is_empty() {
-                    return Ok(vec![here]);
+                    return Ok(self.one_row(here));
                 }
                 if self.is_choice_point(&inner) {
                     // Rule 18: one row per element (and per row of that element).
-                    let mut rows = Vec::new();
+                    let mut rows = self.rows();
                     for object in objects {
                         for mut row in self.walk(object, &inner, depth + 1)? {
                             here.iter().for_each(|f| push_frag(&mut row, *f));
@@ -363,7 +421,7 @@ impl<'t> Walker<'t, '_> {
                     }
                     Ok(rows)
                 } else {
-                    let mut rows = vec![here];
+                    let mut rows = self.one_row(here);
                     for object in objects {
                         let element_rows = self.walk(object, &inner, depth + 1)?;
                         rows = self.product(rows, element_rows)?;
@@ -372,33 +430,31 @@ impl<'t> Walker<'t, '_> {
                 }
             }
             scalar => {
-                let start = self.b.leaves.len();
+                let start = self.leaves.len();
                 if !leaf_keys.is_empty() {
-                    self.b.leaves.extend(scalar_leaf(scalar));
+                    let needs = self.needs(leaf_keys.iter().copied());
+                    self.push_leaf(scalar, needs);
                 }
-                Ok(vec![self.leaf_frags(&leaf_keys, start)])
+                Ok(self.one_row(self.leaf_frags(&leaf_keys, start)))
             }
         }
     }
 }
 
-pub(super) fn bind(b: &mut Bindings, table: &KeyTable, doc: &Value) {
-    let Value::Object(_) = doc else {
+/// Binds the body `doc` to `table`: its rows of slots (one row of absent slots for a body that
+/// is not an object, rule 14), or [`Overflow`].
+pub(super) fn bind<'a>(
+    table: &'a KeyTable,
+    doc: Node<'a>,
+    arena: &'a Bump,
+) -> Result<&'a [Slot<'a>], Overflow> {
+    let width = table.len();
+    let Node::Object(_) = doc else {
         // Rule 14: a body that is not a JSON object has no keys (not even `BodyIsObject`).
-        b.push_row();
-        return;
+        return Ok(arena.alloc_slice_fill_copy(width, Slot::ABSENT));
     };
-    if bind_object(b, table, doc).is_err() {
-        b.leaves.clear();
-        b.slots.clear();
-        b.overflowed = true;
-        b.push_row();
-    }
-}
-
-fn bind_object(b: &mut Bindings, table: &KeyTable, doc: &Value) -> Result<(), Overflow> {
-    let mut targets = Vec::new();
-    let mut is_object = Vec::new();
+    let mut targets = BVec::new_in(arena);
+    let mut is_object = BVec::new_in(arena);
     for (i, key) in table.keys().iter().enumerate() {
         let slot = idx(i);
         match key {
@@ -416,111 +472,121 @@ fn bind_object(b: &mut Bindings, table: &KeyTable, doc: &Value) -> Result<(), Ov
             _ => {}
         }
     }
-    let active: Vec<Active<'_>> = targets
-        .iter()
-        .enumerate()
-        .map(|(target, t)| Active {
-            target,
-            rest: Some(t.path),
-        })
-        .collect();
-    let max_rows = MAX_ROW_SLOTS / b.width.max(1);
+    let targets = targets.into_bump_slice();
+    let mut active = BVec::new_in(arena);
+    active.extend(targets.iter().enumerate().map(|(target, t)| Active {
+        target,
+        rest: Some(t.path),
+    }));
+    let max_rows = MAX_ROW_SLOTS / width.max(1);
     let mut walker = Walker {
-        b,
+        table,
+        arena,
+        leaves: BVec::new_in(arena),
         targets,
         max_rows,
     };
     let rows = if active.is_empty() {
-        vec![World::new()]
+        walker.one_row(walker.world())
     } else {
-        walker.walk(doc, &active, 0)?
+        walker.walk(&doc, &active, 0)?
     };
     if rows.len() > max_rows {
         return Err(Overflow);
     }
-    let b = walker.b;
-    let width = b.width;
+    let store: &'a [BoundLeaf<'a>] = walker.leaves.into_bump_slice();
+    let out = arena.alloc_slice_fill_copy(rows.len().saturating_mul(width), Slot::ABSENT);
     let mut copied = 0usize;
-    let mut runs: Vec<Vec<(u32, u32)>> = vec![Vec::new(); width];
-    for world in rows {
-        let row = b.push_row();
-        for &slot in &is_object {
-            b.set(row, slot, Shape::Scalar, []);
-        }
-        runs.iter_mut().for_each(Vec::clear);
-        for f in world {
-            if let Some(r) = runs.get_mut(f.slot as usize) {
-                r.push((f.start, f.end));
+    for (r, mut world) in rows.into_iter().enumerate() {
+        let Some(row) = out.get_mut(r * width..(r + 1) * width) else {
+            continue;
+        };
+        for &slot in is_object.iter() {
+            if let Some(s) = row.get_mut(slot as usize) {
+                *s = Slot::bare(Shape::Scalar);
             }
         }
-        for (slot, slot_runs) in runs.iter().enumerate() {
-            let (start, end) = match slot_runs.as_slice() {
-                [] => continue,
-                [(start, end)] => (*start, *end),
+        // The runs of one slot together, in store order.
+        world.sort_unstable_by_key(|f| (f.slot, f.start));
+        let mut at = 0;
+        while let Some(&first) = world.get(at) {
+            let n = world
+                .get(at..)
+                .and_then(|w| w.iter().position(|f| f.slot != first.slot))
+                .unwrap_or(world.len() - at);
+            let runs = world.get(at..at + n).unwrap_or(&[]);
+            at += n;
+            let leaves: &'a [BoundLeaf<'a>] = match runs {
+                [only] => store
+                    .get(only.start as usize..only.end as usize)
+                    .unwrap_or(&[]),
                 several => {
-                    let start = b.leaves.len();
-                    for &(s, e) in several {
-                        let n = (e - s) as usize;
-                        copied = copied.saturating_add(n);
-                        if copied > MAX_COPIED_LEAVES {
-                            return Err(Overflow);
-                        }
-                        let piece: Vec<Leaf> = b
-                            .leaves
-                            .get(s as usize..e as usize)
-                            .map(<[Leaf]>::to_vec)
-                            .unwrap_or_default();
-                        b.leaves.extend(piece);
+                    let total: usize = several.iter().map(|f| (f.end - f.start) as usize).sum();
+                    copied = copied.saturating_add(total);
+                    if copied > MAX_COPIED_LEAVES {
+                        return Err(Overflow);
                     }
-                    (idx(start), idx(b.leaves.len()))
+                    let mut all = several.iter().flat_map(|f| {
+                        store
+                            .get(f.start as usize..f.end as usize)
+                            .unwrap_or(&[])
+                            .iter()
+                            .copied()
+                    });
+                    arena.alloc_slice_fill_with(total, |_| all.next().unwrap_or(BoundLeaf::EMPTY))
                 }
             };
-            let shape = match b.leaves.get(start as usize..end as usize) {
-                Some([Leaf::Null]) => Shape::Null,
-                Some([_]) => Shape::Scalar,
-                Some([]) | None => continue,
-                Some(_) => Shape::Array,
-            };
-            if let Some(s) = b.slots.get_mut(row * width + slot) {
-                *s = Slot { shape, start, end };
+            if leaves.is_empty() {
+                continue;
+            }
+            if let Some(s) = row.get_mut(first.slot as usize) {
+                *s = Slot::of(leaves);
             }
         }
     }
-    Ok(())
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::Bindings;
     use super::*;
     use crate::message::Message;
 
     /// Binds `body` to the given keys; returns, per row, each key's leaves as display text
-    /// (`None` when absent).
+    /// (`None` when absent), and whether it overflowed. Binds the raw bytes and the whole tree,
+    /// and checks that they agree.
     fn rows(keys: &[Key], body: &str) -> (Vec<Vec<Option<String>>>, bool) {
         let mut t = KeyTable::new();
         for k in keys {
             t.intern(k.clone());
         }
-        let doc: Value = serde_json::from_str(body).unwrap();
-        let mut b = Bindings::new();
-        b.bind(&t, &Message::Json(doc));
-        let out = (0..b.rows())
-            .map(|r| {
-                (0..keys.len())
-                    .map(|k| {
-                        let s = b.slot(r, k);
-                        (s.shape != Shape::Absent).then(|| {
-                            b.leaves(s)
-                                .iter()
-                                .map(ToString::to_string)
-                                .collect::<Vec<_>>()
-                                .join(",")
+        let show = |bound: &super::super::Bound<'_>| -> (Vec<Vec<Option<String>>>, bool) {
+            let out = (0..bound.rows())
+                .map(|r| {
+                    (0..keys.len())
+                        .map(|k| {
+                            let s = bound.slot(r, k);
+                            (s.shape != Shape::Absent).then(|| {
+                                s.leaves()
+                                    .filter_map(BoundLeaf::to_leaf)
+                                    .map(|l| l.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(",")
+                            })
                         })
-                    })
-                    .collect()
-            })
-            .collect();
-        (out, b.overflowed())
+                        .collect()
+                })
+                .collect();
+            (out, bound.overflowed())
+        };
+        let mut b = Bindings::new();
+        let from_bytes = show(&b.bind_json(&t, body.as_bytes()));
+        let doc: serde_json::Value = serde_json::from_str(body).unwrap();
+        let message = Message::Json(doc);
+        let from_tree = show(&b.bind(&t, &message));
+        assert_eq!(from_bytes, from_tree, "{body}");
+        from_tree
     }
 
     fn path(p: &str) -> Key {
@@ -636,7 +702,7 @@ mod tests {
     }
 
     #[test]
-    fn programmatic_bodies_deeper_than_the_cap_overflow() {
+    fn bodies_deeper_than_the_cap_along_a_path_overflow() {
         let mut doc = serde_json::json!(1);
         let mut p = String::from("a");
         for _ in 0..MAX_DEPTH + 2 {
@@ -646,8 +712,74 @@ mod tests {
         let mut t = KeyTable::new();
         t.intern(path(&p));
         let mut b = Bindings::new();
-        b.bind(&t, &Message::Json(doc));
-        assert!(b.overflowed());
-        assert_eq!(b.slot(0, 0).shape, Shape::Absent);
+        let bytes = doc.to_string();
+        let message = Message::Json(doc);
+        let bound = b.bind(&t, &message);
+        assert!(bound.overflowed());
+        assert_eq!(bound.slot(0, 0).shape, Shape::Absent);
+        let bound = b.bind_json(&t, bytes.as_bytes());
+        assert!(bound.overflowed());
+        assert_eq!(bound.slot(0, 0).shape, Shape::Absent);
+    }
+
+    #[test]
+    fn depth_and_lone_surrogates_where_no_path_leads_cost_nothing() {
+        // A member no key reads, nested 200 and 100,000 levels, and a lone surrogate in an
+        // unrelated string: the body is judged, the key read.
+        for depth in [200, 100_000] {
+            let body = format!(
+                r#"{{"deep": {}1{}, "k": "v"}}"#,
+                "[{\"x\": ".repeat(depth),
+                "}]".repeat(depth)
+            );
+            let (r, overflowed) = rows_of_bytes(&[path("k")], &body);
+            assert_eq!(
+                (r, overflowed),
+                (vec![vec![s(r#""v""#)]], false),
+                "depth {depth}"
+            );
+        }
+        let (r, _) = rows_of_bytes(&[path("k")], r#"{"note": "\ud800", "k": "v"}"#);
+        assert_eq!(r, vec![vec![s(r#""v""#)]]);
+    }
+
+    /// [`rows`] from the bytes only (for bodies `serde_json` cannot read).
+    fn rows_of_bytes(keys: &[Key], body: &str) -> (Vec<Vec<Option<String>>>, bool) {
+        let mut t = KeyTable::new();
+        for k in keys {
+            t.intern(k.clone());
+        }
+        let mut b = Bindings::new();
+        let bound = b.bind_json(&t, body.as_bytes());
+        assert!(bound.not_json().is_none(), "{:?}", bound.not_json());
+        let out = (0..bound.rows())
+            .map(|r| {
+                (0..keys.len())
+                    .map(|k| {
+                        let s = bound.slot(r, k);
+                        (s.shape != Shape::Absent).then(|| {
+                            s.leaves()
+                                .filter_map(BoundLeaf::to_leaf)
+                                .map(|l| l.to_string())
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        (out, bound.overflowed())
+    }
+
+    #[test]
+    fn rule_14_a_body_that_is_not_json_binds_nothing_and_is_reported() {
+        let mut t = KeyTable::new();
+        t.intern(Key::BodyIsObject);
+        t.intern(path("a"));
+        let mut b = Bindings::new();
+        let bound = b.bind_json(&t, b"{\"a\": 1,}");
+        assert!(bound.not_json().is_some());
+        assert_eq!(bound.slot(0, 0).shape, Shape::Absent);
+        assert_eq!(bound.slot(0, 1).shape, Shape::Absent);
     }
 }

@@ -1,42 +1,140 @@
-//! Binding headers (stream, expr): each value a string leaf.
+//! Binding headers (stream, expr), borrowed from any [`Headers`]: each value a string leaf.
 
-use super::{Bindings, KeyTable};
+use super::{BoundLeaf, KeyTable, LeafKind, Slot};
 use crate::key::Key;
-use crate::message::Header;
-use crate::value::{Leaf, Shape};
+use crate::message::{HeaderValues, Headers, Text};
+use crate::value::Shape;
+use bumpalo::Bump;
 
-pub(super) fn bind(b: &mut Bindings, table: &KeyTable, headers: &[Header]) {
-    let row = b.push_row();
-    for (i, key) in table.keys().iter().enumerate() {
-        let slot = u32::try_from(i).unwrap_or(u32::MAX);
-        if let Key::Header(name) = key {
-            // Several entries of one name are one multimap entry: every value counts. Values are
-            // copied into buffers kept from the previous message ([`Bindings::text`]).
-            let start = b.leaves.len();
-            let mut present = false;
-            for h in headers.iter().filter(|h| *h.name == **name) {
-                present = true;
-                for v in &h.values {
-                    let leaf = Leaf::Str(b.text(v));
-                    b.leaves.push(leaf);
+/// Tables of at most this many keys are bound by comparing each header's name with every key;
+/// larger ones look each name up in the table's name index (see the attribute binder).
+const SCAN_KEYS: usize = 12;
+
+/// Binds `headers` into `row`: each entry's name is looked up once, its values borrowed. Several
+/// entries of one name are one multimap entry: every value counts, in order (`pending` holds the
+/// values of repeated names until they are gathered). A name with one value is a scalar, with
+/// none (an empty list) or several an array.
+pub(super) fn bind<'b, H: Headers + ?Sized>(
+    table: &KeyTable,
+    row: &mut [Slot<'b>],
+    headers: &'b H,
+    arena: &'b Bump,
+    pending: &mut Vec<(u32, u32, BoundLeaf<'b>)>,
+) {
+    let scan = table.len() <= SCAN_KEYS;
+    for (name, values) in headers.entries() {
+        let name = name.bytes();
+        let values = values.values();
+        if scan {
+            for (i, key) in table.keys().iter().enumerate() {
+                if let Key::Header(n) = key
+                    && crate::exec::same(n.as_bytes(), name)
+                {
+                    add(table, row, super::idx(i), values, arena, pending);
                 }
             }
-            if present {
-                let shape = if b.leaves.len() - start == 1 {
-                    Shape::Scalar
-                } else {
-                    Shape::Array
-                };
-                b.close(row, slot, shape, start);
+        } else if let Ok(name) = std::str::from_utf8(name) {
+            for &i in table.slots_named(name) {
+                if let Some(Key::Header(_)) = table.keys().get(i as usize) {
+                    add(table, row, i, values, arena, pending);
+                }
             }
         }
     }
+    if !pending.is_empty() {
+        gather(row, arena, pending);
+    }
+}
+
+/// A header value as a leaf of `slot`: a string, or [`LeafKind::Bytes`] when it is not UTF-8.
+#[inline(always)]
+fn leaf<'b, V: Text>(table: &KeyTable, slot: u32, value: &'b V) -> BoundLeaf<'b> {
+    match value.text() {
+        Ok(s) => table.str_leaf(slot, s),
+        Err(_) => BoundLeaf::plain(LeafKind::Bytes),
+    }
+}
+
+/// Binds one entry's values to `slot`: straight into the slot for the first entry of a name,
+/// into `pending` for a repeated one.
+#[inline(always)]
+fn add<'b, V: Text>(
+    table: &KeyTable,
+    row: &mut [Slot<'b>],
+    slot: u32,
+    values: &'b [V],
+    arena: &'b Bump,
+    pending: &mut Vec<(u32, u32, BoundLeaf<'b>)>,
+) {
+    let Some(s) = row.get_mut(slot as usize) else {
+        return;
+    };
+    if s.shape != Shape::Absent {
+        for v in values {
+            let seq = super::idx(pending.len());
+            pending.push((slot, seq, leaf(table, slot, v)));
+        }
+        return;
+    }
+    *s = match values {
+        [] => Slot::bare(Shape::Array),
+        [only] => Slot::one(leaf(table, slot, only)),
+        [first, rest @ ..] => Slot {
+            first: leaf(table, slot, first),
+            rest: arena.alloc_slice_fill_iter(rest.iter().map(|v| leaf(table, slot, v))),
+            shape: Shape::Array,
+        },
+    };
+}
+
+/// Gives each slot of a repeated name all its values: the first entry's, then `pending`'s in
+/// message order. `pending` is left empty.
+fn gather<'b>(row: &mut [Slot<'b>], arena: &'b Bump, pending: &mut Vec<(u32, u32, BoundLeaf<'b>)>) {
+    pending.sort_unstable_by_key(|&(slot, seq, _)| (slot, seq));
+    let mut at = 0;
+    while let Some(&(slot, _, _)) = pending.get(at) {
+        let end = pending
+            .get(at..)
+            .and_then(|p| p.iter().position(|&(s, _, _)| s != slot))
+            .map_or(pending.len(), |n| at + n);
+        let more = pending.get(at..end).unwrap_or(&[]);
+        if let Some(s) = row.get_mut(slot as usize) {
+            let own = *s;
+            let n = own.len();
+            let leaves = arena.alloc_slice_fill_with(n + more.len(), |i| {
+                let from_more = i.checked_sub(n).and_then(|j| more.get(j));
+                match (i, from_more) {
+                    (_, Some(&(_, _, l))) => l,
+                    (0, None) => own.first,
+                    (i, None) => own.rest.get(i - 1).copied().unwrap_or(BoundLeaf::EMPTY),
+                }
+            });
+            *s = match &*leaves {
+                [] => Slot::bare(Shape::Array),
+                [only] => Slot::one(*only),
+                [first, rest @ ..] => Slot {
+                    first: *first,
+                    rest,
+                    shape: Shape::Array,
+                },
+            };
+        }
+        at = end;
+    }
+    pending.clear();
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::Bindings;
     use super::*;
-    use crate::message::Message;
+    use crate::message::{Header, Message};
+    use crate::value::Leaf;
+    use std::collections::{BTreeMap, HashMap};
+
+    fn leaves(slot: &Slot<'_>) -> Vec<Leaf> {
+        slot.leaves().filter_map(BoundLeaf::to_leaf).collect()
+    }
 
     #[test]
     fn single_and_multi_valued_headers() {
@@ -55,11 +153,11 @@ mod tests {
             },
         ]);
         let mut b = Bindings::new();
-        b.bind(&t, &msg);
-        assert_eq!(b.slot(0, 0).shape, Shape::Scalar);
-        assert_eq!(b.slot(0, 1).shape, Shape::Array);
-        assert_eq!(b.leaves(b.slot(0, 1)).len(), 2);
-        assert_eq!(b.slot(0, 2).shape, Shape::Absent);
+        let bound = b.bind(&t, &msg);
+        assert_eq!(bound.slot(0, 0).shape, Shape::Scalar);
+        assert_eq!(bound.slot(0, 1).shape, Shape::Array);
+        assert_eq!(bound.slot(0, 1).len(), 2);
+        assert_eq!(bound.slot(0, 2).shape, Shape::Absent);
     }
 
     #[test]
@@ -83,14 +181,66 @@ mod tests {
         ]);
         let mut b = Bindings::new();
         for _ in 0..2 {
-            b.bind(&t, &msg);
-            assert_eq!(b.slot(0, 0).shape, Shape::Array);
+            let bound = b.bind(&t, &msg);
+            assert_eq!(bound.slot(0, 0).shape, Shape::Array);
             assert_eq!(
-                b.leaves(b.slot(0, 0)),
+                leaves(bound.slot(0, 0)),
                 [Leaf::Str("x".into()), Leaf::Str("y".into())]
             );
-            assert_eq!(b.slot(0, 1).shape, Shape::Array);
-            assert!(b.leaves(b.slot(0, 1)).is_empty());
+            assert_eq!(bound.slot(0, 1).shape, Shape::Array);
+            assert!(bound.slot(0, 1).is_empty());
         }
+    }
+
+    #[test]
+    fn many_repeated_names_gather_in_message_order() {
+        let mut t = KeyTable::new();
+        for i in 0..20 {
+            t.intern(Key::Header(format!("h{i}").into()));
+        }
+        // Three rounds of every name, the values numbered in message order.
+        let entries: Vec<(String, Vec<String>)> = (0..60)
+            .map(|n| (format!("h{}", n % 20), vec![n.to_string()]))
+            .collect();
+        let mut b = Bindings::new();
+        let bound = b.bind_headers(&t, &entries);
+        for i in 0..20usize {
+            let expected: Vec<Leaf> = (0..3)
+                .map(|round| Leaf::Str((round * 20 + i).to_string().into()))
+                .collect();
+            assert_eq!(leaves(bound.slot(0, i)), expected, "h{i}");
+        }
+    }
+
+    #[test]
+    fn maps_and_slices_of_borrowed_pairs_bind_alike() {
+        let mut t = KeyTable::new();
+        t.intern(Key::Header("region".into()));
+        t.intern(Key::Header("tags".into()));
+        let mut b = Bindings::new();
+        let expected = |bound: &super::super::Bound<'_>| {
+            assert_eq!(leaves(bound.slot(0, 0)), [Leaf::Str("eu".into())]);
+            assert_eq!(
+                leaves(bound.slot(0, 1)),
+                [Leaf::Str("a".into()), Leaf::Str("b".into())]
+            );
+        };
+        let pairs = [("region", vec!["eu"]), ("tags", vec!["a", "b"])];
+        expected(&b.bind_headers(&t, &pairs));
+        let map: HashMap<&str, Vec<&str>> = pairs.iter().cloned().collect();
+        expected(&b.bind_headers(&t, &map));
+        let tree: BTreeMap<String, Vec<String>> = pairs
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.iter().map(|s| s.to_string()).collect()))
+            .collect();
+        expected(&b.bind_headers(&t, &tree));
+        let bytes: [(&[u8], &[u8]); 2] = [(b"region", b"\xff"), (b"\xfftags", b"x")];
+        let bound = b.bind_headers(&t, &bytes);
+        assert_eq!(bound.slot(0, 0).shape, Shape::Scalar);
+        assert_eq!(
+            bound.slot(0, 0).leaves().next().map(BoundLeaf::kind),
+            Some(LeafKind::Bytes)
+        );
+        assert_eq!(bound.slot(0, 1).shape, Shape::Absent);
     }
 }

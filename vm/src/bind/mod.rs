@@ -1,27 +1,203 @@
-//! Binding: a message is resolved once against a program's key table.
+//! Binding: a message is resolved once against a key table.
 //!
 //! Each key of the table gets a [`Slot`] holding its [`Shape`] and its leaves; the VM then reads
 //! slots by index, never a hash map. A `PolicySet` shares one key table, so a message is bound once
 //! for all of its programs. Most messages bind to one *row* of slots; an SNS body whose policy
 //! reads several fields under one array of objects binds to one row per element combination, so
 //! that conditions are satisfied by the same element (sns rule 18).
+//!
+//! # The bound form
+//!
+//! Binding is shaped for evaluation. A [`Slot`] holds its first leaf inline (most keys have one
+//! value), and the rest, if any, as a slice; a [`BoundLeaf`] borrows its text from the message
+//! (or from the per-message arena, for decoded escapes). Work a test would otherwise repeat on
+//! every evaluation is done once per leaf, here, and only where a program needs it:
+//!
+//! - **String equality as ids.** A key table holds a dictionary of the string constants that its
+//!   programs' (or set's) equality tests compare with ([`KeyTable::add_constant`]); a string leaf of
+//!   a key that some equality test reads is looked up once, and carries the constant's id
+//!   ([`BoundLeaf::eq_id`]). `str_eq` is then an id compare and `str_in` an id-set test.
+//! - **Numeric text.** A string leaf of a key that a `text_num_in` test reads
+//!   ([`KeyTable::add_text_numbers`]) carries its value as a JSON number (B-10, S9), parsed here.
+//!
+//! Ids are only meaningful against the table the message was bound to: a [`Bound`] carries the
+//! table's [`KeyTable::stamp`], and the executor compares by id only when the program's own table
+//! has the same stamp (see [`crate::plan`]); otherwise it compares text.
+//!
+//! # Scratch and lifetimes
+//!
+//! [`Bindings`] is the reusable scratch: a `bumpalo` arena reset for each message, the JSON
+//! reader ([`crate::json::Extractor`]) and a few buffers. Binding returns a [`Bound`] that borrows
+//! the scratch, the table and the message; once warm, binding a stream of messages allocates
+//! nothing.
 
 mod attributes;
 mod body;
-
-pub use body::{MAX_COPIED_LEAVES, MAX_ROW_SLOTS};
 mod event;
 mod headers;
+mod tree;
 
+pub use body::{MAX_COPIED_LEAVES, MAX_DEPTH, MAX_ROW_SLOTS};
+
+use crate::json::{self, Extractor, Selector};
 use crate::key::Key;
-use crate::message::Message;
-use crate::value::{Leaf, Shape, Text};
-
-/// At most this many leaf buffers are kept from one message for the next.
-const MAX_SPARE: usize = 4096;
+use crate::message::{Attributes, Headers, Message};
+use crate::value::{Leaf, LeafTypes, Num, Shape};
 use ahash::AHashMap;
+use bumpalo::Bump;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The keys a program (or a set of programs) reads, each interned once.
+/// The id of no dictionary entry: a leaf that equals no constant (or was not looked up).
+pub const NO_ID: u32 = u32::MAX;
+
+/// Dictionaries of at most this many values are searched by comparing; larger ones by hash.
+const SMALL_DICTIONARY: usize = 8;
+
+/// The source of [`KeyTable::stamp`]s: every change of any table takes the next one.
+static STAMPS: AtomicU64 = AtomicU64::new(1);
+
+fn next_stamp() -> u64 {
+    STAMPS.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What binding computes for a slot beyond its key: how many equality constants and numeric
+/// text readers it has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct SlotNeeds {
+    /// References to dictionary constants by tests reading this slot: when non-zero, the slot's
+    /// string leaves are looked up in the dictionary.
+    constants: u32,
+    /// Tests reading this slot's leaves as numeric text: when non-zero, its string leaves carry
+    /// their text's value as a JSON number.
+    text_numbers: u32,
+}
+
+/// The string constants of a table's equality tests: value → id, reference-counted.
+#[derive(Debug, Clone, Default)]
+struct Dictionary {
+    /// By id: the value and its references (0 for a free id, whose value is empty).
+    entries: Vec<(Box<str>, u32)>,
+    /// Value → id, once the dictionary holds more than [`SMALL_DICTIONARY`] values.
+    index: Option<AHashMap<Box<str>, u32>>,
+    /// Free ids, reused first.
+    free: Vec<u32>,
+}
+
+impl Dictionary {
+    /// The id of `text`, or [`NO_ID`].
+    #[inline]
+    fn id_of(&self, text: &str) -> u32 {
+        match &self.index {
+            Some(index) => index.get(text).copied().unwrap_or(NO_ID),
+            None => self
+                .entries
+                .iter()
+                .position(|(v, refs)| *refs > 0 && crate::exec::same(v.as_bytes(), text.as_bytes()))
+                .map_or(NO_ID, idx),
+        }
+    }
+
+    fn live(&self) -> usize {
+        self.entries.len() - self.free.len()
+    }
+
+    /// Adds a reference to `value`; returns its id and whether it is new.
+    fn add(&mut self, value: &str) -> (u32, bool) {
+        let id = self.id_of(value);
+        if let Some((_, refs)) = self.entries.get_mut(id as usize) {
+            *refs = refs.saturating_add(1);
+            return (id, false);
+        }
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.entries.push((Box::default(), 0));
+                idx(self.entries.len() - 1)
+            }
+        };
+        if let Some(entry) = self.entries.get_mut(id as usize) {
+            *entry = (value.into(), 1);
+        }
+        let live = self.live();
+        match &mut self.index {
+            Some(index) => {
+                index.insert(value.into(), id);
+            }
+            None if live > SMALL_DICTIONARY => {
+                self.index = Some(
+                    self.entries
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, (_, refs))| *refs > 0)
+                        .map(|(i, (v, _))| (v.clone(), idx(i)))
+                        .collect(),
+                );
+            }
+            None => {}
+        }
+        (id, true)
+    }
+
+    /// Drops a reference to `value`; returns whether its id was freed.
+    fn release(&mut self, value: &str) -> bool {
+        let id = self.id_of(value);
+        let Some((stored, refs)) = self.entries.get_mut(id as usize) else {
+            return false;
+        };
+        *refs -= 1;
+        if *refs > 0 {
+            return false;
+        }
+        *stored = Box::default();
+        if let Some(index) = &mut self.index {
+            index.remove(value);
+        }
+        self.free.push(id);
+        if self.live() == 0 {
+            *self = Dictionary::default();
+        }
+        true
+    }
+
+    /// The dictionary with its live values renumbered densely, in id order, and no spare
+    /// capacity.
+    fn compacted(&self) -> Dictionary {
+        let mut out = Dictionary::default();
+        out.entries.reserve_exact(self.live());
+        for (value, refs) in &self.entries {
+            if *refs > 0 {
+                out.entries.push((value.clone(), *refs));
+            }
+        }
+        if out.entries.len() > SMALL_DICTIONARY {
+            let mut index = AHashMap::with_capacity(out.entries.len());
+            for (i, (v, _)) in out.entries.iter().enumerate() {
+                index.insert(v.clone(), idx(i));
+            }
+            out.index = Some(index);
+        }
+        out
+    }
+
+    fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let texts: usize = self.entries.iter().map(|(v, _)| v.len()).sum();
+        self.entries.capacity() * size_of::<(Box<str>, u32)>()
+            + self.free.capacity() * 4
+            + texts
+            + self.index.as_ref().map_or(0, |index| {
+                map_bytes(index.capacity(), size_of::<(Box<str>, u32)>()) + texts
+            })
+    }
+}
+
+fn idx(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The keys a program (or a set of programs) reads, each interned once, with what binding must
+/// compute for them.
 ///
 /// Each key has a *slot*, its index in the bound rows. A program's table only grows. A table
 /// shared by many holders (a `PolicySet`) counts references: every [`KeyTable::intern`] adds one,
@@ -29,6 +205,10 @@ use ahash::AHashMap;
 /// forgotten and the slot holds [`KeyTable::released_key`], which nobody reads, until the next new
 /// key reuses it. [`KeyTable::compact`] removes the released slots, renumbering the others, so
 /// that the bound width shrinks with the table.
+///
+/// The table also holds the dictionary of equality constants and the per-slot needs described in
+/// the module documentation, each reference-counted the same way, and the JSON [`Selector`] of
+/// its body or event keys (built on first use after a change, shared by every message).
 #[derive(Debug, Clone, Default)]
 pub struct KeyTable {
     keys: Vec<Key>,
@@ -42,9 +222,21 @@ pub struct KeyTable {
     refs: Vec<u32>,
     /// The released slots, reused first by new keys.
     free: Vec<u32>,
+    /// Per slot: what binding computes for its leaves.
+    needs: Vec<SlotNeeds>,
+    /// The equality constants.
+    dictionary: Dictionary,
+    /// How many keys read a JSON body (sns: [`Key::BodyPath`], [`Key::BodyPathEach`],
+    /// [`Key::BodyIsObject`]); JSON is bound as an Event Grid event when there are none.
+    body_keys: u32,
+    /// Changes with every change of the table (see [`KeyTable::stamp`]).
+    stamp: u64,
+    /// The selector of the JSON keys, built on first use.
+    selector: OnceLock<Selector>,
 }
 
-/// Two tables are equal when they hold the same keys in the same slots (reference counts aside).
+/// Two tables are equal when they hold the same keys in the same slots (reference counts,
+/// dictionary and needs aside).
 impl PartialEq for KeyTable {
     fn eq(&self, other: &KeyTable) -> bool {
         self.keys == other.keys
@@ -65,6 +257,22 @@ impl KeyTable {
         KeyTable::default()
     }
 
+    /// Notes a change: a new stamp, and the selector to be rebuilt.
+    fn changed(&mut self) {
+        self.stamp = next_stamp();
+        if self.selector.get().is_some() {
+            self.selector = OnceLock::new();
+        }
+    }
+
+    /// Identifies the table's contents for binding: two tables with the same stamp bind every
+    /// message alike (same slots, same dictionary ids, same needs). A clone keeps the stamp; any
+    /// change that affects binding takes a new one. Empty tables share stamp 0.
+    #[inline]
+    pub fn stamp(&self) -> u64 {
+        self.stamp
+    }
+
     /// Interns `key`, returning its slot index, and adds a reference to it.
     pub fn intern(&mut self, key: Key) -> u32 {
         if let Some(&i) = self.index.get(&key) {
@@ -78,7 +286,8 @@ impl KeyTable {
             None => {
                 self.keys.push(KeyTable::released_key());
                 self.refs.push(0);
-                u32::try_from(self.keys.len() - 1).unwrap_or(u32::MAX)
+                self.needs.push(SlotNeeds::default());
+                idx(self.keys.len() - 1)
             }
         };
         self.link(i, &key);
@@ -89,6 +298,7 @@ impl KeyTable {
             *r = 1;
         }
         self.index.insert(key, i);
+        self.changed();
         i
     }
 
@@ -112,39 +322,50 @@ impl KeyTable {
         else {
             return false;
         };
+        if let Some(n) = self.needs.get_mut(slot as usize) {
+            *n = SlotNeeds::default();
+        }
         self.index.remove(&key);
         self.unlink(slot, &key);
         self.free.push(slot);
+        self.changed();
         true
     }
 
-    /// Removes the released slots: the live keys move down, in order, to slots `0..live`.
-    /// Returns each old slot's new slot (`u32::MAX` for a released one). The table keeps no
-    /// spare capacity.
+    /// Removes the released slots: the live keys move down, in order, to slots `0..live`; the
+    /// dictionary's live values are renumbered densely too (look their new ids up with
+    /// [`KeyTable::constant_id`]). Returns each old slot's new slot (`u32::MAX` for a released
+    /// one). The table keeps no spare capacity.
     pub fn compact(&mut self) -> Vec<u32> {
         let old_keys = std::mem::take(&mut self.keys);
         let old_refs = std::mem::take(&mut self.refs);
+        let old_needs = std::mem::take(&mut self.needs);
         let mut moved = Vec::with_capacity(old_keys.len());
         let live = old_refs.iter().filter(|&&r| r > 0).count();
         self.keys = Vec::with_capacity(live);
         self.refs = Vec::with_capacity(live);
+        self.needs = Vec::with_capacity(live);
         self.index = AHashMap::with_capacity(live);
         self.names = AHashMap::new();
         self.any_attribute = None;
+        self.body_keys = 0;
         self.free = Vec::new();
-        for (key, refs) in old_keys.into_iter().zip(old_refs) {
+        for ((key, refs), needs) in old_keys.into_iter().zip(old_refs).zip(old_needs) {
             if refs == 0 {
                 moved.push(u32::MAX);
                 continue;
             }
-            let i = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
+            let i = idx(self.keys.len());
             moved.push(i);
             self.link(i, &key);
             self.index.insert(key.clone(), i);
             self.keys.push(key);
             self.refs.push(refs);
+            self.needs.push(needs);
         }
         self.names.shrink_to_fit();
+        self.dictionary = self.dictionary.compacted();
+        self.changed();
         moved
     }
 
@@ -155,6 +376,7 @@ impl KeyTable {
                 self.names.entry(name.clone()).or_default().push(slot);
             }
             Key::AnyAttribute => self.any_attribute = Some(slot),
+            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject => self.body_keys += 1,
             _ => {}
         }
     }
@@ -171,8 +393,133 @@ impl KeyTable {
                 }
             }
             Key::AnyAttribute => self.any_attribute = None,
+            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject => {
+                self.body_keys = self.body_keys.saturating_sub(1);
+            }
             _ => {}
         }
+    }
+
+    /// Adds a reference to the string constant `value`, compared with the leaves of `slot` by an
+    /// equality test: those leaves are then looked up in the dictionary when bound. Returns the
+    /// constant's id (`NO_ID` for a slot out of range).
+    pub fn add_constant(&mut self, slot: u32, value: &str) -> u32 {
+        if slot as usize >= self.needs.len() {
+            return NO_ID;
+        }
+        self.mark_constants(slot);
+        self.add_value(value)
+    }
+
+    /// The dictionary half of [`KeyTable::add_constant`]: a reference to `value`, its id.
+    pub(crate) fn add_value(&mut self, value: &str) -> u32 {
+        let (id, new) = self.dictionary.add(value);
+        if new {
+            self.changed();
+        }
+        id
+    }
+
+    /// The slot half of [`KeyTable::add_constant`]: `slot`'s leaves are looked up.
+    pub(crate) fn mark_constants(&mut self, slot: u32) {
+        if let Some(needs) = self.needs.get_mut(slot as usize) {
+            needs.constants = needs.constants.saturating_add(1);
+            if needs.constants == 1 {
+                self.changed();
+            }
+        }
+    }
+
+    /// Drops a reference taken by [`KeyTable::add_constant`].
+    pub fn release_constant(&mut self, slot: u32, value: &str) {
+        let Some(needs) = self.needs.get_mut(slot as usize) else {
+            return;
+        };
+        needs.constants = needs.constants.saturating_sub(1);
+        let last = needs.constants == 0;
+        if self.dictionary.release(value) || last {
+            self.changed();
+        }
+    }
+
+    /// The id of the constant `value`, if some equality test of the table compares with it.
+    pub fn constant_id(&self, value: &str) -> Option<u32> {
+        Some(self.dictionary.id_of(value)).filter(|&id| id != NO_ID)
+    }
+
+    /// The number of live constants in the dictionary.
+    pub fn constants(&self) -> usize {
+        self.dictionary.live()
+    }
+
+    /// The number of free dictionary ids (holes [`KeyTable::compact`] removes).
+    pub fn free_constants(&self) -> usize {
+        self.dictionary.free.len()
+    }
+
+    /// Adds a reference to "a test reads the string leaves of `slot` as numbers".
+    pub fn add_text_numbers(&mut self, slot: u32) {
+        if let Some(needs) = self.needs.get_mut(slot as usize) {
+            needs.text_numbers = needs.text_numbers.saturating_add(1);
+            if needs.text_numbers == 1 {
+                self.changed();
+            }
+        }
+    }
+
+    /// Drops a reference taken by [`KeyTable::add_text_numbers`].
+    pub fn release_text_numbers(&mut self, slot: u32) {
+        if let Some(needs) = self.needs.get_mut(slot as usize) {
+            needs.text_numbers = needs.text_numbers.saturating_sub(1);
+            if needs.text_numbers == 0 {
+                self.changed();
+            }
+        }
+    }
+
+    /// What binding computes for the string leaves of `slot`.
+    #[inline]
+    fn needs(&self, slot: u32) -> SlotNeeds {
+        self.needs.get(slot as usize).copied().unwrap_or_default()
+    }
+
+    /// A string leaf of `slot`, with what the table needs computed.
+    #[inline]
+    pub(crate) fn str_leaf<'b>(&self, slot: u32, text: &'b str) -> BoundLeaf<'b> {
+        self.str_leaf_with(self.needs(slot), text)
+    }
+
+    #[inline]
+    fn str_leaf_with<'b>(&self, needs: SlotNeeds, text: &'b str) -> BoundLeaf<'b> {
+        let eq = if needs.constants > 0 {
+            self.dictionary.id_of(text)
+        } else {
+            NO_ID
+        };
+        let (num, text_num) = if needs.text_numbers > 0 {
+            (text_number(text), true)
+        } else {
+            (f64::NAN, false)
+        };
+        BoundLeaf {
+            text,
+            num,
+            eq,
+            kind: LeafKind::Str,
+            text_num,
+        }
+    }
+
+    /// The selector of the table's JSON keys ([`Selector::for_keys`]), built on first use after
+    /// a change.
+    pub fn selector(&self) -> &Selector {
+        self.selector.get_or_init(|| Selector::for_keys(&self.keys))
+    }
+
+    /// Whether JSON is bound as an SNS body (else as an Event Grid event).
+    #[inline]
+    pub(crate) fn reads_body(&self) -> bool {
+        self.body_keys > 0
     }
 
     /// The slots of the attribute and header keys that read the name `name`.
@@ -206,8 +553,9 @@ impl KeyTable {
         self.keys.is_empty()
     }
 
-    /// The heap bytes the table holds: its slots, its two indexes and the keys' names (held
-    /// twice, by the slots and by the index, and a third time by the name index).
+    /// The heap bytes the table holds: its slots, its indexes, the keys' names (held twice, by
+    /// the slots and by the index, and a third time by the name index), the dictionary and the
+    /// selector (estimated from its paths).
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         let text = |k: &Key| match k {
@@ -228,13 +576,22 @@ impl KeyTable {
             .iter()
             .map(|(n, slots)| n.len() + slots.capacity() * 4)
             .sum();
+        let selector = if self.selector.get().is_some() {
+            // States, names and first-byte filters: a few dozen bytes per key.
+            64 * self.body_keys as usize + texts
+        } else {
+            0
+        };
         self.keys.capacity() * size_of::<Key>()
             + self.refs.capacity() * 4
             + self.free.capacity() * 4
+            + self.needs.capacity() * size_of::<SlotNeeds>()
             + 2 * texts
             + map_bytes(self.index.capacity(), size_of::<(Key, u32)>())
             + map_bytes(self.names.capacity(), size_of::<(Box<str>, Vec<u32>)>())
             + names
+            + self.dictionary.heap_bytes()
+            + selector
     }
 }
 
@@ -249,101 +606,318 @@ pub fn map_bytes(capacity: usize, entry: usize) -> usize {
     buckets * (entry + 1)
 }
 
-/// What one key resolved to in one row: its shape and a range of leaves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slot {
+/// What a [`BoundLeaf`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum LeafKind {
+    /// No leaf: the inline first leaf of a slot that has none (absent, an object, an empty
+    /// array). No test holds on it.
+    Empty,
+    /// A string.
+    Str,
+    /// A number (its text and binary64 value).
+    Num,
+    /// `false`.
+    False,
+    /// `true`.
+    True,
+    /// `null`.
+    Null,
+    /// A header or attribute value that is not UTF-8: present, but no test reads it.
+    Bytes,
+}
+
+/// One leaf of a bound message, borrowing its text from the message or the binding arena.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BoundLeaf<'b> {
+    /// The string, or the number's text; empty for other kinds.
+    text: &'b str,
+    /// A number's value; for a string leaf, its text as a JSON number when computed
+    /// (`text_num`), NaN when it is not one.
+    num: f64,
+    /// A string leaf's dictionary id ([`NO_ID`] when it equals no constant or was not looked up).
+    eq: u32,
+    kind: LeafKind,
+    /// Whether `num` holds a string leaf's numeric value.
+    text_num: bool,
+}
+
+impl<'b> BoundLeaf<'b> {
+    /// The leaf of nothing (see [`LeafKind::Empty`]).
+    pub const EMPTY: BoundLeaf<'static> = BoundLeaf {
+        text: "",
+        num: f64::NAN,
+        eq: NO_ID,
+        kind: LeafKind::Empty,
+        text_num: false,
+    };
+
+    /// A leaf of `kind` without text (`False`, `True`, `Null`, `Bytes`, `Empty`).
+    pub(crate) const fn plain(kind: LeafKind) -> BoundLeaf<'static> {
+        BoundLeaf {
+            text: "",
+            num: f64::NAN,
+            eq: NO_ID,
+            kind,
+            text_num: false,
+        }
+    }
+
+    /// A number leaf: its text and value.
+    #[inline]
+    pub(crate) fn num(text: &'b str, value: f64) -> BoundLeaf<'b> {
+        BoundLeaf {
+            text,
+            num: value,
+            eq: NO_ID,
+            kind: LeafKind::Num,
+            text_num: false,
+        }
+    }
+
+    /// A string leaf not looked up (see [`KeyTable::str_leaf`] for one that is).
+    #[inline]
+    pub(crate) fn raw_str(text: &'b str) -> BoundLeaf<'b> {
+        BoundLeaf {
+            text,
+            num: f64::NAN,
+            eq: NO_ID,
+            kind: LeafKind::Str,
+            text_num: false,
+        }
+    }
+
+    /// What the leaf is.
+    #[inline]
+    pub fn kind(&self) -> LeafKind {
+        self.kind
+    }
+
+    /// The string, for a string leaf.
+    #[inline]
+    pub fn as_str(&self) -> Option<&'b str> {
+        (self.kind == LeafKind::Str).then_some(self.text)
+    }
+
+    /// The number's binary64 value, for a number leaf.
+    #[inline]
+    pub fn as_f64(&self) -> Option<f64> {
+        (self.kind == LeafKind::Num).then_some(self.num)
+    }
+
+    /// The number's text as it appeared, for a number leaf.
+    #[inline]
+    pub fn number_text(&self) -> Option<&'b str> {
+        (self.kind == LeafKind::Num).then_some(self.text)
+    }
+
+    /// The boolean, for `true` and `false`.
+    #[inline]
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.kind {
+            LeafKind::True => Some(true),
+            LeafKind::False => Some(false),
+            _ => None,
+        }
+    }
+
+    /// The dictionary id of a string leaf ([`NO_ID`] when it equals no constant of the table it
+    /// was bound to, or its slot has no equality test).
+    #[inline]
+    pub fn eq_id(&self) -> u32 {
+        self.eq
+    }
+
+    /// A string leaf's text as a JSON number (B-10, S9): computed at bind time when the table
+    /// asked for it, else parsed now; NaN for other leaves and for text that is not one.
+    #[inline]
+    pub fn text_number(&self) -> f64 {
+        match self.kind {
+            LeafKind::Str if self.text_num => self.num,
+            LeafKind::Str => text_number(self.text),
+            _ => f64::NAN,
+        }
+    }
+
+    /// The leaf's type as a bit of a [`LeafTypes`] mask (none for `Empty` and `Bytes`).
+    #[inline]
+    pub fn leaf_type(&self) -> LeafTypes {
+        match self.kind {
+            LeafKind::Str => LeafTypes::STR,
+            LeafKind::Num => LeafTypes::NUM,
+            LeafKind::True | LeafKind::False => LeafTypes::BOOL,
+            LeafKind::Null => LeafTypes::NULL,
+            LeafKind::Empty | LeafKind::Bytes => LeafTypes(0),
+        }
+    }
+
+    /// An owned copy (`None` for `Empty` and `Bytes`, which have no value).
+    pub fn to_leaf(&self) -> Option<Leaf> {
+        Some(match self.kind {
+            LeafKind::Str => Leaf::Str(self.text.into()),
+            LeafKind::Num => Leaf::Num(Num::new(self.text, self.num)),
+            LeafKind::True => Leaf::Bool(true),
+            LeafKind::False => Leaf::Bool(false),
+            LeafKind::Null => Leaf::Null,
+            LeafKind::Empty | LeafKind::Bytes => return None,
+        })
+    }
+}
+
+/// The value of `text` as a JSON number ([`crate::number::parse_json_number`]), else NaN. Only
+/// text starting with `-` or a digit can be one, so other strings cost one comparison.
+#[inline]
+fn text_number(text: &str) -> f64 {
+    match text.as_bytes().first() {
+        Some(b'-' | b'0'..=b'9') => crate::number::parse_json_number(text).unwrap_or(f64::NAN),
+        _ => f64::NAN,
+    }
+}
+
+/// What one key resolved to in one row: its shape and its leaves, the first one inline.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot<'b> {
+    /// The first leaf ([`BoundLeaf::EMPTY`] when there is none).
+    pub(crate) first: BoundLeaf<'b>,
+    /// The leaves after the first.
+    pub(crate) rest: &'b [BoundLeaf<'b>],
     /// What the key named.
     pub shape: Shape,
-    start: u32,
-    end: u32,
 }
 
-impl Slot {
+impl<'b> Slot<'b> {
     /// The absent slot.
-    pub const ABSENT: Slot = Slot {
+    pub const ABSENT: Slot<'static> = Slot {
+        first: BoundLeaf::EMPTY,
+        rest: &[],
         shape: Shape::Absent,
-        start: 0,
-        end: 0,
     };
+
+    /// A slot of `shape` without leaves (absent, an object, an empty array).
+    pub(crate) const fn bare(shape: Shape) -> Slot<'static> {
+        Slot {
+            first: BoundLeaf::EMPTY,
+            rest: &[],
+            shape,
+        }
+    }
+
+    /// A slot of one leaf: `Null` for a null leaf, else `Scalar`.
+    #[inline]
+    pub(crate) fn one(leaf: BoundLeaf<'b>) -> Slot<'b> {
+        let shape = if leaf.kind == LeafKind::Null {
+            Shape::Null
+        } else {
+            Shape::Scalar
+        };
+        Slot {
+            first: leaf,
+            rest: &[],
+            shape,
+        }
+    }
+
+    /// A slot of `leaves` (at least one): one leaf as [`Slot::one`], more as an array.
+    pub(crate) fn of(leaves: &'b [BoundLeaf<'b>]) -> Slot<'b> {
+        match leaves {
+            [] => Slot::ABSENT,
+            [only] => Slot::one(*only),
+            [first, rest @ ..] => Slot {
+                first: *first,
+                rest,
+                shape: Shape::Array,
+            },
+        }
+    }
+
+    /// The leaves.
+    #[inline]
+    pub fn leaves(&self) -> impl Iterator<Item = &BoundLeaf<'b>> {
+        let first = (self.first.kind != LeafKind::Empty).then_some(&self.first);
+        first.into_iter().chain(self.rest)
+    }
+
+    /// The number of leaves.
+    #[inline]
+    pub fn len(&self) -> usize {
+        usize::from(self.first.kind != LeafKind::Empty) + self.rest.len()
+    }
+
+    /// Whether the slot has no leaf.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.first.kind == LeafKind::Empty
+    }
+
+    /// Some leaf satisfies `f` (the slot's first leaf is [`BoundLeaf::EMPTY`] when it has none,
+    /// which no test holds on).
+    #[inline(always)]
+    pub(crate) fn any(&self, mut f: impl FnMut(&BoundLeaf<'b>) -> bool) -> bool {
+        f(&self.first) || self.rest.iter().any(f)
+    }
 }
 
-/// A message bound to a key table: rows of slots over a shared leaf store.
-///
-/// Reuse one `Bindings` across messages to keep its buffers.
-#[derive(Debug, Clone, Default)]
-pub struct Bindings {
-    leaves: Vec<Leaf>,
-    /// For each leaf, the value of its text as a JSON number when it is a string leaf that is one
-    /// (B-10, S9), else NaN: computed once per bind so that `text_num_in` never parses.
-    text_numbers: Vec<f64>,
-    /// The string buffers of the previous message's leaves, reused by [`Bindings::text`].
-    spare: Vec<String>,
-    slots: Vec<Slot>,
+/// How far a message could be judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Judgement {
+    /// Every key was bound.
+    Judged,
+    /// An SNS body needed more binding rows than [`MAX_ROW_SLOTS`] allow (sns rule 18): it was
+    /// bound as if it were not a JSON object, so it matches only policies that read nothing
+    /// from the body.
+    Overflowed,
+    /// JSON bytes that are not one JSON document: for an SNS body, a body that is not JSON
+    /// (bound with every body key absent, so it matches only policies that read nothing from the
+    /// body, sns rule 14); for an Event Grid event, an event that cannot be judged.
+    NotJson(json::Error),
+}
+
+/// A message bound to a key table: rows of slots.
+#[derive(Debug, Clone)]
+pub struct Bound<'b> {
+    slots: &'b [Slot<'b>],
     width: usize,
-    /// Set when an SNS body needed more rows than `body::MAX_ROW_SLOTS` allows (see
-    /// [`Bindings::overflowed`]).
-    overflowed: bool,
+    stamp: u64,
+    judgement: Judgement,
 }
 
-impl Bindings {
-    /// Empty bindings.
-    pub fn new() -> Bindings {
-        Bindings::default()
+impl<'b> Bound<'b> {
+    fn new(table: &KeyTable, slots: &'b [Slot<'b>]) -> Bound<'b> {
+        Bound {
+            slots,
+            width: table.len(),
+            stamp: table.stamp(),
+            judgement: Judgement::Judged,
+        }
     }
 
-    /// Binds `message` to `table`, replacing what was bound before.
-    pub fn bind(&mut self, table: &KeyTable, message: &Message) {
-        // In reverse, so that the next message's first leaf gets this one's first buffer: messages
-        // of one shape then reuse each buffer for a value of about its size.
-        for leaf in self.leaves.drain(..).rev() {
-            let buffer = match leaf {
-                Leaf::Str(text) => text.into_buffer(),
-                Leaf::Num(n) => n.into_buffer(),
-                Leaf::Bool(_) | Leaf::Null => continue,
-            };
-            if self.spare.len() < MAX_SPARE {
-                self.spare.push(buffer);
-            }
-        }
-        self.text_numbers.clear();
-        self.slots.clear();
-        self.width = table.len();
-        self.overflowed = false;
-        match message {
-            Message::Attributes(attrs) => attributes::bind(self, table, attrs),
-            Message::Headers(headers) => headers::bind(self, table, headers),
-            Message::Json(doc) => {
-                if table.keys().iter().any(|k| {
-                    matches!(
-                        k,
-                        Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject
-                    )
-                }) {
-                    body::bind(self, table, doc);
-                } else {
-                    event::bind(self, table, doc);
-                }
-            }
-            Message::Unparsable => {
-                self.push_row();
-            }
-        }
-        self.text_numbers
-            .extend(self.leaves.iter().map(|leaf| match leaf {
-                Leaf::Str(text) => text_number(text),
-                _ => f64::NAN,
-            }));
+    /// How far the message could be judged.
+    pub fn judgement(&self) -> &Judgement {
+        &self.judgement
     }
 
-    /// Whether the last [`Bindings::bind`] gave up on an SNS body because judging its arrays of
-    /// objects element by element (sns rule 18) would need more than [`MAX_ROW_SLOTS`] slots. The
-    /// body is then bound as if it were not a JSON object: one row, every body key absent, so it
-    /// matches only policies that read nothing from the body (fail closed, never a silent match).
+    /// Whether the binder gave up on an SNS body because judging its arrays of objects element by
+    /// element (sns rule 18) would need more than [`MAX_ROW_SLOTS`] slots (see
+    /// [`Judgement::Overflowed`]).
     pub fn overflowed(&self) -> bool {
-        self.overflowed
+        self.judgement == Judgement::Overflowed
     }
 
-    /// The number of rows (at least one after [`Bindings::bind`]).
+    /// The error of JSON bytes that are not one JSON document (see [`Judgement::NotJson`]).
+    pub fn not_json(&self) -> Option<&json::Error> {
+        match &self.judgement {
+            Judgement::NotJson(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The [`KeyTable::stamp`] of the table bound to.
+    #[inline]
+    pub fn stamp(&self) -> u64 {
+        self.stamp
+    }
+
+    /// The number of rows (at least one).
     pub fn rows(&self) -> usize {
         self.slots.len().checked_div(self.width).unwrap_or(1).max(1)
     }
@@ -354,131 +928,204 @@ impl Bindings {
     }
 
     /// The slot of key `key` in row `row` (absent when out of range).
-    pub fn slot(&self, row: usize, key: usize) -> Slot {
+    #[inline]
+    pub fn slot(&self, row: usize, key: usize) -> &Slot<'b> {
         if key >= self.width {
-            return Slot::ABSENT;
+            return &Slot::ABSENT;
         }
         self.slots
             .get(row * self.width + key)
-            .copied()
-            .unwrap_or(Slot::ABSENT)
-    }
-
-    /// The leaves of a slot.
-    pub fn leaves(&self, slot: Slot) -> &[Leaf] {
-        self.leaves
-            .get(slot.start as usize..slot.end as usize)
-            .unwrap_or(&[])
+            .unwrap_or(&Slot::ABSENT)
     }
 
     /// The slots of the only row, when there is one row (most messages), in key order.
     #[inline]
-    pub fn only_row(&self) -> Option<&[Slot]> {
-        (self.slots.len() == self.width).then_some(self.slots.as_slice())
+    pub fn only_row(&self) -> Option<&'b [Slot<'b>]> {
+        (self.slots.len() == self.width).then_some(self.slots)
     }
 
     /// The slots of row `row`, in key order (empty when out of range).
     #[inline]
-    pub fn row(&self, row: usize) -> &[Slot] {
+    pub fn row(&self, row: usize) -> &'b [Slot<'b>] {
         let start = row.saturating_mul(self.width);
         self.slots
             .get(start..start.saturating_add(self.width))
             .unwrap_or(&[])
     }
+}
 
-    /// For each leaf of a slot: its text read as a JSON number (B-10, S9) when it is a string leaf
-    /// whose whole text is one, else NaN (which no interval contains).
-    #[inline]
-    pub fn text_numbers(&self, slot: Slot) -> &[f64] {
-        self.text_numbers
-            .get(slot.start as usize..slot.end as usize)
-            .unwrap_or(&[])
+/// Reusable binding scratch: the per-message arena and the JSON reader. Keep one per thread (or
+/// per evaluator) so that binding a stream of messages allocates nothing once warm.
+#[derive(Debug, Default)]
+pub struct Bindings {
+    arena: Bump,
+    extractor: Extractor,
+    /// Leaves waiting for their slot (headers repeating a name), as `(slot, order, leaf)`; empty
+    /// between messages (typed `'static` only to keep its memory, see [`recycle`]).
+    pending: Vec<(u32, u32, BoundLeaf<'static>)>,
+    /// Number texts of a tree being bound whole.
+    text: String,
+}
+
+/// `v`'s memory as an empty vector of another lifetime: collecting an emptied vector's iterator
+/// reuses its buffer (the standard library collects in place when the layouts match), so the
+/// scratch keeps its capacity from one message to the next.
+pub(crate) fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
+}
+
+impl Bindings {
+    /// Empty scratch.
+    pub fn new() -> Bindings {
+        Bindings::default()
     }
 
-    /// `text` as a leaf text, in a buffer kept from an earlier message when there is one (so a
-    /// stream of messages is bound without allocating once the buffers are large enough).
-    #[inline]
-    pub(crate) fn text(&mut self, text: &str) -> Text {
-        match self.spare.pop() {
-            Some(buffer) => Text::in_buffer(buffer, text),
-            None => Text::from(text),
+    /// Bytes held by the arenas (for memory accounting).
+    pub fn arena_bytes(&self) -> usize {
+        self.arena.allocated_bytes() + self.extractor.arena_bytes()
+    }
+
+    /// Binds an owned `message` to `table`.
+    pub fn bind<'b>(&'b mut self, table: &'b KeyTable, message: &'b Message) -> Bound<'b> {
+        match message {
+            Message::Attributes(attributes) => self.bind_attributes(table, attributes.as_slice()),
+            Message::Headers(headers) => self.bind_headers(table, headers.as_slice()),
+            Message::Body(bytes) => self.bind_json(table, bytes),
+            Message::Json(value) => self.bind_serde(table, value),
+            Message::Unparsable => self.bind_unparsable(table),
         }
     }
 
-    /// Sets a slot of `row` to `shape` holding the leaves pushed since `start`.
-    fn close(&mut self, row: usize, key: u32, shape: Shape, start: usize) {
-        let slot = Slot {
-            shape,
-            start: u32::try_from(start).unwrap_or(u32::MAX),
-            end: u32::try_from(self.leaves.len()).unwrap_or(u32::MAX),
-        };
-        if let Some(s) = self.slots.get_mut(row * self.width + key as usize) {
-            *s = slot;
+    /// Binds typed attributes (any [`Attributes`]), borrowing their values.
+    pub fn bind_attributes<'b, A: Attributes + ?Sized>(
+        &'b mut self,
+        table: &'b KeyTable,
+        attributes: &'b A,
+    ) -> Bound<'b> {
+        self.arena.reset();
+        let arena: &'b Bump = &self.arena;
+        let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
+        attributes::bind(table, row, attributes, arena, &mut self.text);
+        Bound::new(table, row)
+    }
+
+    /// Binds headers (any [`Headers`]), borrowing their values.
+    pub fn bind_headers<'b, H: Headers + ?Sized>(
+        &'b mut self,
+        table: &'b KeyTable,
+        headers: &'b H,
+    ) -> Bound<'b> {
+        let Bindings { arena, pending, .. } = self;
+        arena.reset();
+        let arena: &'b Bump = arena;
+        let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
+        let mut scratch = recycle(std::mem::take(pending));
+        headers::bind(table, row, headers, arena, &mut scratch);
+        *pending = recycle(scratch);
+        Bound::new(table, row)
+    }
+
+    /// Binds JSON bytes as published (an SNS body when the table reads one, else an Event Grid
+    /// event): one validating pass over the bytes keeps only what the table's keys read
+    /// ([`KeyTable::selector`]), at any depth. Bytes that are not one JSON document bind every
+    /// key absent and are reported ([`Judgement::NotJson`]).
+    pub fn bind_json<'b>(&'b mut self, table: &'b KeyTable, json: &'b [u8]) -> Bound<'b> {
+        let Bindings {
+            arena, extractor, ..
+        } = self;
+        arena.reset();
+        let arena: &'b Bump = arena;
+        match extractor.extract(table.selector(), json) {
+            Ok(doc) => bind_document(table, doc, arena),
+            Err(e) => {
+                let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
+                let mut bound = Bound::new(table, row);
+                bound.judgement = Judgement::NotJson(e);
+                bound
+            }
         }
     }
 
-    /// Appends a row of absent slots and returns its index.
-    fn push_row(&mut self) -> usize {
-        let row = self.slots.len() / self.width.max(1);
-        self.slots
-            .extend(std::iter::repeat_n(Slot::ABSENT, self.width));
-        row
+    /// Binds a whole JSON document (read by [`json::parse`]), without pruning: the same binders
+    /// as [`Bindings::bind_json`] on the full tree.
+    pub fn bind_tree<'b>(&'b mut self, table: &'b KeyTable, value: &'b json::Value) -> Bound<'b> {
+        self.arena.reset();
+        let arena: &'b Bump = &self.arena;
+        let doc = tree::of_value(value, arena);
+        bind_document(table, doc, arena)
     }
 
-    /// Sets a slot of `row` to `shape` holding `leaves`.
-    fn set(&mut self, row: usize, key: u32, shape: Shape, leaves: impl IntoIterator<Item = Leaf>) {
-        let start = self.leaves.len();
-        self.leaves.extend(leaves);
-        let end = self.leaves.len();
-        let slot = Slot {
-            shape,
-            start: u32::try_from(start).unwrap_or(u32::MAX),
-            end: u32::try_from(end).unwrap_or(u32::MAX),
-        };
-        if let Some(s) = self.slots.get_mut(row * self.width + key as usize) {
-            *s = slot;
+    /// Binds a whole `serde_json` document, without pruning (numbers by their `Display` text).
+    pub fn bind_serde<'b>(
+        &'b mut self,
+        table: &'b KeyTable,
+        value: &'b serde_json::Value,
+    ) -> Bound<'b> {
+        self.arena.reset();
+        let arena: &'b Bump = &self.arena;
+        let doc = tree::of_serde(value, arena, &mut self.text);
+        bind_document(table, doc, arena)
+    }
+
+    /// Binds a message with no readable body: every key absent (an SNS body that is not JSON:
+    /// it matches only policies that read nothing from the body).
+    pub fn bind_unparsable<'b>(&'b mut self, table: &'b KeyTable) -> Bound<'b> {
+        self.arena.reset();
+        let row = self.arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
+        Bound::new(table, row)
+    }
+}
+
+/// Binds a JSON document (pruned or whole) with the binder the table's keys call for.
+fn bind_document<'b>(table: &'b KeyTable, doc: json::Node<'b>, arena: &'b Bump) -> Bound<'b> {
+    if table.reads_body() {
+        match body::bind(table, doc, arena) {
+            Ok(slots) => Bound::new(table, slots),
+            Err(body::Overflow) => {
+                let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
+                let mut bound = Bound::new(table, row);
+                bound.judgement = Judgement::Overflowed;
+                bound
+            }
         }
+    } else {
+        let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
+        event::bind(table, row, doc, arena);
+        Bound::new(table, row)
     }
 }
 
-/// Classifies a JSON value into a shape and its leaves: scalars are one leaf, arrays give their
-/// scalar elements (nested arrays and objects ignored), objects give none.
-pub(crate) fn classify(value: &serde_json::Value) -> (Shape, Vec<Leaf>) {
-    match value {
-        serde_json::Value::Array(items) => {
-            (Shape::Array, items.iter().filter_map(scalar_leaf).collect())
-        }
-        serde_json::Value::Object(_) => (Shape::Object, Vec::new()),
-        serde_json::Value::Null => (Shape::Null, vec![Leaf::Null]),
-        other => (Shape::Scalar, scalar_leaf(other).into_iter().collect()),
-    }
+/// The leaf of a scalar JSON node (`None` for arrays and objects), not looked up in any
+/// dictionary.
+#[inline]
+pub(crate) fn node_leaf<'b>(node: &json::Node<'b>) -> Option<BoundLeaf<'b>> {
+    Some(match *node {
+        json::Node::Null => BoundLeaf::plain(LeafKind::Null),
+        json::Node::Bool(true) => BoundLeaf::plain(LeafKind::True),
+        json::Node::Bool(false) => BoundLeaf::plain(LeafKind::False),
+        json::Node::Number(text) => BoundLeaf::num(text, number_value(text)),
+        json::Node::String(s) => BoundLeaf::raw_str(s),
+        json::Node::Array(_) | json::Node::Object(_) => return None,
+    })
 }
 
-/// The leaf of a scalar JSON value (`None` for arrays and objects).
-pub(crate) fn scalar_leaf(value: &serde_json::Value) -> Option<Leaf> {
-    match value {
-        serde_json::Value::Null => Some(Leaf::Null),
-        serde_json::Value::Bool(b) => Some(Leaf::Bool(*b)),
-        serde_json::Value::Number(n) => Some(Leaf::Num(json_number(n))),
-        serde_json::Value::String(s) => Some(Leaf::Str(s.as_str().into())),
-        serde_json::Value::Array(_) | serde_json::Value::Object(_) => None,
-    }
+/// The binary64 value of a JSON number's text (infinite beyond the range, as Rust's parser
+/// rounds; NaN only for text that is not a number).
+#[inline]
+pub(crate) fn number_value(text: &str) -> f64 {
+    text.parse::<f64>().unwrap_or(f64::NAN)
 }
 
-/// The value of `text` as a JSON number ([`crate::number::parse_json_number`]), else NaN. Only
-/// text starting with `-` or a digit can be one, so other strings cost one comparison.
-fn text_number(text: &str) -> f64 {
-    match text.as_bytes().first() {
-        Some(b'-' | b'0'..=b'9') => crate::number::parse_json_number(text).unwrap_or(f64::NAN),
-        _ => f64::NAN,
+/// Looks a string leaf up as the table needs for `slot` (a leaf of another kind is returned as
+/// is).
+#[inline]
+pub(crate) fn finish_leaf<'b>(table: &KeyTable, slot: u32, leaf: BoundLeaf<'b>) -> BoundLeaf<'b> {
+    if leaf.kind == LeafKind::Str {
+        table.str_leaf(slot, leaf.text)
+    } else {
+        leaf
     }
-}
-
-/// A JSON number with its original text (serde_json keeps it with `arbitrary_precision`).
-pub(crate) fn json_number(n: &serde_json::Number) -> crate::value::Num {
-    let text = n.to_string();
-    let value = text.parse::<f64>().unwrap_or(f64::NAN);
-    crate::value::Num::new(text, value)
 }
 
 #[cfg(test)]
@@ -526,9 +1173,10 @@ mod tests {
         let _ = c;
         // Binding a message to the compacted table uses its width.
         let mut bindings = Bindings::new();
-        bindings.bind(&t, &Message::headers([("c", "x")]));
-        assert_eq!(bindings.width(), 1);
-        assert_eq!(bindings.slot(0, 0).shape, Shape::Scalar);
+        let message = Message::headers([("c", "x")]);
+        let bound = bindings.bind(&t, &message);
+        assert_eq!(bound.width(), 1);
+        assert_eq!(bound.slot(0, 0).shape, Shape::Scalar);
         assert!(t.release(0));
         t.compact();
         assert!(t.is_empty());
@@ -540,29 +1188,97 @@ mod tests {
         let mut t = KeyTable::new();
         t.intern(Key::AttributeText("missing".into()));
         let mut b = Bindings::new();
-        b.bind(
-            &t,
-            &Message::attributes([("x", AttributeType::String, "1")]),
-        );
-        assert_eq!(b.rows(), 1);
-        assert_eq!(b.slot(0, 0).shape, Shape::Absent);
-        assert_eq!(b.slot(0, 7).shape, Shape::Absent);
-        assert_eq!(b.slot(9, 0).shape, Shape::Absent);
+        let message = Message::attributes([("x", AttributeType::String, "1")]);
+        let bound = b.bind(&t, &message);
+        assert_eq!(bound.rows(), 1);
+        assert_eq!(bound.slot(0, 0).shape, Shape::Absent);
+        assert_eq!(bound.slot(0, 7).shape, Shape::Absent);
+        assert_eq!(bound.slot(9, 0).shape, Shape::Absent);
     }
 
     #[test]
-    fn classify_json_values() {
-        let v: serde_json::Value = serde_json::json!([1, "a", [2], {"b": 1}, null, true]);
-        let (shape, leaves) = classify(&v);
-        assert_eq!(shape, Shape::Array);
-        assert_eq!(leaves.len(), 4);
-        assert_eq!(classify(&serde_json::json!({"a": 1})).0, Shape::Object);
-        assert_eq!(
-            classify(&serde_json::json!(null)),
-            (Shape::Null, vec![Leaf::Null])
+    fn constants_are_looked_up_once_per_leaf_and_released() {
+        let mut t = KeyTable::new();
+        let a = t.intern(Key::Header("a".into()));
+        let b = t.intern(Key::Header("b".into()));
+        let before = t.stamp();
+        let x = t.add_constant(a, "x");
+        assert_ne!(
+            t.stamp(),
+            before,
+            "a new constant changes how messages bind"
         );
-        let (shape, leaves) = classify(&serde_json::from_str("1.50").unwrap());
-        assert_eq!(shape, Shape::Scalar);
-        assert!(matches!(&leaves[0], Leaf::Num(n) if n.text() == "1.50" && n.value() == 1.5));
+        assert_eq!(t.add_constant(a, "x"), x);
+        let y = t.add_constant(a, "y");
+        assert_ne!(x, y);
+        assert_eq!(t.constant_id("y"), Some(y));
+        let mut scratch = Bindings::new();
+        let headers = [("a", "y"), ("b", "y")];
+        let bound = scratch.bind_headers(&t, &headers[..]);
+        let ids = |slot: u32| -> Vec<u32> {
+            bound
+                .slot(0, slot as usize)
+                .leaves()
+                .map(BoundLeaf::eq_id)
+                .collect()
+        };
+        // `b` has no equality test: its leaves are not looked up.
+        assert_eq!((ids(a), ids(b)), (vec![y], vec![NO_ID]));
+        t.release_constant(a, "x");
+        assert_eq!(t.constant_id("x"), Some(x), "one reference is left");
+        t.release_constant(a, "x");
+        assert_eq!(t.constant_id("x"), None);
+        assert_eq!((t.constants(), t.free_constants()), (1, 1));
+        t.compact();
+        assert_eq!((t.constants(), t.free_constants()), (1, 0));
+        assert_eq!(t.constant_id("y"), Some(0));
+        t.release_constant(a, "y");
+        assert_eq!(t.constants(), 0);
+    }
+
+    #[test]
+    fn large_dictionaries_are_hashed_and_agree_with_small_ones() {
+        let mut t = KeyTable::new();
+        let a = t.intern(Key::Header("a".into()));
+        let values: Vec<String> = (0..40).map(|i| format!("v{i}")).collect();
+        let ids: Vec<u32> = values.iter().map(|v| t.add_constant(a, v)).collect();
+        for (v, id) in values.iter().zip(&ids) {
+            assert_eq!(t.constant_id(v), Some(*id));
+        }
+        for v in values.iter().skip(5) {
+            t.release_constant(a, v);
+        }
+        assert_eq!(t.constant_id("v3"), Some(ids[3]));
+        assert_eq!(t.constant_id("v30"), None);
+    }
+
+    #[test]
+    fn text_numbers_are_computed_only_where_read() {
+        let mut t = KeyTable::new();
+        let a = t.intern(Key::Header("a".into()));
+        let b = t.intern(Key::Header("b".into()));
+        t.add_text_numbers(a);
+        let mut scratch = Bindings::new();
+        let headers = [("a", "1.5"), ("b", "2")];
+        let bound = scratch.bind_headers(&t, &headers[..]);
+        let leaf = |slot: u32| *bound.slot(0, slot as usize).leaves().next().unwrap();
+        assert!(leaf(a).text_num);
+        assert!(!leaf(b).text_num);
+        // Either way, the value is the same.
+        assert_eq!(leaf(a).text_number(), 1.5);
+        assert_eq!(leaf(b).text_number(), 2.0);
+    }
+
+    #[test]
+    fn stamps_follow_changes_and_clones() {
+        let mut t = KeyTable::new();
+        assert_eq!(t.stamp(), 0);
+        t.intern(Key::Header("a".into()));
+        let s = t.stamp();
+        assert_eq!(t.clone().stamp(), s);
+        t.intern(Key::Header("a".into()));
+        assert_eq!(t.stamp(), s, "another reference to a key binds alike");
+        t.add_text_numbers(0);
+        assert_ne!(t.stamp(), s);
     }
 }

@@ -11,10 +11,11 @@ use serde_json::Value;
 ///   `Number`, `String.Array`, `Binary` or a custom `String.x` / `Number.x` / `Binary.x` type;
 ///   `V` is a string. The AWS API spellings `DataType` and `StringValue` / `BinaryValue` are
 ///   accepted too.
-/// - Body scope reads `body`: a JSON string holding the raw body text, parsed as JSON (at most 128
-///   levels deep, `serde_json`'s limit); text that does not parse is [`Message::Unparsable`], and
-///   so is a missing or `null` body. A `body` given as any other JSON value is taken as the already
-///   parsed body.
+/// - Body scope reads `body`: a JSON string holding the raw body text, kept as its bytes
+///   ([`Message::Body`]) and read when bound, at any depth (text that is not JSON matches only
+///   policies that read nothing from the body, rule 14, and binding reports it); a missing or
+///   `null` body is [`Message::Unparsable`]. A `body` given as any other JSON value is taken as
+///   the already parsed body.
 pub fn from_json(scope: Scope, message: &Value) -> Result<Message, MessageError> {
     let Value::Object(top) = message else {
         return Err(MessageError::new(
@@ -32,12 +33,10 @@ pub fn from_json(scope: Scope, message: &Value) -> Result<Message, MessageError>
     }
 }
 
-/// A raw body text: its JSON, or [`Message::Unparsable`] (rule 14).
+/// A raw body text, as its bytes: read when bound, keeping only what the policy reads (a body
+/// that is not JSON is rule 14's non-object body, and binding reports it).
 pub fn body(text: &str) -> Message {
-    match serde_json::from_str::<Value>(text) {
-        Ok(doc) => Message::Json(doc),
-        Err(_) => Message::Unparsable,
-    }
+    Message::Body(text.as_bytes().to_vec())
 }
 
 fn attributes(value: Option<&Value>) -> Result<Message, MessageError> {
@@ -100,13 +99,13 @@ mod tests {
 
     #[test]
     fn body_scope_reads_the_body_text() {
-        assert!(matches!(
+        assert_eq!(
             from_json(Scope::MessageBody, &json!({"body": "{\"a\": 1}"})).unwrap(),
-            Message::Json(v) if v == json!({"a": 1})
-        ));
+            Message::Body(br#"{"a": 1}"#.to_vec())
+        );
         assert_eq!(
             from_json(Scope::MessageBody, &json!({"body": "{oops"})).unwrap(),
-            Message::Unparsable
+            Message::Body(b"{oops".to_vec())
         );
         assert_eq!(
             from_json(Scope::MessageBody, &json!({})).unwrap(),
@@ -116,9 +115,47 @@ mod tests {
             from_json(Scope::MessageBody, &json!({"body": {"a": 1}})).unwrap(),
             Message::Json(_)
         ));
-        // Deeper than serde_json's limit of 128: not JSON.
-        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        assert_eq!(body(&deep), Message::Unparsable);
+    }
+
+    /// Valid bodies of any depth, and with lone surrogate escapes, are judged: a body nested
+    /// 200 and 100,000 levels deep in a member no policy reads, or with `"\ud800"` in an
+    /// unrelated string, matches a policy on another member (through `match` too, see the CLI
+    /// tests). Bodies that are not JSON match only policies that read nothing from the body, and
+    /// `try_matches` reports them.
+    #[test]
+    fn deep_bodies_and_lone_surrogates_are_judged() {
+        use crate::{Dialect, Evaluator, compile};
+        let options = json!({"scope": "MessageBody"});
+        let filter = compile(Dialect::Sns, &json!({"k": ["v"]}), &options).unwrap();
+        let mut evaluator = Evaluator::new();
+        for depth in [200, 100_000] {
+            let deep = format!(
+                r#"{{"other": {}1{}, "k": "v"}}"#,
+                "[{\"x\": ".repeat(depth),
+                "}]".repeat(depth)
+            );
+            let message = body(&deep);
+            assert_eq!(
+                evaluator.try_matches(&filter, &message),
+                Ok(true),
+                "depth {depth}"
+            );
+            assert_eq!(
+                evaluator.try_matches_bytes(&filter, deep.as_bytes()),
+                Ok(true)
+            );
+            let vector = from_json(Scope::MessageBody, &json!({ "body": deep })).unwrap();
+            assert!(evaluator.matches(&filter, &vector));
+        }
+        let lone = r#"{"note": "\ud800", "k": "v"}"#;
+        assert_eq!(evaluator.try_matches(&filter, &body(lone)), Ok(true));
+        assert_eq!(evaluator.matches_bytes(&filter, lone.as_bytes()), Ok(true));
+        // Not JSON: no match, reported by the try_ entry points.
+        assert!(!evaluator.matches(&filter, &body("{oops")));
+        assert_eq!(evaluator.matches_bytes(&filter, b"{oops"), Ok(false));
+        let e = evaluator.try_matches(&filter, &body("{oops")).unwrap_err();
+        assert_eq!(e.code, crate::MESSAGE_NOT_JSON);
+        assert!(e.message.contains("not JSON"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,145 @@
+//! Every path a message takes to a verdict, compared with each other and with the reference
+//! interpreter (the differential test in `cargo test` and the `differential` fuzz target).
+//!
+//! A message given in the vector shape reaches the VM by:
+//!
+//! - **message**: the dialect's message reader (`message_from_json`) and the owned
+//!   [`Message`] (for an SNS body, its raw bytes; for an Event Grid event, the parsed tree);
+//! - **bytes** (SNS body scope, Event Grid): the raw JSON bytes, read by the table's selector
+//!   into a pruned document ([`Evaluator::matches_bytes`]);
+//! - **tree** (same dialects): the same bytes read whole into an owned tree ([`json::parse_with`])
+//!   and bound without pruning ([`Bindings::bind_tree`]);
+//! - **borrowed** (attributes and headers): slices of borrowed tuples built from the message
+//!   ([`Evaluator::matches_attributes`], [`Evaluator::matches_headers`]).
+//!
+//! All of them must give the reference's verdict (unless binding overflowed, where the VM fails
+//! closed by design).
+
+use crate::reference;
+use filtervm_compiler::{Dialect, Evaluator, Filter, compile, message_from_json};
+use filtervm_vm::bind::Bindings;
+use filtervm_vm::json::{self, LoneSurrogates, ParseOptions};
+use filtervm_vm::message::{AttributeType, Message};
+use serde_json::Value;
+
+/// The verdicts of one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdicts {
+    /// Each VM path's name and verdict.
+    pub paths: Vec<(&'static str, bool)>,
+    /// Whether binding overflowed (then the VM fails closed and may differ from the reference).
+    pub overflowed: bool,
+    /// The reference's verdict (`Err` when it could not judge the message).
+    pub reference: Result<bool, String>,
+}
+
+impl Verdicts {
+    /// `Ok(verdict)` when every path agrees with the reference (or, when the reference cannot
+    /// judge or binding overflowed, with each other); otherwise what disagrees.
+    pub fn agreed(&self) -> Result<bool, String> {
+        let Some(&(_, first)) = self.paths.first() else {
+            return Err("no path ran".to_owned());
+        };
+        if let Some((name, v)) = self.paths.iter().find(|(_, v)| *v != first) {
+            return Err(format!(
+                "the VM's paths disagree: {:?} says {first}, {name} says {v}",
+                self.paths.first().map(|(n, _)| n)
+            ));
+        }
+        match &self.reference {
+            Ok(r) if *r != first && !self.overflowed => Err(format!(
+                "VM says {first} ({} paths), reference says {r}",
+                self.paths.len()
+            )),
+            _ => Ok(first),
+        }
+    }
+}
+
+/// The raw JSON bytes of a vector-shaped message, for the dialects that read a JSON body: an SNS
+/// body's text, or the whole Event Grid event.
+pub fn body_bytes(dialect: Dialect, message: &Value) -> Option<Vec<u8>> {
+    match dialect {
+        Dialect::Sns => match message.get("body")? {
+            Value::String(text) => Some(text.clone().into_bytes()),
+            Value::Null => None,
+            other => Some(other.to_string().into_bytes()),
+        },
+        Dialect::EventGrid => Some(message.to_string().into_bytes()),
+        _ => None,
+    }
+}
+
+/// Runs `message` (vector shape) through every path to `filter`'s verdict, and the reference
+/// on `policy`.
+pub fn verdicts(
+    dialect: Dialect,
+    options: &Value,
+    policy: &Value,
+    filter: &Filter,
+    message: &Value,
+) -> Result<Verdicts, String> {
+    let owned = message_from_json(dialect, options, message).map_err(|e| e.to_string())?;
+    let mut evaluator = Evaluator::new();
+    let mut paths = vec![("message", evaluator.matches(filter, &owned))];
+    let overflowed = evaluator
+        .try_matches(filter, &owned)
+        .is_err_and(|e| e.code == filtervm_compiler::MESSAGE_TOO_COMPLEX);
+    if filter.reads_json_body()
+        && let Some(bytes) = body_bytes(dialect, message)
+    {
+        if let Ok(v) = evaluator.matches_bytes(filter, &bytes) {
+            paths.push(("bytes", v));
+        }
+        let mut whole = ParseOptions::default();
+        whole.lone_surrogates = LoneSurrogates::Replace;
+        whole.max_depth = json::MAX_DEPTH_CEILING;
+        if let Ok(tree) = json::parse_with(&bytes, &whole) {
+            let program = filter.program();
+            let mut bindings = Bindings::new();
+            let bound = bindings.bind_tree(program.keys(), &tree);
+            paths.push(("tree", program.eval(&bound, &mut Vec::new())));
+        }
+    }
+    match &owned {
+        Message::Attributes(attributes) => {
+            let borrowed: Vec<(&str, AttributeType, &str)> = attributes
+                .iter()
+                .map(|a| (a.name.as_str(), a.data_type, a.value.as_str()))
+                .collect();
+            paths.push(("borrowed", evaluator.matches_attributes(filter, &borrowed)));
+        }
+        Message::Headers(headers) => {
+            let borrowed: Vec<(&[u8], Vec<&str>)> = headers
+                .iter()
+                .map(|h| {
+                    (
+                        h.name.as_bytes(),
+                        h.values.iter().map(String::as_str).collect(),
+                    )
+                })
+                .collect();
+            paths.push(("borrowed", evaluator.matches_headers(filter, &borrowed)));
+        }
+        _ => {}
+    }
+    let reference = reference::evaluate(dialect, options, policy, message).map_err(|e| e.0);
+    Ok(Verdicts {
+        paths,
+        overflowed,
+        reference,
+    })
+}
+
+/// Compiles `policy` and runs `message` through every path ([`verdicts`]): the agreed verdict,
+/// or what went wrong (a policy the compiler rejects, a message the reader rejects, a
+/// disagreement).
+pub fn check(
+    dialect: Dialect,
+    options: &Value,
+    policy: &Value,
+    message: &Value,
+) -> Result<bool, String> {
+    let filter = compile(dialect, policy, options).map_err(|e| format!("policy rejected: {e}"))?;
+    verdicts(dialect, options, policy, &filter, message)?.agreed()
+}
