@@ -17,7 +17,122 @@
 use filtervm_compiler::{CompileError, Dialect, Evaluator, Filter, compile, compile_text};
 use filtervm_conformance::reference;
 use serde_json::{Value, json};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::time::{Duration, Instant};
+
+/// The system allocator, counting the current thread's allocations (for the test that matching
+/// a stream allocates nothing once warm; tests run on several threads).
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+#[expect(
+    unsafe_code,
+    reason = "a global allocator is an unsafe trait; this one forwards"
+)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|n| n.set(n.get() + 1));
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The allocations `f` makes on this thread.
+fn allocations(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+/// Once warm, matching a stream of messages allocates nothing: raw JSON bytes (SNS bodies, Event
+/// Grid events), borrowed attributes and headers, one filter at a time and a `PolicySet`.
+#[test]
+fn matching_a_stream_allocates_nothing_once_warm() {
+    use filtervm_compiler::set::{PolicySet, SetMatcher};
+    use filtervm_vm::message::AttributeType;
+    let sns_body = compiles(
+        Dialect::Sns,
+        &json!({"event": ["order.paid"], "items": {"sku": [{"prefix": "a"}]}}),
+        &body(),
+    );
+    let event = compiles(
+        Dialect::EventGrid,
+        &json!({"subjectBeginsWith": "/a", "advancedFilters": [
+            {"operatorType": "NumberIn", "key": "data.n", "values": [1, 2, 3]}]}),
+        &Value::Null,
+    );
+    let attributes = compiles(
+        Dialect::Basaltic,
+        &json!({"event": ["order.paid"], "amount": [{"numeric": [">", 1]}]}),
+        &Value::Null,
+    );
+    let headers = compiles(
+        Dialect::Stream,
+        &json!("region = eu-* and event in [order.paid, x]"),
+        &Value::Null,
+    );
+    let mut set = PolicySet::new();
+    for i in 0..200u64 {
+        let policy = json!({"event": [format!("e{}", i % 20)], "n": [{"numeric": [">", i % 7]}]});
+        set.add(i, &compiles(Dialect::Sns, &policy, &body()))
+            .unwrap();
+    }
+    let bodies: Vec<String> = (0..40)
+        .map(|i| {
+            format!(
+                r#"{{"event": "e{}", "n": {}, "items": [{{"sku": "a{i}"}}, {{"sku": "b"}}], "deep": [[[{{"x": "\ud800"}}]]]}}"#,
+                i % 20,
+                i % 9
+            )
+        })
+        .collect();
+    let events: Vec<String> = (0..40)
+        .map(|i| format!(r#"{{"subject": "/a/{i}", "data": {{"n": {}}}}}"#, i % 4))
+        .collect();
+    let attrs = [
+        ("event", AttributeType::String, "order.paid"),
+        ("amount", AttributeType::Number, "2"),
+    ];
+    let pairs = [
+        ("region", "eu-west"),
+        ("event", "order.paid"),
+        ("event", "x"),
+    ];
+    let mut evaluator = Evaluator::new();
+    let mut matcher = SetMatcher::new();
+    let mut run = || {
+        let mut n = 0usize;
+        for (b, e) in bodies.iter().zip(&events) {
+            n += usize::from(evaluator.matches_bytes(&sns_body, b.as_bytes()).unwrap());
+            n += usize::from(evaluator.try_matches_bytes(&event, e.as_bytes()).unwrap());
+            n += usize::from(evaluator.matches_attributes(&attributes, &attrs));
+            n += usize::from(evaluator.matches_headers(&headers, &pairs[..]));
+            n += matcher.matching_bytes(&set, b.as_bytes()).unwrap().len();
+        }
+        n
+    };
+    let warm = run();
+    assert!(warm > 100, "{warm}");
+    assert_eq!(allocations(|| assert_eq!(run(), warm)), 0);
+    // The counter counts.
+    assert!(allocations(|| drop(vec![1u8])) > 0);
+}
 
 /// Generous: debug builds on a loaded two-core machine.
 const BOUND: Duration = Duration::from_secs(20);

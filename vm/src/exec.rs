@@ -163,7 +163,8 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
         return u32::from_ne_bytes(*a0) == u32::from_ne_bytes(*b0)
             && u32::from_ne_bytes(*a1) == u32::from_ne_bytes(*b1);
     }
-    a.iter().zip(b).all(|(x, y)| x == y)
+    // 0 to 3 bytes: the first byte and the last two cover them.
+    a.first() == b.first() && a.last_chunk::<2>() == b.last_chunk::<2>()
 }
 
 /// `value` starts with `prefix`.
@@ -202,6 +203,17 @@ pub(crate) fn str_equal<S: AsRef<str>>(slot: &Slot<'_>, strings: &[S]) -> bool {
 #[inline(always)]
 pub(crate) fn id_equal(slot: &Slot<'_>, id: u32) -> bool {
     slot.any(|l| l.eq_id() == id)
+}
+
+/// `str_in`, by dictionary ids (same table only): some leaf's id is `base + i` for a bit `i` of
+/// `mask` (a leaf without an id, [`crate::bind::NO_ID`], is never within 64 of a constant's).
+#[inline(always)]
+pub(crate) fn id_in_mask(slot: &Slot<'_>, base: u32, mask: u64) -> bool {
+    let hit = |id: u32| {
+        let i = id.wrapping_sub(base);
+        i < 64 && mask >> i & 1 == 1
+    };
+    hit(slot.first.eq_id()) || slot.rest.iter().any(|l| hit(l.eq_id()))
 }
 
 /// `str_in`, by dictionary ids (same table only): `ids` sorted; few are compared one by one,
@@ -584,5 +596,27 @@ mod dec_fast_path_tests {
         assert!(dec_in(&lt, "0.0999999999999999999999"));
         assert!(!dec_in(&lt, "0.1"));
         assert!(dec_in(&[point("5")], "5e0"));
+    }
+}
+
+#[cfg(test)]
+mod same_tests {
+    use super::same;
+
+    #[test]
+    fn same_is_slice_equality_at_every_length() {
+        let bytes: Vec<u8> = (0..40u8).map(|i| b'a' + i % 7).collect();
+        for len in 0..=bytes.len() {
+            let a = &bytes[..len];
+            assert!(same(a, a), "{len}");
+            for at in 0..len {
+                let mut b = a.to_vec();
+                b[at] ^= 1;
+                assert!(!same(a, &b), "{len} differs at {at}");
+            }
+            if len > 0 {
+                assert!(!same(a, &bytes[..len - 1]));
+            }
+        }
     }
 }

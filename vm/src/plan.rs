@@ -75,6 +75,9 @@ enum Kind {
     Shape(Shapes),
     /// Some string leaf equals the constant of this dictionary id (`str_eq`).
     Eq(u32),
+    /// Some string leaf equals a constant whose id is `base + i` for a bit `i` of `mask`
+    /// (`str_in` whose constants' ids lie within 64 of each other: most).
+    IdMask { base: u32, mask: u64 },
     /// Some string leaf equals a constant of these ids (`str_in`).
     In(Ids),
     /// Some string leaf starts with one of the strings.
@@ -242,25 +245,39 @@ impl Plan {
         (0..bound.rows()).any(|row| self.run_row(program, bound.row(row)))
     }
 
+    /// One row. The common tests (shape, string equality) are decided here; the others by
+    /// [`Plan::test`], kept out of line so that this loop needs few registers.
     #[inline(never)]
     fn run_row(&self, program: &Program, slots: &[Slot<'_>]) -> bool {
         let mut at = self.start;
         while let Some(step) = self.steps.get(at as usize) {
             let slot = exec::row_slot(slots, step.slot);
-            let hit = match &step.kind {
+            let hit = match step.kind {
                 Kind::Shape(shapes) => shapes.has(slot.shape),
-                Kind::Eq(id) => exec::id_equal(slot, *id),
-                Kind::In(ids) => exec::id_in(slot, ids),
-                Kind::Prefix(consts) => exec::prefix(slot, consts),
-                Kind::Suffix(consts) => exec::suffix(slot, consts),
-                Kind::NumIn(set) => exec::num_in(slot, set),
-                Kind::TextNumIn(set) => exec::text_num_in(slot, set),
-                Kind::Wildcard(w) => exec::wildcard(slot, w),
-                Kind::Other(pc) => exec::test_at(program, *pc as usize, slots),
+                Kind::Eq(id) => exec::id_equal(slot, id),
+                Kind::IdMask { base, mask } => exec::id_in_mask(slot, base, mask),
+                _ => Plan::test(program, &step.kind, slot, slots),
             };
             at = if hit { step.on_true } else { step.on_false };
         }
         at == TRUE
+    }
+
+    /// The verdict of a step of the rarer kinds.
+    #[inline(never)]
+    fn test(program: &Program, kind: &Kind, slot: &Slot<'_>, slots: &[Slot<'_>]) -> bool {
+        match kind {
+            Kind::Shape(shapes) => shapes.has(slot.shape),
+            Kind::Eq(id) => exec::id_equal(slot, *id),
+            Kind::IdMask { base, mask } => exec::id_in_mask(slot, *base, *mask),
+            Kind::In(ids) => exec::id_in(slot, ids),
+            Kind::Prefix(consts) => exec::prefix(slot, consts),
+            Kind::Suffix(consts) => exec::suffix(slot, consts),
+            Kind::NumIn(set) => exec::num_in(slot, set),
+            Kind::TextNumIn(set) => exec::text_num_in(slot, set),
+            Kind::Wildcard(w) => exec::wildcard(slot, w),
+            Kind::Other(pc) => exec::test_at(program, *pc as usize, slots),
+        }
     }
 
     /// The number of steps (tests).
@@ -289,19 +306,23 @@ fn step(program: &Program, shared: &mut SharedPools, pc: usize, inst: &Inst) -> 
     let id = |s: &str| keys.constant_id(s).unwrap_or(NO_ID);
     let kind = match *inst {
         Inst::Shape { slot, shapes, .. } => Some((Kind::Shape(shapes), slot)),
+        // Every constant is in the dictionary (`Program::new` put it there); were one missing,
+        // the step would compare text instead (`NO_ID` is the id of unresolved leaves).
         Inst::StrEq { slot, s, .. } => pools
             .strings
             .get(s.0 as usize)
-            .map(|s| (Kind::Eq(id(s)), slot)),
+            .map(|s| id(s))
+            .filter(|&id| id != NO_ID)
+            .map(|id| (Kind::Eq(id), slot)),
         Inst::StrIn { slot, set, .. } => share(&mut shared.sets, set.0, || {
-            pools.sets.get(set.0 as usize).map(|set| {
+            pools.sets.get(set.0 as usize).and_then(|set| {
                 let mut ids: Vec<u32> = set.iter().map(|s| id(s)).collect();
                 ids.sort_unstable();
                 ids.dedup();
-                Ids::from(ids)
+                (ids.last() != Some(&NO_ID)).then(|| Ids::from(ids))
             })
         })
-        .map(|c| (Kind::In(c), slot)),
+        .map(|ids| (ids_kind(ids), slot)),
         Inst::StrPrefix { slot, list: l, .. } => {
             share(&mut shared.lists, l.0, || list(l.0)).map(|c| (Kind::Prefix(c), slot))
         }
@@ -323,6 +344,20 @@ fn step(program: &Program, shared: &mut SharedPools, pc: usize, inst: &Inst) -> 
     match kind {
         Some((kind, slot)) => (kind, slot.0),
         None => (Kind::Other(idx(pc)), 0),
+    }
+}
+
+/// The step kind of a `str_in` over sorted `ids`: a mask when they lie within 64 of each other.
+fn ids_kind(ids: Ids) -> Kind {
+    match (ids.first(), ids.last()) {
+        // No constant at all (an empty set) holds on no leaf: an empty mask.
+        (None, _) => Kind::IdMask { base: 0, mask: 0 },
+        // `NO_ID` (a leaf equal to no constant) must stay out of every mask's range.
+        (Some(&base), Some(&last)) if last - base < 64 && base < NO_ID - 64 => Kind::IdMask {
+            base,
+            mask: ids.iter().fold(0, |m, &id| m | 1u64 << (id - base)),
+        },
+        _ => Kind::In(ids),
     }
 }
 

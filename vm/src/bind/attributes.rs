@@ -6,14 +6,9 @@ use crate::message::{AttributeType, Attributes, Text};
 use crate::value::Shape;
 use bumpalo::Bump;
 
-/// Tables of at most this many keys are bound by comparing each attribute's name with every key;
-/// larger ones (a `PolicySet` over many attribute names) look each name up in the table's name
-/// index instead. Measured (iai, 8 attributes): hashing a name costs about as much as comparing it
-/// against a dozen keys.
-const SCAN_KEYS: usize = 12;
-
 /// Binds `attributes` into `row` (one slot per key of `table`): each attribute's name is looked
-/// up once; of several attributes with one name the last counts (as in JSON).
+/// up once (by scanning few keys, [`KeyTable::name_scan`], or in the name index); of several
+/// attributes with one name the last counts (as in JSON).
 pub(super) fn bind<'b, A: Attributes + ?Sized>(
     table: &KeyTable,
     row: &mut [Slot<'b>],
@@ -22,26 +17,35 @@ pub(super) fn bind<'b, A: Attributes + ?Sized>(
     text: &mut String,
 ) {
     let mut any = false;
-    let scan = table.len() <= SCAN_KEYS;
+    let scan = table.name_scan();
     for (name, data_type, value) in attributes.entries() {
         any |= data_type != AttributeType::Binary;
         let name = name.bytes();
-        if scan {
-            for (i, key) in table.keys().iter().enumerate() {
-                if let Key::AttributeText(n) | Key::AttributeTyped(n) = key
-                    && crate::exec::same(n.as_bytes(), name)
-                    && let Some(slot) = row.get_mut(i)
-                {
-                    *slot = bind_one(table, super::idx(i), key, data_type, value, arena, text);
+        match scan {
+            Some(scan) => {
+                if !scan.may_have(name.len()) {
+                    continue;
+                }
+                for (n, i, key) in &scan.keys {
+                    if matches!(key, Key::AttributeText(_) | Key::AttributeTyped(_))
+                        && crate::exec::same(n.as_bytes(), name)
+                        && let Some(slot) = row.get_mut(*i as usize)
+                    {
+                        *slot = bind_one(table, *i, key, data_type, value, arena, text);
+                    }
                 }
             }
-        } else if let Ok(name) = std::str::from_utf8(name) {
-            for &i in table.slots_named(name) {
-                if let Some(key) = table.keys().get(i as usize)
-                    && matches!(key, Key::AttributeText(_) | Key::AttributeTyped(_))
-                    && let Some(slot) = row.get_mut(i as usize)
-                {
-                    *slot = bind_one(table, i, key, data_type, value, arena, text);
+            None => {
+                let Ok(name) = std::str::from_utf8(name) else {
+                    continue;
+                };
+                for &i in table.slots_named(name) {
+                    if let Some(key) = table.keys().get(i as usize)
+                        && matches!(key, Key::AttributeText(_) | Key::AttributeTyped(_))
+                        && let Some(slot) = row.get_mut(i as usize)
+                    {
+                        *slot = bind_one(table, i, key, data_type, value, arena, text);
+                    }
                 }
             }
         }

@@ -176,14 +176,7 @@ impl<'t, 'a> Walker<'t, 'a> {
     /// Stores the leaf of a scalar node (if it is one), computed as `needs` says.
     #[inline]
     fn push_leaf(&mut self, node: &Node<'a>, needs: SlotNeeds) {
-        if let Some(leaf) = node_leaf(node) {
-            let leaf = if leaf.kind == LeafKind::Str {
-                self.table.str_leaf_with(needs, leaf.text)
-            } else {
-                leaf
-            };
-            self.leaves.push(leaf);
-        }
+        push_leaf(self.table, needs, node, &mut self.leaves);
     }
 
     /// Whether an array met before the leaf position by `inner` keys is a choice point.
@@ -443,6 +436,68 @@ impl<'t, 'a> Walker<'t, 'a> {
 
 /// Binds the body `doc` to `table`: its rows of slots (one row of absent slots for a body that
 /// is not an object, rule 14), or [`Overflow`].
+/// A table's body keys, as the binder reads them (built once per table change).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BodyPlan {
+    /// The [`Key::BodyPath`] and [`Key::BodyPathEach`] keys: slot, and whether judged per
+    /// element.
+    targets: Vec<(u32, bool)>,
+    /// The slots of [`Key::BodyIsObject`].
+    is_object: Vec<u32>,
+    /// Whether no body can make a choice point (see [`BodyPlan::new`]): then each key is bound
+    /// alone, into one row.
+    single_row: bool,
+}
+
+impl BodyPlan {
+    /// The plan of `keys`.
+    ///
+    /// A choice point is an array two keys continue below, or an each key does (module
+    /// documentation). Two keys can only be at one node below the top-level object when the
+    /// member names leading there spell a common prefix of both paths, so they share their
+    /// first segment; both continue below such a node only if both have at least two segments;
+    /// and an each key continues below a node only if it has at least two. So no body can make
+    /// a choice point when no each key has two segments and no two keys of two segments or more
+    /// share their first one.
+    pub(crate) fn new(keys: &[Key]) -> BodyPlan {
+        let mut plan = BodyPlan {
+            single_row: true,
+            ..BodyPlan::default()
+        };
+        let mut firsts: ahash::AHashSet<&str> = ahash::AHashSet::new();
+        for (i, key) in keys.iter().enumerate() {
+            let (path, each) = match key {
+                Key::BodyPath(path) => (path, false),
+                Key::BodyPathEach(path) => (path, true),
+                Key::BodyIsObject => {
+                    plan.is_object.push(idx(i));
+                    continue;
+                }
+                _ => continue,
+            };
+            plan.targets.push((idx(i), each));
+            if let Some((first, _)) = path.split_once('.')
+                && (each || !firsts.insert(first))
+            {
+                plan.single_row = false;
+            }
+        }
+        plan
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.targets.capacity() * std::mem::size_of::<(u32, bool)>() + self.is_object.capacity() * 4
+    }
+}
+
+/// The path of a body key.
+fn path_of(key: Option<&Key>) -> &str {
+    match key {
+        Some(Key::BodyPath(path) | Key::BodyPathEach(path)) => path,
+        _ => "",
+    }
+}
+
 pub(super) fn bind<'a>(
     table: &'a KeyTable,
     doc: Node<'a>,
@@ -453,26 +508,28 @@ pub(super) fn bind<'a>(
         // Rule 14: a body that is not a JSON object has no keys (not even `BodyIsObject`).
         return Ok(arena.alloc_slice_fill_copy(width, Slot::ABSENT));
     };
-    let mut targets = BVec::new_in(arena);
-    let mut is_object = BVec::new_in(arena);
-    for (i, key) in table.keys().iter().enumerate() {
-        let slot = idx(i);
-        match key {
-            Key::BodyPath(path) => targets.push(Target {
-                slot,
-                path,
-                each: false,
-            }),
-            Key::BodyPathEach(path) => targets.push(Target {
-                slot,
-                path,
-                each: true,
-            }),
-            Key::BodyIsObject => is_object.push(slot),
-            _ => {}
-        }
+    let plan = table.body_plan();
+    if plan.single_row {
+        return single_row(table, plan, &doc, arena);
     }
-    let targets = targets.into_bump_slice();
+    general(table, plan, &doc, arena)
+}
+
+/// Binds a body with the row-building walk (any table; see the module documentation).
+fn general<'a>(
+    table: &'a KeyTable,
+    plan: &BodyPlan,
+    doc: &Node<'a>,
+    arena: &'a Bump,
+) -> Result<&'a [Slot<'a>], Overflow> {
+    let width = table.len();
+    let is_object = &plan.is_object;
+    let targets: &'a [Target<'a>] =
+        arena.alloc_slice_fill_iter(plan.targets.iter().map(|&(slot, each)| Target {
+            slot,
+            path: path_of(table.keys().get(slot as usize)),
+            each,
+        }));
     let mut active = BVec::new_in(arena);
     active.extend(targets.iter().enumerate().map(|(target, t)| Active {
         target,
@@ -489,7 +546,7 @@ pub(super) fn bind<'a>(
     let rows = if active.is_empty() {
         walker.one_row(walker.world())
     } else {
-        walker.walk(&doc, &active, 0)?
+        walker.walk(doc, &active, 0)?
     };
     if rows.len() > max_rows {
         return Err(Overflow);
@@ -501,7 +558,7 @@ pub(super) fn bind<'a>(
         let Some(row) = out.get_mut(r * width..(r + 1) * width) else {
             continue;
         };
-        for &slot in is_object.iter() {
+        for &slot in is_object {
             if let Some(s) = row.get_mut(slot as usize) {
                 *s = Slot::bare(Shape::Scalar);
             }
@@ -547,6 +604,114 @@ pub(super) fn bind<'a>(
     Ok(out)
 }
 
+/// Binds a body no choice point can arise in ([`BodyPlan::single_row`]): one row, each key bound
+/// alone by a walk along its path, its leaves one run of the store.
+fn single_row<'a>(
+    table: &'a KeyTable,
+    plan: &BodyPlan,
+    doc: &Node<'a>,
+    arena: &'a Bump,
+) -> Result<&'a [Slot<'a>], Overflow> {
+    let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
+    for &slot in &plan.is_object {
+        if let Some(s) = row.get_mut(slot as usize) {
+            *s = Slot::bare(Shape::Scalar);
+        }
+    }
+    let mut store: BVec<'a, BoundLeaf<'a>> = BVec::with_capacity_in(plan.targets.len() + 4, arena);
+    let runs = arena.alloc_slice_fill_copy(plan.targets.len(), (0u32, 0u32));
+    for (&(slot, _), run) in plan.targets.iter().zip(runs.iter_mut()) {
+        let start = store.len();
+        let path = path_of(table.keys().get(slot as usize));
+        leaves_along(table, table.needs(slot), doc, Some(path), &mut store, 0)?;
+        *run = (idx(start), idx(store.len()));
+    }
+    let store = store.into_bump_slice();
+    for (&(slot, _), &(start, end)) in plan.targets.iter().zip(runs.iter()) {
+        let leaves = store.get(start as usize..end as usize).unwrap_or(&[]);
+        if let (false, Some(s)) = (leaves.is_empty(), row.get_mut(slot as usize)) {
+            *s = Slot::of(leaves);
+        }
+    }
+    Ok(row)
+}
+
+/// Stores the leaves one key finds below `value` (`rest` what is left of its path there, `None`
+/// at the leaf position), as [`Walker::collect`] finds them.
+fn leaves_along<'a>(
+    table: &KeyTable,
+    needs: SlotNeeds,
+    value: &Node<'a>,
+    rest: Option<&str>,
+    store: &mut BVec<'a, BoundLeaf<'a>>,
+    depth: usize,
+) -> Result<(), Overflow> {
+    if depth > MAX_DEPTH {
+        return Err(Overflow);
+    }
+    match (value, rest) {
+        (Node::Object(members), Some(rest)) => {
+            for m in members.iter() {
+                let below = if rest == m.name {
+                    None
+                } else if let Some(r) = rest.strip_prefix(m.name).and_then(|r| r.strip_prefix('.'))
+                {
+                    Some(r)
+                } else {
+                    continue;
+                };
+                leaves_along(table, needs, &m.value, below, store, depth + 1)?;
+            }
+        }
+        (Node::Array(items), rest) => {
+            // Rule 17: nested arrays flattened (an explicit stack, in the arena when needed).
+            let mut stack = BVec::new_in(store.bump());
+            let mut top = items.iter();
+            loop {
+                let Some(item) = top.next() else {
+                    match stack.pop() {
+                        Some(outer) => {
+                            top = outer;
+                            continue;
+                        }
+                        None => break,
+                    }
+                };
+                match (item, rest) {
+                    (Node::Array(nested), _) => {
+                        stack.push(std::mem::replace(&mut top, nested.iter()));
+                    }
+                    (Node::Object(_), Some(_)) => {
+                        leaves_along(table, needs, item, rest, store, depth + 1)?
+                    }
+                    (Node::Object(_), None) | (_, Some(_)) => {}
+                    (scalar, None) => push_leaf(table, needs, scalar, store),
+                }
+            }
+        }
+        (Node::Object(_), None) | (_, Some(_)) => {}
+        (scalar, None) => push_leaf(table, needs, scalar, store),
+    }
+    Ok(())
+}
+
+/// Stores the leaf of a scalar node (if it is one), looked up as `needs` says.
+#[inline]
+fn push_leaf<'a>(
+    table: &KeyTable,
+    needs: SlotNeeds,
+    node: &Node<'a>,
+    store: &mut BVec<'a, BoundLeaf<'a>>,
+) {
+    if let Some(leaf) = node_leaf(node) {
+        store.push(if leaf.kind == LeafKind::Str {
+            table.str_leaf_with(needs, leaf.text)
+        } else {
+            leaf
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::Bindings;
@@ -587,6 +752,98 @@ mod tests {
         let from_tree = show(&b.bind(&t, &message));
         assert_eq!(from_bytes, from_tree, "{body}");
         from_tree
+    }
+
+    /// A slot's shape and leaves with their dictionary ids.
+    type SlotSeen = (Shape, Vec<(crate::value::Leaf, u32)>);
+
+    /// On random bodies and tables where no choice point can arise, binding each key alone
+    /// ([`single_row`]) gives what the row-building walk ([`general`]) gives.
+    #[test]
+    fn keys_bound_alone_agree_with_the_row_building_walk() {
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let names = ["a", "b", "a.b", "c", "", "b.c"];
+        fn value(
+            next: &mut dyn FnMut(u64) -> u64,
+            names: &[&str],
+            depth: u32,
+        ) -> serde_json::Value {
+            match if depth > 3 { next(4) } else { next(7) } {
+                0 => serde_json::json!(next(3)),
+                1 => serde_json::json!(["x", "y", "1"][next(3) as usize]),
+                2 => serde_json::Value::Null,
+                3 => serde_json::json!(next(2) == 0),
+                4 | 5 => {
+                    let mut map = serde_json::Map::new();
+                    for _ in 0..next(4) {
+                        let name = names[next(names.len() as u64) as usize];
+                        map.insert(name.to_owned(), value(next, names, depth + 1));
+                    }
+                    serde_json::Value::Object(map)
+                }
+                _ => serde_json::Value::Array(
+                    (0..next(4))
+                        .map(|_| value(next, names, depth + 1))
+                        .collect(),
+                ),
+            }
+        }
+        let mut checked = 0;
+        for _ in 0..3000 {
+            let mut t = KeyTable::new();
+            if next(2) == 0 {
+                t.intern(Key::BodyIsObject);
+            }
+            for _ in 0..1 + next(4) {
+                let segments: Vec<&str> = (0..1 + next(3))
+                    .map(|_| ["a", "b", "c", ""][next(4) as usize])
+                    .collect();
+                let p = segments.join(".");
+                t.intern(if next(4) == 0 { each(&p) } else { path(&p) });
+            }
+            if next(3) == 0 {
+                t.add_constant(0, "x");
+            }
+            let plan = BodyPlan::new(t.keys());
+            if !plan.single_row {
+                continue;
+            }
+            let mut doc = serde_json::Map::new();
+            for _ in 0..1 + next(4) {
+                let name = names[next(names.len() as u64) as usize];
+                doc.insert(name.to_owned(), value(&mut next, &names, 1));
+            }
+            let text = serde_json::Value::Object(doc).to_string();
+            let arena = Bump::new();
+            let node = crate::json::parse(text.as_bytes()).unwrap();
+            let node = super::super::tree::of_value(&node, &arena);
+            let alone = single_row(&t, &plan, &node, &arena).ok();
+            let walked = general(&t, &plan, &node, &arena).ok();
+            let show = |slots: Option<&[Slot<'_>]>| -> Option<Vec<SlotSeen>> {
+                slots.map(|slots| {
+                    slots
+                        .iter()
+                        .map(|s| {
+                            (
+                                s.shape,
+                                s.leaves()
+                                    .map(|l| (l.to_leaf().unwrap(), l.eq_id()))
+                                    .collect(),
+                            )
+                        })
+                        .collect()
+                })
+            };
+            assert_eq!(show(alone), show(walked), "keys {:?} body {text}", t.keys());
+            checked += 1;
+        }
+        assert!(checked > 1000, "{checked} single-row tables");
     }
 
     fn path(p: &str) -> Key {

@@ -6,43 +6,48 @@ use crate::message::{HeaderValues, Headers, Text};
 use crate::value::Shape;
 use bumpalo::Bump;
 
-/// Tables of at most this many keys are bound by comparing each header's name with every key;
-/// larger ones look each name up in the table's name index (see the attribute binder).
-const SCAN_KEYS: usize = 12;
-
 /// Binds `headers` into `row`: each entry's name is looked up once, its values borrowed. Several
-/// entries of one name are one multimap entry: every value counts, in order (`pending` holds the
-/// values of repeated names until they are gathered). A name with one value is a scalar, with
-/// none (an empty list) or several an array.
+/// entries of one name are one multimap entry: every value counts, in order (the values of
+/// repeated names wait in `pending`, this scratch's memory, until they are gathered). A name
+/// with one value is a scalar, with none (an empty list) or several an array.
 pub(super) fn bind<'b, H: Headers + ?Sized>(
     table: &KeyTable,
     row: &mut [Slot<'b>],
     headers: &'b H,
     arena: &'b Bump,
-    pending: &mut Vec<(u32, u32, BoundLeaf<'b>)>,
+    pending: &mut Vec<(u32, u32, BoundLeaf<'static>)>,
 ) {
-    let scan = table.len() <= SCAN_KEYS;
+    let mut waiting: Option<Vec<(u32, u32, BoundLeaf<'b>)>> = None;
+    let scan = table.name_scan();
     for (name, values) in headers.entries() {
         let name = name.bytes();
         let values = values.values();
-        if scan {
-            for (i, key) in table.keys().iter().enumerate() {
-                if let Key::Header(n) = key
-                    && crate::exec::same(n.as_bytes(), name)
-                {
-                    add(table, row, super::idx(i), values, arena, pending);
+        match scan {
+            Some(scan) => {
+                if !scan.may_have(name.len()) {
+                    continue;
+                }
+                for (n, slot, key) in &scan.keys {
+                    if matches!(key, Key::Header(_)) && crate::exec::same(n.as_bytes(), name) {
+                        add(table, row, *slot, values, arena, &mut waiting, pending);
+                    }
                 }
             }
-        } else if let Ok(name) = std::str::from_utf8(name) {
-            for &i in table.slots_named(name) {
-                if let Some(Key::Header(_)) = table.keys().get(i as usize) {
-                    add(table, row, i, values, arena, pending);
+            None => {
+                let Ok(name) = std::str::from_utf8(name) else {
+                    continue;
+                };
+                for &i in table.slots_named(name) {
+                    if let Some(Key::Header(_)) = table.keys().get(i as usize) {
+                        add(table, row, i, values, arena, &mut waiting, pending);
+                    }
                 }
             }
         }
     }
-    if !pending.is_empty() {
-        gather(row, arena, pending);
+    if let Some(mut waiting) = waiting {
+        gather(row, arena, &mut waiting);
+        *pending = super::recycle(waiting);
     }
 }
 
@@ -56,7 +61,7 @@ fn leaf<'b, V: Text>(table: &KeyTable, slot: u32, value: &'b V) -> BoundLeaf<'b>
 }
 
 /// Binds one entry's values to `slot`: straight into the slot for the first entry of a name,
-/// into `pending` for a repeated one.
+/// into `waiting` for a repeated one (taking the scratch's memory on first use).
 #[inline(always)]
 fn add<'b, V: Text>(
     table: &KeyTable,
@@ -64,15 +69,17 @@ fn add<'b, V: Text>(
     slot: u32,
     values: &'b [V],
     arena: &'b Bump,
-    pending: &mut Vec<(u32, u32, BoundLeaf<'b>)>,
+    waiting: &mut Option<Vec<(u32, u32, BoundLeaf<'b>)>>,
+    pending: &mut Vec<(u32, u32, BoundLeaf<'static>)>,
 ) {
     let Some(s) = row.get_mut(slot as usize) else {
         return;
     };
     if s.shape != Shape::Absent {
+        let waiting = waiting.get_or_insert_with(|| super::recycle(std::mem::take(pending)));
         for v in values {
-            let seq = super::idx(pending.len());
-            pending.push((slot, seq, leaf(table, slot, v)));
+            let seq = super::idx(waiting.len());
+            waiting.push((slot, seq, leaf(table, slot, v)));
         }
         return;
     }
