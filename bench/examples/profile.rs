@@ -6,7 +6,9 @@
 //!   `benches/instructions.rs`);
 //! - `bytes CLAUSES`: the `pol{CLAUSES}c` body-scope program from the attrs lines' raw bytes
 //!   (read, bind, evaluate);
-//! - `headers`: the one-clause header filter over the 8 borrowed passing headers.
+//! - `headers`: the one-clause header filter over the 8 borrowed passing headers;
+//! - `set NAME` / `setbytes NAME`: the `NAME` policies (e.g. `pol10k_exact`) as a `PolicySet`,
+//!   matched against the attrs lines as attributes / as raw SNS bodies (body scope).
 use filtervm_bench::{PASSING_HEADERS, body_single, header_filter, lines, single_message, singles};
 use filtervm_compiler::Evaluator;
 use filtervm_vm::bind::Bindings;
@@ -45,6 +47,42 @@ fn run_headers(filter: &filtervm_compiler::Filter) -> usize {
     hits
 }
 
+#[inline(never)]
+fn run_set(
+    set: &filtervm_compiler::set::PolicySet,
+    messages: &[filtervm_vm::message::Message],
+) -> usize {
+    let mut matcher = filtervm_compiler::set::SetMatcher::new();
+    let mut n = 0;
+    for m in messages.iter().cycle().take(20_000) {
+        n += matcher.matching(set, black_box(m)).len();
+    }
+    n
+}
+
+#[inline(never)]
+fn run_set_bytes(set: &filtervm_compiler::set::PolicySet, lines: &[Vec<u8>]) -> usize {
+    let mut matcher = filtervm_compiler::set::SetMatcher::new();
+    let mut n = 0;
+    for l in lines.iter().cycle().take(20_000) {
+        n += matcher
+            .matching_bytes(set, black_box(l))
+            .map_or(0, <[u64]>::len);
+    }
+    n
+}
+
+fn set_of(name: &str, options: &serde_json::Value) -> filtervm_compiler::set::PolicySet {
+    let mut set = filtervm_compiler::set::PolicySet::new();
+    for (i, l) in lines(name, usize::MAX).iter().enumerate() {
+        let p: serde_json::Value = serde_json::from_str(l).expect("policy");
+        let f = filtervm_compiler::compile(filtervm_compiler::Dialect::Sns, &p, options)
+            .expect("compiles");
+        set.add(i as u64, &f).expect("adds");
+    }
+    set
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "eval".to_owned());
@@ -63,6 +101,24 @@ fn main() {
             );
         }
         "headers" => println!("headers {}", run_headers(&header_filter())),
+        "set" | "setbytes" => {
+            let name = std::env::args()
+                .nth(2)
+                .unwrap_or_else(|| "pol10k_exact".into());
+            let attrs = lines("attrs", 1000);
+            if mode == "set" {
+                let set = set_of(&name, &serde_json::json!({}));
+                let messages: Vec<_> = attrs
+                    .iter()
+                    .map(|l| filtervm_bench::attributes(&serde_json::from_str(l).expect("JSON")))
+                    .collect();
+                println!("{name} {}", run_set(&set, &messages));
+            } else {
+                let set = set_of(&name, &filtervm_bench::body_scope());
+                let lines: Vec<Vec<u8>> = attrs.into_iter().map(String::into_bytes).collect();
+                println!("{name} bytes {}", run_set_bytes(&set, &lines));
+            }
+        }
         _ => {
             let single = singles().into_iter().nth(index).expect("workload");
             let message = single_message(&single);

@@ -169,7 +169,7 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
 
 /// `value` starts with `prefix`.
 #[inline(always)]
-fn has_prefix(value: &[u8], prefix: &[u8]) -> bool {
+pub(crate) fn has_prefix(value: &[u8], prefix: &[u8]) -> bool {
     value
         .get(..prefix.len())
         .is_some_and(|head| same(head, prefix))
@@ -177,7 +177,7 @@ fn has_prefix(value: &[u8], prefix: &[u8]) -> bool {
 
 /// `value` ends with `suffix`.
 #[inline(always)]
-fn has_suffix(value: &[u8], suffix: &[u8]) -> bool {
+pub(crate) fn has_suffix(value: &[u8], suffix: &[u8]) -> bool {
     value
         .len()
         .checked_sub(suffix.len())
@@ -506,7 +506,7 @@ fn dec_contains_f64(interval: &crate::program::DecInterval, x: f64) -> Option<bo
 /// `m × 10^e` (`m` an integer without trailing zeros), `Some` when `m` fits a `u64`, and either
 /// `e >= 0` and `m × 10^e <= 2^53`, or `e < 0`, `-e <= 27`, `5^-e` divides `m` and
 /// `m / 5^-e <= 2^53`. `None` for everything else (the caller then compares exactly).
-fn exact_f64(text: &str) -> Option<f64> {
+pub(crate) fn exact_f64(text: &str) -> Option<f64> {
     let mut bytes = text.bytes().peekable();
     let negative = bytes.next_if_eq(&b'-').is_some();
     let mut significand: u64 = 0;

@@ -245,18 +245,21 @@ impl Plan {
         (0..bound.rows()).any(|row| self.run_row(program, bound.row(row)))
     }
 
-    /// One row. The common tests (shape, string equality) are decided here; the others by
-    /// [`Plan::test`], kept out of line so that this loop needs few registers.
+    /// One row. The common tests (shape, string equality, prefix, suffix, number intervals) are
+    /// decided in this loop; the others by [`Plan::test`], kept out of line.
     #[inline(never)]
     fn run_row(&self, program: &Program, slots: &[Slot<'_>]) -> bool {
         let mut at = self.start;
         while let Some(step) = self.steps.get(at as usize) {
             let slot = exec::row_slot(slots, step.slot);
-            let hit = match step.kind {
+            let hit = match &step.kind {
                 Kind::Shape(shapes) => shapes.has(slot.shape),
-                Kind::Eq(id) => exec::id_equal(slot, id),
-                Kind::IdMask { base, mask } => exec::id_in_mask(slot, base, mask),
-                _ => Plan::test(program, &step.kind, slot, slots),
+                Kind::Eq(id) => exec::id_equal(slot, *id),
+                Kind::IdMask { base, mask } => exec::id_in_mask(slot, *base, *mask),
+                Kind::Prefix(consts) => exec::prefix(slot, consts),
+                Kind::Suffix(consts) => exec::suffix(slot, consts),
+                Kind::NumIn(set) => exec::num_in(slot, set),
+                kind => Plan::test(program, kind, slot, slots),
             };
             at = if hit { step.on_true } else { step.on_false };
         }

@@ -138,6 +138,23 @@ fn push_frag(world: &mut World<'_>, frag: Frag) {
     world.push(frag);
 }
 
+/// Where a member named `name` takes a path whose remaining part is `rest` (rule 16): `Some(None)`
+/// to the leaf position (`rest` is the name), `Some(Some(r))` on to `r` (`rest` is the name, a
+/// `.`, then `r`), `None` elsewhere. Names are short: compared without a `memcmp` call.
+#[inline]
+fn follow<'p>(rest: &'p str, name: &str) -> Option<Option<&'p str>> {
+    let (r, n) = (rest.as_bytes(), name.as_bytes());
+    let head = r.get(..n.len())?;
+    if !crate::exec::same(head, n) {
+        return None;
+    }
+    match r.get(n.len()) {
+        None => Some(None),
+        Some(b'.') => rest.get(n.len() + 1..).map(Some),
+        Some(_) => None,
+    }
+}
+
 /// What binding must compute for leaves read by several slots: all of it.
 fn union(a: SlotNeeds, b: SlotNeeds) -> SlotNeeds {
     SlotNeeds {
@@ -252,13 +269,7 @@ impl<'t, 'a> Walker<'t, 'a> {
         match (value, key.rest) {
             (Node::Object(members), Some(rest)) => {
                 for m in members.iter() {
-                    let below = if rest == m.name {
-                        None
-                    } else if let Some(r) =
-                        rest.strip_prefix(m.name).and_then(|r| r.strip_prefix('.'))
-                    {
-                        Some(r)
-                    } else {
+                    let Some(below) = follow(rest, m.name) else {
                         continue;
                     };
                     let key = Active {
@@ -344,20 +355,10 @@ impl<'t, 'a> Walker<'t, 'a> {
                 for m in members.iter() {
                     let mut below = BVec::new_in(self.arena);
                     below.extend(inner.iter().filter_map(|a| {
-                        let rest = a.rest?;
-                        if rest == m.name {
-                            Some(Active {
-                                target: a.target,
-                                rest: None,
-                            })
-                        } else {
-                            rest.strip_prefix(m.name)
-                                .and_then(|r| r.strip_prefix('.'))
-                                .map(|r| Active {
-                                    target: a.target,
-                                    rest: Some(r),
-                                })
-                        }
+                        follow(a.rest?, m.name).map(|rest| Active {
+                            target: a.target,
+                            rest,
+                        })
                     }));
                     if below.is_empty() {
                         continue;
@@ -447,7 +448,15 @@ pub(crate) struct BodyPlan {
     /// Whether no body can make a choice point (see [`BodyPlan::new`]): then each key is bound
     /// alone, into one row.
     single_row: bool,
+    /// For a single-row table of many keys: first path segment → the targets (indexes into
+    /// `targets`) whose path starts with it, so that each top-level member is matched with its
+    /// keys only.
+    by_first: Option<ahash::AHashMap<Box<str>, Vec<u32>>>,
 }
+
+/// Single-row tables of more body keys than this bind by walking the top-level members once
+/// ([`BodyPlan::by_first`]) rather than once per key.
+const WALK_PER_KEY: usize = 16;
 
 impl BodyPlan {
     /// The plan of `keys`.
@@ -482,11 +491,33 @@ impl BodyPlan {
                 plan.single_row = false;
             }
         }
+        if plan.single_row && plan.targets.len() > WALK_PER_KEY {
+            let mut by_first: ahash::AHashMap<Box<str>, Vec<u32>> = ahash::AHashMap::new();
+            for (t, &(slot, _)) in plan.targets.iter().enumerate() {
+                let first = path_of(keys.get(slot as usize))
+                    .split('.')
+                    .next()
+                    .unwrap_or("");
+                by_first.entry(first.into()).or_default().push(idx(t));
+            }
+            plan.by_first = Some(by_first);
+        }
         plan
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.targets.capacity() * std::mem::size_of::<(u32, bool)>() + self.is_object.capacity() * 4
+        let index = self.by_first.as_ref().map_or(0, |by_first| {
+            crate::bind::map_bytes(
+                by_first.capacity(),
+                std::mem::size_of::<(Box<str>, Vec<u32>)>(),
+            ) + by_first
+                .iter()
+                .map(|(k, v)| k.len() + v.capacity() * 4)
+                .sum::<usize>()
+        });
+        self.targets.capacity() * std::mem::size_of::<(u32, bool)>()
+            + self.is_object.capacity() * 4
+            + index
     }
 }
 
@@ -619,6 +650,60 @@ fn single_row<'a>(
         }
     }
     let mut store: BVec<'a, BoundLeaf<'a>> = BVec::with_capacity_in(plan.targets.len() + 4, arena);
+    if let (Some(by_first), Node::Object(members)) = (&plan.by_first, doc) {
+        // Many keys: each top-level member meets the keys of its first segment only; a key
+        // fed by several members gets one copy of its runs.
+        let mut runs: BVec<'a, (u32, u32, u32)> = BVec::new_in(arena);
+        for m in members.iter() {
+            let first = m.name.split('.').next().unwrap_or("");
+            for &t in by_first.get(first).map_or(&[][..], Vec::as_slice) {
+                let Some(&(slot, _)) = plan.targets.get(t as usize) else {
+                    continue;
+                };
+                let path = path_of(table.keys().get(slot as usize));
+                if let Some(below) = follow(path, m.name) {
+                    let start = store.len();
+                    leaves_along(table, table.needs(slot), &m.value, below, &mut store, 1)?;
+                    if store.len() > start {
+                        runs.push((t, idx(start), idx(store.len())));
+                    }
+                }
+            }
+        }
+        let store = store.into_bump_slice();
+        runs.sort_unstable();
+        let mut at = 0;
+        while let Some(&(t, start, end)) = runs.get(at) {
+            let n = runs
+                .get(at..)
+                .and_then(|r| r.iter().position(|&(u, _, _)| u != t))
+                .unwrap_or(runs.len() - at);
+            let group = runs.get(at..at + n).unwrap_or(&[]);
+            at += n;
+            let leaves: &'a [BoundLeaf<'a>] = match group {
+                [_] => store.get(start as usize..end as usize).unwrap_or(&[]),
+                several => {
+                    let total: usize = several.iter().map(|&(_, s, e)| (e - s) as usize).sum();
+                    let mut all = several.iter().flat_map(|&(_, s, e)| {
+                        store
+                            .get(s as usize..e as usize)
+                            .unwrap_or(&[])
+                            .iter()
+                            .copied()
+                    });
+                    arena.alloc_slice_fill_with(total, |_| all.next().unwrap_or(BoundLeaf::EMPTY))
+                }
+            };
+            let slot = plan
+                .targets
+                .get(t as usize)
+                .map_or(u32::MAX, |&(slot, _)| slot);
+            if let Some(s) = row.get_mut(slot as usize) {
+                *s = Slot::of(leaves);
+            }
+        }
+        return Ok(row);
+    }
     let runs = arena.alloc_slice_fill_copy(plan.targets.len(), (0u32, 0u32));
     for (&(slot, _), run) in plan.targets.iter().zip(runs.iter_mut()) {
         let start = store.len();
@@ -652,15 +737,9 @@ fn leaves_along<'a>(
     match (value, rest) {
         (Node::Object(members), Some(rest)) => {
             for m in members.iter() {
-                let below = if rest == m.name {
-                    None
-                } else if let Some(r) = rest.strip_prefix(m.name).and_then(|r| r.strip_prefix('.'))
-                {
-                    Some(r)
-                } else {
-                    continue;
-                };
-                leaves_along(table, needs, &m.value, below, store, depth + 1)?;
+                if let Some(below) = follow(rest, m.name) {
+                    leaves_along(table, needs, &m.value, below, store, depth + 1)?;
+                }
             }
         }
         (Node::Array(items), rest) => {
@@ -794,7 +873,7 @@ mod tests {
                 ),
             }
         }
-        let mut checked = 0;
+        let (mut checked, mut indexed) = (0, 0);
         for _ in 0..3000 {
             let mut t = KeyTable::new();
             if next(2) == 0 {
@@ -809,6 +888,12 @@ mod tests {
             }
             if next(3) == 0 {
                 t.add_constant(0, "x");
+            }
+            // Past `WALK_PER_KEY` keys, members are matched through the first-segment index.
+            if next(2) == 0 {
+                for i in 0..=WALK_PER_KEY {
+                    t.intern(path(&format!("z{i}")));
+                }
             }
             let plan = BodyPlan::new(t.keys());
             if !plan.single_row {
@@ -842,8 +927,10 @@ mod tests {
             };
             assert_eq!(show(alone), show(walked), "keys {:?} body {text}", t.keys());
             checked += 1;
+            indexed += usize::from(plan.by_first.is_some());
         }
         assert!(checked > 1000, "{checked} single-row tables");
+        assert!(indexed > 300, "{indexed} of them indexed");
     }
 
     fn path(p: &str) -> Key {

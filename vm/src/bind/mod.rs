@@ -82,12 +82,18 @@ struct Dictionary {
     index: Option<AHashMap<Box<str>, u32>>,
     /// Free ids, reused first.
     free: Vec<u32>,
+    /// Bit `n` set when some value ever added was `n` bytes long (bit 63: 63 or more): most
+    /// strings equal to no constant are told so without a look-up.
+    lengths: u64,
 }
 
 impl Dictionary {
     /// The id of `text`, or [`NO_ID`].
     #[inline]
     fn id_of(&self, text: &str) -> u32 {
+        if self.lengths >> text.len().min(63) & 1 == 0 {
+            return NO_ID;
+        }
         match &self.index {
             Some(index) => index.get(text).copied().unwrap_or(NO_ID),
             None => self
@@ -119,6 +125,7 @@ impl Dictionary {
         if let Some(entry) = self.entries.get_mut(id as usize) {
             *entry = (value.into(), 1);
         }
+        self.lengths |= 1 << value.len().min(63);
         let live = self.live();
         match &mut self.index {
             Some(index) => {
@@ -168,6 +175,7 @@ impl Dictionary {
         for (value, refs) in &self.entries {
             if *refs > 0 {
                 out.entries.push((value.clone(), *refs));
+                out.lengths |= 1 << value.len().min(63);
             }
         }
         if out.entries.len() > SMALL_DICTIONARY {
@@ -557,25 +565,25 @@ impl KeyTable {
         self.str_leaf_with(self.needs(slot), text)
     }
 
-    #[inline]
+    #[inline(always)]
     fn str_leaf_with<'b>(&self, needs: SlotNeeds, text: &'b str) -> BoundLeaf<'b> {
         let eq = if needs.constants > 0 {
             self.dictionary.id_of(text)
         } else {
             NO_ID
         };
-        let (num, text_num) = if needs.text_numbers > 0 {
-            (text_number(text), true)
-        } else {
-            (f64::NAN, false)
-        };
-        BoundLeaf {
+        let mut leaf = BoundLeaf {
             text,
-            num,
+            num: f64::NAN,
             eq,
             kind: LeafKind::Str,
-            text_num,
+            text_num: false,
+        };
+        if needs.text_numbers > 0 {
+            leaf.num = text_number(text);
+            leaf.text_num = true;
         }
+        leaf
     }
 
     /// The selector of the table's JSON keys ([`Selector::for_keys`]), built on first use after
@@ -1187,7 +1195,13 @@ pub(crate) fn node_leaf<'b>(node: &json::Node<'b>) -> Option<BoundLeaf<'b>> {
 /// rounds; NaN only for text that is not a number).
 #[inline]
 pub(crate) fn number_value(text: &str) -> f64 {
-    text.parse::<f64>().unwrap_or(f64::NAN)
+    // Most numbers are exact binary64 values (integers, short decimals such as `149.5`): read
+    // without the general parser (the sign of `-0` kept).
+    match crate::exec::exact_f64(text) {
+        Some(x) if x == 0.0 && text.starts_with('-') => -0.0,
+        Some(x) => x,
+        None => text.parse::<f64>().unwrap_or(f64::NAN),
+    }
 }
 
 /// Looks a string leaf up as the table needs for `slot` (a leaf of another kind is returned as
@@ -1340,6 +1354,36 @@ mod tests {
         // Either way, the value is the same.
         assert_eq!(leaf(a).text_number(), 1.5);
         assert_eq!(leaf(b).text_number(), 2.0);
+    }
+
+    #[test]
+    fn number_values_are_what_the_general_parser_reads() {
+        for text in [
+            "0",
+            "-0",
+            "1",
+            "-7",
+            "149.5",
+            "1186.15",
+            "1e5",
+            "1E+5",
+            "-2.5e-3",
+            "0.0",
+            "-0.0",
+            "12345678901234567890",
+            "9007199254740993",
+            "1e400",
+            "-1e400",
+            "1e-400",
+            "0.1",
+            "5e-324",
+            "123456.000",
+            "7.0e1",
+        ] {
+            let expected = text.parse::<f64>().unwrap();
+            let got = number_value(text);
+            assert_eq!(got.to_bits(), expected.to_bits(), "{text}");
+        }
     }
 
     #[test]
