@@ -8,7 +8,8 @@
 //!   (read, bind, evaluate);
 //! - `headers`: the one-clause header filter over the 8 borrowed passing headers;
 //! - `set NAME` / `setbytes NAME`: the `NAME` policies (e.g. `pol10k_exact`) as a `PolicySet`,
-//!   matched against the attrs lines as attributes / as raw SNS bodies (body scope).
+//!   matched against the attrs lines as attributes / as raw SNS bodies (body scope);
+//! - `onebyone NAME`: the same policies evaluated one by one on one message (bind and run each).
 use filtervm_bench::{PASSING_HEADERS, body_single, header_filter, lines, single_message, singles};
 use filtervm_compiler::Evaluator;
 use filtervm_vm::bind::Bindings;
@@ -72,6 +73,22 @@ fn run_set_bytes(set: &filtervm_compiler::set::PolicySet, lines: &[Vec<u8>]) -> 
     n
 }
 
+#[inline(never)]
+fn run_one_by_one(
+    filters: &[filtervm_compiler::Filter],
+    message: &filtervm_vm::message::Message,
+) -> usize {
+    let mut evaluator = Evaluator::new();
+    let mut n = 0;
+    for _ in 0..3 {
+        n += filters
+            .iter()
+            .filter(|f| evaluator.matches(f, black_box(message)))
+            .count();
+    }
+    n
+}
+
 fn set_of(name: &str, options: &serde_json::Value) -> filtervm_compiler::set::PolicySet {
     let mut set = filtervm_compiler::set::PolicySet::new();
     for (i, l) in lines(name, usize::MAX).iter().enumerate() {
@@ -101,6 +118,27 @@ fn main() {
             );
         }
         "headers" => println!("headers {}", run_headers(&header_filter())),
+        "onebyone" => {
+            let name = std::env::args()
+                .nth(2)
+                .unwrap_or_else(|| "pol10k_exact".into());
+            let filters: Vec<_> = lines(&name, usize::MAX)
+                .iter()
+                .map(|l| {
+                    let p: serde_json::Value = serde_json::from_str(l).expect("policy");
+                    filtervm_compiler::compile(
+                        filtervm_compiler::Dialect::Sns,
+                        &p,
+                        &serde_json::json!({}),
+                    )
+                    .expect("compiles")
+                })
+                .collect();
+            let message = filtervm_bench::attributes(
+                &serde_json::from_str(&lines("attrs", 1)[0]).expect("JSON"),
+            );
+            println!("{name} one by one {}", run_one_by_one(&filters, &message));
+        }
         "set" | "setbytes" => {
             let name = std::env::args()
                 .nth(2)

@@ -1662,4 +1662,40 @@ mod tests {
         assert_eq!(inst_remap(inst, &|_| None), None);
         assert_eq!(inst_slot(&Inst::Ret { src: Reg(0) }), None);
     }
+
+    #[test]
+    fn raw_bytes_are_explained_as_match_reads_them() {
+        use crate::compile;
+        let body = compile(
+            Dialect::Sns,
+            &json!({"k": ["v"]}),
+            &json!({"scope": "MessageBody"}),
+        )
+        .unwrap();
+        let deep = format!(
+            r#"{{"x": {}1{}, "k": "v"}}"#,
+            "[".repeat(500),
+            "]".repeat(500)
+        );
+        let e = explain_bytes(&body, None, deep.as_bytes()).unwrap();
+        assert!(e.matched);
+        let e = explain_bytes(&body, None, b"{not json").unwrap();
+        assert!(!e.matched);
+        assert_eq!(e.hints.first().map(|h| h.code), Some(HINT_NOT_JSON));
+        let event = compile(
+            Dialect::EventGrid,
+            &json!({"subjectBeginsWith": "a"}),
+            &json!({}),
+        )
+        .unwrap();
+        assert!(
+            explain_bytes(&event, None, br#"{"subject": "ab"}"#)
+                .unwrap()
+                .matched
+        );
+        assert!(matches!(
+            explain_bytes(&event, None, b"{"),
+            Err(ExplainError::Message(e)) if e.code == crate::MESSAGE_NOT_JSON
+        ));
+    }
 }

@@ -359,6 +359,7 @@ impl Program {
         }
         program.substrings = substrings(&program.parts)?;
         needs(&mut program.parts);
+        program.parts.keys.prepare();
         program.plan = crate::plan::Plan::build(&program);
         Ok(program)
     }

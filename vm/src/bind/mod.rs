@@ -309,6 +309,25 @@ impl KeyTable {
         }
     }
 
+    /// Builds what binding derives from the keys (the selector of JSON keys, the scan list of
+    /// names, the body plan) now rather than on the first message. A program's table never
+    /// changes after verification, so `Program::new` prepares it once.
+    pub(crate) fn prepare(&self) {
+        let json = self
+            .keys
+            .iter()
+            .any(|k| matches!(k, Key::EventMember(_) | Key::EventData(_)));
+        if json || self.reads_body() {
+            self.selector();
+        }
+        if self.reads_body() {
+            self.body_plan();
+        }
+        if self.named_keys > 0 {
+            self.name_scan();
+        }
+    }
+
     /// The body keys as the body binder reads them, built on first use after a change.
     #[inline]
     pub(crate) fn body_plan(&self) -> &body::BodyPlan {
