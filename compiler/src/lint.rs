@@ -29,16 +29,17 @@
 //! leaf satisfies its predicate, `a ⇒ b` makes `test a` imply `test b` and contradict `not test b`.
 
 use crate::dialect::Dialect;
-use crate::dialect::eventgrid::{self, Schema};
+use crate::dialect::eventgrid;
 use crate::error::pointer;
 use crate::ir::{Node, NodeKind, NumSource, Pred, StrOp};
 use crate::opt;
-use crate::{CompileError, Filter, compile};
+use crate::options::{EventGridSchema as Schema, Options, SnsScope};
+use crate::{CompileError, Filter, compile_value};
+use filtervm_vm::json::{Map, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::number::Decimal;
 use filtervm_vm::program::{DecInterval, Interval};
 use filtervm_vm::value::{LeafTypes, Shapes};
-use serde_json::{Map, Value, json};
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -89,7 +90,12 @@ impl Warning {
 
     /// The machine-readable form: `{"code", "pointer", "message", "fix"}`.
     pub fn to_json(&self) -> Value {
-        json!({"code": self.code, "pointer": self.pointer, "message": self.message, "fix": self.fix})
+        let mut m = Map::new();
+        m.insert("code".into(), Value::from(self.code));
+        m.insert("pointer".into(), Value::from(self.pointer.as_str()));
+        m.insert("message".into(), Value::from(self.message.as_str()));
+        m.insert("fix".into(), Value::from(self.fix.as_str()));
+        Value::Object(m)
     }
 }
 
@@ -113,9 +119,9 @@ impl fmt::Display for Warning {
 pub fn lint(
     dialect: Dialect,
     policy: &Value,
-    options: &Value,
+    options: &Options,
 ) -> Result<Vec<Warning>, CompileError> {
-    let filter = compile(dialect, policy, options)?;
+    let filter = compile_value(dialect, policy, options)?;
     Ok(lint_filter(&filter, policy))
 }
 
@@ -138,16 +144,14 @@ pub fn lint_filter(filter: &Filter, policy: &Value) -> Vec<Warning> {
             }
         }
         Dialect::Sns => {
-            let body = filter
-                .options()
-                .get("scope")
-                .and_then(Value::as_str)
-                .is_some_and(|s| s == "MessageBody");
+            let body = filter.options().sns().scope == SnsScope::MessageBody;
             if let Value::Object(members) = policy {
                 sns_object(members, "", !body, &mut specific);
             }
         }
-        Dialect::EventGrid => eventgrid_checks(policy, filter.options(), &mut specific),
+        Dialect::EventGrid => {
+            eventgrid_checks(policy, filter.options().eventgrid().schema, &mut specific);
+        }
         Dialect::Stream | Dialect::Expr => {}
     }
     let mut generic = Vec::new();
@@ -739,7 +743,7 @@ fn prefix_suffix(dialect: Dialect, items: &[Value], at: &str, out: &mut Vec<Warn
 }
 
 /// Walks an sns policy object: alternatives arrays, nested objects and `$or` branches.
-fn sns_object(members: &Map<String, Value>, at: &str, attributes: bool, out: &mut Vec<Warning>) {
+fn sns_object(members: &Map, at: &str, attributes: bool, out: &mut Vec<Warning>) {
     for (name, value) in members {
         let here = pointer::push(at, name);
         match value {
@@ -782,8 +786,7 @@ fn sns_object(members: &Map<String, Value>, at: &str, attributes: bool, out: &mu
 
 /// Event Grid: negative string operators on keys that may be absent (EG-22), keys naming nothing
 /// (EG-19).
-fn eventgrid_checks(policy: &Value, options: &Value, out: &mut Vec<Warning>) {
-    let schema = Schema::from_options(options).unwrap_or_default();
+fn eventgrid_checks(policy: &Value, schema: Schema, out: &mut Vec<Warning>) {
     let Some(filters) = policy.get("advancedFilters").and_then(Value::as_array) else {
         return;
     };
@@ -827,7 +830,7 @@ fn eventgrid_checks(policy: &Value, options: &Value, out: &mut Vec<Warning>) {
             (Key::EventData(_), _) => true,
             (Key::EventMember(_), Schema::EventGrid) => false,
             (Key::EventMember(m), Schema::CloudEvents) => {
-                !matches!(&**m, "id" | "source" | "type" | "specversion")
+                !matches!(m.as_ref(), "id" | "source" | "type" | "specversion")
             }
             _ => true,
         };

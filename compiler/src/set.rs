@@ -32,7 +32,7 @@
 //!
 //! let mut set = PolicySet::new();
 //! for (id, event) in [(1, "order.paid"), (2, "order.created"), (3, "order.paid")] {
-//!     let filter = compile(Dialect::Sns, &json!({"event": [event]}), &json!({})).unwrap();
+//!     let filter = compile(Dialect::Sns, &json!({"event": [event]}), &Dialect::Sns.into()).unwrap();
 //!     set.add(id, &filter).unwrap();
 //! }
 //! assert_eq!(set.distinct_filters(), 2); // 1 and 3 share one filter
@@ -1187,7 +1187,7 @@ mod tests {
     use serde_json::json;
 
     fn sns(policy: serde_json::Value) -> Filter {
-        compile(Dialect::Sns, &policy, &json!({})).unwrap()
+        compile(Dialect::Sns, &policy, &Dialect::Sns.into()).unwrap()
     }
 
     fn sorted(mut ids: Vec<SubscriptionId>) -> Vec<SubscriptionId> {
@@ -1270,11 +1270,16 @@ mod tests {
         let body = compile(
             Dialect::Sns,
             &json!({"a": ["1"]}),
-            &json!({"scope": "MessageBody"}),
+            &crate::SnsScope::MessageBody.into(),
         )
         .unwrap();
         assert!(matches!(set.add(2, &body), Err(SetError::Mismatch { .. })));
-        let basaltic = compile(Dialect::Basaltic, &json!({"a": ["1"]}), &json!({})).unwrap();
+        let basaltic = compile(
+            Dialect::Basaltic,
+            &json!({"a": ["1"]}),
+            &Dialect::Basaltic.into(),
+        )
+        .unwrap();
         assert!(matches!(
             set.add(3, &basaltic),
             Err(SetError::Mismatch { .. })

@@ -12,16 +12,19 @@
 //! ([`Filter::ir`] and [`Filter::lowered_ir`] are `None`), only its verified program, with its
 //! source pointers.
 //!
+//! The options are written in their JSON form with every option explicit ([`Options::to_json`]).
+//!
 //! Loading is as safe as [`filtervm_vm::wire::decode`]: any bytes may be given; the metadata must be
 //! a JSON object with exactly the members `dialect` (a known dialect name) and `options` (an object,
-//! or `null`) that the dialect accepts ([`crate::dialect::check_options`], the validation compiling
-//! does), else the bytes are rejected.
+//! or `null`) that the dialect accepts ([`Options::from_json`], the reading the command line and
+//! vectors get), each named once, else the bytes are rejected ([`LoadError::code`] tells how).
 //!
 //! ```
-//! use filtervm_compiler::{Dialect, Filter, compile};
+//! use filtervm_compiler::{Dialect, Filter, Options, compile};
 //! use serde_json::json;
 //!
-//! let filter = compile(Dialect::Basaltic, &json!({"event": ["order.paid"]}), &json!({})).unwrap();
+//! let options = Options::from(Dialect::Basaltic);
+//! let filter = compile(Dialect::Basaltic, &json!({"event": ["order.paid"]}), &options).unwrap();
 //! let bytes = filter.to_bytes();
 //! let loaded = Filter::from_bytes(&bytes).unwrap();
 //! assert_eq!(loaded.dialect(), Dialect::Basaltic);
@@ -32,11 +35,12 @@
 //! ```
 
 use crate::Filter;
-use crate::dialect::{self, Dialect};
-use crate::error::{CompileError, excerpt};
+use crate::dialect::Dialect;
+use crate::error::{CompileError, ErrorCode, excerpt};
+use crate::options::Options;
+use filtervm_vm::json::{self, Duplicates, Map, ParseOptions, Value};
 use filtervm_vm::program::{Program, ProgramParts};
 use filtervm_vm::wire::{self, WireError};
-use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
 /// Why bytes were not accepted as a filter.
@@ -49,9 +53,21 @@ pub enum LoadError {
     #[error("invalid filter metadata: {0}")]
     Metadata(String),
     /// The metadata names options its dialect does not accept (each error has the code
-    /// [`INVALID_OPTIONS`](crate::dialect::INVALID_OPTIONS) and a pointer into the options).
+    /// [`ErrorCode::InvalidOptions`] and a pointer into the options).
     #[error("invalid stored options: {0}")]
     Options(CompileError),
+}
+
+impl LoadError {
+    /// The stable code: [`ErrorCode::InvalidProgram`], [`ErrorCode::InvalidFilterMetadata`] or
+    /// [`ErrorCode::InvalidOptions`].
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            LoadError::Program(_) => ErrorCode::InvalidProgram,
+            LoadError::Metadata(_) => ErrorCode::InvalidFilterMetadata,
+            LoadError::Options(_) => ErrorCode::InvalidOptions,
+        }
+    }
 }
 
 /// The metadata blob: `{"dialect": NAME, "options": OPTIONS}` as compact JSON.
@@ -61,15 +77,16 @@ fn metadata(filter: &Filter) -> Vec<u8> {
         "dialect".into(),
         Value::String(filter.dialect().name().into()),
     );
-    object.insert("options".into(), filter.options().clone());
+    object.insert("options".into(), filter.options().to_json());
     Value::Object(object).to_string().into_bytes()
 }
 
 /// Reads the metadata blob back.
 fn read_metadata(bytes: &[u8]) -> Result<(Dialect, Value), LoadError> {
     let bad = |why: String| LoadError::Metadata(why);
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| bad(format!("not JSON text: {e}")))?;
+    let mut read = ParseOptions::default();
+    read.duplicates = Duplicates::Reject;
+    let value = json::parse_with(bytes, &read).map_err(|e| bad(format!("not JSON text: {e}")))?;
     let Value::Object(members) = value else {
         return Err(bad("not a JSON object".into()));
     };
@@ -105,8 +122,8 @@ impl Filter {
     pub fn from_bytes(bytes: &[u8]) -> Result<Filter, LoadError> {
         let decoded = wire::decode(bytes)?;
         let (dialect, options) = read_metadata(decoded.metadata)?;
-        dialect::check_options(dialect, &options).map_err(LoadError::Options)?;
-        Ok(Filter::loaded(dialect, options, decoded.program))
+        let options = Options::from_json(dialect, &options).map_err(LoadError::Options)?;
+        Ok(Filter::loaded(options, decoded.program))
     }
 }
 
@@ -133,14 +150,14 @@ pub(crate) fn program_identity(program: &Program) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile;
+    use crate::{SnsScope, compile};
     use serde_json::json;
 
     fn filter() -> Filter {
         compile(
             Dialect::Basaltic,
             &json!({"event": ["order.paid"], "amount": [{"numeric": [">", 5]}]}),
-            &json!({}),
+            &Options::Basaltic,
         )
         .unwrap()
     }
@@ -154,7 +171,21 @@ mod tests {
         );
         let loaded = Filter::from_bytes(&f.to_bytes()).unwrap();
         assert_eq!(loaded.dialect(), Dialect::Basaltic);
-        assert_eq!(loaded.options(), &json!({}));
+        assert_eq!(loaded.options(), &Options::Basaltic);
+        let sns = compile(
+            Dialect::Sns,
+            &json!({"a": ["b"]}),
+            &SnsScope::MessageBody.into(),
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(metadata(&sns)).unwrap(),
+            r#"{"dialect":"sns","options":{"scope":"MessageBody"}}"#
+        );
+        assert_eq!(
+            Filter::from_bytes(&sns.to_bytes()).unwrap().options(),
+            &Options::from(SnsScope::MessageBody)
+        );
         assert!(loaded.ir().is_none() && loaded.lowered_ir().is_none());
         assert_eq!(loaded.program().disassemble(), f.program().disassemble());
     }
@@ -171,13 +202,22 @@ mod tests {
             (br#"{"dialect":"sns"}"#, "no `options`"),
             (br#"{"dialect":"sns","options":3}"#, "not an object"),
             (br#"{"dialect":"sns","options":{},"x":1}"#, "unknown member"),
+            (
+                br#"{"dialect":"sns","options":{},"dialect":"basaltic"}"#,
+                "duplicate member name",
+            ),
         ] {
             let bytes = program.to_bytes_with_metadata(meta);
             match Filter::from_bytes(&bytes) {
-                Err(LoadError::Metadata(m)) => assert!(m.contains(why), "{m}"),
+                Err(e @ LoadError::Metadata(_)) => {
+                    assert!(e.to_string().contains(why), "{e}");
+                    assert_eq!(e.code(), ErrorCode::InvalidFilterMetadata);
+                }
                 other => panic!("{why}: {other:?}"),
             }
         }
+        let e = Filter::from_bytes(b"").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidProgram);
         let ok = program.to_bytes_with_metadata(br#"{"dialect":"sns","options":null}"#);
         assert_eq!(Filter::from_bytes(&ok).unwrap().dialect(), Dialect::Sns);
     }
@@ -212,7 +252,7 @@ mod tests {
             match Filter::from_bytes(&bytes) {
                 Err(LoadError::Options(e)) => {
                     let first = e.first().unwrap();
-                    assert_eq!(first.code, crate::dialect::INVALID_OPTIONS);
+                    assert_eq!(first.code, ErrorCode::InvalidOptions);
                     assert_eq!(first.pointer, pointer);
                 }
                 other => panic!("{}: {other:?}", String::from_utf8_lossy(meta)),

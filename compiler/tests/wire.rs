@@ -11,7 +11,10 @@
 )]
 
 use filtervm_compiler::wire::LoadError;
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile, message_from_json};
+use filtervm_compiler::{
+    Dialect, Evaluator, Filter, Options, compile, compile_value, message_from_json,
+};
+use filtervm_vm::json;
 use filtervm_vm::message::Message;
 use filtervm_vm::wire::WireError;
 use serde_json::{Value, json};
@@ -48,8 +51,9 @@ fn vectors_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/vectors")
 }
 
-/// Every case of every vector file (public and local).
-fn all_cases() -> Vec<Value> {
+/// Every case of every vector file (public and local), read as the product reads policies
+/// (numbers and member order as written).
+fn all_cases() -> Vec<json::Value> {
     let mut files = Vec::new();
     for dir in [vectors_dir(), vectors_dir().join("local")] {
         if let Ok(entries) = std::fs::read_dir(&dir) {
@@ -65,7 +69,7 @@ fn all_cases() -> Vec<Value> {
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            cases.push(serde_json::from_str(line).unwrap());
+            cases.push(json::parse(line.as_bytes()).unwrap());
         }
     }
     cases
@@ -92,16 +96,25 @@ fn every_conformance_filter_round_trips_with_the_same_verdicts() {
     let mut per_dialect: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut evaluator = Evaluator::new();
     for case in all_cases() {
-        let id = case["id"].as_str().unwrap_or("?").to_owned();
-        let Ok(dialect) = case["dialect"].as_str().unwrap_or("").parse::<Dialect>() else {
+        let text = |name: &str| case.get(name).and_then(json::Value::as_str).unwrap_or("?");
+        let id = text("id").to_owned();
+        let Ok(dialect) = text("dialect").parse::<Dialect>() else {
             continue;
         };
-        let options = case.get("options").cloned().unwrap_or(Value::Null);
-        let Ok(filter) = compile(dialect, &case["policy"], &options) else {
+        let Ok(options) =
+            Options::from_json(dialect, case.get("options").unwrap_or(&json::Value::Null))
+        else {
+            continue;
+        };
+        let Some(Ok(filter)) = case
+            .get("policy")
+            .map(|p| compile_value(dialect, p, &options))
+        else {
             continue;
         };
         let loaded = round_trip(&filter);
-        if let Some(message) = case.get("message") {
+        if let Some(message) = case.get("message").map(json::Value::to_serde_json) {
+            let message = &message;
             let read = message_from_json(dialect, &options, message);
             let read_loaded = message_from_json(loaded.dialect(), loaded.options(), message);
             assert_eq!(read.is_ok(), read_loaded.is_ok(), "{id}");
@@ -259,7 +272,7 @@ fn property(
     let mut compiled = 0;
     for case in 0..cases {
         let p = policy(&mut rng);
-        let Ok(filter) = compile(dialect, &p, &Value::Null) else {
+        let Ok(filter) = compile(dialect, &p, &Options::from(dialect)) else {
             continue;
         };
         compiled += 1;
@@ -332,7 +345,7 @@ fn sample_filter() -> Filter {
             "region": [{"prefix": "eu"}, {"anything-but": ["eu-north", 5]}],
             "test": [{"exists": false}]
         }),
-        &json!({}),
+        &Options::Basaltic,
     )
     .unwrap()
 }
@@ -400,10 +413,11 @@ fn options_travel_with_the_filter() {
         ),
     ];
     for (dialect, options, policy) in cases {
-        if let Ok(filter) = compile(dialect, &policy, &options) {
-            let loaded = round_trip(&filter);
-            assert_eq!(loaded.options(), &options);
-        }
+        let options = Options::from_json(dialect, &options).unwrap();
+        let filter = compile(dialect, &policy, &options).unwrap();
+        let loaded = round_trip(&filter);
+        assert_eq!(loaded.options(), &options);
+        assert_ne!(loaded.options(), &Options::from(dialect));
     }
 }
 
@@ -412,7 +426,12 @@ fn loaded_filters_intern_by_program() {
     use filtervm_compiler::intern::FilterIdentity;
     let a = Filter::from_bytes(&sample_filter().to_bytes()).unwrap();
     let b = Filter::from_bytes(&sample_filter().to_bytes()).unwrap();
-    let other = compile(Dialect::Basaltic, &json!({"event": ["x"]}), &json!({})).unwrap();
+    let other = compile(
+        Dialect::Basaltic,
+        &json!({"event": ["x"]}),
+        &Options::Basaltic,
+    )
+    .unwrap();
     let c = Filter::from_bytes(&other.to_bytes()).unwrap();
     assert_eq!(FilterIdentity::of(&a), FilterIdentity::of(&b));
     assert_ne!(FilterIdentity::of(&a), FilterIdentity::of(&c));

@@ -14,7 +14,9 @@
 use super::Failure;
 use clap::Args;
 use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text, message_from_json};
+use filtervm_compiler::{
+    Dialect, Evaluator, Filter, Options, SnsScope, compile_text, compile_value, message_from_json,
+};
 use filtervm_vm::message::{Attribute, AttributeType, Message};
 use serde_json::{Map, Value, json};
 use std::io::{BufRead, Write as _};
@@ -84,11 +86,8 @@ impl Progress {
 
 /// Runs `filtervm bench`.
 pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
-    let options: Value = serde_json::from_str(&args.options)
-        .map_err(|e| Failure::usage(format!("--options is not JSON: {e}")))?;
-    if !options.is_object() {
-        return Err(Failure::usage("--options must be a JSON object"));
-    }
+    let options = super::options::parse(args.dialect, &args.options)?
+        .map_err(|e| Failure::usage(format!("--options: {e}")))?;
     let reference = reference_binary()?;
     let dialect = args.dialect;
     let budget = args.seconds.map(Duration::from_secs_f64);
@@ -312,11 +311,12 @@ fn read_lines(path: &Path) -> Result<Vec<(usize, String)>, Failure> {
 }
 
 /// Compiles one policy line: JSON, or for `stream` the text form (as the reference reads it).
-fn compile_line(dialect: Dialect, line: &str, options: &Value) -> Result<Filter, String> {
-    match serde_json::from_str::<Value>(line) {
+fn compile_line(dialect: Dialect, line: &str, options: &Options) -> Result<Filter, String> {
+    match filtervm_vm::json::parse(line.as_bytes()) {
         Ok(_) => compile_text(dialect, line, options).map_err(|e| e.to_string()),
         Err(_) if dialect == Dialect::Stream => {
-            compile(dialect, &Value::String(line.to_owned()), options).map_err(|e| e.to_string())
+            compile_value(dialect, &filtervm_vm::json::Value::from(line), options)
+                .map_err(|e| e.to_string())
         }
         Err(e) => Err(format!("the policy is not JSON: {e}")),
     }
@@ -422,8 +422,8 @@ fn run_reference(
 }
 
 /// Reads one message line (see [`BenchArgs::messages`]).
-fn sample(dialect: Dialect, options: &Value, line: &str) -> Result<Sample, String> {
-    let body_scope = options.get("scope").and_then(Value::as_str) == Some("MessageBody");
+fn sample(dialect: Dialect, options: &Options, line: &str) -> Result<Sample, String> {
+    let body_scope = options.sns().scope == SnsScope::MessageBody;
     if dialect == Dialect::Sns && body_scope {
         let json = json!({ "body": line });
         let message = message_from_json(dialect, options, &json).map_err(|e| e.to_string())?;
@@ -500,7 +500,8 @@ mod tests {
 
     #[test]
     fn stream_policies_may_be_text() {
-        assert!(compile_line(Dialect::Stream, "region = eu-* and tier = gold", &json!({})).is_ok());
-        assert!(compile_line(Dialect::Sns, "not json", &json!({})).is_err());
+        let stream = Options::Stream;
+        assert!(compile_line(Dialect::Stream, "region = eu-* and tier = gold", &stream).is_ok());
+        assert!(compile_line(Dialect::Sns, "not json", &Options::from(Dialect::Sns)).is_err());
     }
 }

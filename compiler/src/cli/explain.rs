@@ -3,8 +3,8 @@
 use super::{Failure, PolicyArgs, print_errors};
 use clap::Args;
 use filtervm_compiler::explain::explain_json;
-use filtervm_compiler::{CompileError, Dialect, Filter, compile};
-use serde_json::Value;
+use filtervm_compiler::{CompileError, Dialect, Filter, compile_value};
+use filtervm_vm::json::Value;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,7 +33,7 @@ fn policy_value(args: &PolicyArgs) -> Option<Value> {
         (None, Some(inline)) => inline.clone(),
         _ => return None,
     };
-    match serde_json::from_str::<Value>(&text) {
+    match filtervm_vm::json::parse(text.as_bytes()) {
         Ok(v) if v.is_object() || v.is_array() || !stream => Some(v),
         _ if stream => Some(Value::String(text)),
         _ => None,
@@ -49,16 +49,18 @@ pub(super) fn load(
         Ok(filter) => Ok(Ok((filter, value))),
         // The stream text form in a file: compile the text.
         Err(e) => match (&value, args.dialect) {
-            (Some(v @ Value::String(_)), Some(Dialect::Stream)) => {
-                let options = args.options()?;
-                Ok(compile(Dialect::Stream, v, &options).map(|f| (f, value.clone())))
-            }
+            (Some(v @ Value::String(_)), Some(Dialect::Stream)) => match args.options()? {
+                Ok(options) => {
+                    Ok(compile_value(Dialect::Stream, v, &options).map(|f| (f, value.clone())))
+                }
+                Err(e) => Ok(Err(e)),
+            },
             _ => Ok(Err(e)),
         },
     }
 }
 
-fn read_message(path: &std::path::Path) -> Result<Value, Failure> {
+fn read_message(path: &std::path::Path) -> Result<serde_json::Value, Failure> {
     let mut text = String::new();
     if path.as_os_str() == "-" {
         std::io::stdin()
@@ -88,8 +90,7 @@ pub(super) fn run(args: ExplainArgs) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure::usage(format!("{}: {e}", args.message.display())))?;
     let mut text = String::new();
     if args.json {
-        text = serde_json::to_string_pretty(&explanation.to_json())
-            .map_err(|e| Failure::usage(format!("cannot print JSON: {e}")))?;
+        text = super::output::pretty_json(&explanation.to_json());
         text.push('\n');
     } else {
         text.push_str(&explanation.to_string());

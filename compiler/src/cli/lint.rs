@@ -31,12 +31,11 @@ pub(super) fn run(args: LintArgs) -> Result<ExitCode, Failure> {
             return Ok(ExitCode::from(1));
         }
     };
-    let warnings = lint_filter(&filter, &policy.unwrap_or(serde_json::Value::Null));
+    let warnings = lint_filter(&filter, &policy.unwrap_or_default());
     let mut text = String::new();
     if args.json {
-        let all: Vec<serde_json::Value> = warnings.iter().map(Warning::to_json).collect();
-        text = serde_json::to_string_pretty(&all)
-            .map_err(|e| Failure::usage(format!("cannot print JSON: {e}")))?;
+        let all = filtervm_vm::json::Value::Array(warnings.iter().map(Warning::to_json).collect());
+        text = super::output::pretty_json(&all);
         text.push('\n');
     } else if warnings.is_empty() {
         text = format!("{source}: no warnings\n");

@@ -12,7 +12,7 @@ mod options;
 mod output;
 
 use clap::{Args, Parser, Subcommand};
-use filtervm_compiler::{CompileError, Dialect, Filter, compile_text};
+use filtervm_compiler::{CompileError, Dialect, Filter, Options, compile_text};
 use output::{Stderr, Stdout};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -110,16 +110,23 @@ impl Failure {
 }
 
 impl PolicyArgs {
-    fn options(&self) -> Result<serde_json::Value, Failure> {
-        options::parse(&self.options)
+    fn dialect(&self) -> Result<Dialect, Failure> {
+        self.dialect
+            .ok_or_else(|| Failure::usage("give the dialect with --dialect"))
+    }
+
+    /// The dialect options; `Ok(Err(..))` are options the dialect does not accept.
+    fn options(&self) -> Result<Result<Options, CompileError>, Failure> {
+        options::parse(self.dialect()?, &self.options)
     }
 
     /// Compiles the policy; `Ok(Err(..))` is an invalid policy (reported by the caller).
     fn compile(&self) -> Result<Result<Filter, CompileError>, Failure> {
-        let dialect = self
-            .dialect
-            .ok_or_else(|| Failure::usage("give the dialect with --dialect"))?;
-        let options = self.options()?;
+        let dialect = self.dialect()?;
+        let options = match self.options()? {
+            Ok(options) => options,
+            Err(e) => return Ok(Err(e)),
+        };
         match (&self.policy, &self.filter) {
             (Some(path), None) => {
                 let text = std::fs::read_to_string(path).map_err(|e| {

@@ -2,9 +2,9 @@
 //! objects in attribute scope (rule 13), then the key limit (rule 42), then the combination limit
 //! (rule 43, D-7).
 
+use super::Scope;
 use super::parse::{Member, Object};
-use super::{CODE, Scope};
-use crate::error::PolicyError;
+use crate::error::{ErrorCode, PolicyError};
 
 /// Most distinct leaf keys a policy may name (rule 42).
 pub const MAX_KEYS: usize = 5;
@@ -30,7 +30,7 @@ pub fn check_scope(scope: Scope, object: &Object, errors: &mut Vec<PolicyError>)
         match member {
             Member::Leaf { .. } => {}
             Member::Nested { pointer, .. } => errors.push(PolicyError::new(
-                CODE,
+                ErrorCode::SnsSyntaxError,
                 pointer.as_str(),
                 "Filter policy scope MessageAttributes does not support nested filter policy",
             )),
@@ -76,7 +76,7 @@ pub fn check_keys(object: &Object, errors: &mut Vec<PolicyError>) {
     }
     if let Some(at) = first_extra {
         errors.push(PolicyError::new(
-            CODE,
+            ErrorCode::SnsLimitExceeded,
             at,
             format!(
                 "Filter policy can not have more than {MAX_KEYS} keys (it names {} distinct leaf keys)",
@@ -110,7 +110,7 @@ pub fn check_combinations(object: &Object, errors: &mut Vec<PolicyError>) {
     let n = combinations(object, 1);
     if n > MAX_COMBINATIONS {
         errors.push(PolicyError::new(
-            CODE,
+            ErrorCode::SnsLimitExceeded,
             "",
             format!(
                 "Filter policy is too complex ({n} value combinations; the limit is {MAX_COMBINATIONS})"
@@ -127,7 +127,7 @@ mod tests {
 
     fn object(policy: &Value) -> Object {
         let mut p = Parser::default();
-        let o = p.root(policy).unwrap();
+        let o = p.root(&filtervm_vm::json::Value::from(policy)).unwrap();
         assert!(p.errors.is_empty(), "{:?}", p.errors);
         o
     }
