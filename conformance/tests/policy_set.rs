@@ -12,8 +12,10 @@
 
 use filtervm_compiler::intern::canonical_options;
 use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile, message_from_json};
+use filtervm_compiler::{Dialect, Evaluator, Filter, Options};
 use filtervm_conformance::generate::{self, Rng, Source};
+use filtervm_conformance::reference::json::Value;
+use filtervm_conformance::runner::{compile, product_message};
 use std::collections::BTreeMap;
 
 /// Generates `cases` cases of `dialect`, builds one set per options value, and compares every
@@ -21,16 +23,16 @@ use std::collections::BTreeMap;
 fn check(dialect: Dialect, cases: usize, seed: u64) {
     let mut rng = Rng::new(seed);
     // options (canonical) → (options, filters, messages)
-    let mut groups: BTreeMap<String, (serde_json::Value, Vec<Filter>, Vec<serde_json::Value>)> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<String, (Options, Vec<Filter>, Vec<Value>)> = BTreeMap::new();
     for _ in 0..cases {
         let case = generate::case(dialect, &mut rng).expect("generator");
         let Ok(filter) = compile(dialect, &case.policy, &case.options) else {
             continue;
         };
+        let options = filter.options().clone();
         let group = groups
-            .entry(canonical_options(&case.options))
-            .or_insert_with(|| (case.options.clone(), Vec::new(), Vec::new()));
+            .entry(canonical_options(&options))
+            .or_insert_with(|| (options, Vec::new(), Vec::new()));
         // Every policy twice in a while, so that interning is exercised.
         if rng.chance(20) {
             group.1.push(filter.clone());
@@ -63,7 +65,9 @@ fn check(dialect: Dialect, cases: usize, seed: u64) {
         let mut matcher = SetMatcher::new();
         let mut evaluator = Evaluator::new();
         for message in &messages {
-            let Ok(m) = message_from_json(dialect, &options, message) else {
+            let read =
+                filtervm_compiler::message_from_json(dialect, &options, &product_message(message));
+            let Ok(m) = read else {
                 continue;
             };
             let mut expected: Vec<SubscriptionId> = live

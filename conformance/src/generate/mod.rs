@@ -12,8 +12,8 @@ pub mod expr;
 pub mod sns;
 pub mod stream;
 
+use crate::reference::json::Value;
 use filtervm_compiler::Dialect;
-use serde_json::Value;
 
 /// A source of choices.
 pub trait Source {
@@ -135,12 +135,13 @@ pub(crate) fn harvest(value: &Value, out: &mut Vec<Value>) {
     }
 }
 
-/// One generated case.
+/// One generated case. Its values keep exact number text and member order, and print as the
+/// JSON both engines read.
 #[derive(Debug, Clone)]
 pub struct Case {
     /// The dialect.
     pub dialect: Dialect,
-    /// Dialect options.
+    /// Dialect options (`null` for the defaults).
     pub options: Value,
     /// The policy (valid for the dialect).
     pub policy: Value,
@@ -151,7 +152,7 @@ pub struct Case {
 impl Case {
     /// The case as a ready-to-paste conformance vector line (`expect` is what `verdict` says).
     pub fn to_vector(&self, id: &str, verdict: bool) -> String {
-        let mut case = serde_json::json!({
+        let mut case = crate::json!({
             "id": id,
             "dialect": self.dialect.name(),
             "policy": self.policy,
@@ -197,17 +198,18 @@ pub enum Outcome {
     Error(String),
 }
 
-/// Runs a case through the compiler + VM and through the reference interpreter.
+/// Runs a case through the compiler + VM and through the reference interpreter. The product
+/// reads the policy and options from their text (as from a vector or a command line); the
+/// message as a `serde_json::Value`, the form its message readers take.
 pub fn check(case: &Case) -> Outcome {
-    let filter = match filtervm_compiler::compile(case.dialect, &case.policy, &case.options) {
-        Ok(f) => f,
+    let filter = match crate::runner::compile(case.dialect, &case.policy, &case.options) {
+        Ok(filter) => filter,
         Err(e) => return Outcome::Rejected(e.to_string()),
     };
-    let message =
-        match filtervm_compiler::message_from_json(case.dialect, &case.options, &case.message) {
-            Ok(m) => m,
-            Err(e) => return Outcome::Error(e.to_string()),
-        };
+    let message = match crate::runner::read_message(case.dialect, &case.options, &case.message) {
+        Ok(m) => m,
+        Err(e) => return Outcome::Error(e.to_string()),
+    };
     let vm = filtervm_compiler::Evaluator::new().matches(&filter, &message);
     match crate::reference::evaluate(case.dialect, &case.options, &case.policy, &case.message) {
         Ok(reference) if reference == vm => Outcome::Agree(vm),
