@@ -132,7 +132,7 @@ pub fn reference_message(dialect: Dialect, object: &Value) -> Value {
 
 /// Whether the `sns` front end compiles (it is being written in parallel).
 pub fn sns_ready() -> bool {
-    compile(Dialect::Sns, &json!({"a": ["b"]}), &json!({})).is_ok()
+    compile(Dialect::Sns, &json!({"a": ["b"]}), &Dialect::Sns.into()).is_ok()
 }
 
 /// A basaltic translation of an SNS policy: the clauses basaltic has (exact strings, prefix,
@@ -181,7 +181,7 @@ pub fn compile_clauses(dialect: Dialect, policy: &Value) -> Program {
     let Value::Object(map) = policy else {
         panic!("policy is not an object")
     };
-    if let Ok(f) = compile(dialect, policy, &json!({})) {
+    if let Ok(f) = compile(dialect, policy, &dialect.into()) {
         return f.program().clone();
     }
     let parts: Vec<Node> = map
@@ -189,7 +189,7 @@ pub fn compile_clauses(dialect: Dialect, policy: &Value) -> Program {
         .map(|(k, v)| {
             let one = json!({ k.clone(): v.clone() });
             let f: Filter =
-                compile(dialect, &one, &json!({})).unwrap_or_else(|e| panic!("{one}: {e:?}"));
+                compile(dialect, &one, &dialect.into()).unwrap_or_else(|e| panic!("{one}: {e:?}"));
             f.lowered_ir()
                 .expect("compiled filters keep their IR")
                 .clone()

@@ -52,9 +52,14 @@ pub fn compile_policy_text(
 }
 
 /// A message given as a conformance value, as the `serde_json::Value` the product's message
-/// readers take.
-pub fn product_message(message: &Value) -> serde_json::Value {
-    serde_json::from_str(&message.to_string()).unwrap_or(serde_json::Value::Null)
+/// readers take; an error when `serde_json` cannot hold it (a number beyond its range when it is
+/// built without `arbitrary_precision`).
+pub fn product_message(message: &Value) -> Result<serde_json::Value, MessageError> {
+    serde_json::from_str(&message.to_string()).map_err(|e| MessageError {
+        code: ErrorCode::InvalidMessage,
+        pointer: String::new(),
+        message: format!("serde_json cannot hold the message: {e}"),
+    })
 }
 
 /// Reads a message given as a conformance value ([`filtervm_compiler::message_from_json`]).
@@ -68,12 +73,12 @@ pub fn read_message(
         pointer: String::new(),
         message: e.to_string(),
     })?;
-    message_from_json(dialect, &options, &product_message(message))
+    message_from_json(dialect, &options, &product_message(message)?)
 }
 
 /// Whether `message` (a conformance value in the dialect's shape) matches `filter`.
 pub fn matches(filter: &Filter, message: &Value) -> Result<bool, MessageError> {
-    Evaluator::new().matches_json(filter, &product_message(message))
+    Evaluator::new().matches_json(filter, &product_message(message)?)
 }
 
 /// The outcome of one case.

@@ -565,7 +565,7 @@ fn messages_are_read_with_pointers_to_errors() {
         let e = ev
             .matches_json(
                 &filter,
-                &filtervm_conformance::runner::product_message(&bad),
+                &filtervm_conformance::runner::product_message(&bad).unwrap(),
             )
             .expect_err("bad message");
         assert_eq!(e.pointer, pointer, "{bad}");

@@ -59,7 +59,7 @@ fn rejected(dialect: Dialect, policy: &Value, options: &Value, code: ErrorCode) 
 /// The VM's verdict on a vector-shaped message.
 fn vm(filter: &Filter, message: &Value) -> bool {
     Evaluator::new()
-        .matches_json(filter, &product_message(message))
+        .matches_json(filter, &product_message(message).unwrap())
         .unwrap_or_else(|e| panic!("message rejected: {e}"))
 }
 
@@ -531,7 +531,7 @@ fn basaltic_message_limits() {
                 json!({"type": "String", "value": "v".repeat(value_bytes)}),
             );
         }
-        message_from_json(&product_message(&json!({ "attributes": m }))).unwrap()
+        message_from_json(&product_message(&json!({ "attributes": m })).unwrap()).unwrap()
     };
     // B-13: 20 attributes, names of 1-256 bytes, values of at most 1,024 bytes.
     assert!(validate_message(&message(20, 256, 1024)).is_ok());

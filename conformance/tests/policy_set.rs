@@ -65,8 +65,8 @@ fn check(dialect: Dialect, cases: usize, seed: u64) {
         let mut matcher = SetMatcher::new();
         let mut evaluator = Evaluator::new();
         for message in &messages {
-            let read =
-                filtervm_compiler::message_from_json(dialect, &options, &product_message(message));
+            let read = product_message(message)
+                .and_then(|m| filtervm_compiler::message_from_json(dialect, &options, &m));
             let Ok(m) = read else {
                 continue;
             };

@@ -1332,13 +1332,17 @@ fn messages_in_the_wrong_shape_are_errors() {
         json!({"attributes": {"k": {"Type": "String", "Value": 1}}}),
     ] {
         assert!(
-            ev.matches_json(&filter, &product_message(&bad)).is_err(),
+            ev.matches_json(&filter, &product_message(&bad).unwrap())
+                .is_err(),
             "{bad}"
         );
     }
     // The AWS API spellings are read too.
     let api = json!({"attributes": {"k": {"DataType": "String", "StringValue": "v"}}});
-    assert!(ev.matches_json(&filter, &product_message(&api)).unwrap());
+    assert!(
+        ev.matches_json(&filter, &product_message(&api).unwrap())
+            .unwrap()
+    );
 }
 
 #[test]
