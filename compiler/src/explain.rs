@@ -287,8 +287,8 @@ pub enum ExplainError {
 }
 
 impl ExplainError {
-    /// The stable code: [`ErrorCode::FilterWithoutIr`], the message error's code, or
-    /// [`ErrorCode::InternalCodegen`].
+    /// The stable code: [`ErrorCode::FilterWithoutIr`](crate::ErrorCode::FilterWithoutIr), the message error's code, or
+    /// [`ErrorCode::InternalCodegen`](crate::ErrorCode::InternalCodegen).
     pub fn code(&self) -> crate::ErrorCode {
         match self {
             ExplainError::NoIr => crate::ErrorCode::FilterWithoutIr,

@@ -22,6 +22,7 @@
 //! | [`EXISTS_FALSE_NO_ATTRIBUTES`] | sns | `exists: false` in attribute scope fails on a message with no attributes (rule 12) |
 //! | [`NEGATIVE_ON_MISSING_KEY`] | eventgrid | `StringNotContains`/`NotBeginsWith`/`NotEndsWith` on a key that may be absent: false when it is (EG-22) |
 //! | [`UNKNOWN_KEY`] | eventgrid | a key that names nothing in the schema, so it is always undefined (EG-19) |
+//! | [`DUPLICATE_MEMBER`] | all (JSON form) | an object of the policy names a member twice: only the last value counts |
 //!
 //! The IR checks use the optimizer's own passes ([`opt::optimize`] of a subtree folding to a
 //! constant), structural equality ([`Node::same`]) and a per-leaf implication between predicates of
@@ -63,6 +64,8 @@ pub const EXISTS_FALSE_NO_ATTRIBUTES: &str = "EXISTS_FALSE_NO_ATTRIBUTES";
 pub const NEGATIVE_ON_MISSING_KEY: &str = "NEGATIVE_ON_MISSING_KEY";
 /// An Event Grid key that names nothing (EG-19).
 pub const UNKNOWN_KEY: &str = "UNKNOWN_KEY";
+/// An object of the policy that names a member twice (the JSON reader keeps the last value).
+pub const DUPLICATE_MEMBER: &str = "DUPLICATE_MEMBER";
 
 /// One warning.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,6 +131,7 @@ pub fn lint(
 /// Lints a compiled filter; `policy` is the policy it was compiled from (for the dialect checks).
 pub fn lint_filter(filter: &Filter, policy: &Value) -> Vec<Warning> {
     let mut specific = Vec::new();
+    duplicate_members(policy, "", &mut specific);
     match filter.dialect() {
         Dialect::Basaltic => {
             if let Value::Object(members) = policy {
@@ -704,6 +708,37 @@ fn or_pairs(node: &Node, alternatives: &[Node], out: &mut Vec<Warning>) {
 
 // ---------------------------------------------------------------------------------------------
 // Dialect checks on the policy JSON.
+
+/// Every object of the policy that names a member twice (its first such name): the reader kept
+/// the last value, silently dropping the earlier ones.
+fn duplicate_members(value: &Value, at: &str, out: &mut Vec<Warning>) {
+    match value {
+        Value::Object(members) => {
+            if let Some(name) = members.first_duplicate() {
+                let here = pointer::push(at, name);
+                out.push(Warning::new(
+                    DUPLICATE_MEMBER,
+                    &here,
+                    format!(
+                        "the member {} is given more than once in one object; only its last \
+                         value counts",
+                        Value::from(crate::error::excerpt(name).to_string())
+                    ),
+                    "merge the values into one member, or remove the repetition",
+                ));
+            }
+            for (name, member) in members {
+                duplicate_members(member, &pointer::push(at, name), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                duplicate_members(item, &pointer::index(at, i), out);
+            }
+        }
+        _ => {}
+    }
+}
 
 fn operator<'a>(item: &'a Value, name: &str) -> Option<&'a str> {
     item.as_object()

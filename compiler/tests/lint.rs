@@ -9,8 +9,9 @@
 )]
 
 use filtervm_compiler::lint::{
-    ALWAYS_HOLDS, CONTRADICTION, DUPLICATE, EXISTS_FALSE_NO_ATTRIBUTES, NEGATIVE_ON_MISSING_KEY,
-    NEVER_HOLDS, PREFIX_SUFFIX_OR, REDUNDANT, SUBSUMED, UNKNOWN_KEY, Warning, lint,
+    ALWAYS_HOLDS, CONTRADICTION, DUPLICATE, DUPLICATE_MEMBER, EXISTS_FALSE_NO_ATTRIBUTES,
+    NEGATIVE_ON_MISSING_KEY, NEVER_HOLDS, PREFIX_SUFFIX_OR, REDUNDANT, SUBSUMED, UNKNOWN_KEY,
+    Warning, lint,
 };
 use filtervm_compiler::{Dialect, Options};
 use filtervm_vm::json;
@@ -332,6 +333,30 @@ fn eg_19_unknown_key() {
     );
     assert!(ws[0].message.contains("never holds"));
     assert!(ws[0].fix.contains("data.foo"));
+}
+
+#[test]
+fn a_member_named_twice_is_a_warning() {
+    // Text: the reader records the repeated name (a `serde_json` value cannot hold one).
+    let policy =
+        json::parse(br#"{"event": ["a"], "amount": [{"numeric": [">", 1]}], "event": ["b"]}"#)
+            .unwrap();
+    let ws = lint(Dialect::Basaltic, &policy, &Options::Basaltic).unwrap();
+    let found: Vec<(&str, &str)> = ws.iter().map(|w| (w.code, w.pointer.as_str())).collect();
+    assert_eq!(found, [(DUPLICATE_MEMBER, "/event")]);
+    assert!(
+        ws[0].message.contains("only its last value counts"),
+        "{}",
+        ws[0]
+    );
+    let nested = json::parse(br#"{"a": {"b": [1], "b": [2]}}"#).unwrap();
+    let options = Options::from_json(Dialect::Sns, r#"{"scope": "MessageBody"}"#).unwrap();
+    let ws = lint(Dialect::Sns, &nested, &options).unwrap();
+    assert!(
+        ws.iter()
+            .any(|w| w.code == DUPLICATE_MEMBER && w.pointer == "/a/b"),
+        "{ws:?}"
+    );
 }
 
 #[test]
