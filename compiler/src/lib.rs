@@ -249,8 +249,8 @@ fn check_options(dialect: Dialect, options: &Options) -> Result<(), CompileError
             ErrorCode::InvalidOptions,
             "",
             format!(
-                "these are {} options ({options}), but the policy is {dialect}: use \
-                 `Options::from_json({dialect}, ..)` or `Options::from(Dialect::...)`",
+                "these are {} options ({options}), but the policy is {dialect}: give {dialect} \
+                 options (`Options::from(Dialect)` for its defaults)",
                 options.dialect()
             ),
         ));
