@@ -12,6 +12,7 @@
 //! time. The oracle thus shares nothing with the engine it checks, not even the address space.
 
 use super::Failure;
+use super::output::{self, Stderr};
 use clap::Args;
 use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
 use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text, message_from_json};
@@ -73,7 +74,8 @@ impl Progress {
         let now = self.last.elapsed();
         if now >= Duration::from_secs(1) {
             self.last = Instant::now();
-            eprintln!(
+            writeln!(
+                Stderr,
                 "filtervm bench: {}: {done}/{total} ({:.0} s)",
                 self.phase,
                 self.started.elapsed().as_secs_f64()
@@ -84,11 +86,7 @@ impl Progress {
 
 /// Runs `filtervm bench`.
 pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
-    let options: Value = serde_json::from_str(&args.options)
-        .map_err(|e| Failure::usage(format!("--options is not JSON: {e}")))?;
-    if !options.is_object() {
-        return Err(Failure::usage("--options must be a JSON object"));
-    }
+    let options = super::options::parse(&args.options)?;
     let reference = reference_binary()?;
     let dialect = args.dialect;
     let budget = args.seconds.map(Duration::from_secs_f64);
@@ -184,7 +182,8 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
             {
                 disagreements += 1;
                 if disagreements <= 5 {
-                    eprintln!(
+                    writeln!(
+                        Stderr,
                         "filtervm bench: DISAGREEMENT on message {} ({}): set {:?}, {name} {:?}",
                         i + 1,
                         samples.get(i).map_or(String::new(), |s| s.json.to_string()),
@@ -232,9 +231,7 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     for (name, value) in lines {
         out.push_str(&format!("{name}: {value}\n"));
     }
-    std::io::stdout()
-        .write_all(out.as_bytes())
-        .map_err(|e| Failure::usage(format!("cannot write: {e}")))?;
+    output::print(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
