@@ -204,7 +204,10 @@ fn single(c: &mut Criterion, s: &Single) {
     // The reference reads its own JSON values.
     use filtervm_conformance::reference::json::Value as ReferenceValue;
     let options = ReferenceValue::Null;
-    let (policy, vector) = (ReferenceValue::from(&s.policy), ReferenceValue::from(&vector));
+    let (policy, vector) = (
+        ReferenceValue::from(&s.policy),
+        ReferenceValue::from(&vector),
+    );
     let reference = peer("reference", &s.name, expected, || {
         let v = filtervm_conformance::reference::evaluate(s.dialect, &options, &policy, &vector)
             .map_err(|e| e.0)?;

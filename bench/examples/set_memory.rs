@@ -53,12 +53,37 @@ fn main() {
         }
         let held = LIVE.load(Ordering::Relaxed) - before;
         println!(
-            "{name}: {} subscriptions, {} distinct filters, {} tests: {:.0} bytes/subscription allocated ({:.0} estimated)",
+            "{name}: {} subscriptions, {} distinct filters, {} tests: {held} bytes allocated, {} estimated ({:.0} / {:.0} bytes/subscription)",
             set.len(),
             set.distinct_filters(),
             set.distinct_tests(),
+            set.heap_bytes(),
             held as f64 / set.len() as f64,
             set.heap_bytes() as f64 / set.len() as f64
+        );
+        // Churn: remove every other subscription, add them back under new ids, remove the new
+        // ones again; the set then holds the first half, as a fresh set of them would.
+        for i in (0..filters.len()).step_by(2) {
+            set.remove(i as u64);
+        }
+        for (i, f) in filters.iter().enumerate().step_by(2) {
+            set.add((filters.len() + i) as u64, f).unwrap();
+        }
+        for i in (0..filters.len()).step_by(2) {
+            set.remove((filters.len() + i) as u64);
+        }
+        let churned = LIVE.load(Ordering::Relaxed) - before;
+        let fresh_before = LIVE.load(Ordering::Relaxed);
+        let mut fresh = PolicySet::new();
+        for (i, f) in filters.iter().enumerate().skip(1).step_by(2) {
+            fresh.add(i as u64, f).unwrap();
+        }
+        let fresh_held = LIVE.load(Ordering::Relaxed) - fresh_before;
+        println!(
+            "  after churn: {} subscriptions, {churned} bytes allocated, {} estimated; a fresh set of them: {fresh_held} allocated, {} estimated",
+            set.len(),
+            set.heap_bytes(),
+            fresh.heap_bytes()
         );
     }
 }

@@ -13,16 +13,16 @@
 //!   once per message (per binding row) whatever the number of filters reading it;
 //! - **equality index**: string-equality tests (and numeric tests whose intervals are single
 //!   points) are indexed by key and value. Binding a message and looking its values up in the index
-//!   yields every such test that holds — without looking at the others. Each filter is *anchored*
-//!   on one indexed test it cannot hold without (a top-level conjunct); only filters whose anchor
-//!   holds are evaluated, plus the few that have no such conjunct. So the work follows the message,
+//!   yields every such test that holds — without looking at the others (*marking*). Each filter is
+//!   *anchored* on one indexed test it cannot hold without (see below); only filters whose anchor
+//!   holds are evaluated, plus the few that have no such test. So the work follows the message,
 //!   not the number of subscriptions;
 //! - **incremental**: [`PolicySet::add`] and [`PolicySet::remove`] change one subscription without
-//!   rebuilding anything else.
+//!   rebuilding anything else, and what nobody uses any more is released (see below).
 //!
 //! The result of [`SetMatcher::matching`] is the set of subscription ids whose filter matches,
 //! exactly the ids that evaluating each subscription's [`Filter`] on its own gives (a differential
-//! test checks this on every dialect).
+//! test checks this on every dialect, and the `policy_set` fuzz target).
 //!
 //! ```
 //! use filtervm_compiler::set::{PolicySet, SetMatcher};
@@ -46,23 +46,65 @@
 //! assert_eq!(matcher.matching(&set, &message), [3]);
 //! ```
 //!
-//! How a filter is held: its optimized IR becomes a small term over interned test ids (children
-//! of `and`/`or` sorted, duplicates dropped — the identity used for interning), emitted as a
-//! code of one accumulator with forward jumps only (like the VM's programs), so evaluation is
-//! bounded by the code's length. Tests other than the indexed and shape tests are kept as
-//! one-test VM programs and run with [`filtervm_vm::exec::eval_test`] against the shared
-//! bindings, so each predicate keeps exactly one implementation.
+//! # How a filter is held
+//!
+//! Its optimized IR becomes a small canonical term over interned test ids (children of `and`/`or`
+//! flattened and sorted, duplicates dropped — the identity used for interning), emitted as a code
+//! of one accumulator with forward jumps only (like the VM's programs), so evaluation is bounded
+//! by the code's length; a plain conjunction of tests and negated tests is a flat list instead.
+//! Tests other than the indexed and shape tests are kept as one-test VM programs and run with
+//! [`filtervm_vm::exec::eval_test`] against the shared bindings, so each predicate keeps exactly
+//! one implementation.
+//!
+//! # Anchors and guards: which filters are looked at
+//!
+//! A filter is evaluated for a message only when its *anchor* test holds, and — when it has one —
+//! its *guard* test holds too; filters without an anchor are evaluated for every message. Both
+//! are chosen among the filter's **required tests**: the indexed tests that every satisfying
+//! assignment of the filter needs. They are read off the canonical term, never off the code: the
+//! positive indexed tests among the conjuncts of a top-level `and` (or the whole term when it is
+//! one indexed test). A test below an `or` or a `not` is never required, however deep, and however
+//! the code that evaluates it is laid out. A filter keeps its required tests
+//! (`FilterEntry::required`); the anchor is the one fewest filters use, the guard the next one.
+//! When a test becomes common (its filter count reaches a power of two from 16 on), the filters
+//! anchored on it move to a rarer required test of theirs (`PolicySet::rebalance`), choosing from
+//! the same list. Skipping a filter whose anchor or guard does not hold is thus always right: the
+//! filter cannot hold without them. Per binding row: a test is marked for the row whose values
+//! hold it, and a filter comes up for a row only when its anchor is marked for that row.
+//!
+//! # Releasing what nobody uses
+//!
+//! Everything is reference-counted: a distinct filter is held by its subscriptions, a test by the
+//! distinct filters whose code reads it (`TestEntry::refs`), a key of the key table by the tests
+//! on it ([`KeyTable::intern`] / [`KeyTable::release`]), an equality-index entry by its test.
+//! [`PolicySet::remove`] drops the subscription, and when it was its filter's last, the filter;
+//! then each test only that filter read, each index entry only those tests held and each key only
+//! those tests read. Every list a member leaves — a filter's subscribers, an anchor's filters, an
+//! index value's tests — is unordered and every member knows its position in it, so leaving is a
+//! `swap_remove` and one position update: a removal costs O(size of the removed filter).
+//!
+//! Freed test ids, filter ids and key slots are reused by later additions. When the dead entries
+//! (free ids, released key slots, unused code words) outweigh the live ones (subscriptions,
+//! filters, tests, keys, code words), `PolicySet::compact` renumbers the live ones densely and
+//! shrinks every container. Its cost is proportional to what is live, which the removals since the
+//! last compaction outweigh, so it adds O(1) per removed entry; and it keeps the memory and the
+//! bound width of a set that went through any churn within a small factor of a fresh set with the
+//! same subscriptions (an emptied set holds nothing). Containers that shrink without freeing ids
+//! (subscriber lists, the subscription map, anchor lists) give memory back when they fall under a
+//! quarter of their capacity.
 
 use crate::dialect::Dialect;
 use crate::intern::canonical_options;
 use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
 use crate::{Filter, codegen};
 use ahash::{AHashMap, RandomState};
-use filtervm_vm::bind::{Bindings, KeyTable};
+use filtervm_vm::bind::{Bindings, KeyTable, map_bytes};
 use filtervm_vm::exec;
 use filtervm_vm::message::Message;
 use filtervm_vm::program::{Interval, Program};
 use filtervm_vm::value::{Leaf, Shapes};
+use std::hash::Hash;
+use std::mem::size_of;
 
 /// A subscription id, chosen by the caller.
 pub type SubscriptionId = u64;
@@ -115,13 +157,17 @@ fn idx(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// "No such id" in the renumbering maps of [`PolicySet::compact`].
+const GONE: u32 = u32::MAX;
+
 /// How an interned test is checked.
 #[derive(Debug)]
 enum Check {
-    /// Some string leaf equals one of these values: answered by the equality index.
+    /// Some string leaf equals one of these values (sorted, distinct): answered by the equality
+    /// index.
     StrEq(Box<[Box<str>]>),
-    /// Some number leaf equals one of these values (binary64 bits, `-0` as `0`): answered by the
-    /// numeric equality index.
+    /// Some number leaf equals one of these values (binary64 bits, `-0` as `0`; sorted,
+    /// distinct): answered by the numeric equality index.
     NumEq(Box<[u64]>),
     /// The slot's shape is in the set.
     Shape(Shapes),
@@ -135,19 +181,35 @@ enum Check {
 
 #[derive(Debug)]
 struct TestEntry {
-    /// The slot in the set's key table.
+    /// The slot in the set's key table (the test holds one reference to it).
     slot: u32,
     check: Check,
-    /// The number of distinct filters using the test.
+    /// The number of distinct filters whose code reads the test.
     refs: u32,
-    /// The filters anchored on this test (evaluated only when it holds).
+    /// The filters anchored on this test (evaluated only when it holds), in no order.
     anchored: Vec<Posting>,
+    /// For an indexed test: its position in the index list of each of its values (parallel to
+    /// the values of `check`).
+    index_at: Box<[u32]>,
     /// The interning key (`(key pred)` text), to forget the test when it is freed.
     text: Box<str>,
 }
 
-/// A filter anchored on a test, with a second indexed conjunct (its *guard*, or `NO_GUARD`):
-/// when the guard was not marked the filter cannot hold and is skipped without being looked at.
+impl TestEntry {
+    fn free() -> TestEntry {
+        TestEntry {
+            slot: 0,
+            check: Check::Free,
+            refs: 0,
+            anchored: Vec::new(),
+            index_at: Box::default(),
+            text: Box::default(),
+        }
+    }
+}
+
+/// A filter anchored on a test, with a second required test (its *guard*, or `NO_GUARD`): when
+/// the guard was not marked the filter cannot hold and is skipped without being looked at.
 #[derive(Debug, Clone, Copy)]
 struct Posting {
     filter: u32,
@@ -156,7 +218,7 @@ struct Posting {
 
 const NO_GUARD: u32 = u32::MAX;
 
-/// The subscriptions of one distinct filter: most filters have one.
+/// The subscriptions of one distinct filter (most filters have one), in no order.
 #[derive(Debug, Clone)]
 enum Subs {
     One(SubscriptionId),
@@ -172,19 +234,45 @@ impl Subs {
     }
 }
 
+/// Where a subscription is: its distinct filter and its position in that filter's [`Subs`].
+#[derive(Debug, Clone, Copy)]
+struct Holder {
+    filter: u32,
+    at: u32,
+}
+
 #[derive(Debug)]
 struct FilterEntry {
     /// `code[start..start + len]` in the set's code arena; `len == 0` for a freed entry.
     start: u32,
     len: u32,
+    /// The indexed tests every match of the filter needs (see the module documentation): the
+    /// anchor and the guard are chosen among them, and only among them.
+    required: Box<[u32]>,
     /// The anchor test, or `NO_ANCHOR` (then the filter is in `always`).
     anchor: u32,
+    /// The position of the filter's posting in its anchor's `anchored` list (or in `always`).
+    posting: u32,
     /// The hash of the code (the identity map's key).
     hash: u64,
     subs: Subs,
 }
 
 const NO_ANCHOR: u32 = u32::MAX;
+
+impl FilterEntry {
+    fn free() -> FilterEntry {
+        FilterEntry {
+            start: 0,
+            len: 0,
+            required: Box::default(),
+            anchor: NO_ANCHOR,
+            posting: 0,
+            hash: 0,
+            subs: Subs::Many(Vec::new()),
+        }
+    }
+}
 
 /// A canonical filter term over interned tests.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -207,6 +295,140 @@ impl Term {
     }
 }
 
+/// The tests every satisfying assignment of `term` needs, among the indexed ones (cost class 0):
+/// the positive indexed conjuncts of a top-level `and`, or the term itself when it is one indexed
+/// test. Terms are canonical, so nested `and`s are already flattened into the top one; anything
+/// under an `or` or a `not` is left out.
+fn required_tests(term: &Term) -> Vec<u32> {
+    let conjuncts = match term {
+        Term::And(children) => children.as_slice(),
+        single => std::slice::from_ref(single),
+    };
+    conjuncts
+        .iter()
+        .filter_map(|c| match c {
+            Term::Test(0, t) => Some(*t),
+            _ => None,
+        })
+        .collect()
+}
+
+/// An equality index of one kind of value: per key slot, value → the tests holding for it (in no
+/// order; each test knows its position in each list, `TestEntry::index_at`).
+#[derive(Debug)]
+struct EqIndex<V> {
+    by_slot: AHashMap<u32, AHashMap<V, Vec<u32>>>,
+}
+
+impl<V> Default for EqIndex<V> {
+    fn default() -> EqIndex<V> {
+        EqIndex {
+            by_slot: AHashMap::new(),
+        }
+    }
+}
+
+/// A test that moved in an index list when another left it: `test` is now at `at` in the list of
+/// value `value` (an index into the leaving test's values).
+struct IndexMove {
+    test: u32,
+    value: usize,
+    at: u32,
+}
+
+impl<V: Hash + Eq + Clone> EqIndex<V> {
+    /// Adds test `t` to the list of each of `values`; returns its positions.
+    fn insert(&mut self, slot: u32, values: &[V], t: u32) -> Box<[u32]> {
+        let index = self.by_slot.entry(slot).or_default();
+        values
+            .iter()
+            .map(|v| {
+                let list = index.entry(v.clone()).or_default();
+                list.push(t);
+                idx(list.len() - 1)
+            })
+            .collect()
+    }
+
+    /// Takes a test out of the list of each of `values`, at `positions`; returns the tests that
+    /// moved into the vacated positions.
+    fn remove(&mut self, slot: u32, values: &[V], positions: &[u32]) -> Vec<IndexMove> {
+        let mut moves = Vec::new();
+        let Some(index) = self.by_slot.get_mut(&slot) else {
+            return moves;
+        };
+        for (value, (v, &at)) in values.iter().zip(positions).enumerate() {
+            let Some(list) = index.get_mut(v) else {
+                continue;
+            };
+            if (at as usize) < list.len() {
+                list.swap_remove(at as usize);
+            }
+            if let Some(&test) = list.get(at as usize) {
+                moves.push(IndexMove { test, value, at });
+            }
+            if list.is_empty() {
+                index.remove(v);
+            } else {
+                shrink_sparse(list);
+            }
+        }
+        if index.is_empty() {
+            self.by_slot.remove(&slot);
+        }
+        moves
+    }
+
+    /// Renumbers slots and tests (after [`KeyTable::compact`] and the tests' compaction) and
+    /// shrinks the maps.
+    fn renumber(&mut self, slots: &[u32], tests: &[u32]) {
+        let old = std::mem::take(&mut self.by_slot);
+        self.by_slot = AHashMap::with_capacity(old.len());
+        for (slot, mut index) in old {
+            for list in index.values_mut() {
+                for t in list.iter_mut() {
+                    *t = tests.get(*t as usize).copied().unwrap_or(GONE);
+                }
+                list.shrink_to_fit();
+            }
+            index.shrink_to_fit();
+            let slot = slots.get(slot as usize).copied().unwrap_or(GONE);
+            self.by_slot.insert(slot, index);
+        }
+    }
+
+    fn heap_bytes(&self, value_bytes: impl Fn(&V) -> usize) -> usize {
+        let mut n = map_bytes(
+            self.by_slot.capacity(),
+            size_of::<(u32, AHashMap<V, Vec<u32>>)>(),
+        );
+        for index in self.by_slot.values() {
+            n += map_bytes(index.capacity(), size_of::<(V, Vec<u32>)>());
+            for (v, list) in index {
+                n += value_bytes(v) + list.capacity() * 4;
+            }
+        }
+        n
+    }
+}
+
+/// Gives a vector's memory back when it uses less than a quarter of it (amortized O(1) per
+/// removal: the vector lost at least half of its elements since it last grew or shrank).
+fn shrink_sparse<T>(v: &mut Vec<T>) {
+    let len = v.len();
+    if v.capacity() > 8 && len * 4 < v.capacity() {
+        v.shrink_to(len * 2);
+    }
+}
+
+/// [`shrink_sparse`] for a hash map.
+fn shrink_sparse_map<K: Hash + Eq, V>(m: &mut AHashMap<K, V>) {
+    let len = m.len();
+    if m.capacity() > 16 && len * 4 < m.capacity() {
+        m.shrink_to(len * 2);
+    }
+}
+
 /// Many subscriptions' filters, matched together (see the module documentation).
 #[derive(Debug)]
 pub struct PolicySet {
@@ -215,10 +437,10 @@ pub struct PolicySet {
     tests: Vec<TestEntry>,
     test_ids: AHashMap<Box<str>, u32>,
     free_tests: Vec<u32>,
-    /// Per slot with string-equality tests: value → the tests holding for it.
-    str_index: AHashMap<u32, AHashMap<Box<str>, Vec<u32>>>,
-    /// Per slot with numeric point tests: value bits → the tests holding for it.
-    num_index: AHashMap<u32, AHashMap<u64, Vec<u32>>>,
+    /// String-equality tests by slot and value.
+    str_index: EqIndex<Box<str>>,
+    /// Numeric point tests by slot and value bits.
+    num_index: EqIndex<u64>,
     filters: Vec<FilterEntry>,
     /// Code hash → distinct filters with that hash (almost always one).
     filter_ids: AHashMap<u64, Vec<u32>>,
@@ -226,9 +448,9 @@ pub struct PolicySet {
     /// Filters without an anchor: evaluated for every message.
     always: Vec<u32>,
     code: Vec<u32>,
-    /// Words of `code` no live filter uses (compacted when they outnumber the live ones).
+    /// Words of `code` no live filter uses.
     garbage: usize,
-    subs: AHashMap<SubscriptionId, u32>,
+    subs: AHashMap<SubscriptionId, Holder>,
     hasher: RandomState,
 }
 
@@ -247,8 +469,8 @@ impl PolicySet {
             tests: Vec::new(),
             test_ids: AHashMap::new(),
             free_tests: Vec::new(),
-            str_index: AHashMap::new(),
-            num_index: AHashMap::new(),
+            str_index: EqIndex::default(),
+            num_index: EqIndex::default(),
             filters: Vec::new(),
             filter_ids: AHashMap::new(),
             free_filters: Vec::new(),
@@ -298,7 +520,8 @@ impl PolicySet {
         out
     }
 
-    /// The key table all subscriptions share (a message is bound to it once).
+    /// The key table all subscriptions share (a message is bound to it once). It may hold a few
+    /// released slots (see the module documentation).
     pub fn keys(&self) -> &KeyTable {
         &self.keys
     }
@@ -333,21 +556,21 @@ impl PolicySet {
         }
         self.remove(id);
         let mut new_tests = Vec::new();
-        let term = self.term(ir, &mut new_tests)?;
+        let term = match self.term(ir, &mut new_tests) {
+            Ok(term) => term,
+            Err(e) => {
+                // The tests interned so far serve no filter.
+                for t in new_tests {
+                    self.free_test(t);
+                }
+                return Err(e);
+            }
+        };
         let code = filter_code(&term);
-        let hash = self.hasher.hash_one(&code);
+        let hash = self.hasher.hash_one(code.as_slice());
         if let Some(f) = self.find_filter(hash, &code) {
             // An identical filter is already there: share it. The tests it interned are in use.
-            if let Some(entry) = self.filters.get_mut(f as usize) {
-                entry.subs = match std::mem::replace(&mut entry.subs, Subs::Many(Vec::new())) {
-                    Subs::One(other) => Subs::Many(vec![other, id]),
-                    Subs::Many(mut ids) => {
-                        ids.push(id);
-                        Subs::Many(ids)
-                    }
-                };
-            }
-            self.subs.insert(id, f);
+            self.subscribe(id, f);
             return Ok(());
         }
         // A new distinct filter.
@@ -355,15 +578,12 @@ impl PolicySet {
             Some(f) => f,
             None => {
                 if self.filters.len() >= OPERAND as usize {
+                    for t in new_tests {
+                        self.free_test(t);
+                    }
                     return Err(SetError::Full);
                 }
-                self.filters.push(FilterEntry {
-                    start: 0,
-                    len: 0,
-                    anchor: NO_ANCHOR,
-                    hash: 0,
-                    subs: Subs::Many(Vec::new()),
-                });
+                self.filters.push(FilterEntry::free());
                 idx(self.filters.len() - 1)
             }
         };
@@ -373,7 +593,8 @@ impl PolicySet {
                 entry.refs += 1;
             }
         }
-        let anchor = self.choose_anchor(&term);
+        let required = required_tests(&term);
+        let anchor = self.least_used(&required, NO_ANCHOR).unwrap_or(NO_ANCHOR);
         let start = idx(self.code.len());
         let len = idx(code.len());
         self.code.extend_from_slice(&code);
@@ -381,40 +602,49 @@ impl PolicySet {
             *entry = FilterEntry {
                 start,
                 len,
-                anchor,
+                required: required.into_boxed_slice(),
+                anchor: NO_ANCHOR,
+                posting: 0,
                 hash,
                 subs: Subs::One(id),
             };
         }
         self.filter_ids.entry(hash).or_default().push(f);
         self.attach(f, anchor);
-        self.subs.insert(id, f);
+        self.subs.insert(id, Holder { filter: f, at: 0 });
         for t in tests {
             self.rebalance(t);
         }
         Ok(())
     }
 
-    /// Removes subscription `id`; false when it was not in the set.
+    /// Removes subscription `id`; false when it was not in the set. Costs O(size of its filter)
+    /// when it was the filter's last subscription, O(1) otherwise (amortized).
     pub fn remove(&mut self, id: SubscriptionId) -> bool {
-        let Some(f) = self.subs.remove(&id) else {
+        let Some(Holder { filter: f, at }) = self.subs.remove(&id) else {
             return false;
         };
+        shrink_sparse_map(&mut self.subs);
         let Some(entry) = self.filters.get_mut(f as usize) else {
             return true;
         };
-        let last = match &mut entry.subs {
-            Subs::One(_) => true,
-            Subs::Many(ids) => {
-                ids.retain(|&s| s != id);
-                if let [one] = ids.as_slice() {
-                    entry.subs = Subs::One(*one);
-                }
-                false
-            }
-        };
-        if last {
+        let Subs::Many(ids) = &mut entry.subs else {
             self.free_filter(f);
+            return true;
+        };
+        if (at as usize) < ids.len() {
+            ids.swap_remove(at as usize);
+        }
+        let moved = ids.get(at as usize).copied();
+        shrink_sparse(ids);
+        if let [only] = ids.as_slice() {
+            let only = *only;
+            entry.subs = Subs::One(only);
+        }
+        if let Some(moved) = moved
+            && let Some(holder) = self.subs.get_mut(&moved)
+        {
+            holder.at = at;
         }
         true
     }
@@ -425,64 +655,82 @@ impl PolicySet {
         SetMatcher::new().matching(self, message).to_vec()
     }
 
-    /// An estimate of the heap bytes the set holds (its tables, codes, index and tests).
+    /// The heap bytes the set holds: its key table, tests (with their one-test programs, an
+    /// estimate from their parts), equality index, filters, codes, subscriber lists and maps.
+    /// Hash tables are counted by their buckets; allocator overhead is not counted.
     pub fn heap_bytes(&self) -> usize {
-        use std::mem::size_of;
-        let map = |cap: usize, entry: usize| cap * (entry + 1);
-        let mut n = self.code.capacity() * 4
+        let mut n = self.keys.heap_bytes()
+            + self.code.capacity() * 4
             + self.filters.capacity() * size_of::<FilterEntry>()
             + self.tests.capacity() * size_of::<TestEntry>()
-            + map(self.subs.capacity(), size_of::<(SubscriptionId, u32)>())
-            + map(self.filter_ids.capacity(), size_of::<(u64, Vec<u32>)>())
-            + map(self.test_ids.capacity(), size_of::<(Box<str>, u32)>())
+            + map_bytes(self.subs.capacity(), size_of::<(SubscriptionId, Holder)>())
+            + map_bytes(self.filter_ids.capacity(), size_of::<(u64, Vec<u32>)>())
+            + map_bytes(self.test_ids.capacity(), size_of::<(Box<str>, u32)>())
             + (self.always.capacity() + self.free_filters.capacity() + self.free_tests.capacity())
-                * 4;
+                * 4
+            + self.str_index.heap_bytes(|v| v.len())
+            + self.num_index.heap_bytes(|_| 0)
+            + self.dialect.as_ref().map_or(0, |(_, o)| o.capacity());
         for ids in self.filter_ids.values() {
             n += ids.capacity() * 4;
         }
         for f in &self.filters {
+            n += f.required.len() * 4;
             if let Subs::Many(ids) = &f.subs {
-                n += ids.capacity() * 8;
+                n += ids.capacity() * size_of::<SubscriptionId>();
             }
         }
-        for (text, _) in self.test_ids.iter() {
-            n += text.len();
-        }
         for t in &self.tests {
-            n += t.anchored.capacity() * size_of::<Posting>();
+            // The text is held twice: by the entry and by the interning map.
+            n += 2 * t.text.len() + t.anchored.capacity() * size_of::<Posting>();
+            n += t.index_at.len() * 4;
             n += match &t.check {
-                Check::StrEq(v) => v.iter().map(|s| s.len() + 16).sum::<usize>(),
+                Check::StrEq(v) => v
+                    .iter()
+                    .map(|s| s.len() + size_of::<Box<str>>())
+                    .sum::<usize>(),
                 Check::NumEq(v) => v.len() * 8,
                 Check::Num(_, r) => r.len() * size_of::<Interval>(),
-                // A one-test program: its parts, key and constants (a rough figure).
-                Check::Program(_) => 512,
+                Check::Program(p) => program_bytes(p),
                 Check::Shape(_) | Check::Free => 0,
             };
         }
-        for index in self.str_index.values() {
-            n += map(index.capacity(), size_of::<(Box<str>, Vec<u32>)>());
-            for (value, tests) in index.iter() {
-                n += value.len() + tests.capacity() * 4;
-            }
-        }
-        for index in self.num_index.values() {
-            n += map(index.capacity(), size_of::<(u64, Vec<u32>)>());
-            for tests in index.values() {
-                n += tests.capacity() * 4;
-            }
-        }
-        n + self.keys.len() * 64
+        n
     }
 
     /// The distinct filter with this code, if there is one.
     fn find_filter(&self, hash: u64, code: &[u32]) -> Option<u32> {
-        self.filter_ids.get(&hash)?.iter().copied().find(|&f| {
-            self.filters.get(f as usize).is_some_and(|e| {
-                self.code
-                    .get(e.start as usize..(e.start + e.len) as usize)
-                    .is_some_and(|c| c == code)
-            })
-        })
+        self.filter_ids
+            .get(&hash)?
+            .iter()
+            .copied()
+            .find(|&f| self.code_of(f) == code)
+    }
+
+    /// The code of filter `f` (empty for a freed one).
+    fn code_of(&self, f: u32) -> &[u32] {
+        self.filters
+            .get(f as usize)
+            .and_then(|e| self.code.get(e.start as usize..(e.start + e.len) as usize))
+            .unwrap_or(&[])
+    }
+
+    /// Adds subscription `id` to the existing filter `f`.
+    fn subscribe(&mut self, id: SubscriptionId, f: u32) {
+        let Some(entry) = self.filters.get_mut(f as usize) else {
+            return;
+        };
+        let at = match &mut entry.subs {
+            Subs::One(other) => {
+                entry.subs = Subs::Many(vec![*other, id]);
+                1
+            }
+            Subs::Many(ids) => {
+                ids.push(id);
+                idx(ids.len() - 1)
+            }
+        };
+        self.subs.insert(id, Holder { filter: f, at });
     }
 
     /// The canonical term of an IR node, interning its tests (new ones are listed in `new`).
@@ -530,13 +778,28 @@ impl PolicySet {
             let cost = self.tests.get(t as usize).map_or(2, |e| cost_of(&e.check));
             return Ok((t, cost));
         }
+        let t = match self.free_tests.pop() {
+            Some(t) => t,
+            None => {
+                if self.tests.len() >= OPERAND as usize {
+                    return Err(SetError::Full);
+                }
+                self.tests.push(TestEntry::free());
+                idx(self.tests.len() - 1)
+            }
+        };
         let slot = self.keys.intern(test.key.clone());
         let check = match &test.pred {
             Pred::Str {
                 op: StrOp::Eq,
                 case: Case::Sensitive,
                 values,
-            } => Check::StrEq(values.clone().into_boxed_slice()),
+            } => {
+                let mut values = values.clone();
+                values.sort_unstable();
+                values.dedup();
+                Check::StrEq(values.into_boxed_slice())
+            }
             Pred::Num {
                 source: NumSource::NumberLeaf,
                 ranges,
@@ -562,43 +825,18 @@ impl PolicySet {
             }
         };
         let cost = cost_of(&check);
-        let t = match self.free_tests.pop() {
-            Some(t) => t,
-            None => {
-                if self.tests.len() >= OPERAND as usize {
-                    return Err(SetError::Full);
-                }
-                self.tests.push(TestEntry {
-                    slot: 0,
-                    check: Check::Free,
-                    refs: 0,
-                    anchored: Vec::new(),
-                    text: "".into(),
-                });
-                idx(self.tests.len() - 1)
-            }
+        let index_at = match &check {
+            Check::StrEq(values) => self.str_index.insert(slot, values, t),
+            Check::NumEq(bits) => self.num_index.insert(slot, bits, t),
+            _ => Box::default(),
         };
-        match &check {
-            Check::StrEq(values) => {
-                let index = self.str_index.entry(slot).or_default();
-                for v in values.iter() {
-                    index.entry(v.clone()).or_default().push(t);
-                }
-            }
-            Check::NumEq(bits) => {
-                let index = self.num_index.entry(slot).or_default();
-                for b in bits.iter() {
-                    index.entry(*b).or_default().push(t);
-                }
-            }
-            _ => {}
-        }
         if let Some(entry) = self.tests.get_mut(t as usize) {
             *entry = TestEntry {
                 slot,
                 check,
                 refs: 0,
                 anchored: Vec::new(),
+                index_at,
                 text: text.clone(),
             };
         }
@@ -607,126 +845,129 @@ impl PolicySet {
         Ok((t, cost))
     }
 
-    /// The indexed top-level conjunct with the fewest filters using it (`NO_ANCHOR` if none).
-    fn choose_anchor(&self, term: &Term) -> u32 {
-        let candidates: &[Term] = match term {
-            Term::And(children) => children,
-            single => std::slice::from_ref(single),
-        };
-        candidates
-            .iter()
-            .filter_map(|c| match c {
-                Term::Test(0, t) => Some(*t),
-                _ => None,
-            })
-            .min_by_key(|&t| self.tests.get(t as usize).map_or(u32::MAX, |e| e.refs))
-            .unwrap_or(NO_ANCHOR)
-    }
-
-    /// The indexed positive top-level conjuncts of filter `f`.
-    fn indexed_conjuncts(&self, f: u32) -> Vec<u32> {
-        let Some(e) = self.filters.get(f as usize) else {
-            return Vec::new();
-        };
-        let code = self
-            .code
-            .get(e.start as usize..(e.start + e.len) as usize)
-            .unwrap_or(&[]);
-        let mut tests = top_conjunct_tests(code);
-        tests.retain(|&c| {
-            self.tests
-                .get(c as usize)
-                .is_some_and(|x| matches!(x.check, Check::StrEq(_) | Check::NumEq(_)))
-        });
-        tests
-    }
-
+    /// The number of distinct filters using test `t`.
     fn refs(&self, t: u32) -> u32 {
         self.tests.get(t as usize).map_or(u32::MAX, |e| e.refs)
     }
 
+    /// Of `tests`, other than `except`, the one the fewest filters use.
+    fn least_used(&self, tests: &[u32], except: u32) -> Option<u32> {
+        tests
+            .iter()
+            .copied()
+            .filter(|&t| t != except)
+            .min_by_key(|&t| self.refs(t))
+    }
+
+    /// Posts filter `f` on `anchor` (or in `always`), with the least used of its other required
+    /// tests as its guard.
     fn attach(&mut self, f: u32, anchor: u32) {
-        if anchor == NO_ANCHOR {
-            self.always.push(f);
-            return;
-        }
-        let guard = self
-            .indexed_conjuncts(f)
-            .into_iter()
-            .filter(|&c| c != anchor)
-            .min_by_key(|&c| self.refs(c))
-            .unwrap_or(NO_GUARD);
-        if let Some(entry) = self.tests.get_mut(anchor as usize) {
-            entry.anchored.push(Posting { filter: f, guard });
+        let required = self
+            .filters
+            .get(f as usize)
+            .map_or(&[][..], |e| &e.required);
+        let guard = self.least_used(required, anchor).unwrap_or(NO_GUARD);
+        let posting = match self.tests.get_mut(anchor as usize) {
+            Some(entry) if anchor != NO_ANCHOR => {
+                entry.anchored.push(Posting { filter: f, guard });
+                entry.anchored.len() - 1
+            }
+            _ => {
+                self.always.push(f);
+                self.always.len() - 1
+            }
+        };
+        if let Some(e) = self.filters.get_mut(f as usize) {
+            e.anchor = anchor;
+            e.posting = idx(posting);
         }
     }
 
-    fn detach(&mut self, f: u32, anchor: u32) {
-        match self.tests.get_mut(anchor as usize) {
-            Some(entry) => {
-                if let Some(at) = entry.anchored.iter().position(|p| p.filter == f) {
+    /// Takes filter `f`'s posting off its anchor (or `always`): `swap_remove`, then the filter
+    /// moved into its place learns its new position.
+    fn detach(&mut self, f: u32) {
+        let Some(&FilterEntry {
+            anchor, posting, ..
+        }) = self.filters.get(f as usize)
+        else {
+            return;
+        };
+        let at = posting as usize;
+        let moved = match self.tests.get_mut(anchor as usize) {
+            Some(entry) if anchor != NO_ANCHOR => {
+                if at < entry.anchored.len() {
                     entry.anchored.swap_remove(at);
                 }
+                let moved = entry.anchored.get(at).map(|p| p.filter);
+                shrink_sparse(&mut entry.anchored);
+                moved
             }
-            None => {
-                if let Some(at) = self.always.iter().position(|&x| x == f) {
+            _ => {
+                if at < self.always.len() {
                     self.always.swap_remove(at);
                 }
+                let moved = self.always.get(at).copied();
+                shrink_sparse(&mut self.always);
+                moved
             }
+        };
+        if let Some(m) = moved
+            && let Some(e) = self.filters.get_mut(m as usize)
+        {
+            e.posting = posting;
+        }
+        if let Some(e) = self.filters.get_mut(f as usize) {
+            e.anchor = NO_ANCHOR;
         }
     }
 
     /// When the number of filters using test `t` reaches a power of two (from 16 on), moves the
-    /// filters anchored on it to a less used indexed conjunct if they have one: anchors chosen
+    /// filters anchored on it to a less used required test if they have one: anchors chosen
     /// early, before the value frequencies were known, do not stay poor. Each list is revisited
     /// O(log n) times.
     fn rebalance(&mut self, t: u32) {
         let Some(entry) = self.tests.get(t as usize) else {
             return;
         };
-        let n = entry.refs;
-        if n < 16 || !n.is_power_of_two() || entry.anchored.is_empty() {
+        let refs = entry.refs;
+        if refs < 16 || !refs.is_power_of_two() || entry.anchored.is_empty() {
             return;
         }
-        let refs = entry.refs;
         let members: Vec<u32> = entry.anchored.iter().map(|p| p.filter).collect();
         for f in members {
-            let best = self
-                .indexed_conjuncts(f)
-                .into_iter()
-                .min_by_key(|&c| self.refs(c));
-            if let Some(best) = best
-                && best != t
+            let required = self
+                .filters
+                .get(f as usize)
+                .map_or(&[][..], |e| &e.required);
+            if let Some(best) = self.least_used(required, t)
                 && self.refs(best) < refs
             {
-                self.detach(f, t);
+                self.detach(f);
                 self.attach(f, best);
-                if let Some(e) = self.filters.get_mut(f as usize) {
-                    e.anchor = best;
-                }
             }
         }
     }
 
-    /// Frees a distinct filter whose last subscription left, and the tests only it used.
+    /// Frees a distinct filter whose last subscription left, the tests only it used (with their
+    /// index entries and keys), and compacts the set when the dead outweigh the live.
     fn free_filter(&mut self, f: u32) {
-        let Some(entry) = self.filters.get(f as usize) else {
+        self.detach(f);
+        let Some(entry) = self.filters.get_mut(f as usize) else {
             return;
         };
-        let (start, len, anchor, hash) = (entry.start, entry.len, entry.anchor, entry.hash);
-        let code = self
-            .code
-            .get(start as usize..(start + len) as usize)
-            .map(<[u32]>::to_vec)
-            .unwrap_or_default();
-        self.detach(f, anchor);
+        let (start, len, hash) = (entry.start, entry.len, entry.hash);
+        *entry = FilterEntry::free();
         if let Some(ids) = self.filter_ids.get_mut(&hash) {
             ids.retain(|&x| x != f);
             if ids.is_empty() {
                 self.filter_ids.remove(&hash);
             }
         }
-        for t in distinct_tests(&code) {
+        let code = self
+            .code
+            .get(start as usize..(start + len) as usize)
+            .unwrap_or(&[]);
+        for t in distinct_tests(code) {
             let Some(test) = self.tests.get_mut(t as usize) else {
                 continue;
             };
@@ -735,76 +976,202 @@ impl PolicySet {
                 self.free_test(t);
             }
         }
-        if let Some(entry) = self.filters.get_mut(f as usize) {
-            entry.len = 0;
-            entry.anchor = NO_ANCHOR;
-            entry.subs = Subs::Many(Vec::new());
-        }
         self.free_filters.push(f);
         self.garbage += len as usize;
-        if self.garbage > 1024 && self.garbage * 2 > self.code.len() {
+        if self.dead_weight() > self.live_weight() {
             self.compact();
         }
     }
 
+    /// Frees test `t`: its index entries, its reference to its key, its interning entry.
     fn free_test(&mut self, t: u32) {
         let Some(entry) = self.tests.get_mut(t as usize) else {
             return;
         };
-        let check = std::mem::replace(&mut entry.check, Check::Free);
-        let text = std::mem::replace(&mut entry.text, "".into());
-        let slot = entry.slot;
-        entry.anchored = Vec::new();
-        self.test_ids.remove(&text);
-        match check {
-            Check::StrEq(values) => {
-                if let Some(index) = self.str_index.get_mut(&slot) {
-                    for v in values.iter() {
-                        if let Some(list) = index.get_mut(v) {
-                            list.retain(|&x| x != t);
-                            if list.is_empty() {
-                                index.remove(v);
-                            }
-                        }
-                    }
+        let TestEntry {
+            slot,
+            check,
+            index_at,
+            text,
+            ..
+        } = std::mem::replace(entry, TestEntry::free());
+        let moves = match &check {
+            Check::StrEq(values) => self.str_index.remove(slot, values, &index_at),
+            Check::NumEq(bits) => self.num_index.remove(slot, bits, &index_at),
+            _ => Vec::new(),
+        };
+        for m in moves {
+            let Some(moved) = self.tests.get_mut(m.test as usize) else {
+                continue;
+            };
+            // The moved test holds the same value; find it among its own (sorted) values.
+            let j = match (&check, &moved.check) {
+                (Check::StrEq(values), Check::StrEq(own)) => {
+                    values.get(m.value).and_then(|v| own.binary_search(v).ok())
                 }
-            }
-            Check::NumEq(bits) => {
-                if let Some(index) = self.num_index.get_mut(&slot) {
-                    for b in bits.iter() {
-                        if let Some(list) = index.get_mut(b) {
-                            list.retain(|&x| x != t);
-                            if list.is_empty() {
-                                index.remove(b);
-                            }
-                        }
-                    }
+                (Check::NumEq(values), Check::NumEq(own)) => {
+                    values.get(m.value).and_then(|v| own.binary_search(v).ok())
                 }
+                _ => None,
+            };
+            if let Some(p) = j.and_then(|j| moved.index_at.get_mut(j)) {
+                *p = m.at;
             }
-            _ => {}
         }
+        self.keys.release(slot);
+        self.test_ids.remove(&text);
+        shrink_sparse_map(&mut self.test_ids);
         self.free_tests.push(t);
     }
 
-    /// Rewrites the code arena without the words of freed filters.
+    /// What a compaction keeps and rewrites: subscriptions, filters, tests, keys, code words.
+    fn live_weight(&self) -> usize {
+        self.subs.len()
+            + self.distinct_filters()
+            + self.distinct_tests()
+            + (self.keys.len() - self.keys.released())
+            + (self.code.len() - self.garbage)
+    }
+
+    /// What a compaction drops: free filter and test ids, released key slots, unused code words.
+    fn dead_weight(&self) -> usize {
+        self.free_filters.len() + self.free_tests.len() + self.keys.released() + self.garbage
+    }
+
+    /// Renumbers the live keys, tests and filters densely (in their current order), rewrites
+    /// every reference to them, and shrinks every container to its contents.
     fn compact(&mut self) {
-        let mut code = Vec::with_capacity(self.code.len() - self.garbage);
-        for entry in &mut self.filters {
-            if entry.len == 0 {
+        let slots = self.keys.compact();
+        let renumber = |map: &[u32], id: u32| map.get(id as usize).copied().unwrap_or(GONE);
+
+        // Tests.
+        let mut test_map = vec![GONE; self.tests.len()];
+        let mut tests = Vec::with_capacity(self.distinct_tests());
+        for (old, mut t) in std::mem::take(&mut self.tests).into_iter().enumerate() {
+            if matches!(t.check, Check::Free) {
                 continue;
             }
-            let start = idx(code.len());
-            if let Some(c) = self
-                .code
-                .get(entry.start as usize..(entry.start + entry.len) as usize)
-            {
-                code.extend_from_slice(c);
+            t.slot = renumber(&slots, t.slot);
+            if let Some(m) = test_map.get_mut(old) {
+                *m = idx(tests.len());
             }
-            entry.start = start;
+            tests.push(t);
         }
+
+        // Filters and their codes.
+        let mut filter_map = vec![GONE; self.filters.len()];
+        let mut filters = Vec::with_capacity(self.distinct_filters());
+        let mut code = Vec::with_capacity(self.code.len() - self.garbage);
+        for (old, mut e) in std::mem::take(&mut self.filters).into_iter().enumerate() {
+            if e.len == 0 {
+                continue;
+            }
+            let start = code.len();
+            if let Some(words) = self.code.get(e.start as usize..(e.start + e.len) as usize) {
+                code.extend_from_slice(words);
+            }
+            let words = code.get_mut(start..).unwrap_or(&mut []);
+            map_code_tests(words, |t| renumber(&test_map, t));
+            e.start = idx(start);
+            e.hash = self.hasher.hash_one(&*words);
+            e.required = e.required.iter().map(|&t| renumber(&test_map, t)).collect();
+            if e.anchor != NO_ANCHOR {
+                e.anchor = renumber(&test_map, e.anchor);
+            }
+            if let Some(m) = filter_map.get_mut(old) {
+                *m = idx(filters.len());
+            }
+            filters.push(e);
+        }
+
+        // Postings, the unanchored list, the index.
+        for t in &mut tests {
+            for p in &mut t.anchored {
+                p.filter = renumber(&filter_map, p.filter);
+                if p.guard != NO_GUARD {
+                    p.guard = renumber(&test_map, p.guard);
+                }
+            }
+            t.anchored.shrink_to_fit();
+        }
+        for f in &mut self.always {
+            *f = renumber(&filter_map, *f);
+        }
+        self.always.shrink_to_fit();
+        self.str_index.renumber(&slots, &test_map);
+        self.num_index.renumber(&slots, &test_map);
+
+        // The maps.
+        for t in self.test_ids.values_mut() {
+            *t = renumber(&test_map, *t);
+        }
+        self.test_ids.shrink_to_fit();
+        self.filter_ids = AHashMap::with_capacity(filters.len());
+        for (f, e) in filters.iter().enumerate() {
+            self.filter_ids.entry(e.hash).or_default().push(idx(f));
+        }
+        for h in self.subs.values_mut() {
+            h.filter = renumber(&filter_map, h.filter);
+        }
+        self.subs.shrink_to_fit();
+        for e in &mut filters {
+            if let Subs::Many(ids) = &mut e.subs {
+                ids.shrink_to_fit();
+            }
+        }
+
+        self.tests = tests;
+        self.filters = filters;
         self.code = code;
         self.garbage = 0;
+        self.free_tests = Vec::new();
+        self.free_filters = Vec::new();
     }
+}
+
+/// An estimate of the heap bytes of a one-test program, from its parts (its decision plan, a
+/// step or two, is counted as 64 bytes).
+fn program_bytes(p: &Program) -> usize {
+    let parts = p.parts();
+    let pools = &parts.pools;
+    let strings = |v: &[Box<str>]| {
+        v.iter()
+            .map(|s| s.len() + size_of::<Box<str>>())
+            .sum::<usize>()
+    };
+    size_of::<Program>()
+        + 64
+        + parts.keys.heap_bytes()
+        + parts.code.capacity() * size_of::<filtervm_vm::op::Inst>()
+        + parts.origins.capacity() * 4
+        + strings(&parts.sources)
+        + strings(&pools.strings)
+        + pools
+            .lists
+            .iter()
+            .map(|l| strings(l) + size_of::<Vec<Box<str>>>())
+            .sum::<usize>()
+        + pools
+            .sets
+            .iter()
+            .map(|s| {
+                map_bytes(s.capacity(), size_of::<Box<str>>())
+                    + s.iter().map(|x| x.len()).sum::<usize>()
+            })
+            .sum::<usize>()
+        + pools
+            .ranges
+            .iter()
+            .map(|r| r.len() * size_of::<Interval>())
+            .sum::<usize>()
+        + pools
+            .dec_ranges
+            .iter()
+            .map(|r| r.len() * size_of::<filtervm_vm::program::DecInterval>())
+            .sum::<usize>()
+        + pools.wildcards.len() * size_of::<filtervm_vm::wildcard::Wildcard>()
+        + pools.patterns.len() * size_of::<filtervm_vm::pattern::SegmentPattern>()
+        + pools.cidrs.len() * size_of::<filtervm_vm::cidr::Cidr>()
 }
 
 fn cost_of(check: &Check) -> u8 {
@@ -883,57 +1250,42 @@ fn emit(term: &Term, code: &mut Vec<u32>) {
     }
 }
 
+/// Whether word `i` of a code holds a test id: a conjunct word of an `OP_CONJ` list (`conj`), or
+/// an `OP_TEST` / `OP_MARKED` word of accumulator code.
+fn is_test_word(conj: bool, i: usize, w: u32) -> bool {
+    if conj {
+        i > 0
+    } else {
+        matches!(w >> 29, OP_TEST | OP_MARKED)
+    }
+}
+
+fn is_conj(code: &[u32]) -> bool {
+    code.first().is_some_and(|&head| head >> 29 == OP_CONJ)
+}
+
 /// The distinct test ids a code reads.
 fn distinct_tests(code: &[u32]) -> Vec<u32> {
-    let mut tests: Vec<u32> = match code.split_first() {
-        Some((&head, conjuncts)) if head >> 29 == OP_CONJ => {
-            conjuncts.iter().map(|&w| w & OPERAND).collect()
-        }
-        _ => code
-            .iter()
-            .filter(|&&w| matches!(w >> 29, OP_TEST | OP_MARKED))
-            .map(|&w| w & OPERAND)
-            .collect(),
-    };
+    let conj = is_conj(code);
+    let mut tests: Vec<u32> = code
+        .iter()
+        .enumerate()
+        .filter(|&(i, &w)| is_test_word(conj, i, w))
+        .map(|(_, &w)| w & OPERAND)
+        .collect();
     tests.sort_unstable();
     tests.dedup();
     tests
 }
 
-/// The tests that are top-level conjuncts of a code (a test whose falsity makes the filter false
-/// at once: the code's first word, or a test word followed by a jump-if-false to the end).
-fn top_conjunct_tests(code: &[u32]) -> Vec<u32> {
-    if let Some((&head, conjuncts)) = code.split_first()
-        && head >> 29 == OP_CONJ
-    {
-        return conjuncts
-            .iter()
-            .filter(|&&w| w & NEG == 0)
-            .map(|&w| w & OPERAND)
-            .collect();
-    }
-    let end = idx(code.len().saturating_sub(1));
-    let mut out = Vec::new();
-    if let [only, last] = code
-        && matches!(only >> 29, OP_TEST | OP_MARKED)
-        && last >> 29 == OP_END
-    {
-        out.push(only & OPERAND);
-        return out;
-    }
-    // An `and` at the top: every child jumps to the end when false; its last child is followed
-    // directly by the end.
-    let top_jf = |w: u32| w >> 29 == OP_JF && w & OPERAND == end;
-    for (i, pair) in code.windows(2).enumerate() {
-        if let [w, next] = pair
-            && matches!(w >> 29, OP_TEST | OP_MARKED)
-            && (top_jf(*next) || (idx(i + 1) == end && code.iter().any(|&x| top_jf(x))))
-            && (i == 0 || code.get(i - 1).is_some_and(|&p| top_jf(p)))
-        {
-            out.push(w & OPERAND);
+/// Rewrites the test ids of a code through `map` (flags and opcodes kept).
+fn map_code_tests(code: &mut [u32], map: impl Fn(u32) -> u32) {
+    let conj = is_conj(code);
+    for (i, w) in code.iter_mut().enumerate() {
+        if is_test_word(conj, i, *w) {
+            *w = (*w & !OPERAND) | (map(*w & OPERAND) & OPERAND);
         }
     }
-    out
 }
 
 /// Reusable buffers for matching messages against a [`PolicySet`]: the bindings, the per-test
@@ -972,12 +1324,8 @@ impl SetMatcher {
     /// [`SetMatcher::bind`].
     pub fn matching_bound(&mut self, set: &PolicySet) -> &[SubscriptionId] {
         self.out.clear();
-        if self.memo.len() < set.tests.len() {
-            self.memo.resize(set.tests.len(), 0);
-        }
-        if self.matched.len() < set.filters.len() {
-            self.matched.resize(set.filters.len(), 0);
-        }
+        fit(&mut self.memo, set.tests.len());
+        fit(&mut self.matched, set.filters.len());
         self.stamp = self.next_stamp();
         let message_stamp = self.stamp;
         let rows = self.bindings.rows();
@@ -1028,7 +1376,7 @@ impl SetMatcher {
         self.marked.clear();
         let on = (self.epoch << 1) | 1;
         let slots = self.bindings.row(row);
-        for (&slot, index) in &set.str_index {
+        for (&slot, index) in &set.str_index.by_slot {
             let Some(&s) = slots.get(slot as usize) else {
                 continue;
             };
@@ -1047,7 +1395,7 @@ impl SetMatcher {
                 }
             }
         }
-        for (&slot, index) in &set.num_index {
+        for (&slot, index) in &set.num_index.by_slot {
             let Some(&s) = slots.get(slot as usize) else {
                 continue;
             };
@@ -1176,6 +1524,18 @@ impl SetMatcher {
             *m = epoch | u32::from(verdict);
         }
         verdict
+    }
+}
+
+/// Sizes a per-test or per-filter buffer of a [`SetMatcher`] for a set of `n` of them: grown to
+/// `n`, and cut back when the set shrank to under a quarter of it (after a compaction). The
+/// entries' meaning does not depend on the length (they are stamps of past rows and messages).
+fn fit(buffer: &mut Vec<u32>, n: usize) {
+    if buffer.len() < n {
+        buffer.resize(n, 0);
+    } else if buffer.len() > 64 && n * 4 < buffer.len() {
+        buffer.truncate(n);
+        buffer.shrink_to_fit();
     }
 }
 
@@ -1326,22 +1686,190 @@ mod tests {
         assert_eq!(set.matching(&m), [77]);
     }
 
+    /// A test inside an `$or` branch is no conjunct of the filter: the set must not skip the
+    /// filter when it does not hold.
     #[test]
-    fn top_conjuncts_of_codes() {
-        let mut code = Vec::new();
-        emit(
-            &Term::And(vec![
-                Term::Test(0, 1),
-                Term::Test(0, 2),
-                Term::Or(vec![Term::Test(2, 3), Term::Test(2, 4)]),
-                Term::Test(2, 5),
-            ]),
-            &mut code,
+    fn tests_inside_or_branches_are_never_guards_sns() {
+        let policy = json!({"t": ["1"], "$or": [{"w": ["0"]}, {"x": ["1"], "z": ["0"]}]});
+        let filter = sns(policy);
+        let m = Message::attributes([
+            ("t", AttributeType::String, "1"),
+            ("w", AttributeType::String, "0"),
+        ]);
+        assert!(filter.matches(&m));
+        let mut set = PolicySet::new();
+        set.add(1, &filter).unwrap();
+        assert_eq!(set.matching(&m), [1]);
+    }
+
+    #[test]
+    fn tests_inside_or_branches_are_never_guards_expr() {
+        let c = |k: &str| json!({"key": k, "op": "in", "value": ["1"]});
+        let policy = json!({"op": "AND", "exp": [c("t"), {"op": "OR", "exp": [
+            c("w"), {"op": "AND", "exp": [c("x"), c("z")]}]}]});
+        let filter = compile(Dialect::Expr, &policy, &Dialect::Expr.into()).unwrap();
+        let m = crate::message_from_json(
+            Dialect::Expr,
+            &Dialect::Expr.into(),
+            &json!({"headers": {"t": "1", "w": "1"}}),
+        )
+        .unwrap();
+        assert!(filter.matches(&m));
+        let mut set = PolicySet::new();
+        set.add(1, &filter).unwrap();
+        assert_eq!(set.matching(&m), [1]);
+    }
+
+    #[test]
+    fn required_tests_are_the_top_level_indexed_conjuncts_only() {
+        let t = |c, id| Term::Test(c, id);
+        // AND(1, 2, OR(3, AND(4, 5)), NOT 6, 7 (not indexed)): 4 and 5 end where the whole code
+        // ends, but they are inside an OR.
+        let term = Term::And(vec![
+            t(0, 1),
+            t(0, 2),
+            Term::Not(0, Box::new(t(0, 6))),
+            t(2, 7),
+            Term::Or(vec![t(0, 3), Term::And(vec![t(0, 4), t(0, 5)])]),
+        ]);
+        assert_eq!(required_tests(&term), [1, 2]);
+        assert_eq!(required_tests(&t(0, 9)), [9]);
+        assert!(required_tests(&t(1, 9)).is_empty());
+        assert!(required_tests(&Term::Or(vec![t(0, 1), t(0, 2)])).is_empty());
+        assert!(required_tests(&Term::Not(0, Box::new(t(0, 1)))).is_empty());
+    }
+
+    /// Found by the `policy_set` fuzz target on the set that read guards off the code: `b`, in
+    /// the second `$or` branch, was taken for a conjunct.
+    #[test]
+    fn fuzz_finding_nested_or_with_a_repeated_member() {
+        let ip = "2001:0db8:0000:0000:0000:0000:0000:0001";
+        let filter = sns(json!({"a.": [ip], "$or": [{"a.": [ip]},
+            {"b": ["a\\c"], "$or": [{"a.": [ip]}, {"a.": [ip]}]}]}));
+        let m = Message::attributes([
+            ("a.", AttributeType::String, ip),
+            ("b", AttributeType::String, ip),
+        ]);
+        assert!(filter.matches(&m));
+        let mut set = PolicySet::new();
+        set.add(1, &filter).unwrap();
+        assert_eq!(set.matching(&m), [1]);
+    }
+
+    /// When a required test becomes common, rebalancing looks for a rarer one; a rare test inside
+    /// an OR branch is none.
+    #[test]
+    fn rebalancing_never_anchors_on_a_test_inside_an_or() {
+        let mut set = PolicySet::new();
+        // 64 filters share env=prod, their only required test; their OR branches are rare.
+        for i in 0..64u64 {
+            let policy = json!({"env": ["prod"], "$or": [
+                {"w": [format!("w{i}")]}, {"x": [format!("x{i}")], "z": ["0"]}]});
+            set.add(i, &sns(policy)).unwrap();
+        }
+        for i in 0..64u64 {
+            let w = format!("w{i}");
+            let m = Message::attributes([
+                ("env", AttributeType::String, "prod"),
+                ("w", AttributeType::String, w.as_str()),
+            ]);
+            assert_eq!(set.matching(&m), [i]);
+        }
+        assert_eq!(set.anchors(), [("(attr \"env\" str-eq [\"prod\"])", 64)]);
+    }
+
+    /// The heap bytes of a set that held one subscription and lost it.
+    fn emptied_set_bytes() -> usize {
+        let mut set = PolicySet::new();
+        set.add(1, &sns(json!({"a": ["1"]}))).unwrap();
+        set.remove(1);
+        set.heap_bytes()
+    }
+
+    /// Rounds of adding and removing subscriptions with keys of their own leave nothing behind:
+    /// no key (the bound width is back to zero), no test, no index entry, no memory.
+    #[test]
+    fn removing_everything_releases_keys_tests_and_memory() {
+        let mut set = PolicySet::new();
+        let mut matcher = SetMatcher::new();
+        for round in 0..5 {
+            for i in 0..2000u64 {
+                let policy = json!({ format!("k{round}_{i}"): ["v"], "event": [format!("e{i}")] });
+                set.add(i, &sns(policy)).unwrap();
+            }
+            assert_eq!(set.keys().len(), 2001);
+            for i in (0..2000u64).rev() {
+                assert!(set.remove(i));
+            }
+            assert_eq!(set.keys().len(), 0, "round {round}");
+            assert_eq!((set.distinct_tests(), set.distinct_filters()), (0, 0));
+            let m = Message::attributes([("k0_0", AttributeType::String, "v")]);
+            assert!(matcher.matching(&set, &m).is_empty());
+            assert_eq!(matcher.bindings().width(), 0);
+        }
+        // All that is left is what a set that ever held one subscription holds: its options.
+        assert_eq!(set.heap_bytes(), emptied_set_bytes());
+    }
+
+    /// After churn, a set holds about what a fresh set with the surviving subscriptions holds:
+    /// keys, tests and filters nobody uses are gone, and so is their memory.
+    #[test]
+    fn memory_after_churn_returns_to_a_fresh_set() {
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        // 3,000 distinct filters, each with a key of its own; "env" and "n" tests are shared.
+        let filters: Vec<Filter> = (0..3000u64)
+            .map(|i| {
+                sns(json!({
+                    format!("key{i}"): [format!("v{}", i % 7)],
+                    "env": ["prod", format!("env{}", i % 100)],
+                    "n": [{"numeric": [">", i % 50]}],
+                }))
+            })
+            .collect();
+        let mut set = PolicySet::new();
+        let mut live: AHashMap<u64, usize> = AHashMap::new();
+        for step in 0..22_000u64 {
+            // Grow to about 6,000 subscriptions, then shrink to about 1,000.
+            let grow = if step < 12_000 { 3 } else { 1 };
+            if next(4) < grow {
+                let i = next(3000) as usize;
+                set.add(step, &filters[i]).unwrap();
+                live.insert(step, i);
+            } else if !live.is_empty() {
+                let id = *live.keys().nth(next(live.len() as u64) as usize).unwrap();
+                assert!(set.remove(id));
+                live.remove(&id);
+            }
+        }
+        let mut fresh = PolicySet::new();
+        for (&id, &i) in &live {
+            fresh.add(id, &filters[i]).unwrap();
+        }
+        assert_eq!(set.len(), fresh.len());
+        assert_eq!(set.distinct_tests(), fresh.distinct_tests());
+        assert_eq!(set.distinct_filters(), fresh.distinct_filters());
+        // Dead entries never outweigh live ones, so at most twice the live keys are bound.
+        assert!(
+            set.keys().len() <= 2 * fresh.keys().len(),
+            "{} keys, fresh {}",
+            set.keys().len(),
+            fresh.keys().len()
         );
-        code.push(word(OP_END, 0));
-        assert_eq!(top_conjunct_tests(&code), [1, 2, 5]);
-        let single = [word(OP_MARKED, 9), word(OP_END, 0)];
-        assert_eq!(top_conjunct_tests(&single), [9]);
+        let (churned, new) = (set.heap_bytes(), fresh.heap_bytes());
+        assert!(
+            churned <= 2 * new,
+            "{churned} bytes after churn, {new} fresh"
+        );
+        for id in live.keys() {
+            set.remove(*id);
+        }
+        assert_eq!(set.heap_bytes(), emptied_set_bytes());
     }
 
     /// Differential: the set returns exactly the ids one-by-one evaluation does.

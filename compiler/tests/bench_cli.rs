@@ -107,3 +107,65 @@ fn bench_fails_loudly_on_an_invalid_policy_or_a_missing_reference() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("FILTERVM_REFERENCE"));
 }
+
+/// Runs `filtervm bench` on sns policies and flat attribute messages (written to files named
+/// after `name`) with `reference` as the reference interpreter.
+fn bench(name: &str, reference: &Path, policies: &str, messages: &str) -> std::process::Output {
+    let policies = write(&format!("{name}-policies.ndjson"), policies);
+    let messages = write(&format!("{name}-messages.ndjson"), messages);
+    Command::new(BIN)
+        .env("FILTERVM_REFERENCE", reference)
+        .args(["bench", "--dialect", "sns", "--policies"])
+        .arg(&policies)
+        .arg("--messages")
+        .arg(&messages)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn bench_agrees_on_a_test_inside_an_or_branch() {
+    let Some(reference) = reference() else {
+        eprintln!("skipped: filtervm-conformance is not built next to filtervm");
+        return;
+    };
+    // `x` is inside the `$or`; the message matches through `w`.
+    let out = bench(
+        "or-branch",
+        &reference,
+        "{\"t\": [\"1\"], \"$or\": [{\"w\": [\"0\"]}, {\"x\": [\"1\"], \"z\": [\"0\"]}]}\n",
+        "{\"t\": \"1\", \"w\": \"0\"}\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("matches_per_message: 1.000\n"), "{stdout}");
+}
+
+/// Any disagreement between the three paths is an error: here a stand-in reference interpreter
+/// claims that the first policy matches every message.
+#[cfg(unix)]
+#[test]
+fn bench_exits_non_zero_on_a_disagreement() {
+    use std::os::unix::fs::PermissionsExt;
+    let liar = write(
+        "liar-reference.sh",
+        "#!/bin/sh\nwhile read -r line; do echo 0; done\necho '# ns_per_message: 1'\n",
+    );
+    std::fs::set_permissions(&liar, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = bench(
+        "liar",
+        &liar,
+        "{\"event\": [\"order.paid\"]}\n",
+        "{\"event\": \"order.paid\"}\n{\"event\": \"user.login\"}\n",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("DISAGREEMENT on message 2") && stderr.contains("1 disagreements"),
+        "{stderr}"
+    );
+}

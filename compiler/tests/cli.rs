@@ -587,16 +587,13 @@ fn every_subcommand_ends_quietly_on_a_closed_stdout_or_stderr() {
                 !other.contains("panicked"),
                 "{name} with {closed:?} closed: {other}"
             );
-            // `bench` still reports a closed stdout as a write failure (exit 2).
-            if inv.args[0] != "bench" {
-                assert_eq!(
-                    code,
-                    open.status.code(),
-                    "{name} with {closed:?} closed: {other}"
-                );
-                if closed == Closed::Stdout {
-                    assert!(!other.contains("cannot write"), "{name}: {other}");
-                }
+            assert_eq!(
+                code,
+                open.status.code(),
+                "{name} with {closed:?} closed: {other}"
+            );
+            if closed == Closed::Stdout {
+                assert!(!other.contains("cannot write"), "{name}: {other}");
             }
         }
     }

@@ -703,6 +703,81 @@ fn expr_depth_limits() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Event Grid string tests at the limits (25 values of 512 characters) against long values
+
+/// 25 values of 512 characters, each `unit` 511 times and then a character of its own: each
+/// starts where the value does, almost matches everywhere, and (unless the value ends with its
+/// last character) never occurs. A search that tries every value at every position does
+/// 25 × 512 steps per character of the value.
+fn near_misses(unit: char) -> Vec<String> {
+    "0123456789!#$%&()+,-;=@[]"
+        .chars()
+        .map(|end| format!("{}{end}", unit.to_string().repeat(511)))
+        .collect()
+}
+
+/// Every string operator with the 25 near misses on `key`, against `value`, checked against the
+/// reference; then the same value with the last needle's last character appended, which
+/// contains that needle (ignoring case) at its very end.
+fn string_operators_at_the_limits(value: &str, unit: char) {
+    let needles = near_misses(unit);
+    assert_eq!(needles.len(), 25);
+    assert!(needles.iter().all(|n| n.chars().count() == 512));
+    let hit = format!("{value}{}", needles[24].chars().last().unwrap());
+    for op in [
+        "StringContains",
+        "StringNotContains",
+        "StringBeginsWith",
+        "StringNotBeginsWith",
+        "StringEndsWith",
+        "StringNotEndsWith",
+        "StringIn",
+        "StringNotIn",
+    ] {
+        let policy = json!({"advancedFilters": [
+            {"operatorType": op, "key": "subject", "values": needles}
+        ]});
+        let positive = !op.contains("Not");
+        let on_miss = both(
+            Dialect::EventGrid,
+            &Value::Null,
+            &policy,
+            &json!({"subject": value}),
+        );
+        assert_eq!(on_miss, !positive, "{op} on {} bytes", value.len());
+        let on_hit = both(
+            Dialect::EventGrid,
+            &Value::Null,
+            &policy,
+            &json!({"subject": hit}),
+        );
+        let hits = matches!(
+            op,
+            "StringContains" | "StringNotContains" | "StringEndsWith" | "StringNotEndsWith"
+        );
+        assert_eq!(
+            on_hit,
+            positive == hits,
+            "{op} on {} bytes ending in a value",
+            hit.len()
+        );
+    }
+}
+
+#[test]
+fn eventgrid_string_tests_at_the_limits_on_a_megabyte_of_ascii() {
+    // Lower-case value, upper-case values: every comparison ignores case (EG-31).
+    string_operators_at_the_limits(&"a".repeat(1 << 20), 'A');
+}
+
+#[test]
+fn eventgrid_string_tests_at_the_limits_on_32_kb_of_non_ascii() {
+    // `é` folds to `É` (both two bytes); `ı` folds to ASCII `I` (two bytes to one).
+    string_operators_at_the_limits(&"\u{e9}".repeat(16 << 10), '\u{c9}');
+    string_operators_at_the_limits(&"\u{131}".repeat(16 << 10), 'I');
+}
+
+// ---------------------------------------------------------------------------------------------
 // A 10,000-star wildcard against a 1 MB value
 
 #[test]

@@ -5,8 +5,11 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod policy_set;
+pub mod program;
+
 use filtervm_compiler::{
-    Dialect, EventGridSchema, Evaluator, ExprOptions, Filter, Options, SnsScope, compile_text,
+    Dialect, Evaluator, EventGridSchema, ExprOptions, Filter, Options, SnsScope, compile_text,
     compile_value,
 };
 use filtervm_conformance::generate::{self, Bytes, Case, Outcome};
@@ -368,14 +371,20 @@ pub fn stream_text(data: &[u8]) {
     }
 }
 
-/// `program_from_bytes`: the first byte picks the mode. Raw: arbitrary bytes as a filter and as
-/// a bare program; whatever loads runs on the vectors' messages. Mutated: a generated policy is
-/// compiled, encoded, and then bytes are changed as the rest of the input says; unchanged bytes
-/// must load and give the same verdicts, changed ones must load or be rejected, never panic.
+/// `program_from_bytes`: the first byte picks the mode. Raw (even): arbitrary bytes as a filter
+/// and as a bare program; whatever loads runs on the vectors' messages. Mutated (`% 4 == 1`): a
+/// generated policy is compiled, encoded, and then bytes are changed as the rest of the input
+/// says; unchanged bytes must load and give the same verdicts, changed ones must load or be
+/// rejected, never panic. Structured (`% 4 == 3`): a program chosen by the input directly, large
+/// ones included ([`program::structured`]).
 pub fn program_bytes(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
+    if mode % 4 == 3 {
+        program::structured(rest);
+        return;
+    }
     if mode % 2 == 0 {
         if let Ok(filter) = Filter::from_bytes(rest) {
             let mut evaluator = Evaluator::new();
@@ -394,7 +403,7 @@ pub fn program_bytes(data: &[u8]) {
         return;
     }
     let mut source = Bytes::new(rest);
-    let dialect = Dialect::ALL[usize::from(mode / 2) % Dialect::ALL.len()];
+    let dialect = Dialect::ALL[usize::from(mode / 4) % Dialect::ALL.len()];
     let Some(case) = generate::case(dialect, &mut source) else {
         return;
     };

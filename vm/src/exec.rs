@@ -7,7 +7,7 @@
 
 use crate::bind::{Bindings, Slot};
 use crate::op::{Inst, Reg, SlotRef};
-use crate::program::{Pools, Program};
+use crate::program::Program;
 use crate::value::Leaf;
 use crate::{fold, number};
 
@@ -64,7 +64,7 @@ pub fn eval_test(
     program
         .code()
         .get(at)
-        .and_then(|inst| test(inst, program.pools(), bindings, |_| slot))
+        .and_then(|inst| test(inst, program, bindings, |_| slot))
         .is_some_and(|(_, verdict)| verdict)
 }
 
@@ -76,7 +76,7 @@ pub(crate) fn test_at(program: &Program, at: usize, bindings: &Bindings, slots: 
         .code()
         .get(at)
         .and_then(|inst| {
-            test(inst, program.pools(), bindings, |s: SlotRef| {
+            test(inst, program, bindings, |s: SlotRef| {
                 slots.get(s.0 as usize).copied().unwrap_or(Slot::ABSENT)
             })
         })
@@ -97,7 +97,6 @@ fn set(registers: &mut [bool], r: Reg, value: bool) {
 
 fn run_row(program: &Program, bindings: &Bindings, slots: &[Slot], registers: &mut [bool]) -> bool {
     let code = program.code();
-    let pools = program.pools();
     let slot = |s: SlotRef| slots.get(s.0 as usize).copied().unwrap_or(Slot::ABSENT);
     let mut pc = 0usize;
     while let Some(inst) = code.get(pc) {
@@ -128,7 +127,7 @@ fn run_row(program: &Program, bindings: &Bindings, slots: &[Slot], registers: &m
             }
             Inst::Const { dst, value } => set(registers, dst, value),
             _ => {
-                if let Some((dst, v)) = test(inst, pools, bindings, slot) {
+                if let Some((dst, v)) = test(inst, program, bindings, slot) {
                     set(registers, dst, v);
                 }
             }
@@ -200,10 +199,11 @@ fn any_str(leaves: &[Leaf], mut f: impl FnMut(&str) -> bool) -> bool {
 #[inline(always)]
 fn test(
     inst: &Inst,
-    pools: &Pools,
+    program: &Program,
     bindings: &Bindings,
     slot: impl Fn(SlotRef) -> Slot,
 ) -> Option<(Reg, bool)> {
+    let pools = program.pools();
     let leaves = |s: SlotRef| bindings.leaves(slot(s));
     let list = |i: u32| {
         pools
@@ -278,11 +278,10 @@ fn test(
             slot: s,
             list: c,
         } => {
-            let l = list(c.0);
-            let hit = any_str(leaves(s), |v| {
-                l.iter()
-                    .any(|p| memchr::memmem::find(v.as_bytes(), p.as_bytes()).is_some())
-            });
+            // One pass over each value for all the list's strings (see `crate::substring`).
+            let hit = program
+                .substrings(c.0)
+                .is_some_and(|n| any_str(leaves(s), |v| n.found_in(v)));
             (dst, hit)
         }
         Inst::StrEqFold {
@@ -327,11 +326,11 @@ fn test(
             slot: s,
             list: c,
         } => {
-            let l = list(c.0);
-            (
-                dst,
-                any_str(leaves(s), |v| l.iter().any(|p| fold::contains_folded(v, p))),
-            )
+            // The value is folded once, as the searcher reads it.
+            let hit = program
+                .substrings(c.0)
+                .is_some_and(|n| any_str(leaves(s), |v| n.found_in_folded(v)));
+            (dst, hit)
         }
         Inst::Wildcard { dst, slot: s, pat } => {
             let hit = pools

@@ -5,10 +5,12 @@
 //! no 1:n mapping: `ß` stays `ß` (so `"ß"` does not equal `"SS"`), `ﬀ` stays `ﬀ`.
 //!
 //! Policy constants are folded once at compile time with [`fold`]; message values are compared
-//! against the folded constant with [`eq_folded`], [`starts_with_folded`], [`ends_with_folded`] and
-//! [`contains_folded`], which fold the value on the fly and never allocate. Their `folded`
-//! argument must be the output of [`fold`] (a constant with lower-case letters in it matches
-//! nothing where those letters are).
+//! against the folded constant with [`eq_folded`], [`starts_with_folded`] and [`ends_with_folded`],
+//! which fold the value on the fly, never allocate, and stop at the constant's end (so cost at
+//! most the constant's length, whatever the value's). Their `folded` argument must be the output
+//! of [`fold`] (a constant with lower-case letters in it matches nothing where those letters
+//! are). Substring search reads the value once for all its constants: [`folded_bytes`] streams
+//! the folded value into the searcher (`crate::substring`).
 
 /// Characters whose full uppercase mapping (`SpecialCasing.txt`) has more than one character but
 /// whose simple mapping (`UnicodeData.txt`) is not the identity: the Greek letters with
@@ -133,59 +135,69 @@ pub fn ends_with_folded(value: &str, folded: &str) -> bool {
     match_suffix(value, folded).is_some()
 }
 
-/// `value` contains `folded` ignoring case; does not allocate.
-///
-/// When both strings are ASCII, candidate positions are found with `memchr` on the two cases of
-/// the first byte; otherwise every character of `value` whose fold equals the first character of
-/// `folded` is tried. Worst case O(len(value) × len(folded)).
-pub fn contains_folded(value: &str, folded: &str) -> bool {
-    let Some(first) = folded.chars().next() else {
-        return true;
-    };
-    if value.is_ascii() && folded.is_ascii() {
-        return contains_ascii(value.as_bytes(), folded.as_bytes());
+/// The UTF-8 bytes of [`fold`]`(value)`, produced as they are read, without allocating: one pass
+/// over `value` folds it for a search that reads it once (the substring searchers of
+/// `str_contains_fold`).
+pub fn folded_bytes(value: &str) -> FoldedBytes<'_> {
+    FoldedBytes {
+        value,
+        at: 0,
+        pending: [0; 4],
+        pending_at: 0,
+        pending_len: 0,
     }
-    value.char_indices().any(|(at, c)| {
-        simple_upper(c) == first
-            && value
-                .get(at..)
-                .is_some_and(|tail| match_prefix(tail, folded).is_some())
-    })
 }
 
-/// [`contains_folded`] for ASCII `value` and non-empty ASCII `folded`.
-fn contains_ascii(value: &[u8], folded: &[u8]) -> bool {
-    let Some(&first) = folded.first() else {
-        return true;
-    };
-    let (upper, lower) = (first, first.to_ascii_lowercase());
-    let mut from = 0usize;
-    while let Some(tail) = value.get(from..) {
-        if tail.len() < folded.len() {
-            return false;
+/// The iterator of [`folded_bytes`]: ASCII bytes map one to one; a non-ASCII character is folded
+/// and its UTF-8 bytes are given one by one.
+#[derive(Debug, Clone)]
+pub struct FoldedBytes<'a> {
+    value: &'a str,
+    /// The byte offset of the next character of `value` (always a character boundary).
+    at: usize,
+    /// The folded UTF-8 bytes of the last non-ASCII character, `pending_at..pending_len` unread.
+    pending: [u8; 4],
+    pending_at: u8,
+    pending_len: u8,
+}
+
+impl Iterator for FoldedBytes<'_> {
+    type Item = u8;
+
+    #[inline]
+    fn next(&mut self) -> Option<u8> {
+        if self.pending_at < self.pending_len {
+            let byte = self.pending.get(usize::from(self.pending_at)).copied();
+            self.pending_at += 1;
+            return byte;
         }
-        let Some(hit) = memchr::memchr2(upper, lower, tail) else {
-            return false;
-        };
-        let matched = tail.get(hit..hit + folded.len()).is_some_and(|window| {
-            window
-                .iter()
-                .zip(folded)
-                .all(|(&v, &f)| v.to_ascii_uppercase() == f)
-        });
-        if matched {
-            return true;
+        let byte = *self.value.as_bytes().get(self.at)?;
+        if byte.is_ascii() {
+            self.at += 1;
+            return Some(byte.to_ascii_uppercase());
         }
-        from += hit + 1;
+        let c = self.value.get(self.at..)?.chars().next()?;
+        self.at += c.len_utf8();
+        let folded = simple_upper(c).encode_utf8(&mut self.pending);
+        // 2 to 4 bytes: the first now, the rest from `pending`.
+        self.pending_len = u8::try_from(folded.len()).unwrap_or(0);
+        self.pending_at = 1;
+        self.pending.first().copied()
     }
-    false
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Checks all four operations against the allocating reference `fold(value)`.
+    /// Substring search ignoring case, the way `str_contains_fold` runs it.
+    fn contains_folded(value: &str, folded: &str) -> bool {
+        crate::substring::Substrings::new(&[folded.into()])
+            .unwrap()
+            .found_in_folded(value)
+    }
+
+    /// Checks every operation against the allocating reference `fold(value)`.
     fn check_against_fold(value: &str, constant: &str) {
         let folded = fold(constant);
         let value_folded = fold(value);
@@ -208,6 +220,11 @@ mod tests {
             contains_folded(value, &folded),
             value_folded.contains(&folded),
             "contains {value:?} {constant:?}"
+        );
+        assert_eq!(
+            folded_bytes(value).collect::<Vec<u8>>(),
+            value_folded.as_bytes(),
+            "folded bytes of {value:?}"
         );
     }
 

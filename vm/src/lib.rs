@@ -40,6 +40,7 @@ pub mod op;
 pub mod pattern;
 mod plan;
 pub mod program;
+mod substring;
 pub mod value;
 pub mod wildcard;
 pub mod wire;

@@ -7,7 +7,9 @@
 //! [`Plan::build`] derives that graph once, when the program is verified; the executor then walks
 //! it — one step per test, with no register traffic and no dispatch of `jump_*`, `not`, `const` or
 //! `ret` — and the common tests (shape, string equality against a few strings, prefix, suffix,
-//! binary64 intervals) read their constants from the plan's own flat arrays. Other tests run
+//! binary64 intervals) read their constants from the step itself: each pool entry is converted
+//! once and shared by every step that reads it, so the plan's size stays in proportion to the
+//! program's. Other tests run
 //! through the general executor's code for their instruction ([`crate::exec`]), so every
 //! instruction keeps one implementation of its meaning.
 //!
@@ -19,6 +21,7 @@ use crate::exec;
 use crate::op::{Inst, Reg};
 use crate::program::{Interval, Program};
 use crate::value::{Leaf, Shapes};
+use std::sync::Arc;
 
 /// The "run returns true" end of a plan.
 const TRUE: u32 = u32::MAX;
@@ -45,21 +48,30 @@ struct Step {
     on_false: u32,
 }
 
-/// A test, with its constants held in the step itself (no index into a pool to check).
+/// A list of strings (as bytes) shared by the steps that read it.
+type Strings = Arc<[Box<[u8]>]>;
+
+/// A test, with its constants in the step itself.
+///
+/// Constants taken from the program's pools are shared, not copied: every step that reads the
+/// same pool entry holds the same [`Arc`] (built once per entry by [`SharedPools`]), so a plan
+/// costs memory in proportion to the program (a hostile program of n instructions all reading one
+/// n-item list would otherwise need n² copies). An `Arc<[T]>` is the same fat pointer as a
+/// `Box<[T]>`, so reading the constants costs the step the same one load.
 #[derive(Debug, Clone)]
 enum Kind {
     /// The slot's shape is in the set.
     Shape(Shapes),
     /// Some string leaf equals one of the strings.
-    StrAny(Box<[Box<[u8]>]>),
+    StrAny(Strings),
     /// Some string leaf starts with one of the strings.
-    Prefix(Box<[Box<[u8]>]>),
+    Prefix(Strings),
     /// Some string leaf ends with one of the strings.
-    Suffix(Box<[Box<[u8]>]>),
+    Suffix(Strings),
     /// Some number leaf lies in the intervals.
-    NumIn(Box<[Interval]>),
+    NumIn(Arc<[Interval]>),
     /// Some numeric string leaf lies in the intervals (parsed at bind time).
-    TextNumIn(Box<[Interval]>),
+    TextNumIn(Arc<[Interval]>),
     /// The test instruction at this index, run by the general executor.
     Other(u32),
 }
@@ -68,11 +80,38 @@ fn idx(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-fn strings<'s>(items: impl IntoIterator<Item = &'s str>) -> Box<[Box<[u8]>]> {
+fn strings<'s>(items: impl IntoIterator<Item = &'s str>) -> Strings {
     items
         .into_iter()
         .map(|s| Box::<[u8]>::from(s.as_bytes()))
         .collect()
+}
+
+/// The plan's form of each pool entry its steps read, made once per entry and shared by every
+/// step that reads it. Indexed like the pools; an entry is made on first use.
+struct SharedPools {
+    /// `strings[i]`, as a one-string list (`str_eq`).
+    strings: Vec<Option<Strings>>,
+    /// `sets[i]`, as a list (`str_in` with few members).
+    sets: Vec<Option<Strings>>,
+    /// `lists[i]` (`str_prefix`, `str_suffix`).
+    lists: Vec<Option<Strings>>,
+    /// `ranges[i]` (`num_in`, `text_num_in`).
+    ranges: Vec<Option<Arc<[Interval]>>>,
+}
+
+/// The entry `i` of `cache`, made with `make` on first use; `None` when `i` is out of
+/// range (never for a verified program).
+fn share<T: ?Sized>(
+    cache: &mut [Option<Arc<T>>],
+    i: u32,
+    make: impl FnOnce() -> Option<Arc<T>>,
+) -> Option<Arc<T>> {
+    let entry = cache.get_mut(i as usize)?;
+    if entry.is_none() {
+        *entry = make();
+    }
+    entry.clone()
 }
 
 impl Plan {
@@ -140,10 +179,17 @@ impl Plan {
                 }
             }
         }
+        let pools = program.pools();
+        let mut shared = SharedPools {
+            strings: vec![None; pools.strings.len()],
+            sets: vec![None; pools.sets.len()],
+            lists: vec![None; pools.lists.len()],
+            ranges: vec![None; pools.ranges.len()],
+        };
         let mut steps = Vec::with_capacity(tests.len());
         for pc in tests {
             let next = reach.get(pc + 1).copied().unwrap_or([FALSE; 2]);
-            let (kind, slot) = step(program, pc, code.get(pc)?);
+            let (kind, slot) = step(program, &mut shared, pc, code.get(pc)?);
             steps.push(Step {
                 kind,
                 slot,
@@ -223,39 +269,53 @@ impl Plan {
     }
 }
 
-/// The step kind and slot of test instruction `inst` at `pc`.
-fn step(program: &Program, pc: usize, inst: &Inst) -> (Kind, u32) {
+/// The step kind and slot of test instruction `inst` at `pc`, its constants taken from (or put
+/// into) `shared`.
+fn step(program: &Program, shared: &mut SharedPools, pc: usize, inst: &Inst) -> (Kind, u32) {
     let pools = program.pools();
-    let other = (Kind::Other(idx(pc)), 0);
-    match *inst {
-        Inst::Shape { slot, shapes, .. } => (Kind::Shape(shapes), slot.0),
-        Inst::StrEq { slot, s, .. } => match pools.strings.get(s.0 as usize) {
-            Some(s) => (Kind::StrAny(strings([&**s])), slot.0),
-            None => other,
-        },
-        Inst::StrIn { slot, set, .. } => match pools.sets.get(set.0 as usize) {
-            Some(set) if set.len() <= SMALL_SET => {
-                (Kind::StrAny(strings(set.iter().map(|s| &**s))), slot.0)
-            }
-            _ => other,
-        },
-        Inst::StrPrefix { slot, list, .. } => match pools.lists.get(list.0 as usize) {
-            Some(l) => (Kind::Prefix(strings(l.iter().map(|s| &**s))), slot.0),
-            None => other,
-        },
-        Inst::StrSuffix { slot, list, .. } => match pools.lists.get(list.0 as usize) {
-            Some(l) => (Kind::Suffix(strings(l.iter().map(|s| &**s))), slot.0),
-            None => other,
-        },
-        Inst::NumIn { slot, ranges, .. } => match pools.ranges.get(ranges.0 as usize) {
-            Some(r) => (Kind::NumIn(r.clone().into_boxed_slice()), slot.0),
-            None => other,
-        },
-        Inst::TextNumIn { slot, ranges, .. } => match pools.ranges.get(ranges.0 as usize) {
-            Some(r) => (Kind::TextNumIn(r.clone().into_boxed_slice()), slot.0),
-            None => other,
-        },
-        _ => other,
+    let list = |i: u32| {
+        pools
+            .lists
+            .get(i as usize)
+            .map(|l| strings(l.iter().map(|s| &**s)))
+    };
+    let ranges = |i: u32| {
+        pools
+            .ranges
+            .get(i as usize)
+            .map(|r| Arc::from(r.as_slice()))
+    };
+    let kind = match *inst {
+        Inst::Shape { slot, shapes, .. } => Some((Kind::Shape(shapes), slot)),
+        Inst::StrEq { slot, s, .. } => share(&mut shared.strings, s.0, || {
+            pools.strings.get(s.0 as usize).map(|s| strings([&**s]))
+        })
+        .map(|c| (Kind::StrAny(c), slot)),
+        Inst::StrIn { slot, set, .. } => share(&mut shared.sets, set.0, || {
+            pools
+                .sets
+                .get(set.0 as usize)
+                .filter(|set| set.len() <= SMALL_SET)
+                .map(|set| strings(set.iter().map(|s| &**s)))
+        })
+        .map(|c| (Kind::StrAny(c), slot)),
+        Inst::StrPrefix { slot, list: l, .. } => {
+            share(&mut shared.lists, l.0, || list(l.0)).map(|c| (Kind::Prefix(c), slot))
+        }
+        Inst::StrSuffix { slot, list: l, .. } => {
+            share(&mut shared.lists, l.0, || list(l.0)).map(|c| (Kind::Suffix(c), slot))
+        }
+        Inst::NumIn {
+            slot, ranges: r, ..
+        } => share(&mut shared.ranges, r.0, || ranges(r.0)).map(|c| (Kind::NumIn(c), slot)),
+        Inst::TextNumIn {
+            slot, ranges: r, ..
+        } => share(&mut shared.ranges, r.0, || ranges(r.0)).map(|c| (Kind::TextNumIn(c), slot)),
+        _ => None,
+    };
+    match kind {
+        Some((kind, slot)) => (kind, slot.0),
+        None => (Kind::Other(idx(pc)), 0),
     }
 }
 
@@ -475,6 +535,57 @@ mod tests {
             Inst::Ret { src: Reg(0) },
         ];
         assert!(Program::new(p).unwrap().plan().is_none());
+    }
+
+    #[test]
+    fn steps_reading_one_pool_entry_share_its_constants() {
+        let mut p = parts();
+        let (dst, slot) = (Reg(0), SlotRef(0));
+        let either = |target: u32| Inst::JumpIfTrue {
+            cond: Reg(0),
+            target: Target(target),
+        };
+        p.code = vec![
+            Inst::StrPrefix {
+                dst,
+                slot,
+                list: ListRef(0),
+            },
+            either(2),
+            Inst::StrSuffix {
+                dst,
+                slot,
+                list: ListRef(0),
+            },
+            either(4),
+            Inst::StrEq {
+                dst,
+                slot,
+                s: StrRef(1),
+            },
+            either(6),
+            Inst::StrEq {
+                dst,
+                slot,
+                s: StrRef(1),
+            },
+            Inst::Ret { src: Reg(0) },
+        ];
+        let program = Program::new(p).unwrap();
+        let steps = &program.plan().unwrap().steps;
+        match (
+            &steps[0].kind,
+            &steps[1].kind,
+            &steps[2].kind,
+            &steps[3].kind,
+        ) {
+            (Kind::Prefix(a), Kind::Suffix(b), Kind::StrAny(c), Kind::StrAny(d)) => {
+                assert!(Arc::ptr_eq(a, b));
+                assert!(Arc::ptr_eq(c, d));
+                assert_eq!(**c, [Box::from(&b"a-long-value-123"[..])]);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

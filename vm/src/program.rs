@@ -5,6 +5,7 @@ use crate::cidr::Cidr;
 use crate::number::Decimal;
 use crate::op::Inst;
 use crate::pattern::SegmentPattern;
+use crate::substring::Substrings;
 use crate::wildcard::Wildcard;
 use ahash::AHashSet;
 use std::fmt::{self, Write as _};
@@ -211,6 +212,39 @@ pub struct Program {
     /// The decision graph the executor runs, for one-register programs (derived, see
     /// [`crate::plan`]).
     plan: Option<crate::plan::Plan>,
+    /// The substring searcher of each list a `str_contains` or `str_contains_fold` instruction
+    /// reads, indexed like `pools.lists` (`None` for the other lists); built here, once per
+    /// list, so that evaluation never builds one (see [`crate::substring`]).
+    substrings: Box<[Option<Substrings>]>,
+}
+
+/// The searchers of the lists that substring instructions read (of a program whose operands are
+/// verified), each built once however many instructions read it.
+fn substrings(parts: &ProgramParts) -> Result<Box<[Option<Substrings>]>, VerifyError> {
+    let mut searchers: Vec<Option<Substrings>> = Vec::new();
+    for (at, inst) in parts.code.iter().enumerate() {
+        let (Inst::StrContains { list, .. } | Inst::StrContainsFold { list, .. }) = *inst else {
+            continue;
+        };
+        let i = list.0 as usize;
+        if searchers.get(i).is_some_and(Option::is_some) {
+            continue;
+        }
+        let Some(needles) = parts.pools.lists.get(i) else {
+            continue;
+        };
+        let searcher = Substrings::new(needles).map_err(|e| VerifyError {
+            at,
+            reason: format!("list{i}: {e}"),
+        })?;
+        if searchers.is_empty() {
+            searchers.resize_with(parts.pools.lists.len(), || None);
+        }
+        if let Some(slot) = searchers.get_mut(i) {
+            *slot = Some(searcher);
+        }
+    }
+    Ok(searchers.into_boxed_slice())
 }
 
 /// Why a program was rejected by the verifier.
@@ -226,7 +260,8 @@ pub struct VerifyError {
 impl Program {
     /// Verifies `parts` and makes a program of them: every register, slot and pool index in bounds,
     /// jumps forward only, the stream ends in `ret`, sizes within limits, origins cover the code,
-    /// no interval bound is NaN.
+    /// no interval bound is NaN. Then derives what evaluation needs — the decision plan and the
+    /// substring searchers — in time and memory proportional to `parts`.
     pub fn new(parts: ProgramParts) -> Result<Program, VerifyError> {
         let n = parts.code.len();
         let whole = |reason: String| VerifyError { at: n, reason };
@@ -262,13 +297,25 @@ impl Program {
         {
             return Err(whole(format!("ranges{i} has a NaN bound")));
         }
-        let mut program = Program { parts, plan: None };
+        let mut program = Program {
+            parts,
+            plan: None,
+            substrings: Box::new([]),
+        };
         for (at, inst) in program.parts.code.iter().enumerate() {
             inst.check(&program, at)
                 .map_err(|reason| VerifyError { at, reason })?;
         }
+        program.substrings = substrings(&program.parts)?;
         program.plan = crate::plan::Plan::build(&program);
         Ok(program)
+    }
+
+    /// The substring searcher of list `list`, when a `str_contains` or `str_contains_fold`
+    /// instruction reads it.
+    #[inline]
+    pub(crate) fn substrings(&self, list: u32) -> Option<&Substrings> {
+        self.substrings.get(list as usize)?.as_ref()
     }
 
     /// The decision graph the executor runs this program as, if it has one.

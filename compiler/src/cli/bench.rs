@@ -12,6 +12,7 @@
 //! time. The oracle thus shares nothing with the engine it checks, not even the address space.
 
 use super::Failure;
+use super::output::{self, Stderr};
 use clap::Args;
 use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
 use filtervm_compiler::{
@@ -75,7 +76,8 @@ impl Progress {
         let now = self.last.elapsed();
         if now >= Duration::from_secs(1) {
             self.last = Instant::now();
-            eprintln!(
+            writeln!(
+                Stderr,
                 "filtervm bench: {}: {done}/{total} ({:.0} s)",
                 self.phase,
                 self.started.elapsed().as_secs_f64()
@@ -183,7 +185,8 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
             {
                 disagreements += 1;
                 if disagreements <= 5 {
-                    eprintln!(
+                    writeln!(
+                        Stderr,
                         "filtervm bench: DISAGREEMENT on message {} ({}): set {:?}, {name} {:?}",
                         i + 1,
                         samples.get(i).map_or(String::new(), |s| s.json.to_string()),
@@ -231,9 +234,7 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     for (name, value) in lines {
         out.push_str(&format!("{name}: {value}\n"));
     }
-    std::io::stdout()
-        .write_all(out.as_bytes())
-        .map_err(|e| Failure::usage(format!("cannot write: {e}")))?;
+    output::print(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,9 +1,5 @@
 //! Command-line parsing and the subcommands.
 
-#[expect(
-    clippy::print_stderr,
-    reason = "bench's progress and disagreement lines still use eprintln!; they belong in output::Stderr"
-)]
 mod bench;
 mod explain;
 mod lint;

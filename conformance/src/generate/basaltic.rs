@@ -107,12 +107,30 @@ pub fn case(s: &mut impl Source) -> Case {
         let alternatives: Vec<Value> = (0..1 + s.below(3)).map(|_| alternative(s)).collect();
         policy.insert(word(s, NAMES).to_owned(), Value::Array(alternatives));
     }
+    let message = message(s, &[]);
+    Case {
+        dialect: Dialect::Basaltic,
+        options: Value::Null,
+        policy: Value::Object(policy),
+        message,
+    }
+}
+
+/// A message of up to four attributes drawn from the pools; with a non-empty `pool` (a policy's
+/// own operands, see [`harvest`](super::harvest)) a value comes from it a third of the time.
+/// [`case`] passes an empty pool: its messages do not depend on its policy.
+pub fn message(s: &mut impl Source, pool: &[Value]) -> Value {
     let mut attributes = Map::new();
     for _ in 0..s.below(5) {
-        let value = if s.chance(50) {
-            word(s, NUMBER_TEXTS)
+        let value = if !pool.is_empty() && s.chance(35) {
+            match s.pick(pool) {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            }
+        } else if s.chance(50) {
+            word(s, NUMBER_TEXTS).to_owned()
         } else {
-            word(s, STRINGS)
+            word(s, STRINGS).to_owned()
         };
         let ty = if s.chance(50) { "Number" } else { "String" };
         attributes.insert(
@@ -120,10 +138,5 @@ pub fn case(s: &mut impl Source) -> Case {
             json!({"type": ty, "value": value}),
         );
     }
-    Case {
-        dialect: Dialect::Basaltic,
-        options: Value::Null,
-        policy: Value::Object(policy),
-        message: json!({ "attributes": attributes }),
-    }
+    json!({ "attributes": attributes })
 }

@@ -397,8 +397,20 @@ pub fn case(s: &mut impl Source) -> Case {
     }
 
     let policy = Value::Object(policy);
+    let message = event(s, &policy, cloud);
+    Case {
+        dialect: Dialect::EventGrid,
+        options,
+        policy,
+        message,
+    }
+}
+
+/// An event for `policy` (a CloudEvents one when `cloud`): envelope members and `data` following
+/// the filter's keys, values from its own operands now and then; now and then not an object.
+pub fn event(s: &mut impl Source, policy: &Value, cloud: bool) -> Value {
     let mut values = Vec::new();
-    harvest(&policy, &mut values);
+    harvest(policy, &mut values);
     let mut event = Map::new();
     if cloud {
         put(&mut event, "specversion", Some(json!("1.0")));
@@ -480,16 +492,10 @@ pub fn case(s: &mut impl Source) -> Case {
             put(&mut event, "data", Some(Value::Object(data)));
         }
     }
-    let message = match s.below(100) {
+    match s.below(100) {
         0 | 1 => json!([event]),
         2 => json!("an event"),
         3 => Value::Null,
         _ => Value::Object(event),
-    };
-    Case {
-        dialect: Dialect::EventGrid,
-        options,
-        policy,
-        message,
     }
 }

@@ -77,25 +77,55 @@ pub fn case(s: &mut impl Source) -> Case {
         1 => json!({}),
         _ => Value::Null,
     };
-    let mut headers = Map::new();
-    for _ in 0..s.below(5) {
-        let v = if s.chance(25) {
-            // A header given several values (a multimap): any value may satisfy a condition.
-            Value::Array((0..1 + s.below(3)).map(|_| value(s)).collect())
-        } else {
-            value(s)
-        };
-        headers.insert(word(s, KEYS).to_owned(), v);
-    }
-    let message = if headers.is_empty() && s.chance(30) {
-        json!({})
-    } else {
-        json!({ "headers": headers })
-    };
+    let message = message(s, &[]);
     Case {
         dialect: Dialect::Expr,
         options,
         policy,
         message,
+    }
+}
+
+/// A header value: from `pool` a third of the time when it is not empty, else from the pools.
+fn header_value(s: &mut impl Source, pool: &[Value]) -> Value {
+    if !pool.is_empty() && s.chance(35) {
+        s.pick(pool).clone()
+    } else {
+        value(s)
+    }
+}
+
+/// The operands of a policy's conditions (strings), for [`message`].
+pub fn operands(policy: &Value, out: &mut Vec<Value>) {
+    match policy.get("exp").and_then(Value::as_array) {
+        Some(children) => children.iter().for_each(|c| operands(c, out)),
+        None => match policy.get("value") {
+            Some(Value::Array(items)) => {
+                out.extend(items.iter().filter(|v| v.is_string()).cloned())
+            }
+            Some(v @ Value::String(_)) => out.push(v.clone()),
+            _ => {}
+        },
+    }
+}
+
+/// A message of up to four headers drawn from the pools; with a non-empty `pool` (a policy's
+/// [`operands`]) a value comes from it a third of the time. [`case`] passes an empty pool: its
+/// messages do not depend on its policy.
+pub fn message(s: &mut impl Source, pool: &[Value]) -> Value {
+    let mut headers = Map::new();
+    for _ in 0..s.below(5) {
+        let v = if s.chance(25) {
+            // A header given several values (a multimap): any value may satisfy a condition.
+            Value::Array((0..1 + s.below(3)).map(|_| header_value(s, pool)).collect())
+        } else {
+            header_value(s, pool)
+        };
+        headers.insert(word(s, KEYS).to_owned(), v);
+    }
+    if headers.is_empty() && s.chance(30) {
+        json!({})
+    } else {
+        json!({ "headers": headers })
     }
 }

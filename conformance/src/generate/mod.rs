@@ -12,7 +12,7 @@ pub mod expr;
 pub mod sns;
 pub mod stream;
 
-use crate::reference::json::Value;
+use crate::reference::json::{Map, Value};
 use filtervm_compiler::Dialect;
 
 /// A source of choices.
@@ -126,7 +126,7 @@ pub(crate) fn word<'a>(s: &mut impl Source, items: &[&'a str]) -> &'a str {
 
 /// Every string and number in `value` (object keys excepted), in order: generators draw message
 /// values from the policy's own operands now and then, so that more messages match.
-pub(crate) fn harvest(value: &Value, out: &mut Vec<Value>) {
+pub fn harvest(value: &Value, out: &mut Vec<Value>) {
     match value {
         Value::String(_) | Value::Number(_) => out.push(value.clone()),
         Value::Array(items) => items.iter().for_each(|v| harvest(v, out)),
@@ -216,4 +216,119 @@ pub fn check(case: &Case) -> Outcome {
         Ok(reference) => Outcome::Disagree { vm, reference },
         Err(e) => Outcome::Error(e.0),
     }
+}
+
+/// Another message for `policy` (a policy of `dialect` with `options`, as [`case`] makes them),
+/// drawn as [`case`] draws its messages, with values taken from the policy's own operands now and
+/// then (for `basaltic` and `expr` too, whose [`case`] messages ignore the policy; `sns`
+/// attributes are also aimed at their leaves, [`sns::aim`]): for checks that need many messages
+/// per policy, many of them matching (the `PolicySet` tests).
+pub fn message_for(
+    dialect: Dialect,
+    policy: &Value,
+    options: &Value,
+    source: &mut impl Source,
+) -> Value {
+    match dialect {
+        Dialect::Basaltic => {
+            let mut pool = Vec::new();
+            harvest(policy, &mut pool);
+            basaltic::message(source, &pool)
+        }
+        Dialect::Expr => {
+            let mut pool = Vec::new();
+            expr::operands(policy, &mut pool);
+            expr::message(source, &pool)
+        }
+        Dialect::Sns => {
+            let body = options.get("scope").and_then(Value::as_str) == Some("MessageBody");
+            let mut message = sns::message(source, policy, body);
+            if !body {
+                sns::aim(source, policy, &mut message);
+            }
+            message
+        }
+        Dialect::EventGrid => {
+            let cloud =
+                options.get("schema").and_then(Value::as_str) == Some("CloudEventSchemaV1_0");
+            eventgrid::event(source, policy, cloud)
+        }
+        Dialect::Stream => {
+            // The text form is read back to the JSON form, whose clauses name the headers.
+            let json_form = match policy {
+                Value::String(text) => filtervm_compiler::dialect::stream::parse_text(text)
+                    .ok()
+                    .and_then(|f| crate::reference::json::parse(&f.to_json().to_string()).ok())
+                    .unwrap_or(Value::Null),
+                other => other.clone(),
+            };
+            stream::message(source, &json_form)
+        }
+    }
+}
+
+/// A nested policy made of parts of `policies` (valid policies of `dialect`, as [`case`] makes
+/// them), for the dialects that nest: `sns` `{m0, "$or": [{m1}, {m2, m3}]}` or
+/// `{m0, "$or": [{m1}, {m2, "$or": [{m3}, {m4}]}]}` of single members (each a member of a policy,
+/// or an exact match of one of its names on one of its string operands); `expr`
+/// `AND(p0, OR(p1, …))` with AND, OR and NOT below; `stream` the groups of two filters as one.
+/// `None` for the other dialects, an empty `policies`, or a draw that does not fit. The result
+/// may exceed the dialect's limits (the caller compiles it and skips it then).
+pub fn nested<S: Source>(dialect: Dialect, policies: &[Value], s: &mut S) -> Option<Value> {
+    if policies.is_empty() {
+        return None;
+    }
+    let pick = |s: &mut S| s.pick(policies).clone();
+    match dialect {
+        Dialect::Sns => {
+            let member = |s: &mut S| sns_member(&pick(s), s);
+            let (mut m0, m1, mut m2, m3, m4) =
+                (member(s)?, member(s)?, member(s)?, member(s)?, member(s)?);
+            if m0.contains_key("$or") || m2.contains_key("$or") {
+                return None;
+            }
+            if s.chance(50) {
+                m2.extend(m3);
+            } else {
+                m2.insert("$or".into(), Value::Array(vec![m3.into(), m4.into()]));
+            }
+            m0.insert("$or".into(), Value::Array(vec![m1.into(), m2.into()]));
+            Some(Value::Object(m0))
+        }
+        Dialect::Expr => {
+            let (p0, p1, p2, p3) = (pick(s), pick(s), pick(s), pick(s));
+            let inner = match s.below(3) {
+                0 => crate::json!({"op": "AND", "exp": [p2, {"op": "NOT", "exp": [p3]}]}),
+                1 => crate::json!({"op": "AND", "exp": [p2, p3]}),
+                _ => crate::json!({"op": "OR", "exp": [{"op": "AND", "exp": [p2, p3]}, p0]}),
+            };
+            Some(crate::json!({"op": "AND", "exp": [p0, {"op": "OR", "exp": [p1, inner]}]}))
+        }
+        Dialect::Stream => {
+            let (p0, p1) = (pick(s), pick(s));
+            let a = p0.get("groups")?.as_array()?;
+            let b = p1.get("groups")?.as_array()?;
+            Some(crate::json!({"groups": a.iter().chain(b).cloned().collect::<Vec<_>>()}))
+        }
+        Dialect::Basaltic | Dialect::EventGrid => None,
+    }
+}
+
+/// One member of an `sns` policy, as a one-member object: as it is, or (three times in five,
+/// when it is no `$or`) an exact match of its name on one of its string operands.
+fn sns_member(policy: &Value, s: &mut impl Source) -> Option<Map> {
+    let members: Vec<(&String, &Value)> = policy.as_object()?.iter().collect();
+    if members.is_empty() {
+        return None;
+    }
+    let &(name, value) = s.pick(&members);
+    let mut strings = Vec::new();
+    harvest(value, &mut strings);
+    strings.retain(Value::is_string);
+    let value = if name != "$or" && !strings.is_empty() && s.chance(60) {
+        Value::Array(vec![s.pick(&strings).clone()])
+    } else {
+        value.clone()
+    };
+    Some(Map::from_iter([(name.clone(), value)]))
 }

@@ -531,10 +531,31 @@ pub fn case(s: &mut impl Source) -> Case {
             policy = json!({ word(s, NAMES): leaf_list(s) });
         }
     }
+    let message = message(s, &policy, body);
+    let options = if body {
+        json!({"scope": "MessageBody"})
+    } else {
+        match s.below(3) {
+            0 => json!({"scope": "MessageAttributes"}),
+            1 => json!({}),
+            _ => Value::Null,
+        }
+    };
+    Case {
+        dialect: Dialect::Sns,
+        options,
+        policy,
+        message,
+    }
+}
+
+/// A message for `policy`, in the body scope when `body`: values from the policy's own operands
+/// now and then, a body that follows the policy's shape half of the time, attributes named by its
+/// leaves.
+pub fn message(s: &mut impl Source, policy: &Value, body: bool) -> Value {
     let mut pool = Vec::new();
-    harvest(&policy, &mut pool);
-    let (options, message) = if body {
-        let options = json!({"scope": "MessageBody"});
+    harvest(policy, &mut pool);
+    if body {
         let text = match s.below(20) {
             0 => Value::String("not json".into()),
             1 => Value::String("\"a string\"".into()),
@@ -547,7 +568,7 @@ pub fn case(s: &mut impl Source) -> Case {
                 Value::String(follow(s, shape, &pool, 3).to_string())
             }
         };
-        (options, json!({ "body": text }))
+        json!({ "body": text })
     } else {
         let mut attributes = Map::new();
         let mut names = Vec::new();
@@ -562,17 +583,44 @@ pub fn case(s: &mut impl Source) -> Case {
         for _ in 0..s.below(3) {
             attributes.insert(word(s, NAMES).to_owned(), attribute(s, &pool));
         }
-        let options = match s.below(3) {
-            0 => json!({"scope": "MessageAttributes"}),
-            1 => json!({}),
-            _ => Value::Null,
-        };
-        (options, json!({ "attributes": attributes }))
+        json!({ "attributes": attributes })
+    }
+}
+
+/// Points an attribute-scope `message` at `policy`: half of the time, each attribute a leaf of
+/// the policy names gets one of that leaf's own string or number operands (for checks that want
+/// messages that match, see [`super::message_for`]).
+pub fn aim(s: &mut impl Source, policy: &Value, message: &mut Value) {
+    fn leaves<'a>(policy: &'a Map, out: &mut Vec<(&'a str, &'a Value)>) {
+        for (name, v) in policy {
+            match v {
+                Value::Array(branches) if name == "$or" => {
+                    for b in branches.iter().filter_map(Value::as_object) {
+                        leaves(b, out);
+                    }
+                }
+                _ => out.push((name, v)),
+            }
+        }
+    }
+    let mut named = Vec::new();
+    if let Some(p) = policy.as_object() {
+        leaves(p, &mut named);
+    }
+    let Some(attributes) = message.get_mut("attributes").and_then(Value::as_object_mut) else {
+        return;
     };
-    Case {
-        dialect: Dialect::Sns,
-        options,
-        policy,
-        message,
+    for (name, leaf) in named {
+        let mut operands = Vec::new();
+        harvest(leaf, &mut operands);
+        if operands.is_empty() || !s.chance(50) {
+            continue;
+        }
+        let attribute = match s.pick(&operands) {
+            Value::Number(n) => json!({"Type": "Number", "Value": n.to_string()}),
+            Value::String(text) => json!({"Type": "String", "Value": text}),
+            _ => continue,
+        };
+        attributes.insert(name.to_owned(), attribute);
     }
 }

@@ -255,8 +255,21 @@ pub fn case(s: &mut impl Source) -> Case {
     } else {
         json_form.clone()
     };
+    let message = message(s, &json_form);
+    let options = if s.chance(20) { json!({}) } else { Value::Null };
+    Case {
+        dialect: Dialect::Stream,
+        options,
+        policy,
+        message,
+    }
+}
+
+/// A message for a JSON-form filter: the headers it names, most with values from its own
+/// patterns (stars filled) or numbers, plus a few others.
+pub fn message(s: &mut impl Source, json_form: &Value) -> Value {
     let mut pool = Vec::new();
-    harvest(&json_form, &mut pool);
+    harvest(json_form, &mut pool);
     let mut headers = Map::new();
     // Headers the filter names, with values from its own patterns (stars filled) or numbers.
     let named = json_form
@@ -286,11 +299,5 @@ pub fn case(s: &mut impl Source) -> Case {
     for _ in 0..s.below(3) {
         headers.insert(word(s, HEADERS).to_owned(), json!(value(s)));
     }
-    let options = if s.chance(20) { json!({}) } else { Value::Null };
-    Case {
-        dialect: Dialect::Stream,
-        options,
-        policy,
-        message: json!({ "headers": headers }),
-    }
+    json!({ "headers": headers })
 }

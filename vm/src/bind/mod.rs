@@ -22,7 +22,14 @@ const MAX_SPARE: usize = 4096;
 use ahash::AHashMap;
 
 /// The keys a program (or a set of programs) reads, each interned once.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// Each key has a *slot*, its index in the bound rows. A program's table only grows. A table
+/// shared by many holders (a `PolicySet`) counts references: every [`KeyTable::intern`] adds one,
+/// [`KeyTable::release`] drops one, and a slot whose count reaches zero is *released*: its key is
+/// forgotten and the slot holds [`KeyTable::released_key`], which nobody reads, until the next new
+/// key reuses it. [`KeyTable::compact`] removes the released slots, renumbering the others, so
+/// that the bound width shrinks with the table.
+#[derive(Debug, Clone, Default)]
 pub struct KeyTable {
     keys: Vec<Key>,
     index: AHashMap<Key, u32>,
@@ -31,30 +38,141 @@ pub struct KeyTable {
     names: AHashMap<Box<str>, Vec<u32>>,
     /// The slot of [`Key::AnyAttribute`], if interned.
     any_attribute: Option<u32>,
+    /// Per slot: the number of references (0 for a released slot).
+    refs: Vec<u32>,
+    /// The released slots, reused first by new keys.
+    free: Vec<u32>,
+}
+
+/// Two tables are equal when they hold the same keys in the same slots (reference counts aside).
+impl PartialEq for KeyTable {
+    fn eq(&self, other: &KeyTable) -> bool {
+        self.keys == other.keys
+    }
 }
 
 impl KeyTable {
+    /// The key a released slot holds until it is reused or compacted away: the text of an
+    /// attribute named `""`. Binding headers, bodies and events ignores attribute keys; binding
+    /// attributes may fill the slot for an attribute of that name, which nobody reads (the
+    /// table's index does not know the slot).
+    pub fn released_key() -> Key {
+        Key::AttributeText(Box::default())
+    }
+
     /// An empty table.
     pub fn new() -> KeyTable {
         KeyTable::default()
     }
 
-    /// Interns `key`, returning its slot index.
+    /// Interns `key`, returning its slot index, and adds a reference to it.
     pub fn intern(&mut self, key: Key) -> u32 {
         if let Some(&i) = self.index.get(&key) {
+            if let Some(r) = self.refs.get_mut(i as usize) {
+                *r = r.saturating_add(1);
+            }
             return i;
         }
-        let i = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
-        match &key {
-            Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) => {
-                self.names.entry(name.clone()).or_default().push(i);
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.keys.push(KeyTable::released_key());
+                self.refs.push(0);
+                u32::try_from(self.keys.len() - 1).unwrap_or(u32::MAX)
             }
-            Key::AnyAttribute => self.any_attribute = Some(i),
-            _ => {}
+        };
+        self.link(i, &key);
+        if let Some(k) = self.keys.get_mut(i as usize) {
+            *k = key.clone();
         }
-        self.keys.push(key.clone());
+        if let Some(r) = self.refs.get_mut(i as usize) {
+            *r = 1;
+        }
         self.index.insert(key, i);
         i
+    }
+
+    /// Drops a reference to the key in `slot`; when it was the last, the slot is released (see
+    /// [`KeyTable::released_key`]). Returns whether it was.
+    pub fn release(&mut self, slot: u32) -> bool {
+        let Some(r) = self.refs.get_mut(slot as usize) else {
+            return false;
+        };
+        if *r == 0 {
+            return false;
+        }
+        *r -= 1;
+        if *r > 0 {
+            return false;
+        }
+        let Some(key) = self
+            .keys
+            .get_mut(slot as usize)
+            .map(|k| std::mem::replace(k, KeyTable::released_key()))
+        else {
+            return false;
+        };
+        self.index.remove(&key);
+        self.unlink(slot, &key);
+        self.free.push(slot);
+        true
+    }
+
+    /// Removes the released slots: the live keys move down, in order, to slots `0..live`.
+    /// Returns each old slot's new slot (`u32::MAX` for a released one). The table keeps no
+    /// spare capacity.
+    pub fn compact(&mut self) -> Vec<u32> {
+        let old_keys = std::mem::take(&mut self.keys);
+        let old_refs = std::mem::take(&mut self.refs);
+        let mut moved = Vec::with_capacity(old_keys.len());
+        let live = old_refs.iter().filter(|&&r| r > 0).count();
+        self.keys = Vec::with_capacity(live);
+        self.refs = Vec::with_capacity(live);
+        self.index = AHashMap::with_capacity(live);
+        self.names = AHashMap::new();
+        self.any_attribute = None;
+        self.free = Vec::new();
+        for (key, refs) in old_keys.into_iter().zip(old_refs) {
+            if refs == 0 {
+                moved.push(u32::MAX);
+                continue;
+            }
+            let i = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
+            moved.push(i);
+            self.link(i, &key);
+            self.index.insert(key.clone(), i);
+            self.keys.push(key);
+            self.refs.push(refs);
+        }
+        self.names.shrink_to_fit();
+        moved
+    }
+
+    /// Records `key`'s slot in the name index (or as the any-attribute slot).
+    fn link(&mut self, slot: u32, key: &Key) {
+        match key {
+            Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) => {
+                self.names.entry(name.clone()).or_default().push(slot);
+            }
+            Key::AnyAttribute => self.any_attribute = Some(slot),
+            _ => {}
+        }
+    }
+
+    /// Forgets `key`'s slot in the name index (a name has at most one slot per key kind).
+    fn unlink(&mut self, slot: u32, key: &Key) {
+        match key {
+            Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) => {
+                if let Some(slots) = self.names.get_mut(name) {
+                    slots.retain(|&s| s != slot);
+                    if slots.is_empty() {
+                        self.names.remove(name);
+                    }
+                }
+            }
+            Key::AnyAttribute => self.any_attribute = None,
+            _ => {}
+        }
     }
 
     /// The slots of the attribute and header keys that read the name `name`.
@@ -68,20 +186,67 @@ impl KeyTable {
         self.index.get(key).copied()
     }
 
-    /// The keys in slot order.
+    /// The keys in slot order (a released slot holds [`KeyTable::released_key`]).
     pub fn keys(&self) -> &[Key] {
         &self.keys
     }
 
-    /// The number of keys.
+    /// The number of slots (the width of a bound row), released ones included.
     pub fn len(&self) -> usize {
         self.keys.len()
+    }
+
+    /// The number of released slots (see [`KeyTable::compact`]).
+    pub fn released(&self) -> usize {
+        self.free.len()
     }
 
     /// Whether the table is empty.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
+
+    /// The heap bytes the table holds: its slots, its two indexes and the keys' names (held
+    /// twice, by the slots and by the index, and a third time by the name index).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let text = |k: &Key| match k {
+            Key::AttributeText(n)
+            | Key::AttributeTyped(n)
+            | Key::Header(n)
+            | Key::BodyPath(n)
+            | Key::BodyPathEach(n)
+            | Key::EventMember(n) => n.len(),
+            Key::EventData(path) => {
+                path.len() * size_of::<Box<str>>() + path.iter().map(|s| s.len()).sum::<usize>()
+            }
+            Key::AnyAttribute | Key::BodyIsObject => 0,
+        };
+        let texts: usize = self.keys.iter().map(text).sum();
+        let names: usize = self
+            .names
+            .iter()
+            .map(|(n, slots)| n.len() + slots.capacity() * 4)
+            .sum();
+        self.keys.capacity() * size_of::<Key>()
+            + self.refs.capacity() * 4
+            + self.free.capacity() * 4
+            + 2 * texts
+            + map_bytes(self.index.capacity(), size_of::<(Key, u32)>())
+            + map_bytes(self.names.capacity(), size_of::<(Box<str>, Vec<u32>)>())
+            + names
+    }
+}
+
+/// The bytes of a hash table (hashbrown's layout, which `ahash`'s maps use) of `capacity` entries
+/// of `entry` bytes: its buckets (capacity × 8/7, a power of two) and one control byte each.
+pub fn map_bytes(capacity: usize, entry: usize) -> usize {
+    let buckets = match capacity {
+        0 => 0,
+        c if c < 8 => (c + 1).next_power_of_two(),
+        c => (c * 8 / 7).next_power_of_two(),
+    };
+    buckets * (entry + 1)
 }
 
 /// What one key resolved to in one row: its shape and a range of leaves.
@@ -330,6 +495,44 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(t.len(), 2);
         assert_eq!(t.get(&Key::Header("b".into())), Some(b));
+    }
+
+    #[test]
+    fn released_slots_are_reused_and_compacted_away() {
+        let mut t = KeyTable::new();
+        let a = t.intern(Key::AttributeTyped("a".into()));
+        let b = t.intern(Key::AttributeTyped("b".into()));
+        let c = t.intern(Key::Header("c".into()));
+        assert_eq!(t.intern(Key::AttributeTyped("a".into())), a);
+        // `a` has two references: the first release keeps it.
+        assert!(!t.release(a));
+        assert!(t.release(a));
+        assert!(!t.release(a), "a released slot has no references left");
+        assert_eq!(t.get(&Key::AttributeTyped("a".into())), None);
+        assert!(t.slots_named("a").is_empty());
+        assert_eq!(t.keys()[a as usize], KeyTable::released_key());
+        assert_eq!((t.len(), t.released()), (3, 1));
+        // A new key takes the released slot.
+        let d = t.intern(Key::AttributeTyped("d".into()));
+        assert_eq!(d, a);
+        assert!(t.release(d));
+        assert!(t.release(b));
+        let moved = t.compact();
+        assert_eq!(moved, [u32::MAX, u32::MAX, 0]);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.released(), 0);
+        assert_eq!(t.get(&Key::Header("c".into())), Some(0));
+        assert_eq!(t.slots_named("c"), [0]);
+        let _ = c;
+        // Binding a message to the compacted table uses its width.
+        let mut bindings = Bindings::new();
+        bindings.bind(&t, &Message::headers([("c", "x")]));
+        assert_eq!(bindings.width(), 1);
+        assert_eq!(bindings.slot(0, 0).shape, Shape::Scalar);
+        assert!(t.release(0));
+        t.compact();
+        assert!(t.is_empty());
+        assert_eq!(t.heap_bytes(), 0);
     }
 
     #[test]
