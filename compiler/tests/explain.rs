@@ -532,35 +532,6 @@ fn text_rendering_shows_verdict_deciders_and_tree() {
     assert!(text.contains("✓ test /event/1  \"order.paid\""));
 }
 
-/// The command line: `filtervm explain` on the README's example, text and `--json`.
-#[test]
-fn cli_explain_the_readme_example() {
-    let run = |extra: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_filtervm"))
-            .current_dir(root())
-            .args([
-                "explain",
-                "--dialect",
-                "basaltic",
-                "--policy",
-                "examples/basaltic/policy.json",
-                "--message",
-                "examples/basaltic/amount-1000.json",
-            ])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let text = run(&["--trace"]);
-    assert!(text.contains("no match (basaltic policy)"));
-    assert!(text.contains("text_num_in"));
-    let json: Value = serde_json::from_str(&run(&["--json"])).unwrap();
-    assert_eq!(json["verdict"], "no-match");
-    assert_eq!(json["decided_by"][0]["pointer"], "/amount/0");
-}
-
 /// The README's `## Explain` session is the real output.
 #[test]
 fn readme_explain_session_is_current() {

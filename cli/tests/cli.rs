@@ -726,3 +726,117 @@ fn errors_about_huge_input_are_short_lines() {
     assert!(stderr.contains("… (100000 bytes)"), "{stderr:.300}");
     assert!(stderr.lines().all(|l| l.len() < 600), "{stderr:.300}");
 }
+
+#[test]
+fn cli_compile_output_then_match_program() {
+    let exe = env!("CARGO_BIN_EXE_filtervm");
+    let dir = std::env::temp_dir().join(format!("filtervm-wire-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let policy = dir.join("policy.json");
+    let program = dir.join("policy.fvm");
+    let messages = dir.join("messages.jsonl");
+    std::fs::write(
+        &policy,
+        r#"{"event": ["order.paid"], "amount": [{"numeric": [">", 5]}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        &messages,
+        concat!(
+            r#"{"attributes": {"event": {"type": "String", "value": "order.paid"}, "amount": {"type": "Number", "value": "7"}}}"#,
+            "\n",
+            r#"{"attributes": {"event": {"type": "String", "value": "order.paid"}}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let run =
+        |args: &[&std::ffi::OsStr]| std::process::Command::new(exe).args(args).output().unwrap();
+    let out = run(&[
+        "compile".as_ref(),
+        "--dialect".as_ref(),
+        "basaltic".as_ref(),
+        "--policy".as_ref(),
+        policy.as_os_str(),
+        "--output".as_ref(),
+        program.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "--output alone prints nothing");
+    let bytes = std::fs::read(&program).unwrap();
+    assert!(filtervm_compiler::Filter::from_bytes(&bytes).is_ok());
+
+    let out = run(&[
+        "match".as_ref(),
+        "--program".as_ref(),
+        program.as_os_str(),
+        messages.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "match\nno-match\n");
+
+    // --program conflicts with a policy's arguments.
+    let out = run(&[
+        "match".as_ref(),
+        "--program".as_ref(),
+        program.as_os_str(),
+        "--dialect".as_ref(),
+        "basaltic".as_ref(),
+        messages.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+
+    // A corrupt program is rejected with a clear message and exit 1.
+    std::fs::write(&program, &bytes[..bytes.len() - 1]).unwrap();
+    let out = run(&[
+        "match".as_ref(),
+        "--program".as_ref(),
+        program.as_os_str(),
+        messages.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a valid filtervm program"), "{err}");
+
+    // Without --program, a policy still needs its dialect.
+    let out = run(&["match".as_ref(), "--policy".as_ref(), policy.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The command line: `filtervm explain` on the README's example, text and `--json`.
+#[test]
+fn cli_explain_the_readme_example() {
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_filtervm"))
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .args([
+                "explain",
+                "--dialect",
+                "basaltic",
+                "--policy",
+                "examples/basaltic/policy.json",
+                "--message",
+                "examples/basaltic/amount-1000.json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let text = run(&["--trace"]);
+    assert!(text.contains("no match (basaltic policy)"));
+    assert!(text.contains("text_num_in"));
+    let json: serde_json::Value = serde_json::from_str(&run(&["--json"])).unwrap();
+    assert_eq!(json["verdict"], "no-match");
+    assert_eq!(json["decided_by"][0]["pointer"], "/amount/0");
+}
