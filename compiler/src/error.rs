@@ -142,8 +142,9 @@ error_codes! {
     /// A valid program whose metadata is not a filter's (`{"dialect", "options"}`). Smallest
     /// input: a program with the metadata `[]`.
     InvalidFilterMetadata = "INVALID_FILTER_METADATA", Load;
-    /// A filter loaded from bytes asked for what needs its IR (explain). Smallest input:
-    /// explaining any filter read back by `Filter::from_bytes`.
+    /// A filter loaded from bytes of the first wire format (which shipped no IR) asked for what
+    /// needs its IR (explain, a subscription set). Smallest input: explaining a program loaded
+    /// with the metadata `{"dialect":"basaltic","options":{}}`.
     FilterWithoutIr = "FILTER_WITHOUT_IR", Load;
     /// Code generation produced a program the verifier rejects: a bug in the library. Smallest
     /// input: none from a policy; an IR test with a NaN bound.
@@ -526,7 +527,10 @@ mod code_tests {
             C::FilterWithoutIr => {
                 let filter =
                     compile_text(Dialect::Basaltic, "{}", &Options::Basaltic).expect("compiles");
-                let loaded = Filter::from_bytes(&filter.to_bytes()).expect("loads");
+                let bytes = filter
+                    .program()
+                    .to_bytes_with_metadata(br#"{"dialect":"basaltic","options":{}}"#);
+                let loaded = Filter::from_bytes(&bytes).expect("loads");
                 let message = serde_json::json!({"attributes": {}});
                 explain::explain_json(&loaded, None, &message)
                     .expect_err("no IR")

@@ -273,9 +273,9 @@ pub struct Explanation {
 /// Why a message could not be explained.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExplainError {
-    /// The filter was loaded from bytes and carries no IR.
+    /// The filter was loaded from bytes of the first wire format, which shipped no IR.
     #[error(
-        "the filter carries no IR (it was loaded from bytes): compile the policy to explain it"
+        "the filter carries no IR (it was loaded from bytes of the first wire format): compile the policy, or write it again with this version, to explain it"
     )]
     NoIr,
     /// The message is not in the dialect's shape.

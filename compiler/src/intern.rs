@@ -11,8 +11,9 @@
 //!   options);
 //! - the same **optimized IR** in a canonical text: origins (JSON Pointers, text spans) left out,
 //!   and the children of every `and`/`or` sorted and de-duplicated (both are commutative and
-//!   idempotent, and tests have no side effects). A filter loaded from bytes has no IR: its
-//!   program's encoding, origins left out, stands in for it, so loaded filters intern with each
+//!   idempotent, and tests have no side effects). A filter loaded from bytes carries its IR and
+//!   interns like the filter it was written from; one from the first wire format has none, and its
+//!   program's encoding, origins left out, stands in for it, so such filters intern with each
 //!   other only when their programs are the same.
 //!
 //! So two spellings of one filter intern together: the stream dialect's JSON form and its text

@@ -70,13 +70,14 @@ pub const MAX_POLICY_DEPTH: usize = json::DEFAULT_MAX_DEPTH;
 
 /// A compiled filter: its IR (before and after optimization) and its program.
 ///
-/// A filter loaded from bytes ([`Filter::from_bytes`]) has its program but no IR.
+/// A filter loaded from bytes ([`Filter::from_bytes`]) has its IR too, unless it was written in
+/// the first wire format, which shipped none.
 #[derive(Debug, Clone)]
 pub struct Filter {
     options: Options,
-    /// `None` for a filter loaded from bytes (the IR does not travel).
+    /// `None` for a filter loaded from the first wire format (which shipped no IR).
     lowered: Option<ir::Node>,
-    /// `None` for a filter loaded from bytes.
+    /// `None` for a filter loaded from the first wire format.
     optimized: Option<ir::Node>,
     program: Program,
 }
@@ -92,7 +93,23 @@ impl Filter {
         &self.options
     }
 
-    /// A filter loaded from bytes: its program, dialect and options, and no IR.
+    /// A filter loaded from bytes with its IR (checked to compile to `program`).
+    pub(crate) fn with_ir(
+        options: Options,
+        lowered: ir::Node,
+        optimized: ir::Node,
+        program: Program,
+    ) -> Filter {
+        Filter {
+            options,
+            lowered: Some(lowered),
+            optimized: Some(optimized),
+            program,
+        }
+    }
+
+    /// A filter loaded from bytes of the first wire format: its program, dialect and options, and
+    /// no IR.
     pub(crate) fn loaded(options: Options, program: Program) -> Filter {
         Filter {
             options,
@@ -102,12 +119,12 @@ impl Filter {
         }
     }
 
-    /// The IR as lowered from the policy, before optimization (`None` when loaded from bytes).
+    /// The IR as lowered from the policy, before optimization (`None` when loaded from the first wire format).
     pub fn lowered_ir(&self) -> Option<&ir::Node> {
         self.lowered.as_ref()
     }
 
-    /// The optimized IR the program was generated from (`None` when loaded from bytes).
+    /// The optimized IR the program was generated from (`None` when loaded from the first wire format).
     pub fn ir(&self) -> Option<&ir::Node> {
         self.optimized.as_ref()
     }

@@ -112,8 +112,11 @@ pub type SubscriptionId = u64;
 /// Why a filter could not be added.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SetError {
-    /// The filter was loaded from bytes and carries no IR (compile it from its policy instead).
-    #[error("the filter carries no IR (it was loaded from bytes); compile it from its policy")]
+    /// The filter was loaded from bytes of the first wire format, which shipped no IR (compile
+    /// it from its policy, or write it again with this version).
+    #[error(
+        "the filter carries no IR (it was loaded from bytes of the first wire format); compile it from its policy"
+    )]
     NoIr,
     /// The set holds filters of another dialect or other options: messages are read and bound
     /// one way for the whole set.

@@ -75,7 +75,8 @@ fn all_cases() -> Vec<json::Value> {
     cases
 }
 
-/// Round-trips `filter` and checks the loaded copy: same dialect, options and program.
+/// Round-trips `filter` and checks the loaded copy: same dialect, options, program and IR (the
+/// IR's text form shows every node with its origin).
 fn round_trip(filter: &Filter) -> Filter {
     let bytes = filter.to_bytes();
     let loaded = Filter::from_bytes(&bytes)
@@ -86,7 +87,14 @@ fn round_trip(filter: &Filter) -> Filter {
         loaded.program().disassemble(),
         filter.program().disassemble()
     );
-    assert!(loaded.ir().is_none() && loaded.lowered_ir().is_none());
+    let text = |f: &Filter| {
+        (
+            f.lowered_ir().map(ToString::to_string),
+            f.ir().map(ToString::to_string),
+        )
+    };
+    assert!(loaded.lowered_ir().is_some(), "the IR travels");
+    assert_eq!(text(&loaded), text(filter));
     assert_eq!(loaded.to_bytes(), bytes, "the encoding is canonical");
     loaded
 }
@@ -422,7 +430,7 @@ fn options_travel_with_the_filter() {
 }
 
 #[test]
-fn loaded_filters_intern_by_program() {
+fn loaded_filters_intern_like_compiled_ones() {
     use filtervm_compiler::intern::FilterIdentity;
     let a = Filter::from_bytes(&sample_filter().to_bytes()).unwrap();
     let b = Filter::from_bytes(&sample_filter().to_bytes()).unwrap();
@@ -435,5 +443,58 @@ fn loaded_filters_intern_by_program() {
     let c = Filter::from_bytes(&other.to_bytes()).unwrap();
     assert_eq!(FilterIdentity::of(&a), FilterIdentity::of(&b));
     assert_ne!(FilterIdentity::of(&a), FilterIdentity::of(&c));
-    assert_ne!(FilterIdentity::of(&a), FilterIdentity::of(&sample_filter()));
+    // The IR travels, so a loaded filter is the same filter as the one compiled.
+    assert_eq!(FilterIdentity::of(&a), FilterIdentity::of(&sample_filter()));
+}
+
+/// A filter loaded from bytes joins a subscription set (its IR travels) and is the same
+/// subscription there as the filter it was written from.
+#[test]
+fn loaded_filters_join_a_set_and_share_with_compiled_ones() {
+    use filtervm_compiler::set::PolicySet;
+    let policies = [
+        json!({"event": ["order.paid"], "amount": [{"numeric": [">", 5]}]}),
+        json!({"event": [{"prefix": "order."}], "$or": [{"env": ["prod"]}, {"tier": ["gold"]}]}),
+        json!({"event": [{"anything-but": ["order.paid"]}]}),
+    ];
+    let mut set = PolicySet::new();
+    let mut one_by_one = Vec::new();
+    for (i, policy) in policies.iter().enumerate() {
+        let compiled = compile(Dialect::Sns, policy, &Options::from(Dialect::Sns)).unwrap();
+        let loaded = Filter::from_bytes(&compiled.to_bytes()).unwrap();
+        set.add(2 * i as u64, &compiled).unwrap();
+        set.add(2 * i as u64 + 1, &loaded).unwrap();
+        one_by_one.push((2 * i as u64 + 1, loaded));
+    }
+    assert_eq!(
+        set.distinct_filters(),
+        policies.len(),
+        "loaded and compiled intern together"
+    );
+    let mut evaluator = Evaluator::new();
+    for attrs in [
+        json!({"event": {"Type": "String", "Value": "order.paid"}, "amount": {"Type": "Number", "Value": "7"}}),
+        json!({"event": {"Type": "String", "Value": "order.shipped"}, "tier": {"Type": "String", "Value": "gold"}}),
+        json!({"event": {"Type": "String", "Value": "user.login"}}),
+    ] {
+        let message = message_from_json(
+            Dialect::Sns,
+            &Options::from(Dialect::Sns),
+            &json!({ "attributes": attrs }),
+        )
+        .unwrap();
+        let mut got = set.matching(&message);
+        got.sort_unstable();
+        let mut expected: Vec<u64> = one_by_one
+            .iter()
+            .filter(|(_, f)| evaluator.matches(f, &message))
+            .flat_map(|(id, _)| [id - 1, *id])
+            .collect();
+        expected.sort_unstable();
+        assert!(
+            !expected.is_empty(),
+            "every message matches some policy: {attrs}"
+        );
+        assert_eq!(got, expected, "{attrs}");
+    }
 }
