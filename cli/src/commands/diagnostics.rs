@@ -87,25 +87,57 @@ pub(super) struct Located<'a> {
     column: usize,
 }
 
-/// Renders `errors`, each with its source underlined when it can be found; one block per error,
-/// each ending with a newline.
+/// One thing wrong, as a diagnostic shows it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Problem<'a> {
+    /// The stable code.
+    pub(super) code: &'a str,
+    /// A JSON Pointer into its source, or `bytes A..B` of the stream text form.
+    pub(super) pointer: &'a str,
+    /// What is wrong.
+    pub(super) message: &'a str,
+    /// Whether it is about the options (else the policy).
+    pub(super) in_options: bool,
+}
+
+impl<'a> From<&'a PolicyError> for Problem<'a> {
+    fn from(e: &'a PolicyError) -> Problem<'a> {
+        Problem {
+            code: e.code.as_str(),
+            pointer: &e.pointer,
+            message: &e.message,
+            in_options: e.code == ErrorCode::InvalidOptions,
+        }
+    }
+}
+
+/// Renders policy errors (see [`render_problems`]).
 pub(super) fn render(errors: &[PolicyError], sources: &Sources<'_>, stream: Stream) -> String {
+    let problems: Vec<Problem<'_>> = errors.iter().map(Problem::from).collect();
+    render_problems(&problems, sources, stream)
+}
+
+/// Renders `problems`, each with its source underlined when it can be found; one block per
+/// problem, each ending with a newline.
+pub(super) fn render_problems(
+    problems: &[Problem<'_>],
+    sources: &Sources<'_>,
+    stream: Stream,
+) -> String {
     let renderer = if stream.is_terminal() {
         Renderer::styled()
     } else {
         Renderer::plain()
     };
     let mut out = String::new();
-    for error in errors {
-        let shown = pointer_text(&error.pointer);
-        let title = Level::ERROR
-            .primary_title(error.message.as_str())
-            .id(error.code.as_str());
+    for error in problems {
+        let title = Level::ERROR.primary_title(error.message).id(error.code);
         let group = match locate(error, sources) {
             Some(at) => {
                 let mut annotation = AnnotationKind::Primary.span(at.span.clone());
                 if error.pointer.starts_with('/') {
-                    annotation = annotation.label(shown);
+                    let full = format!("{}{}", at.source.prefix, error.pointer);
+                    annotation = annotation.label(pointer_text(&full));
                 }
                 Group::with_title(title).element(
                     Snippet::source(at.source.text)
@@ -115,6 +147,7 @@ pub(super) fn render(errors: &[PolicyError], sources: &Sources<'_>, stream: Stre
                 )
             }
             None => {
+                let shown = pointer_text(error.pointer);
                 let source = source_of(error, sources).map_or("the policy", |s| s.name);
                 Group::with_title(title)
                     .element(Level::NOTE.message(format!("at {shown} in {source}")))
@@ -138,8 +171,9 @@ pub(super) fn errors_json(errors: &[PolicyError], sources: &Sources<'_>) -> Valu
             m.insert("code".into(), Value::from(e.code.as_str()));
             m.insert("pointer".into(), Value::from(e.pointer.as_str()));
             m.insert("message".into(), Value::from(e.message.as_str()));
-            let located = locate(e, sources);
-            let source = source_of(e, sources).map_or(Value::Null, |s| Value::from(s.name));
+            let e = Problem::from(e);
+            let located = locate(&e, sources);
+            let source = source_of(&e, sources).map_or(Value::Null, |s| Value::from(s.name));
             m.insert("source".into(), source);
             m.insert(
                 "span".into(),
@@ -171,8 +205,8 @@ fn pointer_text(p: &str) -> String {
     pointer::shown(p).to_string()
 }
 
-fn source_of<'a>(error: &PolicyError, sources: &Sources<'a>) -> Option<Source<'a>> {
-    if error.code == ErrorCode::InvalidOptions {
+fn source_of<'a>(error: &Problem<'_>, sources: &Sources<'a>) -> Option<Source<'a>> {
+    if error.in_options {
         sources.options
     } else {
         Some(sources.policy)
@@ -180,7 +214,7 @@ fn source_of<'a>(error: &PolicyError, sources: &Sources<'a>) -> Option<Source<'a
 }
 
 /// Where `error` is in its source, when that can be told.
-fn locate<'a>(error: &PolicyError, sources: &Sources<'a>) -> Option<Located<'a>> {
+fn locate<'a>(error: &Problem<'_>, sources: &Sources<'a>) -> Option<Located<'a>> {
     let source = source_of(error, sources)?;
     let text = source.text;
     let bytes = text.as_bytes();
@@ -189,7 +223,7 @@ fn locate<'a>(error: &PolicyError, sources: &Sources<'a>) -> Option<Located<'a>>
     let span = match json::parse_with(bytes, &read) {
         // Text that is not JSON: the reader's error offset (the error is about that), unless
         // the error is a span of the stream text form written bare.
-        Err(e) => match text_form_span(&error.pointer) {
+        Err(e) => match text_form_span(error.pointer) {
             Some(span) if source.prefix.is_empty() => span,
             _ => {
                 let at = e.offset().min(text.len());
@@ -198,7 +232,7 @@ fn locate<'a>(error: &PolicyError, sources: &Sources<'a>) -> Option<Located<'a>>
         },
         Ok(_) => {
             let value = pointer_span(text, source.prefix)?;
-            match text_form_span(&error.pointer) {
+            match text_form_span(error.pointer) {
                 Some(span) => string_span(text, value, span),
                 None => {
                     let full = format!("{}{}", source.prefix, error.pointer);
@@ -419,7 +453,7 @@ mod tests {
             options: Some(Source::whole("--options", r#"{"scpe": 1}"#)),
         };
         let error = PolicyError::new(code, pointer, "m");
-        let at = locate(&error, &sources)?;
+        let at = locate(&Problem::from(&error), &sources)?;
         Some((at.source.text[at.span].to_owned(), at.line, at.column))
     }
 

@@ -71,6 +71,8 @@ pub(super) struct Lines<R> {
     line: Vec<u8>,
     /// Bytes consumed so far, line endings included.
     consumed: u64,
+    /// Lines returned so far.
+    number: u64,
 }
 
 impl<R: BufRead> Lines<R> {
@@ -80,6 +82,7 @@ impl<R: BufRead> Lines<R> {
             max,
             line: Vec::new(),
             consumed: 0,
+            number: 0,
         }
     }
 
@@ -88,9 +91,9 @@ impl<R: BufRead> Lines<R> {
         self.consumed
     }
 
-    /// The longest line read as a whole.
-    pub(super) fn max(&self) -> u64 {
-        self.max
+    /// The number of lines returned so far (the 1-based number of the last one).
+    pub(super) fn number(&self) -> u64 {
+        self.number
     }
 
     /// The next line, or `None` at the end of the input.
@@ -105,6 +108,7 @@ impl<R: BufRead> Lines<R> {
             return Ok(None);
         }
         self.consumed += read as u64;
+        self.number += 1;
         let terminated = self.line.last() == Some(&b'\n');
         if !terminated && read as u64 == limit {
             let last = self.line.last().copied();

@@ -11,6 +11,7 @@ mod options;
 mod output;
 mod progress;
 mod route;
+mod subscriptions;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use filtervm_compiler::{CompileError, Dialect, Filter, Options, compile_text};
