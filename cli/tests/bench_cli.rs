@@ -128,7 +128,14 @@ fn bench_runs_without_the_reference_interpreter() {
     let run = |extra: &[&str]| {
         Command::new(&alone)
             .env_remove("FILTERVM_REFERENCE")
-            .args(["bench", "--dialect", "sns", "--seconds", "0.05", "--policies"])
+            .args([
+                "bench",
+                "--dialect",
+                "sns",
+                "--seconds",
+                "0.05",
+                "--policies",
+            ])
             .arg(&policies)
             .arg("--messages")
             .arg(&messages)
@@ -140,21 +147,39 @@ fn bench_runs_without_the_reference_interpreter() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains("reference_ns_per_message: n/a\n"), "{stdout}");
+    assert!(
+        stdout.contains("reference_ns_per_message: n/a\n"),
+        "{stdout}"
+    );
     assert!(stdout.contains("reference_messages: 0\n"), "{stdout}");
     assert!(stdout.contains("matches_per_message: 0.500\n"), "{stdout}");
-    assert!(stderr.contains("note: the reference interpreter is not built"), "{stderr}");
+    assert!(
+        stderr.contains("note: the reference interpreter is not built"),
+        "{stderr}"
+    );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     // --no-reference leaves it out silently, even when it is built.
     let out = Command::new(BIN)
-        .args(["bench", "-d", "sns", "--seconds", "0.05", "--no-reference", "--policies"])
+        .args([
+            "bench",
+            "-d",
+            "sns",
+            "--seconds",
+            "0.05",
+            "--no-reference",
+            "--policies",
+        ])
         .arg(&policies)
         .arg("--messages")
         .arg(&messages)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("reference_ns_per_message: n/a"));
     // The budget must be a positive number of seconds.
     let out = run(&["--seconds", "0"]);
@@ -165,7 +190,10 @@ fn bench_runs_without_the_reference_interpreter() {
 /// `--seconds` has a default (documented in `--help`), so a run without it is bounded.
 #[test]
 fn bench_help_documents_the_default_budget() {
-    let out = Command::new(BIN).args(["bench", "--help"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["bench", "--help"])
+        .output()
+        .unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("[default: 10]"), "{help}");
     assert!(help.contains("--no-reference"), "{help}");
@@ -178,7 +206,14 @@ fn bench(name: &str, reference: &Path, policies: &str, messages: &str) -> std::p
     let messages = write(&format!("{name}-messages.ndjson"), messages);
     Command::new(BIN)
         .env("FILTERVM_REFERENCE", reference)
-        .args(["bench", "--dialect", "sns", "--seconds", "0.05", "--policies"])
+        .args([
+            "bench",
+            "--dialect",
+            "sns",
+            "--seconds",
+            "0.05",
+            "--policies",
+        ])
         .arg(&policies)
         .arg("--messages")
         .arg(&messages)

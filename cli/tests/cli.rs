@@ -676,7 +676,8 @@ fn a_lone_surrogate_is_reported_as_such() {
             assert_eq!(out.status.code(), Some(1), "{dialect} {source:?}");
             let stdout = String::from_utf8_lossy(&out.stdout);
             assert!(
-                stdout.contains("^ /a/1") && stdout.contains(":1:14")
+                stdout.contains("^ /a/1")
+                    && stdout.contains(":1:14")
                     && stdout.contains(r"lone surrogate `\ud800` at line 1 column 14"),
                 "{dialect} {source:?}: {stdout}"
             );

@@ -360,7 +360,10 @@ fn element(bytes: &[u8], open: usize, index: usize) -> Option<usize> {
 }
 
 fn skip_space(bytes: &[u8], mut i: usize) -> usize {
-    while bytes.get(i).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+    while bytes
+        .get(i)
+        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    {
         i += 1;
     }
     i

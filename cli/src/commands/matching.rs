@@ -105,8 +105,11 @@ pub(super) fn verdict(
         code: e.code.as_str().to_owned(),
         message: e.to_string(),
     };
-    let message = message_from_line(filter.dialect(), filter.options(), text).map_err(message_error)?;
-    evaluator.try_matches(filter, &message).map_err(message_error)
+    let message =
+        message_from_line(filter.dialect(), filter.options(), text).map_err(message_error)?;
+    evaluator
+        .try_matches(filter, &message)
+        .map_err(message_error)
 }
 
 /// Runs `filtervm match`: exit 0 when some line was selected, 1 when none was, 2 when a line could
@@ -161,7 +164,9 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
                 let error = LineError::too_long(bytes, args.max_line_bytes);
                 messages += 1;
                 bad += 1;
-                report(&mut out, &progress, &name, number, &error, output, args.json)?;
+                report(
+                    &mut out, &progress, &name, number, &error, output, args.json,
+                )?;
                 progress.line(input.lines.consumed());
                 continue;
             }
@@ -198,7 +203,9 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
             }
             Err(error) => {
                 bad += 1;
-                report(&mut out, &progress, &name, number, &error, output, args.json)?;
+                report(
+                    &mut out, &progress, &name, number, &error, output, args.json,
+                )?;
             }
         }
         progress.line(input.lines.consumed());

@@ -212,9 +212,9 @@ impl PolicyArgs {
         let (name, text) = match (&self.policy, &self.filter) {
             (Some(path), None) if is_stdin(path) => {
                 let mut text = String::new();
-                std::io::stdin().read_to_string(&mut text).map_err(|e| {
-                    Failure::error(format!("<stdin>: cannot read the policy: {e}"))
-                })?;
+                std::io::stdin()
+                    .read_to_string(&mut text)
+                    .map_err(|e| Failure::error(format!("<stdin>: cannot read the policy: {e}")))?;
                 ("<stdin>".to_owned(), text)
             }
             (Some(path), None) => {
@@ -247,11 +247,7 @@ fn is_stdin(path: &Path) -> bool {
 
 /// Reports an invalid policy on standard error, each error with its source underlined.
 fn print_errors(policy: &Policy, err: &CompileError) {
-    let text = diagnostics::render(
-        &err.errors,
-        &policy.sources(),
-        diagnostics::Stream::Stderr,
-    );
+    let text = diagnostics::render(&err.errors, &policy.sources(), diagnostics::Stream::Stderr);
     writeln!(Stderr, "{}", text.trim_end());
 }
 

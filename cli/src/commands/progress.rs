@@ -117,24 +117,22 @@ impl Progress {
 /// A bar over `size` bytes, or a spinner counting lines when the size is unknown.
 fn lines_bar(size: Option<u64>) -> ProgressBar {
     let target = ProgressDrawTarget::stderr_with_hz(10);
-    match size {
-        Some(size) => {
-            let bar = ProgressBar::with_draw_target(Some(size), target);
-            if let Ok(style) = ProgressStyle::with_template(
-                "{bar:30} {percent:>3}% {msg}, {elapsed} elapsed, {eta} left",
-            ) {
-                bar.set_style(style);
-            }
-            bar
-        }
-        None => {
-            let bar = ProgressBar::with_draw_target(None, target);
-            if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}, {elapsed} elapsed") {
-                bar.set_style(style);
-            }
-            bar
-        }
+    let (bar, template) = match size {
+        Some(size) => (
+            ProgressBar::with_draw_target(Some(size), target),
+            "{bar:30} {percent:>3}% {msg}, {elapsed} elapsed, {eta} left",
+        ),
+        None => (
+            ProgressBar::with_draw_target(None, target),
+            "{spinner} {msg}, {elapsed} elapsed",
+        ),
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
     }
+    bar.set_message("0 lines, 0 msg/s");
+    bar.tick();
+    bar
 }
 
 /// A bar for one phase of `bench`: `total` steps, `phase` as its prefix; hidden unless a bar is

@@ -44,7 +44,12 @@ pub(super) struct RouteArgs {
     #[arg(long)]
     by_subscription: bool,
     /// With --by-subscription, how many first line numbers to list per subscription.
-    #[arg(long, value_name = "N", default_value_t = 10, requires = "by_subscription")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10,
+        requires = "by_subscription"
+    )]
     first: usize,
     /// Stop at the first invalid subscription instead of routing the others.
     #[arg(long)]
@@ -108,9 +113,10 @@ pub(super) fn run(args: RouteArgs) -> Result<ExitCode, Failure> {
     }
     let mut input = Input::open(args.messages.as_deref(), args.max_line_bytes)?;
     let name = input.name.clone();
-    let threads = args
-        .threads
-        .map_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get), NonZeroUsize::get);
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+        NonZeroUsize::get,
+    );
     let mut progress = Progress::new("route", input.size);
     let mut writer = Writer {
         name: name.clone(),
@@ -120,9 +126,22 @@ pub(super) fn run(args: RouteArgs) -> Result<ExitCode, Failure> {
         first: args.first,
     };
     let read_error = if threads <= 1 {
-        route_inline(&subscriptions, &mut input, &args, &mut progress, &mut writer)?
+        route_inline(
+            &subscriptions,
+            &mut input,
+            &args,
+            &mut progress,
+            &mut writer,
+        )?
     } else {
-        route_threads(&subscriptions, &mut input, &args, threads, &mut progress, &mut writer)?
+        route_threads(
+            &subscriptions,
+            &mut input,
+            &args,
+            threads,
+            &mut progress,
+            &mut writer,
+        )?
     };
     let Writer {
         mut out,
@@ -142,7 +161,11 @@ pub(super) fn run(args: RouteArgs) -> Result<ExitCode, Failure> {
         }
     }
     out.flush()?;
-    progress.finish(totals.messages, totals.routed, totals.errors + invalid as u64);
+    progress.finish(
+        totals.messages,
+        totals.routed,
+        totals.errors + invalid as u64,
+    );
     if let Some(e) = read_error {
         return Err(Failure::error(format!("{}: read error: {e}", input.name)));
     }
@@ -210,7 +233,10 @@ fn load(args: &RouteArgs) -> Result<(Subscriptions, usize), Failure> {
         ("<stdin>".to_owned(), Box::new(std::io::stdin()))
     } else {
         let file = std::fs::File::open(&args.subscriptions).map_err(|e| {
-            Failure::error(format!("{}: cannot open: {e}", args.subscriptions.display()))
+            Failure::error(format!(
+                "{}: cannot open: {e}",
+                args.subscriptions.display()
+            ))
         })?;
         (args.subscriptions.display().to_string(), Box::new(file))
     };
@@ -225,7 +251,10 @@ fn load(args: &RouteArgs) -> Result<(Subscriptions, usize), Failure> {
             invalid += 1;
             report_invalid(&name, &line, &bad);
             if args.strict {
-                writeln!(Stderr, "filtervm route: stopped at the first invalid subscription (--strict)");
+                writeln!(
+                    Stderr,
+                    "filtervm route: stopped at the first invalid subscription (--strict)"
+                );
                 break;
             }
         }
@@ -325,7 +354,10 @@ fn route_batch(
                 routed.reports.push(format!("{number}: {}", error.message));
                 routed.errors += 1;
                 if !by_subscription {
-                    let line = format!("{{\"line\":{number},\"ids\":[],\"error\":{}}}\n", error.to_json());
+                    let line = format!(
+                        "{{\"line\":{number},\"ids\":[],\"error\":{}}}\n",
+                        error.to_json()
+                    );
                     routed.out.extend_from_slice(line.as_bytes());
                 }
                 continue;
@@ -403,7 +435,13 @@ fn route_inline(
         if batch.lines.is_empty() {
             break;
         }
-        let routed = route_batch(subscriptions, &mut router, &batch, args.max_line_bytes, args.by_subscription);
+        let routed = route_batch(
+            subscriptions,
+            &mut router,
+            &batch,
+            args.max_line_bytes,
+            args.by_subscription,
+        );
         if !writer.write(routed, progress)? {
             break;
         }
@@ -437,7 +475,13 @@ fn route_threads(
                         Err(_) => return,
                     };
                     let Ok(batch) = batch else { return };
-                    let routed = route_batch(subscriptions, &mut router, &batch, args.max_line_bytes, args.by_subscription);
+                    let routed = route_batch(
+                        subscriptions,
+                        &mut router,
+                        &batch,
+                        args.max_line_bytes,
+                        args.by_subscription,
+                    );
                     if done.send(routed).is_err() {
                         return;
                     }

@@ -133,17 +133,14 @@ impl Subscriptions {
     /// Reads one subscription line (line number `line`); an invalid one is returned, and the
     /// set is unchanged.
     pub(super) fn add_line(&mut self, line: usize, text: &str) -> Result<(), Invalid> {
-        let invalid = |id: Option<String>, problems: Vec<Problem>| Invalid {
-            line,
-            id,
-            problems,
-        };
+        let invalid = |id: Option<String>, problems: Vec<Problem>| Invalid { line, id, problems };
         let value = json::parse(text.as_bytes()).map_err(|e| {
             let message = format!("the line is not JSON: {e}");
             invalid(None, vec![Problem::line(INVALID_SUBSCRIPTION, "", message)])
         })?;
         let Value::Object(members) = &value else {
-            let message = "a subscription is a JSON object {\"id\", \"dialect\", \"policy\", \"options\"}";
+            let message =
+                "a subscription is a JSON object {\"id\", \"dialect\", \"policy\", \"options\"}";
             return Err(invalid(
                 None,
                 vec![Problem::line(INVALID_SUBSCRIPTION, "", message)],
@@ -171,7 +168,11 @@ impl Subscriptions {
         if id.is_none() {
             problems.push(Problem::line(
                 INVALID_SUBSCRIPTION,
-                if members.contains_key("id") { "/id" } else { "" },
+                if members.contains_key("id") {
+                    "/id"
+                } else {
+                    ""
+                },
                 "a subscription needs an `id`: a string or a number",
             ));
         }
@@ -261,7 +262,11 @@ impl Subscriptions {
         if let Some(Err(e)) = added {
             return Err(invalid(
                 id,
-                vec![Problem::line(INVALID_SUBSCRIPTION, "/policy", e.to_string())],
+                vec![Problem::line(
+                    INVALID_SUBSCRIPTION,
+                    "/policy",
+                    e.to_string(),
+                )],
             ));
         }
         self.ids.push(id.unwrap_or_default());
@@ -417,16 +422,44 @@ mod tests {
             summary,
             [
                 (4, Some("\"a\""), DUPLICATE_ID, "/id".to_owned()),
-                (5, Some("\"b\""), INVALID_SUBSCRIPTION, "/dialect".to_owned()),
-                (6, Some("\"c\""), "SNS_TYPE_ERROR", "/policy/x/0/prefix".to_owned()),
-                (7, Some("\"d\""), "INVALID_OPTIONS", "/options/scpe".to_owned()),
+                (
+                    5,
+                    Some("\"b\""),
+                    INVALID_SUBSCRIPTION,
+                    "/dialect".to_owned()
+                ),
+                (
+                    6,
+                    Some("\"c\""),
+                    "SNS_TYPE_ERROR",
+                    "/policy/x/0/prefix".to_owned()
+                ),
+                (
+                    7,
+                    Some("\"d\""),
+                    "INVALID_OPTIONS",
+                    "/options/scpe".to_owned()
+                ),
                 (8, None, INVALID_SUBSCRIPTION, "/polcy".to_owned()),
                 (9, None, INVALID_SUBSCRIPTION, String::new()),
-                (10, Some("\"e\""), "STREAM_SYNTAX_ERROR", "/policy bytes 10..11".to_owned()),
+                (
+                    10,
+                    Some("\"e\""),
+                    "STREAM_SYNTAX_ERROR",
+                    "/policy bytes 10..11".to_owned()
+                ),
             ]
         );
-        assert!(invalid[1].problems[0].message.contains("did you mean `basaltic`"));
-        assert!(invalid[4].problems[0].message.contains("did you mean `policy`"));
+        assert!(
+            invalid[1].problems[0]
+                .message
+                .contains("did you mean `basaltic`")
+        );
+        assert!(
+            invalid[4].problems[0]
+                .message
+                .contains("did you mean `policy`")
+        );
     }
 
     #[test]
@@ -445,7 +478,12 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(ids, [0, 1, 2, 3]);
         // Attributes that are not typed: the basaltic group cannot read the line.
-        router.route(&subs, br#"{"attributes": {"event": 5}, "headers": {"region": "us"}}"#, &mut ids, &mut errors);
+        router.route(
+            &subs,
+            br#"{"attributes": {"event": 5}, "headers": {"region": "us"}}"#,
+            &mut ids,
+            &mut errors,
+        );
         assert_eq!(ids, Vec::<u64>::new());
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(subs.group_name(errors[0].group), "basaltic");
