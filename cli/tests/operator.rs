@@ -378,3 +378,39 @@ fn progress_and_summary_only_on_a_terminal() {
     assert_eq!(verdicts.lines().count(), 6, "{verdicts}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn lint_warns_on_nats_and_dot_crossing_habits_in_stream_patterns() {
+    let out = filtervm(
+        &[
+            "lint",
+            "-d",
+            "stream",
+            "-f",
+            "subject = \"orders.>\" or subject = orders.*",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(
+        text.contains("NATS_WILDCARD /groups/0/0/values/0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("STAR_WITHIN_SEGMENT /groups/1/0/values/0"),
+        "{text}"
+    );
+    let out = filtervm(
+        &[
+            "lint",
+            "--deny-warnings",
+            "-d",
+            "stream",
+            "-f",
+            "subject = orders.*.created",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
