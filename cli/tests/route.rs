@@ -307,3 +307,37 @@ fn route_exit_status_and_usage_errors() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(routed(&out), one_by_one(&subs, &messages));
 }
+
+#[test]
+fn unreadable_subscription_lines_are_invalid_subscriptions() {
+    let mut text = b"{\"id\": 1, \"dialect\": \"sns\", \"policy\": {}}\n\xff\xfe\n".to_vec();
+    text.extend_from_slice(
+        format!(
+            "{{\"id\": 2, \"dialect\": \"sns\", \"policy\": {{\"a\": [\"{}\"]}}}}\n",
+            "x".repeat(2 << 20)
+        )
+        .as_bytes(),
+    );
+    text.extend_from_slice(b"{\"id\": 3, \"dialect\": \"sns\", \"policy\": {}}\n");
+    let dir = std::env::temp_dir().join(format!("filtervm-route-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let subs = dir.join("subs.ndjson");
+    std::fs::write(&subs, &text).unwrap();
+    let out = filtervm(&["route", "-s", path(&subs)], b"{}\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "{\"line\":1,\"ids\":[1,3]}\n"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("subs.ndjson:2: error[INVALID_SUBSCRIPTION]: not UTF-8"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("subs.ndjson:3: error[INVALID_SUBSCRIPTION]: the line is 2097"),
+        "{stderr}"
+    );
+    assert!(stderr.lines().all(|l| l.len() < 300), "{stderr:.500}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

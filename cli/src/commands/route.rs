@@ -21,7 +21,6 @@ use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, is_stdin};
 use clap::Args;
 use filtervm_compiler::set::SubscriptionId;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -63,6 +62,10 @@ pub(super) struct RouteArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     max_line_bytes: u64,
 }
+
+/// The longest subscription line: four times the largest policy (256 KiB), which leaves room for
+/// the id, the options and escapes.
+const SUBSCRIPTION_LINE_BYTES: u64 = 4 * filtervm_compiler::MAX_POLICY_BYTES as u64;
 
 /// Lines per batch handed to a worker (fewer when they hold more than [`BATCH_BYTES`]).
 const BATCH_LINES: usize = 256;
@@ -229,27 +232,44 @@ impl Writer {
 /// Loads the subscriptions file, reporting each invalid subscription on standard error; returns
 /// the set and the number of invalid ones (with `--strict`, stops at the first).
 fn load(args: &RouteArgs) -> Result<(Subscriptions, usize), Failure> {
-    let (name, reader): (String, Box<dyn std::io::Read>) = if is_stdin(&args.subscriptions) {
-        ("<stdin>".to_owned(), Box::new(std::io::stdin()))
-    } else {
-        let file = std::fs::File::open(&args.subscriptions).map_err(|e| {
-            Failure::error(format!(
-                "{}: cannot open: {e}",
-                args.subscriptions.display()
-            ))
-        })?;
-        (args.subscriptions.display().to_string(), Box::new(file))
-    };
+    let mut input = Input::open(Some(&args.subscriptions), SUBSCRIPTION_LINE_BYTES)?;
+    let name = input.name.clone();
     let mut subscriptions = Subscriptions::default();
     let mut invalid = 0usize;
-    for (i, line) in BufReader::new(reader).lines().enumerate() {
-        let line = line.map_err(|e| Failure::error(format!("{name}:{}: {e}", i + 1)))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        if let Err(bad) = subscriptions.add_line(i + 1, &line) {
+    loop {
+        let number = input.lines.number() + 1;
+        let line = input
+            .lines
+            .next()
+            .map_err(|e| Failure::error(format!("{name}:{number}: {e}")))?;
+        let result = match line {
+            None => break,
+            Some(Line::Whole { content, .. }) if content.iter().all(u8::is_ascii_whitespace) => {
+                continue;
+            }
+            Some(Line::Whole { content, .. }) => match std::str::from_utf8(content) {
+                Ok(text) => subscriptions
+                    .add_line(number as usize, text)
+                    .map_err(|bad| (text.to_owned(), bad)),
+                Err(e) => Err((
+                    String::new(),
+                    Invalid::line_error(number, format!("not UTF-8: {e}")),
+                )),
+            },
+            Some(Line::TooLong { bytes }) => Err((
+                String::new(),
+                Invalid::line_error(
+                    number,
+                    format!(
+                        "the line is {bytes} bytes, longer than a subscription may be \
+                         ({SUBSCRIPTION_LINE_BYTES} bytes)"
+                    ),
+                ),
+            )),
+        };
+        if let Err((text, bad)) = result {
             invalid += 1;
-            report_invalid(&name, &line, &bad);
+            report_invalid(&name, &text, &bad);
             if args.strict {
                 writeln!(
                     Stderr,
@@ -273,6 +293,17 @@ fn load(args: &RouteArgs) -> Result<(Subscriptions, usize), Failure> {
 /// the subscription's line.
 fn report_invalid(name: &str, line: &str, bad: &Invalid) {
     let id = bad.id.as_deref().unwrap_or("(none)");
+    if line.is_empty() {
+        // A line that could not be read as text: nothing to show.
+        for p in &bad.problems {
+            writeln!(
+                Stderr,
+                "{name}:{}: error[{}]: {}",
+                bad.line, p.code, p.message
+            );
+        }
+        return;
+    }
     let messages: Vec<String> = bad
         .problems
         .iter()

@@ -42,6 +42,17 @@ pub(super) struct Invalid {
     pub(super) problems: Vec<Problem>,
 }
 
+impl Invalid {
+    /// A line that could not be read as text at all (not UTF-8, too long).
+    pub(super) fn line_error(line: u64, message: String) -> Invalid {
+        Invalid {
+            line: line as usize,
+            id: None,
+            problems: vec![Problem::line(INVALID_SUBSCRIPTION, "", message)],
+        }
+    }
+}
+
 /// One thing wrong with a subscription line.
 #[derive(Debug, Clone)]
 pub(super) struct Problem {
