@@ -4,7 +4,7 @@
 //! not UTF-8 is a clear error; every subcommand ends quietly when its output pipe is closed.
 //!
 //! The 100 MB line is `#[ignore]`d (a debug binary is slow to parse it); run it with
-//! `cargo test --release -p filtervm-compiler --test cli -- --ignored`.
+//! `cargo test --release -p filtervm-cli --test cli -- --ignored`.
 
 #![allow(
     clippy::unwrap_used,
@@ -267,11 +267,11 @@ fn match_reports_a_line_over_max_line_bytes_and_keeps_going() {
     let out = filtervm(&args, input);
     assert_eq!(stdout_lines(&out), ["match"; 6]);
     assert_eq!(out.status.code(), Some(0));
-    // Zero is refused: no line could ever be read.
+    // Zero is refused: no line could ever be read (a usage error).
     let mut args = EXPR.to_vec();
     args.extend(["--max-line-bytes", "0"]);
     let out = filtervm(&args, Vec::new());
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(64));
 }
 
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
@@ -640,7 +640,7 @@ fn duplicate_members_in_options_are_an_error() {
             Vec::new(),
         );
         assert_no_panic(&out);
-        assert_eq!(out.status.code(), Some(2), "{options}");
+        assert_eq!(out.status.code(), Some(64), "{options}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             stderr.contains("duplicate member") && stderr.contains(&format!("at {pointer}")),
@@ -676,7 +676,8 @@ fn a_lone_surrogate_is_reported_as_such() {
             assert_eq!(out.status.code(), Some(1), "{dialect} {source:?}");
             let stdout = String::from_utf8_lossy(&out.stdout);
             assert!(
-                stdout.contains(r" /a/1 ")
+                stdout.contains("^ /a/1")
+                    && stdout.contains(":1:14")
                     && stdout.contains(r"lone surrogate `\ud800` at line 1 column 14"),
                 "{dialect} {source:?}: {stdout}"
             );
@@ -694,7 +695,7 @@ fn a_lone_surrogate_is_reported_as_such() {
         ],
         Vec::new(),
     );
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(64));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(r"lone surrogate `\udc00`"), "{stderr}");
 }
@@ -783,7 +784,7 @@ fn cli_compile_output_then_match_program() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "match\nno-match\n");
 
-    // --program conflicts with a policy's arguments.
+    // --program conflicts with a policy's arguments (a usage error).
     let out = run(&[
         "match".as_ref(),
         "--program".as_ref(),
@@ -792,9 +793,10 @@ fn cli_compile_output_then_match_program() {
         "basaltic".as_ref(),
         messages.as_os_str(),
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(64));
 
-    // A corrupt program is rejected with a clear message and exit 1.
+    // A corrupt program is rejected with a clear message and exit 2 (an error, for grep-like
+    // `match`).
     std::fs::write(&program, &bytes[..bytes.len() - 1]).unwrap();
     let out = run(&[
         "match".as_ref(),
@@ -802,13 +804,13 @@ fn cli_compile_output_then_match_program() {
         program.as_os_str(),
         messages.as_os_str(),
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a valid filtervm program"), "{err}");
 
     // Without --program, a policy still needs its dialect.
     let out = run(&["match".as_ref(), "--policy".as_ref(), policy.as_os_str()]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(64));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

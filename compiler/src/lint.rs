@@ -23,6 +23,8 @@
 //! | [`NEGATIVE_ON_MISSING_KEY`] | eventgrid | `StringNotContains`/`NotBeginsWith`/`NotEndsWith` on a key that may be absent: false when it is (EG-22) |
 //! | [`UNKNOWN_KEY`] | eventgrid | a key that names nothing in the schema, so it is always undefined (EG-19) |
 //! | [`DUPLICATE_MEMBER`] | all (JSON form) | an object of the policy names a member twice: only the last value counts |
+//! | [`NATS_WILDCARD`] | stream | a pattern segment `>`: NATS's multi-level wildcard is a literal character here |
+//! | [`STAR_WITHIN_SEGMENT`] | stream | a `*` at either end of a dotted pattern (`orders.*`, `orders.eu*`, `*.created`): it no longer crosses dots, as the old matcher's did |
 //!
 //! The IR checks use the optimizer's own passes ([`opt::optimize`] of a subtree folding to a
 //! constant), structural equality ([`Node::same`]) and a per-leaf implication between predicates of
@@ -66,6 +68,11 @@ pub const NEGATIVE_ON_MISSING_KEY: &str = "NEGATIVE_ON_MISSING_KEY";
 pub const UNKNOWN_KEY: &str = "UNKNOWN_KEY";
 /// An object of the policy that names a member twice (the JSON reader keeps the last value).
 pub const DUPLICATE_MEMBER: &str = "DUPLICATE_MEMBER";
+
+/// A stream pattern segment `>` (NATS's multi-level wildcard, a literal character here).
+pub const NATS_WILDCARD: &str = "NATS_WILDCARD";
+/// A stream `*` at either end of a dotted pattern, where the old matcher's `*` crossed dots.
+pub const STAR_WITHIN_SEGMENT: &str = "STAR_WITHIN_SEGMENT";
 
 /// One warning.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,7 +163,8 @@ pub fn lint_filter(filter: &Filter, policy: &Value) -> Vec<Warning> {
         Dialect::EventGrid => {
             eventgrid_checks(policy, filter.options().eventgrid().schema, &mut specific);
         }
-        Dialect::Stream | Dialect::Expr => {}
+        Dialect::Stream => stream_patterns(policy, &mut specific),
+        Dialect::Expr => {}
     }
     let mut generic = Vec::new();
     if let Some(ir) = filter.lowered_ir() {
@@ -738,6 +746,96 @@ fn duplicate_members(value: &Value, at: &str, out: &mut Vec<Warning>) {
         }
         _ => {}
     }
+}
+
+/// Stream patterns written with another broker's wildcard habits: NATS's `>` (a literal
+/// character here), and a `*` at either end of a dotted pattern, which the old matcher let cross
+/// dots (seed 004). Pointers are those of the JSON form (`/groups/G/C/values/I`) for both forms.
+fn stream_patterns(policy: &Value, out: &mut Vec<Warning>) {
+    use crate::dialect::stream::{Cond, parse};
+    let Ok(filter) = parse(policy) else {
+        return;
+    };
+    for (g, group) in filter.groups.iter().enumerate() {
+        for (c, clause) in group.iter().enumerate() {
+            let patterns = match &clause.cond {
+                Cond::Eq(p) | Cond::Ne(p) => std::slice::from_ref(p),
+                Cond::In(ps) => ps.as_slice(),
+                Cond::Exists | Cond::Missing | Cond::Cmp(..) => &[],
+            };
+            for (i, p) in patterns.iter().enumerate() {
+                let at = format!("/groups/{g}/{c}/values/{i}");
+                stream_pattern(p.source(), &at, out);
+            }
+        }
+    }
+}
+
+/// The checks of [`stream_patterns`] on one pattern.
+fn stream_pattern(source: &str, at: &str, out: &mut Vec<Warning>) {
+    let quoted = |s: &str| Value::from(crate::error::excerpt(s).to_string()).to_string();
+    let segments: Vec<&str> = source.split('.').collect();
+    let spans = segments.contains(&"**");
+    if let Some(gt) = segments.iter().position(|s| *s == ">") {
+        let fix = if gt + 1 == segments.len() && !spans {
+            let head = segments.get(..gt).unwrap_or_default().join(".");
+            let (one_or_more, any) = if head.is_empty() {
+                ("*.**".to_owned(), "**".to_owned())
+            } else {
+                (format!("{head}.*.**"), format!("{head}.**"))
+            };
+            format!(
+                "write {} for one or more further segments (NATS's meaning), or {} for zero or more",
+                quoted(&one_or_more),
+                quoted(&any)
+            )
+        } else {
+            "use `**` (a whole segment, once per pattern) to span segments".to_owned()
+        };
+        out.push(Warning::new(
+            NATS_WILDCARD,
+            at,
+            format!(
+                "{} uses `>`, NATS's multi-level wildcard; in stream patterns `>` is an ordinary \
+                 character, so this matches only values with a literal `>` segment",
+                quoted(source)
+            ),
+            fix,
+        ));
+        return;
+    }
+    if segments.len() < 2 || spans {
+        return;
+    }
+    let (Some(first), Some(last)) = (segments.first(), segments.last()) else {
+        return;
+    };
+    let (star_end, fix) = if last.ends_with('*') {
+        (*last, format!("{source}.**"))
+    } else if first.starts_with('*') {
+        (*first, format!("**.{source}"))
+    } else {
+        return;
+    };
+    let within = if star_end == "*" {
+        "matches exactly one segment"
+    } else {
+        "matches within its segment only"
+    };
+    out.push(Warning::new(
+        STAR_WITHIN_SEGMENT,
+        at,
+        format!(
+            "the `*` of {} {within}: it no longer crosses dots as the old matcher's did, so \
+             deeper values (more segments) do not match",
+            quoted(source)
+        ),
+        format!(
+            "write {} to also match any number of further segments; keep the pattern if one \
+             segment is meant",
+            quoted(&fix)
+        ),
+    ));
 }
 
 fn operator<'a>(item: &'a Value, name: &str) -> Option<&'a str> {

@@ -10,8 +10,8 @@
 
 use filtervm_compiler::lint::{
     ALWAYS_HOLDS, CONTRADICTION, DUPLICATE, DUPLICATE_MEMBER, EXISTS_FALSE_NO_ATTRIBUTES,
-    NEGATIVE_ON_MISSING_KEY, NEVER_HOLDS, PREFIX_SUFFIX_OR, REDUNDANT, SUBSUMED, UNKNOWN_KEY,
-    Warning, lint,
+    NATS_WILDCARD, NEGATIVE_ON_MISSING_KEY, NEVER_HOLDS, PREFIX_SUFFIX_OR, REDUNDANT,
+    STAR_WITHIN_SEGMENT, SUBSUMED, UNKNOWN_KEY, Warning, lint,
 };
 use filtervm_compiler::{Dialect, Options};
 use filtervm_vm::json;
@@ -357,6 +357,82 @@ fn a_member_named_twice_is_a_warning() {
             .any(|w| w.code == DUPLICATE_MEMBER && w.pointer == "/a/b"),
         "{ws:?}"
     );
+}
+
+#[test]
+fn stream_nats_greater_than_is_a_literal_character() {
+    let clause =
+        |values: Value| json!({"groups": [[{"op": "=", "header": "subject", "values": values}]]});
+    let found_all = warnings(Dialect::Stream, clause(json!(["orders.>"])), json!({}));
+    assert_eq!(found_all.len(), 1, "{found_all:?}");
+    let first = &found_all[0];
+    assert_eq!(
+        (first.code, first.pointer.as_str()),
+        (NATS_WILDCARD, "/groups/0/0/values/0")
+    );
+    assert!(
+        first.fix.contains("\"orders.*.**\"") && first.fix.contains("\"orders.**\""),
+        "{}",
+        first.fix
+    );
+    // In an `in` list and a `!=` clause, in the second group.
+    let policy = json!({"groups": [
+        [{"op": "exists", "header": "a"}],
+        [{"op": "in", "header": "s", "values": ["x", ">"]}, {"op": "!=", "header": "t", "values": ["a.>.b"]}]
+    ]});
+    assert_eq!(
+        found(Dialect::Stream, policy, json!({})),
+        [
+            w(NATS_WILDCARD, "/groups/1/0/values/1"),
+            w(NATS_WILDCARD, "/groups/1/1/values/0")
+        ]
+    );
+    // `>` inside a segment, or as a comparison, is not NATS's wildcard.
+    assert!(found(Dialect::Stream, clause(json!(["a>b.c"])), json!({})).is_empty());
+    assert!(found(Dialect::Stream, json!("n > 5"), json!({})).is_empty());
+    // The text form (quoted, since `>` is not a word character): pointers of the JSON form.
+    assert_eq!(
+        found(
+            Dialect::Stream,
+            json!("region = eu-* or subject = \"orders.>\""),
+            json!({})
+        ),
+        [w(NATS_WILDCARD, "/groups/1/0/values/0")]
+    );
+}
+
+#[test]
+fn stream_star_at_the_end_of_a_dotted_pattern_no_longer_crosses_dots() {
+    let text = |t: &str| found(Dialect::Stream, json!(t), json!({}));
+    let at = "/groups/0/0/values/0";
+    for pattern in ["orders.*", "orders.eu*", "*.created", "*x.created"] {
+        assert_eq!(
+            text(&format!("subject = {pattern}")),
+            [w(STAR_WITHIN_SEGMENT, at)],
+            "{pattern}"
+        );
+    }
+    let ws = warnings(Dialect::Stream, json!("subject = orders.*"), json!({}));
+    assert!(ws[0].fix.contains("\"orders.*.**\""), "{}", ws[0].fix);
+    assert!(
+        ws[0].message.contains("exactly one segment"),
+        "{}",
+        ws[0].message
+    );
+    // Fine: no dot (`eu-*`), a `*` in the middle, `**` already, no `*`.
+    for pattern in [
+        "eu-*",
+        "orders.*.created",
+        "orders.**",
+        "**.created",
+        "orders.eu",
+        "*",
+    ] {
+        assert!(
+            text(&format!("subject = {pattern}")).is_empty(),
+            "{pattern}"
+        );
+    }
 }
 
 #[test]
