@@ -265,10 +265,31 @@ fn count_one(case: &str) {
         (_, w) if w.starts_with("quamina_") => &[],
         _ => panic!("unknown case {case}"),
     };
+    // With FILTERVM_JSON_PASSES=N, N timed passes instead (after the counted one): the fastest
+    // and the median pass, in ns a line (a quick A/B check between two builds on a busy machine).
+    let passes: usize = std::env::var("FILTERVM_JSON_PASSES")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    let timed = |read: &mut dyn FnMut(&[u8]) -> usize| {
+        let mut times: Vec<f64> = (0..passes)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                black_box(counted(&lines, read));
+                start.elapsed().as_nanos() as f64 / lines.len() as f64
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        if let (Some(min), Some(median)) = (times.first(), times.get(times.len() / 2)) {
+            println!("{case}: fastest {min:.1} ns/line, median {median:.1} over {passes} passes");
+        }
+    };
     let n = if what == "validate" {
         let mut read = |l: &[u8]| usize::from(json::validate(l, LoneSurrogates::Replace).is_ok());
         warm(&lines, &mut read);
-        counted(&lines, &mut read)
+        let n = counted(&lines, &mut read);
+        timed(&mut read);
+        n
     } else if let Some(label) = what.strip_prefix("quamina") {
         let patterns = match label.strip_prefix('_') {
             Some(pol) => {
@@ -287,13 +308,17 @@ fn count_one(case: &str) {
         }
         let mut read = |l: &[u8]| q.matches_for_event(l).map_or(0, |m| m.len());
         warm(&lines, &mut read);
-        counted(&lines, &mut read)
+        let n = counted(&lines, &mut read);
+        timed(&mut read);
+        n
     } else {
         let selector = Selector::body_paths(paths.iter().copied());
         let mut extractor = Extractor::new();
         let mut read = |l: &[u8]| extractor.extract(&selector, l).map_or(0, kept);
         warm(&lines, &mut read);
-        counted(&lines, &mut read)
+        let n = counted(&lines, &mut read);
+        timed(&mut read);
+        n
     };
     println!("{case}: {n} over {} lines", lines.len());
 }
