@@ -636,15 +636,19 @@ impl<'a> Reader<'a> {
     /// skips the value; right after [`Event::ObjectStart`] or [`Event::ArrayStart`],
     /// `skip_to(self.depth() - 1)` skips the rest of that container.
     ///
-    /// The same grammar as [`Reader::next`], without building events, and with the offset and
-    /// the innermost container's kind in locals.
+    /// The same grammar as [`Reader::next`], without building events. Written for the code the
+    /// compiler makes of it: the offset and the depth in locals, the steps as loops that jump to
+    /// each other (no state variable to test at each step), and nothing else live in the loop
+    /// (the wording of an error is worked out when it happens).
     pub(crate) fn skip_to(&mut self, depth: usize) -> Result<(), Error> {
         let bytes = self.bytes;
         let lone = self.lone;
         let mut pos = self.pos;
         let mut in_object = self.in_object;
-        // Whether a value is due (else a value was just completed), from the reader's state.
-        let mut at_value = match self.expect {
+        // The containers to close before the skip is over.
+        let mut open = self.stack.len().saturating_sub(depth);
+        // Whether a value is due (else one was just completed).
+        let mut value_due = match self.expect {
             Expect::Done => return Ok(()),
             Expect::AfterValue => false,
             Expect::Value => true,
@@ -652,10 +656,11 @@ impl<'a> Reader<'a> {
                 (close, Some(b'}')) => {
                     pos = close + 1;
                     in_object = self.stack.pop().unwrap_or(false);
+                    open = open.saturating_sub(1);
                     false
                 }
                 (at, b) => {
-                    pos = skip_name(bytes, at, b, lone, "a member name or `}`")?;
+                    pos = member_name_end(bytes, at, b, lone)?;
                     true
                 }
             },
@@ -663,6 +668,7 @@ impl<'a> Reader<'a> {
                 (close, Some(b']')) => {
                     pos = close + 1;
                     in_object = self.stack.pop().unwrap_or(false);
+                    open = open.saturating_sub(1);
                     false
                 }
                 (at, _) => {
@@ -671,59 +677,62 @@ impl<'a> Reader<'a> {
                 }
             },
         };
-        loop {
-            if at_value {
+        'value: loop {
+            if value_due {
                 let (at, b) = skip_ws(bytes, pos);
                 pos = match scan_scalar(bytes, at, b, lone) {
                     Some(end) => end?,
                     None => match b {
                         Some(b'{') => match skip_ws(bytes, at + 1) {
                             (close, Some(b'}')) => close + 1,
-                            (name, b) => {
+                            (name, c) => {
                                 self.stack.push(true);
+                                open += 1;
                                 in_object = true;
-                                pos = skip_name(bytes, name, b, lone, "a member name or `}`")?;
-                                continue;
+                                pos = member_name_end(bytes, name, c, lone)?;
+                                continue 'value;
                             }
                         },
                         Some(b'[') => match skip_ws(bytes, at + 1) {
                             (close, Some(b']')) => close + 1,
                             (first, _) => {
                                 self.stack.push(false);
+                                open += 1;
                                 in_object = false;
                                 pos = first;
-                                continue;
+                                continue 'value;
                             }
                         },
                         _ => return Err(unexpected(bytes, at, "a value")),
                     },
                 };
             }
-            // A value is complete.
-            if self.stack.len() <= depth {
-                self.pos = pos;
-                self.in_object = in_object;
-                self.expect = Expect::AfterValue;
-                return Ok(());
-            }
-            let (at, b) = skip_ws(bytes, pos);
-            match (in_object, b) {
-                (true, Some(b',')) => {
-                    let (name, b) = skip_ws(bytes, at + 1);
-                    pos = skip_name(bytes, name, b, lone, "a member name")?;
-                    at_value = true;
+            value_due = true;
+            // A value is complete: what follows it.
+            loop {
+                if open == 0 {
+                    self.pos = pos;
+                    self.in_object = in_object;
+                    self.expect = Expect::AfterValue;
+                    return Ok(());
                 }
-                (false, Some(b',')) => {
-                    pos = at + 1;
-                    at_value = true;
+                let (at, b) = skip_ws(bytes, pos);
+                pos = at + 1;
+                match b {
+                    Some(b',') => {
+                        if in_object {
+                            let (name, c) = skip_ws(bytes, pos);
+                            pos = member_name_end(bytes, name, c, lone)?;
+                        }
+                        continue 'value;
+                    }
+                    Some(b'}') if in_object => {}
+                    Some(b']') if !in_object => {}
+                    _ if in_object => return Err(unexpected(bytes, at, "`,` or `}`")),
+                    _ => return Err(unexpected(bytes, at, "`,` or `]`")),
                 }
-                (true, Some(b'}')) | (false, Some(b']')) => {
-                    pos = at + 1;
-                    in_object = self.stack.pop().unwrap_or(false);
-                    at_value = false;
-                }
-                (true, _) => return Err(unexpected(bytes, at, "`,` or `}`")),
-                (false, _) => return Err(unexpected(bytes, at, "`,` or `]`")),
+                in_object = self.stack.pop().unwrap_or(false);
+                open = open.saturating_sub(1);
             }
         }
     }
@@ -844,14 +853,35 @@ fn digits_end(bytes: &[u8], from: usize) -> usize {
 /// The offset of the next byte at or after `pos` that is not white space, and that byte (`None`
 /// at the end of the input).
 ///
+///
+///
+/// Tokens mostly follow each other directly or after one space: those are checked inline, longer
+/// runs by [`ws_run_end`].
 #[inline(always)]
-fn skip_ws(bytes: &[u8], mut pos: usize) -> (usize, Option<u8>) {
-    loop {
-        match bytes.get(pos) {
-            Some(&b) if b <= b' ' && is_ws(b) => pos += 1,
-            b => return (pos, b.copied()),
+fn skip_ws(bytes: &[u8], pos: usize) -> (usize, Option<u8>) {
+    match bytes.get(pos) {
+        Some(&b) if b > b' ' => return (pos, Some(b)),
+        Some(b' ') => {
+            if let Some(&b) = bytes.get(pos + 1)
+                && b > b' '
+            {
+                return (pos + 1, Some(b));
+            }
         }
+        _ => {}
     }
+    let end = ws_run_end(bytes, pos);
+    (end, bytes.get(end).copied())
+}
+
+/// The offset of the first byte at or after `pos` that is not white space (or the end of the
+/// input), a byte a step. Returns one word, in a register.
+#[inline(never)]
+fn ws_run_end(bytes: &[u8], mut pos: usize) -> usize {
+    while bytes.get(pos).is_some_and(|&b| is_ws(b)) {
+        pos += 1;
+    }
+    pos
 }
 
 /// The error for finding what is at `at` where `expected` should be.
@@ -865,6 +895,35 @@ fn unexpected(bytes: &[u8], at: usize, expected: &'static str) -> Error {
         ),
         Ok(None) => at_end(bytes, expected),
         Err(e) => e,
+    }
+}
+
+/// What was expected where a member name is due at `at`: after `{` the object may also end.
+#[cold]
+fn name_expected(bytes: &[u8], at: usize) -> &'static str {
+    let before = bytes.get(..at).unwrap_or_default();
+    match before.iter().rev().find(|&&b| !is_ws(b)) {
+        Some(b'{') => "a member name or `}`",
+        _ => "a member name",
+    }
+}
+
+/// Checks the member name starting at `at` (`b` is the byte there) and its `:`; returns the
+/// offset after the `:`.
+#[inline(always)]
+fn member_name_end(
+    bytes: &[u8],
+    at: usize,
+    b: Option<u8>,
+    lone: LoneSurrogates,
+) -> Result<usize, Error> {
+    if b != Some(b'"') {
+        return Err(unexpected(bytes, at, name_expected(bytes, at)));
+    }
+    let (close, _) = scan_string(bytes, at, lone)?;
+    match skip_ws(bytes, close + 1) {
+        (colon, Some(b':')) => Ok(colon + 1),
+        (other, _) => Err(unexpected(bytes, other, "`:`")),
     }
 }
 
@@ -1025,6 +1084,18 @@ fn scan_number(bytes: &[u8], start: usize) -> Result<usize, Error> {
         }
         i = end;
     }
+    // An exponent, or text that runs on where the grammar stopped (`01`, `1.2.3`, `1x`): one
+    // look at the next byte for both, the rare cases out of line.
+    match bytes.get(i) {
+        Some(&b) if RUNS_ON.get(usize::from(b)) == Some(&true) => exponent_end(bytes, start, i),
+        _ => Ok(i),
+    }
+}
+
+/// The rest of the number starting at `start` from `i`, where a byte that may not end a number
+/// stands: the exponent's end, or the error.
+#[inline(never)]
+fn exponent_end(bytes: &[u8], start: usize, mut i: usize) -> Result<usize, Error> {
     if matches!(bytes.get(i), Some(b'e' | b'E')) {
         i += 1;
         if matches!(bytes.get(i), Some(b'+' | b'-')) {
@@ -1036,8 +1107,7 @@ fn scan_number(bytes: &[u8], start: usize) -> Result<usize, Error> {
         }
         i = end;
     }
-    // Text that runs on where the grammar stopped (`01`, `1.2.3`, `1x`) is a bad number rather
-    // than two tokens.
+    // Text that runs on where the grammar stopped is a bad number rather than two tokens.
     if let Some(&b) = bytes.get(i)
         && RUNS_ON.get(usize::from(b)) == Some(&true)
     {
@@ -1080,25 +1150,6 @@ fn scan_scalar(
     })
 }
 
-/// Checks a member name starting at `at` (`b` is the byte there) and its `:`; returns the
-/// offset after the `:`.
-#[inline(always)]
-fn skip_name(
-    bytes: &[u8],
-    at: usize,
-    b: Option<u8>,
-    lone: LoneSurrogates,
-    expected: &'static str,
-) -> Result<usize, Error> {
-    if b != Some(b'"') {
-        return Err(unexpected(bytes, at, expected));
-    }
-    let (close, _) = scan_string(bytes, at, lone)?;
-    match skip_ws(bytes, close + 1) {
-        (colon, Some(b':')) => Ok(colon + 1),
-        (other, _) => Err(unexpected(bytes, other, "`:`")),
-    }
-}
 
 /// The bytes that, right after a number, continue it ungrammatically (letters, digits, `.`,
 /// `+`, `-`, `_`), as a table: one load instead of a chain of comparisons.
