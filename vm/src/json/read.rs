@@ -655,7 +655,7 @@ impl<'a> Reader<'a> {
             Expect::FirstMember => match skip_ws(bytes, pos) {
                 (close, Some(b'}')) => {
                     pos = close + 1;
-                    in_object = self.stack.pop().unwrap_or(false);
+                    in_object = pop_bit(&mut self.stack);
                     open = open.saturating_sub(1);
                     false
                 }
@@ -667,7 +667,7 @@ impl<'a> Reader<'a> {
             Expect::FirstElement => match skip_ws(bytes, pos) {
                 (close, Some(b']')) => {
                     pos = close + 1;
-                    in_object = self.stack.pop().unwrap_or(false);
+                    in_object = pop_bit(&mut self.stack);
                     open = open.saturating_sub(1);
                     false
                 }
@@ -686,7 +686,7 @@ impl<'a> Reader<'a> {
                         Some(b'{') => match skip_ws(bytes, at + 1) {
                             (close, Some(b'}')) => close + 1,
                             (name, c) => {
-                                self.stack.push(true);
+                                push_bit(&mut self.stack, true);
                                 open += 1;
                                 in_object = true;
                                 pos = member_name_end(bytes, name, c, lone)?;
@@ -696,7 +696,7 @@ impl<'a> Reader<'a> {
                         Some(b'[') => match skip_ws(bytes, at + 1) {
                             (close, Some(b']')) => close + 1,
                             (first, _) => {
-                                self.stack.push(false);
+                                push_bit(&mut self.stack, false);
                                 open += 1;
                                 in_object = false;
                                 pos = first;
@@ -728,11 +728,10 @@ impl<'a> Reader<'a> {
                     }
                     Some(b'}') if in_object => {}
                     Some(b']') if !in_object => {}
-                    _ if in_object => return Err(unexpected(bytes, at, "`,` or `}`")),
-                    _ => return Err(unexpected(bytes, at, "`,` or `]`")),
+                    _ => return Err(after_value_error(bytes, at, in_object)),
                 }
-                in_object = self.stack.pop().unwrap_or(false);
-                open = open.saturating_sub(1);
+                in_object = pop_bit(&mut self.stack);
+                open -= 1;
             }
         }
     }
@@ -925,6 +924,26 @@ fn member_name_end(
         (colon, Some(b':')) => Ok(colon + 1),
         (other, _) => Err(unexpected(bytes, other, "`:`")),
     }
+}
+
+/// The error for what stands at `at` after a value in an object (`in_object`) or an array.
+#[cold]
+fn after_value_error(bytes: &[u8], at: usize, in_object: bool) -> Error {
+    unexpected(bytes, at, if in_object { "`,` or `}`" } else { "`,` or `]`" })
+}
+
+/// Pushes a container (`object` or array) on `stack`: out of line, to keep registers free in
+/// the loops that open containers now and then.
+#[inline(never)]
+fn push_bit(stack: &mut BitStack, object: bool) {
+    stack.push(object);
+}
+
+/// Pops the innermost container off `stack`; returns whether the one now innermost is an
+/// object (out of line, as [`push_bit`]).
+#[inline(never)]
+fn pop_bit(stack: &mut BitStack) -> bool {
+    stack.pop().unwrap_or(false)
 }
 
 /// The error for reaching the end of the input while `expected` should come.

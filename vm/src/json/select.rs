@@ -263,10 +263,17 @@ impl Selector {
             None if st.fold_case => st.children.iter().position(|(n, _)| {
                 n.len() == name.len() && n.as_bytes().eq_ignore_ascii_case(name)
             })?,
-            None => st
-                .children
-                .iter()
-                .position(|(n, _)| eq_short(n.as_bytes(), name))?,
+            None => {
+                // A plain loop rather than `position`, which the compiler leaves out of line.
+                let mut found = None;
+                for (i, (n, _)) in st.children.iter().enumerate() {
+                    if eq_short(n.as_bytes(), name) {
+                        found = Some(i);
+                        break;
+                    }
+                }
+                found?
+            }
             Some(index) if st.fold_case => {
                 lower.clear();
                 lower.extend(name.iter().map(u8::to_ascii_lowercase));
@@ -277,11 +284,16 @@ impl Selector {
         Some(i)
     }
 
-    /// What the member `name` leads to at `state` (SNS: through as many dotted segments as the
-    /// name has).
+    /// The state `state`.
     #[inline(always)]
-    fn lookup(&self, state: u32, name: &[u8], lower: &mut Vec<u8>) -> Option<Found<'_>> {
-        let st = self.states.get(state as usize)?;
+    fn state(&self, state: u32) -> Option<&State> {
+        self.states.get(state as usize)
+    }
+
+    /// What the member `name` leads to at state `st` (SNS: through as many dotted segments as
+    /// the name has).
+    #[inline(always)]
+    fn lookup<'s>(&'s self, st: &'s State, name: &[u8], lower: &mut Vec<u8>) -> Option<Found<'s>> {
         match name.first() {
             None if !st.empty => return None,
             Some(&b) if !st.may_start(b) => return None,
@@ -727,7 +739,9 @@ impl<'d> Keep<'d, '_> {
 /// object's selector state, scalar values kept.
 struct ObjectSink<'k, 'd, 's> {
     keep: &'k mut Keep<'d, 's>,
-    state: u32,
+    /// The object's selector state (`None` only for a state the selector lacks, which wants
+    /// nothing).
+    state: Option<&'d State>,
     /// As [`Frame::Object`]'s.
     seen: u64,
     maybe_duplicates: bool,
@@ -754,14 +768,15 @@ impl<'d> MemberSink<'d> for ObjectSink<'_, 'd, '_> {
 
     #[inline(always)]
     fn wanted(&mut self, name: Str<'d>) -> Option<Found<'d>> {
+        let st = self.state?;
         let keep = &mut *self.keep;
         let selector: &'d Selector = keep.selector;
         if name.escaped {
             keep.text.clear();
             name.unescape_into(keep.text);
-            selector.lookup(self.state, keep.text.as_bytes(), keep.lower)
+            selector.lookup(st, keep.text.as_bytes(), keep.lower)
         } else {
-            selector.lookup(self.state, name.raw, keep.lower)
+            selector.lookup(st, name.raw, keep.lower)
         }
     }
 
@@ -812,9 +827,10 @@ impl<'d> Run<'d, '_> {
                     ref mut seen,
                     ref mut maybe_duplicates,
                 }) => {
+                    let selector: &'d Selector = self.keep.selector;
                     let mut sink = ObjectSink {
                         keep: &mut self.keep,
-                        state,
+                        state: selector.state(state),
                         seen: *seen,
                         maybe_duplicates: *maybe_duplicates,
                     };
