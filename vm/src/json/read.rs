@@ -20,49 +20,64 @@ pub enum LoneSurrogates {
 }
 
 /// A stack of bits, one per open container (`true` = object).
+///
+/// The innermost 64 levels are the bits of one word, the innermost at bit 0, so that a push or a
+/// pop is a shift; deeper levels spill, 64 to a word, into `deep` (bit `i` of the spill is level
+/// `i`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BitStack {
-    /// The first 64 levels.
-    low: u64,
-    /// Levels 64 and deeper, 64 per word.
-    high: Vec<u64>,
+    /// The innermost `min(len, 64)` levels, innermost at bit 0.
+    recent: u64,
+    /// The levels below the innermost 64.
+    deep: Vec<u64>,
     len: usize,
 }
 
 impl BitStack {
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, object: bool) {
-        let bit = self.len % 64;
-        if self.len < 64 {
-            self.low = (self.low & !(1 << bit)) | (u64::from(object) << bit);
-        } else {
-            let word = self.len / 64 - 1;
-            if word == self.high.len() {
-                self.high.push(0);
-            }
-            if let Some(w) = self.high.get_mut(word) {
-                *w = (*w & !(1 << bit)) | (u64::from(object) << bit);
-            }
+        if self.len >= 64 {
+            self.spill();
         }
+        self.recent = self.recent << 1 | u64::from(object);
         self.len += 1;
     }
 
+    /// Moves the outermost of the innermost 64 levels into `deep` (before a push).
+    #[cold]
+    fn spill(&mut self) {
+        let level = self.len - 64;
+        let (word, bit) = (level / 64, level % 64);
+        if word == self.deep.len() {
+            self.deep.push(0);
+        }
+        if let Some(w) = self.deep.get_mut(word) {
+            *w = (*w & !(1 << bit)) | (self.recent >> 63) << bit;
+        }
+    }
+
+    /// Brings the level below the innermost 64 back into `recent` (after a pop).
+    #[cold]
+    fn unspill(&mut self) {
+        let level = self.len - 64;
+        let word = self.deep.get(level / 64).copied().unwrap_or(0);
+        self.recent |= (word >> (level % 64) & 1) << 63;
+    }
+
     /// The top bit, if any.
-    #[inline]
+    #[inline(always)]
     fn top(&self) -> Option<bool> {
-        let top = self.len.checked_sub(1)?;
-        let word = if top < 64 {
-            self.low
-        } else {
-            self.high.get(top / 64 - 1).copied().unwrap_or(0)
-        };
-        Some(word >> (top % 64) & 1 == 1)
+        (self.len > 0).then_some(self.recent & 1 == 1)
     }
 
     /// Pops the top bit; returns the new top.
-    #[inline]
+    #[inline(always)]
     fn pop(&mut self) -> Option<bool> {
         self.len = self.len.saturating_sub(1);
+        self.recent >>= 1;
+        if self.len >= 64 {
+            self.unspill();
+        }
         self.top()
     }
 
