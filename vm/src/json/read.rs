@@ -181,6 +181,9 @@ pub(crate) enum Scalar<'a> {
 pub(crate) trait MemberSink<'a> {
     /// What a wanted name leads to.
     type Found;
+    /// Whether a member whose name (without escapes) starts with `first` (`None`: the empty
+    /// name) may be wanted; [`MemberSink::wanted`] is asked only then.
+    fn may_want(&self, first: Option<u8>) -> bool;
     /// Whether the member `name` is wanted (its value is skipped when not).
     fn wanted(&mut self, name: Str<'a>) -> Option<Self::Found>;
     /// The scalar value of a wanted member.
@@ -452,17 +455,27 @@ impl<'a> Reader<'a> {
                 return Err(unexpected(bytes, pos, expected));
             }
             let (close, escaped) = scan_string(bytes, pos, lone)?;
-            let name = Str {
-                raw: bytes.get(pos + 1..close).unwrap_or_default(),
-                escaped,
-                offset: pos,
-            };
             let colon = match skip_ws(bytes, close + 1) {
                 (colon, Some(b':')) => colon,
                 (other, _) => return Err(unexpected(bytes, other, "`:`")),
             };
             let (at, v) = skip_ws(bytes, colon + 1);
-            match sink.wanted(name) {
+            // Most names are passed over on their first byte, before the name is made.
+            let first = if close > pos + 1 {
+                bytes.get(pos + 1).copied()
+            } else {
+                None
+            };
+            let wanted = if escaped || sink.may_want(first) {
+                sink.wanted(Str {
+                    raw: bytes.get(pos + 1..close).unwrap_or_default(),
+                    escaped,
+                    offset: pos,
+                })
+            } else {
+                None
+            };
+            match wanted {
                 None => {
                     pos = match scan_scalar(bytes, at, v, lone) {
                         Some(end) => end?,
@@ -475,6 +488,11 @@ impl<'a> Reader<'a> {
                     };
                 }
                 Some(found) => {
+                    let name = Str {
+                        raw: bytes.get(pos + 1..close).unwrap_or_default(),
+                        escaped,
+                        offset: pos,
+                    };
                     let value = match v {
                         Some(b'"') => {
                             let (close, escaped) = scan_string(bytes, at, lone)?;
@@ -805,7 +823,7 @@ fn find_ascii_special(bytes: &[u8], from: usize) -> usize {
         rest = tail;
     }
     while let Some(&b) = bytes.get(at) {
-        if b == b'"' || b == b'\\' || b < 0x20 || b >= 0x80 {
+        if b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b) {
             return at;
         }
         at += 1;
@@ -944,7 +962,15 @@ fn member_name_end(
 /// The error for what stands at `at` after a value in an object (`in_object`) or an array.
 #[cold]
 fn after_value_error(bytes: &[u8], at: usize, in_object: bool) -> Error {
-    unexpected(bytes, at, if in_object { "`,` or `}`" } else { "`,` or `]`" })
+    unexpected(
+        bytes,
+        at,
+        if in_object {
+            "`,` or `}`"
+        } else {
+            "`,` or `]`"
+        },
+    )
 }
 
 /// Pushes a container (`object` or array) on `stack`: out of line, to keep registers free in
@@ -1184,7 +1210,6 @@ fn scan_scalar(
     })
 }
 
-
 /// The bytes that, right after a number, continue it ungrammatically (letters, digits, `.`,
 /// `+`, `-`, `_`), as a table: one load instead of a chain of comparisons.
 #[expect(
@@ -1275,9 +1300,7 @@ mod tests {
                         if at + 3 < len {
                             bytes[at + 3] = specials[(at + len) % specials.len()];
                         }
-                        let expected = (from..len)
-                            .find(|&i| is_special(bytes[i]))
-                            .unwrap_or(len);
+                        let expected = (from..len).find(|&i| is_special(bytes[i])).unwrap_or(len);
                         assert_eq!(
                             find(&bytes, from),
                             expected,
@@ -1294,8 +1317,10 @@ mod tests {
         // Fillers: ASCII bytes next to the special ones (a subtraction or xor slip flags them).
         check_finder(
             find_ascii_special,
-            |b| b == b'"' || b == b'\\' || b < 0x20 || b >= 0x80,
-            &[b'a', b'#', b'!', b']', b'[', 0x20, 0x21, 0x7f, 0x23, 0x5d, 0x3c],
+            |b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b),
+            &[
+                b'a', b'#', b'!', b']', b'[', 0x20, 0x21, 0x7f, 0x23, 0x5d, 0x3c,
+            ],
             &[b'"', b'\\', 0x1f, 0x00, 0x01, 0x80, 0xff, 0xa2, 0xdc, 0xc3],
         );
     }
@@ -1306,7 +1331,9 @@ mod tests {
         check_finder(
             find_string_special,
             |b| b == b'"' || b == b'\\' || b < 0x20,
-            &[b'a', 0x80, 0xff, b'#', b']', 0x20, 0x21, 0xa2, 0xdc, 0xa0, 0x7f],
+            &[
+                b'a', 0x80, 0xff, b'#', b']', 0x20, 0x21, 0xa2, 0xdc, 0xa0, 0x7f,
+            ],
             &[b'"', b'\\', 0x1f, 0x00, 0x01],
         );
     }

@@ -291,14 +291,10 @@ impl Selector {
     }
 
     /// What the member `name` leads to at state `st` (SNS: through as many dotted segments as
-    /// the name has).
+    /// the name has). The reader has already passed over names whose first byte no wanted name
+    /// starts with ([`State::may_start`]).
     #[inline(always)]
     fn lookup<'s>(&'s self, st: &'s State, name: &[u8], lower: &mut Vec<u8>) -> Option<Found<'s>> {
-        match name.first() {
-            None if !st.empty => return None,
-            Some(&b) if !st.may_start(b) => return None,
-            _ => {}
-        }
         // A wanted segment never contains a dot, so a whole-name match needs no splitting.
         if let Some(i) = self.child(st, name, lower) {
             let (stored, want) = st.children.get(i)?;
@@ -765,6 +761,15 @@ impl<'d> ObjectSink<'_, 'd, '_> {
 
 impl<'d> MemberSink<'d> for ObjectSink<'_, 'd, '_> {
     type Found = Found<'d>;
+
+    #[inline(always)]
+    fn may_want(&self, first: Option<u8>) -> bool {
+        match (first, self.state) {
+            (Some(b), Some(st)) => st.may_start(b),
+            (None, Some(st)) => st.empty,
+            (_, None) => false,
+        }
+    }
 
     #[inline(always)]
     fn wanted(&mut self, name: Str<'d>) -> Option<Found<'d>> {
