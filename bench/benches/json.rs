@@ -307,7 +307,8 @@ fn count_one(case: &str) {
         };
         let mut q = quamina::Quamina::<u64>::new();
         for (i, p) in patterns.iter().enumerate() {
-            q.add_pattern(i as u64, p).expect("quamina takes the pattern");
+            q.add_pattern(i as u64, p)
+                .expect("quamina takes the pattern");
         }
         let mut read = |l: &[u8]| q.matches_for_event(l).map_or(0, |m| m.len());
         warm(&lines, &mut read);
