@@ -411,29 +411,34 @@ impl Header {
         Header(VmHeader { name, values })
     }
 
-    /// Headers from `(name, value)` pairs of bytes (the C ABI): a name given several times is
-    /// one header with several values, in order. Names and values must be UTF-8.
-    pub fn from_byte_pairs<'a>(
-        pairs: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
-    ) -> Result<Vec<Header>, Failure> {
+    /// Headers from `(name, value)` pairs: a name given several times is one header with
+    /// several values, in order.
+    pub fn group(pairs: impl IntoIterator<Item = (String, String)>) -> Vec<Header> {
         let mut out: Vec<Header> = Vec::new();
         let mut at: AHashMap<String, usize> = AHashMap::new();
         for (name, value) in pairs {
-            let name = utf8(name, "a header name", &["headers"])?;
-            let value = utf8(value, "a header value", &["headers", &name])?;
-            match at.get(&name) {
-                Some(&i) => {
-                    if let Some(h) = out.get_mut(i) {
-                        h.0.values.push(value);
-                    }
-                }
+            match at.get(&name).and_then(|&i| out.get_mut(i)) {
+                Some(h) => h.0.values.push(value),
                 None => {
                     at.insert(name.clone(), out.len());
                     out.push(Header::new(name, vec![value]));
                 }
             }
         }
-        Ok(out)
+        out
+    }
+
+    /// [`Header::group`] of pairs of bytes (the C ABI); names and values must be UTF-8.
+    pub fn from_byte_pairs<'a>(
+        pairs: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+    ) -> Result<Vec<Header>, Failure> {
+        let mut read = Vec::new();
+        for (name, value) in pairs {
+            let name = utf8(name, "a header name", &["headers"])?;
+            let value = utf8(value, "a header value", &["headers", &name])?;
+            read.push((name, value));
+        }
+        Ok(Header::group(read))
     }
 }
 

@@ -58,6 +58,14 @@ pub struct FvmSet {
     set: RwLock<Set>,
 }
 
+/// Filters and sets are shared between the caller's threads: the compiler checks that they may
+/// be.
+const _: () = {
+    const fn shared_between_threads<T: Send + Sync>() {}
+    shared_between_threads::<FvmFilter>();
+    shared_between_threads::<FvmSet>();
+};
+
 /// What went wrong: a status and one or more details (code, JSON Pointer, message). Owned by
 /// the caller; free it with `fvm_error_free`.
 pub struct FvmError {
