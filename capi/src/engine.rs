@@ -270,6 +270,14 @@ impl Filter {
         self.source.as_deref()
     }
 
+    /// Whether the filter reads the value of attributes named `name`. The bindings leave the
+    /// values of the others out of the message they build (saving their copies): a value that
+    /// is not read changes no verdict, while the attribute's name and type still count (the
+    /// dialect's type rules, and sns rule 12's "the message has an attribute").
+    pub fn reads_attribute(&self, name: &str) -> bool {
+        !self.inner.program().keys().slots_named(name).is_empty()
+    }
+
     /// Whether the filter was loaded from bytes (it has no IR, so no explain or lint).
     pub fn is_loaded(&self) -> bool {
         self.inner.ir().is_none()
@@ -370,7 +378,35 @@ pub enum Document<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attribute(VmAttribute);
 
+/// The base attribute types, for callers that know the type without a name to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttributeKind {
+    /// `String`.
+    String,
+    /// `Number` (the value is the number's text).
+    Number,
+    /// `String.Array` (the value is the JSON text of an array).
+    StringArray,
+    /// `Binary` (invisible to filtering; the value is not read).
+    Binary,
+}
+
 impl Attribute {
+    /// An attribute of a base type.
+    pub fn of_kind(name: String, kind: AttributeKind, value: String) -> Attribute {
+        let data_type = match kind {
+            AttributeKind::String => AttributeType::String,
+            AttributeKind::Number => AttributeType::Number,
+            AttributeKind::StringArray => AttributeType::StringArray,
+            AttributeKind::Binary => AttributeType::Binary,
+        };
+        Attribute(VmAttribute {
+            name,
+            data_type,
+            value,
+        })
+    }
+
     /// An attribute of the type named `data_type` (`String`, `Number`, `String.Array`, `Binary`
     /// or an SNS custom `String.x` / `Number.x` / `Binary.x`). For `String.Array` the value is
     /// the JSON text of an array.
@@ -392,12 +428,29 @@ impl Attribute {
         }))
     }
 
-    /// An attribute from bytes (the C ABI): the name and value must be UTF-8.
-    pub fn from_bytes(name: &[u8], data_type: &[u8], value: &[u8]) -> Result<Attribute, Failure> {
+    /// An attribute from bytes (the C ABI): the name and value must be UTF-8. The value of an
+    /// attribute whose name `reads` rejects is neither checked nor copied; its type still
+    /// counts (see [`Filter::reads_attribute`]).
+    pub fn from_bytes(
+        name: &[u8],
+        data_type: &str,
+        value: &[u8],
+        reads: &dyn Fn(&str) -> bool,
+    ) -> Result<Attribute, Failure> {
         let name = utf8(name, "an attribute name", &["attributes"])?;
-        let data_type = utf8(data_type, "an attribute type", &["attributes", &name])?;
-        let value = utf8(value, "an attribute value", &["attributes", &name])?;
-        Attribute::new(name, &data_type, value)
+        let value = if reads(&name) {
+            utf8(value, "an attribute value", &["attributes", &name])?
+        } else {
+            String::new()
+        };
+        let kind = match data_type {
+            "String" => AttributeKind::String,
+            "Number" => AttributeKind::Number,
+            "String.Array" => AttributeKind::StringArray,
+            "Binary" => AttributeKind::Binary,
+            other => return Attribute::new(name, other, value),
+        };
+        Ok(Attribute::of_kind(name, kind, value))
     }
 }
 
@@ -641,15 +694,16 @@ fn expr_headers(headers: Vec<Header>) -> Result<VmMessage, Failure> {
 }
 
 fn utf8(bytes: &[u8], what: &str, at: &[&str]) -> Result<String, Failure> {
-    String::from_utf8(bytes.to_vec()).map_err(|e| {
-        Failure::message(
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(text.to_owned()),
+        Err(e) => Err(Failure::message(
             pointer_to(at),
             format!(
                 "{what} is not UTF-8 text (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
+                e.valid_up_to()
             ),
-        )
-    })
+        )),
+    }
 }
 
 /// The JSON Pointer of `segments` (each escaped).
@@ -935,8 +989,33 @@ mod tests {
             })
             .unwrap_err();
         assert_eq!(e.details[0].pointer, "/headers/region");
-        let e = Attribute::from_bytes(b"a/b", b"Strung", b"x").unwrap_err();
+        let e = Attribute::from_bytes(b"a/b", "Strung", b"x", &|_| true).unwrap_err();
         assert_eq!(e.details[0].pointer, "/attributes/a~1b/Type");
+    }
+
+    #[test]
+    fn values_a_filter_does_not_read_are_left_out_but_still_count() {
+        let f = compile("sns", br#"{"a": ["x"], "b": [{"exists": false}]}"#, None).unwrap();
+        assert!(f.reads_attribute("a") && f.reads_attribute("b") && !f.reads_attribute("c"));
+        let reads = |name: &str| f.reads_attribute(name);
+        // The unread value is not even UTF-8: left out, it is no error.
+        let c = Attribute::from_bytes(b"c", "String", b"\xff", &reads).unwrap();
+        assert_eq!(c.0.value, "");
+        let a = Attribute::from_bytes(b"a", "String", b"x", &reads).unwrap();
+        let message = |attrs: Vec<Attribute>| Message {
+            attributes: Some(attrs),
+            ..Message::default()
+        };
+        assert!(f.matches(message(vec![a.clone(), c.clone()])).unwrap());
+        // Its type still counts: an unknown type is an error, and a Binary attribute is not an
+        // attribute for sns rule 12.
+        assert!(Attribute::from_bytes(b"c", "Strung", b"", &reads).is_err());
+        let only_binary = compile("sns", br#"{"b": [{"exists": false}]}"#, None).unwrap();
+        let reads = |name: &str| only_binary.reads_attribute(name);
+        let binary = Attribute::from_bytes(b"c", "Binary", b"", &reads).unwrap();
+        assert!(!only_binary.matches(message(vec![binary])).unwrap());
+        let string = Attribute::from_bytes(b"c", "String", b"zz", &reads).unwrap();
+        assert!(only_binary.matches(message(vec![string])).unwrap());
     }
 
     #[test]

@@ -279,12 +279,16 @@ unsafe fn c_str<'a>(ptr: *const c_char, what: &str) -> Result<&'a str, Failure> 
 }
 
 /// Reads a C message into the adapter's form (attributes and headers copied; JSON and body
-/// borrowed).
+/// borrowed). Attribute values that `reads` says are not read are left out
+/// ([`Filter::reads_attribute`]).
 ///
 /// # Safety
 /// Unless NULL, `message` and every pointer it holds for its `parts` are valid as documented
 /// on [`FvmMessage`].
-unsafe fn message<'a>(message: *const FvmMessage) -> Result<Message<'a>, Failure> {
+unsafe fn message<'a>(
+    message: *const FvmMessage,
+    reads: &dyn Fn(&str) -> bool,
+) -> Result<Message<'a>, Failure> {
     if message.is_null() {
         return Err(Failure::argument("the message is NULL"));
     }
@@ -326,7 +330,7 @@ unsafe fn message<'a>(message: *const FvmMessage) -> Result<Message<'a>, Failure
                     bytes(a.value, a.value_len, "an attribute value")?,
                 )
             };
-            read.push(Attribute::from_bytes(name, data_type.as_bytes(), value)?);
+            read.push(Attribute::from_bytes(name, data_type, value, reads)?);
         }
         out.attributes = Some(read);
     }
@@ -466,8 +470,10 @@ pub unsafe extern "C" fn fvm_filter_matches(
             if filter.is_null() {
                 return Err(Failure::argument("the filter is NULL"));
             }
-            let read = self::message(message)?;
-            Ok(verdict((*filter).filter.matches(read)?))
+            let filter = &(*filter).filter;
+            let reads = |name: &str| filter.reads_attribute(name);
+            let read = self::message(message, &reads)?;
+            Ok(verdict(filter.matches(read)?))
         })
     }
 }
@@ -719,7 +725,7 @@ pub unsafe extern "C" fn fvm_set_matching(
             if ids.is_null() && capacity > 0 {
                 return Err(Failure::argument("`ids` is NULL with a capacity above 0"));
             }
-            let read = self::message(message)?;
+            let read = self::message(message, &|_| true)?;
             let held = (*set).set.read().unwrap_or_else(lock_failed);
             IDS.with(|found| {
                 let mut found = found.borrow_mut();

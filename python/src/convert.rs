@@ -1,8 +1,9 @@
 //! Python values into what the adapter takes: policies and options as JSON text, messages as
 //! the adapter's parts (a document, a body, attributes, headers).
 
-use filtervm_capi::engine::{Attribute, Document, Header, Message};
+use filtervm_capi::engine::{Attribute, AttributeKind, Document, Header, Message};
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
@@ -283,6 +284,7 @@ impl<'py> MessageArgs<'py> {
         attributes: Option<&Bound<'py, PyAny>>,
         headers: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
+        reads: Option<&dyn Fn(&str) -> bool>,
     ) -> PyResult<MessageArgs<'py>> {
         let document = match message.filter(|m| !m.is_none()) {
             None => None,
@@ -303,7 +305,7 @@ impl<'py> MessageArgs<'py> {
             .transpose()?;
         let attributes = attributes
             .filter(|a| !a.is_none())
-            .map(read_attributes)
+            .map(|a| read_attributes(a, reads))
             .transpose()?;
         let headers = headers
             .filter(|h| !h.is_none())
@@ -361,87 +363,168 @@ impl<'py> MessageArgs<'py> {
 /// `attributes`: a mapping of name to value. A value is a `str` (String), an `int`, `float` or
 /// `Decimal` (Number), a `list`/`tuple` (String.Array, written as JSON), `bytes` (Binary, which
 /// filters never see), or a `dict` in the AWS form `{"DataType": T, "StringValue": V}` (also
-/// `{"Type": T, "Value": V}`, and `{"type", "value"}` as basaltic vectors write it).
-fn read_attributes(value: &Bound<'_, PyAny>) -> PyResult<Vec<Attribute>> {
+/// `{"Type": T, "Value": V}`, and `{"type", "value"}` as basaltic vectors write it). Values of
+/// names `reads` rejects are left out (the adapter's `Filter::reads_attribute`); their types
+/// still count.
+fn read_attributes(
+    value: &Bound<'_, PyAny>,
+    reads: Option<&dyn Fn(&str) -> bool>,
+) -> PyResult<Vec<Attribute>> {
+    let mut out = Vec::new();
+    let mut add = |name: Bound<'_, PyAny>, value: Bound<'_, PyAny>| -> PyResult<()> {
+        let name = name
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err("attribute names must be str"))?
+            .to_str()?;
+        let read = reads.is_none_or(|reads| reads(name));
+        let (data_type, text) = attribute_value(name, &value, read)?;
+        let name = name.to_owned();
+        out.push(match data_type {
+            Type::Kind(kind) => Attribute::of_kind(name, kind, text),
+            Type::Named(data_type) => {
+                Attribute::new(name, &data_type, text).map_err(crate::failure)?
+            }
+        });
+        Ok(())
+    };
+    // A dict is walked directly; other mappings through their items.
+    if let Ok(dict) = value.cast::<PyDict>() {
+        for (name, value) in dict.iter() {
+            add(name, value)?;
+        }
+        return Ok(out);
+    }
     let mapping = value.cast::<PyMapping>().map_err(|_| {
         PyTypeError::new_err(format!(
             "attributes must be a mapping of name to value, not {}",
             type_name(value)
         ))
     })?;
-    let items = mapping.items()?;
-    let mut out = Vec::with_capacity(items.len());
-    for item in items.iter() {
+    for item in mapping.items()?.iter() {
         let (name, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-        let name = name
-            .cast::<PyString>()
-            .map_err(|_| PyTypeError::new_err("attribute names must be str"))?
-            .to_str()?
-            .to_owned();
-        let (data_type, text) = attribute_value(&name, &value)?;
-        out.push(Attribute::new(name, &data_type, text).map_err(crate::failure)?);
+        add(name, value)?;
     }
     Ok(out)
 }
 
-fn attribute_value(name: &str, value: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
+/// An attribute's type: a base type known from the Python value, or a name to read.
+enum Type {
+    Kind(AttributeKind),
+    Named(String),
+}
+
+/// The type and value text of an attribute value (the text empty when `read` is false).
+fn attribute_value(name: &str, value: &Bound<'_, PyAny>, read: bool) -> PyResult<(Type, String)> {
+    let text = |make: &dyn Fn() -> PyResult<String>| if read { make() } else { Ok(String::new()) };
+    if let Ok(s) = value.cast::<PyString>() {
+        return Ok((
+            Type::Kind(AttributeKind::String),
+            text(&|| Ok(s.to_str()?.to_owned()))?,
+        ));
+    }
     if value.is_instance_of::<PyBool>() {
         return Err(PyTypeError::new_err(format!(
             "attribute `{name}`: a bool has no attribute type; give \"true\" (String) or \
              {{\"DataType\": ..., \"StringValue\": ...}}"
         )));
     }
-    if let Ok(s) = value.cast::<PyString>() {
-        return Ok(("String".into(), s.to_str()?.to_owned()));
+    if let Ok(fields) = value.cast::<PyDict>() {
+        return typed_attribute(name, fields, read);
     }
+    let number = Type::Kind(AttributeKind::Number);
     if value.is_instance_of::<PyInt>() {
-        return Ok(("Number".into(), value.str()?.to_str()?.to_owned()));
+        return Ok((
+            number,
+            text(&|| match value.extract::<i64>() {
+                Ok(n) => Ok(n.to_string()),
+                Err(_) => Ok(value.str()?.to_str()?.to_owned()),
+            })?,
+        ));
     }
     if let Ok(f) = value.cast::<PyFloat>() {
-        return Ok(("Number".into(), float_text(f.value())?));
+        if !f.value().is_finite() {
+            return Err(PyValueError::new_err(format!(
+                "attribute `{name}`: a Number is finite, not {}",
+                f.value()
+            )));
+        }
+        return Ok((number, text(&|| float_text(f.value()))?));
     }
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
-        let mut text = String::new();
-        write_json(value, 0, &mut text)?;
-        return Ok(("String.Array".into(), text));
+        return Ok((
+            Type::Kind(AttributeKind::StringArray),
+            text(&|| {
+                let mut out = String::new();
+                write_json(value, 0, &mut out)?;
+                Ok(out)
+            })?,
+        ));
     }
     if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
-        return Ok(("Binary".into(), String::new()));
-    }
-    if let Ok(fields) = value.cast::<PyDict>() {
-        let field = |names: &[&str]| -> PyResult<Option<Bound<'_, PyAny>>> {
-            for n in names {
-                if let Some(v) = fields.get_item(n)? {
-                    return Ok(Some(v));
-                }
-            }
-            Ok(None)
-        };
-        let data_type = field(&["DataType", "Type", "type"])?
-            .ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "attribute `{name}`: a typed attribute needs \"DataType\" (or \"Type\")"
-                ))
-            })?
-            .extract::<String>()?;
-        if let Some(v) = field(&["StringValue", "Value", "value"])? {
-            return Ok((data_type, v.extract::<String>()?));
-        }
-        if field(&["BinaryValue"])?.is_some() {
-            return Ok((data_type, String::new()));
-        }
-        return Err(PyValueError::new_err(format!(
-            "attribute `{name}`: a typed attribute needs \"StringValue\" (or \"Value\")"
-        )));
+        return Ok((Type::Kind(AttributeKind::Binary), String::new()));
     }
     if is_decimal(value)? {
-        return Ok(("Number".into(), value.str()?.to_str()?.to_owned()));
+        return Ok((number, text(&|| Ok(value.str()?.to_str()?.to_owned()))?));
     }
     Err(PyTypeError::new_err(format!(
         "attribute `{name}`: a value is str, int, float, Decimal, list, bytes or a typed dict, \
          not {}",
         type_name(value)
     )))
+}
+
+/// A typed attribute: `{"DataType": T, "StringValue": V}` (AWS's Publish API), `{"Type": T,
+/// "Value": V}` (delivered to SQS/Lambda), `{"type": T, "value": V}` (basaltic vectors).
+/// `BinaryValue` stands for the value of a Binary attribute.
+fn typed_attribute<'py>(
+    name: &str,
+    fields: &Bound<'py, PyDict>,
+    read: bool,
+) -> PyResult<(Type, String)> {
+    let py = fields.py();
+    let first = |keys: [&Bound<'py, PyString>; 3]| -> PyResult<Option<Bound<'py, PyAny>>> {
+        for k in keys {
+            if let Some(v) = fields.get_item(k)? {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    };
+    let data_type = first([
+        intern!(py, "DataType"),
+        intern!(py, "Type"),
+        intern!(py, "type"),
+    ])?
+    .ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "attribute `{name}`: a typed attribute needs \"DataType\" (or \"Type\")"
+        ))
+    })?;
+    let data_type = data_type
+        .cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err(format!("attribute `{name}`: the type is a str")))?
+        .to_str()?;
+    let data_type = match data_type {
+        "String" => Type::Kind(AttributeKind::String),
+        "Number" => Type::Kind(AttributeKind::Number),
+        "String.Array" => Type::Kind(AttributeKind::StringArray),
+        "Binary" => Type::Kind(AttributeKind::Binary),
+        other => Type::Named(other.to_owned()),
+    };
+    let value = first([
+        intern!(py, "StringValue"),
+        intern!(py, "Value"),
+        intern!(py, "value"),
+    ])?;
+    match value {
+        Some(v) if read => Ok((data_type, v.extract::<String>()?)),
+        Some(v) if v.is_instance_of::<PyString>() => Ok((data_type, String::new())),
+        Some(v) => Ok((data_type, v.extract::<String>()?)),
+        None if fields.contains(intern!(py, "BinaryValue"))? => Ok((data_type, String::new())),
+        None => Err(PyValueError::new_err(format!(
+            "attribute `{name}`: a typed attribute needs \"StringValue\" (or \"Value\")"
+        ))),
+    }
 }
 
 /// `headers`: a mapping of name to a `str` or a list of `str` (a header with several values),

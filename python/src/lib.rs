@@ -174,10 +174,11 @@ impl Filter {
         headers: Option<&Bound<'_, PyAny>>,
         body: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let mut args = MessageArgs::new(message, attributes, headers, body)?;
+        let filter = &self.inner;
+        let reads = |name: &str| filter.reads_attribute(name);
+        let mut args = MessageArgs::new(message, attributes, headers, body, Some(&reads))?;
         let release = args.text_len()? >= RELEASE_GIL_BYTES;
         let message = args.take()?;
-        let filter = &self.inner;
         let verdict = if release {
             py.detach(|| filter.matches(message))
         } else {
@@ -199,7 +200,7 @@ impl Filter {
         headers: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let mut args = MessageArgs::new(message, attributes, headers, body)?;
+        let mut args = MessageArgs::new(message, attributes, headers, body, None)?;
         let text = self.inner.explain_json(args.take()?).map_err(failure)?;
         json_loads(py, &text)
     }
@@ -363,7 +364,7 @@ impl SubscriptionSet {
         headers: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut args = MessageArgs::new(message, attributes, headers, body)?;
+        let mut args = MessageArgs::new(message, attributes, headers, body, None)?;
         let message = args.take()?;
         let found = py
             .detach(|| {

@@ -173,3 +173,19 @@ def test_an_empty_set_matches_nothing_and_reads_nothing():
     s.remove(1)
     # The stream group is empty: a message without headers is fine.
     assert s.matching(attributes={}) == []
+
+
+def test_values_the_filter_does_not_read_are_skipped_but_their_types_count():
+    f = filtervm.compile("sns", {"a": ["x"]})
+    # The value of `b` is never read: even a value that is not a str is not looked at, but its
+    # declared type is checked as always.
+    assert f.matches(attributes={"a": "x", "b": {"DataType": "String", "StringValue": "y"}})
+    with pytest.raises(filtervm.MessageError):
+        f.matches(attributes={"a": "x", "b": {"DataType": "Strung", "StringValue": "y"}})
+    # sns rule 12: `exists: false` needs some non-Binary attribute, read or not.
+    absent = filtervm.compile("sns", {"z": [{"exists": False}]})
+    assert absent.matches(attributes={"b": "anything"})
+    assert not absent.matches(attributes={"b": b"binary"})
+    # basaltic attributes are String or Number, read or not.
+    with pytest.raises(filtervm.MessageError):
+        filtervm.compile("basaltic", {"a": ["x"]}).matches(attributes={"a": "x", "b": ["list"]})
