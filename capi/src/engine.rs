@@ -106,15 +106,6 @@ impl Failure {
             message,
         )
     }
-
-    /// The first detail's message (every failure has one).
-    pub fn summary(&self) -> String {
-        match self.details.as_slice() {
-            [] => String::from("unknown error"),
-            [one] => one.message.clone(),
-            [first, rest @ ..] => format!("{} (and {} more errors)", first.message, rest.len()),
-        }
-    }
 }
 
 impl std::fmt::Display for Failure {
@@ -155,7 +146,9 @@ fn from_message(e: MessageError) -> Failure {
 }
 
 /// The dialect names, as the bindings accept them.
-pub const DIALECTS: [&str; 5] = ["sns", "basaltic", "eventgrid", "stream", "expr"];
+pub fn dialects() -> Vec<&'static str> {
+    Dialect::ALL.iter().map(|d| d.name()).collect()
+}
 
 fn dialect(name: &str) -> Result<Dialect, Failure> {
     name.parse::<Dialect>()
@@ -276,11 +269,6 @@ impl Filter {
     /// dialect's type rules, and sns rule 12's "the message has an attribute").
     pub fn reads_attribute(&self, name: &str) -> bool {
         !self.inner.program().keys().slots_named(name).is_empty()
-    }
-
-    /// Whether the filter was loaded from bytes (it has no IR, so no explain or lint).
-    pub fn is_loaded(&self) -> bool {
-        self.inner.ir().is_none()
     }
 
     /// The wire form: program, dialect and options (the IR does not travel).
@@ -828,11 +816,6 @@ impl Set {
         self.group_of.is_empty()
     }
 
-    /// Whether subscription `id` is in the set.
-    pub fn contains(&self, id: u64) -> bool {
-        self.group_of.contains_key(&id)
-    }
-
     /// Adds subscription `id` with `filter` (a copy of what it needs is kept), replacing its
     /// filter if `id` is already there.
     pub fn add(&mut self, id: u64, filter: &Filter) -> Result<(), Failure> {
@@ -1080,6 +1063,6 @@ mod tests {
             loaded.lint().unwrap_err().details[0].code,
             "FILTER_WITHOUT_IR"
         );
-        assert!(loaded.ir().is_none() && loaded.is_loaded());
+        assert!(loaded.ir().is_none() && loaded.source().is_none());
     }
 }

@@ -422,7 +422,7 @@ fn filtervm_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lint, m)?)?;
     m.add_class::<Filter>()?;
     m.add_class::<SubscriptionSet>()?;
-    m.add("DIALECTS", engine::DIALECTS.to_vec())?;
+    m.add("DIALECTS", engine::dialects())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
