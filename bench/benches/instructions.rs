@@ -238,7 +238,7 @@ fn set_of(name: &str) -> &'static mut Set {
         .iter()
         .map(|l| {
             let p: serde_json::Value = serde_json::from_str(l).expect("policy");
-            compile(Dialect::Sns, &p, &serde_json::json!({})).expect("compiles")
+            compile(Dialect::Sns, &p, &Dialect::Sns.into()).expect("compiles")
         })
         .collect();
     let mut set = PolicySet::new();

@@ -17,8 +17,22 @@
 //! - `quamina/matches_for_event_*`: the whole raw-bytes → verdict path of quamina-rs, the target
 //!   of the message path (the generated 1/3/8-clause policy on attrs; the 5 `cl_exact` patterns
 //!   on cityfeat), for a ratio measured in the same run.
+//!
+//! **Instruction counts.** With `FILTERVM_JSON_COUNT=WORKLOAD/CASE` (for example
+//! `attrs/extract_pol1c`, `attrs/validate`, `cityfeat/quamina`, `attrs/quamina_pol3c`;
+//! `attrs/extract_none` wants a path no line has) the bench
+//! reads the sample once to warm up, then reads it once more inside [`counted`] and exits, for
+//! callgrind to count that one call:
+//!
+//! ```text
+//! FILTERVM_BENCH_DATA=DIR FILTERVM_JSON_COUNT=attrs/extract_pol1c valgrind --tool=callgrind \
+//!   --callgrind-out-file=/dev/null --collect-atstart=no --toggle-collect='json::counted*' \
+//!   bench/target/release/deps/json-HASH 2>&1 | grep Collected
+//! ```
+//!
+//! and divide by the sample (1,000 lines).
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use filtervm_vm::json::{self, Extractor, LoneSurrogates, Node, Selector};
 use std::hint::black_box;
 
@@ -227,5 +241,99 @@ fn json_readers(c: &mut Criterion) {
     );
 }
 
+/// Reads every line of `lines` with `read` (the one call callgrind counts).
+#[inline(never)]
+fn counted(lines: &[Vec<u8>], read: &mut dyn FnMut(&[u8]) -> usize) -> usize {
+    lines.iter().map(|l| read(black_box(l))).sum()
+}
+
+/// The warm-up before [`counted`] (not counted).
+#[inline(never)]
+fn warm(lines: &[Vec<u8>], read: &mut dyn FnMut(&[u8]) -> usize) -> usize {
+    lines.iter().map(|l| read(black_box(l))).sum()
+}
+
+/// The instruction-count mode (see the module documentation): `case` is `WORKLOAD/CASE`.
+fn count_one(case: &str) {
+    let (workload, what) = case.split_once('/').expect("WORKLOAD/CASE");
+    let lines = lines(workload);
+    let paths: &[&str] = match (workload, what) {
+        (_, "validate") | (_, "quamina") => &[],
+        ("attrs", "extract_pol1c") => POL1C,
+        ("attrs", "extract_pol3c") => POL3C,
+        ("attrs", "extract_pol8c") => POL8C,
+        ("cityfeat", "extract_cityfeat5") => CITYFEAT5,
+        // A path no line has: the reader's cost through the extractor, nothing kept.
+        (_, "extract_none") => &["absent.path"],
+        (_, w) if w.starts_with("quamina_") => &[],
+        _ => panic!("unknown case {case}"),
+    };
+    // With FILTERVM_JSON_PASSES=N, N timed passes instead (after the counted one): the fastest
+    // and the median pass, in ns a line (a quick A/B check between two builds on a busy machine).
+    let passes: usize = std::env::var("FILTERVM_JSON_PASSES")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    let timed = |read: &mut dyn FnMut(&[u8]) -> usize| {
+        let mut times: Vec<f64> = (0..passes)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                black_box(counted(&lines, read));
+                start.elapsed().as_nanos() as f64 / lines.len() as f64
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        if let (Some(min), Some(median)) = (times.first(), times.get(times.len() / 2)) {
+            println!("{case}: fastest {min:.1} ns/line, median {median:.1} over {passes} passes");
+        }
+    };
+    let n = if what == "validate" {
+        let mut read = |l: &[u8]| usize::from(json::validate(l, LoneSurrogates::Replace).is_ok());
+        warm(&lines, &mut read);
+        let n = counted(&lines, &mut read);
+        timed(&mut read);
+        n
+    } else if let Some(label) = what.strip_prefix("quamina") {
+        let patterns = match label.strip_prefix('_') {
+            Some(pol) => {
+                let clauses = pol
+                    .trim_start_matches("pol")
+                    .trim_end_matches('c')
+                    .parse()
+                    .expect("polNc");
+                vec![filtervm_bench::sns_policy('c', clauses).to_string()]
+            }
+            None => filtervm_bench::lines("cl_exact", 5),
+        };
+        let mut q = quamina::Quamina::<u64>::new();
+        for (i, p) in patterns.iter().enumerate() {
+            q.add_pattern(i as u64, p)
+                .expect("quamina takes the pattern");
+        }
+        let mut read = |l: &[u8]| q.matches_for_event(l).map_or(0, |m| m.len());
+        warm(&lines, &mut read);
+        let n = counted(&lines, &mut read);
+        timed(&mut read);
+        n
+    } else {
+        let selector = Selector::body_paths(paths.iter().copied());
+        let mut extractor = Extractor::new();
+        let mut read = |l: &[u8]| extractor.extract(&selector, l).map_or(0, kept);
+        warm(&lines, &mut read);
+        let n = counted(&lines, &mut read);
+        timed(&mut read);
+        n
+    };
+    println!("{case}: {n} over {} lines", lines.len());
+}
+
 criterion_group!(benches, json_readers);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(case) = std::env::var("FILTERVM_JSON_COUNT") {
+        count_one(&case);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

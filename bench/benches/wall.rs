@@ -217,9 +217,15 @@ fn single(c: &mut Criterion, s: &Single) {
     } else {
         reference_message(s.dialect, &event)
     };
-    let options = json!({});
+    // The reference reads its own JSON values.
+    use filtervm_conformance::reference::json::Value as ReferenceValue;
+    let options = ReferenceValue::Null;
+    let (policy, vector) = (
+        ReferenceValue::from(&s.policy),
+        ReferenceValue::from(&vector),
+    );
     let reference = peer("reference", &s.name, expected, || {
-        let v = filtervm_conformance::reference::evaluate(s.dialect, &options, &s.policy, &vector)
+        let v = filtervm_conformance::reference::evaluate(s.dialect, &options, &policy, &vector)
             .map_err(|e| e.0)?;
         Ok(((), v))
     });
@@ -229,7 +235,7 @@ fn single(c: &mut Criterion, s: &Single) {
                 filtervm_conformance::reference::evaluate(
                     s.dialect,
                     &options,
-                    black_box(&s.policy),
+                    black_box(&policy),
                     black_box(&vector),
                 )
             })
@@ -252,7 +258,7 @@ fn set(c: &mut Criterion, name: &str) {
         .collect();
     let filters: Vec<_> = policies
         .iter()
-        .map(|p| compile(Dialect::Sns, p, &json!({})).expect("compiles"))
+        .map(|p| compile(Dialect::Sns, p, &Dialect::Sns.into()).expect("compiles"))
         .collect();
     let mut set = PolicySet::new();
     for (i, f) in filters.iter().enumerate() {
@@ -459,7 +465,7 @@ fn e2e_bench(c: &mut Criterion) {
     let n = events.len();
     let filters: Vec<_> = specs
         .iter()
-        .map(|(f, _)| compile(Dialect::EventGrid, f, &json!({})).expect("compiles"))
+        .map(|(f, _)| compile(Dialect::EventGrid, f, &Dialect::EventGrid.into()).expect("compiles"))
         .collect();
     let mut set = PolicySet::new();
     for (i, f) in filters.iter().enumerate() {

@@ -89,7 +89,7 @@ fn run_one_by_one(
     n
 }
 
-fn set_of(name: &str, options: &serde_json::Value) -> filtervm_compiler::set::PolicySet {
+fn set_of(name: &str, options: &filtervm_compiler::Options) -> filtervm_compiler::set::PolicySet {
     let mut set = filtervm_compiler::set::PolicySet::new();
     for (i, l) in lines(name, usize::MAX).iter().enumerate() {
         let p: serde_json::Value = serde_json::from_str(l).expect("policy");
@@ -129,7 +129,7 @@ fn main() {
                     filtervm_compiler::compile(
                         filtervm_compiler::Dialect::Sns,
                         &p,
-                        &serde_json::json!({}),
+                        &filtervm_compiler::Options::from(filtervm_compiler::Dialect::Sns),
                     )
                     .expect("compiles")
                 })
@@ -145,7 +145,10 @@ fn main() {
                 .unwrap_or_else(|| "pol10k_exact".into());
             let attrs = lines("attrs", 1000);
             if mode == "set" {
-                let set = set_of(&name, &serde_json::json!({}));
+                let set = set_of(
+                    &name,
+                    &filtervm_compiler::Options::from(filtervm_compiler::Dialect::Sns),
+                );
                 let messages: Vec<_> = attrs
                     .iter()
                     .map(|l| filtervm_bench::attributes(&serde_json::from_str(l).expect("JSON")))

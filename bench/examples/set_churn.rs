@@ -23,7 +23,7 @@ use serde_json::json;
 use std::time::Instant;
 
 fn sns(policy: serde_json::Value) -> Filter {
-    compile(Dialect::Sns, &policy, &json!({})).expect("a valid policy")
+    compile(Dialect::Sns, &policy, &Dialect::Sns.into()).expect("a valid policy")
 }
 
 fn seconds(t: Instant) -> String {

@@ -41,7 +41,7 @@ fn main() {
                 compile(
                     Dialect::Sns,
                     &serde_json::from_str(l).unwrap(),
-                    &serde_json::json!({}),
+                    &Dialect::Sns.into(),
                 )
                 .unwrap()
             })

@@ -9,7 +9,7 @@
 #![allow(clippy::expect_used)]
 
 use filtervm_compiler::ir::Node;
-use filtervm_compiler::{Dialect, Filter, codegen, compile, opt};
+use filtervm_compiler::{Dialect, Filter, Options, SnsScope, codegen, compile, opt};
 use filtervm_vm::bind::Bound;
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{AttributeType, Message};
@@ -132,7 +132,7 @@ pub fn reference_message(dialect: Dialect, object: &Value) -> Value {
 
 /// Whether the `sns` front end compiles (it is being written in parallel).
 pub fn sns_ready() -> bool {
-    compile(Dialect::Sns, &json!({"a": ["b"]}), &json!({})).is_ok()
+    compile(Dialect::Sns, &json!({"a": ["b"]}), &Dialect::Sns.into()).is_ok()
 }
 
 /// A basaltic translation of an SNS policy: the clauses basaltic has (exact strings, prefix,
@@ -178,11 +178,11 @@ pub struct Single {
 /// optimized and generated exactly as `compile` does. For policies within the limits this gives
 /// the program `compile` gives.
 pub fn compile_clauses(dialect: Dialect, policy: &Value) -> Program {
-    compile_clauses_with(dialect, policy, &json!({}))
+    compile_clauses_with(dialect, policy, &dialect.into())
 }
 
 /// [`compile_clauses`] with dialect options.
-pub fn compile_clauses_with(dialect: Dialect, policy: &Value, options: &Value) -> Program {
+pub fn compile_clauses_with(dialect: Dialect, policy: &Value, options: &Options) -> Program {
     let Value::Object(map) = policy else {
         panic!("policy is not an object")
     };
@@ -313,8 +313,8 @@ pub fn single_message(single: &Single) -> Message {
 }
 
 /// SNS options for MessageBody scope (the raw-bytes workloads: each attrs line is a body).
-pub fn body_scope() -> Value {
-    json!({"scope": "MessageBody"})
+pub fn body_scope() -> Options {
+    Options::from(SnsScope::MessageBody)
 }
 
 /// The `pol{clauses}c` policy compiled for SNS body scope (the raw-bytes workloads).
@@ -352,7 +352,8 @@ pub const HEADER_FILTER: &str = "event in [order.paid, order.created]";
 
 /// [`HEADER_FILTER`] compiled.
 pub fn header_filter() -> Filter {
-    filtervm_compiler::compile_text(Dialect::Stream, HEADER_FILTER, &json!({})).expect("compiles")
+    filtervm_compiler::compile_text(Dialect::Stream, HEADER_FILTER, &Options::Stream)
+        .expect("compiles")
 }
 
 /// [`HEADER_FILTER`] written by hand over the same header slice: some header named `event` has

@@ -1,4 +1,5 @@
-//! Policy errors: a stable code, a JSON Pointer (or byte span) and a message a person can act on.
+//! Errors: a stable code ([`ErrorCode`]), a JSON Pointer (or byte span) and a message a person
+//! can act on.
 
 use std::fmt;
 
@@ -6,11 +7,200 @@ use std::fmt;
 /// an option does it through [`excerpt`], which cuts it to [`EXCERPT_CHARS`] characters.
 pub use filtervm_vm::excerpt::{EXCERPT_CHARS, excerpt};
 
+/// What an error is about: the part of the input (or of the library) that was wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCategory {
+    /// The policy text or its structure ([`CompileError`]).
+    Policy,
+    /// The dialect options ([`crate::Options::from_json`], and compiling).
+    Options,
+    /// A message that could not be read in the dialect's shape ([`MessageError`]).
+    Message,
+    /// Bytes given to [`crate::Filter::from_bytes`], or a loaded filter asked for what it lacks.
+    Load,
+    /// A bug in the library: it should never be seen.
+    Internal,
+}
+
+/// Declares [`ErrorCode`]: each variant with its stable text, its category and its
+/// documentation, which [`ErrorCode::description`] returns too.
+macro_rules! error_codes {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $text:literal, $category:ident;)+) => {
+        /// Every stable error code the library emits, in one enum.
+        ///
+        /// [`ErrorCode::as_str`] is the code's stable text (`SNS_LIMIT_EXCEEDED`), which errors
+        /// print and which never changes for a code; `Display` writes the same. Each variant's
+        /// documentation names the smallest input that triggers it. New codes may be added in a
+        /// later version (hence `#[non_exhaustive]`); an existing code keeps its text.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum ErrorCode {
+            $($(#[doc = $doc])+ $variant,)+
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),+];
+
+            /// The code's stable text, as errors print it.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $text,)+
+                }
+            }
+
+            /// What the code means and the smallest input that triggers it (the variant's
+            /// documentation).
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => concat!($($doc, "\n"),+),)+
+                }
+            }
+
+            /// What the error is about.
+            pub const fn category(self) -> ErrorCategory {
+                match self {
+                    $(ErrorCode::$variant => ErrorCategory::$category,)+
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    /// An `sns` policy that is not JSON or not shaped like a filter policy (AWS wording such as
+    /// "failed to parse JSON.", "Filter is not an object", "must be an object or an array",
+    /// "Empty arrays are not allowed", the `$or` rules, "Only one key allowed in match
+    /// expression", a nested policy in attribute scope). Smallest input: the sns policy `[]`.
+    SnsSyntaxError = "SNS_SYNTAX_ERROR", Policy;
+    /// An `sns` operand of the wrong JSON type ("prefix match pattern must be a string",
+    /// "exists match pattern must be either true or false", "Value of < must be numeric",
+    /// "Match value must be String, number, true, false, or null", anything-but lists of the
+    /// wrong or mixed types). Smallest input: the sns policy `{"a":[{"prefix":1}]}`.
+    SnsTypeError = "SNS_TYPE_ERROR", Policy;
+    /// An `sns` operator that does not exist ("Unrecognized match type", "Unsupported
+    /// anything-but pattern", "Unrecognized numeric range operator"), with a suggestion when a
+    /// known one is close. Smallest input: the sns policy `{"a":[{"x":1}]}`.
+    SnsUnknownOperator = "SNS_UNKNOWN_OPERATOR", Policy;
+    /// An `sns` operand of the right type but an invalid value: a wildcard or CIDR pattern, a
+    /// numeric range whose bottom is not below its top, a number that is not finite as a
+    /// binary64, an empty anything-but prefix or suffix. Smallest input: the sns policy
+    /// `{"a":[{"cidr":"x"}]}`.
+    SnsInvalidValue = "SNS_INVALID_VALUE", Policy;
+    /// An `sns` policy beyond a limit: more than 5 keys (rule 42), more than 150 value
+    /// combinations (rule 43, "Filter policy is too complex"), or more than 256 KiB of text
+    /// (rule 44). Smallest input: the sns policy `{"a":[1],"b":[1],"c":[1],"d":[1],"e":[1],"f":[1]}`.
+    SnsLimitExceeded = "SNS_LIMIT_EXCEEDED", Policy;
+    /// Any invalid `basaltic` policy (B-12 names this one code for every violation, limits
+    /// included). Smallest input: the basaltic policy `[]`.
+    NotificationInvalidFilterPolicy = "NOTIFICATION_INVALID_FILTER_POLICY", Policy;
+    /// An invalid `eventgrid` filter other than a limit: a member of the wrong type, a missing
+    /// or unknown `operatorType`, a missing or empty `key`, a missing, empty or wrongly typed
+    /// `value`/`values`, a malformed range. Smallest input: the eventgrid policy `[]`.
+    EventGridInvalidFilter = "EVENTGRID_INVALID_FILTER", Policy;
+    /// An `eventgrid` filter beyond a limit: more than 25 advanced filters or filter values, a
+    /// string value over 512 characters, policy text over 256 KiB. Smallest input: an
+    /// advanced filter `StringIn` whose `values` hold one string of 513 characters.
+    EventGridLimitExceeded = "EVENTGRID_LIMIT_EXCEEDED", Policy;
+    /// An invalid `stream` filter: its shape, an unknown operator, operands of the wrong number
+    /// or type, an empty filter, group or `in` list. Smallest input: the stream policy `[]`.
+    StreamInvalidFilter = "STREAM_INVALID_FILTER", Policy;
+    /// A `stream` filter beyond a limit: more than 8 groups, 8 clauses in a group or 32 `in`
+    /// entries, a pattern over 256 bytes, policy text over 256 KiB. Smallest input: the stream
+    /// text `a exists or b exists or c exists or d exists or e exists or f exists or g exists or
+    /// h exists or i exists`.
+    StreamLimitExceeded = "STREAM_LIMIT_EXCEEDED", Policy;
+    /// A `stream` pattern that breaks the `*`/`**` rules. Smallest input: the stream text
+    /// `a = **x`.
+    StreamInvalidPattern = "STREAM_INVALID_PATTERN", Policy;
+    /// `stream` text form that does not lex or parse. Smallest input: the stream text `a =`.
+    StreamSyntaxError = "STREAM_SYNTAX_ERROR", Policy;
+    /// An invalid `expr` policy other than its depth (E1, E3-E11), or policy text that is not
+    /// JSON or over 256 KiB. Smallest input: the expr policy `[]`.
+    ExprInvalidFilter = "EXPR_INVALID_FILTER", Policy;
+    /// An `expr` policy nested deeper than `max_depth` (E2). Smallest input: the expr policy
+    /// `{"op":"NOT","exp":[{"key":"a","op":"exists"}]}` with the options `{"max_depth":0}`.
+    ExprTooDeep = "EXPR_TOO_DEEP", Policy;
+    /// Dialect options that are not a JSON object, name an unknown or duplicate member, give
+    /// an option a value of the wrong type or out of range, or belong to another dialect; in
+    /// every dialect. Smallest input: the options `[]`.
+    InvalidOptions = "INVALID_OPTIONS", Options;
+    /// A message that is not in the dialect's shape. Smallest input: the basaltic message `[]`.
+    InvalidMessage = "INVALID_MESSAGE", Message;
+    /// An sns body with more combinations of array elements than binding judges element by
+    /// element (it is treated as not matching; `Evaluator::try_matches` reports it). Smallest
+    /// input: a body policy reading two fields under arrays of objects, on a body whose arrays
+    /// multiply past the row limit.
+    MessageTooComplex = "MESSAGE_TOO_COMPLEX", Message;
+    /// JSON message bytes that are not one JSON document: an Event Grid event (which cannot be
+    /// judged), or an SNS body from `Evaluator::try_matches_bytes` (as SNS it matches only
+    /// policies that read nothing from the body). Smallest input: the Event Grid event `{`.
+    MessageNotJson = "MESSAGE_NOT_JSON", Message;
+    /// Raw JSON bytes given to a filter whose dialect reads attributes or headers, not a JSON
+    /// body (`Evaluator::matches_bytes` on a basaltic, stream or expr filter, or an sns filter
+    /// in attribute scope). Smallest input: the bytes `{}` for the basaltic policy `{}`.
+    MessageShape = "MESSAGE_SHAPE", Message;
+    /// A `basaltic` message that fails the publish-time check of B-13 (at most 20 attributes,
+    /// names of 1-256 bytes, values of at most 1,024 bytes). Smallest input: a message with an
+    /// attribute whose name is empty.
+    NotificationInvalidMessageAttributes = "NOTIFICATION_INVALID_MESSAGE_ATTRIBUTES", Message;
+    /// Bytes that are not a valid program encoding, or a program the verifier rejects. Smallest
+    /// input: the empty byte string given to `Filter::from_bytes`.
+    InvalidProgram = "INVALID_PROGRAM", Load;
+    /// A valid program whose metadata is not a filter's (`{"dialect", "options"}`). Smallest
+    /// input: a program with the metadata `[]`.
+    InvalidFilterMetadata = "INVALID_FILTER_METADATA", Load;
+    /// A filter loaded from bytes of the first wire format (which shipped no IR) asked for what
+    /// needs its IR (explain, a subscription set). Smallest input: explaining a program loaded
+    /// with the metadata `{"dialect":"basaltic","options":{}}`.
+    FilterWithoutIr = "FILTER_WITHOUT_IR", Load;
+    /// Code generation produced a program the verifier rejects: a bug in the library. Smallest
+    /// input: none from a policy; an IR test with a NaN bound.
+    InternalCodegen = "INTERNAL_CODEGEN", Internal;
+}
+
+impl ErrorCode {
+    /// The code whose stable text is `text`.
+    pub fn from_text(text: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.iter().copied().find(|c| c.as_str() == text)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for ErrorCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialEq<ErrorCode> for &str {
+    fn eq(&self, other: &ErrorCode) -> bool {
+        *self == other.as_str()
+    }
+}
+
+impl AsRef<str> for ErrorCode {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
 /// One thing wrong with a policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyError {
-    /// A stable code (for example `NOTIFICATION_INVALID_FILTER_POLICY`).
-    pub code: &'static str,
+    /// The stable code (for example [`ErrorCode::NotificationInvalidFilterPolicy`]).
+    pub code: ErrorCode,
     /// A JSON Pointer to the offending part of the policy (`""` is the whole policy), or for the
     /// stream text form a byte span written `bytes A..B`.
     pub pointer: String,
@@ -21,7 +211,7 @@ pub struct PolicyError {
 impl PolicyError {
     /// A new error.
     pub fn new(
-        code: &'static str,
+        code: ErrorCode,
         pointer: impl Into<String>,
         message: impl Into<String>,
     ) -> PolicyError {
@@ -55,7 +245,7 @@ pub struct CompileError {
 impl CompileError {
     /// A compile error of one policy error.
     pub fn one(
-        code: &'static str,
+        code: ErrorCode,
         pointer: impl Into<String>,
         message: impl Into<String>,
     ) -> CompileError {
@@ -67,6 +257,11 @@ impl CompileError {
     /// The first error.
     pub fn first(&self) -> Option<&PolicyError> {
         self.errors.first()
+    }
+
+    /// The code of the first error.
+    pub fn code(&self) -> Option<ErrorCode> {
+        self.first().map(|e| e.code)
     }
 }
 
@@ -102,8 +297,8 @@ impl std::error::Error for CompileError {}
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code} at {}: {message}", pointer::shown(pointer))]
 pub struct MessageError {
-    /// A stable code (`INVALID_MESSAGE`, or a dialect's own).
-    pub code: &'static str,
+    /// The stable code ([`ErrorCode::InvalidMessage`], or a dialect's own).
+    pub code: ErrorCode,
     /// A JSON Pointer into the message.
     pub pointer: String,
     /// What is wrong.
@@ -111,121 +306,303 @@ pub struct MessageError {
 }
 
 impl MessageError {
-    /// The generic code for a message not in the dialect's shape.
-    pub const INVALID_MESSAGE: &'static str = "INVALID_MESSAGE";
-
-    /// A message-shape error.
+    /// A message-shape error ([`ErrorCode::InvalidMessage`]).
     pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> MessageError {
         MessageError {
-            code: MessageError::INVALID_MESSAGE,
+            code: ErrorCode::InvalidMessage,
             pointer: pointer.into(),
             message: message.into(),
         }
     }
 }
 
-/// Policy text that `serde_json` rejected, described for an error message.
-///
-/// `serde_json` describes a lone surrogate escape (`"\ud800"`: half of a UTF-16 pair, which no
-/// Unicode text can hold) as "unexpected end of hex escape", or as a *leading* surrogate when it
-/// is a trailing one; this names it as what it is, with the JSON Pointer of the string holding it.
-/// Every other error keeps `serde_json`'s description (which gives line and column).
+/// Policy or options text that the JSON reader rejected, described for an error message: where
+/// (a JSON Pointer, a line and a column) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonTextError {
-    /// The JSON Pointer of the string holding a lone surrogate (of the object, when the
-    /// surrogate is in a member name), else `""`.
+    /// The JSON Pointer of the value being read where the text went wrong (of the object, when
+    /// the problem is in a member name), `""` at the top level.
     pub pointer: String,
-    /// What is wrong: `lone surrogate `\ud800` at line 1 column 9: ...`, or `serde_json`'s
-    /// description.
+    /// What is wrong, with its line and column (1-based, columns in characters): ``lone
+    /// surrogate `\ud800` at line 1 column 9: ...``, or ``line 1 column 7: unexpected `]` at
+    /// byte 6 (expected a value)``.
     pub message: String,
 }
 
 impl JsonTextError {
-    /// Describes `error`, which `serde_json` gave when reading `text`.
-    pub fn new(text: &str, error: &serde_json::Error) -> JsonTextError {
-        let failed_at = byte_offset(text, error.line(), error.column());
-        match json_text::first_lone_surrogate(text) {
-            // serde_json stops at the first problem; a lone surrogate before it is that problem.
-            Some((at, escape)) if at < failed_at => {
-                let line = text.get(..at).map_or(0, |t| t.matches('\n').count()) + 1;
-                let line_start = text
-                    .get(..at)
-                    .and_then(|t| t.rfind('\n'))
-                    .map_or(0, |n| n + 1);
-                JsonTextError {
-                    pointer: json_text::pointer_at(text, at),
-                    message: format!(
-                        "lone surrogate `{escape}` at line {line} column {}: a `\\u` escape of \
-                         half a UTF-16 surrogate pair is not Unicode text",
-                        at - line_start + 1
-                    ),
-                }
-            }
-            _ => JsonTextError {
-                pointer: String::new(),
-                message: error.to_string(),
-            },
-        }
+    /// Describes `error`, which the JSON reader gave when reading `text`.
+    pub fn new(text: &str, error: &filtervm_vm::json::Error) -> JsonTextError {
+        let at = error.offset().min(text.len());
+        let before = text.get(..at).unwrap_or(text);
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+        let column = before.get(line_start..).map_or(0, |l| l.chars().count()) + 1;
+        let pointer = json_text::pointer_at(text, at);
+        let message = match error.kind() {
+            // Quoted as written (`\uDBFF` stays upper case).
+            filtervm_vm::json::ErrorKind::LoneSurrogate => format!(
+                "lone surrogate `{}` at line {line} column {column}: a `\\u` escape of half a \
+                 UTF-16 surrogate pair is not Unicode text",
+                text.get(at..at + 6).unwrap_or("\\u")
+            ),
+            _ => format!("line {line} column {column}: {error}"),
+        };
+        JsonTextError { pointer, message }
     }
 }
 
-/// The byte offset of `line`:`column` (1-based, columns in bytes, as `serde_json` counts them).
-fn byte_offset(text: &str, line: usize, column: usize) -> usize {
-    let line_start = match line.checked_sub(2) {
-        None => 0,
-        Some(newlines_before) => text
-            .match_indices('\n')
-            .nth(newlines_before)
-            .map_or(text.len(), |(n, _)| n + 1),
-    };
-    line_start + column.saturating_sub(1)
+/// The name in `known` that `word` most likely misspells: the same name in another case, else
+/// the closest by edit distance (insertions, deletions, substitutions and swaps of neighbours)
+/// within about a third of its length; the first such name on a tie. `None` when nothing is
+/// close, or `word` is itself known.
+///
+/// ```
+/// use filtervm_compiler::error::did_you_mean;
+/// let known = ["prefix", "suffix", "numeric", "exists"];
+/// assert_eq!(did_you_mean("numric", &known), Some("numeric"));
+/// assert_eq!(did_you_mean("Prefix", &known), Some("prefix"));
+/// assert_eq!(did_you_mean("sufifx", &known), Some("suffix"));
+/// assert_eq!(did_you_mean("anything", &known), None);
+/// ```
+pub fn did_you_mean<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    // Longer words are not typos of short operator and option names; this also bounds the cost.
+    const LONGEST: usize = 64;
+    if known.contains(&word) || word.chars().count() > LONGEST {
+        return None;
+    }
+    if let Some(same) = known
+        .iter()
+        .find(|k| k.to_lowercase() == word.to_lowercase())
+    {
+        return Some(same);
+    }
+    let word: Vec<char> = word.to_lowercase().chars().collect();
+    let mut best: Option<(usize, &'a str)> = None;
+    for &candidate in known {
+        let other: Vec<char> = candidate.to_lowercase().chars().collect();
+        let allowed = match other.len() {
+            0..=2 => 0,
+            3..=5 => 1,
+            6..=8 => 2,
+            _ => 3,
+        };
+        let distance = edit_distance(&word, &other);
+        if distance <= allowed && best.is_none_or(|(d, _)| distance < d) {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map(|(_, name)| name)
+}
+
+/// `" (did you mean `NAME`?)"` for [`did_you_mean`]'s answer, or `""`.
+pub(crate) fn suggestion(word: &str, known: &[&str]) -> String {
+    did_you_mean(word, known).map_or_else(String::new, |name| format!(" (did you mean `{name}`?)"))
+}
+
+/// The optimal string alignment distance: the fewest insertions, deletions, substitutions and
+/// swaps of two neighbouring characters that turn `a` into `b`.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    // Three rows of the dynamic programme: two rows back (for swaps), one back, and this one.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current: Vec<usize> = vec![0; b.len() + 1];
+    for (i, &ca) in a.iter().enumerate() {
+        if let Some(first) = current.first_mut() {
+            *first = i + 1;
+        }
+        for (j, &cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            let substitute = previous.get(j).map_or(usize::MAX, |d| d + cost);
+            let delete = previous.get(j + 1).map_or(usize::MAX, |d| d + 1);
+            let insert = current.get(j).map_or(usize::MAX, |d| d + 1);
+            let mut best = substitute.min(delete).min(insert);
+            if i > 0
+                && j > 0
+                && a.get(i - 1) == Some(&cb)
+                && b.get(j - 1) == Some(&ca)
+                && let Some(d) = before.get(j - 1)
+            {
+                best = best.min(d + 1);
+            }
+            if let Some(slot) = current.get_mut(j + 1) {
+                *slot = best;
+            }
+        }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous.get(b.len()).copied().unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod code_tests {
+    use super::{ErrorCategory, ErrorCode};
+    use crate::dialect::Dialect;
+    use crate::{Evaluator, Filter, Options, compile_text, explain, message_from_json};
+    use filtervm_vm::message::{AttributeType, Message};
+    use std::collections::HashSet;
+
+    /// The first code of compiling `text` in `dialect` with `options` (JSON text).
+    fn policy(dialect: Dialect, options: &str, text: &str) -> ErrorCode {
+        let options = Options::from_json(dialect, options).expect("valid options");
+        compile_text(dialect, text, &options)
+            .err()
+            .and_then(|e| e.code())
+            .unwrap_or_else(|| panic!("{dialect} {text} compiled"))
+    }
+
+    /// An input, as small as it gets, that makes the library emit `code`: the example each
+    /// variant's documentation names.
+    fn trigger(code: ErrorCode) -> ErrorCode {
+        use ErrorCode as C;
+        match code {
+            C::SnsSyntaxError => policy(Dialect::Sns, "{}", "[]"),
+            C::SnsTypeError => policy(Dialect::Sns, "{}", r#"{"a":[{"prefix":1}]}"#),
+            C::SnsUnknownOperator => policy(Dialect::Sns, "{}", r#"{"a":[{"x":1}]}"#),
+            C::SnsInvalidValue => policy(Dialect::Sns, "{}", r#"{"a":[{"cidr":"x"}]}"#),
+            C::SnsLimitExceeded => policy(
+                Dialect::Sns,
+                "{}",
+                r#"{"a":[1],"b":[1],"c":[1],"d":[1],"e":[1],"f":[1]}"#,
+            ),
+            C::NotificationInvalidFilterPolicy => policy(Dialect::Basaltic, "{}", "[]"),
+            C::EventGridInvalidFilter => policy(Dialect::EventGrid, "{}", "[]"),
+            C::EventGridLimitExceeded => policy(
+                Dialect::EventGrid,
+                "{}",
+                &format!(
+                    r#"{{"advancedFilters":[{{"operatorType":"StringIn","key":"k","values":["{}"]}}]}}"#,
+                    "x".repeat(513)
+                ),
+            ),
+            C::StreamInvalidFilter => policy(Dialect::Stream, "{}", "[]"),
+            C::StreamLimitExceeded => policy(
+                Dialect::Stream,
+                "{}",
+                "a exists or b exists or c exists or d exists or e exists or f exists or \
+                 g exists or h exists or i exists",
+            ),
+            C::StreamInvalidPattern => policy(Dialect::Stream, "{}", "a = **x"),
+            C::StreamSyntaxError => policy(Dialect::Stream, "{}", "a ="),
+            C::ExprInvalidFilter => policy(Dialect::Expr, "{}", "[]"),
+            C::ExprTooDeep => policy(
+                Dialect::Expr,
+                r#"{"max_depth":0}"#,
+                r#"{"op":"NOT","exp":[{"key":"a","op":"exists"}]}"#,
+            ),
+            C::InvalidOptions => Options::from_json(Dialect::Sns, "[]")
+                .err()
+                .and_then(|e| e.code())
+                .expect("rejected"),
+            C::InvalidMessage => {
+                message_from_json(
+                    Dialect::Basaltic,
+                    &Options::Basaltic,
+                    &serde_json::json!([]),
+                )
+                .expect_err("rejected")
+                .code
+            }
+            C::MessageTooComplex => {
+                // Two sibling arrays of objects judged per element: their rows multiply past
+                // the binder's limit.
+                let options = Options::from(crate::SnsScope::MessageBody);
+                let policy =
+                    r#"{"A": {"x": [{"exists": false}]}, "B": {"y": [{"exists": false}]}}"#;
+                let filter = compile_text(Dialect::Sns, policy, &options).expect("compiles");
+                let side = |k: &str| vec![format!("{{\"{k}\": 1}}"); 1100].join(",");
+                let body = format!(r#"{{"A": [{}], "B": [{}]}}"#, side("x"), side("y"));
+                let message = serde_json::json!({ "body": body });
+                let message = message_from_json(Dialect::Sns, &options, &message).expect("read");
+                Evaluator::new()
+                    .try_matches(&filter, &message)
+                    .expect_err("too complex")
+                    .code
+            }
+            C::MessageNotJson => {
+                let options = Options::from(Dialect::EventGrid);
+                let filter = compile_text(Dialect::EventGrid, "{}", &options).expect("compiles");
+                Evaluator::new()
+                    .matches_bytes(&filter, b"{")
+                    .expect_err("not JSON")
+                    .code
+            }
+            C::MessageShape => {
+                let filter =
+                    compile_text(Dialect::Basaltic, "{}", &Options::Basaltic).expect("compiles");
+                Evaluator::new()
+                    .matches_bytes(&filter, b"{}")
+                    .expect_err("not a JSON-body dialect")
+                    .code
+            }
+            C::NotificationInvalidMessageAttributes => {
+                let message = Message::attributes([("", AttributeType::String, "x")]);
+                crate::dialect::basaltic::validate_message(&message)
+                    .expect_err("rejected")
+                    .code
+            }
+            C::InvalidProgram => Filter::from_bytes(b"").expect_err("rejected").code(),
+            C::InvalidFilterMetadata => {
+                let filter =
+                    compile_text(Dialect::Basaltic, "{}", &Options::Basaltic).expect("compiles");
+                let bytes = filter.program().to_bytes_with_metadata(b"[]");
+                Filter::from_bytes(&bytes).expect_err("rejected").code()
+            }
+            C::FilterWithoutIr => {
+                let filter =
+                    compile_text(Dialect::Basaltic, "{}", &Options::Basaltic).expect("compiles");
+                let bytes = filter
+                    .program()
+                    .to_bytes_with_metadata(br#"{"dialect":"basaltic","options":{}}"#);
+                let loaded = Filter::from_bytes(&bytes).expect("loads");
+                let message = serde_json::json!({"attributes": {}});
+                explain::explain_json(&loaded, None, &message)
+                    .expect_err("no IR")
+                    .code()
+            }
+            C::InternalCodegen => crate::tests::verifier_rejects_a_nan_bound(),
+        }
+    }
+
+    #[test]
+    fn every_code_is_unique_documented_and_reachable() {
+        let mut texts = HashSet::new();
+        for &code in ErrorCode::ALL {
+            let text = code.as_str();
+            assert!(texts.insert(text), "{text} is listed twice");
+            assert_eq!(code.to_string(), text);
+            assert_eq!(ErrorCode::from_text(text), Some(code));
+            assert!(
+                text.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'),
+                "{text}"
+            );
+            let doc = code
+                .description()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert!(
+                doc.contains("Smallest input"),
+                "{text} documents no input: {doc}"
+            );
+            assert_eq!(
+                trigger(code),
+                code,
+                "{text}: its documented input gives another code"
+            );
+        }
+        assert_eq!(ErrorCode::from_text("SNS_INVALID_FILTER_POLICY"), None);
+        assert_eq!(ErrorCode::InvalidOptions.category(), ErrorCategory::Options);
+        assert_eq!(
+            ErrorCode::SnsLimitExceeded.category(),
+            ErrorCategory::Policy
+        );
+        assert_eq!(ErrorCode::SnsTypeError, "SNS_TYPE_ERROR");
+    }
 }
 
 /// Scanning JSON text without parsing it: for describing text that did not parse.
 mod json_text {
-    /// The first `\uXXXX` escape in `text` that is half a surrogate pair: its byte offset and
-    /// its text. A backslash only occurs inside strings in JSON, so no tokenizing is needed;
-    /// `None` when there is none, or an escape is malformed first.
-    pub(super) fn first_lone_surrogate(text: &str) -> Option<(usize, &str)> {
-        let bytes = text.as_bytes();
-        let unit = |at: usize| -> Option<u32> {
-            let hex = text.get(at..at + 4)?;
-            u32::from_str_radix(hex, 16).ok()
-        };
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes.get(i) != Some(&b'\\') {
-                i += 1;
-                continue;
-            }
-            if bytes.get(i + 1) != Some(&b'u') {
-                // `\"`, `\\`, `\n`, ...: skip the escaped character with the backslash.
-                i += 2;
-                continue;
-            }
-            let first = unit(i + 2)?;
-            let lone = match first {
-                0xD800..=0xDBFF => {
-                    let pair = bytes.get(i + 6) == Some(&b'\\')
-                        && bytes.get(i + 7) == Some(&b'u')
-                        && unit(i + 8).is_some_and(|u| (0xDC00..=0xDFFF).contains(&u));
-                    if pair {
-                        i += 12;
-                        continue;
-                    }
-                    true
-                }
-                0xDC00..=0xDFFF => true,
-                _ => false,
-            };
-            if lone {
-                return Some((i, text.get(i..i + 6)?));
-            }
-            i += 6;
-        }
-        None
-    }
-
     /// One open container while scanning.
     enum Frame {
         /// An object: the member being read (`None` before its name is complete).
@@ -234,8 +611,9 @@ mod json_text {
         Array { index: usize },
     }
 
-    /// The JSON Pointer of the string at byte `offset` of `text`, which is valid JSON up to that
-    /// string; for a member name, the pointer of its object.
+    /// The JSON Pointer of the value being read at byte `offset` of `text` (the string there,
+    /// or the value the text went wrong in), reading `text` as valid JSON up to `offset`; for a
+    /// member name, the pointer of its object.
     pub(super) fn pointer_at(text: &str, offset: usize) -> String {
         let bytes = text.as_bytes();
         let mut stack: Vec<Frame> = Vec::new();
@@ -252,10 +630,10 @@ mod json_text {
                     }) = stack.last_mut()
                     {
                         let token = text.get(i..end).unwrap_or_default();
-                        *member = Some(
-                            serde_json::from_str(token)
-                                .unwrap_or_else(|_| token.trim_matches('"').to_owned()),
-                        );
+                        *member = Some(match filtervm_vm::json::parse(token.as_bytes()) {
+                            Ok(filtervm_vm::json::Value::String(name)) => name,
+                            _ => token.trim_matches('"').to_owned(),
+                        });
                     }
                     i = end;
                     continue;

@@ -69,6 +69,7 @@ use crate::{Filter, message_from_json};
 use filtervm_vm::bind::{Bindings, Bound, BoundLeaf, KeyTable};
 use filtervm_vm::exec;
 use filtervm_vm::fold::fold;
+use filtervm_vm::json::{Map, Number, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::Message;
 use filtervm_vm::number::{Decimal, parse_json_number};
@@ -80,7 +81,6 @@ use filtervm_vm::pattern::SegmentPattern;
 use filtervm_vm::program::{Pools, Program, ProgramParts};
 use filtervm_vm::value::{Leaf, LeafTypes, Shape, Shapes};
 use filtervm_vm::wildcard::Wildcard;
-use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::fmt::{self, Write as _};
 
@@ -277,9 +277,9 @@ pub struct Explanation {
 /// Why a message could not be explained.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ExplainError {
-    /// The filter was loaded from bytes and carries no IR.
+    /// The filter was loaded from bytes of the first wire format, which shipped no IR.
     #[error(
-        "the filter carries no IR (it was loaded from bytes): compile the policy to explain it"
+        "the filter carries no IR (it was loaded from bytes of the first wire format): compile the policy, or write it again with this version, to explain it"
     )]
     NoIr,
     /// The message is not in the dialect's shape.
@@ -290,6 +290,18 @@ pub enum ExplainError {
     Internal(String),
 }
 
+impl ExplainError {
+    /// The stable code: [`ErrorCode::FilterWithoutIr`](crate::ErrorCode::FilterWithoutIr), the message error's code, or
+    /// [`ErrorCode::InternalCodegen`](crate::ErrorCode::InternalCodegen).
+    pub fn code(&self) -> crate::ErrorCode {
+        match self {
+            ExplainError::NoIr => crate::ErrorCode::FilterWithoutIr,
+            ExplainError::Message(e) => e.code,
+            ExplainError::Internal(_) => crate::ErrorCode::InternalCodegen,
+        }
+    }
+}
+
 /// What [`explain`] may read besides the filter and the message.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Sources<'a> {
@@ -298,7 +310,7 @@ pub struct Sources<'a> {
     pub policy: Option<&'a Value>,
     /// The message as JSON in the dialect's shape: some hints look at parts of it the filter does
     /// not read (the body of an sns attribute-scope message).
-    pub message: Option<&'a Value>,
+    pub message: Option<&'a serde_json::Value>,
 }
 
 /// Reads `message` (JSON in the dialect's shape) and explains it; `policy` is the policy as
@@ -306,7 +318,7 @@ pub struct Sources<'a> {
 pub fn explain_json(
     filter: &Filter,
     policy: Option<&Value>,
-    message: &Value,
+    message: &serde_json::Value,
 ) -> Result<Explanation, ExplainError> {
     let bound = message_from_json(filter.dialect(), filter.options(), message)?;
     explain(
@@ -916,7 +928,7 @@ fn stream_fragment(filter: &stream::StreamFilter, pointer: &str) -> Option<Strin
 struct HintContext<'a> {
     dialect: Dialect,
     message: &'a Message,
-    raw: Option<&'a Value>,
+    raw: Option<&'a serde_json::Value>,
 }
 
 impl HintContext<'_> {
@@ -1040,7 +1052,9 @@ impl HintContext<'_> {
         match key {
             Key::AttributeTyped(name) => {
                 let body = match raw.get("body")? {
-                    Value::String(text) => serde_json::from_str::<Value>(text).ok()?,
+                    serde_json::Value::String(text) => {
+                        serde_json::from_str::<serde_json::Value>(text).ok()?
+                    }
                     other => other.clone(),
                 };
                 json_has_path(&body, name).then(|| {
@@ -1075,14 +1089,14 @@ fn quote(s: &str) -> String {
 
 /// Whether a JSON document has a value at a dotted path in any of the sns rule-16 forms (nested,
 /// flat, mixed), arrays transparent (rule 17).
-fn json_has_path(doc: &Value, path: &str) -> bool {
-    fn walk(v: &Value, path: &str, depth: usize) -> bool {
+fn json_has_path(doc: &serde_json::Value, path: &str) -> bool {
+    fn walk(v: &serde_json::Value, path: &str, depth: usize) -> bool {
         if depth > 64 {
             return false;
         }
         match v {
-            Value::Array(items) => items.iter().any(|i| walk(i, path, depth + 1)),
-            Value::Object(members) => members.iter().any(|(k, child)| {
+            serde_json::Value::Array(items) => items.iter().any(|i| walk(i, path, depth + 1)),
+            serde_json::Value::Object(members) => members.iter().any(|(k, child)| {
                 if k == path {
                     return true;
                 }
@@ -1350,10 +1364,32 @@ fn old_star(pred: &Pred, seen: &Seen) -> Option<String> {
 fn leaf_json(leaf: &Leaf) -> Value {
     match leaf {
         Leaf::Str(s) => Value::String(s.to_string()),
-        Leaf::Num(n) => serde_json::from_str(n.text()).unwrap_or_else(|_| json!(n.text())),
+        // The number as the message wrote it (text that is not a JSON number stays a string).
+        Leaf::Num(n) => {
+            Number::from_text(n.text()).map_or_else(|| Value::from(n.text()), Value::Number)
+        }
         Leaf::Bool(b) => Value::Bool(*b),
         Leaf::Null => Value::Null,
     }
+}
+
+/// A JSON object of `members`, in this order.
+fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(name, value)| (name.to_owned(), value))
+            .collect(),
+    )
+}
+
+/// A JSON number of a count.
+fn count(n: usize) -> Value {
+    Value::Number(Number::from(n))
+}
+
+fn array<T>(items: &[T], each: impl Fn(&T) -> Value) -> Value {
+    Value::Array(items.iter().map(each).collect())
 }
 
 /// The name of a shape.
@@ -1369,11 +1405,14 @@ pub fn shape_name(shape: Shape) -> &'static str {
 
 impl Seen {
     fn to_json(&self) -> Value {
-        json!({
-            "shapes": self.shapes.iter().map(|s| shape_name(*s)).collect::<Vec<_>>(),
-            "values": self.values.iter().map(leaf_json).collect::<Vec<_>>(),
-            "more": self.more,
-        })
+        object([
+            (
+                "shapes",
+                array(&self.shapes, |s| Value::from(shape_name(*s))),
+            ),
+            ("values", array(&self.values, leaf_json)),
+            ("more", count(self.more)),
+        ])
     }
 }
 
@@ -1424,21 +1463,24 @@ impl fmt::Display for Seen {
 impl Condition {
     /// The machine-readable form (see the module documentation).
     pub fn to_json(&self) -> Value {
-        let mut m = serde_json::Map::new();
-        m.insert("kind".into(), json!(self.kind.name()));
-        m.insert("pointer".into(), json!(self.pointer));
+        let mut m = Map::new();
+        m.insert("kind".into(), Value::from(self.kind.name()));
+        m.insert("pointer".into(), Value::from(self.pointer.as_str()));
         m.insert("held".into(), self.held.to_json());
         if let Some(p) = &self.policy {
-            m.insert("policy".into(), json!(p));
+            m.insert("policy".into(), Value::from(p.as_str()));
         }
         if let Some(t) = &self.test {
-            m.insert("test".into(), json!(format!("{} {}", t.key, t.pred)));
+            m.insert("test".into(), Value::from(format!("{} {}", t.key, t.pred)));
         }
         if let Some(s) = &self.seen {
             m.insert("seen".into(), s.to_json());
         }
         if !self.instructions.is_empty() {
-            m.insert("instructions".into(), json!(self.instructions));
+            m.insert(
+                "instructions".into(),
+                array(&self.instructions, |i| count(*i)),
+            );
         }
         if !self.children.is_empty() {
             m.insert(
@@ -1499,20 +1541,39 @@ fn shorten(s: &str, max: usize) -> String {
 impl Explanation {
     /// The machine-readable form (see the module documentation for the shape).
     pub fn to_json(&self) -> Value {
-        json!({
-            "dialect": self.dialect.name(),
-            "matched": self.matched,
-            "verdict": if self.matched { "match" } else { "no-match" },
-            "rows": self.rows,
-            "decided_by": self.decided_by.iter().map(Condition::to_json).collect::<Vec<_>>(),
-            "hints": self.hints.iter().map(|h| json!({
-                "code": h.code, "pointer": h.pointer, "message": h.message,
-            })).collect::<Vec<_>>(),
-            "conditions": self.root.to_json(),
-            "instructions": self.instructions.iter().map(|s| json!({
-                "at": s.at, "inst": s.text, "origin": s.origin, "held": s.held.to_json(),
-            })).collect::<Vec<_>>(),
-        })
+        let verdict = if self.matched { "match" } else { "no-match" };
+        object([
+            ("dialect", Value::from(self.dialect.name())),
+            ("matched", Value::Bool(self.matched)),
+            ("verdict", Value::from(verdict)),
+            ("rows", count(self.rows)),
+            ("decided_by", array(&self.decided_by, Condition::to_json)),
+            (
+                "hints",
+                array(&self.hints, |h| {
+                    object([
+                        ("code", Value::from(h.code)),
+                        ("pointer", Value::from(h.pointer.as_str())),
+                        ("message", Value::from(h.message.as_str())),
+                    ])
+                }),
+            ),
+            ("conditions", self.root.to_json()),
+            (
+                "instructions",
+                array(&self.instructions, |s| {
+                    object([
+                        ("at", count(s.at)),
+                        ("inst", Value::from(s.text.as_str())),
+                        (
+                            "origin",
+                            s.origin.as_deref().map_or(Value::Null, Value::from),
+                        ),
+                        ("held", s.held.to_json()),
+                    ])
+                }),
+            ),
+        ])
     }
 
     /// The instruction trace as text: one test instruction a line with its result.
@@ -1628,7 +1689,7 @@ mod tests {
 
     #[test]
     fn json_paths_in_every_rule_16_form() {
-        let doc = json!({"a": {"b": 1}, "c.d": 2, "e": [{"f": {"g.h": 3}}]});
+        let doc = serde_json::json!({"a": {"b": 1}, "c.d": 2, "e": [{"f": {"g.h": 3}}]});
         assert!(json_has_path(&doc, "a.b"));
         assert!(json_has_path(&doc, "c.d"));
         assert!(json_has_path(&doc, "e.f.g.h"));
@@ -1665,11 +1726,11 @@ mod tests {
 
     #[test]
     fn raw_bytes_are_explained_as_match_reads_them() {
-        use crate::compile;
-        let body = compile(
+        use crate::{Options, SnsScope, compile_text};
+        let body = compile_text(
             Dialect::Sns,
-            &json!({"k": ["v"]}),
-            &json!({"scope": "MessageBody"}),
+            r#"{"k": ["v"]}"#,
+            &Options::from(SnsScope::MessageBody),
         )
         .unwrap();
         let deep = format!(
@@ -1682,10 +1743,10 @@ mod tests {
         let e = explain_bytes(&body, None, b"{not json").unwrap();
         assert!(!e.matched);
         assert_eq!(e.hints.first().map(|h| h.code), Some(HINT_NOT_JSON));
-        let event = compile(
+        let event = compile_text(
             Dialect::EventGrid,
-            &json!({"subjectBeginsWith": "a"}),
-            &json!({}),
+            r#"{"subjectBeginsWith": "a"}"#,
+            &Options::from(Dialect::EventGrid),
         )
         .unwrap();
         assert!(
@@ -1695,7 +1756,7 @@ mod tests {
         );
         assert!(matches!(
             explain_bytes(&event, None, b"{"),
-            Err(ExplainError::Message(e)) if e.code == crate::MESSAGE_NOT_JSON
+            Err(ExplainError::Message(e)) if e.code == crate::ErrorCode::MessageNotJson
         ));
     }
 }

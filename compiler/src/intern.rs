@@ -7,12 +7,13 @@
 //! Two filters are identical when they have the same [`FilterIdentity`]:
 //!
 //! - the same dialect;
-//! - the same options, compared as canonical JSON (object members sorted, `null` the same as
-//!   `{}`; numbers keep their written text);
+//! - the same [`Options`] (typed, so `{}` and `{"scope": "MessageAttributes"}` are the same
+//!   options);
 //! - the same **optimized IR** in a canonical text: origins (JSON Pointers, text spans) left out,
 //!   and the children of every `and`/`or` sorted and de-duplicated (both are commutative and
-//!   idempotent, and tests have no side effects). A filter loaded from bytes has no IR: its
-//!   program's encoding, origins left out, stands in for it, so loaded filters intern with each
+//!   idempotent, and tests have no side effects). A filter loaded from bytes carries its IR and
+//!   interns like the filter it was written from; one from the first wire format has none, and its
+//!   program's encoding, origins left out, stands in for it, so such filters intern with each
 //!   other only when their programs are the same.
 //!
 //! So two spellings of one filter intern together: the stream dialect's JSON form and its text
@@ -32,10 +33,11 @@
 use crate::dialect::Dialect;
 use crate::error::CompileError;
 use crate::ir::{Node, NodeKind};
-use crate::{Evaluator, Filter, compile};
+use crate::options::Options;
+use crate::{Evaluator, Filter, compile_value};
 use ahash::AHashMap;
+use filtervm_vm::json::Value;
 use filtervm_vm::message::Message;
-use serde_json::Value;
 use std::fmt::Write as _;
 use std::sync::{Arc, Weak};
 
@@ -65,7 +67,7 @@ impl FilterIdentity {
         self.dialect
     }
 
-    /// The canonical options text.
+    /// The canonical options text ([`canonical_options`]).
     pub fn options_text(&self) -> &str {
         &self.options
     }
@@ -76,44 +78,10 @@ impl FilterIdentity {
     }
 }
 
-/// Options as canonical JSON text: members sorted at every level; `null` is `{}`.
-pub fn canonical_options(options: &Value) -> String {
-    let mut out = String::new();
-    match options {
-        Value::Null => out.push_str("{}"),
-        other => canonical_json(other, &mut out),
-    }
-    out
-}
-
-fn canonical_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(members) => {
-            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
-            sorted.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (k, v)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                canonical_json(v, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical_json(v, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
+/// Options as canonical JSON text: every option written out ([`Options::to_json`]), so equal
+/// options give equal texts whatever JSON they were read from.
+pub fn canonical_options(options: &Options) -> String {
+    options.to_json().to_string()
 }
 
 /// The canonical text of an IR tree: no origins; `and`/`or` children sorted and de-duplicated.
@@ -145,16 +113,17 @@ pub fn canonical_ir(node: &Node) -> String {
 ///
 /// ```
 /// use filtervm_compiler::intern::FilterInterner;
-/// use filtervm_compiler::Dialect;
-/// use serde_json::json;
+/// use filtervm_compiler::{Dialect, Options};
+/// use filtervm_vm::json::{self, Value};
 /// use std::sync::Arc;
 ///
 /// let mut interner = FilterInterner::new();
-/// let a = interner.intern(Dialect::Stream, &json!("region = eu-* and tier = gold"), &json!(null)).unwrap();
-/// let b = interner.intern(Dialect::Stream, &json!({"groups": [[
+/// let text = Value::from("region = eu-* and tier = gold");
+/// let a = interner.intern(Dialect::Stream, &text, &Options::Stream).unwrap();
+/// let b = interner.intern(Dialect::Stream, &json::parse(br#"{"groups": [[
 ///     {"op": "=", "header": "tier", "values": ["gold"]},
 ///     {"op": "=", "header": "region", "values": ["eu-*"]}
-/// ]]}), &json!({})).unwrap();
+/// ]]}"#).unwrap(), &Options::Stream).unwrap();
 /// assert!(Arc::ptr_eq(&a, &b));
 /// assert_eq!(interner.len(), 1);
 /// drop((a, b));
@@ -178,9 +147,9 @@ impl FilterInterner {
         &mut self,
         dialect: Dialect,
         policy: &Value,
-        options: &Value,
+        options: &Options,
     ) -> Result<Arc<Filter>, CompileError> {
-        let filter = compile(dialect, policy, options)?;
+        let filter = compile_value(dialect, policy, options)?;
         Ok(self.intern_filter(filter))
     }
 
@@ -346,8 +315,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn stream(interner: &mut FilterInterner, policy: Value) -> Arc<Filter> {
-        match interner.intern(Dialect::Stream, &policy, &Value::Null) {
+    fn stream(interner: &mut FilterInterner, policy: serde_json::Value) -> Arc<Filter> {
+        match interner.intern(Dialect::Stream, &Value::from(&policy), &Options::Stream) {
             Ok(f) => f,
             Err(e) => panic!("{policy}: {e}"),
         }
@@ -428,16 +397,32 @@ mod tests {
 
     #[test]
     fn options_compare_as_canonical_json() {
-        assert_eq!(canonical_options(&Value::Null), "{}");
-        assert_eq!(canonical_options(&json!({})), "{}");
+        let read = |text: &str| Options::from_json(Dialect::Sns, text).unwrap();
         assert_eq!(
-            canonical_options(&json!({"b": [1, {"y": 2, "x": 1}], "a": "s"})),
-            canonical_options(&json!({"a": "s", "b": [1, {"x": 1, "y": 2}]}))
+            canonical_options(&read("null")),
+            r#"{"scope":"MessageAttributes"}"#
+        );
+        assert_eq!(
+            canonical_options(&read("{}")),
+            canonical_options(&read(r#"{"scope": "MessageAttributes"}"#))
         );
         assert_ne!(
-            canonical_options(&json!({"a": 1})),
-            canonical_options(&json!({"a": 2}))
+            canonical_options(&read("{}")),
+            canonical_options(&read(r#"{"scope": "MessageBody"}"#))
         );
+        assert_eq!(canonical_options(&Options::Stream), "{}");
+        // Two spellings of the default options intern together.
+        let mut i = FilterInterner::new();
+        let policy = Value::from(&json!({"a": ["b"]}));
+        let a = i.intern(Dialect::Sns, &policy, &read("{}")).unwrap();
+        let b = i
+            .intern(
+                Dialect::Sns,
+                &policy,
+                &read(r#"{"scope": "MessageAttributes"}"#),
+            )
+            .unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! Predicates hold when **some leaf** of the key's slot satisfies them ([`Pred::Shape`] looks at
 //! the slot's shape instead). "No leaf satisfies" is `Not(Test(..))`.
 
+pub(crate) mod json;
+
 use filtervm_vm::cidr::Cidr;
 use filtervm_vm::key::Key;
 use filtervm_vm::pattern::SegmentPattern;

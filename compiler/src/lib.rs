@@ -2,7 +2,7 @@
 //! `filtervm-vm` bytecode — and the `filtervm` command-line tool (feature `cli`).
 //!
 //! ```
-//! use filtervm_compiler::{compile, Dialect, Evaluator};
+//! use filtervm_compiler::{compile, compile_text, Dialect, ErrorCode, Evaluator, Options};
 //! use filtervm_vm::message::{AttributeType, Message};
 //! use serde_json::json;
 //!
@@ -11,7 +11,7 @@
 //!     "amount": [{"numeric": [">=", 100, "<", 1000]}],
 //!     "test": [{"exists": false}]
 //! });
-//! let filter = compile(Dialect::Basaltic, &policy, &json!({})).unwrap();
+//! let filter = compile(Dialect::Basaltic, &policy, &Options::from(Dialect::Basaltic)).unwrap();
 //!
 //! // A message built without JSON...
 //! let message = Message::attributes([
@@ -20,7 +20,7 @@
 //! ]);
 //! assert!(filter.matches(&message));
 //!
-//! // ...or from JSON in the dialect's shape, evaluated with reusable buffers...
+//! // ...or from JSON in the dialect's shape, evaluated with reusable buffers.
 //! let json = json!({"attributes": {"event": {"type": "String", "value": "order.refunded"}}});
 //! let mut evaluator = Evaluator::new();
 //! assert!(!evaluator.matches_json(&filter, &json).unwrap());
@@ -33,13 +33,20 @@
 //! assert!(evaluator.matches_attributes(&filter, &attributes));
 //!
 //! // SNS bodies and Event Grid events are matched from their raw bytes.
-//! let body = compile(Dialect::Sns, &json!({"event": ["order.paid"]}),
-//!                    &json!({"scope": "MessageBody"})).unwrap();
+//! let body_scope = Options::from(filtervm_compiler::SnsScope::MessageBody);
+//! let body = compile(Dialect::Sns, &json!({"event": ["order.paid"]}), &body_scope).unwrap();
 //! assert!(evaluator.matches_bytes(&body, br#"{"event": "order.paid", "items": [[{}]]}"#).unwrap());
 //!
+//! // Policy text keeps every number exactly as written.
+//! let sns = Options::from_json(Dialect::Sns, r#"{"scope": "MessageBody"}"#).unwrap();
+//! let filter = compile_text(Dialect::Sns, r#"{"price": [{"numeric": ["<", 1.50]}]}"#, &sns).unwrap();
+//! assert_eq!(filter.options(), &sns);
+//!
 //! // Errors carry a stable code and a JSON Pointer.
-//! let err = compile(Dialect::Basaltic, &json!({"a": [{"prefix": ""}]}), &json!({})).unwrap_err();
-//! assert_eq!(err.errors[0].code, "NOTIFICATION_INVALID_FILTER_POLICY");
+//! let err = compile(Dialect::Basaltic, &json!({"a": [{"prefix": ""}]}), &Dialect::Basaltic.into())
+//!     .unwrap_err();
+//! assert_eq!(err.errors[0].code, ErrorCode::NotificationInvalidFilterPolicy);
+//! assert_eq!(err.errors[0].code.as_str(), "NOTIFICATION_INVALID_FILTER_POLICY");
 //! assert_eq!(err.errors[0].pointer, "/a/0/prefix");
 //! ```
 
@@ -51,43 +58,38 @@ pub mod intern;
 pub mod ir;
 pub mod lint;
 pub mod opt;
+pub mod options;
 pub mod set;
 pub mod wire;
 
 pub use dialect::{Dialect, message_from_json, message_from_line};
-pub use error::{CompileError, MessageError, PolicyError};
+pub use error::{CompileError, ErrorCategory, ErrorCode, MessageError, PolicyError};
+pub use options::{
+    EventGridOptions, EventGridSchema, ExprOptions, Options, OptionsJson, SnsOptions, SnsScope,
+};
 
 use filtervm_vm::bind::{Bindings, Bound, Judgement};
+use filtervm_vm::json;
 use filtervm_vm::message::{Attributes, Headers, Message};
 use filtervm_vm::program::Program;
 
 /// The largest policy text accepted, in bytes (basaltic B-12, sns rule 44).
 pub const MAX_POLICY_BYTES: usize = 256 * 1024;
 
-/// The error code of a message too complex to evaluate within the binding limits.
-pub const MESSAGE_TOO_COMPLEX: &str = "MESSAGE_TOO_COMPLEX";
-
-/// The error code of JSON message bytes that are not one JSON document: an Event Grid event
-/// that cannot be judged, or (from the `try_` entry points) an SNS body that is not JSON.
-pub const MESSAGE_NOT_JSON: &str = "MESSAGE_NOT_JSON";
-
-/// The error code of raw JSON bytes given to a filter whose dialect does not read a JSON body
-/// (attributes or headers).
-pub const MESSAGE_SHAPE: &str = "MESSAGE_SHAPE";
-
-/// The error code for policy text that is too large or not JSON.
-pub const INVALID_POLICY_TEXT: &str = "INVALID_POLICY_TEXT";
+/// Arrays and objects nested in one another that policy text may hold (what `serde_json` reads
+/// by default, and one level more).
+pub const MAX_POLICY_DEPTH: usize = json::DEFAULT_MAX_DEPTH;
 
 /// A compiled filter: its IR (before and after optimization) and its program.
 ///
-/// A filter loaded from bytes ([`Filter::from_bytes`]) has its program but no IR.
+/// A filter loaded from bytes ([`Filter::from_bytes`]) has its IR too, unless it was written in
+/// the first wire format, which shipped none.
 #[derive(Debug, Clone)]
 pub struct Filter {
-    dialect: Dialect,
-    options: serde_json::Value,
-    /// `None` for a filter loaded from bytes (the IR does not travel).
+    options: Options,
+    /// `None` for a filter loaded from the first wire format (which shipped no IR).
     lowered: Option<ir::Node>,
-    /// `None` for a filter loaded from bytes.
+    /// `None` for a filter loaded from the first wire format.
     optimized: Option<ir::Node>,
     program: Program,
     /// What the filter reads from raw JSON bytes (from its dialect and options).
@@ -97,19 +99,35 @@ pub struct Filter {
 impl Filter {
     /// The dialect the filter was written in.
     pub fn dialect(&self) -> Dialect {
-        self.dialect
+        self.options.dialect()
     }
 
     /// The dialect options the filter was compiled with.
-    pub fn options(&self) -> &serde_json::Value {
+    pub fn options(&self) -> &Options {
         &self.options
     }
 
-    /// A filter loaded from bytes: its program, dialect and options, and no IR.
-    pub(crate) fn loaded(dialect: Dialect, options: serde_json::Value, program: Program) -> Filter {
+    /// A filter loaded from bytes with its IR (checked to compile to `program`).
+    pub(crate) fn with_ir(
+        options: Options,
+        lowered: ir::Node,
+        optimized: ir::Node,
+        program: Program,
+    ) -> Filter {
         Filter {
-            json_body: json_body(dialect, &options),
-            dialect,
+            json_body: json_body(&options),
+            options,
+            lowered: Some(lowered),
+            optimized: Some(optimized),
+            program,
+        }
+    }
+
+    /// A filter loaded from bytes of the first wire format: its program, dialect and options, and
+    /// no IR.
+    pub(crate) fn loaded(options: Options, program: Program) -> Filter {
+        Filter {
+            json_body: json_body(&options),
             options,
             lowered: None,
             optimized: None,
@@ -117,12 +135,12 @@ impl Filter {
         }
     }
 
-    /// The IR as lowered from the policy, before optimization (`None` when loaded from bytes).
+    /// The IR as lowered from the policy, before optimization (`None` when loaded from the first wire format).
     pub fn lowered_ir(&self) -> Option<&ir::Node> {
         self.lowered.as_ref()
     }
 
-    /// The optimized IR the program was generated from (`None` when loaded from bytes).
+    /// The optimized IR the program was generated from (`None` when loaded from the first wire format).
     pub fn ir(&self) -> Option<&ir::Node> {
         self.optimized.as_ref()
     }
@@ -140,7 +158,7 @@ impl Filter {
     /// Whether the filter reads a JSON body from raw bytes (sns in body scope, eventgrid): then
     /// [`Evaluator::matches_bytes`] matches a message as published.
     pub fn reads_json_body(&self) -> bool {
-        self.json_body().is_some()
+        self.json_body.is_some()
     }
 
     /// What the filter's dialect reads from raw JSON bytes, if anything.
@@ -151,13 +169,10 @@ impl Filter {
 }
 
 /// What a dialect with `options` reads from raw JSON bytes, if anything.
-fn json_body(dialect: Dialect, options: &serde_json::Value) -> Option<JsonBody> {
-    match dialect {
-        Dialect::EventGrid => Some(JsonBody::Event),
-        Dialect::Sns => match dialect::sns::scope(options) {
-            Ok(dialect::sns::Scope::MessageBody) => Some(JsonBody::SnsBody),
-            _ => None,
-        },
+fn json_body(options: &Options) -> Option<JsonBody> {
+    match options {
+        Options::EventGrid(_) => Some(JsonBody::Event),
+        Options::Sns(sns) if sns.scope == SnsScope::MessageBody => Some(JsonBody::SnsBody),
         _ => None,
     }
 }
@@ -208,8 +223,8 @@ impl Evaluator {
     }
 
     /// Like [`Evaluator::matches`], but a message that could not be judged whole is an error:
-    /// [`MESSAGE_TOO_COMPLEX`] for a body beyond the binding limits, [`MESSAGE_NOT_JSON`] for
-    /// JSON bytes that are not JSON.
+    /// [`ErrorCode::MessageTooComplex`] for a body beyond the binding limits,
+    /// [`ErrorCode::MessageNotJson`] for JSON bytes that are not JSON.
     pub fn try_matches(
         &mut self,
         filter: &Filter,
@@ -225,11 +240,11 @@ impl Evaluator {
     /// Grid event. One validating pass over the bytes keeps only what the filter reads (any
     /// depth, lone surrogate escapes read as U+FFFD), with no allocation once warm.
     ///
-    /// Errors: [`MESSAGE_NOT_JSON`] for an Event Grid event that is not JSON, [`MESSAGE_SHAPE`]
-    /// for a filter whose dialect does not read a JSON body. An SNS body that is not JSON keeps
-    /// its dialect meaning (sns rule 14: it matches only policies that read nothing from the
-    /// body), and so does one too complex to judge element by element; use
-    /// [`Evaluator::try_matches_bytes`] to have those reported.
+    /// Errors: [`ErrorCode::MessageNotJson`] for an Event Grid event that is not JSON,
+    /// [`ErrorCode::MessageShape`] for a filter whose dialect does not read a JSON body. An SNS
+    /// body that is not JSON keeps its dialect meaning (sns rule 14: it matches only policies
+    /// that read nothing from the body), and so does one too complex to judge element by
+    /// element; use [`Evaluator::try_matches_bytes`] to have those reported.
     pub fn matches_bytes(&mut self, filter: &Filter, json: &[u8]) -> Result<bool, MessageError> {
         let kind = filter.json_body().ok_or_else(|| not_json_dialect(filter))?;
         let bound = self.bindings.bind_json(filter.program.keys(), json);
@@ -237,14 +252,14 @@ impl Evaluator {
         if kind == JsonBody::Event
             && let Some(e) = bound.not_json()
         {
-            return Err(not_json_error(filter.dialect, e));
+            return Err(not_json_error(filter.dialect(), e));
         }
         Ok(verdict)
     }
 
     /// Like [`Evaluator::matches_bytes`], but a message that could not be judged whole is an
-    /// error too: an SNS body that is not JSON ([`MESSAGE_NOT_JSON`]) or beyond the binding
-    /// limits ([`MESSAGE_TOO_COMPLEX`]).
+    /// error too: an SNS body that is not JSON ([`ErrorCode::MessageNotJson`]) or beyond the
+    /// binding limits ([`ErrorCode::MessageTooComplex`]).
     pub fn try_matches_bytes(
         &mut self,
         filter: &Filter,
@@ -285,7 +300,7 @@ impl Evaluator {
         filter: &Filter,
         message: &serde_json::Value,
     ) -> Result<bool, MessageError> {
-        let message = message_from_json(filter.dialect, &filter.options, message)?;
+        let message = message_from_json(filter.dialect(), &filter.options, message)?;
         Ok(self.matches(filter, &message))
     }
 }
@@ -295,7 +310,7 @@ fn judged(filter: &Filter, bound: &Bound<'_>) -> Result<(), MessageError> {
     match bound.judgement() {
         Judgement::Judged => Ok(()),
         Judgement::Overflowed => Err(MessageError {
-            code: MESSAGE_TOO_COMPLEX,
+            code: ErrorCode::MessageTooComplex,
             pointer: String::new(),
             message: format!(
                 "the body has too many combinations of array elements to judge element by element \
@@ -303,7 +318,7 @@ fn judged(filter: &Filter, bound: &Bound<'_>) -> Result<(), MessageError> {
                 filtervm_vm::bind::MAX_ROW_SLOTS
             ),
         }),
-        Judgement::NotJson(e) => Err(not_json_error(filter.dialect, e)),
+        Judgement::NotJson(e) => Err(not_json_error(filter.dialect(), e)),
     }
 }
 
@@ -318,7 +333,7 @@ pub(crate) fn not_json_error(dialect: Dialect, e: &filtervm_vm::json::Error) -> 
         format!("the event is not JSON: {e}")
     };
     MessageError {
-        code: MESSAGE_NOT_JSON,
+        code: ErrorCode::MessageNotJson,
         pointer: String::new(),
         message,
     }
@@ -326,7 +341,7 @@ pub(crate) fn not_json_error(dialect: Dialect, e: &filtervm_vm::json::Error) -> 
 
 /// The error of raw JSON bytes given to a filter that reads attributes or headers.
 fn not_json_dialect(filter: &Filter) -> MessageError {
-    not_json_dialect_error(filter.dialect)
+    not_json_dialect_error(filter.dialect())
 }
 
 /// [`not_json_dialect`] for a dialect.
@@ -337,7 +352,7 @@ pub(crate) fn not_json_dialect_error(dialect: Dialect) -> MessageError {
         ""
     };
     MessageError {
-        code: MESSAGE_SHAPE,
+        code: ErrorCode::MessageShape,
         pointer: String::new(),
         message: format!(
             "a {} filter reads message {}, not a JSON body{hint}",
@@ -350,24 +365,50 @@ pub(crate) fn not_json_dialect_error(dialect: Dialect) -> MessageError {
     }
 }
 
-/// Compiles a policy given as JSON, with dialect options (a JSON object, or `null` for none).
+/// Compiles a policy given as a `serde_json` value (for example built with `serde_json::json!`).
+///
+/// The value is converted to [`json::Value`] first; numbers keep the text `serde_json` gives
+/// them, so a policy whose numbers must stay exact (`1e400`, `9007199254740993.5`) is better
+/// given as text ([`compile_text`]). `options` must be `dialect`'s (else
+/// [`ErrorCode::InvalidOptions`]); `Options::from(dialect)` gives the defaults.
 pub fn compile(
     dialect: Dialect,
     policy: &serde_json::Value,
-    options: &serde_json::Value,
+    options: &Options,
 ) -> Result<Filter, CompileError> {
+    check_options(dialect, options)?;
+    let too_deep = || {
+        CompileError::one(
+            dialect.invalid_code(),
+            "",
+            format!("the policy nests arrays and objects deeper than {MAX_POLICY_DEPTH} levels"),
+        )
+    };
+    let mut cut = false;
+    let policy = policy_from_serde(policy, MAX_POLICY_DEPTH, &mut cut);
+    // expr rejects nesting by its own rule (E2, `max_depth` at most 62 expressions, 126 JSON
+    // levels): its front end sees the tree down to the cut and says EXPR_TOO_DEEP.
+    if cut && dialect != Dialect::Expr {
+        return Err(too_deep());
+    }
+    match compile_value(dialect, &policy, options) {
+        Ok(_) if cut => Err(too_deep()),
+        compiled => compiled,
+    }
+}
+
+/// Compiles a policy read by [`filtervm_vm::json`] (numbers in their exact text).
+pub fn compile_value(
+    dialect: Dialect,
+    policy: &json::Value,
+    options: &Options,
+) -> Result<Filter, CompileError> {
+    check_options(dialect, options)?;
     let lowered = dialect::lower(dialect, policy, options)?;
     let optimized = opt::optimize(lowered.clone());
-    let program = codegen::generate(&optimized).map_err(|e| {
-        CompileError::one(
-            "INTERNAL_CODEGEN",
-            "",
-            format!("codegen produced an invalid program: {e}"),
-        )
-    })?;
+    let program = generate(&optimized)?;
     Ok(Filter {
-        json_body: json_body(dialect, options),
-        dialect,
+        json_body: json_body(options),
         options: options.clone(),
         lowered: Some(lowered),
         optimized: Some(optimized),
@@ -375,49 +416,144 @@ pub fn compile(
     })
 }
 
-/// Compiles policy text: checks the size limit, parses the JSON, then [`compile`]s it.
+/// Compiles policy text: checks the size limit (256 KiB), reads the JSON (numbers keep their
+/// exact text; lone surrogate escapes are errors naming their line, column and JSON Pointer),
+/// then compiles it. For `stream`, text that is not JSON is the text form
+/// (`region = eu-* and n > 5`).
 pub fn compile_text(
     dialect: Dialect,
     text: &str,
-    options: &serde_json::Value,
+    options: &Options,
 ) -> Result<Filter, CompileError> {
-    let code = error_code(dialect);
-    if text.len() > MAX_POLICY_BYTES {
+    check_options(dialect, options)?;
+    let policy = dialect::parse_policy_text(dialect, text, options)?;
+    compile_value(dialect, &policy, options)
+}
+
+/// Rejects options of another dialect, and options out of range.
+fn check_options(dialect: Dialect, options: &Options) -> Result<(), CompileError> {
+    if options.dialect() != dialect {
         return Err(CompileError::one(
-            code,
+            ErrorCode::InvalidOptions,
             "",
             format!(
-                "the policy is {} bytes; the limit is {MAX_POLICY_BYTES} bytes (256 KiB)",
-                text.len()
+                "these are {} options ({options}), but the policy is {dialect}: give {dialect} \
+                 options (`Options::from(Dialect)` for its defaults)",
+                options.dialect()
             ),
         ));
     }
-    dialect::check_text(dialect, text, options)?;
-    let policy: serde_json::Value = match serde_json::from_str(text) {
-        Ok(policy) => policy,
-        // The stream dialect's text form (`region = eu-* and n > 5`) is policy text too.
-        Err(_) if dialect == Dialect::Stream && !text.trim_start().starts_with(['{', '[']) => {
-            serde_json::Value::String(text.trim_end_matches(['\n', '\r']).to_owned())
-        }
-        Err(e) => {
-            let e = error::JsonTextError::new(text, &e);
-            return Err(CompileError::one(
-                code,
-                e.pointer,
-                format!("the policy is not valid JSON: {}", e.message),
-            ));
-        }
-    };
-    compile(dialect, &policy, options)
+    options.check()
 }
 
-/// The code a dialect's policy errors carry when no more specific code applies.
-pub fn error_code(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::Basaltic => dialect::basaltic::CODE,
-        Dialect::Sns => dialect::sns::CODE,
-        Dialect::EventGrid => dialect::eventgrid::CODE,
-        Dialect::Stream => dialect::stream::CODE,
-        Dialect::Expr => dialect::expr::CODE,
+/// Generates and verifies the program of an optimized IR tree; a program the verifier rejects
+/// is a bug ([`ErrorCode::InternalCodegen`]).
+fn generate(optimized: &ir::Node) -> Result<Program, CompileError> {
+    codegen::generate(optimized).map_err(|e| {
+        CompileError::one(
+            ErrorCode::InternalCodegen,
+            "",
+            format!("codegen produced an invalid program: {e}"),
+        )
+    })
+}
+
+/// `value` as a policy value, with arrays and objects more than `levels` deep cut off (as
+/// `null`, and `cut` set): the recursion is bounded whatever the depth of `value`.
+fn policy_from_serde(value: &serde_json::Value, levels: usize, cut: &mut bool) -> json::Value {
+    match value {
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) if levels == 0 => {
+            *cut = true;
+            json::Value::Null
+        }
+        serde_json::Value::Array(items) => json::Value::Array(
+            items
+                .iter()
+                .map(|item| policy_from_serde(item, levels - 1, cut))
+                .collect(),
+        ),
+        serde_json::Value::Object(members) => json::Value::Object(
+            members
+                .iter()
+                .map(|(name, member)| (name.clone(), policy_from_serde(member, levels - 1, cut)))
+                .collect(),
+        ),
+        scalar => json::Value::from(scalar),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Node, NumSource, Pred};
+    use filtervm_vm::key::Key;
+    use filtervm_vm::program::Interval;
+
+    /// Generating a program with a NaN interval bound (no policy lowers to one): the code of
+    /// the error.
+    pub(crate) fn verifier_rejects_a_nan_bound() -> ErrorCode {
+        let nan = Interval {
+            lo: f64::NAN,
+            ..Interval::ALL
+        };
+        let node = Node::test(
+            Key::Header("a".into()),
+            Pred::Num {
+                source: NumSource::Text,
+                ranges: vec![nan],
+            },
+            "",
+        );
+        let e = generate(&node).unwrap_err();
+        assert!(e.to_string().contains("NaN"), "{e}");
+        e.code().unwrap()
+    }
+
+    #[test]
+    fn a_program_the_verifier_rejects_is_an_internal_error() {
+        assert_eq!(verifier_rejects_a_nan_bound(), ErrorCode::InternalCodegen);
+    }
+
+    #[test]
+    fn options_of_another_dialect_are_rejected() {
+        let e = compile_text(Dialect::Basaltic, "{}", &Options::from(Dialect::Sns)).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidOptions));
+        assert!(e.to_string().contains("these are sns options"), "{e}");
+    }
+
+    #[test]
+    fn serde_values_deeper_than_the_text_limit_are_rejected_without_recursing() {
+        let deep = |levels: usize, leaf: serde_json::Value| {
+            let mut v = leaf;
+            for _ in 0..levels {
+                v = serde_json::Value::Array(vec![v]);
+            }
+            v
+        };
+        let sns = Options::from(Dialect::Sns);
+        let value = deep(200_000, serde_json::json!({"a": ["x"]}));
+        let e = compile(Dialect::Sns, &value, &sns).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::SnsSyntaxError));
+        assert!(e.to_string().contains("deeper than 128 levels"), "{e}");
+        // serde_json drops a value this deep recursively; leak it rather than overflow the stack.
+        std::mem::forget(value);
+        // 128 levels are read (and this one is not an object policy).
+        let e = compile(Dialect::Sns, &deep(127, serde_json::json!([])), &sns).unwrap_err();
+        assert!(!e.to_string().contains("deeper than"), "{e}");
+        let ok = serde_json::json!({"a": [{"numeric": [">", 1]}]});
+        assert!(compile(Dialect::Sns, &ok, &sns).is_ok());
+        // expr says its own depth error (E2) for a deep expression chain.
+        // Built by moving: `json!` would serialize the inner value again on every level.
+        let mut chain = serde_json::json!({"key": "a", "op": "exists"});
+        for _ in 0..10_000 {
+            let mut node = serde_json::Map::new();
+            node.insert("op".into(), "NOT".into());
+            node.insert("exp".into(), serde_json::Value::Array(vec![chain]));
+            chain = serde_json::Value::Object(node);
+        }
+        let e = compile(Dialect::Expr, &chain, &Options::from(Dialect::Expr)).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::ExprTooDeep));
+        assert_eq!(e.errors[0].pointer, "/exp/0".repeat(32));
+        std::mem::forget(chain);
     }
 }

@@ -22,6 +22,9 @@
 //! | [`EXISTS_FALSE_NO_ATTRIBUTES`] | sns | `exists: false` in attribute scope fails on a message with no attributes (rule 12) |
 //! | [`NEGATIVE_ON_MISSING_KEY`] | eventgrid | `StringNotContains`/`NotBeginsWith`/`NotEndsWith` on a key that may be absent: false when it is (EG-22) |
 //! | [`UNKNOWN_KEY`] | eventgrid | a key that names nothing in the schema, so it is always undefined (EG-19) |
+//! | [`DUPLICATE_MEMBER`] | all (JSON form) | an object of the policy names a member twice: only the last value counts |
+//! | [`NATS_WILDCARD`] | stream | a pattern segment `>`: NATS's multi-level wildcard is a literal character here |
+//! | [`STAR_WITHIN_SEGMENT`] | stream | a `*` at either end of a dotted pattern (`orders.*`, `orders.eu*`, `*.created`): it no longer crosses dots, as the old matcher's did |
 //!
 //! The IR checks use the optimizer's own passes ([`opt::optimize`] of a subtree folding to a
 //! constant), structural equality ([`Node::same`]) and a per-leaf implication between predicates of
@@ -29,16 +32,17 @@
 //! leaf satisfies its predicate, `a ⇒ b` makes `test a` imply `test b` and contradict `not test b`.
 
 use crate::dialect::Dialect;
-use crate::dialect::eventgrid::{self, Schema};
+use crate::dialect::eventgrid;
 use crate::error::pointer;
 use crate::ir::{Node, NodeKind, NumSource, Pred, StrOp};
 use crate::opt;
-use crate::{CompileError, Filter, compile};
+use crate::options::{EventGridSchema as Schema, Options, SnsScope};
+use crate::{CompileError, Filter, compile_value};
+use filtervm_vm::json::{Map, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::number::Decimal;
 use filtervm_vm::program::{DecInterval, Interval};
 use filtervm_vm::value::{LeafTypes, Shapes};
-use serde_json::{Map, Value, json};
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -62,6 +66,13 @@ pub const EXISTS_FALSE_NO_ATTRIBUTES: &str = "EXISTS_FALSE_NO_ATTRIBUTES";
 pub const NEGATIVE_ON_MISSING_KEY: &str = "NEGATIVE_ON_MISSING_KEY";
 /// An Event Grid key that names nothing (EG-19).
 pub const UNKNOWN_KEY: &str = "UNKNOWN_KEY";
+/// An object of the policy that names a member twice (the JSON reader keeps the last value).
+pub const DUPLICATE_MEMBER: &str = "DUPLICATE_MEMBER";
+
+/// A stream pattern segment `>` (NATS's multi-level wildcard, a literal character here).
+pub const NATS_WILDCARD: &str = "NATS_WILDCARD";
+/// A stream `*` at either end of a dotted pattern, where the old matcher's `*` crossed dots.
+pub const STAR_WITHIN_SEGMENT: &str = "STAR_WITHIN_SEGMENT";
 
 /// One warning.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +100,12 @@ impl Warning {
 
     /// The machine-readable form: `{"code", "pointer", "message", "fix"}`.
     pub fn to_json(&self) -> Value {
-        json!({"code": self.code, "pointer": self.pointer, "message": self.message, "fix": self.fix})
+        let mut m = Map::new();
+        m.insert("code".into(), Value::from(self.code));
+        m.insert("pointer".into(), Value::from(self.pointer.as_str()));
+        m.insert("message".into(), Value::from(self.message.as_str()));
+        m.insert("fix".into(), Value::from(self.fix.as_str()));
+        Value::Object(m)
     }
 }
 
@@ -113,15 +129,16 @@ impl fmt::Display for Warning {
 pub fn lint(
     dialect: Dialect,
     policy: &Value,
-    options: &Value,
+    options: &Options,
 ) -> Result<Vec<Warning>, CompileError> {
-    let filter = compile(dialect, policy, options)?;
+    let filter = compile_value(dialect, policy, options)?;
     Ok(lint_filter(&filter, policy))
 }
 
 /// Lints a compiled filter; `policy` is the policy it was compiled from (for the dialect checks).
 pub fn lint_filter(filter: &Filter, policy: &Value) -> Vec<Warning> {
     let mut specific = Vec::new();
+    duplicate_members(policy, "", &mut specific);
     match filter.dialect() {
         Dialect::Basaltic => {
             if let Value::Object(members) = policy {
@@ -138,17 +155,16 @@ pub fn lint_filter(filter: &Filter, policy: &Value) -> Vec<Warning> {
             }
         }
         Dialect::Sns => {
-            let body = filter
-                .options()
-                .get("scope")
-                .and_then(Value::as_str)
-                .is_some_and(|s| s == "MessageBody");
+            let body = filter.options().sns().scope == SnsScope::MessageBody;
             if let Value::Object(members) = policy {
                 sns_object(members, "", !body, &mut specific);
             }
         }
-        Dialect::EventGrid => eventgrid_checks(policy, filter.options(), &mut specific),
-        Dialect::Stream | Dialect::Expr => {}
+        Dialect::EventGrid => {
+            eventgrid_checks(policy, filter.options().eventgrid().schema, &mut specific);
+        }
+        Dialect::Stream => stream_patterns(policy, &mut specific),
+        Dialect::Expr => {}
     }
     let mut generic = Vec::new();
     if let Some(ir) = filter.lowered_ir() {
@@ -701,6 +717,127 @@ fn or_pairs(node: &Node, alternatives: &[Node], out: &mut Vec<Warning>) {
 // ---------------------------------------------------------------------------------------------
 // Dialect checks on the policy JSON.
 
+/// Every object of the policy that names a member twice (its first such name): the reader kept
+/// the last value, silently dropping the earlier ones.
+fn duplicate_members(value: &Value, at: &str, out: &mut Vec<Warning>) {
+    match value {
+        Value::Object(members) => {
+            if let Some(name) = members.first_duplicate() {
+                let here = pointer::push(at, name);
+                out.push(Warning::new(
+                    DUPLICATE_MEMBER,
+                    &here,
+                    format!(
+                        "the member {} is given more than once in one object; only its last \
+                         value counts",
+                        Value::from(crate::error::excerpt(name).to_string())
+                    ),
+                    "merge the values into one member, or remove the repetition",
+                ));
+            }
+            for (name, member) in members {
+                duplicate_members(member, &pointer::push(at, name), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                duplicate_members(item, &pointer::index(at, i), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Stream patterns written with another broker's wildcard habits: NATS's `>` (a literal
+/// character here), and a `*` at either end of a dotted pattern, which the old matcher let cross
+/// dots (seed 004). Pointers are those of the JSON form (`/groups/G/C/values/I`) for both forms.
+fn stream_patterns(policy: &Value, out: &mut Vec<Warning>) {
+    use crate::dialect::stream::{Cond, parse};
+    let Ok(filter) = parse(policy) else {
+        return;
+    };
+    for (g, group) in filter.groups.iter().enumerate() {
+        for (c, clause) in group.iter().enumerate() {
+            let patterns = match &clause.cond {
+                Cond::Eq(p) | Cond::Ne(p) => std::slice::from_ref(p),
+                Cond::In(ps) => ps.as_slice(),
+                Cond::Exists | Cond::Missing | Cond::Cmp(..) => &[],
+            };
+            for (i, p) in patterns.iter().enumerate() {
+                let at = format!("/groups/{g}/{c}/values/{i}");
+                stream_pattern(p.source(), &at, out);
+            }
+        }
+    }
+}
+
+/// The checks of [`stream_patterns`] on one pattern.
+fn stream_pattern(source: &str, at: &str, out: &mut Vec<Warning>) {
+    let quoted = |s: &str| Value::from(crate::error::excerpt(s).to_string()).to_string();
+    let segments: Vec<&str> = source.split('.').collect();
+    let spans = segments.contains(&"**");
+    if let Some(gt) = segments.iter().position(|s| *s == ">") {
+        let fix = if gt + 1 == segments.len() && !spans {
+            let head = segments.get(..gt).unwrap_or_default().join(".");
+            let (one_or_more, any) = if head.is_empty() {
+                ("*.**".to_owned(), "**".to_owned())
+            } else {
+                (format!("{head}.*.**"), format!("{head}.**"))
+            };
+            format!(
+                "write {} for one or more further segments (NATS's meaning), or {} for zero or more",
+                quoted(&one_or_more),
+                quoted(&any)
+            )
+        } else {
+            "use `**` (a whole segment, once per pattern) to span segments".to_owned()
+        };
+        out.push(Warning::new(
+            NATS_WILDCARD,
+            at,
+            format!(
+                "{} uses `>`, NATS's multi-level wildcard; in stream patterns `>` is an ordinary \
+                 character, so this matches only values with a literal `>` segment",
+                quoted(source)
+            ),
+            fix,
+        ));
+        return;
+    }
+    if segments.len() < 2 || spans {
+        return;
+    }
+    let (Some(first), Some(last)) = (segments.first(), segments.last()) else {
+        return;
+    };
+    let (star_end, fix) = if last.ends_with('*') {
+        (*last, format!("{source}.**"))
+    } else if first.starts_with('*') {
+        (*first, format!("**.{source}"))
+    } else {
+        return;
+    };
+    let within = if star_end == "*" {
+        "matches exactly one segment"
+    } else {
+        "matches within its segment only"
+    };
+    out.push(Warning::new(
+        STAR_WITHIN_SEGMENT,
+        at,
+        format!(
+            "the `*` of {} {within}: it no longer crosses dots as the old matcher's did, so \
+             deeper values (more segments) do not match",
+            quoted(source)
+        ),
+        format!(
+            "write {} to also match any number of further segments; keep the pattern if one \
+             segment is meant",
+            quoted(&fix)
+        ),
+    ));
+}
+
 fn operator<'a>(item: &'a Value, name: &str) -> Option<&'a str> {
     item.as_object()
         .filter(|o| o.len() == 1)
@@ -739,7 +876,7 @@ fn prefix_suffix(dialect: Dialect, items: &[Value], at: &str, out: &mut Vec<Warn
 }
 
 /// Walks an sns policy object: alternatives arrays, nested objects and `$or` branches.
-fn sns_object(members: &Map<String, Value>, at: &str, attributes: bool, out: &mut Vec<Warning>) {
+fn sns_object(members: &Map, at: &str, attributes: bool, out: &mut Vec<Warning>) {
     for (name, value) in members {
         let here = pointer::push(at, name);
         match value {
@@ -782,8 +919,7 @@ fn sns_object(members: &Map<String, Value>, at: &str, attributes: bool, out: &mu
 
 /// Event Grid: negative string operators on keys that may be absent (EG-22), keys naming nothing
 /// (EG-19).
-fn eventgrid_checks(policy: &Value, options: &Value, out: &mut Vec<Warning>) {
-    let schema = Schema::from_options(options).unwrap_or_default();
+fn eventgrid_checks(policy: &Value, schema: Schema, out: &mut Vec<Warning>) {
     let Some(filters) = policy.get("advancedFilters").and_then(Value::as_array) else {
         return;
     };
@@ -827,7 +963,7 @@ fn eventgrid_checks(policy: &Value, options: &Value, out: &mut Vec<Warning>) {
             (Key::EventData(_), _) => true,
             (Key::EventMember(_), Schema::EventGrid) => false,
             (Key::EventMember(m), Schema::CloudEvents) => {
-                !matches!(&**m, "id" | "source" | "type" | "specversion")
+                !matches!(m.as_ref(), "id" | "source" | "type" | "specversion")
             }
             _ => true,
         };

@@ -34,7 +34,7 @@
 //!
 //! let mut set = PolicySet::new();
 //! for (id, event) in [(1, "order.paid"), (2, "order.created"), (3, "order.paid")] {
-//!     let filter = compile(Dialect::Sns, &json!({"event": [event]}), &json!({})).unwrap();
+//!     let filter = compile(Dialect::Sns, &json!({"event": [event]}), &Dialect::Sns.into()).unwrap();
 //!     set.add(id, &filter).unwrap();
 //! }
 //! assert_eq!(set.distinct_filters(), 2); // 1 and 3 share one filter
@@ -101,7 +101,7 @@ use crate::intern::canonical_options;
 use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
 use crate::{Filter, codegen};
 use ahash::{AHashMap, RandomState};
-use filtervm_vm::bind::{Bindings, Bound, KeyTable, NO_ID, Slot, map_bytes};
+use filtervm_vm::bind::{Bindings, Bound, Judgement, KeyTable, NO_ID, Slot, map_bytes};
 use filtervm_vm::exec;
 use filtervm_vm::message::{Attributes, Headers, Message};
 use filtervm_vm::op::Inst;
@@ -116,8 +116,11 @@ pub type SubscriptionId = u64;
 /// Why a filter could not be added.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SetError {
-    /// The filter was loaded from bytes and carries no IR (compile it from its policy instead).
-    #[error("the filter carries no IR (it was loaded from bytes); compile it from its policy")]
+    /// The filter was loaded from bytes of the first wire format, which shipped no IR (compile
+    /// it from its policy, or write it again with this version).
+    #[error(
+        "the filter carries no IR (it was loaded from bytes of the first wire format); compile it from its policy"
+    )]
     NoIr,
     /// The set holds filters of another dialect or other options: messages are read and bound
     /// one way for the whole set.
@@ -1377,6 +1380,8 @@ struct MatchState {
     out: Vec<SubscriptionId>,
     /// The width of the last message's rows.
     width: usize,
+    /// How far the last message could be judged.
+    judgement: Judgement,
 }
 
 impl SetMatcher {
@@ -1388,6 +1393,18 @@ impl SetMatcher {
     /// The number of slots in a row of the last message matched (the set's key table's width).
     pub fn bound_width(&self) -> usize {
         self.state.width
+    }
+
+    /// How far the last message matched could be judged (an SNS body beyond the binding limits,
+    /// or JSON bytes that are not JSON, fail closed: see [`Judgement`]).
+    pub fn judgement(&self) -> &Judgement {
+        &self.state.judgement
+    }
+
+    /// Whether the last message was an SNS body too complex to judge element by element
+    /// ([`Judgement::Overflowed`]).
+    pub fn overflowed(&self) -> bool {
+        self.state.judgement == Judgement::Overflowed
     }
 
     /// The subscriptions of `set` whose filter matches `message`, in no particular order.
@@ -1458,6 +1475,9 @@ impl MatchState {
     fn matching(&mut self, set: &PolicySet, bound: &Bound<'_>) -> &[SubscriptionId] {
         self.out.clear();
         self.width = bound.width();
+        if *bound.judgement() != self.judgement {
+            self.judgement = bound.judgement().clone();
+        }
         fit(&mut self.memo, set.tests.len());
         fit(&mut self.matched, set.filters.len());
         self.stamp = self.next_stamp();
@@ -1673,7 +1693,7 @@ mod tests {
     use serde_json::json;
 
     fn sns(policy: serde_json::Value) -> Filter {
-        compile(Dialect::Sns, &policy, &json!({})).unwrap()
+        compile(Dialect::Sns, &policy, &Dialect::Sns.into()).unwrap()
     }
 
     fn sorted(mut ids: Vec<SubscriptionId>) -> Vec<SubscriptionId> {
@@ -1756,11 +1776,16 @@ mod tests {
         let body = compile(
             Dialect::Sns,
             &json!({"a": ["1"]}),
-            &json!({"scope": "MessageBody"}),
+            &crate::SnsScope::MessageBody.into(),
         )
         .unwrap();
         assert!(matches!(set.add(2, &body), Err(SetError::Mismatch { .. })));
-        let basaltic = compile(Dialect::Basaltic, &json!({"a": ["1"]}), &json!({})).unwrap();
+        let basaltic = compile(
+            Dialect::Basaltic,
+            &json!({"a": ["1"]}),
+            &Dialect::Basaltic.into(),
+        )
+        .unwrap();
         assert!(matches!(
             set.add(3, &basaltic),
             Err(SetError::Mismatch { .. })
@@ -1828,10 +1853,10 @@ mod tests {
         let c = |k: &str| json!({"key": k, "op": "in", "value": ["1"]});
         let policy = json!({"op": "AND", "exp": [c("t"), {"op": "OR", "exp": [
             c("w"), {"op": "AND", "exp": [c("x"), c("z")]}]}]});
-        let filter = compile(Dialect::Expr, &policy, &json!({})).unwrap();
+        let filter = compile(Dialect::Expr, &policy, &Dialect::Expr.into()).unwrap();
         let m = crate::message_from_json(
             Dialect::Expr,
-            &json!({}),
+            &Dialect::Expr.into(),
             &json!({"headers": {"t": "1", "w": "1"}}),
         )
         .unwrap();

@@ -1,42 +1,50 @@
 //! Filters on the wire: [`Filter::to_bytes`] and [`Filter::from_bytes`].
 //!
 //! A filter ships as a `filtervm-vm` program encoding ([`filtervm_vm::wire`]) whose metadata blob
-//! holds, as compact JSON, the dialect and the options the filter was compiled with:
+//! holds, as compact JSON, the metadata format's version, the dialect, the options the filter was
+//! compiled with and its lowered IR ([`crate::ir`], written as described in the IR's JSON form):
 //!
 //! ```json
-//! {"dialect":"sns","options":{"scope":"MessageBody"}}
+//! {"version":2,"dialect":"sns","options":{"scope":"MessageBody"},"ir":["test","/a/0",["body","a"],["str","eq","sensitive",["x"]]]}
 //! ```
 //!
-//! so that a node can read messages in the dialect's shape ([`crate::Evaluator::matches_json`],
-//! `filtervm match --program`). The IR does not travel: a loaded filter has no IR
-//! ([`Filter::ir`] and [`Filter::lowered_ir`] are `None`), only its verified program, with its
-//! source pointers.
+//! so that a node can read messages in the dialect's shape and a loaded filter is whole: it has
+//! its IR ([`Filter::ir`], [`Filter::lowered_ir`]) for explain and for subscription sets, which
+//! intern a filter's tests from its IR. The options are written in their JSON form with every
+//! option explicit ([`Options::to_json`]).
 //!
 //! Loading is as safe as [`filtervm_vm::wire::decode`]: any bytes may be given; the metadata must be
-//! a JSON object with exactly the members `dialect` (a known dialect name) and `options` (an object,
-//! or `null`) that the dialect accepts ([`crate::dialect::check_options`], the validation compiling
-//! does), else the bytes are rejected.
+//! a JSON object with exactly the members `version` (2), `dialect` (a known dialect name),
+//! `options` (an object, or `null`) that the dialect accepts ([`Options::from_json`], the reading
+//! the command line and vectors get) and `ir`, each named once, else the bytes are rejected
+//! ([`LoadError::code`] tells how). The IR is then optimized and compiled again, and the result
+//! must encode to exactly the bytes given: a program and an IR that disagree (a tampered or
+//! corrupted file) are rejected, so a loaded filter's program is always the one its IR compiles
+//! to. Metadata without `version` and `ir` (the first format, which shipped no IR) still loads, as
+//! a filter without IR ([`ErrorCode::FilterWithoutIr`] where one is needed).
 //!
 //! ```
-//! use filtervm_compiler::{Dialect, Filter, compile};
+//! use filtervm_compiler::{Dialect, Filter, Options, compile};
 //! use serde_json::json;
 //!
-//! let filter = compile(Dialect::Basaltic, &json!({"event": ["order.paid"]}), &json!({})).unwrap();
+//! let options = Options::from(Dialect::Basaltic);
+//! let filter = compile(Dialect::Basaltic, &json!({"event": ["order.paid"]}), &options).unwrap();
 //! let bytes = filter.to_bytes();
 //! let loaded = Filter::from_bytes(&bytes).unwrap();
 //! assert_eq!(loaded.dialect(), Dialect::Basaltic);
-//! assert!(loaded.ir().is_none());
+//! assert!(loaded.ir().is_some());
 //! let message = json!({"attributes": {"event": {"type": "String", "value": "order.paid"}}});
 //! let mut evaluator = filtervm_compiler::Evaluator::new();
 //! assert!(evaluator.matches_json(&loaded, &message).unwrap());
 //! ```
 
 use crate::Filter;
-use crate::dialect::{self, Dialect};
-use crate::error::{CompileError, excerpt};
+use crate::dialect::Dialect;
+use crate::error::{CompileError, ErrorCode, excerpt};
+use crate::options::Options;
+use filtervm_vm::json::{self, Duplicates, Map, ParseOptions, Value};
 use filtervm_vm::program::{Program, ProgramParts};
 use filtervm_vm::wire::{self, WireError};
-use serde_json::{Map, Value};
 use std::fmt::Write as _;
 
 /// Why bytes were not accepted as a filter.
@@ -49,34 +57,75 @@ pub enum LoadError {
     #[error("invalid filter metadata: {0}")]
     Metadata(String),
     /// The metadata names options its dialect does not accept (each error has the code
-    /// [`INVALID_OPTIONS`](crate::dialect::INVALID_OPTIONS) and a pointer into the options).
+    /// [`ErrorCode::InvalidOptions`] and a pointer into the options).
     #[error("invalid stored options: {0}")]
     Options(CompileError),
 }
 
-/// The metadata blob: `{"dialect": NAME, "options": OPTIONS}` as compact JSON.
+impl LoadError {
+    /// The stable code: [`ErrorCode::InvalidProgram`], [`ErrorCode::InvalidFilterMetadata`] or
+    /// [`ErrorCode::InvalidOptions`].
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            LoadError::Program(_) => ErrorCode::InvalidProgram,
+            LoadError::Metadata(_) => ErrorCode::InvalidFilterMetadata,
+            LoadError::Options(_) => ErrorCode::InvalidOptions,
+        }
+    }
+}
+
+/// The version of the metadata format [`Filter::to_bytes`] writes (the first format, without a
+/// version member, shipped no IR).
+pub const METADATA_VERSION: u64 = 2;
+
+/// The deepest JSON the metadata may nest: the IR's nodes nest two JSON levels per IR level, and
+/// the policies IR is lowered from are at most [`crate::MAX_POLICY_DEPTH`] levels deep.
+const METADATA_DEPTH: usize = json::MAX_DEPTH_CEILING;
+
+/// The metadata blob: `{"version": 2, "dialect": NAME, "options": OPTIONS, "ir": IR}` as compact
+/// JSON, or without `version` and `ir` for a filter that has no IR (itself loaded from the first
+/// format).
 fn metadata(filter: &Filter) -> Vec<u8> {
     let mut object = Map::new();
+    if filter.lowered_ir().is_some() {
+        object.insert("version".into(), Value::Number(METADATA_VERSION.into()));
+    }
     object.insert(
         "dialect".into(),
         Value::String(filter.dialect().name().into()),
     );
-    object.insert("options".into(), filter.options().clone());
+    object.insert("options".into(), filter.options().to_json());
+    if let Some(ir) = filter.lowered_ir() {
+        object.insert("ir".into(), crate::ir::json::to_json(ir));
+    }
     Value::Object(object).to_string().into_bytes()
 }
 
+/// What the metadata blob holds.
+struct Metadata {
+    dialect: Dialect,
+    options: Value,
+    /// The lowered IR (format 2); `None` for the first format.
+    ir: Option<crate::ir::Node>,
+}
+
 /// Reads the metadata blob back.
-fn read_metadata(bytes: &[u8]) -> Result<(Dialect, Value), LoadError> {
+fn read_metadata(bytes: &[u8]) -> Result<Metadata, LoadError> {
     let bad = |why: String| LoadError::Metadata(why);
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| bad(format!("not JSON text: {e}")))?;
+    let mut read = ParseOptions::default();
+    read.duplicates = Duplicates::Reject;
+    read.max_depth = METADATA_DEPTH;
+    let value = json::parse_with(bytes, &read).map_err(|e| bad(format!("not JSON text: {e}")))?;
     let Value::Object(members) = value else {
         return Err(bad("not a JSON object".into()));
     };
-    if let Some(other) = members
-        .keys()
-        .find(|k| k.as_str() != "dialect" && k.as_str() != "options")
-    {
+    let versioned = members.contains_key("version");
+    let known: &[&str] = if versioned {
+        &["version", "dialect", "options", "ir"]
+    } else {
+        &["dialect", "options"]
+    };
+    if let Some(other) = members.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(bad(format!("unknown member `{}`", excerpt(other))));
     }
     let dialect = match members.get("dialect") {
@@ -89,11 +138,31 @@ fn read_metadata(bytes: &[u8]) -> Result<(Dialect, Value), LoadError> {
         Some(_) => return Err(bad("`options` is not an object".into())),
         None => return Err(bad("no `options`".into())),
     };
-    Ok((dialect, options))
+    let ir = if versioned {
+        match members.get("version").and_then(Value::as_u64) {
+            Some(METADATA_VERSION) => {}
+            _ => {
+                return Err(bad(format!(
+                    "unsupported metadata version (this library reads version {METADATA_VERSION})"
+                )));
+            }
+        }
+        let ir = members.get("ir").ok_or_else(|| bad("no `ir`".into()))?;
+        let node =
+            crate::ir::json::from_json(ir, "/ir").map_err(|e| bad(format!("invalid IR at {e}")))?;
+        Some(node)
+    } else {
+        None
+    };
+    Ok(Metadata {
+        dialect,
+        options,
+        ir,
+    })
 }
 
 impl Filter {
-    /// Encodes the filter: its program, dialect and options (see the [module docs](crate::wire)).
+    /// Encodes the filter: its program, dialect, options and IR (see the [module docs](crate::wire)).
     pub fn to_bytes(&self) -> Vec<u8> {
         self.program().to_bytes_with_metadata(&metadata(self))
     }
@@ -101,12 +170,26 @@ impl Filter {
     /// Loads a filter from [`Filter::to_bytes`] output.
     ///
     /// Safe on any input: never panics, allocates at most in proportion to `bytes`, and the
-    /// program is verified, so the filter can be run on any message. The loaded filter has no IR.
+    /// program is verified, so the filter can be run on any message. A filter written by this
+    /// version carries its IR, checked to compile to the shipped program; one written in the first
+    /// format loads without IR.
     pub fn from_bytes(bytes: &[u8]) -> Result<Filter, LoadError> {
         let decoded = wire::decode(bytes)?;
-        let (dialect, options) = read_metadata(decoded.metadata)?;
-        dialect::check_options(dialect, &options).map_err(LoadError::Options)?;
-        Ok(Filter::loaded(dialect, options, decoded.program))
+        let meta = read_metadata(decoded.metadata)?;
+        let options =
+            Options::from_json(meta.dialect, &meta.options).map_err(LoadError::Options)?;
+        let Some(lowered) = meta.ir else {
+            return Ok(Filter::loaded(options, decoded.program));
+        };
+        let optimized = crate::opt::optimize(lowered.clone());
+        let regenerated = crate::codegen::generate(&optimized)
+            .map_err(|e| LoadError::Metadata(format!("the IR does not compile: {e}")))?;
+        if regenerated.to_bytes_with_metadata(decoded.metadata) != bytes {
+            return Err(LoadError::Metadata(
+                "the IR does not compile to the program shipped with it".into(),
+            ));
+        }
+        Ok(Filter::with_ir(options, lowered, optimized, regenerated))
     }
 }
 
@@ -133,14 +216,14 @@ pub(crate) fn program_identity(program: &Program) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile;
+    use crate::{SnsScope, compile};
     use serde_json::json;
 
     fn filter() -> Filter {
         compile(
             Dialect::Basaltic,
             &json!({"event": ["order.paid"], "amount": [{"numeric": [">", 5]}]}),
-            &json!({}),
+            &Options::Basaltic,
         )
         .unwrap()
     }
@@ -150,12 +233,32 @@ mod tests {
         let f = filter();
         assert_eq!(
             String::from_utf8(metadata(&f)).unwrap(),
-            r#"{"dialect":"basaltic","options":{}}"#
+            concat!(
+                r#"{"version":2,"dialect":"basaltic","options":{},"ir":["and","",["#,
+                r#"["or","/event",[["test","/event/0",["attr-text","event"],["str","eq","sensitive",["order.paid"]]]]],"#,
+                r#"["or","/amount",[["test","/amount/0",["attr-text","amount"],["num","text",[[5e0,false,"inf",false]]]]]]]]}"#
+            )
         );
         let loaded = Filter::from_bytes(&f.to_bytes()).unwrap();
         assert_eq!(loaded.dialect(), Dialect::Basaltic);
-        assert_eq!(loaded.options(), &json!({}));
-        assert!(loaded.ir().is_none() && loaded.lowered_ir().is_none());
+        assert_eq!(loaded.options(), &Options::Basaltic);
+        let sns = compile(
+            Dialect::Sns,
+            &json!({"a": ["b"]}),
+            &SnsScope::MessageBody.into(),
+        )
+        .unwrap();
+        assert!(String::from_utf8(metadata(&sns)).unwrap().starts_with(
+            r#"{"version":2,"dialect":"sns","options":{"scope":"MessageBody"},"ir":"#
+        ));
+        assert_eq!(
+            Filter::from_bytes(&sns.to_bytes()).unwrap().options(),
+            &Options::from(SnsScope::MessageBody)
+        );
+        assert_eq!(
+            loaded.lowered_ir().map(ToString::to_string),
+            f.lowered_ir().map(ToString::to_string)
+        );
         assert_eq!(loaded.program().disassemble(), f.program().disassemble());
     }
 
@@ -171,13 +274,22 @@ mod tests {
             (br#"{"dialect":"sns"}"#, "no `options`"),
             (br#"{"dialect":"sns","options":3}"#, "not an object"),
             (br#"{"dialect":"sns","options":{},"x":1}"#, "unknown member"),
+            (
+                br#"{"dialect":"sns","options":{},"dialect":"basaltic"}"#,
+                "duplicate member name",
+            ),
         ] {
             let bytes = program.to_bytes_with_metadata(meta);
             match Filter::from_bytes(&bytes) {
-                Err(LoadError::Metadata(m)) => assert!(m.contains(why), "{m}"),
+                Err(e @ LoadError::Metadata(_)) => {
+                    assert!(e.to_string().contains(why), "{e}");
+                    assert_eq!(e.code(), ErrorCode::InvalidFilterMetadata);
+                }
                 other => panic!("{why}: {other:?}"),
             }
         }
+        let e = Filter::from_bytes(b"").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidProgram);
         let ok = program.to_bytes_with_metadata(br#"{"dialect":"sns","options":null}"#);
         assert_eq!(Filter::from_bytes(&ok).unwrap().dialect(), Dialect::Sns);
     }
@@ -212,7 +324,7 @@ mod tests {
             match Filter::from_bytes(&bytes) {
                 Err(LoadError::Options(e)) => {
                     let first = e.first().unwrap();
-                    assert_eq!(first.code, crate::dialect::INVALID_OPTIONS);
+                    assert_eq!(first.code, ErrorCode::InvalidOptions);
                     assert_eq!(first.pointer, pointer);
                 }
                 other => panic!("{}: {other:?}", String::from_utf8_lossy(meta)),
@@ -229,6 +341,64 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(meta)
             );
+        }
+    }
+
+    #[test]
+    fn the_first_format_still_loads_without_ir() {
+        let program = filter().program().clone();
+        let bytes = program.to_bytes_with_metadata(br#"{"dialect":"basaltic","options":{}}"#);
+        let loaded = Filter::from_bytes(&bytes).unwrap();
+        assert!(loaded.ir().is_none() && loaded.lowered_ir().is_none());
+        assert_eq!(
+            loaded.to_bytes(),
+            bytes,
+            "written back in the format it came in"
+        );
+    }
+
+    #[test]
+    fn an_ir_that_does_not_compile_to_the_shipped_program_is_rejected() {
+        let f = filter();
+        let text = String::from_utf8(metadata(&f)).unwrap();
+        // The same program, shipped with an IR that tests another value or another key, or that
+        // is no IR at all, or with a version this library does not read.
+        for (tampered, why) in [
+            (
+                text.replace("order.paid", "order.created"),
+                "does not compile to",
+            ),
+            (
+                text.replace(r#""attr-text","event""#, r#""attr","event""#),
+                "does not compile to",
+            ),
+            (
+                text.replace(r#"["num","text""#, r#"["num","words""#),
+                "unknown number source",
+            ),
+            (
+                text.replace(r#""and","""#, r#""nand","""#),
+                "unknown node kind",
+            ),
+            (
+                text.replace(r#"5e0,false"#, r#"5e0,0"#),
+                "expected `true` or `false`",
+            ),
+            (
+                text.replace(r#""version":2"#, r#""version":3"#),
+                "unsupported metadata version",
+            ),
+            (text.replace(r#","ir":"#, r#","ri":"#), "unknown member"),
+        ] {
+            assert_ne!(tampered, text, "{why}");
+            let bytes = f.program().to_bytes_with_metadata(tampered.as_bytes());
+            match Filter::from_bytes(&bytes) {
+                Err(e @ LoadError::Metadata(_)) => {
+                    assert!(e.to_string().contains(why), "{why}: {e}");
+                    assert_eq!(e.code(), ErrorCode::InvalidFilterMetadata);
+                }
+                other => panic!("{why}: {other:?}"),
+            }
         }
     }
 

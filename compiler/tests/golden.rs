@@ -15,7 +15,7 @@
     clippy::panic
 )]
 
-use filtervm_compiler::{Dialect, compile};
+use filtervm_compiler::{Dialect, Options, compile_text};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -24,9 +24,11 @@ fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
 
-/// The golden text of a policy: its source, the IR as lowered and optimized, and the bytecode.
-fn render(dialect: Dialect, source: &str, policy: &Value, options: &Value) -> String {
-    let filter = compile(dialect, policy, options)
+/// The golden text of a policy (its text, as a file holds it): its source, the IR as lowered
+/// and optimized, and the bytecode.
+fn render(dialect: Dialect, source: &str, policy: &str, options: &Value) -> String {
+    let typed = Options::from_json(dialect, options).unwrap();
+    let filter = compile_text(dialect, policy, &typed)
         .unwrap_or_else(|e| panic!("{dialect} golden policy does not compile: {e}"));
     let mut out = String::new();
     writeln!(out, "; dialect: {dialect}").unwrap();
@@ -83,10 +85,6 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn json_file(path: &Path) -> Value {
-    serde_json::from_str(&read(path)).unwrap()
-}
-
 /// basaltic: the seed's complete example (seed 000).
 #[test]
 fn golden_basaltic_seed_example() {
@@ -94,7 +92,7 @@ fn golden_basaltic_seed_example() {
     let out = render(
         Dialect::Basaltic,
         "examples/basaltic/policy.json",
-        &json_file(&path),
+        &read(&path),
         &json!({}),
     );
     check("basaltic", &out);
@@ -106,7 +104,7 @@ fn golden_sns_body_scope_with_or() {
     let out = render(
         Dialect::Sns,
         "tests/golden/sns.policy.json",
-        &json_file(&dir().join("sns.policy.json")),
+        &read(&dir().join("sns.policy.json")),
         &json!({"scope": "MessageBody"}),
     );
     check("sns", &out);
@@ -118,7 +116,7 @@ fn golden_eventgrid_advanced_filters() {
     let out = render(
         Dialect::EventGrid,
         "tests/golden/eventgrid.policy.json",
-        &json_file(&dir().join("eventgrid.policy.json")),
+        &read(&dir().join("eventgrid.policy.json")),
         &json!({}),
     );
     check("eventgrid", &out);
@@ -131,7 +129,7 @@ fn golden_stream_text_form() {
     let out = render(
         Dialect::Stream,
         "tests/golden/stream.policy.txt",
-        &Value::String(text.trim_end().to_owned()),
+        text.trim_end(),
         &json!({}),
     );
     check("stream", &out);
@@ -143,7 +141,7 @@ fn golden_expr_seed_shape() {
     let out = render(
         Dialect::Expr,
         "tests/golden/expr.policy.json",
-        &json_file(&dir().join("expr.policy.json")),
+        &read(&dir().join("expr.policy.json")),
         &json!({}),
     );
     check("expr", &out);

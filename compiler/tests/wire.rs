@@ -11,7 +11,10 @@
 )]
 
 use filtervm_compiler::wire::LoadError;
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile, message_from_json};
+use filtervm_compiler::{
+    Dialect, Evaluator, Filter, Options, compile, compile_value, message_from_json,
+};
+use filtervm_vm::json;
 use filtervm_vm::message::Message;
 use filtervm_vm::wire::WireError;
 use serde_json::{Value, json};
@@ -48,8 +51,9 @@ fn vectors_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/vectors")
 }
 
-/// Every case of every vector file (public and local).
-fn all_cases() -> Vec<Value> {
+/// Every case of every vector file (public and local), read as the product reads policies
+/// (numbers and member order as written).
+fn all_cases() -> Vec<json::Value> {
     let mut files = Vec::new();
     for dir in [vectors_dir(), vectors_dir().join("local")] {
         if let Ok(entries) = std::fs::read_dir(&dir) {
@@ -65,13 +69,14 @@ fn all_cases() -> Vec<Value> {
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            cases.push(serde_json::from_str(line).unwrap());
+            cases.push(json::parse(line.as_bytes()).unwrap());
         }
     }
     cases
 }
 
-/// Round-trips `filter` and checks the loaded copy: same dialect, options and program.
+/// Round-trips `filter` and checks the loaded copy: same dialect, options, program and IR (the
+/// IR's text form shows every node with its origin).
 fn round_trip(filter: &Filter) -> Filter {
     let bytes = filter.to_bytes();
     let loaded = Filter::from_bytes(&bytes)
@@ -82,7 +87,14 @@ fn round_trip(filter: &Filter) -> Filter {
         loaded.program().disassemble(),
         filter.program().disassemble()
     );
-    assert!(loaded.ir().is_none() && loaded.lowered_ir().is_none());
+    let text = |f: &Filter| {
+        (
+            f.lowered_ir().map(ToString::to_string),
+            f.ir().map(ToString::to_string),
+        )
+    };
+    assert!(loaded.lowered_ir().is_some(), "the IR travels");
+    assert_eq!(text(&loaded), text(filter));
     assert_eq!(loaded.to_bytes(), bytes, "the encoding is canonical");
     loaded
 }
@@ -92,16 +104,25 @@ fn every_conformance_filter_round_trips_with_the_same_verdicts() {
     let mut per_dialect: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut evaluator = Evaluator::new();
     for case in all_cases() {
-        let id = case["id"].as_str().unwrap_or("?").to_owned();
-        let Ok(dialect) = case["dialect"].as_str().unwrap_or("").parse::<Dialect>() else {
+        let text = |name: &str| case.get(name).and_then(json::Value::as_str).unwrap_or("?");
+        let id = text("id").to_owned();
+        let Ok(dialect) = text("dialect").parse::<Dialect>() else {
             continue;
         };
-        let options = case.get("options").cloned().unwrap_or(Value::Null);
-        let Ok(filter) = compile(dialect, &case["policy"], &options) else {
+        let Ok(options) =
+            Options::from_json(dialect, case.get("options").unwrap_or(&json::Value::Null))
+        else {
+            continue;
+        };
+        let Some(Ok(filter)) = case
+            .get("policy")
+            .map(|p| compile_value(dialect, p, &options))
+        else {
             continue;
         };
         let loaded = round_trip(&filter);
-        if let Some(message) = case.get("message") {
+        if let Some(message) = case.get("message").map(json::Value::to_serde_json) {
+            let message = &message;
             let read = message_from_json(dialect, &options, message);
             let read_loaded = message_from_json(loaded.dialect(), loaded.options(), message);
             assert_eq!(read.is_ok(), read_loaded.is_ok(), "{id}");
@@ -259,7 +280,7 @@ fn property(
     let mut compiled = 0;
     for case in 0..cases {
         let p = policy(&mut rng);
-        let Ok(filter) = compile(dialect, &p, &Value::Null) else {
+        let Ok(filter) = compile(dialect, &p, &Options::from(dialect)) else {
             continue;
         };
         compiled += 1;
@@ -332,7 +353,7 @@ fn sample_filter() -> Filter {
             "region": [{"prefix": "eu"}, {"anything-but": ["eu-north", 5]}],
             "test": [{"exists": false}]
         }),
-        &json!({}),
+        &Options::Basaltic,
     )
     .unwrap()
 }
@@ -400,110 +421,80 @@ fn options_travel_with_the_filter() {
         ),
     ];
     for (dialect, options, policy) in cases {
-        if let Ok(filter) = compile(dialect, &policy, &options) {
-            let loaded = round_trip(&filter);
-            assert_eq!(loaded.options(), &options);
-        }
+        let options = Options::from_json(dialect, &options).unwrap();
+        let filter = compile(dialect, &policy, &options).unwrap();
+        let loaded = round_trip(&filter);
+        assert_eq!(loaded.options(), &options);
+        assert_ne!(loaded.options(), &Options::from(dialect));
     }
 }
 
 #[test]
-fn loaded_filters_intern_by_program() {
+fn loaded_filters_intern_like_compiled_ones() {
     use filtervm_compiler::intern::FilterIdentity;
     let a = Filter::from_bytes(&sample_filter().to_bytes()).unwrap();
     let b = Filter::from_bytes(&sample_filter().to_bytes()).unwrap();
-    let other = compile(Dialect::Basaltic, &json!({"event": ["x"]}), &json!({})).unwrap();
+    let other = compile(
+        Dialect::Basaltic,
+        &json!({"event": ["x"]}),
+        &Options::Basaltic,
+    )
+    .unwrap();
     let c = Filter::from_bytes(&other.to_bytes()).unwrap();
     assert_eq!(FilterIdentity::of(&a), FilterIdentity::of(&b));
     assert_ne!(FilterIdentity::of(&a), FilterIdentity::of(&c));
-    assert_ne!(FilterIdentity::of(&a), FilterIdentity::of(&sample_filter()));
+    // The IR travels, so a loaded filter is the same filter as the one compiled.
+    assert_eq!(FilterIdentity::of(&a), FilterIdentity::of(&sample_filter()));
 }
 
-// ---------------------------------------------------------------------------------------------
-// CLI
-// ---------------------------------------------------------------------------------------------
-
+/// A filter loaded from bytes joins a subscription set (its IR travels) and is the same
+/// subscription there as the filter it was written from.
 #[test]
-fn cli_compile_output_then_match_program() {
-    let exe = env!("CARGO_BIN_EXE_filtervm");
-    let dir = std::env::temp_dir().join(format!("filtervm-wire-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let policy = dir.join("policy.json");
-    let program = dir.join("policy.fvm");
-    let messages = dir.join("messages.jsonl");
-    std::fs::write(
-        &policy,
-        r#"{"event": ["order.paid"], "amount": [{"numeric": [">", 5]}]}"#,
-    )
-    .unwrap();
-    std::fs::write(
-        &messages,
-        concat!(
-            r#"{"attributes": {"event": {"type": "String", "value": "order.paid"}, "amount": {"type": "Number", "value": "7"}}}"#,
-            "\n",
-            r#"{"attributes": {"event": {"type": "String", "value": "order.paid"}}}"#,
-            "\n"
-        ),
-    )
-    .unwrap();
-    let run =
-        |args: &[&std::ffi::OsStr]| std::process::Command::new(exe).args(args).output().unwrap();
-    let out = run(&[
-        "compile".as_ref(),
-        "--dialect".as_ref(),
-        "basaltic".as_ref(),
-        "--policy".as_ref(),
-        policy.as_os_str(),
-        "--output".as_ref(),
-        program.as_os_str(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+fn loaded_filters_join_a_set_and_share_with_compiled_ones() {
+    use filtervm_compiler::set::PolicySet;
+    let policies = [
+        json!({"event": ["order.paid"], "amount": [{"numeric": [">", 5]}]}),
+        json!({"event": [{"prefix": "order."}], "$or": [{"env": ["prod"]}, {"tier": ["gold"]}]}),
+        json!({"event": [{"anything-but": ["order.paid"]}]}),
+    ];
+    let mut set = PolicySet::new();
+    let mut one_by_one = Vec::new();
+    for (i, policy) in policies.iter().enumerate() {
+        let compiled = compile(Dialect::Sns, policy, &Options::from(Dialect::Sns)).unwrap();
+        let loaded = Filter::from_bytes(&compiled.to_bytes()).unwrap();
+        set.add(2 * i as u64, &compiled).unwrap();
+        set.add(2 * i as u64 + 1, &loaded).unwrap();
+        one_by_one.push((2 * i as u64 + 1, loaded));
+    }
+    assert_eq!(
+        set.distinct_filters(),
+        policies.len(),
+        "loaded and compiled intern together"
     );
-    assert!(out.stdout.is_empty(), "--output alone prints nothing");
-    let bytes = std::fs::read(&program).unwrap();
-    assert!(Filter::from_bytes(&bytes).is_ok());
-
-    let out = run(&[
-        "match".as_ref(),
-        "--program".as_ref(),
-        program.as_os_str(),
-        messages.as_os_str(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "match\nno-match\n");
-
-    // --program conflicts with a policy's arguments.
-    let out = run(&[
-        "match".as_ref(),
-        "--program".as_ref(),
-        program.as_os_str(),
-        "--dialect".as_ref(),
-        "basaltic".as_ref(),
-        messages.as_os_str(),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-
-    // A corrupt program is rejected with a clear message and exit 1.
-    std::fs::write(&program, &bytes[..bytes.len() - 1]).unwrap();
-    let out = run(&[
-        "match".as_ref(),
-        "--program".as_ref(),
-        program.as_os_str(),
-        messages.as_os_str(),
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("not a valid filtervm program"), "{err}");
-
-    // Without --program, a policy still needs its dialect.
-    let out = run(&["match".as_ref(), "--policy".as_ref(), policy.as_os_str()]);
-    assert_eq!(out.status.code(), Some(2));
-    let _ = std::fs::remove_dir_all(&dir);
+    let mut evaluator = Evaluator::new();
+    for attrs in [
+        json!({"event": {"Type": "String", "Value": "order.paid"}, "amount": {"Type": "Number", "Value": "7"}}),
+        json!({"event": {"Type": "String", "Value": "order.shipped"}, "tier": {"Type": "String", "Value": "gold"}}),
+        json!({"event": {"Type": "String", "Value": "user.login"}}),
+    ] {
+        let message = message_from_json(
+            Dialect::Sns,
+            &Options::from(Dialect::Sns),
+            &json!({ "attributes": attrs }),
+        )
+        .unwrap();
+        let mut got = set.matching(&message);
+        got.sort_unstable();
+        let mut expected: Vec<u64> = one_by_one
+            .iter()
+            .filter(|(_, f)| evaluator.matches(f, &message))
+            .flat_map(|(id, _)| [id - 1, *id])
+            .collect();
+        expected.sort_unstable();
+        assert!(
+            !expected.is_empty(),
+            "every message matches some policy: {attrs}"
+        );
+        assert_eq!(got, expected, "{attrs}");
+    }
 }

@@ -3,7 +3,8 @@
 //!
 //! A message given in the vector shape reaches the VM by:
 //!
-//! - **message**: the dialect's message reader (`message_from_json`) and the owned
+//! - **message**: the dialect's message reader (`message_from_json`, through
+//!   [`read_message`]) and the owned
 //!   [`Message`] (for an SNS body, its raw bytes; for an Event Grid event, the parsed tree);
 //! - **bytes** (SNS body scope, Event Grid): the raw JSON bytes, read by the table's selector
 //!   into a pruned document ([`Evaluator::matches_bytes`]);
@@ -16,11 +17,12 @@
 //! closed by design).
 
 use crate::reference;
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile, message_from_json};
+use crate::reference::json::Value;
+use crate::runner::{compile, read_message};
+use filtervm_compiler::{Dialect, ErrorCode, Evaluator, Filter};
 use filtervm_vm::bind::Bindings;
 use filtervm_vm::json::{self, LoneSurrogates, ParseOptions};
 use filtervm_vm::message::{AttributeType, Message};
-use serde_json::Value;
 
 /// The verdicts of one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,12 +81,12 @@ pub fn verdicts(
     filter: &Filter,
     message: &Value,
 ) -> Result<Verdicts, String> {
-    let owned = message_from_json(dialect, options, message).map_err(|e| e.to_string())?;
+    let owned = read_message(dialect, options, message).map_err(|e| e.to_string())?;
     let mut evaluator = Evaluator::new();
     let mut paths = vec![("message", evaluator.matches(filter, &owned))];
     let overflowed = evaluator
         .try_matches(filter, &owned)
-        .is_err_and(|e| e.code == filtervm_compiler::MESSAGE_TOO_COMPLEX);
+        .is_err_and(|e| e.code == ErrorCode::MessageTooComplex);
     if filter.reads_json_body()
         && let Some(bytes) = body_bytes(dialect, message)
     {

@@ -1,10 +1,85 @@
 //! The vector runner: every case runs through BOTH the VM and the reference interpreter, and
 //! passes only when both give the expected answer (or, for `invalid`, the compiler rejects it).
+//!
+//! A vector's `policy`, `options` and `message` are handed on as the exact JSON text the vector
+//! wrote: the product compiles the policy text ([`compile_text`]) and reads the options text
+//! ([`Options::from_json`]); the reference interpreter reads all three with its own reader
+//! ([`reference::evaluate_text`]). Neither sees numbers or member order through `serde_json`.
+//! The message reaches the product as a `serde_json::Value`, the form its message readers take.
 
 use crate::reference;
-use filtervm_compiler::{Dialect, Evaluator, compile, message_from_json};
-use serde_json::Value;
+use crate::reference::json::Value;
+use filtervm_compiler::{
+    CompileError, Dialect, ErrorCode, Evaluator, Filter, MessageError, Options, compile_text,
+    message_from_json,
+};
+use filtervm_vm::message::Message;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::path::Path;
+
+// The product's side of a case given as conformance values (generated cases and tests): the
+// product reads each value from the JSON text it prints to, so numbers keep their exact text and
+// members their order, as when it reads a vector or a policy file.
+
+/// `dialect`'s options from a conformance value (`null` for the defaults).
+pub fn options(dialect: Dialect, options: &Value) -> Result<Options, CompileError> {
+    Options::from_json(dialect, options.to_string().as_str())
+}
+
+/// Compiles a policy given as a conformance value: as the text it prints to ([`compile_text`],
+/// what a vector or a policy file gets), or when that text is longer than the 256 KiB text limit,
+/// read into a value first ([`filtervm_compiler::compile_value`], which has no size limit, as for
+/// any value an embedder builds).
+pub fn compile(dialect: Dialect, policy: &Value, options: &Value) -> Result<Filter, CompileError> {
+    let options = self::options(dialect, options)?;
+    let text = policy.to_string();
+    if text.len() <= filtervm_compiler::MAX_POLICY_BYTES {
+        return compile_text(dialect, &text, &options);
+    }
+    let read = filtervm_vm::json::parse(text.as_bytes())
+        .map_err(|e| CompileError::one(dialect.invalid_code(), "", format!("not JSON: {e}")))?;
+    filtervm_compiler::compile_value(dialect, &read, &options)
+}
+
+/// Compiles policy text with options given as a conformance value ([`compile_text`]).
+pub fn compile_policy_text(
+    dialect: Dialect,
+    text: &str,
+    options: &Value,
+) -> Result<Filter, CompileError> {
+    compile_text(dialect, text, &self::options(dialect, options)?)
+}
+
+/// A message given as a conformance value, as the `serde_json::Value` the product's message
+/// readers take; an error when `serde_json` cannot hold it (a number beyond its range when it is
+/// built without `arbitrary_precision`).
+pub fn product_message(message: &Value) -> Result<serde_json::Value, MessageError> {
+    serde_json::from_str(&message.to_string()).map_err(|e| MessageError {
+        code: ErrorCode::InvalidMessage,
+        pointer: String::new(),
+        message: format!("serde_json cannot hold the message: {e}"),
+    })
+}
+
+/// Reads a message given as a conformance value ([`filtervm_compiler::message_from_json`]).
+pub fn read_message(
+    dialect: Dialect,
+    options: &Value,
+    message: &Value,
+) -> Result<Message, MessageError> {
+    let options = self::options(dialect, options).map_err(|e| MessageError {
+        code: ErrorCode::InvalidOptions,
+        pointer: String::new(),
+        message: e.to_string(),
+    })?;
+    message_from_json(dialect, &options, &product_message(message)?)
+}
+
+/// Whether `message` (a conformance value in the dialect's shape) matches `filter`.
+pub fn matches(filter: &Filter, message: &Value) -> Result<bool, MessageError> {
+    Evaluator::new().matches_json(filter, &product_message(message)?)
+}
 
 /// The outcome of one case.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,51 +90,56 @@ pub struct CaseResult {
     pub failure: Option<String>,
 }
 
-/// Runs one case given as a JSON object.
-pub fn run_case(case: &Value) -> CaseResult {
-    let id = case
-        .get("id")
-        .and_then(Value::as_str)
-        .unwrap_or("(no id)")
-        .to_owned();
-    let failure = check_case(case).err();
-    CaseResult { id, failure }
+/// One vector line (`FORMAT.md`); the JSON parts stay text.
+#[derive(Debug, Deserialize)]
+struct Vector<'a> {
+    id: Option<String>,
+    dialect: Option<String>,
+    #[serde(borrow)]
+    options: Option<&'a RawValue>,
+    #[serde(borrow)]
+    policy: Option<&'a RawValue>,
+    #[serde(borrow)]
+    message: Option<&'a RawValue>,
+    expect: Option<String>,
+    error: Option<String>,
+}
+
+/// Runs one case given as a vector line.
+pub fn run_line(line: &str) -> Result<CaseResult, String> {
+    let case: Vector<'_> =
+        serde_json::from_str(line).map_err(|e| format!("unreadable line: {e}"))?;
+    let id = case.id.clone().unwrap_or_else(|| "(no id)".to_owned());
+    let failure = check_case(&case).err();
+    Ok(CaseResult { id, failure })
 }
 
 fn verdict(b: bool) -> &'static str {
     if b { "match" } else { "no-match" }
 }
 
-fn check_case(case: &Value) -> Result<(), String> {
+fn check_case(case: &Vector<'_>) -> Result<(), String> {
     let dialect: Dialect = case
-        .get("dialect")
-        .and_then(Value::as_str)
+        .dialect
+        .as_deref()
         .ok_or("the case has no dialect")?
         .parse()
         .map_err(|e| format!("{e}"))?;
-    let options = case.get("options").cloned().unwrap_or(Value::Null);
-    let policy = case.get("policy").ok_or("the case has no policy")?;
-    let expect = case
-        .get("expect")
-        .and_then(Value::as_str)
-        .ok_or("the case has no expect")?;
-    let compiled = compile(dialect, policy, &options);
+    let options_text = case.options.map_or("null", RawValue::get);
+    let policy_text = case.policy.ok_or("the case has no policy")?.get();
+    let expect = case.expect.as_deref().ok_or("the case has no expect")?;
+    let compiled = Options::from_json(dialect, options_text)
+        .and_then(|options| compile_text(dialect, policy_text, &options).map(|f| (f, options)));
     match expect {
         "invalid" => match compiled {
             Ok(_) => Err("expected invalid, got a compiled filter".to_owned()),
-            Err(e)
-                if e.first().map(|f| f.code)
-                    == Some(filtervm_compiler::dialect::NOT_IMPLEMENTED) =>
-            {
-                Err(format!("expected invalid, got: {e}"))
-            }
             Err(e) => {
-                let Some(word) = case.get("error").and_then(Value::as_str) else {
+                let Some(word) = &case.error else {
                     return Ok(());
                 };
                 let word = word.to_lowercase();
                 let found = e.errors.iter().any(|pe| {
-                    pe.code.to_lowercase().contains(&word)
+                    pe.code.as_str().to_lowercase().contains(&word)
                         || pe.message.to_lowercase().contains(&word)
                 });
                 if found {
@@ -71,14 +151,17 @@ fn check_case(case: &Value) -> Result<(), String> {
         },
         "match" | "no-match" => {
             let expected = expect == "match";
-            let filter =
+            let (filter, options) =
                 compiled.map_err(|e| format!("expected {expect}, got compile error: {e}"))?;
-            let message = case.get("message").ok_or("the case has no message")?;
-            let bound = message_from_json(dialect, &options, message)
+            let message_text = case.message.ok_or("the case has no message")?.get();
+            let message: serde_json::Value = serde_json::from_str(message_text)
+                .map_err(|e| format!("expected {expect}, got an unreadable message: {e}"))?;
+            let bound = message_from_json(dialect, &options, &message)
                 .map_err(|e| format!("expected {expect}, got message error: {e}"))?;
             let vm = Evaluator::new().matches(&filter, &bound);
-            let reference = reference::evaluate(dialect, &options, policy, message)
-                .map_err(|e| format!("expected {expect}, reference failed: {e}"))?;
+            let reference =
+                reference::evaluate_text(dialect, options_text, policy_text, message_text)
+                    .map_err(|e| format!("expected {expect}, reference failed: {e}"))?;
             match (vm == expected, reference == expected) {
                 (true, true) => Ok(()),
                 (false, true) => Err(format!(
@@ -112,11 +195,11 @@ pub fn run_text(name: &str, text: &str) -> Vec<CaseResult> {
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Value>(line) {
-            Ok(case) => results.push(run_case(&case)),
-            Err(e) => results.push(CaseResult {
+        match run_line(line) {
+            Ok(result) => results.push(result),
+            Err(failure) => results.push(CaseResult {
                 id: format!("{name}:{}", n + 1),
-                failure: Some(format!("unreadable line: {e}")),
+                failure: Some(failure),
             }),
         }
     }

@@ -17,8 +17,8 @@
 //! message). Progress goes to standard error once a run takes more than a second.
 
 use crate::reference;
+use crate::reference::json::{self, Value};
 use filtervm_compiler::Dialect;
-use serde_json::Value;
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -44,8 +44,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--policies" => policies = Some(value()?),
             "--options" => {
                 options = Some(
-                    serde_json::from_str::<Value>(&value()?)
-                        .map_err(|e| format!("--options is not JSON: {e}"))?,
+                    json::parse(&value()?).map_err(|e| format!("--options is not JSON: {e}"))?,
                 );
             }
             "--seconds" => {
@@ -68,7 +67,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
 
 /// The policy of one line, as the reference reads it (JSON; else, for `stream`, the text form).
 pub fn policy_of_line(dialect: Dialect, line: &str) -> Result<Value, String> {
-    match serde_json::from_str::<Value>(line) {
+    match json::parse(line) {
         Ok(v) => Ok(v),
         Err(_) if dialect == Dialect::Stream => Ok(Value::String(line.to_owned())),
         Err(e) => Err(format!("not JSON: {e}")),
@@ -110,8 +109,8 @@ fn run(args: &[String]) -> Result<(), String> {
         if line.trim().is_empty() {
             continue;
         }
-        let message: Value = serde_json::from_str(&line)
-            .map_err(|e| format!("message {}: not JSON: {e}", messages + 1))?;
+        let message: Value =
+            json::parse(&line).map_err(|e| format!("message {}: not JSON: {e}", messages + 1))?;
         let t = Instant::now();
         let mut hits = Vec::new();
         for (i, p) in policies.iter().enumerate() {

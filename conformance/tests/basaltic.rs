@@ -7,17 +7,19 @@
     clippy::panic
 )]
 
-use filtervm_compiler::dialect::basaltic::{CODE, MESSAGE_CODE, validate_message};
-use filtervm_compiler::{Dialect, Evaluator, compile, compile_text, message_from_json};
+use filtervm_compiler::dialect::basaltic::validate_message;
+use filtervm_compiler::{Dialect, ErrorCode, Evaluator};
+use filtervm_conformance::json;
 use filtervm_conformance::reference;
+use filtervm_conformance::reference::json::{Map, Value};
+use filtervm_conformance::runner::{compile, compile_policy_text, read_message};
 use filtervm_vm::message::{AttributeType, Message};
-use serde_json::{Value, json};
 
 /// Evaluates through both engines, asserts they agree, returns the verdict.
 fn eval(policy: Value, attributes: Value) -> bool {
     let message = json!({ "attributes": attributes });
     let filter = compile(Dialect::Basaltic, &policy, &Value::Null).unwrap();
-    let bound = message_from_json(Dialect::Basaltic, &Value::Null, &message).unwrap();
+    let bound = read_message(Dialect::Basaltic, &Value::Null, &message).unwrap();
     let vm = Evaluator::new().matches(&filter, &bound);
     let reference =
         reference::evaluate(Dialect::Basaltic, &Value::Null, &policy, &message).unwrap();
@@ -38,7 +40,12 @@ fn n(v: &str) -> Value {
 /// Asserts the policy is rejected with the basaltic code at `pointer`.
 fn invalid_at(policy: Value, pointer: &str) {
     let err = compile(Dialect::Basaltic, &policy, &Value::Null).unwrap_err();
-    assert!(err.errors.iter().all(|e| e.code == CODE), "{err}");
+    assert!(
+        err.errors
+            .iter()
+            .all(|e| e.code == ErrorCode::NotificationInvalidFilterPolicy),
+        "{err}"
+    );
     assert!(
         err.errors.iter().any(|e| e.pointer == pointer),
         "expected an error at {pointer}, got {err}"
@@ -106,7 +113,9 @@ fn b_06_bare_number_compares_canonical_text() {
         ("1e21", "1e+21", true),
         ("0.0000001", "1e-7", true),
     ] {
-        let policy_json: Value = serde_json::from_str(&format!("{{\"k\": [{policy}]}}")).unwrap();
+        let policy_json: Value =
+            filtervm_conformance::reference::json::parse(&format!("{{\"k\": [{policy}]}}"))
+                .unwrap();
         assert_eq!(
             eval(policy_json, json!({"k": n(value)})),
             expected,
@@ -225,7 +234,7 @@ fn b_12_structure_limits_and_pointers() {
     invalid_at(json!({"a/b~c": [{}]}), "/a~1b~0c/0");
     let alternatives: Vec<String> = (0..51).map(|i| format!("v{i}")).collect();
     invalid_at(json!({ "k": alternatives }), "/k/50");
-    let mut names = serde_json::Map::new();
+    let mut names = Map::new();
     for i in 0..21 {
         names.insert(format!("k{i}"), json!(["v"]));
     }
@@ -237,8 +246,11 @@ fn b_12_structure_limits_and_pointers() {
     );
     // Policy text over 256 KiB is rejected before parsing.
     let big = format!("{{\"k\": [\"{}\"]}}", "x".repeat(256 * 1024));
-    let err = compile_text(Dialect::Basaltic, &big, &Value::Null).unwrap_err();
-    assert_eq!(err.errors[0].code, CODE);
+    let err = compile_policy_text(Dialect::Basaltic, &big, &Value::Null).unwrap_err();
+    assert_eq!(
+        err.errors[0].code,
+        ErrorCode::NotificationInvalidFilterPolicy
+    );
     assert_eq!(err.errors[0].pointer, "");
     // Every error is reported, in policy order.
     let err = compile(
@@ -266,7 +278,10 @@ fn b_13_publish_time_message_check() {
     .unwrap_err();
     assert_eq!(
         (err.code, err.pointer.as_str()),
-        (MESSAGE_CODE, "/attributes/a/value")
+        (
+            ErrorCode::NotificationInvalidMessageAttributes,
+            "/attributes/a/value"
+        )
     );
     let err =
         validate_message(&Message::attributes([("", AttributeType::String, "x")])).unwrap_err();
@@ -332,11 +347,11 @@ fn seed_complete_example_table() {
 #[test]
 fn message_shape_errors_point_into_the_message() {
     let bad = json!({"attributes": {"a": {"type": "String", "value": 5}}});
-    let err = message_from_json(Dialect::Basaltic, &Value::Null, &bad).unwrap_err();
+    let err = read_message(Dialect::Basaltic, &Value::Null, &bad).unwrap_err();
     assert_eq!(err.pointer, "/attributes/a/value");
     let bad = json!({"attributes": {"a": {"type": "Binary", "value": "x"}}});
     assert_eq!(
-        message_from_json(Dialect::Basaltic, &Value::Null, &bad)
+        read_message(Dialect::Basaltic, &Value::Null, &bad)
             .unwrap_err()
             .pointer,
         "/attributes/a/type"

@@ -104,7 +104,8 @@ fn every_path_runs() {
         for _ in 0..500 {
             let case = generate::case(dialect, &mut rng).unwrap();
             let filter =
-                filtervm_compiler::compile(case.dialect, &case.policy, &case.options).unwrap();
+                filtervm_conformance::runner::compile(case.dialect, &case.policy, &case.options)
+                    .unwrap();
             let v = paths::verdicts(
                 case.dialect,
                 &case.options,
@@ -160,7 +161,8 @@ fn stream_text_form_agrees_with_json_form() {
     for i in 0..3000 {
         let json_form = generate::stream::policy(&mut rng);
         let text = generate::stream::text_of(&json_form, &mut rng).unwrap();
-        let from_json = stream::parse(&json_form)
+        let product_form = filtervm_vm::json::parse(json_form.to_string().as_bytes()).unwrap();
+        let from_json = stream::parse(&product_form)
             .unwrap_or_else(|e| panic!("case {i}: JSON form rejected ({e}): {json_form}"));
         let from_text = stream::parse_text(&text)
             .unwrap_or_else(|e| panic!("case {i}: text form rejected ({e}): {text:?}"));

@@ -9,8 +9,7 @@
     clippy::panic
 )]
 
-use filtervm_compiler::{Dialect, compile, message_from_json, message_from_line};
-use serde_json::Value;
+use filtervm_compiler::{Dialect, Options, compile_text, message_from_json, message_from_line};
 
 /// The longest an error's `Display` may be: a fixed explanation, plus a few excerpts.
 const MAX_ERROR_BYTES: usize = 700;
@@ -26,11 +25,15 @@ fn huge_number() -> String {
 }
 
 /// JSON text with `HUGE` replaced by the huge string and `NUM` by the huge number.
-fn json(template: &str) -> Value {
-    let text = template
+fn text(template: &str) -> String {
+    template
         .replace("HUGE", &huge())
-        .replace("NUM", &huge_number());
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{template}: {e}"))
+        .replace("NUM", &huge_number())
+}
+
+/// A message template as the `serde_json::Value` the message readers take.
+fn message_json(template: &str) -> serde_json::Value {
+    serde_json::from_str(&text(template)).unwrap_or_else(|e| panic!("{template}: {e}"))
 }
 
 fn assert_bounded(what: &str, messages: Vec<String>) {
@@ -48,7 +51,8 @@ fn assert_bounded(what: &str, messages: Vec<String>) {
 /// Compiles `policy` with `options`; every error (its message and its `Display`) is short.
 fn check(dialect: Dialect, policy: &str, options: &str) {
     let what = format!("{dialect} {policy} {options}");
-    let err = compile(dialect, &json(policy), &json(options))
+    let err = Options::from_json(dialect, text(options).as_str())
+        .and_then(|options| compile_text(dialect, &text(policy), &options))
         .err()
         .unwrap_or_else(|| panic!("{what}: compiled"));
     let mut all: Vec<String> = err.errors.iter().map(|e| e.message.clone()).collect();
@@ -184,12 +188,13 @@ fn message_errors_quote_excerpts() {
     ];
     for &(dialect, options, message) in cases {
         let what = format!("{dialect} {message}");
-        let err = message_from_json(dialect, &json(options), &json(message))
+        let options = Options::from_json(dialect, options).unwrap();
+        let err = message_from_json(dialect, &options, &message_json(message))
             .err()
             .unwrap_or_else(|| panic!("{what}: read"));
         assert_bounded(&what, vec![err.message.clone(), err.to_string()]);
         let line = message.replace("HUGE", &huge());
-        let err = message_from_line(dialect, &json(options), &line)
+        let err = message_from_line(dialect, &options, &line)
             .err()
             .unwrap_or_else(|| panic!("{what}: read as a line"));
         assert_bounded(&what, vec![err.message.clone(), err.to_string()]);

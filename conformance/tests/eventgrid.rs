@@ -8,11 +8,14 @@
     clippy::panic
 )]
 
-use filtervm_compiler::dialect::INVALID_OPTIONS;
-use filtervm_compiler::dialect::eventgrid::{CODE, LIMIT_CODE};
-use filtervm_compiler::{Dialect, Evaluator, compile, message_from_line};
+use filtervm_compiler::{Dialect, ErrorCode, Evaluator, Options, message_from_line};
 use filtervm_conformance::reference;
-use serde_json::{Value, json};
+use filtervm_conformance::runner::compile;
+
+const CODE: ErrorCode = ErrorCode::EventGridInvalidFilter;
+const LIMIT_CODE: ErrorCode = ErrorCode::EventGridLimitExceeded;
+use filtervm_conformance::json;
+use filtervm_conformance::reference::json::{Map, Value};
 
 const CE: &str = "CloudEventSchemaV1_0";
 
@@ -55,8 +58,7 @@ fn cloud_event() -> Value {
 fn both_with(options: &Value, policy: &Value, event: &Value) -> bool {
     let filter = compile(Dialect::EventGrid, policy, options)
         .unwrap_or_else(|e| panic!("{policy} should compile: {e}"));
-    let vm = Evaluator::new()
-        .matches_json(&filter, event)
+    let vm = filtervm_conformance::runner::matches(&filter, event)
         .unwrap_or_else(|e| panic!("message error: {e}"));
     let reference = reference::evaluate(Dialect::EventGrid, options, policy, event)
         .unwrap_or_else(|e| panic!("reference error: {e}"));
@@ -94,7 +96,7 @@ fn af_arrays(op: &str, key: &str, operand: Value) -> Value {
 }
 
 /// The errors of a rejected policy: (code, pointer, message).
-fn rejected(policy: Value) -> Vec<(&'static str, String, String)> {
+fn rejected(policy: Value) -> Vec<(ErrorCode, String, String)> {
     match compile(Dialect::EventGrid, &policy, &Value::Null) {
         Ok(_) => panic!("{policy} should be rejected"),
         Err(e) => e
@@ -106,9 +108,9 @@ fn rejected(policy: Value) -> Vec<(&'static str, String, String)> {
 }
 
 /// The first error: (code, pointer), and asserts its message contains `word`.
-fn first_error(policy: Value, word: &str) -> (&'static str, String) {
+fn first_error(policy: Value, word: &str) -> (ErrorCode, String) {
     let errors = rejected(policy);
-    let (code, pointer, message) = errors.into_iter().next().unwrap_or_default();
+    let (code, pointer, message) = errors.into_iter().next().unwrap();
     assert!(
         message.to_lowercase().contains(word),
         "`{message}` should contain `{word}`"
@@ -810,7 +812,9 @@ fn eg_section_8_worked_examples() {
 
 #[test]
 fn eg_30_strings_compare_after_unescaping() {
-    let ev: Value = serde_json::from_str(r#"{"data": {"s": "caf\u00e9 \"q\" \/x"}}"#).unwrap();
+    let ev: Value =
+        filtervm_conformance::reference::json::parse(r#"{"data": {"s": "caf\u00e9 \"q\" \/x"}}"#)
+            .unwrap();
     assert!(both_with(
         &Value::Null,
         &af("StringIn", "data.s", strings(&["CAFÉ \"Q\" /X"])),
@@ -862,8 +866,11 @@ fn eg_32_empty_string_values() {
 #[test]
 fn eg_33_exact_decimal_comparison() {
     let num = |text: &str, policy: &str| -> bool {
-        let p: Value = serde_json::from_str(policy).unwrap();
-        let ev: Value = serde_json::from_str(&format!(r#"{{"data": {{"n": {text}}}}}"#)).unwrap();
+        let p: Value = filtervm_conformance::reference::json::parse(policy).unwrap();
+        let ev: Value = filtervm_conformance::reference::json::parse(&format!(
+            r#"{{"data": {{"n": {text}}}}}"#
+        ))
+        .unwrap();
         both_with(&Value::Null, &p, &ev)
     };
     let r#in = |v: &str| {
@@ -917,11 +924,14 @@ fn eg_33_exact_decimal_comparison() {
 #[test]
 fn eg_33_exponents_beyond_64_bits_compare_exactly() {
     let num = |text: &str, op: &str, v: &str| -> bool {
-        let p: Value = serde_json::from_str(&format!(
+        let p: Value = filtervm_conformance::reference::json::parse(&format!(
             r#"{{"advancedFilters": [{{"operatorType": "{op}", "key": "data.n", "value": {v}}}]}}"#
         ))
         .unwrap();
-        let ev: Value = serde_json::from_str(&format!(r#"{{"data": {{"n": {text}}}}}"#)).unwrap();
+        let ev: Value = filtervm_conformance::reference::json::parse(&format!(
+            r#"{{"data": {{"n": {text}}}}}"#
+        ))
+        .unwrap();
         both_with(&Value::Null, &p, &ev)
     };
     let huge = "1e99999999999999999999";
@@ -970,11 +980,13 @@ fn eg_33_exponents_beyond_64_bits_compare_exactly() {
         assert!(num(large, "NumberGreaterThan", small), "{large} > {small}");
     }
     let range = |v: &str, pairs: &str| {
-        let p: Value = serde_json::from_str(&format!(
+        let p: Value = filtervm_conformance::reference::json::parse(&format!(
             r#"{{"advancedFilters": [{{"operatorType": "NumberInRange", "key": "data.n", "values": {pairs}}}]}}"#
         ))
         .unwrap();
-        let ev: Value = serde_json::from_str(&format!(r#"{{"data": {{"n": {v}}}}}"#)).unwrap();
+        let ev: Value =
+            filtervm_conformance::reference::json::parse(&format!(r#"{{"data": {{"n": {v}}}}}"#))
+                .unwrap();
         both_with(&Value::Null, &p, &ev)
     };
     assert!(range("1e400", &format!("[[{tiny}, {huge}]]")));
@@ -1370,20 +1382,20 @@ fn options_schema_values() {
         json!(["EventGridSchema"]),
     ] {
         let e = compile(Dialect::EventGrid, &json!({}), &bad).unwrap_err();
-        assert_eq!(e.errors[0].code, INVALID_OPTIONS, "{bad}");
+        assert_eq!(e.errors[0].code, ErrorCode::InvalidOptions, "{bad}");
     }
 }
 
 #[test]
 fn messages_from_lines() {
-    let opts = Value::Null;
+    let opts = Options::from(Dialect::EventGrid);
     assert!(message_from_line(Dialect::EventGrid, &opts, "not json").is_err());
     assert!(message_from_line(Dialect::EventGrid, &opts, "{\"id\": 1}").is_ok());
     // A JSON value that is not an object is an event with every key undefined.
     let filter = compile(
         Dialect::EventGrid,
         &af("IsNullOrUndefined", "id", json!({})),
-        &opts,
+        &Value::Null,
     )
     .unwrap();
     let m = message_from_line(Dialect::EventGrid, &opts, "42").unwrap();
@@ -1432,7 +1444,7 @@ const STRINGS: &[&str] = &[
 
 fn random_leaf(rng: &mut Rng, depth: u32) -> Value {
     match rng.below(if depth > 1 { 6 } else { 8 }) {
-        0 | 1 => serde_json::from_str(rng.pick(NUMBER_TEXTS)).unwrap(),
+        0 | 1 => filtervm_conformance::reference::json::parse(rng.pick(NUMBER_TEXTS)).unwrap(),
         2 | 3 => json!(rng.pick(STRINGS)),
         4 => json!(rng.below(2) == 0),
         5 => Value::Null,
@@ -1446,7 +1458,7 @@ fn random_leaf(rng: &mut Rng, depth: u32) -> Value {
 }
 
 fn random_event(rng: &mut Rng, cloud: bool) -> Value {
-    let mut e = serde_json::Map::new();
+    let mut e = Map::new();
     let names: &[&str] = if cloud {
         &["id", "type", "source", "subject", "Ext", "ext", "eventType"]
     } else {
@@ -1467,7 +1479,7 @@ fn random_event(rng: &mut Rng, cloud: bool) -> Value {
         }
     }
     if rng.below(4) != 0 {
-        let mut data = serde_json::Map::new();
+        let mut data = Map::new();
         for k in ["a", "b", "A", "x.y"] {
             if rng.below(3) != 0 {
                 data.insert(k.to_owned(), random_leaf(rng, 0));
@@ -1522,7 +1534,7 @@ fn random_policy(rng: &mut Rng) -> Value {
         "data.x.y",
         "foo",
     ];
-    let mut p = serde_json::Map::new();
+    let mut p = Map::new();
     if rng.below(3) == 0 {
         let types: Vec<&str> = (0..rng.below(3)).map(|_| rng.pick(STRINGS)).collect();
         p.insert("includedEventTypes".into(), json!(types));
@@ -1544,7 +1556,7 @@ fn random_policy(rng: &mut Rng) -> Value {
         let op = rng.pick(OPS);
         let key = rng.pick(KEYS);
         let number = |rng: &mut Rng| -> Value {
-            serde_json::from_str(rng.pick(&NUMBER_TEXTS[..11])).unwrap()
+            filtervm_conformance::reference::json::parse(rng.pick(&NUMBER_TEXTS[..11])).unwrap()
         };
         let operand = match op {
             "NumberLessThan"

@@ -9,19 +9,23 @@
     clippy::panic
 )]
 
-use filtervm_compiler::dialect::INVALID_OPTIONS;
-use filtervm_compiler::dialect::expr::{CODE, MAX_DEPTH_CEILING, TOO_DEEP};
-use filtervm_compiler::{Dialect, Evaluator, compile, compile_text};
+use filtervm_compiler::dialect::expr::MAX_DEPTH_CEILING;
+use filtervm_compiler::{Dialect, ErrorCode, Evaluator, Options};
 use filtervm_conformance::reference;
-use serde_json::{Value, json};
+use filtervm_conformance::runner::{compile, compile_policy_text as compile_text};
+
+const CODE: ErrorCode = ErrorCode::ExprInvalidFilter;
+const TOO_DEEP: ErrorCode = ErrorCode::ExprTooDeep;
+const INVALID_OPTIONS: ErrorCode = ErrorCode::InvalidOptions;
+use filtervm_conformance::json;
+use filtervm_conformance::reference::json::{Map, Value};
 use std::time::{Duration, Instant};
 
 /// Asserts that `policy` (with `options`) gives `expected` on `message` in both engines.
 fn check_with(options: &Value, policy: &Value, message: &Value, expected: bool) {
     let filter = compile(Dialect::Expr, policy, options)
         .unwrap_or_else(|e| panic!("{policy} should compile: {e}"));
-    let vm = Evaluator::new()
-        .matches_json(&filter, message)
+    let vm = filtervm_conformance::runner::matches(&filter, message)
         .unwrap_or_else(|e| panic!("{message} should read: {e}"));
     let oracle = reference::evaluate(Dialect::Expr, options, policy, message)
         .unwrap_or_else(|e| panic!("reference failed on {policy}: {e}"));
@@ -38,7 +42,7 @@ fn headers(h: Value) -> Value {
 }
 
 /// The first error's code and pointer.
-fn invalid_with(options: &Value, policy: &Value) -> (&'static str, String) {
+fn invalid_with(options: &Value, policy: &Value) -> (ErrorCode, String) {
     let e = compile(Dialect::Expr, policy, options)
         .err()
         .unwrap_or_else(|| panic!("{policy} should be invalid"));
@@ -46,11 +50,11 @@ fn invalid_with(options: &Value, policy: &Value) -> (&'static str, String) {
     (first.code, first.pointer.clone())
 }
 
-fn invalid(policy: &Value) -> (&'static str, String) {
+fn invalid(policy: &Value) -> (ErrorCode, String) {
     invalid_with(&Value::Null, policy)
 }
 
-fn at(code: &'static str, pointer: &str) -> (&'static str, String) {
+fn at(code: ErrorCode, pointer: &str) -> (ErrorCode, String) {
     (code, pointer.to_owned())
 }
 
@@ -67,7 +71,7 @@ fn exists(key: &str) -> Value {
 fn nots(depth: usize, leaf: Value) -> Value {
     let mut v = leaf;
     for _ in 0..depth {
-        let mut node = serde_json::Map::new();
+        let mut node = Map::new();
         node.insert("op".to_owned(), Value::String("NOT".to_owned()));
         node.insert("exp".to_owned(), Value::Array(vec![v]));
         v = Value::Object(node);
@@ -80,20 +84,6 @@ fn nots_text(depth: usize) -> String {
     s.push_str("{\"key\": \"a\", \"op\": \"exists\"}");
     s.push_str(&"]}".repeat(depth));
     s
-}
-
-/// Takes a deep tree apart one level at a time (serde_json drops values recursively).
-fn dismantle(mut v: Value) {
-    loop {
-        let next = v
-            .get_mut("exp")
-            .and_then(Value::as_array_mut)
-            .and_then(Vec::pop);
-        match next {
-            Some(child) => v = child,
-            None => return,
-        }
-    }
 }
 
 /// The IR's stable text, each line `head ; origin` with the padding removed.
@@ -208,12 +198,30 @@ fn e2_ten_thousand_levels_of_text_fail_fast_with_the_depth_error() {
 
 #[test]
 fn e2_ten_thousand_levels_of_parsed_json_fail_fast_with_the_depth_error() {
-    let deep = nots(10_000, exists("a"));
+    // A value built in code (the `serde_json` entry point), 10,000 NOTs deep, built by moving.
+    let mut deep = serde_json::json!({"key": "a", "op": "exists"});
+    for _ in 0..10_000 {
+        let mut node = serde_json::Map::new();
+        node.insert("op".into(), "NOT".into());
+        node.insert("exp".into(), serde_json::Value::Array(vec![deep]));
+        deep = serde_json::Value::Object(node);
+    }
     let start = Instant::now();
-    let e = compile(Dialect::Expr, &deep, &Value::Null).expect_err("too deep");
+    let e = filtervm_compiler::compile(Dialect::Expr, &deep, &Options::from(Dialect::Expr))
+        .expect_err("too deep");
     assert_eq!(e.first().unwrap().code, TOO_DEEP);
     assert!(start.elapsed() < Duration::from_secs(2));
-    dismantle(deep);
+    // Taken apart one level at a time: serde_json drops values recursively.
+    loop {
+        let next = deep
+            .get_mut("exp")
+            .and_then(serde_json::Value::as_array_mut)
+            .and_then(Vec::pop);
+        match next {
+            Some(child) => deep = child,
+            None => break,
+        }
+    }
 }
 
 #[test]
@@ -420,7 +428,7 @@ fn e9_node_shape() {
         &Value::Null,
     )
     .expect_err("invalid");
-    let got: Vec<(&str, &str)> = e
+    let got: Vec<(ErrorCode, &str)> = e
         .errors
         .iter()
         .map(|p| (p.code, p.pointer.as_str()))
@@ -554,12 +562,17 @@ fn messages_are_read_with_pointers_to_errors() {
         (json!({"headers": "a"}), "/headers"),
         (json!("a"), ""),
     ] {
-        let e = ev.matches_json(&filter, &bad).expect_err("bad message");
+        let e = ev
+            .matches_json(
+                &filter,
+                &filtervm_conformance::runner::product_message(&bad).unwrap(),
+            )
+            .expect_err("bad message");
         assert_eq!(e.pointer, pointer, "{bad}");
     }
     let line = filtervm_compiler::message_from_line(
         Dialect::Expr,
-        &Value::Null,
+        &Options::from(Dialect::Expr),
         "{\"headers\": {\"a\": [\"x\", \"y\"]}}",
     )
     .unwrap();
@@ -572,16 +585,15 @@ fn contains_stays_fast_on_a_one_megabyte_value() {
     let needle = "abababababababababababababababac";
     let p = cond("h", "contains", json!(needle));
     let filter = compile(Dialect::Expr, &p, &Value::Null).unwrap();
-    let mut ev = Evaluator::new();
     let miss = headers(json!({ "h": big.clone() }));
     let start = Instant::now();
     for _ in 0..10 {
-        assert!(!ev.matches_json(&filter, &miss).unwrap());
+        assert!(!filtervm_conformance::runner::matches(&filter, &miss).unwrap());
     }
     big.push_str(needle);
     let hit = headers(json!({ "h": big }));
     for _ in 0..10 {
-        assert!(ev.matches_json(&filter, &hit).unwrap());
+        assert!(filtervm_conformance::runner::matches(&filter, &hit).unwrap());
     }
     // A naive O(n·m) scan of this periodic text would take ~30M comparisons per call; memmem
     // keeps the twenty calls far below this bound even unoptimized.

@@ -14,9 +14,13 @@
     clippy::panic
 )]
 
-use filtervm_compiler::{CompileError, Dialect, Evaluator, Filter, compile, compile_text};
+use filtervm_compiler::{
+    CompileError, Dialect, ErrorCode, Evaluator, Filter, Options, SnsScope, compile_text,
+};
+use filtervm_conformance::json;
 use filtervm_conformance::reference;
-use serde_json::{Value, json};
+use filtervm_conformance::reference::json::{Map, Value};
+use filtervm_conformance::runner::{compile, product_message};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -146,11 +150,15 @@ fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
 }
 
 fn compiles(dialect: Dialect, policy: &Value, options: &Value) -> Filter {
-    compile(dialect, policy, options)
-        .unwrap_or_else(|e| panic!("{dialect} policy rejected: {e}\n{policy}"))
+    compile(dialect, policy, options).unwrap_or_else(|e| {
+        panic!(
+            "{dialect} policy rejected: {e}\n{:.300}",
+            policy.to_string()
+        )
+    })
 }
 
-fn rejected(dialect: Dialect, policy: &Value, options: &Value, code: &str) -> CompileError {
+fn rejected(dialect: Dialect, policy: &Value, options: &Value, code: ErrorCode) -> CompileError {
     match compile(dialect, policy, options) {
         Ok(_) => panic!("{dialect} policy accepted, expected {code}"),
         Err(e) => {
@@ -166,7 +174,7 @@ fn rejected(dialect: Dialect, policy: &Value, options: &Value, code: &str) -> Co
 /// The VM's verdict on a vector-shaped message.
 fn vm(filter: &Filter, message: &Value) -> bool {
     Evaluator::new()
-        .matches_json(filter, message)
+        .matches_json(filter, &product_message(message).unwrap())
         .unwrap_or_else(|e| panic!("message rejected: {e}"))
 }
 
@@ -184,6 +192,10 @@ fn body() -> Value {
     json!({"scope": "MessageBody"})
 }
 
+fn body_options() -> Options {
+    Options::from(SnsScope::MessageBody)
+}
+
 // ---------------------------------------------------------------------------------------------
 // A 100 MB message line
 
@@ -196,8 +208,12 @@ fn big_line_case(mb: usize) {
     ]});
     let filter = compiles(Dialect::Expr, &policy, &Value::Null);
     let matched = timed("a big line", || {
-        let message = filtervm_compiler::message_from_line(Dialect::Expr, &Value::Null, &line)
-            .expect("a big line is a message");
+        let message = filtervm_compiler::message_from_line(
+            Dialect::Expr,
+            &Options::from(Dialect::Expr),
+            &line,
+        )
+        .expect("a big line is a message");
         Evaluator::new().matches(&filter, &message)
     });
     assert!(matched);
@@ -209,8 +225,9 @@ fn big_line_case(mb: usize) {
         &body(),
     );
     let matched = timed("a big body", || {
-        let message = filtervm_compiler::message_from_line(Dialect::Sns, &body(), &body_line)
-            .expect("a body line is a message");
+        let message =
+            filtervm_compiler::message_from_line(Dialect::Sns, &body_options(), &body_line)
+                .expect("a body line is a message");
         Evaluator::new().matches(&filter, &message)
     });
     assert!(matched);
@@ -233,9 +250,9 @@ fn big_line_100_mb() {
 #[test]
 fn a_hundred_thousand_attributes() {
     const N: usize = 100_000;
-    let mut sns = serde_json::Map::new();
-    let mut basaltic = serde_json::Map::new();
-    let mut headers = serde_json::Map::new();
+    let mut sns = Map::new();
+    let mut basaltic = Map::new();
+    let mut headers = Map::new();
     for i in 0..N {
         let name = format!("attr{i}");
         sns.insert(
@@ -313,7 +330,8 @@ fn arrays_of_objects_that_multiply() {
     let policy =
         json!({"a": {"x": [199]}, "b": {"y": [199]}, "c": {"z": [{"numeric": [">", 198]}]}});
     let filter = compiles(Dialect::Sns, &policy, &body());
-    let message = filtervm_compiler::message_from_line(Dialect::Sns, &body(), &text).unwrap();
+    let message =
+        filtervm_compiler::message_from_line(Dialect::Sns, &body_options(), &text).unwrap();
     let mut evaluator = Evaluator::new();
     let result = timed("a body of 8,000,000 element combinations", || {
         evaluator.try_matches(&filter, &message)
@@ -322,7 +340,7 @@ fn arrays_of_objects_that_multiply() {
         Ok(verdict) => assert!(verdict),
         // Too complex to judge element by element: a clear error, and no silent match.
         Err(e) => {
-            assert_eq!(e.code, filtervm_compiler::MESSAGE_TOO_COMPLEX, "{e}");
+            assert_eq!(e.code, ErrorCode::MessageTooComplex, "{e}");
             assert!(!evaluator.matches(&filter, &message));
         }
     }
@@ -351,7 +369,7 @@ fn arrays_of_objects_that_multiply() {
 fn keys_of_fifty_thousand_segments() {
     let path = vec!["a"; 50_000].join(".");
     // An event nested as deep as serde_json reads (128), under a 50,000-segment key: undefined.
-    let deep: Value = serde_json::from_str(&format!(
+    let deep = reference::json::parse(&format!(
         "{{\"data\":{}1{}}}",
         r#"{"a":"#.repeat(100),
         "}".repeat(100)
@@ -409,8 +427,8 @@ fn body_nested_a_hundred_thousand_levels() {
     assert!(!timed("a deep body", || vm(&filter, &message)));
     let anything = compiles(Dialect::Sns, &json!({}), &body());
     assert!(vm(&anything, &message));
-    let line_message =
-        filtervm_compiler::message_from_line(Dialect::Sns, &body(), &deep).expect("a body line");
+    let line_message = filtervm_compiler::message_from_line(Dialect::Sns, &body_options(), &deep)
+        .expect("a body line");
     assert_eq!(
         Evaluator::new().try_matches(&filter, &line_message),
         Ok(false),
@@ -422,16 +440,21 @@ fn body_nested_a_hundred_thousand_levels() {
         &json!({"subjectBeginsWith": "a"}),
         &Value::Null,
     );
-    let event = filtervm_compiler::message_from_line(Dialect::EventGrid, &Value::Null, &deep)
-        .expect("a deep event is JSON");
+    let event = filtervm_compiler::message_from_line(
+        Dialect::EventGrid,
+        &Options::from(Dialect::EventGrid),
+        &deep,
+    )
+    .expect("a deep event is JSON");
     assert_eq!(Evaluator::new().try_matches(&eventgrid, &event), Ok(false));
     // The other dialects read a line in their vector shape as a JSON tree: a clear error.
-    for (dialect, options) in [
-        (Dialect::Expr, Value::Null),
-        (Dialect::Stream, Value::Null),
-        (Dialect::Basaltic, Value::Null),
-        (Dialect::Sns, Value::Null),
+    for dialect in [
+        Dialect::Expr,
+        Dialect::Stream,
+        Dialect::Basaltic,
+        Dialect::Sns,
     ] {
+        let options = Options::from(dialect);
         let result = timed("a deep line", || {
             filtervm_compiler::message_from_line(dialect, &options, &deep)
         });
@@ -472,7 +495,8 @@ fn deep_or_lone_surrogate_members_nobody_reads_do_not_stop_a_match() {
             Ok(true),
             "{what}"
         );
-        let line = filtervm_compiler::message_from_line(Dialect::Sns, &body(), &text).unwrap();
+        let line =
+            filtervm_compiler::message_from_line(Dialect::Sns, &body_options(), &text).unwrap();
         assert_eq!(
             evaluator.try_matches(&filter, &line),
             Ok(true),
@@ -493,17 +517,17 @@ fn policy_nested_a_hundred_thousand_levels() {
     let deep = nested(40_000, "[1]");
     for dialect in Dialect::ALL {
         let e = timed("a deep policy", || {
-            compile_text(dialect, &deep, &Value::Null)
+            compile_text(dialect, &deep, &Options::from(dialect))
         })
         .err()
         .unwrap_or_else(|| panic!("{dialect}: a 40,000-level policy compiled"));
-        assert!(e.errors.iter().all(|x| !x.code.is_empty()), "{e}");
+        assert!(e.errors.iter().all(|x| !x.code.as_str().is_empty()), "{e}");
     }
     // 100,000 levels of `[` is under the limit too.
     let brackets = "[".repeat(100_000);
     for dialect in Dialect::ALL {
-        let e = compile_text(dialect, &brackets, &Value::Null).unwrap_err();
-        assert!(e.errors.iter().all(|x| !x.code.is_empty()), "{e}");
+        let e = compile_text(dialect, &brackets, &Options::from(dialect)).unwrap_err();
+        assert!(e.errors.iter().all(|x| !x.code.as_str().is_empty()), "{e}");
     }
     // expr: a 10,000-level NOT chain (240 KB) fails with the depth error, not the JSON parser's
     // (E2).
@@ -515,8 +539,8 @@ fn policy_nested_a_hundred_thousand_levels() {
     for _ in 0..10_000 {
         chain.push_str("]}");
     }
-    let e = compile_text(Dialect::Expr, &chain, &Value::Null).unwrap_err();
-    assert_eq!(e.errors[0].code, filtervm_compiler::dialect::expr::TOO_DEEP);
+    let e = compile_text(Dialect::Expr, &chain, &Options::from(Dialect::Expr)).unwrap_err();
+    assert_eq!(e.errors[0].code, ErrorCode::ExprTooDeep);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -531,12 +555,12 @@ fn policy_text_size_limit() {
         let at = format!("{base}{}", " ".repeat(max - base.len()));
         assert_eq!(at.len(), max);
         assert!(
-            compile_text(dialect, &at, &Value::Null).is_ok(),
+            compile_text(dialect, &at, &Options::from(dialect)).is_ok(),
             "{dialect} at the limit"
         );
         let past = format!("{at} ");
-        let e = compile_text(dialect, &past, &Value::Null).unwrap_err();
-        assert_eq!(e.errors[0].code, filtervm_compiler::error_code(dialect));
+        let e = compile_text(dialect, &past, &Options::from(dialect)).unwrap_err();
+        assert_eq!(e.errors[0].code, dialect.limit_code());
     }
     let texts = [
         (Dialect::EventGrid, r#"{"subjectBeginsWith": "a"}"#),
@@ -549,11 +573,11 @@ fn policy_text_size_limit() {
     for (dialect, base) in texts {
         let at = format!("{base}{}", " ".repeat(max - base.len()));
         assert!(
-            compile_text(dialect, &at, &Value::Null).is_ok(),
+            compile_text(dialect, &at, &Options::from(dialect)).is_ok(),
             "{dialect} at the limit"
         );
-        let e = compile_text(dialect, &format!("{at} "), &Value::Null).unwrap_err();
-        assert_eq!(e.errors[0].code, filtervm_compiler::error_code(dialect));
+        let e = compile_text(dialect, &format!("{at} "), &Options::from(dialect)).unwrap_err();
+        assert_eq!(e.errors[0].code, dialect.limit_code());
     }
 }
 
@@ -580,7 +604,7 @@ fn widest_policies_compile_in_bounded_time() {
         let text = policy.to_string();
         assert!(text.len() <= max, "{}", text.len());
         let filter = timed("a wide expr policy", || {
-            compile_text(Dialect::Expr, &text, &Value::Null).unwrap()
+            compile_text(Dialect::Expr, &text, &Options::from(Dialect::Expr)).unwrap()
         });
         let message = json!({"headers": {"k": "v123", "k5": "a5"}});
         let got = timed("a wide expr policy", || vm(&filter, &message));
@@ -603,7 +627,7 @@ fn widest_policies_compile_in_bounded_time() {
     let message = json!({"attributes": {"k": {"Type": "String", "Value": "x".repeat(10_000)}}});
     assert!(timed("a wide sns policy", || vm(&filter, &message)));
     // basaltic: 20 names × 50 alternatives.
-    let mut wide = serde_json::Map::new();
+    let mut wide = Map::new();
     for n in 0..20 {
         let alts: Vec<Value> = (0..50)
             .map(|i| match i % 4 {
@@ -652,9 +676,9 @@ fn widest_policies_compile_in_bounded_time() {
 
 #[test]
 fn basaltic_limits() {
-    let code = "NOTIFICATION_INVALID_FILTER_POLICY";
+    let code = ErrorCode::NotificationInvalidFilterPolicy;
     let names = |n: usize| {
-        let mut m = serde_json::Map::new();
+        let mut m = Map::new();
         for i in 0..n {
             m.insert(format!("k{i}"), json!(["v"]));
         }
@@ -676,9 +700,9 @@ fn basaltic_limits() {
 
 #[test]
 fn basaltic_message_limits() {
-    use filtervm_compiler::dialect::basaltic::{MESSAGE_CODE, message_from_json, validate_message};
+    use filtervm_compiler::dialect::basaltic::{message_from_json, validate_message};
     let message = |n: usize, name_bytes: usize, value_bytes: usize| {
-        let mut m = serde_json::Map::new();
+        let mut m = Map::new();
         for i in 0..n {
             let name = format!("{i:0>width$}", width = name_bytes);
             m.insert(
@@ -686,12 +710,15 @@ fn basaltic_message_limits() {
                 json!({"type": "String", "value": "v".repeat(value_bytes)}),
             );
         }
-        message_from_json(&json!({ "attributes": m })).unwrap()
+        message_from_json(&product_message(&json!({ "attributes": m })).unwrap()).unwrap()
     };
     // B-13: 20 attributes, names of 1-256 bytes, values of at most 1,024 bytes.
     assert!(validate_message(&message(20, 256, 1024)).is_ok());
     for past in [message(21, 3, 1), message(1, 257, 1), message(1, 3, 1025)] {
-        assert_eq!(validate_message(&past).unwrap_err().code, MESSAGE_CODE);
+        assert_eq!(
+            validate_message(&past).unwrap_err().code,
+            ErrorCode::NotificationInvalidMessageAttributes
+        );
     }
     // Evaluation never fails on a message past the limits (B-13).
     let filter = compiles(
@@ -704,10 +731,10 @@ fn basaltic_message_limits() {
 
 #[test]
 fn sns_limits() {
-    let code = filtervm_compiler::dialect::sns::CODE;
+    let code = ErrorCode::SnsLimitExceeded;
     // Rule 42: 5 keys, in both scopes, nested and with `$or`.
     let keys = |n: usize| {
-        let mut m = serde_json::Map::new();
+        let mut m = Map::new();
         for i in 0..n {
             m.insert(format!("k{i}"), json!(["v"]));
         }
@@ -749,7 +776,7 @@ fn sns_limits() {
 
 #[test]
 fn eventgrid_limits() {
-    let limit = filtervm_compiler::dialect::eventgrid::LIMIT_CODE;
+    let limit = ErrorCode::EventGridLimitExceeded;
     let entries = |n: usize| {
         let list: Vec<Value> = (0..n)
             .map(|i| json!({"operatorType": "NumberLessThan", "key": format!("data.k{i}"), "value": i}))
@@ -780,7 +807,7 @@ fn eventgrid_limits() {
 
 #[test]
 fn stream_limits() {
-    let limit = filtervm_compiler::dialect::stream::LIMIT_CODE;
+    let limit = ErrorCode::StreamLimitExceeded;
     let clause = json!({"op": "exists", "header": "h"});
     let groups = |g: usize, c: usize| json!({"groups": vec![vec![clause.clone(); c]; g]});
     // 8 groups of 8 clauses.
@@ -822,7 +849,7 @@ fn stream_limits() {
 
 #[test]
 fn expr_depth_limits() {
-    let too_deep = filtervm_compiler::dialect::expr::TOO_DEEP;
+    let too_deep = ErrorCode::ExprTooDeep;
     let chain = |n: usize| {
         let mut node = json!({"key": "k", "op": "exists"});
         for _ in 0..n {
@@ -838,15 +865,9 @@ fn expr_depth_limits() {
     compiles(Dialect::Expr, &chain(ceiling), &options);
     rejected(Dialect::Expr, &chain(ceiling + 1), &options, too_deep);
     let over = json!({ "max_depth": ceiling + 1 });
-    rejected(
-        Dialect::Expr,
-        &chain(1),
-        &over,
-        filtervm_compiler::dialect::INVALID_OPTIONS,
-    );
+    rejected(Dialect::Expr, &chain(1), &over, ErrorCode::InvalidOptions);
     // The deepest accepted tree, as text, answers like the reference.
-    let text = chain(ceiling).to_string();
-    let filter = compile_text(Dialect::Expr, &text, &options).unwrap();
+    let filter = compiles(Dialect::Expr, &chain(ceiling), &options);
     let message = json!({"headers": {"k": "v"}});
     assert_eq!(
         vm(&filter, &message),
@@ -981,7 +1002,7 @@ fn ten_thousand_star_wildcard_against_a_megabyte() {
         Dialect::Sns,
         &json!({"k": [{"wildcard": "*".repeat(10_000)}]}),
         &Value::Null,
-        filtervm_compiler::dialect::sns::CODE,
+        ErrorCode::SnsInvalidValue,
     );
 }
 
@@ -999,7 +1020,7 @@ fn long_numbers() -> [String; 4] {
 }
 
 fn number(text: &str) -> Value {
-    serde_json::from_str(text).unwrap()
+    reference::json::parse(text).unwrap()
 }
 
 /// Compiles `policy` (an error must carry a code); if it compiles, the VM agrees with the
@@ -1009,7 +1030,7 @@ fn settle(dialect: Dialect, options: &Value, policy: &Value, messages: &[Value])
     let filter = match compiled {
         Ok(f) => f,
         Err(e) => {
-            assert!(e.errors.iter().all(|x| !x.code.is_empty()), "{e}");
+            assert!(e.errors.iter().all(|x| !x.code.as_str().is_empty()), "{e}");
             return;
         }
     };
@@ -1091,7 +1112,7 @@ fn ten_thousand_digit_numbers() {
         );
         // S9, text form: an operand that overflows binary64 is invalid, in both forms.
         if n.as_f64().is_none_or(|x| !x.is_finite()) {
-            let code = filtervm_compiler::dialect::stream::CODE;
+            let code = ErrorCode::StreamInvalidFilter;
             let text_form = Value::String(format!("n > {text}"));
             assert!(compile(Dialect::Stream, &text_form, &Value::Null).is_err());
             let json_form =

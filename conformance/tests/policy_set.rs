@@ -20,9 +20,10 @@
 
 use filtervm_compiler::intern::canonical_options;
 use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile, message_from_json};
+use filtervm_compiler::{Dialect, Evaluator, Filter};
 use filtervm_conformance::generate::{self, Rng, Source};
-use serde_json::Value;
+use filtervm_conformance::reference::json::Value;
+use filtervm_conformance::runner::{compile, read_message as message_from_json};
 use std::collections::BTreeMap;
 
 /// The policies of one options value.
@@ -60,7 +61,7 @@ fn check(dialect: Dialect, cases: usize, seed: u64) {
             continue;
         };
         groups
-            .entry(canonical_options(&case.options))
+            .entry(canonical_options(filter.options()))
             .or_insert_with(|| Group {
                 options: case.options.clone(),
                 policies: Vec::new(),

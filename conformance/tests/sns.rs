@@ -10,12 +10,14 @@
     clippy::panic
 )]
 
-use filtervm_compiler::dialect::INVALID_OPTIONS;
-use filtervm_compiler::dialect::sns::CODE;
-use filtervm_compiler::{Dialect, Evaluator, compile, compile_text, message_from_line};
+use filtervm_compiler::{Dialect, ErrorCode, Evaluator, Options, SnsScope, message_from_line};
+use filtervm_conformance::json;
 use filtervm_conformance::reference;
+use filtervm_conformance::reference::json::{Map, Value};
+use filtervm_conformance::runner::{
+    compile, compile_policy_text as compile_text, product_message, read_message,
+};
 use filtervm_vm::bind::{Bindings, MAX_ROW_SLOTS};
-use serde_json::{Value, json};
 
 fn body_scope() -> Value {
     json!({"scope": "MessageBody"})
@@ -25,8 +27,7 @@ fn body_scope() -> Value {
 fn check_with(options: &Value, policy: &Value, message: &Value, expected: bool) {
     let filter = compile(Dialect::Sns, policy, options)
         .unwrap_or_else(|e| panic!("{policy} should compile: {e}"));
-    let vm = Evaluator::new()
-        .matches_json(&filter, message)
+    let vm = filtervm_conformance::runner::matches(&filter, message)
         .unwrap_or_else(|e| panic!("{message} should read: {e}"));
     let oracle = reference::evaluate(Dialect::Sns, options, policy, message)
         .unwrap_or_else(|e| panic!("reference failed on {policy}: {e}"));
@@ -36,7 +37,7 @@ fn check_with(options: &Value, policy: &Value, message: &Value, expected: bool) 
 
 /// Attribute scope: `attrs` is a list of (name, type, value).
 fn attrs(list: &[(&str, &str, &str)]) -> Value {
-    let mut m = serde_json::Map::new();
+    let mut m = Map::new();
     for (n, t, v) in list {
         m.insert((*n).to_owned(), json!({"Type": t, "Value": v}));
     }
@@ -70,7 +71,7 @@ fn check_body(policy: Value, body: &str, expected: bool) {
 }
 
 /// Every error of an invalid policy as (code, pointer, message).
-fn errors_with(options: &Value, policy: &Value) -> Vec<(&'static str, String, String)> {
+fn errors_with(options: &Value, policy: &Value) -> Vec<(ErrorCode, String, String)> {
     let e = compile(Dialect::Sns, policy, options)
         .err()
         .unwrap_or_else(|| panic!("{policy} should be invalid"));
@@ -80,12 +81,49 @@ fn errors_with(options: &Value, policy: &Value) -> Vec<(&'static str, String, St
         .collect()
 }
 
-/// Asserts the first error's code is [`CODE`], its pointer `pointer`, and its message contains
-/// the AWS wording `words`.
+/// Which code an error with AWS's wording `words` has: the kinds SNS answers alike with
+/// `InvalidParameter`, told apart by code (the first phrase `words` contains decides; anything
+/// else is a syntax or shape error).
+fn code_of(words: &str) -> ErrorCode {
+    use ErrorCode::{SnsInvalidValue, SnsLimitExceeded, SnsTypeError, SnsUnknownOperator};
+    const KINDS: &[(&str, ErrorCode)] = &[
+        ("can not have more than 5 keys", SnsLimitExceeded),
+        ("Filter policy is too complex", SnsLimitExceeded),
+        ("256 KiB", SnsLimitExceeded),
+        ("(the list is empty)", ErrorCode::SnsSyntaxError),
+        (
+            "(an empty object is no operator)",
+            ErrorCode::SnsSyntaxError,
+        ),
+        ("Unrecognized match type", SnsUnknownOperator),
+        ("Unsupported anything-but pattern", SnsUnknownOperator),
+        ("numeric range operator", SnsUnknownOperator),
+        ("match pattern must be", SnsTypeError),
+        ("must be numeric", SnsTypeError),
+        ("Value of numeric must be an array.", SnsTypeError),
+        ("Match value must be", SnsTypeError),
+        ("is not supported", SnsTypeError),
+        ("CIDR", SnsInvalidValue),
+        ("mask bits", SnsInvalidValue),
+        ("Nonstandard IP", SnsInvalidValue),
+        ("Consecutive wildcard characters", SnsInvalidValue),
+        ("Invalid escape character", SnsInvalidValue),
+        ("Bottom must be less than top", SnsInvalidValue),
+        ("Null prefix/suffix", SnsInvalidValue),
+        ("out of range", SnsInvalidValue),
+    ];
+    KINDS
+        .iter()
+        .find(|(phrase, _)| words.contains(phrase))
+        .map_or(ErrorCode::SnsSyntaxError, |(_, code)| *code)
+}
+
+/// Asserts the first error has the code of its kind ([`code_of`] the AWS wording `words`), the
+/// pointer `pointer`, and a message containing `words`.
 fn invalid_with(options: &Value, policy: Value, pointer: &str, words: &str) {
     let errors = errors_with(options, &policy);
     let (code, at, message) = &errors[0];
-    assert_eq!(*code, CODE, "{policy}: {errors:?}");
+    assert_eq!(*code, code_of(words), "{policy}: {errors:?}");
     assert_eq!(at, pointer, "{policy}: {errors:?}");
     assert!(
         message.contains(words),
@@ -757,15 +795,14 @@ fn rule_34_or_branches_nest_and_combine_with_siblings() {
 #[test]
 fn rule_35_malformed_json_fails_to_parse() {
     let e = compile_text(Dialect::Sns, "{\"a\": [1", &Value::Null).unwrap_err();
-    assert_eq!(e.errors[0].code, CODE);
+    assert_eq!(e.errors[0].code, ErrorCode::SnsSyntaxError);
     assert!(e.errors[0].message.contains("failed to parse JSON."));
     // A policy given as a JSON string is its text.
-    invalid(json!("{\"a\": "), "", "failed to parse JSON.");
+    // The pointer names the member whose value the text ends in.
+    invalid(json!("{\"a\": "), "/a", "failed to parse JSON.");
     check(json!("{\"a\": [\"x\"]}"), &s("a", "x"), true);
     let ok = compile_text(Dialect::Sns, r#"{"a": ["x"]}"#, &Value::Null).unwrap();
-    assert!(ok.matches(
-        &filtervm_compiler::message_from_json(Dialect::Sns, &Value::Null, &s("a", "x")).unwrap()
-    ));
+    assert!(ok.matches(&read_message(Dialect::Sns, &Value::Null, &s("a", "x")).unwrap()));
 }
 
 #[test]
@@ -800,7 +837,7 @@ fn rule_37_lists_and_operator_objects() {
     invalid(
         json!({"k": [{}]}),
         "/k/0",
-        "Match value must be String, number, true, false, or null",
+        "Match value must be String, number, true, false, or null (an empty object is no operator)",
     );
     invalid(
         json!({"k": [{"wrong-operator": true}]}),
@@ -973,7 +1010,7 @@ fn rule_41_anything_but_operators() {
     invalid(
         json!({"k": [{"anything-but": []}]}),
         "/k/0/anything-but",
-        "anything but",
+        "Inside anything but list, either all values are number or string, mixed type is not supported (the list is empty)",
     );
     invalid(
         json!({"k": [{"anything-but": {"prefix": "a", "suffix": "b"}}]}),
@@ -1082,22 +1119,27 @@ fn rule_43a_wordings() {
         "/k/0/cidr",
         "mask bits must be an integer",
     );
-    for bad in [json!(true), json!(null), json!({}), json!([1])] {
+    for (bad, what) in [
+        (json!(true), "boolean"),
+        (json!(null), "null"),
+        (json!({}), "object"),
+        (json!([1]), "array"),
+    ] {
         invalid(
             json!({"k": [{"anything-but": ["a", bad]}]}),
             "/k/0/anything-but/1",
-            "anything but",
+            &format!("Inside anything but list, {what} is not supported."),
         );
     }
     invalid(
         json!({"k": [{"anything-but": ["a", 1]}]}),
         "/k/0/anything-but/1",
-        "anything but",
+        "Inside anything but list, either all values are number or string, mixed type is not supported",
     );
     invalid(
         json!({"k": [{"anything-but": true}]}),
         "/k/0/anything-but",
-        "anything but",
+        "inside anything but, boolean is not supported",
     );
 }
 
@@ -1105,7 +1147,7 @@ fn rule_43a_wordings() {
 fn rule_44_policy_size_limit() {
     let big = format!("{{\"k\": [\"{}\"]}}", "x".repeat(256 * 1024));
     let e = compile_text(Dialect::Sns, &big, &Value::Null).unwrap_err();
-    assert_eq!(e.errors[0].code, CODE);
+    assert_eq!(e.errors[0].code, ErrorCode::SnsLimitExceeded);
     invalid(Value::String(big), "", "256 KiB");
 }
 
@@ -1245,7 +1287,7 @@ fn options_are_checked() {
         json!("MessageBody"),
     ] {
         let e = compile(Dialect::Sns, &json!({"a": ["1"]}), &options).unwrap_err();
-        assert_eq!(e.errors[0].code, INVALID_OPTIONS, "{options}");
+        assert_eq!(e.errors[0].code, ErrorCode::InvalidOptions, "{options}");
     }
     let e = compile(
         Dialect::Sns,
@@ -1266,14 +1308,16 @@ fn options_are_checked() {
 #[test]
 fn match_lines_are_raw_bodies_in_body_scope() {
     let filter = compile(Dialect::Sns, &json!({"level": ["error"]}), &body_scope()).unwrap();
-    let m = message_from_line(Dialect::Sns, &body_scope(), r#"{"level": "error"}"#).unwrap();
+    let body = Options::from(SnsScope::MessageBody);
+    let m = message_from_line(Dialect::Sns, &body, r#"{"level": "error"}"#).unwrap();
     assert!(filter.matches(&m));
-    let bad = message_from_line(Dialect::Sns, &body_scope(), "not json").unwrap();
+    let bad = message_from_line(Dialect::Sns, &body, "not json").unwrap();
     assert!(!filter.matches(&bad));
     let attr = compile(Dialect::Sns, &json!({"k": ["v"]}), &Value::Null).unwrap();
     let line = r#"{"attributes": {"k": {"Type": "String", "Value": "v"}}}"#;
-    assert!(attr.matches(&message_from_line(Dialect::Sns, &Value::Null, line).unwrap()));
-    assert!(message_from_line(Dialect::Sns, &Value::Null, "nope").is_err());
+    let attributes = Options::from(Dialect::Sns);
+    assert!(attr.matches(&message_from_line(Dialect::Sns, &attributes, line).unwrap()));
+    assert!(message_from_line(Dialect::Sns, &attributes, "nope").is_err());
 }
 
 #[test]
@@ -1287,11 +1331,18 @@ fn messages_in_the_wrong_shape_are_errors() {
         json!({"attributes": {"k": {"Type": "Text", "Value": "v"}}}),
         json!({"attributes": {"k": {"Type": "String", "Value": 1}}}),
     ] {
-        assert!(ev.matches_json(&filter, &bad).is_err(), "{bad}");
+        assert!(
+            ev.matches_json(&filter, &product_message(&bad).unwrap())
+                .is_err(),
+            "{bad}"
+        );
     }
     // The AWS API spellings are read too.
     let api = json!({"attributes": {"k": {"DataType": "String", "StringValue": "v"}}});
-    assert!(ev.matches_json(&filter, &api).unwrap());
+    assert!(
+        ev.matches_json(&filter, &product_message(&api).unwrap())
+            .unwrap()
+    );
 }
 
 #[test]
@@ -1310,9 +1361,7 @@ fn row_cap_is_explicit_and_fails_closed() {
         side("x"),
         side("y")
     );
-    let message =
-        filtervm_compiler::message_from_json(Dialect::Sns, &body_scope(), &json!({"body": body}))
-            .unwrap();
+    let message = read_message(Dialect::Sns, &body_scope(), &json!({"body": body})).unwrap();
     let mut bindings = Bindings::new();
     let bound = bindings.bind(filter.program().keys(), &message);
     assert!(
@@ -1325,7 +1374,7 @@ fn row_cap_is_explicit_and_fails_closed() {
     let err = filtervm_compiler::Evaluator::new()
         .try_matches(&filter, &message)
         .unwrap_err();
-    assert_eq!(err.code, filtervm_compiler::MESSAGE_TOO_COMPLEX);
+    assert_eq!(err.code, ErrorCode::MessageTooComplex);
     // The same shape under the cap is judged exactly.
     let small = r#"{"A": [{"x": 1}, {}], "B": [{"y": 1}, {}]}"#;
     check_body(policy, small, true);
@@ -1390,7 +1439,7 @@ fn random_matcher(r: &mut Rng) -> Value {
 }
 
 fn random_policy(r: &mut Rng, depth: usize, body: bool) -> Value {
-    let mut m = serde_json::Map::new();
+    let mut m = Map::new();
     for _ in 0..1 + r.below(2) {
         let name = *r.pick(&NAMES);
         let choice = r.below(if depth > 0 { 6 } else { 4 });
@@ -1408,7 +1457,7 @@ fn random_policy(r: &mut Rng, depth: usize, body: bool) -> Value {
 }
 
 fn random_body(r: &mut Rng, depth: usize) -> Value {
-    let mut m = serde_json::Map::new();
+    let mut m = Map::new();
     for _ in 0..r.below(4) {
         let v = match r.below(if depth > 0 { 6 } else { 3 }) {
             0 | 1 => random_scalar(r),
@@ -1426,7 +1475,7 @@ fn random_body(r: &mut Rng, depth: usize) -> Value {
 }
 
 fn random_attributes(r: &mut Rng) -> Value {
-    let mut m = serde_json::Map::new();
+    let mut m = Map::new();
     for _ in 0..r.below(4) {
         let (t, v) = match r.below(5) {
             0 => ("String", r.pick(&WORDS).to_string()),
@@ -1465,7 +1514,7 @@ fn differential_vm_agrees_with_reference_on_random_cases() {
         } else {
             random_attributes(&mut r)
         };
-        let vm = Evaluator::new().matches_json(&filter, &message).unwrap();
+        let vm = filtervm_conformance::runner::matches(&filter, &message).unwrap();
         let oracle = reference::evaluate(Dialect::Sns, &options, &policy, &message).unwrap();
         assert_eq!(
             vm, oracle,

@@ -10,17 +10,24 @@
     clippy::expect_used
 )]
 
-use filtervm_compiler::dialect::stream::{self, CODE, LIMIT_CODE, PATTERN_CODE, SYNTAX_CODE};
-use filtervm_compiler::{Dialect, Evaluator, compile};
+use filtervm_compiler::dialect::stream;
+use filtervm_compiler::{Dialect, ErrorCode};
 use filtervm_conformance::reference;
-use serde_json::{Value, json};
+use filtervm_conformance::runner::compile;
+
+const CODE: ErrorCode = ErrorCode::StreamInvalidFilter;
+const LIMIT_CODE: ErrorCode = ErrorCode::StreamLimitExceeded;
+const PATTERN_CODE: ErrorCode = ErrorCode::StreamInvalidPattern;
+const SYNTAX_CODE: ErrorCode = ErrorCode::StreamSyntaxError;
+use filtervm_conformance::json;
+use filtervm_conformance::reference::json::{Map, Value};
 
 fn one(policy: &Value, message: &Value) -> bool {
     let filter = match compile(Dialect::Stream, policy, &Value::Null) {
         Ok(f) => f,
         Err(e) => panic!("{policy} rejected: {e}"),
     };
-    let vm = match Evaluator::new().matches_json(&filter, message) {
+    let vm = match filtervm_conformance::runner::matches(&filter, message) {
         Ok(b) => b,
         Err(e) => panic!("{message}: {e}"),
     };
@@ -38,13 +45,14 @@ fn one(policy: &Value, message: &Value) -> bool {
 /// Evaluates the policy (and its canonical text form) against headers; asserts both engines
 /// agree with each other and with the text form, and returns the verdict.
 fn eval(policy: &Value, headers: &[(&str, &str)]) -> bool {
-    let mut h = serde_json::Map::new();
+    let mut h = Map::new();
     for (k, v) in headers {
         h.insert((*k).to_owned(), Value::String((*v).to_owned()));
     }
     let message = json!({ "headers": Value::Object(h) });
     let verdict = one(policy, &message);
-    let text = match stream::parse(policy) {
+    let product_form = filtervm_vm::json::parse(policy.to_string().as_bytes()).unwrap();
+    let text = match stream::parse(&product_form) {
         Ok(f) => f.to_string(),
         Err(e) => panic!("{e}"),
     };
@@ -83,7 +91,7 @@ fn no(pattern: &str, values: &[&str]) {
 }
 
 /// Asserts the policy is rejected with `code` at `pointer` (among its errors).
-fn invalid(policy: &Value, code: &str, pointer: &str) {
+fn invalid(policy: &Value, code: ErrorCode, pointer: &str) {
     match compile(Dialect::Stream, policy, &Value::Null) {
         Ok(_) => panic!("{policy} accepted"),
         Err(e) => assert!(
@@ -276,7 +284,7 @@ fn s9_numeric_syntax_and_comparison() {
     assert!(eval(&clause("<", "n", json!([1e3])), &[("n", "999.9")]));
     // A numeric clause on a missing header never matches.
     assert!(!eval(&ge5, &[]));
-    let huge: Value = match serde_json::from_str(
+    let huge: Value = match filtervm_conformance::reference::json::parse(
         r#"{"groups": [[{"op": "<", "header": "n", "values": [1e400]}]]}"#,
     ) {
         Ok(v) => v,

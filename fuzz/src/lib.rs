@@ -8,13 +8,17 @@
 pub mod policy_set;
 pub mod program;
 
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text};
+use filtervm_compiler::{
+    Dialect, Evaluator, EventGridSchema, ExprOptions, Filter, Options, SnsScope, compile_text,
+    compile_value,
+};
 use filtervm_conformance::generate::{self, Bytes, Case, Outcome};
 use filtervm_conformance::reference;
+use filtervm_conformance::reference::json::Value;
+use filtervm_conformance::runner;
 use filtervm_vm::bind::Bindings;
 use filtervm_vm::message::Message;
 use filtervm_vm::program::Program;
-use serde_json::{Value, json};
 use std::sync::OnceLock;
 
 /// The public conformance vectors, the source of the fixed policies and messages.
@@ -45,8 +49,10 @@ const VECTORS: [(Dialect, &str); 5] = [
 pub struct Fixed {
     /// Its dialect.
     pub dialect: Dialect,
-    /// Its options (`null` for none).
-    pub options: Value,
+    /// Its options.
+    pub options: Options,
+    /// Its options as the vector wrote them (`null` for none), for the reference.
+    pub options_json: Value,
     /// The policy as written.
     pub policy: Value,
     /// The compiled filter.
@@ -58,7 +64,7 @@ pub struct Sample {
     /// Its dialect.
     pub dialect: Dialect,
     /// The options of the vector it came from.
-    pub options: Value,
+    pub options: Options,
     /// The message JSON.
     pub json: Value,
     /// The message, read.
@@ -78,26 +84,29 @@ fn vectors() -> &'static Vectors {
         let mut seen = std::collections::HashSet::new();
         for (dialect, text) in VECTORS {
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                let Ok(case) = serde_json::from_str::<Value>(line) else {
+                let Ok(case) = reference::json::parse(line) else {
                     continue;
                 };
-                let options = case.get("options").cloned().unwrap_or(Value::Null);
+                let options_json = case.get("options").cloned().unwrap_or(Value::Null);
+                let Ok(options) = runner::options(dialect, &options_json) else {
+                    continue;
+                };
                 let policy = case.get("policy").cloned().unwrap_or(Value::Null);
                 if case.get("expect").and_then(Value::as_str) != Some("invalid")
                     && seen.insert(format!("{dialect}|{options}|{policy}"))
-                    && let Ok(filter) = compile(dialect, &policy, &options)
+                    && let Ok(filter) = runner::compile(dialect, &policy, &options_json)
                 {
                     policies.push(Fixed {
                         dialect,
                         options: options.clone(),
+                        options_json: options_json.clone(),
                         policy,
                         filter,
                     });
                 }
                 if let Some(json) = case.get("message")
                     && seen.insert(format!("message {dialect}|{options}|{json}"))
-                    && let Ok(message) =
-                        filtervm_compiler::message_from_json(dialect, &options, json)
+                    && let Ok(message) = runner::read_message(dialect, &options_json, json)
                 {
                     samples.push(Sample {
                         dialect,
@@ -113,7 +122,7 @@ fn vectors() -> &'static Vectors {
 }
 
 /// The fixed policies of `dialect` whose options satisfy `keep`.
-pub fn policies(dialect: Dialect, keep: impl Fn(&Value) -> bool) -> Vec<&'static Fixed> {
+pub fn policies(dialect: Dialect, keep: impl Fn(&Options) -> bool) -> Vec<&'static Fixed> {
     vectors()
         .policies
         .iter()
@@ -122,7 +131,7 @@ pub fn policies(dialect: Dialect, keep: impl Fn(&Value) -> bool) -> Vec<&'static
 }
 
 /// The fixed messages of `dialect` whose options satisfy `keep`.
-pub fn samples(dialect: Dialect, keep: impl Fn(&Value) -> bool) -> Vec<&'static Sample> {
+pub fn samples(dialect: Dialect, keep: impl Fn(&Options) -> bool) -> Vec<&'static Sample> {
     vectors()
         .samples
         .iter()
@@ -136,34 +145,28 @@ pub fn all_samples() -> &'static [Sample] {
 }
 
 /// The options a compile target uses, chosen by the input's first byte.
-pub fn options_for(dialect: Dialect, selector: u8) -> Value {
+pub fn options_for(dialect: Dialect, selector: u8) -> Options {
     match dialect {
-        Dialect::Sns if selector % 2 == 1 => json!({"scope": "MessageBody"}),
-        Dialect::EventGrid if selector % 2 == 1 => json!({"schema": "CloudEventSchemaV1_0"}),
+        Dialect::Sns if selector % 2 == 1 => SnsScope::MessageBody.into(),
+        Dialect::EventGrid if selector % 2 == 1 => EventGridSchema::CloudEvents.into(),
         Dialect::Expr => match selector % 4 {
-            1 => json!({"max_depth": 0}),
-            2 => json!({"max_depth": 2}),
-            3 => json!({"max_depth": 62}),
-            _ => Value::Null,
+            1 => ExprOptions::default().with_max_depth(0).into(),
+            2 => ExprOptions::default().with_max_depth(2).into(),
+            3 => ExprOptions::default().with_max_depth(62).into(),
+            _ => dialect.into(),
         },
-        _ => Value::Null,
+        _ => dialect.into(),
     }
 }
 
-/// The same options, ignoring `null` versus `{}` and members that do not matter.
-fn same_options(a: &Value, b: &Value) -> bool {
-    let norm = |v: &Value| match v {
-        Value::Object(m) if m.is_empty() => Value::Null,
-        Value::Object(m) if m.get("scope").and_then(Value::as_str) == Some("MessageAttributes") => {
-            Value::Null
-        }
-        Value::Object(m) if m.get("schema").and_then(Value::as_str) == Some("EventGridSchema") => {
-            Value::Null
-        }
-        Value::Object(m) if m.contains_key("max_depth") => Value::Null,
-        other => other.clone(),
-    };
-    norm(a) == norm(b)
+/// The same options for reading messages (expr's `max_depth` does not matter there).
+fn same_options(a: &Options, b: &Options) -> bool {
+    matches!((a, b), (Options::Expr(_), Options::Expr(_))) || a == b
+}
+
+/// Options as the reference reads them.
+fn options_json(options: &Options) -> Value {
+    reference::json::parse(&options.to_string()).unwrap_or(Value::Null)
 }
 
 /// Runs `filter` on `message` the way the VM does, and says whether the bindings overflowed (an
@@ -212,14 +215,15 @@ pub fn compile_bytes(dialect: Dialect, data: &[u8]) {
         dialect,
         &options,
         compile_text(dialect, &text, &options),
-        || serde_json::from_str(&text).ok(),
+        || reference::json::parse(&text).ok(),
     );
     if dialect == Dialect::Stream {
         let policy = Value::String(text.clone().into_owned());
+        let product_policy = filtervm_vm::json::Value::String(text.clone().into_owned());
         check_compiled(
             dialect,
             &options,
-            compile(dialect, &policy, &options),
+            compile_value(dialect, &product_policy, &options),
             || Some(policy.clone()),
         );
     }
@@ -227,7 +231,7 @@ pub fn compile_bytes(dialect: Dialect, data: &[u8]) {
 
 fn check_compiled(
     dialect: Dialect,
-    options: &Value,
+    options: &Options,
     result: Result<Filter, filtervm_compiler::CompileError>,
     policy: impl FnOnce() -> Option<Value>,
 ) {
@@ -236,7 +240,10 @@ fn check_compiled(
         Err(e) => {
             assert!(!e.errors.is_empty(), "an error without errors");
             for error in &e.errors {
-                assert!(!error.code.is_empty(), "an error without a code: {error:?}");
+                assert!(
+                    !error.code.as_str().is_empty(),
+                    "an error without a code: {error:?}"
+                );
             }
             return;
         }
@@ -244,6 +251,7 @@ fn check_compiled(
     let loaded = Filter::from_bytes(&filter.to_bytes())
         .unwrap_or_else(|e| panic!("a compiled filter does not load from its bytes: {e}"));
     let policy = policy();
+    let reference_options = options_json(options);
     let mut evaluator = Evaluator::new();
     for sample in samples(dialect, |o| same_options(o, options)) {
         let vm = evaluator.matches(&filter, &sample.message);
@@ -255,7 +263,7 @@ fn check_compiled(
         if let Some(policy) = &policy
             && !run(&filter, &sample.message).1
         {
-            agree(dialect, options, policy, &sample.json, vm);
+            agree(dialect, &reference_options, policy, &sample.json, vm);
         }
     }
 }
@@ -307,7 +315,7 @@ pub fn differential(data: &[u8]) {
 /// runs it, and compares with the reference on the vector-shaped `json` when there is one.
 pub fn message_line(
     dialect: Dialect,
-    keep: impl Fn(&Value) -> bool,
+    keep: impl Fn(&Options) -> bool,
     line: &str,
     json: Option<&Value>,
 ) {
@@ -320,7 +328,7 @@ pub fn message_line(
         if let Some(json) = json
             && !overflowed
         {
-            agree(dialect, &fixed.options, &fixed.policy, json, vm);
+            agree(dialect, &fixed.options_json, &fixed.policy, json, vm);
         }
     }
 }
@@ -363,7 +371,9 @@ pub fn stream_text(data: &[u8]) {
         let Some(text) = generate::stream::text_of(&json, &mut source) else {
             return;
         };
-        let a = stream::parse(&json).unwrap_or_else(|e| panic!("{json} rejected: {e}"));
+        let product_form = filtervm_vm::json::parse(json.to_string().as_bytes())
+            .unwrap_or_else(|e| panic!("{json} is not JSON: {e}"));
+        let a = stream::parse(&product_form).unwrap_or_else(|e| panic!("{json} rejected: {e}"));
         let b = stream::parse_text(&text).unwrap_or_else(|e| panic!("{text:?} rejected: {e}"));
         assert_eq!(a, b, "{json} vs {text:?}");
     }
@@ -388,7 +398,9 @@ pub fn program_bytes(data: &[u8]) {
             let mut evaluator = Evaluator::new();
             for sample in all_samples().iter().take(64) {
                 let _ = evaluator.matches(&filter, &sample.message);
-                let _ = evaluator.matches_json(&filter, &sample.json);
+                if let Ok(json) = runner::product_message(&sample.json) {
+                    let _ = evaluator.matches_json(&filter, &json);
+                }
             }
         }
         if let Ok(program) = Program::from_bytes(rest) {
@@ -403,7 +415,7 @@ pub fn program_bytes(data: &[u8]) {
     let Some(case) = generate::case(dialect, &mut source) else {
         return;
     };
-    let Ok(filter) = compile(case.dialect, &case.policy, &case.options) else {
+    let Ok(filter) = runner::compile(case.dialect, &case.policy, &case.options) else {
         return;
     };
     let mut bytes = filter.to_bytes();

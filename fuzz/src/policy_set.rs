@@ -14,9 +14,11 @@
 
 use filtervm_compiler::intern::canonical_options;
 use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile, message_from_json};
+use filtervm_compiler::{Dialect, Evaluator, Filter};
 use filtervm_conformance::generate::{self, Bytes, Source};
-use serde_json::{Value, json};
+use filtervm_conformance::json;
+use filtervm_conformance::reference::json::{Map, Value};
+use filtervm_conformance::runner::{compile, options as read_options, read_message};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -91,7 +93,10 @@ fn policies(dialect: Dialect, s: &mut Bytes<'_>) -> Option<Run> {
             break;
         }
         let case = generate::case(dialect, s)?;
-        let canonical = canonical_options(&case.options);
+        let Ok(typed) = read_options(dialect, &case.options) else {
+            continue;
+        };
+        let canonical = canonical_options(&typed);
         match &options {
             Some((_, c)) if *c != canonical => continue,
             Some(_) => {}
@@ -194,7 +199,7 @@ impl Run {
         let mut message = None;
         for _ in 0..TRIES {
             let json = generate::message_for(self.dialect, policy, &self.options, s);
-            let Ok(m) = message_from_json(self.dialect, &self.options, &json) else {
+            let Ok(m) = read_message(self.dialect, &self.options, &json) else {
                 continue;
             };
             let hit = self.evaluator.matches(filter, &m);
@@ -219,10 +224,10 @@ impl Run {
         let mut got = self.matcher.matching(&self.set, &m).to_vec();
         got.sort_unstable();
         if got != expected {
-            let subscriptions: BTreeMap<String, &Value> = self
+            let subscriptions: Map = self
                 .live
                 .iter()
-                .filter_map(|(id, p)| Some((id.to_string(), &self.policies.get(*p)?.0)))
+                .filter_map(|(id, p)| Some((id.to_string(), self.policies.get(*p)?.0.clone())))
                 .collect();
             eprintln!(
                 "{}",

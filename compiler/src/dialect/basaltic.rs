@@ -6,19 +6,19 @@
 //! uses [`Key::AttributeText`]; bare numbers compare their canonical text (B-6) and `numeric`
 //! parses the text with the JSON number grammar (B-10).
 
-use crate::error::{CompileError, MessageError, PolicyError, excerpt, pointer};
+use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt, pointer};
 use crate::ir::{Case, Node, NumSource, Pred, StrOp};
+use filtervm_vm::json::{Number, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{Attribute, AttributeType, Message};
 use filtervm_vm::number::canonical_number_text;
 use filtervm_vm::program::Interval;
 use filtervm_vm::value::Shapes;
-use serde_json::Value;
 
-/// The error code of every policy error (B-12).
-pub const CODE: &str = "NOTIFICATION_INVALID_FILTER_POLICY";
-/// The error code of the publish-time message check (B-13).
-pub const MESSAGE_CODE: &str = "NOTIFICATION_INVALID_MESSAGE_ATTRIBUTES";
+/// The code of every policy error (B-12).
+const CODE: ErrorCode = ErrorCode::NotificationInvalidFilterPolicy;
+/// The operators of B-7..B-10.
+pub const OPERATORS: [&str; 5] = ["prefix", "suffix", "anything-but", "exists", "numeric"];
 /// Most attribute names in a policy (B-12) and attributes on a message (B-13).
 pub const MAX_NAMES: usize = 20;
 /// Most alternatives for one attribute, and most `anything-but` values (B-12).
@@ -177,7 +177,7 @@ fn list_length_ok(items: &[Value], at: &str, what: &str, errors: &mut Vec<Policy
     true
 }
 
-fn number_text(n: &serde_json::Number, at: &str, errors: &mut Vec<PolicyError>) -> Option<String> {
+fn number_text(n: &Number, at: &str, errors: &mut Vec<PolicyError>) -> Option<String> {
     match finite(n) {
         Some(x) => Some(canonical_number_text(x)),
         None => {
@@ -191,8 +191,8 @@ fn number_text(n: &serde_json::Number, at: &str, errors: &mut Vec<PolicyError>) 
     }
 }
 
-fn finite(n: &serde_json::Number) -> Option<f64> {
-    n.to_string().parse::<f64>().ok().filter(|x| x.is_finite())
+fn finite(n: &Number) -> Option<f64> {
+    n.as_f64()
 }
 
 fn parse_matcher(item: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option<Matcher> {
@@ -255,7 +255,11 @@ fn parse_operator(
         "wildcard" | "equals-ignore-case" | "cidr" | "$or" => fail(format!(
             "the `{name}` operator is not supported by this service (B-11)"
         )),
-        other => fail(format!("unknown operator `{}`", excerpt(other))),
+        other => fail(format!(
+            "unknown operator `{}`{}",
+            excerpt(other),
+            crate::error::suggestion(other, &OPERATORS)
+        )),
     }
 }
 
@@ -473,15 +477,15 @@ fn lower_matcher(key: &Key, matcher: &Matcher, at: &str) -> Node {
 }
 
 /// Parses, validates and lowers.
-pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileError> {
-    super::no_options(options)?;
+pub(crate) fn lower(policy: &Value) -> Result<Node, CompileError> {
     Ok(lower_policy(&parse(policy)?))
 }
 
 /// Reads a message in the vector shape `{"attributes": {NAME: {"type": T, "value": V}}}`.
 ///
 /// The declared type is read (`String` or `Number`) but never changes what matchers see (B-4).
-pub fn message_from_json(message: &Value) -> Result<Message, MessageError> {
+pub fn message_from_json(message: &serde_json::Value) -> Result<Message, MessageError> {
+    use serde_json::Value;
     let Some(attrs) = super::message_member(
         message,
         "attributes",
@@ -528,7 +532,7 @@ pub fn message_from_json(message: &Value) -> Result<Message, MessageError> {
 /// most 1,024 bytes, types `String` or `Number`. Evaluation never needs it.
 pub fn validate_message(message: &Message) -> Result<(), MessageError> {
     let err = |pointer: String, message: String| MessageError {
-        code: MESSAGE_CODE,
+        code: ErrorCode::NotificationInvalidMessageAttributes,
         pointer,
         message,
     };

@@ -5,18 +5,20 @@
 //! (EG-5..EG-8), the subject filter (EG-9..EG-12) and every advanced filter (EG-13..EG-25) pass.
 //!
 //! # Options
-//! `{"schema": "EventGridSchema"}` (the default; also `null` or `{}`) or
+//! [`EventGridOptions`]: `{"schema": "EventGridSchema"}` (the default; also `null` or `{}`) or
 //! `{"schema": "CloudEventSchemaV1_0"}`. Anything else is rejected with
-//! [`INVALID_OPTIONS`](super::INVALID_OPTIONS).
+//! [`INVALID_OPTIONS`](ErrorCode::InvalidOptions).
 //!
 //! # Error codes (stable)
-//! - [`CODE`] `EVENTGRID_INVALID_FILTER`: any EG-40 violation other than a limit: a member of the
-//!   wrong type, a missing or unknown `operatorType` (message contains `operator`), a missing or
-//!   empty `key` (`key`), a missing, empty or wrongly typed `value`/`values` (`value`), a malformed
-//!   range pair or `low > high` (`range`).
-//! - [`LIMIT_CODE`] `EVENTGRID_LIMIT_EXCEEDED`: more than 25 advanced filters, more than 25 filter
-//!   values across all of them (messages contain `limit` and `25`), or a string filter value over
-//!   512 characters (message contains `limit` and `512`).
+//! - [`EVENTGRID_INVALID_FILTER`](ErrorCode::EventGridInvalidFilter): any EG-40 violation other
+//!   than a limit: a member of the wrong type, a missing or unknown `operatorType` (message
+//!   contains `operator`, and a suggestion when a known operator is close), a missing or empty
+//!   `key` (`key`), a missing, empty or wrongly typed `value`/`values` (`value`), a malformed range
+//!   pair or `low > high` (`range`).
+//! - [`EVENTGRID_LIMIT_EXCEEDED`](ErrorCode::EventGridLimitExceeded): more than 25 advanced
+//!   filters, more than 25 filter values across all of them (messages contain `limit` and `25`),
+//!   a string filter value over 512 characters (message contains `limit` and `512`), or policy
+//!   text over 256 KiB.
 //!
 //! Every error carries the JSON Pointer of the offending member, for example
 //! `/advancedFilters/3/values/0` or `/advancedFilters/2/operatorType` (for a missing member, the
@@ -30,84 +32,27 @@
 //! negation ("no leaf hits"), see [`lower_filter`]. Strings compare with [`Case::Fold`] against
 //! constants folded at compile time (EG-31); numbers with exact decimal intervals (EG-33).
 
-use crate::error::{CompileError, MessageError, PolicyError, excerpt, pointer};
+use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt, pointer};
 use crate::ir::{Case, Node, Pred, StrOp};
+use crate::options::{EventGridOptions, EventGridSchema as Schema};
 use filtervm_vm::fold::fold;
+use filtervm_vm::json::{Map, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::Message;
 use filtervm_vm::number::Decimal;
 use filtervm_vm::program::DecInterval;
 use filtervm_vm::value::Shapes;
-use serde_json::{Map, Value};
 
-/// The error code of policy errors other than limits.
-pub const CODE: &str = "EVENTGRID_INVALID_FILTER";
-/// The error code of a breached limit (EG-40 items 7, 8, 9).
-pub const LIMIT_CODE: &str = "EVENTGRID_LIMIT_EXCEEDED";
+/// The code of policy errors other than limits.
+const CODE: ErrorCode = ErrorCode::EventGridInvalidFilter;
+/// The code of a breached limit (EG-40 items 7, 8, 9).
+const LIMIT_CODE: ErrorCode = ErrorCode::EventGridLimitExceeded;
 /// Most advanced filter entries (EG-40.7).
 pub const MAX_FILTERS: usize = 25;
 /// Most filter values across all advanced filters (EG-40.8).
 pub const MAX_VALUES: usize = 25;
 /// Longest string filter value, in characters (EG-40.9).
 pub const MAX_STRING_CHARS: usize = 512;
-
-/// The event schema a subscription reads (the `schema` option).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Schema {
-    /// `EventGridSchema` (EG-16).
-    #[default]
-    EventGrid,
-    /// `CloudEventSchemaV1_0` (EG-17).
-    CloudEvents,
-}
-
-impl Schema {
-    /// Reads the dialect options (see the module documentation).
-    pub fn from_options(options: &Value) -> Result<Schema, CompileError> {
-        let bad =
-            |at: String, message: String| CompileError::one(super::INVALID_OPTIONS, at, message);
-        let members = match options {
-            Value::Null => return Ok(Schema::EventGrid),
-            Value::Object(o) => o,
-            _ => return Err(bad(String::new(), "options must be a JSON object".into())),
-        };
-        let mut schema = Schema::EventGrid;
-        for (name, value) in members {
-            let at = pointer::push("", name);
-            if name != "schema" {
-                return Err(bad(
-                    at,
-                    format!(
-                        "unknown option `{}`: the eventgrid dialect takes only `schema`",
-                        excerpt(name)
-                    ),
-                ));
-            }
-            schema = match value.as_str() {
-                Some("EventGridSchema") => Schema::EventGrid,
-                Some("CloudEventSchemaV1_0") => Schema::CloudEvents,
-                _ => {
-                    return Err(bad(
-                        at,
-                        format!(
-                            "`schema` must be \"EventGridSchema\" or \"CloudEventSchemaV1_0\", found {}",
-                            excerpt(value)
-                        ),
-                    ));
-                }
-            };
-        }
-        Ok(schema)
-    }
-
-    /// The member holding the event type (EG-4).
-    pub fn event_type_member(self) -> &'static str {
-        match self {
-            Schema::EventGrid => "eventType",
-            Schema::CloudEvents => "type",
-        }
-    }
-}
 
 /// The 19 operators of EG-13.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -401,11 +346,7 @@ fn parse_event_types(value: Option<&Value>, errors: &mut Vec<PolicyError>) -> Op
     (!all).then_some(types)
 }
 
-fn string_member(
-    members: &Map<String, Value>,
-    name: &str,
-    errors: &mut Vec<PolicyError>,
-) -> String {
+fn string_member(members: &Map, name: &str, errors: &mut Vec<PolicyError>) -> String {
     match members.get(name) {
         None => String::new(),
         Some(Value::String(s)) => s.clone(),
@@ -420,7 +361,7 @@ fn string_member(
     }
 }
 
-fn bool_member(members: &Map<String, Value>, name: &str, errors: &mut Vec<PolicyError>) -> bool {
+fn bool_member(members: &Map, name: &str, errors: &mut Vec<PolicyError>) -> bool {
     match members.get(name) {
         None => false,
         Some(Value::Bool(b)) => *b,
@@ -518,8 +459,9 @@ fn parse_filter(
                     CODE,
                     &op_at,
                     format!(
-                        "unknown operator `{}` in `operatorType` (operator names are case-sensitive: {})",
+                        "unknown operator `{}` in `operatorType`{} (operator names are case-sensitive: {})",
                         excerpt(name),
+                        crate::error::suggestion(name, &names),
                         names.join(", ")
                     ),
                 ));
@@ -583,13 +525,15 @@ fn policy_number(v: &Value) -> Option<PolicyNumber> {
     let Value::Number(n) = v else {
         return None;
     };
-    let text = n.to_string();
-    Decimal::parse(&text).map(|value| PolicyNumber { value, text })
+    n.to_decimal().map(|value| PolicyNumber {
+        value,
+        text: n.as_str().to_owned(),
+    })
 }
 
 fn parse_operand(
     operator: Operator,
-    entry: &Map<String, Value>,
+    entry: &Map,
     at: &str,
     values_seen: &mut usize,
     errors: &mut Vec<PolicyError>,
@@ -1035,22 +979,19 @@ pub fn lower_policy(policy: &Policy) -> Node {
 }
 
 /// Parses, validates and lowers.
-pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileError> {
-    let schema = Schema::from_options(options)?;
-    Ok(lower_policy(&parse(policy, schema)?))
+pub(crate) fn lower(policy: &Value, options: EventGridOptions) -> Result<Node, CompileError> {
+    Ok(lower_policy(&parse(policy, options.schema)?))
 }
 
 /// Reads a message in the vector shape: the event JSON itself. An event that is not an object
 /// is accepted; every key is then undefined.
-pub fn message_from_json(options: &Value, message: &Value) -> Result<Message, MessageError> {
-    let _ = options;
+pub fn message_from_json(message: &serde_json::Value) -> Result<Message, MessageError> {
     Ok(Message::Json(message.clone()))
 }
 
 /// Reads one line of `filtervm match` input: one event as JSON text, checked here and kept as
 /// its bytes ([`Message::Body`]): binding reads only what the filter reads, at any depth.
-pub fn message_from_line(options: &Value, line: &str) -> Result<Message, MessageError> {
-    let _ = options;
+pub fn message_from_line(line: &str) -> Result<Message, MessageError> {
     filtervm_vm::json::validate(line.as_bytes(), filtervm_vm::json::LoneSurrogates::Replace)
         .map_err(|e| MessageError::new("", format!("an event must be JSON text: {e}")))?;
     Ok(Message::Body(line.as_bytes().to_vec()))
@@ -1059,8 +1000,8 @@ pub fn message_from_line(options: &Value, line: &str) -> Result<Message, Message
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Dialect, Evaluator, compile};
-    use serde_json::json;
+    use crate::{Dialect, Evaluator, Options, compile, compile_text};
+    use serde_json::{Value, json};
 
     fn event() -> Value {
         json!({
@@ -1073,6 +1014,7 @@ mod tests {
     }
 
     fn check(policy: Value, options: Value, message: &Value) -> bool {
+        let options = Options::from_json(Dialect::EventGrid, &options).unwrap();
         let filter = compile(Dialect::EventGrid, &policy, &options)
             .unwrap_or_else(|e| panic!("{policy} should compile: {e}"));
         Evaluator::new()
@@ -1092,13 +1034,17 @@ mod tests {
         json!({"advancedFilters": [entry]})
     }
 
-    fn errors(policy: Value) -> Vec<(String, String, String)> {
-        match compile(Dialect::EventGrid, &policy, &Value::Null) {
+    fn errors(policy: Value) -> Vec<(ErrorCode, String, String)> {
+        match compile(
+            Dialect::EventGrid,
+            &policy,
+            &Options::from(Dialect::EventGrid),
+        ) {
             Ok(_) => panic!("{policy} should be rejected"),
             Err(e) => e
                 .errors
                 .into_iter()
-                .map(|e| (e.code.to_owned(), e.pointer, e.message))
+                .map(|e| (e.code, e.pointer, e.message))
                 .collect(),
         }
     }
@@ -1198,8 +1144,19 @@ mod tests {
             "data.big",
             json!({"value": 9007199254740992u64})
         )));
-        let five: Value = serde_json::from_str(r#"{"values": [5e0, 5.0]}"#).unwrap();
-        assert!(eg(af("NumberIn", "data.counter", five)));
+        // Written as text, so that the spellings reach the front end as written.
+        let five = r#"{"advancedFilters": [{"operatorType": "NumberIn", "key": "data.counter",
+            "values": [5e0, 5.0, 50e-1, 4.99999999999999999999]}]}"#;
+        let filter =
+            compile_text(Dialect::EventGrid, five, &Options::from(Dialect::EventGrid)).unwrap();
+        assert!(
+            filter
+                .lowered_ir()
+                .unwrap()
+                .to_string()
+                .contains("4.99999999999999999999")
+        );
+        assert!(Evaluator::new().matches_json(&filter, &event()).unwrap());
     }
 
     #[test]
@@ -1211,7 +1168,7 @@ mod tests {
                 "data.key1",
                 json!({"values": ["azure data factory", "Straße"]}),
             ),
-            &Value::Null,
+            &Options::from(Dialect::EventGrid),
         )
         .unwrap();
         let ir = f.lowered_ir().unwrap().to_string();
@@ -1228,7 +1185,7 @@ mod tests {
             {"key": "k"},
             7
         ]}));
-        let got: Vec<(&str, &str)> = e.iter().map(|(c, p, _)| (c.as_str(), p.as_str())).collect();
+        let got: Vec<(ErrorCode, &str)> = e.iter().map(|(c, p, _)| (*c, p.as_str())).collect();
         assert_eq!(
             got,
             vec![
@@ -1242,6 +1199,12 @@ mod tests {
         assert!(e[0].2.contains("range"));
         assert!(e[1].2.contains("operator"));
         assert!(e[2].2.contains("key"));
+        let e = errors(af("StringNotBeginWith", "k", json!({"values": ["a"]})));
+        assert!(
+            e[0].2.contains("did you mean `StringNotBeginsWith`?"),
+            "{}",
+            e[0].2
+        );
     }
 
     #[test]
@@ -1252,14 +1215,14 @@ mod tests {
         assert_eq!(e[0].1, "/advancedFilters/0/values/1");
         assert!(e[0].2.contains("512") && e[0].2.contains("limit"));
         let ok = af("StringIn", "k", json!({"values": ["é".repeat(512)]}));
-        assert!(compile(Dialect::EventGrid, &ok, &Value::Null).is_ok());
+        assert!(compile(Dialect::EventGrid, &ok, &Options::from(Dialect::EventGrid)).is_ok());
 
         let filters: Vec<Value> = (0..26)
             .map(|_| json!({"operatorType": "IsNotNull", "key": "id"}))
             .collect();
         let e = errors(json!({ "advancedFilters": filters }));
         assert_eq!(
-            (e[0].0.as_str(), e[0].1.as_str()),
+            (e[0].0, e[0].1.as_str()),
             (LIMIT_CODE, "/advancedFilters/25")
         );
 
@@ -1269,7 +1232,7 @@ mod tests {
             {"operatorType": "NumberInRange", "key": "k", "values": [[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]]}
         ]}));
         assert_eq!(
-            (e[0].0.as_str(), e[0].1.as_str()),
+            (e[0].0, e[0].1.as_str()),
             (LIMIT_CODE, "/advancedFilters/2/values/4")
         );
         assert!(e[0].2.contains("limit") && e[0].2.contains("25"));
@@ -1284,17 +1247,14 @@ mod tests {
             &ce
         ));
         for bad in [json!({"schema": "Custom"}), json!({"scope": "x"}), json!(3)] {
-            let e = compile(Dialect::EventGrid, &json!({}), &bad).unwrap_err();
-            assert_eq!(e.errors[0].code, super::super::INVALID_OPTIONS);
+            let e = Options::from_json(Dialect::EventGrid, &bad).unwrap_err();
+            assert_eq!(e.errors[0].code, ErrorCode::InvalidOptions);
         }
     }
 
     #[test]
     fn message_from_line_rejects_non_json() {
-        assert!(message_from_line(&Value::Null, "{not json").is_err());
-        assert_eq!(
-            message_from_line(&Value::Null, "[1]"),
-            Ok(Message::Body(b"[1]".to_vec()))
-        );
+        assert!(message_from_line("{not json").is_err());
+        assert_eq!(message_from_line("[1]"), Ok(Message::Body(b"[1]".to_vec())));
     }
 }

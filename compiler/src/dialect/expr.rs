@@ -10,18 +10,19 @@
 //! "some leaf" reading of [`Pred::Str`], so no dialect quirk needs extra nodes.
 //!
 //! # Options
-//! `{"max_depth": N}`: N a non-negative integer, at most [`MAX_DEPTH_CEILING`]; default
-//! [`DEFAULT_MAX_DEPTH`] (E2). Depth is the number of AND/OR/NOT nodes on the longest
+//! [`ExprOptions`]: `{"max_depth": N}`, N a non-negative integer, at most [`MAX_DEPTH_CEILING`];
+//! default [`DEFAULT_MAX_DEPTH`] (E2). Depth is the number of AND/OR/NOT nodes on the longest
 //! root-to-leaf path; a bare condition has depth 0. Any other option, or a `max_depth` that is not
-//! an integer in `0..=MAX_DEPTH_CEILING`, is rejected with [`INVALID_OPTIONS`] and a pointer to the
-//! option.
+//! an integer in `0..=MAX_DEPTH_CEILING`, is rejected with
+//! [`INVALID_OPTIONS`](ErrorCode::InvalidOptions) and a pointer to the option.
 //!
 //! # Error codes
-//! - [`CODE`] (`EXPR_INVALID_FILTER`): every shape, operator and operand error (E1, E3–E11), and
+//! - [`EXPR_INVALID_FILTER`](ErrorCode::ExprInvalidFilter): every shape, operator and operand
+//!   error (E1, E3–E11; an unknown operator with a suggestion when a known one is close), and
 //!   policy text that is too large or not JSON.
-//! - [`TOO_DEEP`] (`EXPR_TOO_DEEP`): an expression nested deeper than `max_depth` (E2); the
-//!   pointer names the first expression beyond the limit (e.g. `/exp/0/exp/0`).
-//! - [`INVALID_OPTIONS`]: bad dialect options.
+//! - [`EXPR_TOO_DEEP`](ErrorCode::ExprTooDeep): an expression nested deeper than `max_depth`
+//!   (E2); the pointer names the first expression beyond the limit (e.g. `/exp/0/exp/0`).
+//! - [`INVALID_OPTIONS`](ErrorCode::InvalidOptions): bad dialect options.
 //!
 //! Every error carries a JSON Pointer: to the offending member (`/exp/1/op`, `/exp/0/value/2`),
 //! or to the node when a required member is missing.
@@ -29,98 +30,37 @@
 //! # Deep trees
 //! Nothing here recurses deeper than `max_depth` + 1 ≤ [`MAX_DEPTH_CEILING`] + 1: validation stops
 //! at the first expression beyond the limit, and lowering only sees validated trees. Policy text is
-//! scanned by [`check_text`] before JSON parsing, so a text nested 10,000 levels deep is rejected
-//! with [`TOO_DEEP`] in one linear pass (serde_json would otherwise refuse it with a generic
-//! recursion error).
+//! scanned first (`compile_text`), before JSON parsing, so a text nested 10,000 levels deep is rejected
+//! with `EXPR_TOO_DEEP` in one linear pass (the JSON reader would otherwise refuse it with a
+//! generic nesting error).
 
-use crate::error::{CompileError, MessageError, PolicyError, excerpt, pointer};
+use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt, pointer};
 use crate::ir::{Case, Node, Pred, StrOp};
+use crate::options::ExprOptions;
+use filtervm_vm::json::{Map, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{Header, Message};
 use filtervm_vm::value::Shapes;
-use serde_json::{Map, Value};
 
-use super::INVALID_OPTIONS;
-
-/// The error code of every policy error except depth (E1, E3–E11).
-pub const CODE: &str = "EXPR_INVALID_FILTER";
-/// The error code of an expression nested deeper than `max_depth` (E2).
-pub const TOO_DEEP: &str = "EXPR_TOO_DEEP";
+/// The code of every policy error except depth (E1, E3–E11).
+const CODE: ErrorCode = ErrorCode::ExprInvalidFilter;
+/// The code of an expression nested deeper than `max_depth` (E2).
+const TOO_DEEP: ErrorCode = ErrorCode::ExprTooDeep;
+/// The condition operators (E1: `startWith` is an alias of `startsWith`).
+pub const CONDITION_OPERATORS: [&str; 5] = ["startsWith", "endsWith", "contains", "in", "exists"];
+/// The expression operators.
+pub const EXPRESSION_OPERATORS: [&str; 3] = ["AND", "OR", "NOT"];
 /// The default `max_depth` (E2).
 pub const DEFAULT_MAX_DEPTH: usize = 32;
 /// The largest `max_depth` the option accepts.
 ///
 /// An expression of depth d is at most 2·d + 2 JSON levels deep (each level is an object and its
-/// `exp` array; the leaf condition and its `in` array add two). serde_json reads at most 127
-/// levels, so 62 (126 levels) is the deepest tree that every policy text can express; a larger
-/// ceiling would admit trees that [`crate::compile_text`] could never parse.
+/// `exp` array; the leaf condition and its `in` array add two). The ceiling was chosen when
+/// policies were read by `serde_json` (127 levels): 62 (126 levels) is the deepest tree every
+/// policy text could express. Policy text is now read to [`crate::MAX_POLICY_DEPTH`] (128)
+/// levels, which still holds every tree up to the ceiling; it stays 62 so that options written
+/// for earlier versions mean the same.
 pub const MAX_DEPTH_CEILING: usize = 62;
-
-/// The dialect options.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Options {
-    /// The deepest AND/OR/NOT nesting admitted (E2).
-    pub max_depth: usize,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            max_depth: DEFAULT_MAX_DEPTH,
-        }
-    }
-}
-
-/// Reads the dialect options (`null` or an object with at most `max_depth`).
-pub fn parse_options(options: &Value) -> Result<Options, CompileError> {
-    let members = match options {
-        Value::Null => return Ok(Options::default()),
-        Value::Object(members) => members,
-        _ => {
-            return Err(CompileError::one(
-                INVALID_OPTIONS,
-                "",
-                "expr options must be a JSON object like {\"max_depth\": 32}",
-            ));
-        }
-    };
-    let mut out = Options::default();
-    for (name, value) in members {
-        let at = pointer::push("", name);
-        if name != "max_depth" {
-            return Err(CompileError::one(
-                INVALID_OPTIONS,
-                at,
-                format!(
-                    "unknown expr option `{}` (the only option is `max_depth`)",
-                    excerpt(name)
-                ),
-            ));
-        }
-        // E2: "N a non-negative integer". The spec accepts no other spelling, and the dialect
-        // takes every value as written, without coercion (E7), so N must be written as a JSON
-        // integer: `2` is accepted, `2.0`, `2e0` and `-0` are not. (With `arbitrary_precision`,
-        // `as_u64` reads exactly the digits-only spellings.)
-        let depth = value
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|n| *n <= MAX_DEPTH_CEILING);
-        match depth {
-            Some(n) => out.max_depth = n,
-            None => {
-                return Err(CompileError::one(
-                    INVALID_OPTIONS,
-                    at,
-                    format!(
-                        "`max_depth` must be an integer from 0 to {MAX_DEPTH_CEILING}, found {}",
-                        excerpt(value)
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
 
 /// A validated policy node and its JSON Pointer.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,7 +109,7 @@ pub enum CondOp {
 }
 
 /// Parses and validates a policy, collecting every error in policy order.
-pub fn parse(policy: &Value, options: &Options) -> Result<Expr, CompileError> {
+pub fn parse(policy: &Value, options: &ExprOptions) -> Result<Expr, CompileError> {
     let mut errors = Vec::new();
     if policy.is_array() {
         // E11.
@@ -187,7 +127,7 @@ pub fn parse(policy: &Value, options: &Options) -> Result<Expr, CompileError> {
     }
 }
 
-fn err(errors: &mut Vec<PolicyError>, code: &'static str, at: &str, message: impl Into<String>) {
+fn err(errors: &mut Vec<PolicyError>, code: ErrorCode, at: &str, message: impl Into<String>) {
     errors.push(PolicyError::new(code, at, message));
 }
 
@@ -253,7 +193,7 @@ enum Logic {
 }
 
 fn parse_expression(
-    members: &Map<String, Value>,
+    members: &Map,
     at: &str,
     depth: usize,
     max_depth: usize,
@@ -338,8 +278,9 @@ fn parse_expression(
                     CODE,
                     &op_at,
                     format!(
-                        "unknown expression operator `{}` (use \"AND\", \"OR\" or \"NOT\") (E9)",
-                        excerpt(other)
+                        "unknown expression operator `{}`{} (use \"AND\", \"OR\" or \"NOT\") (E9)",
+                        excerpt(other),
+                        crate::error::suggestion(other, &EXPRESSION_OPERATORS)
                     ),
                 );
                 None
@@ -428,11 +369,7 @@ enum Op {
     Exists,
 }
 
-fn parse_condition(
-    members: &Map<String, Value>,
-    at: &str,
-    errors: &mut Vec<PolicyError>,
-) -> Option<Expr> {
+fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Option<Expr> {
     let before = errors.len();
     // E9: allowed members are `key`, `op` and `value`.
     for name in members.keys() {
@@ -484,14 +421,14 @@ fn parse_condition(
                     "AND" | "OR" | "NOT" => {
                         " (an expression takes `exp`, not `key`, E9)".to_owned()
                     }
-                    _ => match ["startsWith", "endsWith", "contains", "in", "exists"]
+                    _ => match CONDITION_OPERATORS
                         .into_iter()
                         .find(|known| known.eq_ignore_ascii_case(other))
                     {
                         Some(known) => {
                             format!(" (operator names are case-sensitive: `{known}`, E5)")
                         }
-                        None => String::new(),
+                        None => crate::error::suggestion(other, &CONDITION_OPERATORS),
                     },
                 };
                 err(
@@ -676,16 +613,15 @@ pub fn lower_policy(expr: &Expr) -> Node {
 }
 
 /// Parses, validates and lowers.
-pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileError> {
-    let options = parse_options(options)?;
+pub(crate) fn lower(policy: &Value, options: ExprOptions) -> Result<Node, CompileError> {
     Ok(lower_policy(&parse(policy, &options)?))
 }
 
 /// Reads a message in the vector shape `{"headers": {NAME: VALUE}}`, VALUE a string or a
 /// non-empty array of strings (a header given several values). A missing or null `headers` is a
 /// message without headers; other top-level members are ignored.
-pub fn message_from_json(options: &Value, message: &Value) -> Result<Message, MessageError> {
-    let _ = options;
+pub fn message_from_json(message: &serde_json::Value) -> Result<Message, MessageError> {
+    use serde_json::Value;
     let Some(headers) = super::message_member(
         message,
         "headers",
@@ -736,10 +672,10 @@ pub fn message_from_json(options: &Value, message: &Value) -> Result<Message, Me
 }
 
 /// Reads one line of `filtervm match` input (the same JSON as [`message_from_json`]).
-pub fn message_from_line(options: &Value, line: &str) -> Result<Message, MessageError> {
-    let value: Value =
+pub fn message_from_line(line: &str) -> Result<Message, MessageError> {
+    let value: serde_json::Value =
         serde_json::from_str(line).map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
-    message_from_json(options, &value)
+    message_from_json(&value)
 }
 
 /// One open JSON container seen by [`check_text`].
@@ -757,12 +693,12 @@ struct Frame {
 
 /// Checks raw policy text before it is parsed as JSON (E2): one linear scan of the bracket
 /// structure, following the chain of `exp` arrays from the root, rejects a text whose
-/// expressions nest deeper than `max_depth` with [`TOO_DEEP`] and the pointer of the first
+/// expressions nest deeper than `max_depth` with [`EXPR_TOO_DEEP`](ErrorCode::ExprTooDeep) and the pointer of the first
 /// expression beyond the limit — so a policy nested 10,000 levels deep fails quickly with the
-/// depth error instead of serde_json's generic recursion error. Strings (and their escapes) are
-/// skipped; malformed text is left to the JSON parser.
-pub(crate) fn check_text(text: &str, options: &Value) -> Result<(), CompileError> {
-    let max_depth = parse_options(options)?.max_depth;
+/// depth error instead of the JSON reader's generic nesting error. Strings (and their escapes)
+/// are skipped; malformed text is left to the JSON reader.
+pub(crate) fn check_text(text: &str, options: ExprOptions) -> Result<(), CompileError> {
+    let max_depth = options.max_depth;
     let bytes = text.as_bytes();
     let mut stack: Vec<Frame> = Vec::new();
     let mut level = 0usize; // on-chain `exp` arrays open
@@ -790,8 +726,8 @@ pub(crate) fn check_text(text: &str, options: &Value) -> Result<(), CompileError
                     let raw = text.get(start..j.min(bytes.len())).unwrap_or("");
                     top.key_is_exp = if escaped {
                         text.get(i..=j)
-                            .and_then(|quoted| serde_json::from_str::<String>(quoted).ok())
-                            .is_some_and(|k| k == "exp")
+                            .and_then(|quoted| filtervm_vm::json::parse(quoted.as_bytes()).ok())
+                            .is_some_and(|k| k.as_str() == Some("exp"))
                     } else {
                         raw == "exp"
                     };
@@ -889,33 +825,29 @@ mod tests {
     }
 
     fn nested(depth: usize) -> Value {
-        let mut v = json!({"key": "a", "op": "exists"});
-        for _ in 0..depth {
-            v = json!({"op": "NOT", "exp": [v]});
-        }
-        v
+        filtervm_vm::json::parse(nested_text(depth).as_bytes()).unwrap()
     }
 
-    fn first(e: &CompileError) -> (&'static str, String) {
+    fn first(e: &CompileError) -> (ErrorCode, String) {
         let f = e.first().unwrap();
         (f.code, f.pointer.clone())
     }
 
     #[test]
     fn e2_default_32_levels_accepted_33_rejected() {
-        let opts = Options::default();
+        let opts = ExprOptions::default();
         assert!(parse(&nested(32), &opts).is_ok());
         let e = parse(&nested(33), &opts).unwrap_err();
         let ptr = "/exp/0".repeat(32);
         assert_eq!(first(&e), (TOO_DEEP, ptr.clone()));
-        assert!(check_text(&nested_text(32), &Value::Null).is_ok());
-        let e = check_text(&nested_text(33), &Value::Null).unwrap_err();
+        assert!(check_text(&nested_text(32), opts).is_ok());
+        let e = check_text(&nested_text(33), opts).unwrap_err();
         assert_eq!(first(&e), (TOO_DEEP, ptr));
     }
 
     #[test]
     fn e2_max_depth_zero_one_two() {
-        let o = |n| Options { max_depth: n };
+        let o = |n| ExprOptions::default().with_max_depth(n);
         assert!(parse(&nested(0), &o(0)).is_ok());
         assert_eq!(first(&parse(&nested(1), &o(0)).unwrap_err()).0, TOO_DEEP);
         assert!(parse(&nested(1), &o(1)).is_ok());
@@ -923,49 +855,8 @@ mod tests {
         assert_eq!(first(&parse(&nested(3), &o(2)).unwrap_err()).0, TOO_DEEP);
     }
 
-    fn parse_json(text: &str) -> Value {
-        serde_json::from_str(text).unwrap()
-    }
-
     #[test]
-    fn e2_options_validated() {
-        assert_eq!(
-            parse_options(&json!({"max_depth": 5})).unwrap().max_depth,
-            5
-        );
-        // E2 asks for an integer, written as one: `2`, not `2.0`.
-        assert_eq!(
-            parse_options(&parse_json(r#"{"max_depth": 2}"#))
-                .unwrap()
-                .max_depth,
-            2
-        );
-        for bad in [
-            json!({"max_depth": -1}),
-            json!({"max_depth": 1.5}),
-            parse_json(r#"{"max_depth": 2.0}"#),
-            parse_json(r#"{"max_depth": 2e0}"#),
-            parse_json(r#"{"max_depth": -0}"#),
-            json!({"max_depth": "3"}),
-            json!({"max_depth": MAX_DEPTH_CEILING + 1}),
-            json!({"depth": 3}),
-            json!([1]),
-        ] {
-            let e = parse_options(&bad).unwrap_err();
-            assert_eq!(e.first().unwrap().code, INVALID_OPTIONS, "{bad}");
-        }
-        assert_eq!(
-            check_text("{}", &json!({"max_depth": 1000}))
-                .unwrap_err()
-                .first()
-                .unwrap()
-                .code,
-            INVALID_OPTIONS
-        );
-    }
-
-    #[test]
-    fn e2_ceiling_fits_serde_json() {
+    fn e2_ceiling_fits_the_policy_reader() {
         // The deepest admissible tree with `in` leaves parses as text.
         let mut s = String::new();
         for _ in 0..MAX_DEPTH_CEILING {
@@ -975,30 +866,28 @@ mod tests {
         for _ in 0..MAX_DEPTH_CEILING {
             s.push_str("]}");
         }
-        let v: Value = serde_json::from_str(&s).unwrap();
-        let opts = Options {
-            max_depth: MAX_DEPTH_CEILING,
-        };
-        assert!(parse(&v, &opts).is_ok());
-        assert!(check_text(&s, &json!({"max_depth": MAX_DEPTH_CEILING})).is_ok());
+        let opts = ExprOptions::default().with_max_depth(MAX_DEPTH_CEILING);
+        let filter = crate::compile_text(crate::Dialect::Expr, &s, &opts.into());
+        assert!(filter.is_ok(), "{:?}", filter.err());
+        assert!(check_text(&s, opts).is_ok());
     }
 
     #[test]
     fn e2_text_scan_skips_strings_and_escapes() {
         // Brackets inside strings (with escaped quotes) do not count.
         let text = r#"{"op": "AND", "exp": [{"key": "[[[\"{{{", "value": ["]]]\\", "[[["]}]}"#;
-        assert!(check_text(text, &json!({"max_depth": 1})).is_ok());
+        assert!(check_text(text, ExprOptions::default().with_max_depth(1)).is_ok());
         // An escaped member name still counts as `exp`.
         let text =
             r#"{"op": "NOT", "e\u0078p": [{"op": "NOT", "exp": [{"key": "a", "op": "exists"}]}]}"#;
-        let e = check_text(text, &json!({"max_depth": 1})).unwrap_err();
+        let e = check_text(text, ExprOptions::default().with_max_depth(1)).unwrap_err();
         assert_eq!(first(&e), (TOO_DEEP, "/exp/0".to_owned()));
         // Deep nesting inside `value` is not an expression chain.
         let text = r#"{"key": "a", "value": [[[[[["x"]]]]]]}"#;
-        assert!(check_text(text, &json!({"max_depth": 0})).is_ok());
+        assert!(check_text(text, ExprOptions::default().with_max_depth(0)).is_ok());
         // The pointer follows array indices.
         let text = r#"{"op":"AND","exp":[{"key":"a","op":"exists"},{"op":"OR","exp":[{"key":"b","op":"exists"}]}]}"#;
-        let e = check_text(text, &json!({"max_depth": 1})).unwrap_err();
+        let e = check_text(text, ExprOptions::default().with_max_depth(1)).unwrap_err();
         assert_eq!(first(&e), (TOO_DEEP, "/exp/1".to_owned()));
         // Malformed text does not panic.
         for t in [
@@ -1010,7 +899,7 @@ mod tests {
             "{\"a\\",
             "[{\"exp\":[{",
         ] {
-            let _ = check_text(t, &Value::Null);
+            let _ = check_text(t, ExprOptions::default());
         }
     }
 
@@ -1018,22 +907,22 @@ mod tests {
     fn e2_ten_thousand_levels_rejected_quickly_by_text_scan() {
         let text = nested_text(10_000);
         let start = std::time::Instant::now();
-        let e = check_text(&text, &Value::Null).unwrap_err();
+        let e = check_text(&text, ExprOptions::default()).unwrap_err();
         assert_eq!(e.first().unwrap().code, TOO_DEEP);
         assert!(start.elapsed().as_secs() < 2);
     }
 
     #[test]
     fn e9_error_pointers() {
-        let opts = Options::default();
-        let policy = json!({"op": "AND", "exp": [
+        let opts = ExprOptions::default();
+        let policy = Value::from(&json!({"op": "AND", "exp": [
             {"key": "a", "op": "in", "value": ["1", 2]},
             {"key": "", "op": "exists"},
             {"op": "OR", "exp": [{"key": "b", "op": "contains"}]},
             {"key": "c", "op": "startsWith", "value": "x", "extra": 1}
-        ]});
+        ]}));
         let e = parse(&policy, &opts).unwrap_err();
-        let got: Vec<(&str, &str)> = e
+        let got: Vec<(ErrorCode, &str)> = e
             .errors
             .iter()
             .map(|p| (p.code, p.pointer.as_str()))
@@ -1051,11 +940,7 @@ mod tests {
 
     #[test]
     fn messages_single_and_multi_valued() {
-        let m = message_from_json(
-            &Value::Null,
-            &json!({"headers": {"a": "1", "b": ["x", "y"]}}),
-        )
-        .unwrap();
+        let m = message_from_json(&json!({"headers": {"a": "1", "b": ["x", "y"]}})).unwrap();
         let Message::Headers(h) = m else {
             panic!("headers expected")
         };
@@ -1068,11 +953,36 @@ mod tests {
             (json!({"headers": []}), "/headers"),
             (json!([]), ""),
         ] {
-            assert_eq!(
-                message_from_json(&Value::Null, &bad).unwrap_err().pointer,
-                at
-            );
+            assert_eq!(message_from_json(&bad).unwrap_err().pointer, at);
         }
-        assert!(message_from_line(&Value::Null, "{\"headers\": {\"a\": \"1\"}}").is_ok());
+        assert!(message_from_line("{\"headers\": {\"a\": \"1\"}}").is_ok());
+    }
+}
+
+#[cfg(test)]
+mod suggestion_tests {
+    use super::*;
+
+    fn message(policy: &str) -> String {
+        let policy = filtervm_vm::json::parse(policy.as_bytes()).unwrap();
+        let e = parse(&policy, &ExprOptions::default()).unwrap_err();
+        e.errors[0].message.clone()
+    }
+
+    #[test]
+    fn misspelled_operators_get_a_suggestion() {
+        assert!(
+            message(r#"{"key": "a", "op": "contians", "value": "x"}"#)
+                .contains("did you mean `contains`?")
+        );
+        assert!(
+            message(r#"{"key": "a", "op": "StartsWith", "value": "x"}"#)
+                .contains("case-sensitive: `startsWith`")
+        );
+        assert!(
+            message(r#"{"op": "ADN", "exp": [{"key": "a", "op": "exists"}]}"#)
+                .contains("did you mean `AND`?")
+        );
+        assert!(!message(r#"{"key": "a", "op": "regex", "value": "x"}"#).contains("did you mean"));
     }
 }

@@ -7,8 +7,10 @@ pub mod expr;
 pub mod sns;
 pub mod stream;
 
-use crate::error::{CompileError, MessageError};
+use crate::error::{CompileError, ErrorCode, JsonTextError, MessageError};
 use crate::ir::Node;
+use crate::options::Options;
+use filtervm_vm::json::{self, ParseOptions};
 use filtervm_vm::message::Message;
 use std::fmt;
 use std::str::FromStr;
@@ -37,6 +39,29 @@ impl Dialect {
         Dialect::Stream,
         Dialect::Expr,
     ];
+
+    /// The code of the dialect's policy errors when no more specific code applies (policy text
+    /// that is not JSON, for one).
+    pub fn invalid_code(self) -> ErrorCode {
+        match self {
+            Dialect::Sns => ErrorCode::SnsSyntaxError,
+            Dialect::Basaltic => ErrorCode::NotificationInvalidFilterPolicy,
+            Dialect::EventGrid => ErrorCode::EventGridInvalidFilter,
+            Dialect::Stream => ErrorCode::StreamInvalidFilter,
+            Dialect::Expr => ErrorCode::ExprInvalidFilter,
+        }
+    }
+
+    /// The code of a breached limit in the dialect's policies (policy text over 256 KiB, for
+    /// one); dialects without a limit code use [`Dialect::invalid_code`].
+    pub fn limit_code(self) -> ErrorCode {
+        match self {
+            Dialect::Sns => ErrorCode::SnsLimitExceeded,
+            Dialect::EventGrid => ErrorCode::EventGridLimitExceeded,
+            Dialect::Stream => ErrorCode::StreamLimitExceeded,
+            Dialect::Basaltic | Dialect::Expr => self.invalid_code(),
+        }
+    }
 
     /// The dialect's name as written in vectors and on the command line.
     pub fn name(self) -> &'static str {
@@ -74,38 +99,66 @@ impl FromStr for Dialect {
     }
 }
 
-/// The error code of a dialect the library does not implement yet.
-pub const NOT_IMPLEMENTED: &str = "DIALECT_NOT_IMPLEMENTED";
-
-/// The error code of every option error, in every dialect: options that are not an object, an
-/// unknown option, a value of the wrong type or out of range ([`check_options`]).
-pub const INVALID_OPTIONS: &str = "INVALID_OPTIONS";
-
-/// Parses, validates and lowers a policy of `dialect` to IR.
+/// Parses, validates and lowers a policy of `dialect` to IR (`options` are `dialect`'s).
 pub(crate) fn lower(
     dialect: Dialect,
-    policy: &serde_json::Value,
-    options: &serde_json::Value,
+    policy: &json::Value,
+    options: &Options,
 ) -> Result<Node, CompileError> {
     match dialect {
-        Dialect::Basaltic => basaltic::lower(policy, options),
-        Dialect::Sns => sns::lower(policy, options),
-        Dialect::EventGrid => eventgrid::lower(policy, options),
-        Dialect::Stream => stream::lower(policy, options),
-        Dialect::Expr => expr::lower(policy, options),
+        Dialect::Basaltic => basaltic::lower(policy),
+        Dialect::Sns => sns::lower(policy, options.sns()),
+        Dialect::EventGrid => eventgrid::lower(policy, options.eventgrid()),
+        Dialect::Stream => stream::lower(policy),
+        Dialect::Expr => expr::lower(policy, options.expr()),
     }
 }
 
-/// Checks raw policy text before JSON parsing (dialects with text-level limits).
-pub(crate) fn check_text(
+/// Reads policy text into a JSON value: at most [`crate::MAX_POLICY_BYTES`] (else the
+/// dialect's limit code), at most [`crate::MAX_POLICY_DEPTH`] levels, numbers in their exact
+/// text, lone surrogate escapes rejected with their line, column and JSON Pointer. `expr` text is
+/// first scanned for expressions nested beyond `max_depth` (E2), and `stream` text that is not
+/// JSON is the text form, returned as a JSON string.
+pub(crate) fn parse_policy_text(
     dialect: Dialect,
     text: &str,
-    options: &serde_json::Value,
-) -> Result<(), CompileError> {
-    match dialect {
-        Dialect::Expr => expr::check_text(text, options),
-        Dialect::Sns => sns::check_text(text, options),
-        _ => Ok(()),
+    options: &Options,
+) -> Result<json::Value, CompileError> {
+    if text.len() > crate::MAX_POLICY_BYTES {
+        return Err(CompileError::one(
+            dialect.limit_code(),
+            "",
+            format!(
+                "the policy is {} bytes; the limit is {} bytes (256 KiB)",
+                text.len(),
+                crate::MAX_POLICY_BYTES
+            ),
+        ));
+    }
+    if dialect == Dialect::Expr {
+        expr::check_text(text, options.expr())?;
+    }
+    let mut read = ParseOptions::default();
+    read.max_depth = crate::MAX_POLICY_DEPTH;
+    match json::parse_with(text.as_bytes(), &read) {
+        Ok(policy) => Ok(policy),
+        // The stream dialect's text form (`region = eu-* and n > 5`) is policy text too.
+        Err(_) if dialect == Dialect::Stream && !text.trim_start().starts_with(['{', '[']) => Ok(
+            json::Value::String(text.trim_end_matches(['\n', '\r']).to_owned()),
+        ),
+        Err(e) => {
+            let e = JsonTextError::new(text, &e);
+            let message = match dialect {
+                // AWS's wording (sns rule 35).
+                Dialect::Sns => format!("{} ({})", sns::NOT_JSON, e.message),
+                _ => format!("the policy is not valid JSON: {}", e.message),
+            };
+            Err(CompileError::one(
+                dialect.invalid_code(),
+                e.pointer,
+                message,
+            ))
+        }
     }
 }
 
@@ -134,17 +187,20 @@ pub(crate) fn message_member<'a>(
 }
 
 /// Reads a message given as JSON in the dialect's shape (conformance `FORMAT.md`).
+///
+/// `options` are the filter's (`dialect`'s; options of another dialect are an error).
 pub fn message_from_json(
     dialect: Dialect,
-    options: &serde_json::Value,
+    options: &Options,
     message: &serde_json::Value,
 ) -> Result<Message, MessageError> {
+    check_message_options(dialect, options)?;
     match dialect {
         Dialect::Basaltic => basaltic::message_from_json(message),
-        Dialect::Sns => sns::message_from_json(options, message),
-        Dialect::EventGrid => eventgrid::message_from_json(options, message),
-        Dialect::Stream => stream::message_from_json(options, message),
-        Dialect::Expr => expr::message_from_json(options, message),
+        Dialect::Sns => sns::message_from_json(options.sns().scope, message),
+        Dialect::EventGrid => eventgrid::message_from_json(message),
+        Dialect::Stream => stream::message_from_json(message),
+        Dialect::Expr => expr::message_from_json(message),
     }
 }
 
@@ -152,56 +208,36 @@ pub fn message_from_json(
 /// dialects the same JSON as [`message_from_json`]).
 pub fn message_from_line(
     dialect: Dialect,
-    options: &serde_json::Value,
+    options: &Options,
     line: &str,
 ) -> Result<Message, MessageError> {
+    check_message_options(dialect, options)?;
     match dialect {
         Dialect::Basaltic => {
             let value: serde_json::Value = serde_json::from_str(line)
                 .map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
             basaltic::message_from_json(&value)
         }
-        Dialect::Sns => sns::message_from_line(options, line),
-        Dialect::EventGrid => eventgrid::message_from_line(options, line),
-        Dialect::Stream => stream::message_from_line(options, line),
-        Dialect::Expr => expr::message_from_line(options, line),
+        Dialect::Sns => sns::message_from_line(options.sns().scope, line),
+        Dialect::EventGrid => eventgrid::message_from_line(line),
+        Dialect::Stream => stream::message_from_line(line),
+        Dialect::Expr => expr::message_from_line(line),
     }
 }
 
-/// Validates `options` for `dialect` the way compiling does: every option error, whatever the
-/// dialect, has the code [`INVALID_OPTIONS`] and a pointer to the option (`""` when `options` is
-/// not an object). `null` and `{}` are the defaults everywhere.
-pub fn check_options(dialect: Dialect, options: &serde_json::Value) -> Result<(), CompileError> {
-    match dialect {
-        Dialect::Basaltic | Dialect::Stream => no_options(options),
-        Dialect::Sns => sns::scope(options).map(drop).map_err(CompileError::from),
-        Dialect::EventGrid => eventgrid::Schema::from_options(options).map(drop),
-        Dialect::Expr => expr::parse_options(options).map(drop),
+/// Messages are read with the filter's options: options of another dialect are a mistake.
+fn check_message_options(dialect: Dialect, options: &Options) -> Result<(), MessageError> {
+    if options.dialect() == dialect {
+        return Ok(());
     }
-}
-
-/// Rejects options other than an empty object (for dialects without options).
-pub(crate) fn no_options(options: &serde_json::Value) -> Result<(), CompileError> {
-    match options {
-        serde_json::Value::Null => Ok(()),
-        serde_json::Value::Object(o) if o.is_empty() => Ok(()),
-        serde_json::Value::Object(o) => {
-            let name = o.keys().next().map(String::as_str).unwrap_or("");
-            Err(CompileError::one(
-                INVALID_OPTIONS,
-                crate::error::pointer::push("", name),
-                format!(
-                    "unknown option `{}`: this dialect takes no options",
-                    crate::error::excerpt(name)
-                ),
-            ))
-        }
-        _ => Err(CompileError::one(
-            INVALID_OPTIONS,
-            "",
-            "options must be a JSON object",
-        )),
-    }
+    Err(MessageError {
+        code: ErrorCode::InvalidOptions,
+        pointer: String::new(),
+        message: format!(
+            "a {dialect} message read with {} options ({options})",
+            options.dialect()
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -245,40 +281,74 @@ mod tests {
         cases.push((Dialect::Expr, json!({"max_depth": -1}), "/max_depth"));
         cases.push((Dialect::Expr, json!({"max_depth": 63}), "/max_depth"));
         for (dialect, options, pointer) in cases {
-            let policy = valid_policy(dialect);
-            let text = match &policy {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
             for (how, result) in [
-                ("compile", compile(dialect, &policy, &options).map(drop)),
+                ("value", Options::from_json(dialect, &options)),
                 (
-                    "compile_text",
-                    compile_text(dialect, &text, &options).map(drop),
+                    "text",
+                    Options::from_json(dialect, options.to_string().as_str()),
                 ),
-                ("check_options", check_options(dialect, &options)),
             ] {
                 let e = result.expect_err("invalid options are rejected");
                 let first = e.first().expect("one error");
                 assert_eq!(
                     (first.code, first.pointer.as_str()),
-                    (INVALID_OPTIONS, pointer),
+                    (ErrorCode::InvalidOptions, pointer),
                     "{dialect} {options} via {how}: {e}"
                 );
             }
         }
+        // Options of another dialect, given to compile, compile_text or a message reader.
         for dialect in Dialect::ALL {
-            assert!(check_options(dialect, &json!({})).is_ok());
-            assert!(check_options(dialect, &serde_json::Value::Null).is_ok());
+            let policy = valid_policy(dialect);
+            let text = match &policy {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let own = Options::from(dialect);
+            assert!(compile(dialect, &policy, &own).is_ok(), "{dialect}");
+            assert!(compile_text(dialect, &text, &own).is_ok(), "{dialect}");
+            for other in Dialect::ALL.into_iter().filter(|d| *d != dialect) {
+                let options = Options::from(other);
+                for result in [
+                    compile(dialect, &policy, &options).map(drop),
+                    compile_text(dialect, &text, &options).map(drop),
+                ] {
+                    let e = result.expect_err("another dialect's options");
+                    assert_eq!(e.code(), Some(ErrorCode::InvalidOptions), "{dialect}: {e}");
+                }
+                let e = message_from_json(dialect, &options, &json!({})).unwrap_err();
+                assert_eq!(e.code, ErrorCode::InvalidOptions);
+            }
         }
+    }
+
+    #[test]
+    fn policy_text_errors_have_the_dialect_codes() {
+        let huge = format!("{{\"a\": [\"{}\"]}}", "x".repeat(crate::MAX_POLICY_BYTES));
+        for dialect in Dialect::ALL {
+            let options = Options::from(dialect);
+            let e = compile_text(dialect, &huge, &options).unwrap_err();
+            assert_eq!(e.code(), Some(dialect.limit_code()), "{dialect}");
+            let e = compile_text(dialect, "{\"a\": [1,]}", &options).unwrap_err();
+            assert_eq!(e.code(), Some(dialect.invalid_code()), "{dialect}");
+            assert_eq!(e.errors[0].pointer, "/a/1", "{dialect}: {e}");
+            assert!(
+                e.to_string().contains("line 1 column 10: unexpected `]`"),
+                "{dialect}: {e}"
+            );
+            let deep = format!("{}{}", "[".repeat(129), "]".repeat(129));
+            let e = compile_text(dialect, &deep, &options).unwrap_err();
+            assert!(e.to_string().contains("deeper than 128"), "{dialect}: {e}");
+        }
+        let e = compile_text(Dialect::Sns, "{oops", &Options::from(Dialect::Sns)).unwrap_err();
+        assert!(e.to_string().contains("failed to parse JSON."), "{e}");
     }
 }
 
 #[cfg(test)]
 mod lone_surrogate_tests {
     use super::Dialect;
-    use crate::compile_text;
-    use serde_json::json;
+    use crate::{Options, compile_text};
 
     #[test]
     fn a_lone_surrogate_in_policy_text_is_named_with_its_pointer() {
@@ -296,7 +366,7 @@ mod lone_surrogate_tests {
             (r#"{"a\ud800": ["x"]}"#, r"\ud800", ""),
         ] {
             for dialect in Dialect::ALL {
-                let e = compile_text(dialect, text, &json!({})).expect_err(text);
+                let e = compile_text(dialect, text, &Options::from(dialect)).expect_err(text);
                 let first = e.first().expect("an error");
                 assert!(
                     first

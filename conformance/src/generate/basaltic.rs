@@ -1,8 +1,9 @@
 //! Generates basaltic policies and messages (B-1..B-13).
 
 use super::{Case, Source};
+use crate::json;
+use crate::reference::json::{Map, Value};
 use filtervm_compiler::Dialect;
-use serde_json::{Map, Value, json};
 
 const NAMES: &[&str] = &["event", "amount", "env", "test", "", "a.b"];
 const STRINGS: &[&str] = &[
@@ -59,7 +60,7 @@ fn word<'a>(s: &mut impl Source, items: &[&'a str]) -> &'a str {
 }
 
 fn number(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or(Value::Null)
+    crate::reference::json::parse(text).unwrap_or(Value::Null)
 }
 
 fn alternative(s: &mut impl Source) -> Value {

@@ -8,8 +8,9 @@
 //! precision (EG-33), non-ASCII case pairs (EG-31), empty strings (EG-32).
 
 use super::{Case, Source, harvest, word};
+use crate::json;
+use crate::reference::json::{Map, Value};
 use filtervm_compiler::Dialect;
-use serde_json::{Map, Value, json};
 
 /// Event types and subjects share these (case variants, empty, wildcard-looking).
 const TYPES: &[&str] = &[
@@ -153,7 +154,7 @@ const HUGE: &[&str] = &[
 ];
 
 fn number(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or(Value::Null)
+    crate::reference::json::parse(text).unwrap_or(Value::Null)
 }
 
 fn as_f64(v: &Value) -> f64 {
@@ -319,14 +320,14 @@ fn envelope(s: &mut impl Source, values: &[Value], pool: &[&str]) -> Option<Valu
     }
 }
 
-fn put(map: &mut Map<String, Value>, name: &str, value: Option<Value>) {
+fn put(map: &mut Map, name: &str, value: Option<Value>) {
     if let Some(v) = value {
         map.insert(name.to_owned(), v);
     }
 }
 
 /// Puts `leaf` at `path` below `map`, making objects on the way (replacing what is there).
-fn insert_path(map: &mut Map<String, Value>, path: &[&str], leaf: Value) {
+fn insert_path(map: &mut Map, path: &[&str], leaf: Value) {
     let Some((first, rest)) = path.split_first() else {
         return;
     };
@@ -334,13 +335,10 @@ fn insert_path(map: &mut Map<String, Value>, path: &[&str], leaf: Value) {
         map.insert((*first).to_owned(), leaf);
         return;
     }
-    let slot = map
-        .entry((*first).to_owned())
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !slot.is_object() {
-        *slot = Value::Object(Map::new());
+    if !map.get(first).is_some_and(Value::is_object) {
+        map.insert((*first).to_owned(), Value::Object(Map::new()));
     }
-    if let Value::Object(inner) = slot {
+    if let Some(Value::Object(inner)) = map.get_mut(first) {
         insert_path(inner, rest, leaf);
     }
 }

@@ -3,8 +3,9 @@
 //! `startWith` alias and the null-op default.
 
 use super::{Case, Source, word};
+use crate::json;
+use crate::reference::json::{Map, Value};
 use filtervm_compiler::Dialect;
-use serde_json::{Map, Value, json};
 
 /// Header names (E8: non-empty; case-sensitive, E5).
 const KEYS: &[&str] = &["k", "K", "env", "a.b", "\u{df}", " ", "\u{0}"];

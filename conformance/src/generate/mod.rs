@@ -12,8 +12,8 @@ pub mod expr;
 pub mod sns;
 pub mod stream;
 
+use crate::reference::json::{Map, Value};
 use filtervm_compiler::Dialect;
-use serde_json::Value;
 
 /// A source of choices.
 pub trait Source {
@@ -135,12 +135,13 @@ pub fn harvest(value: &Value, out: &mut Vec<Value>) {
     }
 }
 
-/// One generated case.
+/// One generated case. Its values keep exact number text and member order, and print as the
+/// JSON both engines read.
 #[derive(Debug, Clone)]
 pub struct Case {
     /// The dialect.
     pub dialect: Dialect,
-    /// Dialect options.
+    /// Dialect options (`null` for the defaults).
     pub options: Value,
     /// The policy (valid for the dialect).
     pub policy: Value,
@@ -151,7 +152,7 @@ pub struct Case {
 impl Case {
     /// The case as a ready-to-paste conformance vector line (`expect` is what `verdict` says).
     pub fn to_vector(&self, id: &str, verdict: bool) -> String {
-        let mut case = serde_json::json!({
+        let mut case = crate::json!({
             "id": id,
             "dialect": self.dialect.name(),
             "policy": self.policy,
@@ -197,17 +198,18 @@ pub enum Outcome {
     Error(String),
 }
 
-/// Runs a case through the compiler + VM and through the reference interpreter.
+/// Runs a case through the compiler + VM and through the reference interpreter. The product
+/// reads the policy and options from their text (as from a vector or a command line); the
+/// message as a `serde_json::Value`, the form its message readers take.
 pub fn check(case: &Case) -> Outcome {
-    let filter = match filtervm_compiler::compile(case.dialect, &case.policy, &case.options) {
-        Ok(f) => f,
+    let filter = match crate::runner::compile(case.dialect, &case.policy, &case.options) {
+        Ok(filter) => filter,
         Err(e) => return Outcome::Rejected(e.to_string()),
     };
-    let message =
-        match filtervm_compiler::message_from_json(case.dialect, &case.options, &case.message) {
-            Ok(m) => m,
-            Err(e) => return Outcome::Error(e.to_string()),
-        };
+    let message = match crate::runner::read_message(case.dialect, &case.options, &case.message) {
+        Ok(m) => m,
+        Err(e) => return Outcome::Error(e.to_string()),
+    };
     let vm = filtervm_compiler::Evaluator::new().matches(&filter, &message);
     match crate::reference::evaluate(case.dialect, &case.options, &case.policy, &case.message) {
         Ok(reference) if reference == vm => Outcome::Agree(vm),
@@ -255,7 +257,8 @@ pub fn message_for(
             // The text form is read back to the JSON form, whose clauses name the headers.
             let json_form = match policy {
                 Value::String(text) => filtervm_compiler::dialect::stream::parse_text(text)
-                    .map(|f| f.to_json())
+                    .ok()
+                    .and_then(|f| crate::reference::json::parse(&f.to_json().to_string()).ok())
                     .unwrap_or(Value::Null),
                 other => other.clone(),
             };
@@ -295,17 +298,17 @@ pub fn nested<S: Source>(dialect: Dialect, policies: &[Value], s: &mut S) -> Opt
         Dialect::Expr => {
             let (p0, p1, p2, p3) = (pick(s), pick(s), pick(s), pick(s));
             let inner = match s.below(3) {
-                0 => serde_json::json!({"op": "AND", "exp": [p2, {"op": "NOT", "exp": [p3]}]}),
-                1 => serde_json::json!({"op": "AND", "exp": [p2, p3]}),
-                _ => serde_json::json!({"op": "OR", "exp": [{"op": "AND", "exp": [p2, p3]}, p0]}),
+                0 => crate::json!({"op": "AND", "exp": [p2, {"op": "NOT", "exp": [p3]}]}),
+                1 => crate::json!({"op": "AND", "exp": [p2, p3]}),
+                _ => crate::json!({"op": "OR", "exp": [{"op": "AND", "exp": [p2, p3]}, p0]}),
             };
-            Some(serde_json::json!({"op": "AND", "exp": [p0, {"op": "OR", "exp": [p1, inner]}]}))
+            Some(crate::json!({"op": "AND", "exp": [p0, {"op": "OR", "exp": [p1, inner]}]}))
         }
         Dialect::Stream => {
             let (p0, p1) = (pick(s), pick(s));
             let a = p0.get("groups")?.as_array()?;
             let b = p1.get("groups")?.as_array()?;
-            Some(serde_json::json!({"groups": a.iter().chain(b).cloned().collect::<Vec<_>>()}))
+            Some(crate::json!({"groups": a.iter().chain(b).cloned().collect::<Vec<_>>()}))
         }
         Dialect::Basaltic | Dialect::EventGrid => None,
     }
@@ -313,7 +316,7 @@ pub fn nested<S: Source>(dialect: Dialect, policies: &[Value], s: &mut S) -> Opt
 
 /// One member of an `sns` policy, as a one-member object: as it is, or (three times in five,
 /// when it is no `$or`) an exact match of its name on one of its string operands.
-fn sns_member(policy: &Value, s: &mut impl Source) -> Option<serde_json::Map<String, Value>> {
+fn sns_member(policy: &Value, s: &mut impl Source) -> Option<Map> {
     let members: Vec<(&String, &Value)> = policy.as_object()?.iter().collect();
     if members.is_empty() {
         return None;
@@ -327,5 +330,5 @@ fn sns_member(policy: &Value, s: &mut impl Source) -> Option<serde_json::Map<Str
     } else {
         value.clone()
     };
-    Some(serde_json::Map::from_iter([(name.clone(), value)]))
+    Some(Map::from_iter([(name.clone(), value)]))
 }

@@ -9,8 +9,9 @@
 //! Policies stay within the key (rule 42) and combination (rule 43) limits by construction.
 
 use super::{Case, Source, harvest, word};
+use crate::json;
+use crate::reference::json::{Map, Value};
 use filtervm_compiler::Dialect;
-use serde_json::{Map, Value, json};
 
 /// Attribute names and body member names (the same pool, so policies and messages collide).
 const NAMES: &[&str] = &["a", "b", "c", "a.b", "b.c", "ip", "", "a."];
@@ -110,7 +111,7 @@ const CIDRS: &[&str] = &[
 const WILDCARD_PIECES: &[&str] = &["a", "b", "c", "ab", "bc", "A", "\\*", "\\\\", "\u{e9}", "."];
 
 fn number(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or(Value::Null)
+    crate::reference::json::parse(text).unwrap_or(Value::Null)
 }
 
 /// A wildcard pattern (rule 27): pieces and stars, never two unescaped stars in a row.
@@ -289,7 +290,7 @@ fn object(
 }
 
 /// The combination count of rule 43 (as its text defines it, saturating).
-fn combinations(object: &Map<String, Value>, depth: u64) -> u64 {
+fn combinations(object: &Map, depth: u64) -> u64 {
     object.iter().fold(1u64, |acc, (name, value)| {
         let factor = match value {
             Value::Array(items) if name == "$or" => items.iter().fold(0u64, |sum, b| {
@@ -451,7 +452,7 @@ fn attribute(s: &mut impl Source, pool: &[Value]) -> Value {
 /// A body that follows the policy's shape (each member present three times in four, one `$or`
 /// branch followed), with values from `pool` or the pools, plus random members; sometimes an
 /// object level becomes an array of such objects (rule 18).
-fn follow(s: &mut impl Source, policy: &Map<String, Value>, pool: &[Value], depth: u32) -> Value {
+fn follow(s: &mut impl Source, policy: &Map, pool: &[Value], depth: u32) -> Value {
     let mut map = match body_object(s, pool, depth.min(1)) {
         Value::Object(m) if s.chance(30) => m,
         _ => Map::new(),
@@ -493,7 +494,7 @@ fn follow(s: &mut impl Source, policy: &Map<String, Value>, pool: &[Value], dept
 }
 
 /// The names of a flat (attribute-scope) policy's leaves, `$or` branches included.
-fn leaf_names<'a>(policy: &'a Map<String, Value>, out: &mut Vec<&'a str>) {
+fn leaf_names<'a>(policy: &'a Map, out: &mut Vec<&'a str>) {
     for (name, v) in policy {
         match v {
             Value::Array(branches) if name == "$or" => {
@@ -590,7 +591,7 @@ pub fn message(s: &mut impl Source, policy: &Value, body: bool) -> Value {
 /// the policy names gets one of that leaf's own string or number operands (for checks that want
 /// messages that match, see [`super::message_for`]).
 pub fn aim(s: &mut impl Source, policy: &Value, message: &mut Value) {
-    fn leaves<'a>(policy: &'a Map<String, Value>, out: &mut Vec<(&'a str, &'a Value)>) {
+    fn leaves<'a>(policy: &'a Map, out: &mut Vec<(&'a str, &'a Value)>) {
         for (name, v) in policy {
             match v {
                 Value::Array(branches) if name == "$or" => {

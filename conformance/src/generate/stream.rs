@@ -8,8 +8,9 @@
 //! of the compiler's printer), with random whitespace and optional quoting.
 
 use super::{Case, Source, harvest, word};
+use crate::json;
+use crate::reference::json::{Map, Value};
 use filtervm_compiler::Dialect;
-use serde_json::{Map, Value, json};
 
 /// Header names (S8: exact, case-sensitive, dots are ordinary; never empty).
 const HEADERS: &[&str] = &[
@@ -133,7 +134,7 @@ fn clause(s: &mut impl Source) -> Value {
         },
         _ => {
             let op = word(s, &["<", "<=", ">", ">="]);
-            let n: Value = serde_json::from_str(word(s, OPERANDS)).unwrap_or(Value::Null);
+            let n = crate::reference::json::parse(word(s, OPERANDS)).unwrap_or(Value::Null);
             json!({"op": op, "header": header, "values": [n]})
         }
     }

@@ -1,8 +1,8 @@
 //! Reference evaluation of `basaltic` policies (specs/basaltic-filters.md), straight from the JSON.
 
 use super::ReferenceError;
+use super::json::{Map, Number, Value};
 use super::number::{js_number_text, parse_number};
-use serde_json::{Map, Value};
 
 /// Evaluates a (valid) policy against `{"attributes": {NAME: {"type", "value"}}}`.
 pub fn evaluate(policy: &Value, message: &Value) -> Result<bool, ReferenceError> {
@@ -104,8 +104,8 @@ fn alternative_holds(alt: &Value, value: Option<&str>) -> Result<bool, Reference
     })
 }
 
-fn as_f64(n: &serde_json::Number) -> Result<f64, ReferenceError> {
-    n.to_string()
+fn as_f64(n: &Number) -> Result<f64, ReferenceError> {
+    n.as_str()
         .parse::<f64>()
         .map_err(|_| ReferenceError(format!("bad number {n}")))
 }

@@ -6,7 +6,7 @@
 //! is assumed valid (the compiler validated it).
 
 use super::ReferenceError;
-use serde_json::{Map, Value};
+use super::json::{Map, Value};
 use std::cmp::Ordering;
 
 /// Evaluates a (valid) policy against an event (EG-2: event type AND subject AND every filter).
@@ -77,7 +77,7 @@ pub fn evaluate(options: &Value, policy: &Value, message: &Value) -> Result<bool
 
 /// A top-level member: the name exactly as given, else the first member whose name is the same
 /// ignoring ASCII case.
-fn member<'a>(event: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+fn member<'a>(event: &'a Map, name: &str) -> Option<&'a Value> {
     if let Some(v) = event.get(name) {
         return Some(v);
     }
@@ -92,14 +92,14 @@ fn member<'a>(event: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
 }
 
 /// The value a key names in the event; `None` for undefined (EG-15..EG-19).
-fn resolve<'a>(cloud: bool, event: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+fn resolve<'a>(cloud: bool, event: &'a Map, key: &str) -> Option<&'a Value> {
     let segments: Vec<&str> = key.split('.').collect();
     let (first, rest) = segments.split_first()?;
     let first = first.to_ascii_lowercase();
     if first == "data" {
         let mut current = member(event, "data")?;
         for segment in rest {
-            current = current.as_object()?.get(*segment)?;
+            current = current.as_object()?.get(segment)?;
         }
         return Some(current);
     }
@@ -169,7 +169,7 @@ fn hit(op: &str, entry: &Value, element: &Value) -> bool {
         let x = x.to_string();
         let cmp = |bound: &Value| -> Option<Ordering> {
             match bound {
-                Value::Number(b) => compare_numbers(&x, &b.to_string()),
+                Value::Number(b) => compare_numbers(&x, b.as_str()),
                 _ => None,
             }
         };

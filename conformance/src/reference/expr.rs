@@ -7,7 +7,7 @@
 //! trusting that.
 
 use super::ReferenceError;
-use serde_json::Value;
+use super::json::Value;
 
 /// The deepest tree the walk follows (well above any `max_depth` the compiler accepts).
 pub const MAX_WALK_DEPTH: usize = 256;
@@ -143,7 +143,7 @@ fn eval(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::json;
 
     #[test]
     fn multi_valued_header_any_value() {

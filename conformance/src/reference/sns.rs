@@ -6,8 +6,8 @@
 //! policy path passes through (rule 18, D-3). It assumes the policy is valid.
 
 use super::ReferenceError;
+use super::json::{self, Map, Number, Value};
 use super::number::parse_number;
-use serde_json::{Map, Value};
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 type R<T> = Result<T, ReferenceError>;
@@ -35,8 +35,7 @@ pub fn evaluate(options: &Value, policy: &Value, message: &Value) -> R<bool> {
     let parsed;
     let policy = match policy {
         Value::String(text) => {
-            parsed = serde_json::from_str::<Value>(text)
-                .map_err(|e| ReferenceError(format!("policy text: {e}")))?;
+            parsed = json::parse(text).map_err(|e| ReferenceError(format!("policy text: {e}")))?;
             &parsed
         }
         other => other,
@@ -58,7 +57,7 @@ pub fn evaluate(options: &Value, policy: &Value, message: &Value) -> R<bool> {
 // ---------------------------------------------------------------------------------------------
 // Attribute scope (rules 5-12)
 
-fn evaluate_attributes(policy: &Map<String, Value>, message: &Value) -> R<bool> {
+fn evaluate_attributes(policy: &Map, message: &Value) -> R<bool> {
     let empty = Map::new();
     let attributes = match message.get("attributes") {
         Some(Value::Object(a)) => a,
@@ -110,7 +109,7 @@ fn attribute_values(t: &str, v: &str) -> Vec<Val> {
     match base_type(t) {
         "String" => vec![Val::Str(v.to_owned())],
         "Number" => parse_number(v.trim()).map(Val::Num).into_iter().collect(),
-        "String.Array" => match serde_json::from_str::<Value>(v) {
+        "String.Array" => match json::parse(v) {
             Ok(Value::Array(items)) => items.iter().filter_map(scalar).collect(),
             _ => Vec::new(),
         },
@@ -122,7 +121,7 @@ fn attribute_values(t: &str, v: &str) -> Vec<Val> {
 fn scalar(v: &Value) -> Option<Val> {
     match v {
         Value::String(s) => Some(Val::Str(s.clone())),
-        Value::Number(n) => Some(Val::Num(n.to_string().parse::<f64>().ok()?)),
+        Value::Number(n) => Some(Val::Num(n.as_str().parse::<f64>().ok()?)),
         Value::Bool(b) => Some(Val::Bool(*b)),
         Value::Null => Some(Val::Null),
         Value::Array(_) | Value::Object(_) => None,
@@ -132,10 +131,10 @@ fn scalar(v: &Value) -> Option<Val> {
 // ---------------------------------------------------------------------------------------------
 // Body scope (rules 14-21)
 
-fn evaluate_body(policy: &Map<String, Value>, message: &Value) -> R<bool> {
+fn evaluate_body(policy: &Map, message: &Value) -> R<bool> {
     let body = match message.get("body") {
         None | Some(Value::Null) => return Ok(false),
-        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+        Some(Value::String(text)) => match json::parse(text) {
             Ok(v) => v,
             Err(_) => return Ok(false),
         },
@@ -176,7 +175,7 @@ fn join(prefix: Option<&str>, name: &str) -> String {
 }
 
 /// Every leaf path of the policy, flattened with `.` (rule 16).
-fn policy_paths(object: &Map<String, Value>, prefix: Option<&str>, out: &mut Vec<String>) {
+fn policy_paths(object: &Map, prefix: Option<&str>, out: &mut Vec<String>) {
     for (name, value) in object {
         if name == "$or" {
             for branch in value.as_array().into_iter().flatten() {
@@ -292,7 +291,7 @@ fn worlds(value: &Value, paths: &[(usize, Option<String>)]) -> Vec<Vec<(usize, V
 // Policy evaluation (rules 1, 4, 22-34)
 
 fn eval_object(
-    object: &Map<String, Value>,
+    object: &Map,
     prefix: Option<&str>,
     lookup: &dyn Fn(&str) -> Vec<Val>,
     any_attribute: bool,
@@ -336,8 +335,8 @@ fn eval_object(
     Ok(true)
 }
 
-fn num_of(n: &serde_json::Number) -> R<f64> {
-    n.to_string()
+fn num_of(n: &Number) -> R<f64> {
+    n.as_str()
         .parse::<f64>()
         .map_err(|_| ReferenceError(format!("bad number {n}")))
 }

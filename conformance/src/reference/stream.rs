@@ -6,16 +6,19 @@
 //! semantics — is written again here, the obvious way.
 
 use super::ReferenceError;
+use super::json::{self, Value};
 use super::number::parse_number;
-use serde_json::Value;
 
 /// Evaluates a (valid) policy against `{"headers": {NAME: VALUE}}`.
 pub fn evaluate(options: &Value, policy: &Value, message: &Value) -> Result<bool, ReferenceError> {
     let _ = options;
     let policy = match policy {
-        Value::String(text) => filtervm_compiler::dialect::stream::parse_text(text)
-            .map_err(|e| ReferenceError(format!("text form rejected: {e}")))?
-            .to_json(),
+        Value::String(text) => {
+            let filter = filtervm_compiler::dialect::stream::parse_text(text)
+                .map_err(|e| ReferenceError(format!("text form rejected: {e}")))?;
+            json::parse(&filter.to_json().to_string())
+                .map_err(|e| ReferenceError(format!("the JSON form of the text form: {e}")))?
+        }
         other => other.clone(),
     };
     let groups = policy
@@ -72,7 +75,7 @@ fn clause_holds<'m>(
     let first_number = || -> Result<f64, ReferenceError> {
         match values.first() {
             Some(Value::Number(n)) => n
-                .to_string()
+                .as_str()
                 .parse::<f64>()
                 .map_err(|_| ReferenceError(format!("bad number {n}"))),
             _ => Err(ReferenceError(format!("`{op}` without a number operand"))),

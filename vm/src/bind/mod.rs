@@ -960,9 +960,10 @@ impl<'b> Slot<'b> {
 }
 
 /// How far a message could be judged.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Judgement {
     /// Every key was bound.
+    #[default]
     Judged,
     /// An SNS body needed more binding rows than [`MAX_ROW_SLOTS`] allow (sns rule 18): it was
     /// bound as if it were not a JSON object, so it matches only policies that read nothing

@@ -2,7 +2,7 @@
 //! input and a per-message arena ([`Extractor`]).
 
 use super::error::Error;
-use super::read::{BitStack, Event, LoneSurrogates, Reader, Str};
+use super::read::{BitStack, Event, LoneSurrogates, MemberSink, MembersEnd, Reader, Scalar, Str};
 use super::value::{Map, Number, Value};
 use crate::key::Key;
 use ahash::AHashMap;
@@ -63,6 +63,8 @@ pub struct Selector {
     /// SNS: a member name may consume several dotted segments, and arrays below the top level
     /// are transparent (their elements are read with the array's own paths).
     sns: bool,
+    /// The number of wanted names a path ends at (about how many texts a message keeps).
+    leaves: usize,
 }
 
 impl Selector {
@@ -87,6 +89,7 @@ impl Selector {
         let mut selector = Selector {
             states: vec![State::default()],
             sns: true,
+            leaves: 0,
         };
         for path in paths {
             selector.add_path(0, path.as_ref().split('.'));
@@ -120,6 +123,7 @@ impl Selector {
                 ..State::default()
             }],
             sns: false,
+            leaves: 0,
         };
         for member in members {
             selector.add_path(0, [member.as_ref()]);
@@ -206,6 +210,12 @@ impl Selector {
     }
 
     fn finish(mut self) -> Selector {
+        self.leaves = self
+            .states
+            .iter()
+            .flat_map(|st| &st.children)
+            .filter(|(_, want)| want.leaf)
+            .count();
         for st in &mut self.states {
             let firsts: Vec<Option<u8>> = st
                 .children
@@ -253,10 +263,17 @@ impl Selector {
             None if st.fold_case => st.children.iter().position(|(n, _)| {
                 n.len() == name.len() && n.as_bytes().eq_ignore_ascii_case(name)
             })?,
-            None => st
-                .children
-                .iter()
-                .position(|(n, _)| eq_short(n.as_bytes(), name))?,
+            None => {
+                // A plain loop rather than `position`, which the compiler leaves out of line.
+                let mut found = None;
+                for (i, (n, _)) in st.children.iter().enumerate() {
+                    if eq_short(n.as_bytes(), name) {
+                        found = Some(i);
+                        break;
+                    }
+                }
+                found?
+            }
             Some(index) if st.fold_case => {
                 lower.clear();
                 lower.extend(name.iter().map(u8::to_ascii_lowercase));
@@ -267,16 +284,17 @@ impl Selector {
         Some(i)
     }
 
-    /// What the member `name` leads to at `state` (SNS: through as many dotted segments as the
-    /// name has).
+    /// The state `state`.
     #[inline(always)]
-    fn lookup(&self, state: u32, name: &[u8], lower: &mut Vec<u8>) -> Option<Found<'_>> {
-        let st = self.states.get(state as usize)?;
-        match name.first() {
-            None if !st.empty => return None,
-            Some(&b) if !st.may_start(b) => return None,
-            _ => {}
-        }
+    fn state(&self, state: u32) -> Option<&State> {
+        self.states.get(state as usize)
+    }
+
+    /// What the member `name` leads to at state `st` (SNS: through as many dotted segments as
+    /// the name has). The reader has already passed over names whose first byte no wanted name
+    /// starts with ([`State::may_start`]).
+    #[inline(always)]
+    fn lookup<'s>(&'s self, st: &'s State, name: &[u8], lower: &mut Vec<u8>) -> Option<Found<'s>> {
         // A wanted segment never contains a dot, so a whole-name match needs no splitting.
         if let Some(i) = self.child(st, name, lower) {
             let (stored, want) = st.children.get(i)?;
@@ -334,12 +352,32 @@ fn has_dot(name: &[u8]) -> bool {
     name.iter().any(|&b| b == b'.')
 }
 
-/// `a == b` for short byte strings (member names), eight bytes a step, without a call to
-/// `memcmp` (whose fixed cost dominates at these lengths).
+/// `a == b` for short byte strings (member names) without a call to `memcmp`, whose fixed cost
+/// dominates at these lengths: up to 16 bytes as two overlapping words (or half-words), longer
+/// ones eight bytes a step.
 #[inline(always)]
 fn eq_short(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
+    }
+    if a.len() <= 16 {
+        if let (Some(a0), Some(b0), Some(a1), Some(b1)) = (
+            a.first_chunk::<8>(),
+            b.first_chunk::<8>(),
+            a.last_chunk::<8>(),
+            b.last_chunk::<8>(),
+        ) {
+            return a0 == b0 && a1 == b1;
+        }
+        if let (Some(a0), Some(b0), Some(a1), Some(b1)) = (
+            a.first_chunk::<4>(),
+            b.first_chunk::<4>(),
+            a.last_chunk::<4>(),
+            b.last_chunk::<4>(),
+        ) {
+            return a0 == b0 && a1 == b1;
+        }
+        return a.iter().zip(b).all(|(x, y)| x == y);
     }
     let mut a8 = a.chunks_exact(8);
     let mut b8 = b.chunks_exact(8);
@@ -553,60 +591,89 @@ impl Extractor {
         let arena: &'d Bump = arena;
         frames.clear();
         let mut run = Run {
-            selector,
-            arena,
             reader: Reader::with_stack(input, LoneSurrogates::Replace, std::mem::take(stack)),
-            input,
-            whole: None,
-            converted: 0,
             frames,
-            nodes: recycle(std::mem::take(nodes)),
-            members: recycle(std::mem::take(members)),
-            text,
-            lower,
+            keep: Keep {
+                selector,
+                arena,
+                input,
+                whole: None,
+                one_by_one: texts_one_by_one(selector, input),
+                nodes: recycle(std::mem::take(nodes)),
+                members: recycle(std::mem::take(members)),
+                text,
+                lower,
+            },
         };
         let result = run.run();
-        *nodes = recycle(run.nodes);
-        *members = recycle(run.members);
+        *nodes = recycle(run.keep.nodes);
+        *members = recycle(run.keep.members);
         *stack = run.reader.into_stack();
         result
     }
 }
 
-/// One message being read.
+/// One message being read: the reader, the kept containers open, and what is kept.
 struct Run<'d, 's> {
+    reader: Reader<'d>,
+    frames: &'s mut Vec<Frame>,
+    keep: Keep<'d, 's>,
+}
+
+/// What a message run keeps, and where.
+struct Keep<'d, 's> {
     selector: &'d Selector,
     arena: &'d Bump,
-    reader: Reader<'d>,
     input: &'d [u8],
-    /// The whole input as a `str`, once converted (see [`Run::text`]).
+    /// The whole input as a `str`, once converted (see [`Keep::text`]).
     whole: Option<&'d str>,
-    converted: u32,
-    frames: &'s mut Vec<Frame>,
+    /// Kept texts still to convert one by one (see [`Keep::text`]).
+    one_by_one: u32,
     nodes: Vec<Node<'d>>,
     members: Vec<Member<'d>>,
     text: &'s mut String,
     lower: &'s mut Vec<u8>,
 }
 
-/// Kept texts converted one by one before the whole input is converted at once.
-const TEXTS_ONE_BY_ONE: u32 = 2;
+/// What converting text to `str` costs, in instructions (callgrind on the standard library's
+/// `from_utf8`, ASCII text): about [`UTF8_CALL`] a call for a short text, and about
+/// [`UTF8_CALL_WHOLE`] plus one per two bytes for a whole message (125 for 163 bytes, 370 for
+/// 700).
+const UTF8_CALL: usize = 100;
+const UTF8_CALL_WHOLE: usize = 50;
 
-impl<'d> Run<'d, '_> {
+/// How many kept texts to convert one by one before converting the whole input at once: as many
+/// as the selector has leaves when that costs less than converting the whole input, else none.
+fn texts_one_by_one(selector: &Selector, input: &[u8]) -> u32 {
+    let leaves = selector.leaves;
+    if leaves.saturating_mul(UTF8_CALL) < UTF8_CALL_WHOLE + input.len() / 2 {
+        u32::try_from(leaves).unwrap_or(u32::MAX)
+    } else {
+        0
+    }
+}
+
+impl<'d> Keep<'d, '_> {
     /// Checked input bytes `bytes` (at offset `start`) as a `str` borrowed from the input.
     ///
     /// Safe Rust turns bytes into a `str` only through UTF-8 validation, which costs a fixed
-    /// overhead per call: a few kept texts are converted one by one, and past
-    /// [`TEXTS_ONE_BY_ONE`] the whole input is converted once and later texts are sliced from it.
-    #[inline]
+    /// overhead per call (about what converting a whole 160-byte message costs): kept texts are
+    /// converted one by one only while that is expected to cost less than converting the whole
+    /// input once ([`texts_one_by_one`]); after that, texts are sliced from the whole input.
+    #[inline(always)]
     fn text(&mut self, bytes: &'d [u8], start: usize) -> &'d str {
         if let Some(whole) = self.whole
             && let Some(text) = whole.get(start..start + bytes.len())
         {
             return text;
         }
-        self.converted += 1;
-        if self.converted > TEXTS_ONE_BY_ONE
+        self.convert(bytes, start)
+    }
+
+    /// [`Keep::text`] before the whole input is converted.
+    #[inline(never)]
+    fn convert(&mut self, bytes: &'d [u8], start: usize) -> &'d str {
+        if self.one_by_one == 0
             && self.whole.is_none()
             && let Ok(whole) = std::str::from_utf8(self.input)
         {
@@ -615,29 +682,42 @@ impl<'d> Run<'d, '_> {
                 return text;
             }
         }
+        self.one_by_one = self.one_by_one.saturating_sub(1);
         std::str::from_utf8(bytes).unwrap_or_default()
     }
 
     /// A string's value: borrowed from the input, or decoded into the arena.
+    #[inline(always)]
     fn string(&mut self, s: Str<'d>) -> &'d str {
         if s.escaped {
-            self.text.clear();
-            s.unescape_into(self.text);
-            self.arena.alloc_str(self.text.as_str())
+            self.unescape(s)
         } else {
             self.text(s.raw, s.offset + 1)
         }
     }
 
-    /// Skips the rest of the container whose start was just read.
-    fn skip_container(&mut self) -> Result<(), Error> {
-        let depth = self.reader.depth().saturating_sub(1);
-        self.reader.skip_to(depth)
+    /// The value of a string with escapes, decoded into the arena.
+    #[inline(never)]
+    fn unescape(&mut self, s: Str<'d>) -> &'d str {
+        self.text.clear();
+        s.unescape_into(self.text);
+        self.arena.alloc_str(self.text.as_str())
     }
 
-    /// The kept object whose `}` was just read, as a node (its frame popped).
+    /// A scalar as a node.
+    #[inline(always)]
+    fn scalar(&mut self, value: Scalar<'d>) -> Node<'d> {
+        match value {
+            Scalar::String(s) => Node::String(self.string(s)),
+            Scalar::Number(n) => Node::Number(self.text(n.bytes, n.start)),
+            Scalar::Bool(b) => Node::Bool(b),
+            Scalar::Null => Node::Null,
+        }
+    }
+
+    /// The kept object whose members start at `start` in the member stack, as a node (its
+    /// members moved to the arena).
     fn close_object(&mut self, start: usize, maybe_duplicates: bool) -> Node<'d> {
-        self.frames.pop();
         let kept = if maybe_duplicates {
             collapse_duplicates(&mut self.members, start)
         } else {
@@ -648,6 +728,76 @@ impl<'d> Run<'d, '_> {
             .alloc_slice_copy(self.members.get(start..kept).unwrap_or_default());
         self.members.truncate(start);
         Node::Object(slice)
+    }
+}
+
+/// The members of a kept object as the reader offers them: wanted names are looked up at the
+/// object's selector state, scalar values kept.
+struct ObjectSink<'k, 'd, 's> {
+    keep: &'k mut Keep<'d, 's>,
+    /// The object's selector state (`None` only for a state the selector lacks, which wants
+    /// nothing).
+    state: Option<&'d State>,
+    /// As [`Frame::Object`]'s.
+    seen: u64,
+    maybe_duplicates: bool,
+}
+
+impl<'d> ObjectSink<'_, 'd, '_> {
+    /// The name of a wanted member, noting which child it named (see [`Frame::Object`]).
+    #[inline(always)]
+    fn name(&mut self, name: Str<'d>, found: &Found<'d>) -> &'d str {
+        let bit = found.child.and_then(|i| 1u64.checked_shl(i)).unwrap_or(0);
+        if bit == 0 || self.seen & bit != 0 {
+            self.maybe_duplicates = true;
+        }
+        self.seen |= bit;
+        match found.name {
+            Some(stored) if !name.escaped => stored,
+            _ => self.keep.string(name),
+        }
+    }
+}
+
+impl<'d> MemberSink<'d> for ObjectSink<'_, 'd, '_> {
+    type Found = Found<'d>;
+
+    #[inline(always)]
+    fn may_want(&self, first: Option<u8>) -> bool {
+        match (first, self.state) {
+            (Some(b), Some(st)) => st.may_start(b),
+            (None, Some(st)) => st.empty,
+            (_, None) => false,
+        }
+    }
+
+    #[inline(always)]
+    fn wanted(&mut self, name: Str<'d>) -> Option<Found<'d>> {
+        let st = self.state?;
+        let keep = &mut *self.keep;
+        let selector: &'d Selector = keep.selector;
+        if name.escaped {
+            keep.text.clear();
+            name.unescape_into(keep.text);
+            selector.lookup(st, keep.text.as_bytes(), keep.lower)
+        } else {
+            selector.lookup(st, name.raw, keep.lower)
+        }
+    }
+
+    #[inline(always)]
+    fn keep(&mut self, name: Str<'d>, found: Found<'d>, value: Scalar<'d>) {
+        let name = self.name(name, &found);
+        let value = self.keep.scalar(value);
+        self.keep.members.push(Member { name, value });
+    }
+}
+
+impl<'d> Run<'d, '_> {
+    /// Skips the rest of the container whose start was just read.
+    fn skip_container(&mut self) -> Result<(), Error> {
+        let depth = self.reader.depth().saturating_sub(1);
+        self.reader.skip_to(depth)
     }
 
     /// Gives a complete value to its container; at the top level, checks the end of the input
@@ -661,77 +811,66 @@ impl<'d> Run<'d, '_> {
                 return Ok(Some(node));
             }
             Some(Frame::Object { .. }) => {
-                if let Some(m) = self.members.last_mut() {
+                if let Some(m) = self.keep.members.last_mut() {
                     m.value = node;
                 }
             }
-            Some(Frame::Array { .. }) => self.nodes.push(node),
+            Some(Frame::Array { .. }) => self.keep.nodes.push(node),
         }
         Ok(None)
     }
 
     fn run(&mut self) -> Result<Node<'d>, Error> {
         loop {
-            // What the value about to be read leads to, and whether it is an array element (of
-            // a transparent array or not).
-            let (want, element) = match self.frames.last() {
-                None => (ROOT, None),
-                Some(&Frame::Object {
+            // What the value about to be read leads to, whether it is an array element (of a
+            // transparent array or not), and its first event.
+            let (want, element, event) = match self.frames.last_mut() {
+                None => (ROOT, None, self.reader.next()?),
+                Some(&mut Frame::Object {
                     state,
                     start,
-                    maybe_duplicates,
-                    ..
+                    ref mut seen,
+                    ref mut maybe_duplicates,
                 }) => {
-                    let Some(name) = self.reader.next_member()? else {
-                        let node = self.close_object(start, maybe_duplicates);
-                        match self.deliver(node)? {
-                            Some(doc) => return Ok(doc),
-                            None => continue,
+                    let selector: &'d Selector = self.keep.selector;
+                    let mut sink = ObjectSink {
+                        keep: &mut self.keep,
+                        state: selector.state(state),
+                        seen: *seen,
+                        maybe_duplicates: *maybe_duplicates,
+                    };
+                    match self.reader.members(&mut sink)? {
+                        MembersEnd::Closed => {
+                            let duplicates = sink.maybe_duplicates;
+                            self.frames.pop();
+                            let node = self.keep.close_object(start, duplicates);
+                            match self.deliver(node)? {
+                                Some(doc) => return Ok(doc),
+                                None => continue,
+                            }
                         }
-                    };
-                    let selector: &'d Selector = self.selector;
-                    let found = if name.escaped {
-                        self.text.clear();
-                        name.unescape_into(self.text);
-                        selector.lookup(state, self.text.as_bytes(), self.lower)
-                    } else {
-                        selector.lookup(state, name.raw, self.lower)
-                    };
-                    let Some(found) = found else {
-                        self.reader.skip_value()?;
-                        continue;
-                    };
-                    if let Some(Frame::Object {
-                        seen,
-                        maybe_duplicates,
-                        ..
-                    }) = self.frames.last_mut()
-                    {
-                        let bit = found.child.and_then(|i| 1u64.checked_shl(i)).unwrap_or(0);
-                        if bit == 0 || *seen & bit != 0 {
-                            *maybe_duplicates = true;
+                        MembersEnd::Container(name, found) => {
+                            let name = sink.name(name, &found);
+                            *seen = sink.seen;
+                            *maybe_duplicates = sink.maybe_duplicates;
+                            // The member's value is given when the container closes.
+                            self.keep.members.push(Member {
+                                name,
+                                value: Node::Null,
+                            });
+                            (found.want, None, self.reader.next()?)
                         }
-                        *seen |= bit;
                     }
-                    let name = match found.name {
-                        Some(stored) if !name.escaped => stored,
-                        _ => self.string(name),
-                    };
-                    self.members.push(Member {
-                        name,
-                        value: Node::Null,
-                    });
-                    (found.want, None)
                 }
-                Some(&Frame::Array {
+                Some(&mut Frame::Array {
                     want, transparent, ..
-                }) => (want, Some(transparent)),
+                }) => (want, Some(transparent), self.reader.next()?),
             };
             // Scalars in an array are leaves only where a path ends.
             let keep_scalar = element.is_none() || want.leaf;
-            let node = match self.reader.next()? {
-                Event::String(s) if keep_scalar => Node::String(self.string(s)),
-                Event::Number(n) if keep_scalar => Node::Number(self.text(n.bytes, n.start)),
+            let node = match event {
+                Event::String(s) if keep_scalar => Node::String(self.keep.string(s)),
+                Event::Number(n) if keep_scalar => Node::Number(self.keep.text(n.bytes, n.start)),
                 Event::Bool(b) if keep_scalar => Node::Bool(b),
                 Event::Null if keep_scalar => Node::Null,
                 Event::String(_) | Event::Number(_) | Event::Bool(_) | Event::Null => continue,
@@ -739,7 +878,7 @@ impl<'d> Run<'d, '_> {
                     Some(state) => {
                         self.frames.push(Frame::Object {
                             state,
-                            start: self.members.len(),
+                            start: self.keep.members.len(),
                             seen: 0,
                             maybe_duplicates: false,
                         });
@@ -766,14 +905,15 @@ impl<'d> Run<'d, '_> {
                         self.skip_container()?;
                         continue;
                     }
-                    None if self.frames.is_empty() || !(self.selector.sns || want.leaf) => {
+                    None if self.frames.is_empty() || !(self.keep.selector.sns || want.leaf) => {
                         // The top level, or an Event Grid array no path ends at.
                         self.skip_container()?;
                         Node::Array(&[])
                     }
                     None => {
+                        let sns = self.keep.selector.sns;
                         self.frames.push(Frame::Array {
-                            want: if self.selector.sns {
+                            want: if sns {
                                 want
                             } else {
                                 Want {
@@ -781,8 +921,8 @@ impl<'d> Run<'d, '_> {
                                     next: None,
                                 }
                             },
-                            transparent: self.selector.sns,
-                            start: self.nodes.len(),
+                            transparent: sns,
+                            start: self.keep.nodes.len(),
                             flattened: 0,
                         });
                         continue;
@@ -799,13 +939,15 @@ impl<'d> Run<'d, '_> {
                     let Some(Frame::Array { start, .. }) = self.frames.pop() else {
                         continue;
                     };
+                    let nodes = &mut self.keep.nodes;
                     let slice = self
+                        .keep
                         .arena
-                        .alloc_slice_copy(self.nodes.get(start..).unwrap_or_default());
-                    self.nodes.truncate(start);
+                        .alloc_slice_copy(nodes.get(start..).unwrap_or_default());
+                    nodes.truncate(start);
                     Node::Array(slice)
                 }
-                // Members and object ends are read by `next_member` above.
+                // Members and object ends are read by `Reader::members` above.
                 Event::Name(_) | Event::ObjectEnd | Event::End => continue,
             };
             if let Some(doc) = self.deliver(node)? {

@@ -2,9 +2,9 @@
 //! objects in attribute scope (rule 13), then the key limit (rule 42), then the combination limit
 //! (rule 43, D-7).
 
+use super::Scope;
 use super::parse::{Member, Object};
-use super::{CODE, Scope};
-use crate::error::PolicyError;
+use crate::error::{ErrorCode, PolicyError};
 
 /// Most distinct leaf keys a policy may name (rule 42).
 pub const MAX_KEYS: usize = 5;
@@ -30,7 +30,7 @@ pub fn check_scope(scope: Scope, object: &Object, errors: &mut Vec<PolicyError>)
         match member {
             Member::Leaf { .. } => {}
             Member::Nested { pointer, .. } => errors.push(PolicyError::new(
-                CODE,
+                ErrorCode::SnsSyntaxError,
                 pointer.as_str(),
                 "Filter policy scope MessageAttributes does not support nested filter policy",
             )),
@@ -76,7 +76,7 @@ pub fn check_keys(object: &Object, errors: &mut Vec<PolicyError>) {
     }
     if let Some(at) = first_extra {
         errors.push(PolicyError::new(
-            CODE,
+            ErrorCode::SnsLimitExceeded,
             at,
             format!(
                 "Filter policy can not have more than {MAX_KEYS} keys (it names {} distinct leaf keys)",
@@ -110,7 +110,7 @@ pub fn check_combinations(object: &Object, errors: &mut Vec<PolicyError>) {
     let n = combinations(object, 1);
     if n > MAX_COMBINATIONS {
         errors.push(PolicyError::new(
-            CODE,
+            ErrorCode::SnsLimitExceeded,
             "",
             format!(
                 "Filter policy is too complex ({n} value combinations; the limit is {MAX_COMBINATIONS})"
@@ -127,7 +127,7 @@ mod tests {
 
     fn object(policy: &Value) -> Object {
         let mut p = Parser::default();
-        let o = p.root(policy).unwrap();
+        let o = p.root(&filtervm_vm::json::Value::from(policy)).unwrap();
         assert!(p.errors.is_empty(), "{:?}", p.errors);
         o
     }
@@ -177,14 +177,19 @@ mod tests {
 
     #[test]
     fn rule_42_counts_distinct_flattened_leaf_paths() {
-        let p = json!({"a": {"b": ["1"]}, "a.b": ["2"], "$or": [{"c": ["1"]}, {"c": ["2"], "d": ["3"]}]});
+        // As text: the order of the members is the policy's order.
+        let text =
+            r#"{"a": {"b": ["1"]}, "a.b": ["2"], "$or": [{"c": ["1"]}, {"c": ["2"], "d": ["3"]}]}"#;
+        let mut p = Parser::default();
+        let o = p
+            .root(&filtervm_vm::json::parse(text.as_bytes()).unwrap())
+            .unwrap();
         let mut lists = Vec::new();
-        let o = object(&p);
         leaf_lists(&o, None, &mut lists);
         let paths: Vec<&str> = lists.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["a.b", "a.b", "c", "c", "d"]);
         let mut errors = Vec::new();
-        check_keys(&object(&p), &mut errors);
+        check_keys(&o, &mut errors);
         assert!(errors.is_empty());
     }
 }

@@ -259,7 +259,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn ir(scope: Scope, policy: &Value) -> String {
-        let root = validate(scope, policy).unwrap();
+        let root = validate(scope, &filtervm_vm::json::Value::from(policy)).unwrap();
         lower_policy(scope, &root)
             .to_string()
             .lines()
@@ -272,7 +272,7 @@ mod tests {
     fn per_element_paths_are_negative_or_repeated() {
         let p = json!({"R": {"a": ["1"], "b": [{"exists": false}], "c": [{"anything-but": "x"}]},
             "d": ["1"], "$or": [{"d": ["2"]}, {"e": ["3"]}]});
-        let root = validate(Scope::MessageBody, &p).unwrap();
+        let root = validate(Scope::MessageBody, &filtervm_vm::json::Value::from(&p)).unwrap();
         let mut each: Vec<String> = per_element_paths(&root).into_iter().collect();
         each.sort();
         assert_eq!(each, ["R.b", "R.c", "d"]);

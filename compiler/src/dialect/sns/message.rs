@@ -124,8 +124,8 @@ mod tests {
     /// `try_matches` reports them.
     #[test]
     fn deep_bodies_and_lone_surrogates_are_judged() {
-        use crate::{Dialect, Evaluator, compile};
-        let options = json!({"scope": "MessageBody"});
+        use crate::{Dialect, Evaluator, Options, SnsScope, compile};
+        let options = Options::from(SnsScope::MessageBody);
         let filter = compile(Dialect::Sns, &json!({"k": ["v"]}), &options).unwrap();
         let mut evaluator = Evaluator::new();
         for depth in [200, 100_000] {
@@ -154,7 +154,7 @@ mod tests {
         assert!(!evaluator.matches(&filter, &body("{oops")));
         assert_eq!(evaluator.matches_bytes(&filter, b"{oops"), Ok(false));
         let e = evaluator.try_matches(&filter, &body("{oops")).unwrap_err();
-        assert_eq!(e.code, crate::MESSAGE_NOT_JSON);
+        assert_eq!(e.code, crate::ErrorCode::MessageNotJson);
         assert!(e.message.contains("not JSON"), "{e}");
     }
 

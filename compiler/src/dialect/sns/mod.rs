@@ -14,13 +14,23 @@
 //!
 //! # Errors
 //!
-//! Every policy error has the code [`CODE`] (`SNS_INVALID_FILTER_POLICY`; AWS answers all of them
-//! with `InvalidParameter`), a JSON Pointer to the offending member, operator or element, and a
-//! message containing AWS's wording (for example "Filter policy can not have more than 5 keys",
-//! "Filter policy is too complex", "Empty arrays are not allowed"). Bad options have the code
-//! [`INVALID_OPTIONS`](super::INVALID_OPTIONS). The 256 KiB size limit (rule 44) is checked on the
-//! policy text by `compile_text`, and here too when the policy is given as a JSON string holding
-//! its text.
+//! AWS answers every invalid policy with `InvalidParameter` and tells the kinds apart only in
+//! its wording; here each kind has its own code, and every message still contains AWS's wording
+//! (for example "Filter policy can not have more than 5 keys", "Filter policy is too complex",
+//! "Empty arrays are not allowed"), with a JSON Pointer to the offending member, operator or
+//! element:
+//!
+//! | code | when | example |
+//! |---|---|---|
+//! | [`SNS_SYNTAX_ERROR`](crate::ErrorCode::SnsSyntaxError) | not JSON, or not shaped like a policy (rules 1, 13, 15, 34-37, D-4) | `[]`: "Filter is not an object"; `{"a": []}`: "Empty arrays are not allowed" |
+//! | [`SNS_TYPE_ERROR`](crate::ErrorCode::SnsTypeError) | an operand of the wrong JSON type (rules 37-39, 41) | `{"a": [{"prefix": 1}]}`: "prefix match pattern must be a string" |
+//! | [`SNS_UNKNOWN_OPERATOR`](crate::ErrorCode::SnsUnknownOperator) | an operator that does not exist (rule 37) | `{"a": [{"numric": [">", 1]}]}`: "Unrecognized match type numric (did you mean `numeric`?)" |
+//! | [`SNS_INVALID_VALUE`](crate::ErrorCode::SnsInvalidValue) | an operand of the right type but a bad value (rules 27, 31, 32, 40) | `{"a": [{"cidr": "10.0.0.0/33"}]}`; `{"a": [{"numeric": [">", 5, "<", 1]}]}`: "Bottom must be less than top" |
+//! | [`SNS_LIMIT_EXCEEDED`](crate::ErrorCode::SnsLimitExceeded) | rules 42, 43 and 44 | six keys: "Filter policy can not have more than 5 keys"; "Filter policy is too complex"; more than 256 KiB |
+//!
+//! Bad options have the code [`INVALID_OPTIONS`](crate::ErrorCode::InvalidOptions). The 256 KiB size
+//! limit (rule 44) is checked on the policy text by `compile_text`, and here too when the policy
+//! is given as a JSON string holding its text.
 //!
 //! # Decisions
 //!
@@ -42,91 +52,25 @@ pub mod lower;
 pub mod message;
 pub mod parse;
 
-use crate::error::{CompileError, MessageError, PolicyError, excerpt};
+use crate::error::{CompileError, MessageError};
 use crate::ir::Node;
+use crate::options::{Options, SnsOptions};
+use filtervm_vm::json::Value;
 use filtervm_vm::message::Message;
-use serde_json::Value;
-
-/// The error code of every policy error (AWS: `InvalidParameter`).
-pub const CODE: &str = "SNS_INVALID_FILTER_POLICY";
 
 /// The AWS wording of a policy that is not JSON (rule 35).
 pub const NOT_JSON: &str = "failed to parse JSON.";
 
-/// What a policy filters (rule 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Scope {
-    /// Message attributes (the default).
-    #[default]
-    MessageAttributes,
-    /// The JSON message body.
-    MessageBody,
-}
-
-/// Reads the options: `null`, `{}`, or `{"scope": "MessageAttributes" | "MessageBody"}`.
-pub fn scope(options: &Value) -> Result<Scope, PolicyError> {
-    let bad = |at: &str, message: String| PolicyError::new(super::INVALID_OPTIONS, at, message);
-    let map = match options {
-        Value::Null => return Ok(Scope::default()),
-        Value::Object(map) => map,
-        _ => return Err(bad("", "options must be a JSON object".to_owned())),
-    };
-    let mut scope = Scope::default();
-    for (name, value) in map {
-        let at = crate::error::pointer::push("", name);
-        if name != "scope" {
-            return Err(bad(
-                &at,
-                format!(
-                    "unknown option `{}`: the sns dialect takes only `scope`",
-                    excerpt(name)
-                ),
-            ));
-        }
-        scope = match value.as_str() {
-            Some("MessageAttributes") => Scope::MessageAttributes,
-            Some("MessageBody") => Scope::MessageBody,
-            _ => {
-                // AWS shows a string without its quotes.
-                let shown = match value.as_str() {
-                    Some(text) => excerpt(text).to_string(),
-                    None => excerpt(value).to_string(),
-                };
-                return Err(bad(
-                    &at,
-                    format!(
-                        "FilterPolicyScope: Invalid value [{shown}]. Please use either MessageBody or MessageAttributes"
-                    ),
-                ));
-            }
-        };
-    }
-    Ok(scope)
-}
+/// What a policy filters (rule 3): the `scope` option, [`SnsScope`](crate::SnsScope).
+pub use crate::options::SnsScope as Scope;
 
 /// Parses policy text (rule 35: "failed to parse JSON.", rule 44: 256 KiB).
 pub fn parse_text(text: &str) -> Result<Value, CompileError> {
-    if text.len() > crate::MAX_POLICY_BYTES {
-        return Err(CompileError::one(
-            CODE,
-            "",
-            format!(
-                "the policy is {} bytes; the limit is {} bytes (256 KiB)",
-                text.len(),
-                crate::MAX_POLICY_BYTES
-            ),
-        ));
-    }
-    serde_json::from_str(text).map_err(|e| {
-        let e = crate::error::JsonTextError::new(text, &e);
-        CompileError::one(CODE, e.pointer, format!("{NOT_JSON} ({})", e.message))
-    })
-}
-
-/// Checks policy text before `compile_text` parses it, so that malformed JSON gets AWS's wording.
-pub(crate) fn check_text(text: &str, options: &Value) -> Result<(), CompileError> {
-    scope(options).map_err(|e| CompileError { errors: vec![e] })?;
-    parse_text(text).map(|_| ())
+    super::parse_policy_text(
+        super::Dialect::Sns,
+        text,
+        &Options::Sns(SnsOptions::default()),
+    )
 }
 
 /// Parses and validates a policy for `scope`, in the order of rule 13.
@@ -152,8 +96,8 @@ pub fn validate(scope: Scope, policy: &Value) -> Result<parse::Object, CompileEr
 }
 
 /// Parses, validates and lowers. A policy given as a JSON string is read as the policy text.
-pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileError> {
-    let scope = scope(options).map_err(|e| CompileError { errors: vec![e] })?;
+pub(crate) fn lower(policy: &Value, options: SnsOptions) -> Result<Node, CompileError> {
+    let scope = options.scope;
     let parsed;
     let policy = match policy {
         Value::String(text) => {
@@ -166,26 +110,21 @@ pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileErro
     Ok(lower::lower_policy(scope, &root))
 }
 
-fn message_scope(options: &Value) -> Result<Scope, MessageError> {
-    scope(options).map_err(|e| MessageError {
-        code: e.code,
-        pointer: e.pointer,
-        message: e.message,
-    })
-}
-
 /// Reads a message in the vector shape (`FORMAT.md`); see [`message::from_json`].
-pub fn message_from_json(options: &Value, message: &Value) -> Result<Message, MessageError> {
-    message::from_json(message_scope(options)?, message)
+pub fn message_from_json(
+    scope: Scope,
+    message: &serde_json::Value,
+) -> Result<Message, MessageError> {
+    message::from_json(scope, message)
 }
 
 /// Reads one line of `filtervm match` input: in body scope the line is the raw body text (so a
 /// plain NDJSON event log can be filtered), in attribute scope it is the vector shape.
-pub fn message_from_line(options: &Value, line: &str) -> Result<Message, MessageError> {
-    match message_scope(options)? {
+pub fn message_from_line(scope: Scope, line: &str) -> Result<Message, MessageError> {
+    match scope {
         Scope::MessageBody => Ok(message::body(line)),
         Scope::MessageAttributes => {
-            let value: Value = serde_json::from_str(line)
+            let value: serde_json::Value = serde_json::from_str(line)
                 .map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
             message::from_json(Scope::MessageAttributes, &value)
         }

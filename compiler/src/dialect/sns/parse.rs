@@ -3,14 +3,27 @@
 //! The checks follow event-ruler's compiler (the spec's \[ER\]), in its order: members are read in
 //! policy order, and inside one operator object the first operator is validated before a second
 //! key is reported. Every message quotes the AWS wording the spec names, so a team moving from AWS
-//! finds the text it knows; each error also carries a JSON Pointer. Errors in different members are
-//! all collected; inside one alternative, checking stops at the first.
+//! finds the text it knows; each error also carries a JSON Pointer and a code for its kind
+//! (syntax, type, unknown operator, invalid value: see the [dialect's error table](super)).
+//! Errors in different members are all collected; inside one alternative, checking stops at the
+//! first.
 
-use super::CODE;
-use crate::error::{PolicyError, excerpt, pointer};
+use crate::error::{ErrorCode, PolicyError, excerpt, pointer, suggestion};
 use filtervm_vm::cidr::Cidr;
+use filtervm_vm::json::{Map, Number, Value};
 use filtervm_vm::wildcard::Wildcard;
-use serde_json::{Map, Value};
+
+const SYNTAX: ErrorCode = ErrorCode::SnsSyntaxError;
+const TYPE: ErrorCode = ErrorCode::SnsTypeError;
+const UNKNOWN: ErrorCode = ErrorCode::SnsUnknownOperator;
+const VALUE: ErrorCode = ErrorCode::SnsInvalidValue;
+
+/// The operators of a match expression (rules 25-33).
+pub const OPERATORS: [&str; 8] = RESERVED_IN_OR;
+
+/// The operators `anything-but` takes inside it (rule 41).
+pub const ANYTHING_BUT_OPERATORS: [&str; 4] =
+    ["prefix", "suffix", "wildcard", "equals-ignore-case"];
 
 /// The `$or` keyword (rule 34): always the operator, never a field name.
 pub const OR: &str = "$or";
@@ -145,18 +158,19 @@ fn text_of(v: &Value) -> String {
 }
 
 /// A policy number as a binary64: `None` when it is not finite (rule 31 DECISION).
-fn finite(n: &serde_json::Number) -> Option<f64> {
-    n.to_string().parse::<f64>().ok().filter(|x| x.is_finite())
+fn finite(n: &Number) -> Option<f64> {
+    n.as_f64()
 }
 
 impl Parser {
-    fn fail<T>(&mut self, at: &str, message: impl Into<String>) -> Option<T> {
-        self.errors.push(PolicyError::new(CODE, at, message));
+    fn fail<T>(&mut self, code: ErrorCode, at: &str, message: impl Into<String>) -> Option<T> {
+        self.errors.push(PolicyError::new(code, at, message));
         None
     }
 
-    fn not_finite<T>(&mut self, at: &str, n: &serde_json::Number) -> Option<T> {
+    fn not_finite<T>(&mut self, at: &str, n: &Number) -> Option<T> {
         self.fail(
+            VALUE,
             at,
             format!(
                 "the number {} is out of range: it is not finite as a binary64",
@@ -169,6 +183,7 @@ impl Parser {
     pub fn root(&mut self, policy: &Value) -> Option<Object> {
         let Value::Object(map) = policy else {
             return self.fail(
+                SYNTAX,
                 "",
                 "Filter is not an object: a filter policy is a JSON object",
             );
@@ -177,7 +192,7 @@ impl Parser {
     }
 
     /// Parses an object's members (rule 1, 15, 34, 36).
-    fn object(&mut self, map: &Map<String, Value>, at: &str, in_or: bool) -> Option<Object> {
+    fn object(&mut self, map: &Map, at: &str, in_or: bool) -> Option<Object> {
         let before = self.errors.len();
         let mut members = Vec::with_capacity(map.len());
         for (name, value) in map {
@@ -193,6 +208,7 @@ impl Parser {
             }
             if in_or && RESERVED_IN_OR.contains(&name.as_str()) {
                 self.fail::<()>(
+                    SYNTAX,
                     &at,
                     format!("{name} is Ruler reserved fieldName which cannot be used inside $or."),
                 );
@@ -201,7 +217,7 @@ impl Parser {
             match value {
                 Value::Object(child) if child.is_empty() => {
                     // D-4.
-                    self.fail::<()>(&at, "Empty objects are not allowed");
+                    self.fail::<()>(SYNTAX, &at, "Empty objects are not allowed");
                 }
                 Value::Object(child) => {
                     if let Some(object) = self.object(child, &at, in_or) {
@@ -224,6 +240,7 @@ impl Parser {
                 _ => {
                     // Rule 36.
                     self.fail::<()>(
+                        SYNTAX,
                         &at,
                         format!("\"{}\" must be an object or an array", excerpt(name)),
                     );
@@ -236,7 +253,7 @@ impl Parser {
     /// Parses a `$or` value: an array of two or more non-empty objects (rule 34).
     fn or(&mut self, value: &Value, at: &str) -> Option<Vec<(Object, String)>> {
         let Value::Array(items) = value else {
-            return self.fail(at, "It must be an Array followed with $or.");
+            return self.fail(SYNTAX, at, "It must be an Array followed with $or.");
         };
         let before = self.errors.len();
         let mut branches = Vec::with_capacity(items.len());
@@ -244,7 +261,7 @@ impl Parser {
             let at = pointer::index(at, i);
             match item {
                 Value::Object(map) if map.is_empty() => {
-                    self.fail::<()>(&at, "Empty objects are not allowed");
+                    self.fail::<()>(SYNTAX, &at, "Empty objects are not allowed");
                 }
                 Value::Object(map) => {
                     if let Some(object) = self.object(map, &at, true) {
@@ -253,6 +270,7 @@ impl Parser {
                 }
                 _ => {
                     self.fail::<()>(
+                        SYNTAX,
                         &at,
                         "Only JSON object is allowed in array of $or relationship.",
                     );
@@ -261,6 +279,7 @@ impl Parser {
         }
         if items.len() < 2 {
             self.fail::<()>(
+                SYNTAX,
                 at,
                 "There must have at least 2 Objects in $or relationship.",
             );
@@ -271,7 +290,7 @@ impl Parser {
     /// Parses a leaf list (rules 1, 37).
     fn alternatives(&mut self, items: &[Value], at: &str) -> Option<Vec<(Matcher, String)>> {
         if items.is_empty() {
-            return self.fail(at, "Empty arrays are not allowed");
+            return self.fail(SYNTAX, at, "Empty arrays are not allowed");
         }
         let before = self.errors.len();
         let mut out = Vec::with_capacity(items.len());
@@ -294,11 +313,12 @@ impl Parser {
             },
             Value::Bool(b) => Some(Matcher::Bool(*b)),
             Value::Null => Some(Matcher::Null),
-            Value::Array(_) => self.fail(at, MATCH_VALUE),
+            Value::Array(_) => self.fail(TYPE, at, MATCH_VALUE),
             Value::Object(op) => {
                 let mut entries = op.iter();
                 let Some((name, operand)) = entries.next() else {
                     return self.fail(
+                        SYNTAX,
                         at,
                         format!("{MATCH_VALUE} (an empty object is no operator)"),
                     );
@@ -307,6 +327,7 @@ impl Parser {
                 let matcher = self.operator(name, operand, &op_at)?;
                 if let Some((second, _)) = entries.next() {
                     return self.fail(
+                        SYNTAX,
                         &pointer::push(at, second),
                         "Only one key allowed in match expression",
                     );
@@ -321,7 +342,7 @@ impl Parser {
         let string = |p: &mut Parser, what: &str| -> Option<String> {
             match operand {
                 Value::String(s) => Some(s.clone()),
-                _ => p.fail(at, format!("{what} match pattern must be a string")),
+                _ => p.fail(TYPE, at, format!("{what} match pattern must be a string")),
             }
         };
         match name {
@@ -334,7 +355,7 @@ impl Parser {
                 let s = string(self, "wildcard")?;
                 match Wildcard::compile(&s) {
                     Ok(w) => Some(Matcher::Wildcard(w)),
-                    Err(e) => self.fail(at, e.message),
+                    Err(e) => self.fail(VALUE, at, e.message),
                 }
             }
             "cidr" => {
@@ -342,23 +363,35 @@ impl Parser {
                 let s = string(self, "prefix")?;
                 match Cidr::parse(&s) {
                     Ok(c) => Some(Matcher::Cidr(c)),
-                    Err(e) => self.fail(at, e.message),
+                    Err(e) => self.fail(VALUE, at, e.message),
                 }
             }
             "exists" => match operand {
                 Value::Bool(b) => Some(Matcher::Exists(*b)),
-                _ => self.fail(at, "exists match pattern must be either true or false."),
+                _ => self.fail(
+                    TYPE,
+                    at,
+                    "exists match pattern must be either true or false.",
+                ),
             },
             "numeric" => self.numeric(operand, at),
             "anything-but" => self.anything_but(operand, at).map(Matcher::AnythingBut),
-            other => self.fail(at, format!("Unrecognized match type {}", excerpt(other))),
+            other => self.fail(
+                UNKNOWN,
+                at,
+                format!(
+                    "Unrecognized match type {}{}",
+                    excerpt(other),
+                    suggestion(other, &OPERATORS)
+                ),
+            ),
         }
     }
 
     /// `numeric` (rules 31, 38, 43a), token by token as event-ruler reads it.
     fn numeric(&mut self, operand: &Value, at: &str) -> Option<Matcher> {
         let Value::Array(items) = operand else {
-            return self.fail(at, "Value of numeric must be an array.");
+            return self.fail(TYPE, at, "Value of numeric must be an array.");
         };
         // The pointer of element `i`, or of the array itself when the element is missing.
         let ptr = |i: usize| {
@@ -371,6 +404,7 @@ impl Parser {
         let Some(Value::String(op)) = items.first() else {
             let text = items.first().map_or("]".to_owned(), text_of);
             return self.fail(
+                SYNTAX,
                 &ptr(0),
                 format!("Invalid member in numeric match: {}", excerpt(text)),
             );
@@ -389,11 +423,15 @@ impl Parser {
                     Some(x) => Some(x),
                     None => p.not_finite(&ptr(i), n),
                 },
-                _ => p.fail(&ptr(i), format!("Value of {} must be numeric", spelled(op))),
+                _ => p.fail(
+                    TYPE,
+                    &ptr(i),
+                    format!("Value of {} must be numeric", spelled(op)),
+                ),
             }
         };
         let too_many = |p: &mut Parser, i: usize| -> Option<Matcher> {
-            p.fail(&ptr(i), "Too many elements in numeric expression")
+            p.fail(SYNTAX, &ptr(i), "Too many elements in numeric expression")
         };
         match op.as_str() {
             "=" => {
@@ -433,22 +471,28 @@ impl Parser {
                 };
                 let Value::String(op2) = second else {
                     return self.fail(
+                        SYNTAX,
                         &ptr(2),
                         format!("Bad value in numeric range: {}", excerpt(text_of(second))),
                     );
                 };
                 if op2 != "<" && op2 != "<=" {
                     return self.fail(
+                        UNKNOWN,
                         &ptr(2),
                         format!("Bad numeric range operator: {}", excerpt(op2)),
                     );
                 }
                 let top = number(self, 3, op2)?;
                 if items.len() > 4 {
-                    return self.fail(&ptr(4), "Too many terms in numeric range expression");
+                    return self.fail(
+                        SYNTAX,
+                        &ptr(4),
+                        "Too many terms in numeric range expression",
+                    );
                 }
                 if lo.value >= top {
-                    return self.fail(at, "Bottom must be less than top");
+                    return self.fail(VALUE, at, "Bottom must be less than top");
                 }
                 Some(Matcher::Numeric {
                     lo: Some(lo),
@@ -459,6 +503,7 @@ impl Parser {
                 })
             }
             other => self.fail(
+                UNKNOWN,
                 &ptr(0),
                 format!("Unrecognized numeric range operator: {}", excerpt(other)),
             ),
@@ -477,12 +522,13 @@ impl Parser {
             Value::Object(op) => {
                 let mut entries = op.iter();
                 let Some((name, inner)) = entries.next() else {
-                    return self.fail(at, "Anything-But expression name not found");
+                    return self.fail(SYNTAX, at, "Anything-But expression name not found");
                 };
                 let inner_at = pointer::push(at, name);
                 let excl = self.anything_but_pattern(name, inner, &inner_at)?;
                 if let Some((second, _)) = entries.next() {
                     return self.fail(
+                        SYNTAX,
                         &pointer::push(at, second),
                         "Only one key allowed in match expression",
                     );
@@ -492,6 +538,7 @@ impl Parser {
             Value::Bool(_) | Value::Null => {
                 let what = if operand.is_null() { "null" } else { "boolean" };
                 self.fail(
+                    TYPE,
                     at,
                     format!(
                         "Value of anything-but must be an array or single string/number value (inside anything but, {what} is not supported)"
@@ -504,7 +551,7 @@ impl Parser {
     fn anything_but_list(&mut self, items: &[Value], at: &str) -> Option<Exclusion> {
         const MIXED: &str = "Inside anything but list, either all values are number or string, mixed type is not supported";
         if items.is_empty() {
-            return self.fail(at, format!("{MIXED} (the list is empty)"));
+            return self.fail(SYNTAX, at, format!("{MIXED} (the list is empty)"));
         }
         let mut strings = Vec::new();
         let mut numbers = Vec::new();
@@ -524,13 +571,14 @@ impl Parser {
                         _ => "array",
                     };
                     return self.fail(
+                        TYPE,
                         &item_at,
                         format!("Inside anything but list, {what} is not supported."),
                     );
                 }
             }
             if !strings.is_empty() && !numbers.is_empty() {
-                return self.fail(&item_at, MIXED);
+                return self.fail(TYPE, &item_at, MIXED);
             }
         }
         Some(if numbers.is_empty() {
@@ -543,13 +591,15 @@ impl Parser {
     /// `{"anything-but": {op: operand}}` (rule 41 DECISION: a string or a non-empty list of
     /// strings; a value is excluded when it matches any entry).
     fn anything_but_pattern(&mut self, name: &str, operand: &Value, at: &str) -> Option<Exclusion> {
-        if !matches!(
-            name,
-            "prefix" | "suffix" | "wildcard" | "equals-ignore-case"
-        ) {
+        if !ANYTHING_BUT_OPERATORS.contains(&name) {
             return self.fail(
+                UNKNOWN,
                 at,
-                format!("Unsupported anything-but pattern: {}", excerpt(name)),
+                format!(
+                    "Unsupported anything-but pattern: {}{}",
+                    excerpt(name),
+                    suggestion(name, &ANYTHING_BUT_OPERATORS)
+                ),
             );
         }
         let entries: Vec<(String, String)> = match operand {
@@ -561,6 +611,7 @@ impl Parser {
                         Value::String(s) => out.push((s.clone(), pointer::index(at, i))),
                         _ => {
                             return self.fail(
+                                TYPE,
                                 &pointer::index(at, i),
                                 format!("{name} match pattern must be a string"),
                             );
@@ -569,14 +620,14 @@ impl Parser {
                 }
                 out
             }
-            _ => return self.fail(at, format!("{name} match pattern must be a string")),
+            _ => return self.fail(TYPE, at, format!("{name} match pattern must be a string")),
         };
         // Where the spec is silent, event-ruler: an empty anything-but prefix or suffix would
         // exclude every string.
         if matches!(name, "prefix" | "suffix")
             && let Some((_, p)) = entries.iter().find(|(s, _)| s.is_empty())
         {
-            return self.fail(p, "Null prefix/suffix not allowed");
+            return self.fail(VALUE, p, "Null prefix/suffix not allowed");
         }
         let strings = || entries.iter().map(|(s, _)| s.clone()).collect();
         Some(match name {
@@ -588,7 +639,7 @@ impl Parser {
                 for (s, p) in &entries {
                     match Wildcard::compile(s) {
                         Ok(w) => patterns.push(w),
-                        Err(e) => return self.fail(p, e.message),
+                        Err(e) => return self.fail(VALUE, p, e.message),
                     }
                 }
                 Exclusion::Wildcards(patterns)
@@ -602,9 +653,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn one(alt: Value) -> Result<Matcher, Vec<(String, String)>> {
+    fn one(alt: serde_json::Value) -> Result<Matcher, Vec<(String, String)>> {
+        one_text(&json!({ "k": [alt] }).to_string())
+    }
+
+    fn one_text(policy: &str) -> Result<Matcher, Vec<(String, String)>> {
         let mut p = Parser::default();
-        let root = p.root(&json!({ "k": [alt] }));
+        let root = p.root(&filtervm_vm::json::parse(policy.as_bytes()).unwrap());
         match root {
             Some(Object { members }) if p.errors.is_empty() => match members.into_iter().next() {
                 Some(Member::Leaf { alternatives, .. }) => {
@@ -674,18 +729,122 @@ mod tests {
 
     #[test]
     fn rule_31_policy_numbers_must_be_finite() {
-        let big: Value = serde_json::from_str("1e400").unwrap();
-        assert!(one(big.clone()).is_err());
-        assert!(one(json!({"numeric": [">", big]})).is_err());
-        assert!(one(json!({"anything-but": [big]})).is_err());
+        for policy in [
+            r#"{"k": [1e400]}"#,
+            r#"{"k": [{"numeric": [">", 1e400]}]}"#,
+            r#"{"k": [{"anything-but": [-1e400]}]}"#,
+        ] {
+            let e = one_text(policy).unwrap_err();
+            assert!(e[0].1.contains("is out of range"), "{policy}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn errors_have_a_code_per_kind() {
+        let code = |alt: serde_json::Value| {
+            let mut p = Parser::default();
+            p.root(&Value::from(&json!({ "k": [alt] })));
+            p.errors.first().map(|e| (e.code, e.message.clone()))
+        };
+        for (alt, expected, words) in [
+            (json!([1]), TYPE, "Match value must be"),
+            (
+                json!({"prefix": 1}),
+                TYPE,
+                "prefix match pattern must be a string",
+            ),
+            (
+                json!({"numeric": ">"}),
+                TYPE,
+                "Value of numeric must be an array.",
+            ),
+            (
+                json!({"anything-but": true}),
+                TYPE,
+                "boolean is not supported",
+            ),
+            (json!({"anything-but": [1, "a"]}), TYPE, "mixed type"),
+            (json!({}), SYNTAX, "an empty object is no operator"),
+            (
+                json!({"prefix": "a", "suffix": "b"}),
+                SYNTAX,
+                "Only one key allowed",
+            ),
+            (
+                json!({"numeric": [5]}),
+                SYNTAX,
+                "Invalid member in numeric match: 5",
+            ),
+            (json!({"numeric": ["<", 1, 2]}), SYNTAX, "Too many elements"),
+            (
+                json!({"numric": [">", 1]}),
+                UNKNOWN,
+                "Unrecognized match type numric (did you mean `numeric`?)",
+            ),
+            (json!({"Prefix": "a"}), UNKNOWN, "(did you mean `prefix`?)"),
+            (
+                json!({"regex": "a"}),
+                UNKNOWN,
+                "Unrecognized match type regex",
+            ),
+            (
+                json!({"numeric": ["=>", 1]}),
+                UNKNOWN,
+                "Unrecognized numeric range operator: =>",
+            ),
+            (
+                json!({"numeric": [">", 1, ">", 2]}),
+                UNKNOWN,
+                "Bad numeric range operator: >",
+            ),
+            (
+                json!({"anything-but": {"exists": true}}),
+                UNKNOWN,
+                "Unsupported anything-but pattern: exists",
+            ),
+            (
+                json!({"anything-but": {"sufix": "a"}}),
+                UNKNOWN,
+                "(did you mean `suffix`?)",
+            ),
+            (json!({"cidr": "10.0.0.0/33"}), VALUE, ""),
+            (
+                json!({"wildcard": "a**"}),
+                VALUE,
+                "Consecutive wildcard characters",
+            ),
+            (
+                json!({"numeric": [">", 5, "<", 1]}),
+                VALUE,
+                "Bottom must be less than top",
+            ),
+            (
+                json!({"anything-but": {"prefix": ""}}),
+                VALUE,
+                "Null prefix/suffix not allowed",
+            ),
+        ] {
+            let (got, message) = code(alt.clone()).unwrap_or_else(|| panic!("{alt} accepted"));
+            assert_eq!(got, expected, "{alt}: {message}");
+            assert!(message.contains(words), "{alt}: {message}");
+        }
+        let mut p = Parser::default();
+        p.root(&Value::from(&json!({"a": []})));
+        assert_eq!(p.errors[0].code, SYNTAX);
+        let mut p = Parser::default();
+        p.root(&Value::from(&json!([])));
+        assert_eq!(p.errors[0].code, SYNTAX);
     }
 
     #[test]
     fn errors_in_several_members_are_all_reported_in_order() {
         let mut p = Parser::default();
         assert!(
-            p.root(&json!({"a": [], "b": "x", "$or": [{"c": [{"bad": 1}]}]}))
-                .is_none()
+            p.root(
+                &filtervm_vm::json::parse(br#"{"a": [], "b": "x", "$or": [{"c": [{"bad": 1}]}]}"#)
+                    .unwrap()
+            )
+            .is_none()
         );
         let pointers: Vec<&str> = p.errors.iter().map(|e| e.pointer.as_str()).collect();
         assert_eq!(pointers, ["/a", "/b", "/$or/0/c/0/bad", "/$or"]);

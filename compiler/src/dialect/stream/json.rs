@@ -9,8 +9,8 @@ use super::{
     check_header, check_pattern, operand,
 };
 use crate::error::{CompileError, PolicyError, excerpt, pointer};
+use filtervm_vm::json::{Map, Value};
 use filtervm_vm::pattern::SegmentPattern;
-use serde_json::{Map, Value};
 
 /// Parses and validates the JSON form, collecting every error.
 pub fn parse(policy: &Value) -> Result<StreamFilter, CompileError> {
@@ -192,9 +192,10 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
                     CODE,
                     &op_at,
                     format!(
-                        "unknown operator `{}`; operators are exactly =, !=, in, exists, \
+                        "unknown operator `{}`{}; operators are exactly =, !=, in, exists, \
                          missing, <, <=, >, >= (stream S13)",
-                        excerpt(s)
+                        excerpt(s),
+                        crate::error::suggestion(s, &super::NAMED_OPERATORS)
                     ),
                 ));
             }
@@ -267,7 +268,7 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
 fn parse_cond(
     op: Op,
     values: &[Value],
-    clause: &Map<String, Value>,
+    clause: &Map,
     at: &str,
     values_at: &str,
     errors: &mut Vec<PolicyError>,
@@ -365,7 +366,7 @@ fn parse_cond(
             };
             let at0 = pointer::index(values_at, 0);
             match only {
-                Value::Number(n) => match n.to_string().parse::<f64>().ok().and_then(operand) {
+                Value::Number(n) => match n.as_f64().and_then(operand) {
                     Some(x) => Some(Cond::Cmp(cmp, x)),
                     None => fail(
                         &at0,

@@ -25,34 +25,37 @@
 //!
 //! | code | when |
 //! |---|---|
-//! | [`CODE`] `STREAM_INVALID_FILTER` | shape errors: not an object, unknown members, missing or non-string `op`/`header`, empty header name (S8), unknown operator (S13), wrong operand count or type (S10), empty `in` list (S11), empty filter or group (S12), non-finite number (S9) |
-//! | [`LIMIT_CODE`] `STREAM_LIMIT_EXCEEDED` | more than 8 groups, more than 8 clauses in a group, more than 32 `in` entries, a pattern over 256 UTF-8 bytes (seed bounds, S7, S14) |
-//! | [`PATTERN_CODE`] `STREAM_INVALID_PATTERN` | several `*` in one segment, `**` joined to other text, more than one `**` (seed "Patterns") |
-//! | [`SYNTAX_CODE`] `STREAM_SYNTAX_ERROR` | the text form does not lex or parse (unexpected token, unterminated string, bad escape) |
+//! | [`STREAM_INVALID_FILTER`](ErrorCode::StreamInvalidFilter) | shape errors: not an object, unknown members, missing or non-string `op`/`header`, empty header name (S8), unknown operator (S13), wrong operand count or type (S10), empty `in` list (S11), empty filter or group (S12), non-finite number (S9) |
+//! | [`STREAM_LIMIT_EXCEEDED`](ErrorCode::StreamLimitExceeded) | more than 8 groups, more than 8 clauses in a group, more than 32 `in` entries, a pattern over 256 UTF-8 bytes (seed bounds, S7, S14) |
+//! | [`STREAM_INVALID_PATTERN`](ErrorCode::StreamInvalidPattern) | several `*` in one segment, `**` joined to other text, more than one `**` (seed "Patterns") |
+//! | [`STREAM_SYNTAX_ERROR`](ErrorCode::StreamSyntaxError) | the text form does not lex or parse (unexpected token, unterminated string, bad escape) |
 
 pub mod json;
 pub mod text;
 
-use crate::error::{CompileError, MessageError, excerpt, pointer};
+use crate::error::{CompileError, ErrorCode, MessageError, excerpt, pointer};
 use crate::ir::{Case, Node, NumSource, Pred, StrOp};
+use filtervm_vm::json::{Map, Number, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{Header, Message};
 use filtervm_vm::pattern::{MAX_PATTERN_BYTES, SegmentPattern};
 use filtervm_vm::program::Interval;
 use filtervm_vm::value::Shapes;
-use serde_json::Value;
 use std::fmt;
 
 pub use text::{parse_text, to_text};
 
-/// The error code of shape and operand errors (see the module documentation).
-pub const CODE: &str = "STREAM_INVALID_FILTER";
-/// The error code of a bound from the seed exceeded (groups, clauses, `in` entries, pattern bytes).
-pub const LIMIT_CODE: &str = "STREAM_LIMIT_EXCEEDED";
-/// The error code of a pattern that breaks the seed's `*`/`**` rules.
-pub const PATTERN_CODE: &str = "STREAM_INVALID_PATTERN";
-/// The error code of text-form lexing and grammar errors.
-pub const SYNTAX_CODE: &str = "STREAM_SYNTAX_ERROR";
+/// The code of shape and operand errors (see the module documentation).
+pub(crate) const CODE: ErrorCode = ErrorCode::StreamInvalidFilter;
+/// The code of a bound from the seed exceeded (groups, clauses, `in` entries, pattern bytes).
+pub(crate) const LIMIT_CODE: ErrorCode = ErrorCode::StreamLimitExceeded;
+/// The code of a pattern that breaks the seed's `*`/`**` rules.
+pub(crate) const PATTERN_CODE: ErrorCode = ErrorCode::StreamInvalidPattern;
+/// The code of text-form lexing and grammar errors.
+pub(crate) const SYNTAX_CODE: ErrorCode = ErrorCode::StreamSyntaxError;
+
+/// The operators with names (the others are `=`, `!=`, `<`, `<=`, `>`, `>=`), S13.
+pub const NAMED_OPERATORS: [&str; 3] = ["in", "exists", "missing"];
 
 /// Most groups in a filter (seed bounds).
 pub const MAX_GROUPS: usize = 8;
@@ -143,7 +146,9 @@ impl StreamFilter {
             .iter()
             .map(|g| Value::Array(g.iter().map(Clause::to_json).collect()))
             .collect();
-        serde_json::json!({ "groups": Value::Array(groups) })
+        let mut m = Map::new();
+        m.insert("groups".into(), Value::Array(groups));
+        Value::Object(m)
     }
 }
 
@@ -155,10 +160,10 @@ impl Clause {
             Cond::In(ps) => Some(ps.iter().map(pat).collect()),
             Cond::Exists | Cond::Missing => None,
             Cond::Cmp(_, n) => Some(vec![
-                serde_json::Number::from_f64(*n).map_or(Value::Null, Value::Number),
+                Number::from_f64(*n).map_or(Value::Null, Value::Number),
             ]),
         };
-        let mut m = serde_json::Map::new();
+        let mut m = Map::new();
         m.insert("op".into(), Value::String(self.cond.op_name().into()));
         m.insert("header".into(), Value::String(self.header.clone()));
         if let Some(v) = values {
@@ -176,7 +181,7 @@ impl fmt::Display for StreamFilter {
 }
 
 /// Checks a header name (S8): non-empty. Returns the error code and message.
-pub(crate) fn check_header(name: &str) -> Result<(), (&'static str, String)> {
+pub(crate) fn check_header(name: &str) -> Result<(), (ErrorCode, String)> {
     if name.is_empty() {
         Err((
             CODE,
@@ -189,7 +194,7 @@ pub(crate) fn check_header(name: &str) -> Result<(), (&'static str, String)> {
 
 /// Compiles a pattern, checking the 256-byte bound (S7) and the `*` rules. Returns the error code
 /// and message.
-pub(crate) fn check_pattern(source: &str) -> Result<SegmentPattern, (&'static str, String)> {
+pub(crate) fn check_pattern(source: &str) -> Result<SegmentPattern, (ErrorCode, String)> {
     if source.len() > MAX_PATTERN_BYTES {
         return Err((
             LIMIT_CODE,
@@ -337,8 +342,7 @@ pub fn lower_filter(filter: &StreamFilter) -> Node {
 }
 
 /// Parses, validates and lowers (the JSON form, or the text form given as a JSON string).
-pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileError> {
-    super::no_options(options)?;
+pub(crate) fn lower(policy: &Value) -> Result<Node, CompileError> {
     Ok(lower_filter(&parse(policy)?))
 }
 
@@ -346,8 +350,8 @@ pub(crate) fn lower(policy: &Value, options: &Value) -> Result<Node, CompileErro
 ///
 /// A missing or `null` `headers` is a message without headers. Other top-level members are
 /// ignored.
-pub fn message_from_json(options: &Value, message: &Value) -> Result<Message, MessageError> {
-    let _ = options;
+pub fn message_from_json(message: &serde_json::Value) -> Result<Message, MessageError> {
+    use serde_json::Value;
     let Some(headers) = super::message_member(
         message,
         "headers",
@@ -377,24 +381,24 @@ pub fn message_from_json(options: &Value, message: &Value) -> Result<Message, Me
 }
 
 /// Reads one line of `filtervm match` input: the same JSON as [`message_from_json`].
-pub fn message_from_line(options: &Value, line: &str) -> Result<Message, MessageError> {
-    let value: Value =
+pub fn message_from_line(line: &str) -> Result<Message, MessageError> {
+    let value: serde_json::Value =
         serde_json::from_str(line).map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
-    message_from_json(options, &value)
+    message_from_json(&value)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Dialect, Evaluator, compile};
-    use serde_json::json;
+    use crate::{Dialect, Evaluator, Options, compile};
+    use serde_json::{Value, json};
 
     fn hdrs(pairs: &[(&str, &str)]) -> Message {
         Message::headers(pairs.iter().copied())
     }
 
     fn eval(policy: &Value, msg: &Message) -> bool {
-        match compile(Dialect::Stream, policy, &Value::Null) {
+        match compile(Dialect::Stream, policy, &Options::Stream) {
             Ok(f) => Evaluator::new().matches(&f, msg),
             Err(e) => panic!("{policy} rejected: {e}"),
         }
@@ -448,7 +452,7 @@ mod tests {
 
     #[test]
     fn lowering_uses_string_equality_for_literals() {
-        let f = parse(&clause("in", "h", json!(["b", "a", "x.*", "b", "x.*"])));
+        let f = parse(&(&clause("in", "h", json!(["b", "a", "x.*", "b", "x.*"]))).into());
         let f = match f {
             Ok(f) => f,
             Err(e) => panic!("{e}"),
@@ -456,7 +460,7 @@ mod tests {
         let ir = lower_filter(&f).to_string();
         assert!(ir.contains("str-eq [\"a\", \"b\"]"), "{ir}");
         assert_eq!(ir.matches("segment \"x.*\"").count(), 1, "{ir}");
-        let f = match parse(&clause("=", "h", json!(["a.b"]))) {
+        let f = match parse(&(&clause("=", "h", json!(["a.b"]))).into()) {
             Ok(f) => f,
             Err(e) => panic!("{e}"),
         };
@@ -465,19 +469,19 @@ mod tests {
 
     #[test]
     fn message_from_json_rejects_non_string_values() {
-        let err = message_from_json(&Value::Null, &json!({"headers": {"a/b": 5}}));
+        let err = message_from_json(&json!({"headers": {"a/b": 5}}));
         match err {
             Err(e) => assert_eq!(e.pointer, "/headers/a~1b"),
             Ok(m) => panic!("accepted {m:?}"),
         }
-        assert!(message_from_json(&Value::Null, &json!({"headers": []})).is_err());
-        assert!(message_from_json(&Value::Null, &json!([])).is_err());
+        assert!(message_from_json(&json!({"headers": []})).is_err());
+        assert!(message_from_json(&json!([])).is_err());
         assert_eq!(
-            message_from_json(&Value::Null, &json!({})),
+            message_from_json(&json!({})),
             Ok(Message::Headers(Vec::new()))
         );
         assert_eq!(
-            message_from_line(&Value::Null, r#"{"headers": {"a": "1"}}"#),
+            message_from_line(r#"{"headers": {"a": "1"}}"#),
             Ok(hdrs(&[("a", "1")]))
         );
     }
@@ -502,7 +506,7 @@ mod tests {
             ),
         ];
         for (policy, canonical) in cases {
-            match parse(&policy) {
+            match parse(&(&policy).into()) {
                 Ok(f) => {
                     assert_eq!(f.to_string(), canonical);
                     assert_eq!(to_text(&f), canonical);
@@ -515,11 +519,7 @@ mod tests {
 
     #[test]
     fn options_are_rejected() {
-        let e = compile(
-            Dialect::Stream,
-            &clause("exists", "h", json!([])),
-            &json!({"x": 1}),
-        );
-        assert!(e.is_err());
+        let e = Options::from_json(Dialect::Stream, &json!({"x": 1})).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidOptions));
     }
 }

@@ -31,7 +31,7 @@ use super::{
     CODE, Clause, CmpOp, Cond, LIMIT_CODE, MAX_CLAUSES, MAX_GROUPS, MAX_IN_VALUES, SYNTAX_CODE,
     StreamFilter, check_header, check_pattern, operand,
 };
-use crate::error::{CompileError, excerpt};
+use crate::error::{CompileError, ErrorCode, excerpt};
 use filtervm_vm::number::{canonical_number_text, parse_json_number};
 use filtervm_vm::pattern::SegmentPattern;
 use logos::{Lexer, Logos, Span};
@@ -110,7 +110,11 @@ fn string(lex: &mut Lexer<'_, Tok>) -> Result<String, LexError> {
         }
     }
     lex.bump(i.saturating_add(1));
-    serde_json::from_str::<String>(lex.slice()).map_err(|e| LexError::BadString(e.to_string()))
+    match filtervm_vm::json::parse(lex.slice().as_bytes()) {
+        Ok(filtervm_vm::json::Value::String(s)) => Ok(s),
+        Ok(_) => Err(LexError::BadString("not a string".to_owned())),
+        Err(e) => Err(LexError::BadString(e.to_string())),
+    }
 }
 
 const KEYWORDS: [&str; 5] = ["and", "or", "in", "exists", "missing"];
@@ -125,7 +129,7 @@ pub fn is_bare_word(s: &str) -> bool {
 }
 
 /// A text-form error: a code, the byte span and a message.
-fn error(code: &'static str, span: Span, message: impl Into<String>) -> CompileError {
+fn error(code: ErrorCode, span: Span, message: impl Into<String>) -> CompileError {
     CompileError::one(code, format!("bytes {}..{}", span.start, span.end), message)
 }
 
@@ -315,13 +319,15 @@ impl<'a> Parser<'a> {
             Some((Tok::Gt, _)) => Cond::Cmp(CmpOp::Gt, self.number()?),
             Some((Tok::Ge, _)) => Cond::Cmp(CmpOp::Ge, self.number()?),
             Some((_, span)) => {
-                let found = excerpt(self.slice(&span));
+                let found = self.slice(&span);
+                let suggestion = crate::error::suggestion(found, &super::NAMED_OPERATORS);
                 return Err(error(
                     SYNTAX_CODE,
                     span,
                     format!(
                         "expected an operator (=, !=, in, exists, missing, <, <=, >, >=) after \
-                         the header, found `{found}` (stream S13)"
+                         the header, found `{}`{suggestion} (stream S13)",
+                        excerpt(found)
                     ),
                 ));
             }
@@ -469,7 +475,7 @@ fn atom(s: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     if is_bare_word(s) {
         f.write_str(s)
     } else {
-        f.write_str(&serde_json::Value::String(s.to_owned()).to_string())
+        f.write_str(&filtervm_vm::json::Value::String(s.to_owned()).to_string())
     }
 }
 
@@ -525,7 +531,7 @@ mod tests {
         }
     }
 
-    fn err(text: &str) -> (&'static str, String) {
+    fn err(text: &str) -> (ErrorCode, String) {
         match parse_text(text) {
             Ok(f) => panic!("{text:?} accepted: {f:?}"),
             Err(e) => match e.errors.first() {
@@ -558,11 +564,11 @@ mod tests {
         let text = ok(
             r#"a = x and "b c" != "" or n in [p.*, "in", q] and h exists or k missing and z < -2.5"#,
         );
-        let json = match json::parse(&serde_json::json!({"groups": [
+        let json = match json::parse(&(&serde_json::json!({"groups": [
             [{"op": "=", "header": "a", "values": ["x"]}, {"op": "!=", "header": "b c", "values": [""]}],
             [{"op": "in", "header": "n", "values": ["p.*", "in", "q"]}, {"op": "exists", "header": "h", "values": []}],
             [{"op": "missing", "header": "k"}, {"op": "<", "header": "z", "values": [-2.5]}]
-        ]})) {
+        ]})).into()) {
             Ok(f) => f,
             Err(e) => panic!("{e}"),
         };

@@ -2,7 +2,7 @@
 //! author thinks.
 
 use super::explain::load;
-use super::{Failure, PolicyArgs, print_errors};
+use super::{EXIT_NEGATIVE, EXIT_OK, Failure, PolicyArgs, print_errors};
 use clap::Args;
 use filtervm_compiler::lint::{Warning, lint_filter};
 use std::process::ExitCode;
@@ -23,20 +23,20 @@ pub(super) struct LintArgs {
 /// Runs `filtervm lint`: exit 0, or 1 for an invalid policy (or a warning with
 /// `--deny-warnings`).
 pub(super) fn run(args: LintArgs) -> Result<ExitCode, Failure> {
-    let source = args.policy.source_name();
-    let (filter, policy) = match load(&args.policy)? {
+    let read = args.policy.read()?;
+    let source = read.name.clone();
+    let (filter, policy) = match load(&read) {
         Ok(loaded) => loaded,
         Err(e) => {
-            print_errors(&source, &e);
-            return Ok(ExitCode::from(1));
+            print_errors(&read, &e);
+            return Ok(ExitCode::from(EXIT_NEGATIVE));
         }
     };
-    let warnings = lint_filter(&filter, &policy.unwrap_or(serde_json::Value::Null));
+    let warnings = lint_filter(&filter, &policy.unwrap_or_default());
     let mut text = String::new();
     if args.json {
-        let all: Vec<serde_json::Value> = warnings.iter().map(Warning::to_json).collect();
-        text = serde_json::to_string_pretty(&all)
-            .map_err(|e| Failure::usage(format!("cannot print JSON: {e}")))?;
+        let all = filtervm_vm::json::Value::Array(warnings.iter().map(Warning::to_json).collect());
+        text = super::output::pretty_json(&all);
         text.push('\n');
     } else if warnings.is_empty() {
         text = format!("{source}: no warnings\n");
@@ -55,7 +55,7 @@ pub(super) fn run(args: LintArgs) -> Result<ExitCode, Failure> {
     }
     super::output::print(&text)?;
     if args.deny_warnings && !warnings.is_empty() {
-        return Ok(ExitCode::from(1));
+        return Ok(ExitCode::from(EXIT_NEGATIVE));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(EXIT_OK))
 }

@@ -95,3 +95,66 @@ impl Stderr {
         let _ = io::stderr().lock().write_fmt(args);
     }
 }
+
+/// `value` as indented JSON (two spaces a level, `"name": value`, `[]` and `{}` when empty: the
+/// layout `serde_json::to_string_pretty` uses), numbers in their exact text.
+pub(super) fn pretty_json(value: &filtervm_vm::json::Value) -> String {
+    let mut out = String::new();
+    write_pretty(value, 0, &mut out);
+    out
+}
+
+fn write_pretty(value: &filtervm_vm::json::Value, depth: usize, out: &mut String) {
+    use filtervm_vm::json::Value;
+    let indent = |out: &mut String, depth: usize| {
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                out.push_str(if i == 0 { "\n" } else { ",\n" });
+                indent(out, depth + 1);
+                write_pretty(item, depth + 1, out);
+            }
+            out.push('\n');
+            indent(out, depth);
+            out.push(']');
+        }
+        Value::Object(members) if !members.is_empty() => {
+            out.push('{');
+            for (i, (name, member)) in members.iter().enumerate() {
+                out.push_str(if i == 0 { "\n" } else { ",\n" });
+                indent(out, depth + 1);
+                out.push_str(&Value::from(name.as_str()).to_string());
+                out.push_str(": ");
+                write_pretty(member, depth + 1, out);
+            }
+            out.push('\n');
+            indent(out, depth);
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pretty_json_lays_out_like_serde_json() {
+        let text = r#"{"a": [1.50, {"b": null}], "c": {}, "d": [], "e": "x\"y", "f": 1e400}"#;
+        let value = filtervm_vm::json::parse(text.as_bytes()).unwrap();
+        assert_eq!(
+            super::pretty_json(&value),
+            "{\n  \"a\": [\n    1.50,\n    {\n      \"b\": null\n    }\n  ],\n  \"c\": {},\n  \
+             \"d\": [],\n  \"e\": \"x\\\"y\",\n  \"f\": 1e400\n}"
+        );
+        let small = serde_json::json!({"a": [1, {"b": null}], "c": {}, "d": []});
+        assert_eq!(
+            super::pretty_json(&filtervm_vm::json::Value::from(&small)),
+            serde_json::to_string_pretty(&small).unwrap()
+        );
+    }
+}

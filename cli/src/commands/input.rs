@@ -1,11 +1,8 @@
-//! `filtervm match`: one message per line; a bad line is reported and skipped.
+//! Reading message logs: standard input or a file, split into lines of bounded length.
 
 use super::Failure;
-use super::output::{Stderr, Stdout};
-use filtervm_compiler::{Evaluator, Filter, message_from_line};
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::ExitCode;
 
 /// The default `--max-line-bytes`: 4 MiB.
 ///
@@ -13,7 +10,7 @@ use std::process::ExitCode;
 /// an SNS message is at most 256 KiB and an Event Grid event at most 1 MB. The vector shape can
 /// inflate a message (attribute values and an SNS body are JSON strings inside the line, and
 /// escaping makes text up to six times longer, so 1.5 MiB at worst), which still leaves more than
-/// twice that as margin. The limit also bounds the memory `match` needs. An SNS body (body scope)
+/// twice that as margin. The limit also bounds the memory a line needs. An SNS body (body scope)
 /// or an Event Grid event is read from the line's bytes, keeping only what the filter reads, so
 /// a line costs about its own size whatever it holds; the other dialects' vector shape is parsed
 /// into a JSON tree, which costs a multiple of the line, small for text but up to about 75 times
@@ -21,128 +18,43 @@ use std::process::ExitCode;
 /// lowers the limit.
 pub(super) const DEFAULT_MAX_LINE_BYTES: u64 = 4 << 20;
 
-/// What `match` prints for each line.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Mode {
-    /// Pass matching lines through unchanged instead of printing a verdict per line.
-    pub(super) only_matching: bool,
-    /// The longest line (not counting its `\n` or `\r\n`) read as a message.
-    pub(super) max_line_bytes: u64,
+/// An opened input: its name for messages, its size when known, and its lines.
+pub(super) struct Input {
+    /// The file name, or `<stdin>`.
+    pub(super) name: String,
+    /// The size in bytes of a regular file (for a progress bar's ETA).
+    pub(super) size: Option<u64>,
+    /// The lines.
+    pub(super) lines: Lines<BufReader<Box<dyn Read + Send>>>,
 }
 
-/// Matches every line of `input` (stdin when `None` or `-`). Exit 0, or 2 when some line could
-/// not be read as a message (every other line is still processed). A closed standard output
-/// ends the run early and quietly.
-pub(super) fn run(filter: &Filter, input: Option<&Path>, mode: Mode) -> Result<ExitCode, Failure> {
-    let (name, reader): (String, Box<dyn Read>) = match input {
-        None => ("<stdin>".to_owned(), Box::new(std::io::stdin())),
-        Some(p) if p.as_os_str() == "-" => ("<stdin>".to_owned(), Box::new(std::io::stdin())),
-        Some(p) => {
-            let file = std::fs::File::open(p)
-                .map_err(|e| Failure::usage(format!("{}: cannot open: {e}", p.display())))?;
-            (p.display().to_string(), Box::new(file))
-        }
-    };
-    let mut lines = Lines::new(
-        BufReader::with_capacity(1 << 16, reader),
-        mode.max_line_bytes,
-    );
-    let mut out = Stdout::new();
-    let mut evaluator = Evaluator::new();
-    // SNS bodies and Event Grid events are matched from the line's bytes.
-    let raw = filter.reads_json_body();
-    let mut number = 0usize;
-    let mut bad = 0usize;
-    loop {
-        let line = lines.next().map_err(|e| Failure {
-            message: format!("{name}: read error after line {number}: {e}"),
-            code: 2,
-        })?;
-        let (content, terminator) = match line {
-            None => break,
-            Some(Line::Whole {
-                content,
-                terminator,
-            }) => (content, terminator),
-            Some(Line::TooLong { bytes }) => {
-                number += 1;
-                bad += 1;
-                out.flush()?;
-                writeln!(
-                    Stderr,
-                    "{name}:{number}: the line is {bytes} bytes, longer than the maximum of {} \
-                     bytes (--max-line-bytes); skipped",
-                    mode.max_line_bytes
-                );
-                if !mode.only_matching {
-                    writeln!(out, "error")?;
-                }
-                continue;
+impl Input {
+    /// Opens `path` (standard input when `None` or `-`), reading lines of at most `max` bytes.
+    pub(super) fn open(path: Option<&Path>, max: u64) -> Result<Input, Failure> {
+        let (name, size, reader): (String, Option<u64>, Box<dyn Read + Send>) = match path {
+            Some(p) if !super::is_stdin(p) => {
+                let file = std::fs::File::open(p)
+                    .map_err(|e| Failure::error(format!("{}: cannot open: {e}", p.display())))?;
+                let size = file
+                    .metadata()
+                    .ok()
+                    .filter(std::fs::Metadata::is_file)
+                    .map(|m| m.len());
+                (p.display().to_string(), size, Box::new(file))
             }
+            _ => ("<stdin>".to_owned(), None, Box::new(std::io::stdin())),
         };
-        number += 1;
-        if content.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let verdict = if raw {
-            evaluator
-                .try_matches_bytes(filter, content)
-                .map_err(|e| e.to_string())
-        } else {
-            std::str::from_utf8(content)
-                .map_err(|e| format!("not UTF-8: {e}"))
-                .and_then(|text| {
-                    message_from_line(filter.dialect(), filter.options(), text)
-                        .map_err(|e| e.to_string())
-                })
-                .and_then(|message| {
-                    evaluator
-                        .try_matches(filter, &message)
-                        .map_err(|e| e.to_string())
-                })
-        };
-        match verdict {
-            // The line as read, with its own `\n` or `\r\n`; a last line without one gets `\n`
-            // (like grep).
-            Ok(true) if mode.only_matching => {
-                out.write_bytes(content)?;
-                out.write_bytes(if terminator.is_empty() {
-                    b"\n"
-                } else {
-                    terminator
-                })?;
-            }
-            Ok(false) if mode.only_matching => {}
-            Ok(m) => writeln!(out, "{}", if m { "match" } else { "no-match" })?,
-            Err(why) => {
-                bad += 1;
-                out.flush()?;
-                writeln!(Stderr, "{name}:{number}: {why}");
-                if !mode.only_matching {
-                    writeln!(out, "error")?;
-                }
-            }
-        }
-        if out.is_closed() {
-            break;
-        }
+        Ok(Input {
+            name,
+            size,
+            lines: Lines::new(BufReader::with_capacity(1 << 16, reader), max),
+        })
     }
-    out.flush()?;
-    if bad > 0 {
-        if !out.is_closed() {
-            writeln!(
-                Stderr,
-                "{name}: {bad} of {number} lines could not be read as messages"
-            );
-        }
-        return Ok(ExitCode::from(2));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// One line of input.
 #[derive(Debug, PartialEq, Eq)]
-enum Line<'a> {
+pub(super) enum Line<'a> {
     /// A line within the limit: its bytes, and its terminator (`\n`, `\r\n`, or empty for a
     /// last line without one).
     Whole {
@@ -155,23 +67,39 @@ enum Line<'a> {
 }
 
 /// Splits input into lines, holding at most `max + 2` bytes of a line at a time.
-struct Lines<R> {
+pub(super) struct Lines<R> {
     reader: R,
     max: u64,
     line: Vec<u8>,
+    /// Bytes consumed so far, line endings included.
+    consumed: u64,
+    /// Lines returned so far.
+    number: u64,
 }
 
 impl<R: BufRead> Lines<R> {
-    fn new(reader: R, max: u64) -> Lines<R> {
+    pub(super) fn new(reader: R, max: u64) -> Lines<R> {
         Lines {
             reader,
             max,
             line: Vec::new(),
+            consumed: 0,
+            number: 0,
         }
     }
 
+    /// The bytes read so far, line endings included.
+    pub(super) fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// The number of lines returned so far (the 1-based number of the last one).
+    pub(super) fn number(&self) -> u64 {
+        self.number
+    }
+
     /// The next line, or `None` at the end of the input.
-    fn next(&mut self) -> std::io::Result<Option<Line<'_>>> {
+    pub(super) fn next(&mut self) -> std::io::Result<Option<Line<'_>>> {
         self.line.clear();
         // The content, and a `\r\n` terminator, fit in `max + 2` bytes.
         let limit = self.max.saturating_add(2);
@@ -181,6 +109,8 @@ impl<R: BufRead> Lines<R> {
         if read == 0 {
             return Ok(None);
         }
+        self.consumed += read as u64;
+        self.number += 1;
         let terminated = self.line.last() == Some(&b'\n');
         if !terminated && read as u64 == limit {
             let last = self.line.last().copied();
@@ -223,7 +153,9 @@ impl<R: BufRead> Lines<R> {
                 last = Some(before);
             }
             bytes += taken as u64;
-            self.reader.consume(newline.map_or(taken, |n| n + 1));
+            let used = newline.map_or(taken, |n| n + 1);
+            self.consumed += used as u64;
+            self.reader.consume(used);
             if newline.is_some() {
                 return Ok(bytes - u64::from(last == Some(b'\r')));
             }

@@ -5,16 +5,28 @@
 //! reference interpreter, checks that the three agree on every message — and fails loudly when
 //! they do not — and prints one `name: value` line per figure.
 //!
-//! The reference interpreter lives in `filtervm-conformance`, which depends on this crate, so
-//! this binary cannot link it: it runs it out of process, as `filtervm-conformance --reference`
-//! (found next to this executable, or at `$FILTERVM_REFERENCE`), which reads the same policies and
-//! the messages on its standard input and reports each message's matches and its own evaluation
-//! time. The oracle thus shares nothing with the engine it checks, not even the address space.
+//! The reference interpreter lives in `filtervm-conformance`, which this tool does not link: it
+//! runs it out of process, as `filtervm-conformance --reference` (found next to this executable,
+//! or at `$FILTERVM_REFERENCE`), which reads the same policies and the messages on its standard
+//! input and reports each message's matches and its own evaluation time. The oracle thus shares
+//! nothing with the engine it checks, not even the address space. When it is not built (and
+//! `$FILTERVM_REFERENCE` is not set), or with `--no-reference`, the set is checked against the
+//! one-by-one path only, a note says so on standard error, and `reference_ns_per_message` is
+//! `n/a`.
+//!
+//! Each path runs for at most `--seconds` (default 10): binding and the set repeat the messages
+//! until then (at least one pass), the one-by-one path and the reference interpreter stop early.
+//! A default run thus measures for at most about 40 seconds, with a progress bar per path on a
+//! terminal.
 
-use super::Failure;
+use super::output::{self, Stderr};
+use super::progress::{phase_bar, stderr_is_terminal};
+use super::{EXIT_NEGATIVE, EXIT_OK, Failure};
 use clap::Args;
 use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text, message_from_json};
+use filtervm_compiler::{
+    Dialect, Evaluator, Filter, Options, SnsScope, compile_text, compile_value, message_from_json,
+};
 use filtervm_vm::message::{Attribute, AttributeType, Message};
 use serde_json::{Map, Value, json};
 use std::io::{BufRead, Write as _};
@@ -36,11 +48,14 @@ pub(super) struct BenchArgs {
     /// bodies; for the other dialects the conformance message shape.
     #[arg(long)]
     messages: PathBuf,
-    /// Time each path for about this many seconds (repeating the messages for the fast paths,
-    /// stopping the slow ones early; agreement is checked on every message a path ran). Without
-    /// it, every path runs every message once.
+    /// The time budget of each path, in seconds: binding and the set repeat the messages until
+    /// it is spent (at least one pass), the one-by-one path and the reference interpreter stop
+    /// early when it is (agreement is checked on every message a path ran).
+    #[arg(long, default_value_t = 10.0, value_parser = parse_seconds)]
+    seconds: f64,
+    /// Do not run the reference interpreter even when it is built.
     #[arg(long)]
-    seconds: Option<f64>,
+    no_reference: bool,
     /// Dialect options as a JSON object.
     #[arg(long, default_value = "{}")]
     options: String,
@@ -52,66 +67,50 @@ struct Sample {
     json: Value,
 }
 
-/// Prints progress on stderr once a phase has run for more than a second.
-struct Progress {
-    phase: &'static str,
-    started: Instant,
-    last: Instant,
-}
-
-impl Progress {
-    fn new(phase: &'static str) -> Progress {
-        let now = Instant::now();
-        Progress {
-            phase,
-            started: now,
-            last: now,
-        }
-    }
-
-    fn tick(&mut self, done: usize, total: usize) {
-        let now = self.last.elapsed();
-        if now >= Duration::from_secs(1) {
-            self.last = Instant::now();
-            eprintln!(
-                "filtervm bench: {}: {done}/{total} ({:.0} s)",
-                self.phase,
-                self.started.elapsed().as_secs_f64()
-            );
-        }
+/// A positive, finite number of seconds.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 1e9 => Ok(s),
+        _ => Err(format!("`{text}` is not a positive number of seconds")),
     }
 }
 
 /// Runs `filtervm bench`.
 pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
-    let options: Value = serde_json::from_str(&args.options)
-        .map_err(|e| Failure::usage(format!("--options is not JSON: {e}")))?;
-    if !options.is_object() {
-        return Err(Failure::usage("--options must be a JSON object"));
-    }
-    let reference = reference_binary()?;
+    let run_started = Instant::now();
+    let options = super::options::parse(args.dialect, &args.options)?
+        .map_err(|e| Failure::usage(format!("--options: {e}")))?;
+    let reference = if args.no_reference {
+        None
+    } else {
+        reference_binary()?
+    };
     let dialect = args.dialect;
-    let budget = args.seconds.map(Duration::from_secs_f64);
+    let budget = Duration::from_secs_f64(args.seconds);
 
     // Policies.
     let lines = read_lines(&args.policies)?;
-    let mut progress = Progress::new("compile");
+    let bar = phase_bar("compile", lines.len() as u64);
     let started = Instant::now();
     let mut filters = Vec::with_capacity(lines.len());
-    for (i, (number, line)) in lines.iter().enumerate() {
-        let filter = compile_line(dialect, line, &options).map_err(|e| Failure {
-            message: format!("{}:{number}: {e}", args.policies.display()),
-            code: 1,
+    for (number, line) in &lines {
+        let filter = compile_line(dialect, line, &options).map_err(|e| {
+            bar.finish_and_clear();
+            Failure {
+                message: format!("{}:{number}: {e}", args.policies.display()),
+                code: EXIT_NEGATIVE,
+            }
         })?;
         filters.push(filter);
-        progress.tick(i + 1, lines.len());
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     let compile_ns = per(started.elapsed(), filters.len());
     let mut set = PolicySet::new();
     for (i, f) in filters.iter().enumerate() {
         set.add(i as SubscriptionId, f).map_err(|e| Failure {
             message: format!("{}: policy {}: {e}", args.policies.display(), i + 1),
-            code: 1,
+            code: EXIT_NEGATIVE,
         })?;
     }
 
@@ -121,12 +120,12 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
         .map(|(number, line)| {
             sample(dialect, &options, line).map_err(|e| Failure {
                 message: format!("{}:{number}: {e}", args.messages.display()),
-                code: 1,
+                code: EXIT_NEGATIVE,
             })
         })
         .collect::<Result<_, _>>()?;
     if samples.is_empty() {
-        return Err(Failure::usage(format!(
+        return Err(Failure::error(format!(
             "{}: no messages",
             args.messages.display()
         )));
@@ -161,15 +160,21 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
         one_by_one.push(ids);
     });
 
-    // The reference interpreter.
-    let (reference_ns, by_reference) = run_reference(
-        &reference,
-        dialect,
-        &args.options,
-        &args.policies,
-        &samples,
-        args.seconds,
-    )?;
+    // The reference interpreter, when it is there.
+    let (reference_ns, by_reference) = match &reference {
+        Some(binary) => {
+            let (ns, results) = run_reference(
+                binary,
+                dialect,
+                &args.options,
+                &args.policies,
+                &samples,
+                args.seconds,
+            )?;
+            (Some(ns), results)
+        }
+        None => (None, Vec::new()),
+    };
     let reference_count = by_reference.len();
 
     // Agreement, on every message each path ran.
@@ -184,7 +189,8 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
             {
                 disagreements += 1;
                 if disagreements <= 5 {
-                    eprintln!(
+                    writeln!(
+                        Stderr,
                         "filtervm bench: DISAGREEMENT on message {} ({}): set {:?}, {name} {:?}",
                         i + 1,
                         samples.get(i).map_or(String::new(), |s| s.json.to_string()),
@@ -200,7 +206,7 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
             message: format!(
                 "{disagreements} disagreements between the set, one-by-one evaluation and the reference interpreter"
             ),
-            code: 1,
+            code: EXIT_NEGATIVE,
         });
     }
 
@@ -212,7 +218,10 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
         ("bind_ns_per_message", format!("{bind_ns:.0}")),
         ("set_ns_per_message", format!("{set_ns:.0}")),
         ("one_by_one_ns_per_message", format!("{one_ns:.0}")),
-        ("reference_ns_per_message", format!("{reference_ns:.0}")),
+        (
+            "reference_ns_per_message",
+            reference_ns.map_or_else(|| "n/a".to_owned(), |ns| format!("{ns:.0}")),
+        ),
         (
             "matches_per_message",
             format!("{:.3}", matches as f64 / samples.len() as f64),
@@ -232,10 +241,17 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     for (name, value) in lines {
         out.push_str(&format!("{name}: {value}\n"));
     }
-    std::io::stdout()
-        .write_all(out.as_bytes())
-        .map_err(|e| Failure::usage(format!("cannot write: {e}")))?;
-    Ok(ExitCode::SUCCESS)
+    output::print(&out)?;
+    if stderr_is_terminal() {
+        writeln!(
+            Stderr,
+            "filtervm bench: {} policies, {} messages, {matches} matches, {:.1} s",
+            filters.len(),
+            samples.len(),
+            run_started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(ExitCode::from(EXIT_OK))
 }
 
 fn first_ids(ids: &[SubscriptionId]) -> Vec<SubscriptionId> {
@@ -246,17 +262,16 @@ fn per(elapsed: Duration, n: usize) -> f64 {
     elapsed.as_nanos() as f64 / n.max(1) as f64
 }
 
-/// Runs `f` over the messages, repeating them until `budget` is spent (at least one pass, and
-/// at least half a second so that small inputs give stable figures); returns the nanoseconds per
-/// message and the last result.
+/// Runs `f` over the messages, repeating them until `budget` is spent (at least one pass);
+/// returns the nanoseconds per message and the last result.
 fn timed(
     samples: &[Sample],
-    budget: Option<Duration>,
+    budget: Duration,
     phase: &'static str,
     mut f: impl FnMut(&Sample) -> usize,
 ) -> (f64, usize) {
-    let budget = Some(budget.unwrap_or(Duration::from_millis(500)));
-    let mut progress = Progress::new(phase);
+    // The bar counts milliseconds of the budget.
+    let bar = phase_bar(phase, budget.as_millis().try_into().unwrap_or(u64::MAX));
     let started = Instant::now();
     let (mut runs, mut last) = (0usize, 0usize);
     loop {
@@ -264,13 +279,14 @@ fn timed(
             last = std::hint::black_box(f(s));
             runs += 1;
             if i % 64 == 0 {
-                progress.tick(i + 1, samples.len());
+                bar.set_position(started.elapsed().as_millis().try_into().unwrap_or(u64::MAX));
             }
         }
-        if budget.is_none_or(|b| started.elapsed() >= b) {
+        if started.elapsed() >= budget {
             break;
         }
     }
+    bar.finish_and_clear();
     (per(started.elapsed(), runs), last)
 }
 
@@ -278,32 +294,33 @@ fn timed(
 /// message); returns the nanoseconds per message and how many messages ran.
 fn timed_once(
     samples: &[Sample],
-    budget: Option<Duration>,
+    budget: Duration,
     phase: &'static str,
     mut f: impl FnMut(&Sample),
 ) -> (f64, usize) {
-    let mut progress = Progress::new(phase);
+    let bar = phase_bar(phase, samples.len() as u64);
     let started = Instant::now();
     let mut runs = 0usize;
     for s in samples {
         f(s);
         runs += 1;
-        progress.tick(runs, samples.len());
-        if budget.is_some_and(|b| started.elapsed() >= b) {
+        bar.inc(1);
+        if started.elapsed() >= budget {
             break;
         }
     }
+    bar.finish_and_clear();
     (per(started.elapsed(), runs), runs)
 }
 
 /// The non-blank lines of a file, with their line numbers.
 fn read_lines(path: &Path) -> Result<Vec<(usize, String)>, Failure> {
     let file = std::fs::File::open(path)
-        .map_err(|e| Failure::usage(format!("{}: cannot read: {e}", path.display())))?;
+        .map_err(|e| Failure::error(format!("{}: cannot read: {e}", path.display())))?;
     let mut out = Vec::new();
     for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
         let line =
-            line.map_err(|e| Failure::usage(format!("{}:{}: {e}", path.display(), i + 1)))?;
+            line.map_err(|e| Failure::error(format!("{}:{}: {e}", path.display(), i + 1)))?;
         if !line.trim().is_empty() {
             out.push((i + 1, line));
         }
@@ -312,37 +329,49 @@ fn read_lines(path: &Path) -> Result<Vec<(usize, String)>, Failure> {
 }
 
 /// Compiles one policy line: JSON, or for `stream` the text form (as the reference reads it).
-fn compile_line(dialect: Dialect, line: &str, options: &Value) -> Result<Filter, String> {
-    match serde_json::from_str::<Value>(line) {
+fn compile_line(dialect: Dialect, line: &str, options: &Options) -> Result<Filter, String> {
+    match filtervm_vm::json::parse(line.as_bytes()) {
         Ok(_) => compile_text(dialect, line, options).map_err(|e| e.to_string()),
         Err(_) if dialect == Dialect::Stream => {
-            compile(dialect, &Value::String(line.to_owned()), options).map_err(|e| e.to_string())
+            compile_value(dialect, &filtervm_vm::json::Value::from(line), options)
+                .map_err(|e| e.to_string())
         }
         Err(e) => Err(format!("the policy is not JSON: {e}")),
     }
 }
 
-/// The reference interpreter's binary: `$FILTERVM_REFERENCE`, or `filtervm-conformance` next to
-/// this executable (where `cargo build` puts both).
-fn reference_binary() -> Result<PathBuf, Failure> {
-    let path = match std::env::var_os("FILTERVM_REFERENCE") {
-        Some(p) => PathBuf::from(p),
-        None => std::env::current_exe()
-            .map_err(|e| Failure::usage(format!("cannot locate this executable: {e}")))?
-            .with_file_name(format!(
-                "filtervm-conformance{}",
-                std::env::consts::EXE_SUFFIX
-            )),
-    };
-    if path.is_file() {
-        Ok(path)
-    } else {
-        Err(Failure::usage(format!(
-            "the reference interpreter was not found at {} (build it with `cargo build --release \
-             -p filtervm-conformance`, or set FILTERVM_REFERENCE to its path)",
+/// The reference interpreter's binary: `$FILTERVM_REFERENCE` (an error when it names no file), or
+/// `filtervm-conformance` next to this executable (where `cargo build` puts both); `None`, with a
+/// note on standard error, when it is not there.
+fn reference_binary() -> Result<Option<PathBuf>, Failure> {
+    if let Some(path) = std::env::var_os("FILTERVM_REFERENCE") {
+        let path = PathBuf::from(path);
+        if path.is_file() {
+            return Ok(Some(path));
+        }
+        return Err(Failure::usage(format!(
+            "FILTERVM_REFERENCE names {}, which is not a file",
             path.display()
-        )))
+        )));
     }
+    let path = std::env::current_exe()
+        .map_err(|e| Failure::error(format!("cannot locate this executable: {e}")))?
+        .with_file_name(format!(
+            "filtervm-conformance{}",
+            std::env::consts::EXE_SUFFIX
+        ));
+    if path.is_file() {
+        return Ok(Some(path));
+    }
+    writeln!(
+        Stderr,
+        "filtervm bench: note: the reference interpreter is not built ({} not found; `cargo \
+         build --release -p filtervm-conformance` builds it, or set FILTERVM_REFERENCE), so it \
+         is left out: reference_ns_per_message is n/a and the set is checked against one-by-one \
+         evaluation only",
+        path.display()
+    );
+    Ok(None)
 }
 
 /// Runs `filtervm-conformance --reference` over the messages; returns its nanoseconds per
@@ -354,11 +383,11 @@ fn run_reference(
     options: &str,
     policies: &Path,
     samples: &[Sample],
-    seconds: Option<f64>,
+    seconds: f64,
 ) -> Result<(f64, Vec<Vec<SubscriptionId>>), Failure> {
     let failed = |what: String| Failure {
         message: format!("the reference interpreter ({}): {what}", binary.display()),
-        code: 1,
+        code: EXIT_NEGATIVE,
     };
     let mut command = Command::new(binary);
     command
@@ -369,9 +398,7 @@ fn run_reference(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
-    if let Some(s) = seconds {
-        command.args(["--seconds", &s.to_string()]);
-    }
+    command.args(["--seconds", &seconds.to_string()]);
     let mut child = command.spawn().map_err(|e| failed(e.to_string()))?;
     let input: Vec<u8> = samples
         .iter()
@@ -396,7 +423,9 @@ fn run_reference(
         .ok_or_else(|| failed("no stdout".into()))?;
     let mut results = Vec::new();
     let mut ns = None;
+    let bar = phase_bar("reference", samples.len() as u64);
     for line in std::io::BufReader::new(stdout).lines() {
+        bar.inc(1);
         let line = line.map_err(|e| failed(e.to_string()))?;
         if let Some(rest) = line.strip_prefix("# ns_per_message: ") {
             ns = rest.trim().parse::<f64>().ok();
@@ -412,6 +441,7 @@ fn run_reference(
             results.push(ids);
         }
     }
+    bar.finish_and_clear();
     let _ = writer.join();
     let status = child.wait().map_err(|e| failed(e.to_string()))?;
     if !status.success() {
@@ -422,8 +452,8 @@ fn run_reference(
 }
 
 /// Reads one message line (see [`BenchArgs::messages`]).
-fn sample(dialect: Dialect, options: &Value, line: &str) -> Result<Sample, String> {
-    let body_scope = options.get("scope").and_then(Value::as_str) == Some("MessageBody");
+fn sample(dialect: Dialect, options: &Options, line: &str) -> Result<Sample, String> {
+    let body_scope = options.sns().scope == SnsScope::MessageBody;
     if dialect == Dialect::Sns && body_scope {
         let json = json!({ "body": line });
         let message = message_from_json(dialect, options, &json).map_err(|e| e.to_string())?;
@@ -500,7 +530,8 @@ mod tests {
 
     #[test]
     fn stream_policies_may_be_text() {
-        assert!(compile_line(Dialect::Stream, "region = eu-* and tier = gold", &json!({})).is_ok());
-        assert!(compile_line(Dialect::Sns, "not json", &json!({})).is_err());
+        let stream = Options::Stream;
+        assert!(compile_line(Dialect::Stream, "region = eu-* and tier = gold", &stream).is_ok());
+        assert!(compile_line(Dialect::Sns, "not json", &Options::from(Dialect::Sns)).is_err());
     }
 }

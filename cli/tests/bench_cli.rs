@@ -1,6 +1,7 @@
 //! `filtervm bench`: its output lines, and its loud failures. It runs the reference interpreter
 //! out of process (`filtervm-conformance --reference`), which `cargo test --workspace` builds
-//! next to `filtervm`; the run checks are skipped (with a note) when that binary is absent.
+//! next to `filtervm`; the checks that need it are skipped (with a note) when that binary is
+//! absent, and a copy of `filtervm` in a folder of its own runs without it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -96,6 +97,7 @@ fn bench_fails_loudly_on_an_invalid_policy_or_a_missing_reference() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.ndjson:1"));
+    // A reference named explicitly must be there: a usage error (64) otherwise.
     let out = Command::new(BIN)
         .env("FILTERVM_REFERENCE", "/nonexistent/filtervm-conformance")
         .args(["bench", "--dialect", "sns", "--policies"])
@@ -104,8 +106,97 @@ fn bench_fails_loudly_on_an_invalid_policy_or_a_missing_reference() {
         .arg(&messages)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(64));
     assert!(String::from_utf8_lossy(&out.stderr).contains("FILTERVM_REFERENCE"));
+}
+
+/// Without the reference interpreter beside it (a copy of `filtervm` alone in a folder), bench
+/// still runs: a note on stderr, `reference_ns_per_message: n/a`, and the set still checked
+/// against one-by-one evaluation. Nothing but the note reaches stderr when it is not a terminal
+/// (no progress, no summary).
+#[test]
+fn bench_runs_without_the_reference_interpreter() {
+    let dir = std::env::temp_dir().join(format!("filtervm-bench-alone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let alone = dir.join("filtervm");
+    std::fs::copy(BIN, &alone).unwrap();
+    let policies = write("alone-p.ndjson", "{\"event\": [\"order.paid\"]}\n");
+    let messages = write(
+        "alone-m.ndjson",
+        "{\"event\": \"order.paid\"}\n{\"event\": \"user.login\"}\n",
+    );
+    let run = |extra: &[&str]| {
+        Command::new(&alone)
+            .env_remove("FILTERVM_REFERENCE")
+            .args([
+                "bench",
+                "--dialect",
+                "sns",
+                "--seconds",
+                "0.05",
+                "--policies",
+            ])
+            .arg(&policies)
+            .arg("--messages")
+            .arg(&messages)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("reference_ns_per_message: n/a\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("reference_messages: 0\n"), "{stdout}");
+    assert!(stdout.contains("matches_per_message: 0.500\n"), "{stdout}");
+    assert!(
+        stderr.contains("note: the reference interpreter is not built"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // --no-reference leaves it out silently, even when it is built.
+    let out = Command::new(BIN)
+        .args([
+            "bench",
+            "-d",
+            "sns",
+            "--seconds",
+            "0.05",
+            "--no-reference",
+            "--policies",
+        ])
+        .arg(&policies)
+        .arg("--messages")
+        .arg(&messages)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("reference_ns_per_message: n/a"));
+    // The budget must be a positive number of seconds.
+    let out = run(&["--seconds", "0"]);
+    assert_eq!(out.status.code(), Some(64));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--seconds` has a default (documented in `--help`), so a run without it is bounded.
+#[test]
+fn bench_help_documents_the_default_budget() {
+    let out = Command::new(BIN)
+        .args(["bench", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("[default: 10]"), "{help}");
+    assert!(help.contains("--no-reference"), "{help}");
 }
 
 /// Runs `filtervm bench` on sns policies and flat attribute messages (written to files named
@@ -115,7 +206,14 @@ fn bench(name: &str, reference: &Path, policies: &str, messages: &str) -> std::p
     let messages = write(&format!("{name}-messages.ndjson"), messages);
     Command::new(BIN)
         .env("FILTERVM_REFERENCE", reference)
-        .args(["bench", "--dialect", "sns", "--policies"])
+        .args([
+            "bench",
+            "--dialect",
+            "sns",
+            "--seconds",
+            "0.05",
+            "--policies",
+        ])
         .arg(&policies)
         .arg("--messages")
         .arg(&messages)

@@ -1,10 +1,10 @@
 //! `filtervm explain`: why a message did or did not match a policy.
 
-use super::{Failure, PolicyArgs, print_errors};
+use super::{EXIT_NEGATIVE, EXIT_OK, Failure, Policy, PolicyArgs, print_errors};
 use clap::Args;
 use filtervm_compiler::explain::{explain_bytes, explain_json};
-use filtervm_compiler::{CompileError, Dialect, Filter, compile};
-use serde_json::Value;
+use filtervm_compiler::{CompileError, Dialect, Filter, compile_value};
+use filtervm_vm::json::Value;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,34 +28,26 @@ pub(super) struct ExplainArgs {
 }
 
 /// The policy as written (JSON, or the stream text form as a JSON string), best effort.
-fn policy_value(args: &PolicyArgs) -> Option<Value> {
-    let stream = args.dialect == Some(Dialect::Stream);
-    let text = match (&args.policy, &args.filter) {
-        (Some(path), None) => std::fs::read_to_string(path).ok()?,
-        (None, Some(inline)) => inline.clone(),
-        _ => return None,
-    };
-    match serde_json::from_str::<Value>(&text) {
+fn policy_value(policy: &Policy) -> Option<Value> {
+    let stream = policy.dialect == Dialect::Stream;
+    match filtervm_vm::json::parse(policy.text.as_bytes()) {
         Ok(v) if v.is_object() || v.is_array() || !stream => Some(v),
-        _ if stream => Some(Value::String(text)),
+        _ if stream => Some(Value::String(policy.text.clone())),
         _ => None,
     }
 }
 
-/// Compiles the policy and reads it as a value; `Ok(Err(..))` is an invalid policy.
-pub(super) fn load(
-    args: &PolicyArgs,
-) -> Result<Result<(Filter, Option<Value>), CompileError>, Failure> {
-    let value = policy_value(args);
-    match args.compile()? {
-        Ok(filter) => Ok(Ok((filter, value))),
+/// Compiles the policy and reads it as a value; `Err` is an invalid policy.
+pub(super) fn load(policy: &Policy) -> Result<(Filter, Option<Value>), CompileError> {
+    let value = policy_value(policy);
+    match policy.compile() {
+        Ok(filter) => Ok((filter, value)),
         // The stream text form in a file: compile the text.
-        Err(e) => match (&value, args.dialect) {
-            (Some(v @ Value::String(_)), Some(Dialect::Stream)) => {
-                let options = args.options()?;
-                Ok(compile(Dialect::Stream, v, &options).map(|f| (f, value.clone())))
+        Err(e) => match (&value, &policy.options) {
+            (Some(v @ Value::String(_)), Ok(options)) if policy.dialect == Dialect::Stream => {
+                compile_value(Dialect::Stream, v, options).map(|f| (f, value.clone()))
             }
-            _ => Ok(Err(e)),
+            _ => Err(e),
         },
     }
 }
@@ -65,28 +57,34 @@ fn read_bytes(path: &std::path::Path) -> Result<Vec<u8>, Failure> {
     if path.as_os_str() == "-" {
         std::io::stdin()
             .read_to_end(&mut bytes)
-            .map_err(|e| Failure::usage(format!("<stdin>: cannot read the message: {e}")))?;
+            .map_err(|e| Failure::error(format!("<stdin>: cannot read the message: {e}")))?;
     } else {
         bytes = std::fs::read(path).map_err(|e| {
-            Failure::usage(format!("{}: cannot read the message: {e}", path.display()))
+            Failure::error(format!("{}: cannot read the message: {e}", path.display()))
         })?;
     }
     Ok(bytes)
 }
 
-fn read_message(path: &std::path::Path) -> Result<Value, Failure> {
+fn read_message(path: &std::path::Path) -> Result<serde_json::Value, Failure> {
     serde_json::from_slice(&read_bytes(path)?)
-        .map_err(|e| Failure::usage(format!("{}: the message is not JSON: {e}", path.display())))
+        .map_err(|e| Failure::error(format!("{}: the message is not JSON: {e}", path.display())))
 }
 
 /// Runs `filtervm explain`: exit 0 (whatever the verdict), 1 for an invalid policy, 2 for a
 /// message that cannot be read.
 pub(super) fn run(args: ExplainArgs) -> Result<ExitCode, Failure> {
-    let (filter, policy) = match load(&args.policy)? {
+    if args.policy.reads_stdin() && super::is_stdin(&args.message) {
+        return Err(Failure::usage(
+            "the policy and the message cannot both come from standard input",
+        ));
+    }
+    let source = args.policy.read()?;
+    let (filter, policy) = match load(&source) {
         Ok(loaded) => loaded,
         Err(e) => {
-            print_errors(&args.policy.source_name(), &e);
-            return Ok(ExitCode::from(1));
+            print_errors(&source, &e);
+            return Ok(ExitCode::from(EXIT_NEGATIVE));
         }
     };
     // SNS bodies and Event Grid events are read from their bytes, as `match` reads them.
@@ -96,11 +94,10 @@ pub(super) fn run(args: ExplainArgs) -> Result<ExitCode, Failure> {
     } else {
         explain_json(&filter, policy.as_ref(), &read_message(&args.message)?)
     }
-    .map_err(|e| Failure::usage(format!("{}: {e}", args.message.display())))?;
+    .map_err(|e| Failure::error(format!("{}: {e}", args.message.display())))?;
     let mut text = String::new();
     if args.json {
-        text = serde_json::to_string_pretty(&explanation.to_json())
-            .map_err(|e| Failure::usage(format!("cannot print JSON: {e}")))?;
+        text = super::output::pretty_json(&explanation.to_json());
         text.push('\n');
     } else {
         text.push_str(&explanation.to_string());
@@ -112,5 +109,5 @@ pub(super) fn run(args: ExplainArgs) -> Result<ExitCode, Failure> {
         }
     }
     super::output::print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(EXIT_OK))
 }

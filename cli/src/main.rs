@@ -1,13 +1,13 @@
 //! The `filtervm` command-line tool: check, compile and match filter policies of every dialect.
 
-// Every byte the tool prints goes through `cli::output`, which ends a command quietly when its
+// Every byte the tool prints goes through `commands::output`, which ends a command quietly when its
 // reader has gone away; `println!` and `eprintln!` would panic instead.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-mod cli;
+mod commands;
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    cli::main()
+    commands::main()
 }

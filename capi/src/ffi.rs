@@ -1,0 +1,902 @@
+//! The exported functions and types (see the crate documentation for the conventions).
+#![expect(
+    unsafe_code,
+    reason = "a C ABI: exported symbols and raw pointers from C; every pointer is checked for \
+              NULL and every length bounded before a slice is made of it"
+)]
+
+use crate::engine::{self, Attribute, Failure, FailureKind, Filter, Header, Message, Set};
+use std::cell::RefCell;
+use std::ffi::{CStr, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::RwLock;
+
+/// Success (and "no match" for the match functions).
+pub const FVM_OK: i32 = 0;
+/// The message matches.
+pub const FVM_MATCH: i32 = 1;
+/// The message does not match.
+pub const FVM_NO_MATCH: i32 = 0;
+/// The policy or its options are invalid (the error lists every problem).
+pub const FVM_ERR_POLICY: i32 = -1;
+/// The message cannot be read for the filter (the error has one detail).
+pub const FVM_ERR_MESSAGE: i32 = -2;
+/// The bytes are not a filter (`fvm_filter_from_bytes`).
+pub const FVM_ERR_LOAD: i32 = -3;
+/// An argument is invalid: a NULL pointer where one is required, an unknown dialect name, an
+/// unknown message part bit (code `INVALID_ARGUMENT`).
+pub const FVM_ERR_ARGUMENT: i32 = -4;
+/// The set cannot take the filter (code `SET_FULL`).
+pub const FVM_ERR_SET: i32 = -5;
+/// The caller's buffer is too small; the needed size was written (no error object).
+pub const FVM_ERR_BUFFER_TOO_SMALL: i32 = -6;
+/// A bug in filtervm was caught at the boundary (code `PANIC`). A set that reports it should
+/// be freed: its later calls report it again.
+pub const FVM_ERR_PANIC: i32 = -7;
+
+/// `fvm_message.parts`: `json` is set (the whole message as JSON in the dialect's shape).
+pub const FVM_PART_JSON: u32 = 1;
+/// `fvm_message.parts`: `body` is set (the raw body: an SNS message body, an Event Grid event).
+pub const FVM_PART_BODY: u32 = 2;
+/// `fvm_message.parts`: `attributes` is set (typed attributes: sns, basaltic).
+pub const FVM_PART_ATTRIBUTES: u32 = 4;
+/// `fvm_message.parts`: `headers` is set (headers: stream, expr).
+pub const FVM_PART_HEADERS: u32 = 8;
+
+const ALL_PARTS: u32 = FVM_PART_JSON | FVM_PART_BODY | FVM_PART_ATTRIBUTES | FVM_PART_HEADERS;
+
+/// A compiled filter. Immutable: any number of threads may match with one filter at once.
+pub struct FvmFilter {
+    filter: Filter,
+}
+
+/// A set of subscriptions (any dialects and options), each a caller-chosen `uint64_t` id and a
+/// filter. Internally locked: every function on a set may be called from any thread at any time;
+/// matching calls run in parallel, and `fvm_set_add` / `fvm_set_remove` wait for the matching
+/// calls in progress.
+pub struct FvmSet {
+    set: RwLock<Set>,
+}
+
+/// Filters and sets are shared between the caller's threads: the compiler checks that they may
+/// be.
+const _: () = {
+    const fn shared_between_threads<T: Send + Sync>() {}
+    shared_between_threads::<FvmFilter>();
+    shared_between_threads::<FvmSet>();
+};
+
+/// What went wrong: a status and one or more details (code, JSON Pointer, message). Owned by
+/// the caller; free it with `fvm_error_free`.
+pub struct FvmError {
+    status: i32,
+    details: Vec<ErrorDetail>,
+}
+
+struct ErrorDetail {
+    code: Vec<u8>,
+    pointer: Vec<u8>,
+    message: Vec<u8>,
+}
+
+/// One typed attribute of a message: name and value are byte strings (UTF-8), the type a
+/// NUL-terminated name (`"String"`, `"Number"`, `"String.Array"`, `"Binary"`, or an SNS custom
+/// `"String.x"`, `"Number.x"`, `"Binary.x"`). For `String.Array` the value is the JSON text of
+/// an array.
+#[repr(C)]
+pub struct FvmAttribute {
+    /// The name (case-sensitive).
+    pub name: *const u8,
+    /// Its length in bytes.
+    pub name_len: usize,
+    /// The type name, NUL-terminated.
+    pub data_type: *const c_char,
+    /// The value text.
+    pub value: *const u8,
+    /// Its length in bytes.
+    pub value_len: usize,
+}
+
+/// One header value: a name and a value, byte strings (UTF-8). A name given several times is a
+/// header with several values (`expr`; a `stream` header has one value).
+#[repr(C)]
+pub struct FvmHeader {
+    /// The name (case-sensitive).
+    pub name: *const u8,
+    /// Its length in bytes.
+    pub name_len: usize,
+    /// The value.
+    pub value: *const u8,
+    /// Its length in bytes.
+    pub value_len: usize,
+}
+
+/// A message: the parts named by `parts` (`FVM_PART_*` bits) are read, the other fields are
+/// ignored. Each filter reads the part its dialect needs: `sns` (attribute scope) and
+/// `basaltic` the attributes, `sns` (`MessageBody` scope) and `eventgrid` the body, `stream`
+/// and `expr` the headers; when that part is not given, the JSON document (`FVM_PART_JSON`, in
+/// the dialect's shape: `{"attributes": ...}`, `{"body": "..."}`, `{"headers": ...}`, or for
+/// `eventgrid` the event). A filter whose part is missing is an error (`FVM_ERR_MESSAGE`).
+/// Nothing is kept after the call returns.
+#[repr(C)]
+pub struct FvmMessage {
+    /// Which parts are given: `FVM_PART_*` bits.
+    pub parts: u32,
+    /// `FVM_PART_JSON`: the message as JSON text in the dialect's shape.
+    pub json: *const u8,
+    /// Its length in bytes.
+    pub json_len: usize,
+    /// `FVM_PART_BODY`: the raw body.
+    pub body: *const u8,
+    /// Its length in bytes.
+    pub body_len: usize,
+    /// `FVM_PART_ATTRIBUTES`: `attribute_count` attributes (may be 0).
+    pub attributes: *const FvmAttribute,
+    /// The number of attributes.
+    pub attribute_count: usize,
+    /// `FVM_PART_HEADERS`: `header_count` header values (may be 0).
+    pub headers: *const FvmHeader,
+    /// The number of header values.
+    pub header_count: usize,
+}
+
+fn status_of(kind: FailureKind) -> i32 {
+    match kind {
+        FailureKind::Policy => FVM_ERR_POLICY,
+        FailureKind::Message => FVM_ERR_MESSAGE,
+        FailureKind::Load => FVM_ERR_LOAD,
+        FailureKind::Argument => FVM_ERR_ARGUMENT,
+        FailureKind::Set => FVM_ERR_SET,
+    }
+}
+
+/// Text as a NUL-terminated byte buffer (interior NULs are kept; callers get the length).
+fn terminated(text: &str) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(text.len() + 1);
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.push(0);
+    bytes
+}
+
+impl FvmError {
+    fn from_failure(failure: &Failure) -> FvmError {
+        FvmError {
+            status: status_of(failure.kind),
+            details: failure
+                .details
+                .iter()
+                .map(|d| ErrorDetail {
+                    code: terminated(d.code),
+                    pointer: terminated(&d.pointer),
+                    message: terminated(&d.message),
+                })
+                .collect(),
+        }
+    }
+
+    fn panic(payload: &(dyn std::any::Any + Send)) -> FvmError {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_owned());
+        FvmError {
+            status: FVM_ERR_PANIC,
+            details: vec![ErrorDetail {
+                code: terminated("PANIC"),
+                pointer: terminated(""),
+                message: terminated(&format!("internal error in filtervm (a bug): {what}")),
+            }],
+        }
+    }
+}
+
+/// Stores `e` in `*out` when `out` is not NULL; returns its status.
+///
+/// # Safety
+/// `out` is NULL or valid for a write.
+unsafe fn report(out: *mut *mut FvmError, e: FvmError) -> i32 {
+    let status = e.status;
+    if !out.is_null() {
+        // SAFETY: the caller passes NULL or a pointer valid for a write.
+        unsafe { *out = Box::into_raw(Box::new(e)) };
+    }
+    status
+}
+
+/// Runs `body`, catching a panic; the result or the failure goes through `error`.
+///
+/// # Safety
+/// `error` is NULL or valid for a write.
+unsafe fn guard(error: *mut *mut FvmError, body: impl FnOnce() -> Result<i32, Failure>) -> i32 {
+    if !error.is_null() {
+        // SAFETY: the caller passes NULL or a pointer valid for a write.
+        unsafe { *error = std::ptr::null_mut() };
+    }
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(status)) => status,
+        // SAFETY: as above.
+        Ok(Err(failure)) => unsafe { report(error, FvmError::from_failure(&failure)) },
+        // SAFETY: as above.
+        Err(payload) => unsafe { report(error, FvmError::panic(payload.as_ref())) },
+    }
+}
+
+/// `len` bytes at `ptr`, which may be NULL when `len` is 0.
+///
+/// # Safety
+/// Unless NULL, `ptr` points to `len` readable bytes that outlive `'a`.
+unsafe fn bytes<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a [u8], Failure> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(Failure::argument(format!(
+            "{what} is NULL with a length of {len}"
+        )));
+    }
+    if len > isize::MAX as usize {
+        return Err(Failure::argument(format!(
+            "{what} has an impossible length"
+        )));
+    }
+    // SAFETY: non-NULL, at most isize::MAX, and the caller promises `len` readable bytes.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// `count` items at `ptr` (NULL allowed when `count` is 0).
+///
+/// # Safety
+/// Unless NULL, `ptr` points to `count` initialized items that outlive `'a`.
+unsafe fn items<'a, T>(ptr: *const T, count: usize, what: &str) -> Result<&'a [T], Failure> {
+    if count == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(Failure::argument(format!(
+            "{what} is NULL with a count of {count}"
+        )));
+    }
+    if count > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
+        return Err(Failure::argument(format!("{what} has an impossible count")));
+    }
+    // SAFETY: non-NULL, a size within isize::MAX, and the caller promises `count` items.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
+}
+
+/// A NUL-terminated string as UTF-8.
+///
+/// # Safety
+/// Unless NULL, `ptr` is a NUL-terminated string.
+unsafe fn c_str<'a>(ptr: *const c_char, what: &str) -> Result<&'a str, Failure> {
+    if ptr.is_null() {
+        return Err(Failure::argument(format!("{what} is NULL")));
+    }
+    // SAFETY: non-NULL and NUL-terminated (the caller's promise).
+    let text = unsafe { CStr::from_ptr(ptr) };
+    text.to_str()
+        .map_err(|_| Failure::argument(format!("{what} is not UTF-8")))
+}
+
+/// Reads a C message into the adapter's form (attributes and headers copied; JSON and body
+/// borrowed). Attribute values that `reads` says are not read are left out
+/// ([`Filter::reads_attribute`]).
+///
+/// # Safety
+/// Unless NULL, `message` and every pointer it holds for its `parts` are valid as documented
+/// on [`FvmMessage`].
+unsafe fn message<'a>(
+    message: *const FvmMessage,
+    reads: &dyn Fn(&str) -> bool,
+) -> Result<Message<'a>, Failure> {
+    if message.is_null() {
+        return Err(Failure::argument("the message is NULL"));
+    }
+    // SAFETY: non-NULL; the caller promises a valid `fvm_message`.
+    let m = unsafe { &*message };
+    if m.parts & !ALL_PARTS != 0 {
+        return Err(Failure::argument(format!(
+            "unknown bits in fvm_message.parts: {:#x}",
+            m.parts & !ALL_PARTS
+        )));
+    }
+    if m.parts == 0 {
+        return Err(Failure::argument(
+            "fvm_message.parts names no part: set FVM_PART_JSON, _BODY, _ATTRIBUTES or _HEADERS",
+        ));
+    }
+    let mut out = Message::default();
+    if m.parts & FVM_PART_JSON != 0 {
+        // SAFETY: the caller's promise for the JSON part.
+        out.document = Some(engine::Document::Json(unsafe {
+            bytes(m.json, m.json_len, "fvm_message.json")?
+        }));
+    }
+    if m.parts & FVM_PART_BODY != 0 {
+        // SAFETY: the caller's promise for the body part.
+        out.body = Some(unsafe { bytes(m.body, m.body_len, "fvm_message.body")? });
+    }
+    if m.parts & FVM_PART_ATTRIBUTES != 0 {
+        // SAFETY: the caller's promise for the attributes part.
+        let attributes =
+            unsafe { items(m.attributes, m.attribute_count, "fvm_message.attributes")? };
+        let mut read = Vec::with_capacity(attributes.len());
+        for a in attributes {
+            // SAFETY: each attribute's pointers are valid (the caller's promise).
+            let (name, data_type, value) = unsafe {
+                (
+                    bytes(a.name, a.name_len, "an attribute name")?,
+                    c_str(a.data_type, "an attribute type")?,
+                    bytes(a.value, a.value_len, "an attribute value")?,
+                )
+            };
+            read.push(Attribute::from_bytes(name, data_type, value, reads)?);
+        }
+        out.attributes = Some(read);
+    }
+    if m.parts & FVM_PART_HEADERS != 0 {
+        // SAFETY: the caller's promise for the headers part.
+        let headers = unsafe { items(m.headers, m.header_count, "fvm_message.headers")? };
+        let mut pairs = Vec::with_capacity(headers.len());
+        for h in headers {
+            // SAFETY: each header's pointers are valid (the caller's promise).
+            pairs.push(unsafe {
+                (
+                    bytes(h.name, h.name_len, "a header name")?,
+                    bytes(h.value, h.value_len, "a header value")?,
+                )
+            });
+        }
+        out.headers = Some(Header::from_byte_pairs(pairs)?);
+    }
+    Ok(out)
+}
+
+/// The library's version (`"0.1.0"`), a static NUL-terminated string.
+///
+/// Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn fvm_version() -> *const c_char {
+    const VERSION: &CStr =
+        match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+            Ok(v) => v,
+            Err(_) => c"unknown",
+        };
+    VERSION.as_ptr()
+}
+
+/// Compiles a policy.
+///
+/// `dialect` is `"sns"`, `"basaltic"`, `"eventgrid"`, `"stream"` or `"expr"` (NUL-terminated).
+/// `policy` is JSON text (for `stream` also the text form `region = eu-* and n > 5`), at most
+/// 256 KiB. `options` is the dialect's options as JSON text (`{"scope": "MessageBody"}`), or
+/// NULL for the defaults. On success stores a new filter in `*out` (free it with
+/// `fvm_filter_free`) and returns `FVM_OK`; an invalid policy or options returns
+/// `FVM_ERR_POLICY` with every error (code, JSON Pointer, message).
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `dialect` is NULL or NUL-terminated; `policy`/`options` point to their lengths of bytes
+/// (or are NULL); `out` is valid for a write; `error` is NULL or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_compile(
+    dialect: *const c_char,
+    policy: *const u8,
+    policy_len: usize,
+    options: *const u8,
+    options_len: usize,
+    out: *mut *mut FvmFilter,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if out.is_null() {
+                return Err(Failure::argument("`out` is NULL"));
+            }
+            *out = std::ptr::null_mut();
+            let dialect = c_str(dialect, "the dialect")?;
+            let policy = bytes(policy, policy_len, "the policy")?;
+            let options = if options.is_null() {
+                None
+            } else {
+                Some(bytes(options, options_len, "the options")?)
+            };
+            let filter = engine::compile(dialect, policy, options)?;
+            *out = Box::into_raw(Box::new(FvmFilter { filter }));
+            Ok(FVM_OK)
+        })
+    }
+}
+
+/// Frees a filter (NULL is ignored). Sets that hold it keep their own copy.
+///
+/// Not thread-safe for this filter: no other call may be using it.
+///
+/// # Safety
+/// `filter` is NULL or a filter from this library not yet freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_filter_free(filter: *mut FvmFilter) {
+    if !filter.is_null() {
+        // SAFETY: a filter made by `Box::into_raw` and not freed yet (the caller's promise).
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(filter) })));
+    }
+}
+
+/// The filter's dialect name, a static NUL-terminated string (NULL when `filter` is NULL).
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `filter` is NULL or a live filter.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_filter_dialect(filter: *const FvmFilter) -> *const c_char {
+    if filter.is_null() {
+        return std::ptr::null();
+    }
+    // SAFETY: a live filter (the caller's promise).
+    let name = unsafe { &*filter }.filter.dialect();
+    let c: &'static CStr = match name {
+        "sns" => c"sns",
+        "basaltic" => c"basaltic",
+        "eventgrid" => c"eventgrid",
+        "stream" => c"stream",
+        "expr" => c"expr",
+        _ => c"unknown",
+    };
+    c.as_ptr()
+}
+
+/// Whether `message` matches: `FVM_MATCH` (1), `FVM_NO_MATCH` (0), or a negative status
+/// (`FVM_ERR_MESSAGE` when the message cannot be read for this filter or lacks the part it
+/// reads).
+///
+/// Thread-safe: any number of threads may match with one filter at once (each thread keeps its
+/// own evaluation buffers).
+///
+/// # Safety
+/// `filter` is a live filter; `message` is valid as documented on `fvm_message`; `error` is
+/// NULL or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_filter_matches(
+    filter: *const FvmFilter,
+    message: *const FvmMessage,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if filter.is_null() {
+                return Err(Failure::argument("the filter is NULL"));
+            }
+            let filter = &(*filter).filter;
+            let reads = |name: &str| filter.reads_attribute(name);
+            let read = self::message(message, &reads)?;
+            Ok(verdict(filter.matches(read)?))
+        })
+    }
+}
+
+fn verdict(matched: bool) -> i32 {
+    if matched { FVM_MATCH } else { FVM_NO_MATCH }
+}
+
+/// Whether a message given as one JSON document in the dialect's shape matches (the same as
+/// `fvm_filter_matches` with only `FVM_PART_JSON`).
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `filter` is a live filter; `json` points to `json_len` bytes; `error` is NULL or valid for a
+/// write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_filter_matches_json(
+    filter: *const FvmFilter,
+    json: *const u8,
+    json_len: usize,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if filter.is_null() {
+                return Err(Failure::argument("the filter is NULL"));
+            }
+            let json = bytes(json, json_len, "the message")?;
+            Ok(verdict((*filter).filter.matches(Message::json(json))?))
+        })
+    }
+}
+
+/// Encodes the filter (program, dialect, options; the IR does not travel) into a new buffer:
+/// `*out` and `*out_len`, freed with `fvm_bytes_free`.
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `filter` is a live filter; `out` and `out_len` are valid for writes; `error` is NULL or
+/// valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_filter_to_bytes(
+    filter: *const FvmFilter,
+    out: *mut *mut u8,
+    out_len: *mut usize,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if filter.is_null() || out.is_null() || out_len.is_null() {
+                return Err(Failure::argument("the filter, `out` or `out_len` is NULL"));
+            }
+            let encoded = (*filter).filter.to_bytes().into_boxed_slice();
+            *out_len = encoded.len();
+            *out = Box::into_raw(encoded).cast::<u8>();
+            Ok(FVM_OK)
+        })
+    }
+}
+
+/// Frees a buffer from `fvm_filter_to_bytes` (NULL is ignored).
+///
+/// # Safety
+/// `bytes` and `len` are exactly what `fvm_filter_to_bytes` gave, not yet freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_bytes_free(bytes: *mut u8, len: usize) {
+    if !bytes.is_null() {
+        // SAFETY: a boxed slice of `len` bytes leaked by `fvm_filter_to_bytes`.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(bytes, len)) });
+        }));
+    }
+}
+
+/// Loads a filter from `fvm_filter_to_bytes` output into `*out`. Any bytes may be given: the
+/// program is verified, and bad bytes return `FVM_ERR_LOAD` (`INVALID_PROGRAM`,
+/// `INVALID_FILTER_METADATA`, `INVALID_OPTIONS`). A loaded filter matches like the original and
+/// can be added to sets.
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `bytes` points to `len` bytes; `out` is valid for a write; `error` is NULL or valid for a
+/// write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_filter_from_bytes(
+    bytes: *const u8,
+    len: usize,
+    out: *mut *mut FvmFilter,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if out.is_null() {
+                return Err(Failure::argument("`out` is NULL"));
+            }
+            *out = std::ptr::null_mut();
+            let filter = Filter::from_bytes(self::bytes(bytes, len, "the bytes")?)?;
+            *out = Box::into_raw(Box::new(FvmFilter { filter }));
+            Ok(FVM_OK)
+        })
+    }
+}
+
+/// A new, empty set (free it with `fvm_set_free`). NULL only if a bug was caught.
+///
+/// Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn fvm_set_new() -> *mut FvmSet {
+    catch_unwind(|| {
+        Box::into_raw(Box::new(FvmSet {
+            set: RwLock::new(Set::new()),
+        }))
+    })
+    .unwrap_or(std::ptr::null_mut())
+}
+
+/// Frees a set (NULL is ignored).
+///
+/// Not thread-safe for this set: no other call may be using it.
+///
+/// # Safety
+/// `set` is NULL or a set from `fvm_set_new` not yet freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_set_free(set: *mut FvmSet) {
+    if !set.is_null() {
+        // SAFETY: a set made by `Box::into_raw` and not freed yet (the caller's promise).
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(set) })));
+    }
+}
+
+/// The set's lock. A lock poisoned by a caught panic (a bug) fails every later call with
+/// `FVM_ERR_PANIC`: the set may be inconsistent.
+fn lock_failed<E, T>(_: E) -> T {
+    std::panic::resume_unwind(Box::new(
+        "an earlier call on this set failed inside filtervm and may have left it inconsistent: \
+         free it and build a new one",
+    ))
+}
+
+/// Adds subscription `id` with `filter`, replacing its filter if `id` is already in the set.
+/// The set keeps its own copy: the filter may be freed afterwards.
+///
+/// Thread-safe (waits for matching calls in progress on this set).
+///
+/// # Safety
+/// `set` and `filter` are live; `error` is NULL or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_set_add(
+    set: *mut FvmSet,
+    id: u64,
+    filter: *const FvmFilter,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if set.is_null() || filter.is_null() {
+                return Err(Failure::argument("the set or the filter is NULL"));
+            }
+            let mut held = (*set).set.write().unwrap_or_else(lock_failed);
+            held.add(id, &(*filter).filter)?;
+            Ok(FVM_OK)
+        })
+    }
+}
+
+/// Removes subscription `id`: 1 when it was in the set, 0 when it was not, or a negative
+/// status.
+///
+/// Thread-safe (waits for matching calls in progress on this set).
+///
+/// # Safety
+/// `set` is live; `error` is NULL or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_set_remove(
+    set: *mut FvmSet,
+    id: u64,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if set.is_null() {
+                return Err(Failure::argument("the set is NULL"));
+            }
+            let mut held = (*set).set.write().unwrap_or_else(lock_failed);
+            Ok(i32::from(held.remove(id)))
+        })
+    }
+}
+
+/// The number of subscriptions in the set (0 for NULL).
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `set` is NULL or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_set_len(set: *const FvmSet) -> usize {
+    if set.is_null() {
+        return 0;
+    }
+    // SAFETY: a live set (the caller's promise).
+    let set = unsafe { &*set };
+    catch_unwind(AssertUnwindSafe(|| set.set.read().map_or(0, |s| s.len()))).unwrap_or(0)
+}
+
+thread_local! {
+    /// Each thread's buffer of matching ids, reused across calls.
+    static IDS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The ids of the subscriptions whose filter matches `message`, in no particular order.
+///
+/// Writes the number of matching ids to `*count`. When it is at most `capacity`, the ids are in
+/// `ids[0..*count]` and the status is `FVM_OK`; otherwise the first `capacity` of them are
+/// written and the status is `FVM_ERR_BUFFER_TOO_SMALL` (no error object): call again with a
+/// buffer of `*count` ids. `ids` may be NULL when `capacity` is 0 (to ask for the size).
+/// A message that a group of filters cannot read (see `fvm_message`) fails the whole call
+/// (`FVM_ERR_MESSAGE`, `*count` = 0).
+///
+/// Thread-safe: any number of threads may match with one set at once.
+///
+/// # Safety
+/// `set` is live; `message` is valid as documented on `fvm_message`; `ids` is NULL or valid
+/// for `capacity` writes; `count` is valid for a write; `error` is NULL or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_set_matching(
+    set: *const FvmSet,
+    message: *const FvmMessage,
+    ids: *mut u64,
+    capacity: usize,
+    count: *mut usize,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if set.is_null() || count.is_null() {
+                return Err(Failure::argument("the set or `count` is NULL"));
+            }
+            *count = 0;
+            if ids.is_null() && capacity > 0 {
+                return Err(Failure::argument("`ids` is NULL with a capacity above 0"));
+            }
+            let read = self::message(message, &|_| true)?;
+            let held = (*set).set.read().unwrap_or_else(lock_failed);
+            IDS.with(|found| {
+                let mut found = found.borrow_mut();
+                found.clear();
+                held.matching(read, &mut found)?;
+                *count = found.len();
+                let n = found.len().min(capacity);
+                if n > 0 {
+                    // SAFETY: `ids` is valid for `capacity` writes, `n` at most that.
+                    std::ptr::copy_nonoverlapping(found.as_ptr(), ids, n);
+                }
+                Ok(if found.len() > capacity {
+                    FVM_ERR_BUFFER_TOO_SMALL
+                } else {
+                    FVM_OK
+                })
+            })
+        })
+    }
+}
+
+/// The status the failed call returned (`FVM_ERR_*`); 0 for NULL.
+///
+/// Thread-safe (an error object is read-only).
+///
+/// # Safety
+/// `error` is NULL or a live error.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_error_status(error: *const FvmError) -> i32 {
+    // SAFETY: NULL or live (the caller's promise).
+    unsafe { error.as_ref() }.map_or(0, |e| e.status)
+}
+
+/// The number of details (at least 1; 0 for NULL). A policy error lists every problem of the
+/// policy.
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `error` is NULL or a live error.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_error_count(error: *const FvmError) -> usize {
+    // SAFETY: NULL or live (the caller's promise).
+    unsafe { error.as_ref() }.map_or(0, |e| e.details.len())
+}
+
+/// Detail `index`'s field chosen by `field`, with its length in `*len` (when `len` is not NULL).
+///
+/// # Safety
+/// `error` is NULL or live; `len` is NULL or valid for a write.
+unsafe fn detail_field(
+    error: *const FvmError,
+    index: usize,
+    len: *mut usize,
+    field: fn(&ErrorDetail) -> &[u8],
+) -> *const c_char {
+    // SAFETY: NULL or live (the caller's promise).
+    let text = unsafe { error.as_ref() }
+        .and_then(|e| e.details.get(index))
+        .map(field);
+    if !len.is_null() {
+        // SAFETY: valid for a write (the caller's promise).
+        unsafe { *len = text.map_or(0, |t| t.len().saturating_sub(1)) };
+    }
+    text.map_or(std::ptr::null(), |t| t.as_ptr().cast::<c_char>())
+}
+
+/// Detail `index`'s stable code (`"SNS_TYPE_ERROR"`, `"INVALID_MESSAGE"`, `"INVALID_ARGUMENT"`,
+/// ...), NUL-terminated, owned by the error; NULL when `index` is out of range.
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `error` is NULL or a live error.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_error_code(error: *const FvmError, index: usize) -> *const c_char {
+    // SAFETY: the caller's promise.
+    unsafe { detail_field(error, index, std::ptr::null_mut(), |d| &d.code) }
+}
+
+/// Detail `index`'s JSON Pointer into the policy or message (`""` for the whole of it; for the
+/// stream text form a byte span `bytes A..B`), NUL-terminated, owned by the error; its length in
+/// `*len` when `len` is not NULL (a pointer may hold a NUL byte from a member name). NULL when
+/// `index` is out of range.
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `error` is NULL or a live error; `len` is NULL or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_error_pointer(
+    error: *const FvmError,
+    index: usize,
+    len: *mut usize,
+) -> *const c_char {
+    // SAFETY: the caller's promise.
+    unsafe { detail_field(error, index, len, |d| &d.pointer) }
+}
+
+/// Detail `index`'s message (UTF-8, NUL-terminated, owned by the error; its length in `*len`
+/// when `len` is not NULL). NULL when `index` is out of range.
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `error` is NULL or a live error; `len` is NULL or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_error_message(
+    error: *const FvmError,
+    index: usize,
+    len: *mut usize,
+) -> *const c_char {
+    // SAFETY: the caller's promise.
+    unsafe { detail_field(error, index, len, |d| &d.message) }
+}
+
+/// Frees an error (NULL is ignored).
+///
+/// Not thread-safe for this error: no other call may be using it.
+///
+/// # Safety
+/// `error` is NULL or an error from this library not yet freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_error_free(error: *mut FvmError) {
+    if !error.is_null() {
+        // SAFETY: made by `Box::into_raw` and not freed yet (the caller's promise).
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(error) })));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_is_caught_and_reported() {
+        let mut error: *mut FvmError = std::ptr::null_mut();
+        // SAFETY: `error` is valid for a write.
+        let status = unsafe {
+            guard(&mut error, || -> Result<i32, Failure> {
+                let v: Vec<i32> = Vec::new();
+                // A deliberate out-of-bounds index: the kind of bug the guard is for.
+                Ok(v[1])
+            })
+        };
+        assert_eq!(status, FVM_ERR_PANIC);
+        // SAFETY: `guard` stored a live error.
+        unsafe {
+            assert_eq!(fvm_error_status(error), FVM_ERR_PANIC);
+            let code = CStr::from_ptr(fvm_error_code(error, 0));
+            assert_eq!(code.to_str().unwrap(), "PANIC");
+            let message = CStr::from_ptr(fvm_error_message(error, 0, std::ptr::null_mut()));
+            assert!(message.to_str().unwrap().contains("index out of bounds"));
+            fvm_error_free(error);
+        }
+    }
+
+    #[test]
+    fn a_poisoned_set_reports_panic() {
+        let set = fvm_set_new();
+        // SAFETY: `set` is live; poison its lock with a panic while it is held.
+        unsafe {
+            let _ = catch_unwind(AssertUnwindSafe(|| {
+                let _held = (*set).set.write().unwrap();
+                panic!("poison");
+            }));
+            let mut error: *mut FvmError = std::ptr::null_mut();
+            assert_eq!(fvm_set_remove(set, 1, &mut error), FVM_ERR_PANIC);
+            assert_eq!(fvm_error_status(error), FVM_ERR_PANIC);
+            fvm_error_free(error);
+            fvm_set_free(set);
+        }
+    }
+}

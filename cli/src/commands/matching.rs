@@ -1,0 +1,273 @@
+//! `filtervm match`: one message per line; a bad line is reported and skipped; grep-like output
+//! modes and exit status.
+
+use super::input::{DEFAULT_MAX_LINE_BYTES, Input, Line};
+use super::output::{Stderr, Stdout};
+use super::progress::Progress;
+use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, PolicyArgs, load_program, print_errors};
+use clap::Args;
+use filtervm_compiler::{ErrorCode, Evaluator, Filter, message_from_line};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The arguments of `filtervm match`.
+#[derive(Args, Debug)]
+pub(super) struct MatchArgs {
+    #[command(flatten)]
+    policy: PolicyArgs,
+    /// Pass selected lines through unchanged (like grep) instead of printing a verdict per line.
+    #[arg(long, short = 'o', conflicts_with_all = ["count", "json"])]
+    only_matching: bool,
+    /// Print only the number of selected lines (like grep -c); with --json
+    /// {"lines", "matched", "errors"}.
+    #[arg(long, short = 'c')]
+    count: bool,
+    /// Select the lines that do NOT match (like grep -v): the verdicts, the lines passed through,
+    /// the count and the exit status are those of the negated filter. Lines that cannot be read
+    /// are errors either way.
+    #[arg(long, short = 'v')]
+    invert: bool,
+    /// One JSON object per line: {"line": N, "match": true|false}, or {"line": N, "error":
+    /// {"code", "message"}} for a line that is not a message.
+    #[arg(long)]
+    json: bool,
+    /// The longest line read as a message, in bytes (not counting its line ending); a longer
+    /// line is reported as an error and skipped without being held in memory. The default,
+    /// 4 MiB, is 16 times SNS's 256 KiB message limit and 4 times Event Grid's 1 MB event.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_line_bytes: u64,
+    /// The messages (NDJSON, in the dialect's message shape); `-` or absent reads stdin.
+    messages: Option<PathBuf>,
+    /// Run a program written by `compile --output` instead of a policy (its dialect and
+    /// options travel with it).
+    #[arg(long, conflicts_with_all = ["dialect", "policy", "filter", "options"])]
+    program: Option<PathBuf>,
+}
+
+/// What `match` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Output {
+    /// `match` / `no-match` / `error` per line.
+    Verdicts,
+    /// The selected lines, byte for byte.
+    Lines,
+    /// The number of selected lines.
+    Count,
+}
+
+/// Why a line could not be judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct LineError {
+    /// A stable code: the library's (`INVALID_MESSAGE`, `MESSAGE_TOO_COMPLEX`, ...) or
+    /// `LINE_TOO_LONG`.
+    pub(super) code: String,
+    /// What is wrong.
+    pub(super) message: String,
+}
+
+/// The code of a line longer than `--max-line-bytes`.
+pub(super) const LINE_TOO_LONG: &str = "LINE_TOO_LONG";
+
+impl LineError {
+    /// A line longer than `max` bytes.
+    pub(super) fn too_long(bytes: u64, max: u64) -> LineError {
+        LineError {
+            code: LINE_TOO_LONG.to_owned(),
+            message: format!(
+                "the line is {bytes} bytes, longer than the maximum of {max} bytes \
+                 (--max-line-bytes); skipped"
+            ),
+        }
+    }
+
+    /// `{"code", "message"}`.
+    pub(super) fn to_json(&self) -> filtervm_vm::json::Value {
+        let mut m = filtervm_vm::json::Map::new();
+        m.insert("code".into(), self.code.as_str().into());
+        m.insert("message".into(), self.message.as_str().into());
+        filtervm_vm::json::Value::Object(m)
+    }
+}
+
+/// Reads one message line and runs `filter` on it: its verdict, or why the line is not a
+/// message. Every line `match` judges goes through here.
+pub(super) fn verdict(
+    evaluator: &mut Evaluator,
+    filter: &Filter,
+    line: &[u8],
+) -> Result<bool, LineError> {
+    let message_error = |e: filtervm_compiler::MessageError| LineError {
+        code: e.code.as_str().to_owned(),
+        message: e.to_string(),
+    };
+    // SNS bodies and Event Grid events are matched from the line's bytes: only what the filter
+    // reads is kept, at any depth, in about the line's own memory.
+    if filter.reads_json_body() {
+        return evaluator
+            .try_matches_bytes(filter, line)
+            .map_err(message_error);
+    }
+    let text = std::str::from_utf8(line).map_err(|e| LineError {
+        code: ErrorCode::InvalidMessage.as_str().to_owned(),
+        message: format!("not UTF-8: {e}"),
+    })?;
+    let message =
+        message_from_line(filter.dialect(), filter.options(), text).map_err(message_error)?;
+    evaluator
+        .try_matches(filter, &message)
+        .map_err(message_error)
+}
+
+/// Runs `filtervm match`: exit 0 when some line was selected, 1 when none was, 2 when a line could
+/// not be read (every other line is still judged and counted) or the policy is invalid. A closed
+/// standard output ends the run early and quietly.
+pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
+    if args.policy.reads_stdin() && args.messages.as_deref().is_none_or(super::is_stdin) {
+        return Err(Failure::usage(
+            "the policy is read from standard input (--policy -), so the messages must come \
+             from a file",
+        ));
+    }
+    let filter = match &args.program {
+        Some(path) => load_program(path)?,
+        None => {
+            let policy = args.policy.read()?;
+            match policy.compile() {
+                Ok(f) => f,
+                Err(e) => {
+                    print_errors(&policy, &e);
+                    return Ok(ExitCode::from(EXIT_ERROR));
+                }
+            }
+        }
+    };
+    let output = if args.only_matching {
+        Output::Lines
+    } else if args.count {
+        Output::Count
+    } else {
+        Output::Verdicts
+    };
+    let mut input = Input::open(args.messages.as_deref(), args.max_line_bytes)?;
+    let name = input.name.clone();
+    let mut progress = Progress::new("match", input.size);
+    let mut out = Stdout::new();
+    let mut evaluator = Evaluator::new();
+    let (mut number, mut messages, mut selected, mut bad) = (0u64, 0u64, 0u64, 0u64);
+    loop {
+        let line = input.lines.next().map_err(|e| {
+            progress.clear();
+            Failure::error(format!("{name}: read error after line {number}: {e}"))
+        })?;
+        let (content, terminator) = match line {
+            None => break,
+            Some(Line::Whole {
+                content,
+                terminator,
+            }) => (content, terminator),
+            Some(Line::TooLong { bytes }) => {
+                number += 1;
+                let error = LineError::too_long(bytes, args.max_line_bytes);
+                messages += 1;
+                bad += 1;
+                report(
+                    &mut out, &progress, &name, number, &error, output, args.json,
+                )?;
+                progress.line(input.lines.consumed());
+                continue;
+            }
+        };
+        number += 1;
+        if content.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        messages += 1;
+        match verdict(&mut evaluator, &filter, content) {
+            Ok(matched) => {
+                let chosen = matched != args.invert;
+                selected += u64::from(chosen);
+                match output {
+                    Output::Count => {}
+                    // The line as read, with its own `\n` or `\r\n`; a last line without one
+                    // gets `\n` (like grep).
+                    Output::Lines if chosen => {
+                        out.write_bytes(content)?;
+                        out.write_bytes(if terminator.is_empty() {
+                            b"\n"
+                        } else {
+                            terminator
+                        })?;
+                    }
+                    Output::Lines => {}
+                    Output::Verdicts if args.json => {
+                        writeln!(out, "{{\"line\":{number},\"match\":{chosen}}}")?;
+                    }
+                    Output::Verdicts => {
+                        writeln!(out, "{}", if chosen { "match" } else { "no-match" })?;
+                    }
+                }
+            }
+            Err(error) => {
+                bad += 1;
+                report(
+                    &mut out, &progress, &name, number, &error, output, args.json,
+                )?;
+            }
+        }
+        progress.line(input.lines.consumed());
+        if out.is_closed() {
+            break;
+        }
+    }
+    if output == Output::Count {
+        if args.json {
+            writeln!(
+                out,
+                "{{\"lines\":{messages},\"matched\":{selected},\"errors\":{bad}}}"
+            )?;
+        } else {
+            writeln!(out, "{selected}")?;
+        }
+    }
+    out.flush()?;
+    progress.finish(messages, selected, bad);
+    if bad > 0 {
+        if !out.is_closed() {
+            writeln!(
+                Stderr,
+                "{name}: {bad} of {messages} lines could not be read as messages"
+            );
+        }
+        return Ok(ExitCode::from(EXIT_ERROR));
+    }
+    Ok(ExitCode::from(if selected > 0 {
+        EXIT_OK
+    } else {
+        EXIT_NEGATIVE
+    }))
+}
+
+/// Reports a line that could not be judged: `NAME:LINE: reason` on standard error, and in the
+/// verdict output an `error` line (or `{"line", "error"}`).
+fn report(
+    out: &mut Stdout,
+    progress: &Progress,
+    name: &str,
+    number: u64,
+    error: &LineError,
+    output: Output,
+    json: bool,
+) -> Result<(), Failure> {
+    out.flush()?;
+    progress.suspend(|| writeln!(Stderr, "{name}:{number}: {}", error.message));
+    if output == Output::Verdicts {
+        if json {
+            let line = format!("{{\"line\":{number},\"error\":{}}}", error.to_json());
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(out, "error")?;
+        }
+    }
+    Ok(())
+}

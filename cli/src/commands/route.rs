@@ -1,0 +1,565 @@
+//! `filtervm route`: every message of a log through a whole subscriptions file.
+//!
+//! The subscriptions are loaded into one [`Subscriptions`] set (invalid ones reported, the rest
+//! routed). The messages are read in batches of lines by the main thread and routed by
+//! `--threads` workers, each with its own [`Router`] over the shared set; the main thread writes
+//! the batches' results in input order. At most two batches per worker are in flight, so memory
+//! stays bounded whatever the input.
+//!
+//! Output: per message `{"line":N,"ids":[...]}` (ids as written in the subscriptions file, in
+//! its order), with `"errors":[{"group","code","message"}]` when a group of subscriptions could
+//! not read the message; or with `--by-subscription`, per subscription at the end
+//! `{"id":ID,"count":N,"first_lines":[...]}`.
+
+use super::diagnostics::{self, Source, Sources, Stream};
+use super::input::{DEFAULT_MAX_LINE_BYTES, Input, Line};
+use super::matching::LineError;
+use super::output::{Stderr, Stdout};
+use super::progress::Progress;
+use super::subscriptions::{GroupError, Invalid, Router, Subscriptions};
+use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, is_stdin};
+use clap::Args;
+use filtervm_compiler::set::SubscriptionId;
+use std::collections::BTreeMap;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+/// The arguments of `filtervm route`.
+#[derive(Args, Debug)]
+pub(super) struct RouteArgs {
+    /// The subscriptions, one JSON object per line: {"id": "a" | 7, "dialect": "sns", "policy":
+    /// {...}, "options": {...}} (options optional; for stream the policy may be the text form as
+    /// a string; dialects may be mixed).
+    #[arg(long, short = 's', value_name = "SUBS.ndjson")]
+    subscriptions: PathBuf,
+    /// The messages (NDJSON); `-` or absent reads stdin. Each group of subscriptions reads a line
+    /// as `match` would for its dialect and options.
+    messages: Option<PathBuf>,
+    /// Instead of one line per message, print at the end one line per subscription: {"id",
+    /// "count", "first_lines"} (the messages it would have received).
+    #[arg(long)]
+    by_subscription: bool,
+    /// With --by-subscription, how many first line numbers to list per subscription.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10,
+        requires = "by_subscription"
+    )]
+    first: usize,
+    /// Stop at the first invalid subscription instead of routing the others.
+    #[arg(long)]
+    strict: bool,
+    /// Worker threads (default: every core). The output is in input order whatever the number.
+    #[arg(long, short = 'j', value_name = "N")]
+    threads: Option<NonZeroUsize>,
+    /// The longest message line read, in bytes; a longer line is reported as an error for that
+    /// message and skipped (see `match --help`).
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE_BYTES,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_line_bytes: u64,
+}
+
+/// The longest subscription line: four times the largest policy (256 KiB), which leaves room for
+/// the id, the options and escapes.
+const SUBSCRIPTION_LINE_BYTES: u64 = 4 * filtervm_compiler::MAX_POLICY_BYTES as u64;
+
+/// Lines per batch handed to a worker (fewer when they hold more than [`BATCH_BYTES`]).
+const BATCH_LINES: usize = 256;
+/// Bytes of message text per batch, at most (a longer line is a batch of its own).
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Lines of input for one worker.
+#[derive(Default)]
+struct Batch {
+    /// The batch's place in the input.
+    index: usize,
+    /// The lines' text, one after the other.
+    text: Vec<u8>,
+    /// Per line: its number, and its end in `text`, or its length when it was too long to read.
+    lines: Vec<(u64, Result<usize, u64>)>,
+    /// Input bytes read up to the end of this batch.
+    consumed: u64,
+}
+
+/// What a worker made of a batch.
+#[derive(Default)]
+struct Routed {
+    index: usize,
+    /// What goes to standard output (NDJSON, per message).
+    out: Vec<u8>,
+    /// `(line, subscription)` pairs, for `--by-subscription`.
+    pairs: Vec<(u64, SubscriptionId)>,
+    /// Reports for standard error, one line each.
+    reports: Vec<String>,
+    messages: u64,
+    routed: u64,
+    errors: u64,
+    consumed: u64,
+}
+
+/// Runs `filtervm route`: exit 0 when some message reached some subscription, 1 when none did,
+/// 2 when a subscription or a message could not be read (the rest is still routed).
+pub(super) fn run(args: RouteArgs) -> Result<ExitCode, Failure> {
+    if is_stdin(&args.subscriptions) && args.messages.as_deref().is_none_or(is_stdin) {
+        return Err(Failure::usage(
+            "the subscriptions are read from standard input (--subscriptions -), so the messages \
+             must come from a file",
+        ));
+    }
+    let (subscriptions, invalid) = load(&args)?;
+    if args.strict && invalid > 0 {
+        return Ok(ExitCode::from(EXIT_ERROR));
+    }
+    let mut input = Input::open(args.messages.as_deref(), args.max_line_bytes)?;
+    let name = input.name.clone();
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+        NonZeroUsize::get,
+    );
+    let mut progress = Progress::new("route", input.size);
+    let mut writer = Writer {
+        name: name.clone(),
+        out: Stdout::new(),
+        totals: Routed::default(),
+        per_subscription: vec![(0u64, Vec::new()); subscriptions.len()],
+        first: args.first,
+    };
+    let read_error = if threads <= 1 {
+        route_inline(
+            &subscriptions,
+            &mut input,
+            &args,
+            &mut progress,
+            &mut writer,
+        )?
+    } else {
+        route_threads(
+            &subscriptions,
+            &mut input,
+            &args,
+            threads,
+            &mut progress,
+            &mut writer,
+        )?
+    };
+    let Writer {
+        mut out,
+        totals,
+        per_subscription,
+        ..
+    } = writer;
+    if args.by_subscription {
+        for (index, (count, first)) in per_subscription.iter().enumerate() {
+            let lines: Vec<String> = first.iter().map(u64::to_string).collect();
+            writeln!(
+                out,
+                "{{\"id\":{},\"count\":{count},\"first_lines\":[{}]}}",
+                subscriptions.id(index),
+                lines.join(",")
+            )?;
+        }
+    }
+    out.flush()?;
+    progress.finish(
+        totals.messages,
+        totals.routed,
+        totals.errors + invalid as u64,
+    );
+    if let Some(e) = read_error {
+        return Err(Failure::error(format!("{}: read error: {e}", input.name)));
+    }
+    if totals.errors > 0 {
+        writeln!(
+            Stderr,
+            "{}: {} of {} messages could not be read by every group of subscriptions",
+            input.name, totals.errors, totals.messages
+        );
+    }
+    Ok(ExitCode::from(if invalid > 0 || totals.errors > 0 {
+        EXIT_ERROR
+    } else if totals.routed > 0 {
+        EXIT_OK
+    } else {
+        EXIT_NEGATIVE
+    }))
+}
+
+/// Writes the routed batches in order, and adds up their counts.
+struct Writer {
+    /// The messages' input name, for reports.
+    name: String,
+    out: Stdout,
+    totals: Routed,
+    /// Per subscription: the messages it receives, and the first line numbers.
+    per_subscription: Vec<(u64, Vec<u64>)>,
+    /// How many first line numbers to keep.
+    first: usize,
+}
+
+impl Writer {
+    /// Writes one batch's results; false once standard output is closed (stop reading).
+    fn write(&mut self, routed: Routed, progress: &mut Progress) -> Result<bool, Failure> {
+        self.out.write_bytes(&routed.out)?;
+        if !routed.reports.is_empty() {
+            self.out.flush()?;
+            let name = &self.name;
+            progress.suspend(|| {
+                for report in &routed.reports {
+                    writeln!(Stderr, "{name}:{report}");
+                }
+            });
+        }
+        for &(line, s) in &routed.pairs {
+            if let Some((count, first)) = self.per_subscription.get_mut(s as usize) {
+                *count += 1;
+                if first.len() < self.first {
+                    first.push(line);
+                }
+            }
+        }
+        self.totals.messages += routed.messages;
+        self.totals.routed += routed.routed;
+        self.totals.errors += routed.errors;
+        progress.lines(routed.messages, routed.consumed);
+        Ok(!self.out.is_closed())
+    }
+}
+
+/// Loads the subscriptions file, reporting each invalid subscription on standard error; returns
+/// the set and the number of invalid ones (with `--strict`, stops at the first).
+fn load(args: &RouteArgs) -> Result<(Subscriptions, usize), Failure> {
+    let mut input = Input::open(Some(&args.subscriptions), SUBSCRIPTION_LINE_BYTES)?;
+    let name = input.name.clone();
+    let mut subscriptions = Subscriptions::default();
+    let mut invalid = 0usize;
+    loop {
+        let number = input.lines.number() + 1;
+        let line = input
+            .lines
+            .next()
+            .map_err(|e| Failure::error(format!("{name}:{number}: {e}")))?;
+        let result = match line {
+            None => break,
+            Some(Line::Whole { content, .. }) if content.iter().all(u8::is_ascii_whitespace) => {
+                continue;
+            }
+            Some(Line::Whole { content, .. }) => match std::str::from_utf8(content) {
+                Ok(text) => subscriptions
+                    .add_line(number as usize, text)
+                    .map_err(|bad| (text.to_owned(), bad)),
+                Err(e) => Err((
+                    String::new(),
+                    Invalid::line_error(number, format!("not UTF-8: {e}")),
+                )),
+            },
+            Some(Line::TooLong { bytes }) => Err((
+                String::new(),
+                Invalid::line_error(
+                    number,
+                    format!(
+                        "the line is {bytes} bytes, longer than a subscription may be \
+                         ({SUBSCRIPTION_LINE_BYTES} bytes)"
+                    ),
+                ),
+            )),
+        };
+        if let Err((text, bad)) = result {
+            invalid += 1;
+            report_invalid(&name, &text, &bad);
+            if args.strict {
+                writeln!(
+                    Stderr,
+                    "filtervm route: stopped at the first invalid subscription (--strict)"
+                );
+                break;
+            }
+        }
+    }
+    if invalid > 0 && !args.strict {
+        writeln!(
+            Stderr,
+            "filtervm route: {invalid} invalid subscriptions not loaded; routing the {} others",
+            subscriptions.len()
+        );
+    }
+    Ok((subscriptions, invalid))
+}
+
+/// Reports an invalid subscription: each problem with its id, code and pointer, underlined in
+/// the subscription's line.
+fn report_invalid(name: &str, line: &str, bad: &Invalid) {
+    let id = bad.id.as_deref().unwrap_or("(none)");
+    if line.is_empty() {
+        // A line that could not be read as text: nothing to show.
+        for p in &bad.problems {
+            writeln!(
+                Stderr,
+                "{name}:{}: error[{}]: {}",
+                bad.line, p.code, p.message
+            );
+        }
+        return;
+    }
+    let messages: Vec<String> = bad
+        .problems
+        .iter()
+        .map(|p| format!("subscription {id}: {}", p.message))
+        .collect();
+    for (problem, message) in bad.problems.iter().zip(&messages) {
+        let source = |prefix| Source {
+            name,
+            text: line,
+            first_line: bad.line,
+            prefix,
+        };
+        let sources = Sources {
+            policy: source(problem.within),
+            options: Some(source("/options")),
+        };
+        let shown = diagnostics::Problem {
+            code: &problem.code,
+            pointer: &problem.pointer,
+            message,
+            in_options: problem.within == "/options",
+        };
+        let text = diagnostics::render_problems(&[shown], &sources, Stream::Stderr);
+        writeln!(Stderr, "{}", text.trim_end());
+    }
+}
+
+/// Reads the next batch (empty at the end of the input).
+fn next_batch(input: &mut Input, index: usize) -> std::io::Result<Batch> {
+    let mut batch = Batch {
+        index,
+        ..Batch::default()
+    };
+    while batch.lines.len() < BATCH_LINES && batch.text.len() < BATCH_BYTES {
+        let number = input.lines.number() + 1;
+        match input.lines.next()? {
+            None => break,
+            Some(Line::Whole { content, .. }) => {
+                if content.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                batch.text.extend_from_slice(content);
+                batch.lines.push((number, Ok(batch.text.len())));
+            }
+            Some(Line::TooLong { bytes }) => batch.lines.push((number, Err(bytes))),
+        }
+    }
+    batch.consumed = input.lines.consumed();
+    Ok(batch)
+}
+
+/// Routes one batch.
+fn route_batch(
+    subscriptions: &Subscriptions,
+    router: &mut Router,
+    batch: &Batch,
+    max_line_bytes: u64,
+    by_subscription: bool,
+) -> Routed {
+    let mut routed = Routed {
+        index: batch.index,
+        consumed: batch.consumed,
+        ..Routed::default()
+    };
+    let (mut ids, mut errors) = (Vec::new(), Vec::new());
+    let mut start = 0;
+    for &(number, end) in &batch.lines {
+        routed.messages += 1;
+        match end {
+            Ok(end) => {
+                let text = batch.text.get(start..end).unwrap_or_default();
+                start = end;
+                router.route(subscriptions, text, &mut ids, &mut errors);
+            }
+            Err(bytes) => {
+                ids.clear();
+                errors.clear();
+                let error = LineError::too_long(bytes, max_line_bytes);
+                routed.reports.push(format!("{number}: {}", error.message));
+                routed.errors += 1;
+                if !by_subscription {
+                    let line = format!(
+                        "{{\"line\":{number},\"ids\":[],\"error\":{}}}\n",
+                        error.to_json()
+                    );
+                    routed.out.extend_from_slice(line.as_bytes());
+                }
+                continue;
+            }
+        }
+        routed.routed += u64::from(!ids.is_empty());
+        if !errors.is_empty() {
+            routed.errors += 1;
+            for e in &errors {
+                routed.reports.push(format!(
+                    "{number}: the {} subscriptions cannot read this message: {}",
+                    subscriptions.group_name(e.group),
+                    e.error.message
+                ));
+            }
+        }
+        if by_subscription {
+            routed.pairs.extend(ids.iter().map(|&s| (number, s)));
+        } else {
+            write_line(&mut routed.out, subscriptions, number, &ids, &errors);
+        }
+    }
+    routed
+}
+
+/// One message's output line.
+fn write_line(
+    out: &mut Vec<u8>,
+    subscriptions: &Subscriptions,
+    number: u64,
+    ids: &[SubscriptionId],
+    errors: &[GroupError],
+) {
+    use std::io::Write as _;
+    let _ = write!(out, "{{\"line\":{number},\"ids\":[");
+    for (i, &s) in ids.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(subscriptions.id(s as usize).as_bytes());
+    }
+    out.push(b']');
+    if !errors.is_empty() {
+        out.extend_from_slice(b",\"errors\":[");
+        for (i, e) in errors.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let mut m = filtervm_vm::json::Map::new();
+            m.insert("group".into(), subscriptions.group_name(e.group).into());
+            m.insert("code".into(), e.error.code.as_str().into());
+            m.insert("message".into(), e.error.message.as_str().into());
+            let _ = write!(out, "{}", filtervm_vm::json::Value::Object(m));
+        }
+        out.push(b']');
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// Routes every batch on this thread. Returns the read error that ended the input early, if
+/// any.
+fn route_inline(
+    subscriptions: &Subscriptions,
+    input: &mut Input,
+    args: &RouteArgs,
+    progress: &mut Progress,
+    writer: &mut Writer,
+) -> Result<Option<std::io::Error>, Failure> {
+    let mut router = Router::new();
+    for index in 0.. {
+        let batch = match next_batch(input, index) {
+            Ok(b) => b,
+            Err(e) => return Ok(Some(e)),
+        };
+        if batch.lines.is_empty() {
+            break;
+        }
+        let routed = route_batch(
+            subscriptions,
+            &mut router,
+            &batch,
+            args.max_line_bytes,
+            args.by_subscription,
+        );
+        if !writer.write(routed, progress)? {
+            break;
+        }
+    }
+    Ok(None)
+}
+
+/// Routes the batches on `threads` workers, writing their results in input order. Returns the
+/// read error that ended the input early, if any.
+fn route_threads(
+    subscriptions: &Subscriptions,
+    input: &mut Input,
+    args: &RouteArgs,
+    threads: usize,
+    progress: &mut Progress,
+    writer: &mut Writer,
+) -> Result<Option<std::io::Error>, Failure> {
+    let in_flight_limit = threads * 2;
+    let (work, queue) = mpsc::sync_channel::<Batch>(in_flight_limit);
+    let queue = Arc::new(Mutex::new(queue));
+    let (done, results) = mpsc::channel::<Routed>();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let queue = Arc::clone(&queue);
+            let done = done.clone();
+            scope.spawn(move || {
+                let mut router = Router::new();
+                loop {
+                    let batch = match queue.lock() {
+                        Ok(q) => q.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(batch) = batch else { return };
+                    let routed = route_batch(
+                        subscriptions,
+                        &mut router,
+                        &batch,
+                        args.max_line_bytes,
+                        args.by_subscription,
+                    );
+                    if done.send(routed).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done);
+        let mut pending: BTreeMap<usize, Routed> = BTreeMap::new();
+        let (mut next_read, mut next_write, mut in_flight) = (0usize, 0usize, 0usize);
+        let mut reading = true;
+        let mut read_error = None;
+        let mut outcome = Ok(true);
+        loop {
+            while reading && in_flight < in_flight_limit {
+                match next_batch(input, next_read) {
+                    Ok(batch) if batch.lines.is_empty() => reading = false,
+                    Ok(batch) => {
+                        if work.send(batch).is_err() {
+                            reading = false;
+                            break;
+                        }
+                        next_read += 1;
+                        in_flight += 1;
+                    }
+                    Err(e) => {
+                        read_error = Some(e);
+                        reading = false;
+                    }
+                }
+            }
+            if in_flight == 0 {
+                break;
+            }
+            let Ok(routed) = results.recv() else { break };
+            in_flight -= 1;
+            pending.insert(routed.index, routed);
+            while let Some(routed) = pending.remove(&next_write) {
+                next_write += 1;
+                if matches!(outcome, Ok(true)) {
+                    outcome = writer.write(routed, progress);
+                }
+            }
+            if !matches!(outcome, Ok(true)) {
+                reading = false;
+            }
+        }
+        drop(work);
+        outcome.map(|_| read_error)
+    })
+}

@@ -1,0 +1,504 @@
+//! A subscriptions file (`route --subscriptions`): one subscription per line, mixed dialects,
+//! compiled into one [`Subscriptions`] set.
+//!
+//! A line is a JSON object: `{"id": ID, "dialect": D, "policy": P, "options": O}`. `ID` is a
+//! string or a number, kept as written (`7`, `7.0` and `"7"` are three ids); `P` is the policy
+//! as JSON (for `stream` also the text form as a JSON string), compiled from its own text so its
+//! numbers stay exact and the dialect's size limit applies; `options` is optional. A line that
+//! is not such an object, names an id twice, or holds an invalid policy or options is an
+//! [`Invalid`] subscription: the others are still loaded.
+//!
+//! [`Subscriptions`] is an adapter until the library holds every dialect in one set: one
+//! `PolicySet` per distinct (dialect, options) group, a message read once per group the way
+//! `match` reads it for that dialect and options, and the union of the groups' matches. A group
+//! that cannot read a message reports it ([`GroupError`]): never a silent miss.
+
+use super::diagnostics::pointer_span;
+use super::matching::LineError;
+use filtervm_compiler::error::did_you_mean;
+use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
+use filtervm_compiler::{
+    CompileError, Dialect, ErrorCode, Options, PolicyError, compile_text, message_from_line,
+};
+use filtervm_vm::json::{self, Value};
+
+/// The code of a subscription line that is not a subscription (not an object, a member missing
+/// or of the wrong type, an unknown member or dialect).
+pub(super) const INVALID_SUBSCRIPTION: &str = "INVALID_SUBSCRIPTION";
+/// The code of a subscription whose id an earlier line already uses.
+pub(super) const DUPLICATE_ID: &str = "DUPLICATE_ID";
+
+/// The members a subscription line may have.
+const MEMBERS: [&str; 4] = ["id", "dialect", "policy", "options"];
+
+/// A subscription line that was not loaded.
+#[derive(Debug, Clone)]
+pub(super) struct Invalid {
+    /// The 1-based line number.
+    pub(super) line: usize,
+    /// The id as written, when the line has one.
+    pub(super) id: Option<String>,
+    /// What is wrong: a code, a pointer relative to [`Problem::within`], and a message.
+    pub(super) problems: Vec<Problem>,
+}
+
+impl Invalid {
+    /// A line that could not be read as text at all (not UTF-8, too long).
+    pub(super) fn line_error(line: u64, message: String) -> Invalid {
+        Invalid {
+            line: line as usize,
+            id: None,
+            problems: vec![Problem::line(INVALID_SUBSCRIPTION, "", message)],
+        }
+    }
+}
+
+/// One thing wrong with a subscription line.
+#[derive(Debug, Clone)]
+pub(super) struct Problem {
+    /// The stable code: the library's (a policy or options error), [`INVALID_SUBSCRIPTION`] or
+    /// [`DUPLICATE_ID`].
+    pub(super) code: String,
+    /// Where its pointer is relative to: `""` (the line), `/policy` or `/options`.
+    pub(super) within: &'static str,
+    /// A JSON Pointer (or a stream text-form span `bytes A..B`) relative to `within`.
+    pub(super) pointer: String,
+    /// What is wrong.
+    pub(super) message: String,
+}
+
+impl Problem {
+    fn line(code: &str, pointer: &str, message: impl Into<String>) -> Problem {
+        Problem {
+            code: code.to_owned(),
+            within: "",
+            pointer: pointer.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    fn compile(e: &PolicyError, within: &'static str) -> Problem {
+        Problem {
+            code: e.code.as_str().to_owned(),
+            within,
+            pointer: e.pointer.clone(),
+            message: e.message.clone(),
+        }
+    }
+
+    /// The pointer from the line's root (a text-form span stays as it is, after `within`).
+    #[cfg(test)]
+    pub(super) fn full_pointer(&self) -> String {
+        if self.pointer.starts_with('/') || self.pointer.is_empty() {
+            format!("{}{}", self.within, self.pointer)
+        } else {
+            format!("{} {}", self.within, self.pointer)
+        }
+    }
+}
+
+/// A message a group of subscriptions could not read.
+#[derive(Debug, Clone)]
+pub(super) struct GroupError {
+    /// The group's index in [`Subscriptions::group_name`].
+    pub(super) group: usize,
+    /// Why.
+    pub(super) error: LineError,
+}
+
+/// One (dialect, options) group: its options and its set.
+#[derive(Debug)]
+struct Group {
+    options: Options,
+    name: String,
+    set: PolicySet,
+}
+
+/// Every loaded subscription, in groups (see the module documentation).
+#[derive(Debug, Default)]
+pub(super) struct Subscriptions {
+    groups: Vec<Group>,
+    /// Each subscription's id as written (JSON text), by its index (the set's subscription id).
+    ids: Vec<String>,
+    /// Each subscription's line number, by index.
+    lines: Vec<usize>,
+}
+
+impl Subscriptions {
+    /// The number of subscriptions.
+    pub(super) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Subscription `index`'s id as written (JSON text).
+    pub(super) fn id(&self, index: usize) -> &str {
+        self.ids.get(index).map_or("null", String::as_str)
+    }
+
+    /// The name of group `group`: its dialect, and its options when they are not the defaults
+    /// (`sns {"scope":"MessageBody"}`).
+    pub(super) fn group_name(&self, group: usize) -> &str {
+        self.groups.get(group).map_or("?", |g| g.name.as_str())
+    }
+
+    /// Reads one subscription line (line number `line`); an invalid one is returned, and the
+    /// set is unchanged.
+    pub(super) fn add_line(&mut self, line: usize, text: &str) -> Result<(), Invalid> {
+        let invalid = |id: Option<String>, problems: Vec<Problem>| Invalid { line, id, problems };
+        let value = json::parse(text.as_bytes()).map_err(|e| {
+            let message = format!("the line is not JSON: {e}");
+            invalid(None, vec![Problem::line(INVALID_SUBSCRIPTION, "", message)])
+        })?;
+        let Value::Object(members) = &value else {
+            let message =
+                "a subscription is a JSON object {\"id\", \"dialect\", \"policy\", \"options\"}";
+            return Err(invalid(
+                None,
+                vec![Problem::line(INVALID_SUBSCRIPTION, "", message)],
+            ));
+        };
+        let id = match members.get("id") {
+            Some(v @ (Value::String(_) | Value::Number(_))) => Some(v.to_string()),
+            _ => None,
+        };
+        let mut problems = Vec::new();
+        for name in members.keys() {
+            if !MEMBERS.contains(&name.as_str()) {
+                let hint = did_you_mean(name, &MEMBERS)
+                    .map_or_else(String::new, |m| format!(" (did you mean `{m}`?)"));
+                problems.push(Problem::line(
+                    INVALID_SUBSCRIPTION,
+                    &filtervm_compiler::error::pointer::push("", name),
+                    format!(
+                        "unknown member `{name}`{hint}: a subscription has `id`, `dialect`, \
+                         `policy` and optionally `options`"
+                    ),
+                ));
+            }
+        }
+        if id.is_none() {
+            problems.push(Problem::line(
+                INVALID_SUBSCRIPTION,
+                if members.contains_key("id") {
+                    "/id"
+                } else {
+                    ""
+                },
+                "a subscription needs an `id`: a string or a number",
+            ));
+        }
+        let dialect = match members.get("dialect") {
+            Some(Value::String(name)) => match name.parse::<Dialect>() {
+                Ok(d) => Some(d),
+                Err(_) => {
+                    let names: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();
+                    let hint = did_you_mean(name, &names)
+                        .map_or_else(String::new, |m| format!(" (did you mean `{m}`?)"));
+                    problems.push(Problem::line(
+                        INVALID_SUBSCRIPTION,
+                        "/dialect",
+                        format!(
+                            "unknown dialect{hint}: one of sns, basaltic, eventgrid, stream, expr"
+                        ),
+                    ));
+                    None
+                }
+            },
+            other => {
+                problems.push(Problem::line(
+                    INVALID_SUBSCRIPTION,
+                    if other.is_some() { "/dialect" } else { "" },
+                    "a subscription needs a `dialect`: sns, basaltic, eventgrid, stream or expr",
+                ));
+                None
+            }
+        };
+        if !members.contains_key("policy") {
+            problems.push(Problem::line(
+                INVALID_SUBSCRIPTION,
+                "",
+                "a subscription needs a `policy`",
+            ));
+        }
+        if let Some(id) = &id
+            && let Some(first) = self.ids.iter().position(|known| known == id)
+        {
+            let earlier = self.lines.get(first).copied().unwrap_or_default();
+            problems.push(Problem::line(
+                DUPLICATE_ID,
+                "/id",
+                format!("the id {id} is already used on line {earlier}; this line is not loaded"),
+            ));
+        }
+        let Some(dialect) = dialect else {
+            return Err(invalid(id, problems));
+        };
+        if !problems.is_empty() {
+            return Err(invalid(id, problems));
+        }
+        let options = match pointer_span(text, "/options").and_then(|r| text.get(r)) {
+            None => Ok(Options::from(dialect)),
+            Some(options) => Options::from_json(dialect, options),
+        };
+        let options = options.map_err(|e| {
+            let problems = compile_problems(&e, "/options");
+            invalid(id.clone(), problems)
+        })?;
+        let policy = pointer_span(text, "/policy")
+            .and_then(|r| text.get(r))
+            .unwrap_or_default();
+        let filter = compile_text(dialect, policy, &options)
+            .map_err(|e| invalid(id.clone(), compile_problems(&e, "/policy")))?;
+        let index = self.ids.len();
+        let group = match self.groups.iter().position(|g| g.options == options) {
+            Some(g) => g,
+            None => {
+                let name = if options == Options::from(dialect) {
+                    dialect.name().to_owned()
+                } else {
+                    format!("{} {options}", dialect.name())
+                };
+                self.groups.push(Group {
+                    options,
+                    name,
+                    set: PolicySet::new(),
+                });
+                self.groups.len() - 1
+            }
+        };
+        let added = self
+            .groups
+            .get_mut(group)
+            .map(|g| g.set.add(index as SubscriptionId, &filter));
+        if let Some(Err(e)) = added {
+            return Err(invalid(
+                id,
+                vec![Problem::line(
+                    INVALID_SUBSCRIPTION,
+                    "/policy",
+                    e.to_string(),
+                )],
+            ));
+        }
+        self.ids.push(id.unwrap_or_default());
+        self.lines.push(line);
+        Ok(())
+    }
+}
+
+fn compile_problems(e: &CompileError, within: &'static str) -> Vec<Problem> {
+    e.errors
+        .iter()
+        .map(|e| {
+            // Options errors point into the options even when they come from compiling.
+            let within = if e.code == ErrorCode::InvalidOptions {
+                "/options"
+            } else {
+                within
+            };
+            Problem::compile(e, within)
+        })
+        .collect()
+}
+
+/// Reusable buffers for routing messages through a [`Subscriptions`] set: one matcher per
+/// group. Each thread has its own.
+#[derive(Debug, Default)]
+pub(super) struct Router {
+    matchers: Vec<SetMatcher>,
+}
+
+impl Router {
+    /// New buffers.
+    pub(super) fn new() -> Router {
+        Router::default()
+    }
+
+    /// Routes one message line: fills `ids` with the indices of the subscriptions that receive
+    /// it (sorted, so in the order of the subscriptions file) and `errors` with the groups that
+    /// could not read it (their subscriptions are then not in `ids`).
+    pub(super) fn route(
+        &mut self,
+        subscriptions: &Subscriptions,
+        line: &[u8],
+        ids: &mut Vec<SubscriptionId>,
+        errors: &mut Vec<GroupError>,
+    ) {
+        ids.clear();
+        errors.clear();
+        if subscriptions.groups.is_empty() {
+            return;
+        }
+        self.matchers
+            .resize_with(subscriptions.groups.len(), SetMatcher::new);
+        let text = match std::str::from_utf8(line) {
+            Ok(text) => text,
+            Err(e) => {
+                let error = LineError {
+                    code: ErrorCode::InvalidMessage.as_str().to_owned(),
+                    message: format!("not UTF-8: {e}"),
+                };
+                for group in 0..subscriptions.groups.len() {
+                    errors.push(GroupError {
+                        group,
+                        error: error.clone(),
+                    });
+                }
+                return;
+            }
+        };
+        for (group, (g, matcher)) in subscriptions
+            .groups
+            .iter()
+            .zip(self.matchers.iter_mut())
+            .enumerate()
+        {
+            let message = match message_from_line(g.options.dialect(), &g.options, text) {
+                Ok(m) => m,
+                Err(e) => {
+                    errors.push(GroupError {
+                        group,
+                        error: LineError {
+                            code: e.code.as_str().to_owned(),
+                            message: e.to_string(),
+                        },
+                    });
+                    continue;
+                }
+            };
+            let before = ids.len();
+            ids.extend_from_slice(matcher.matching(&g.set, &message));
+            if matcher.overflowed() {
+                ids.truncate(before);
+                errors.push(GroupError {
+                    group,
+                    error: LineError {
+                        code: ErrorCode::MessageTooComplex.as_str().to_owned(),
+                        message: format!(
+                            "the body has too many combinations of array elements to judge \
+                             element by element (more than {} slots)",
+                            filtervm_vm::bind::MAX_ROW_SLOTS
+                        ),
+                    },
+                });
+            }
+        }
+        ids.sort_unstable();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(lines: &[&str]) -> (Subscriptions, Vec<Invalid>) {
+        let mut subs = Subscriptions::default();
+        let mut invalid = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            if let Err(e) = subs.add_line(i + 1, line) {
+                invalid.push(e);
+            }
+        }
+        (subs, invalid)
+    }
+
+    #[test]
+    fn subscription_lines_are_read_or_reported() {
+        let (subs, invalid) = load(&[
+            r#"{"id": "a", "dialect": "basaltic", "policy": {"event": ["order.paid"]}}"#,
+            r#"{"id": 7, "dialect": "stream", "policy": "region = eu-*"}"#,
+            r#"{"id": 7.0, "dialect": "sns", "policy": {"x": [1]}, "options": {"scope": "MessageBody"}}"#,
+            r#"{"id": "a", "dialect": "basaltic", "policy": {}}"#,
+            r#"{"id": "b", "dialect": "basaltc", "policy": {}}"#,
+            r#"{"id": "c", "dialect": "sns", "policy": {"x": [{"prefix": 5}]}}"#,
+            r#"{"id": "d", "dialect": "sns", "policy": {}, "options": {"scpe": 1}}"#,
+            r#"{"dialect": "sns", "policy": {}, "polcy": 1}"#,
+            r#"[1]"#,
+            r#"{"id": "e", "dialect": "stream", "policy": "a = x and == 5"}"#,
+        ]);
+        assert_eq!(subs.len(), 3);
+        assert_eq!(subs.id(0), "\"a\"");
+        assert_eq!(subs.id(1), "7");
+        assert_eq!(subs.id(2), "7.0");
+        assert_eq!(subs.group_name(2), r#"sns {"scope":"MessageBody"}"#);
+        assert_eq!(subs.group_name(1), "stream");
+        let summary: Vec<(usize, Option<&str>, &str, String)> = invalid
+            .iter()
+            .map(|i| {
+                let p = &i.problems[0];
+                (i.line, i.id.as_deref(), p.code.as_str(), p.full_pointer())
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (4, Some("\"a\""), DUPLICATE_ID, "/id".to_owned()),
+                (
+                    5,
+                    Some("\"b\""),
+                    INVALID_SUBSCRIPTION,
+                    "/dialect".to_owned()
+                ),
+                (
+                    6,
+                    Some("\"c\""),
+                    "SNS_TYPE_ERROR",
+                    "/policy/x/0/prefix".to_owned()
+                ),
+                (
+                    7,
+                    Some("\"d\""),
+                    "INVALID_OPTIONS",
+                    "/options/scpe".to_owned()
+                ),
+                (8, None, INVALID_SUBSCRIPTION, "/polcy".to_owned()),
+                (9, None, INVALID_SUBSCRIPTION, String::new()),
+                (
+                    10,
+                    Some("\"e\""),
+                    "STREAM_SYNTAX_ERROR",
+                    "/policy bytes 10..11".to_owned()
+                ),
+            ]
+        );
+        assert!(
+            invalid[1].problems[0]
+                .message
+                .contains("did you mean `basaltic`")
+        );
+        assert!(
+            invalid[4].problems[0]
+                .message
+                .contains("did you mean `policy`")
+        );
+    }
+
+    #[test]
+    fn a_message_is_routed_through_every_group_and_unreadable_ones_are_reported() {
+        let (subs, invalid) = load(&[
+            r#"{"id": "paid", "dialect": "basaltic", "policy": {"event": ["order.paid"]}}"#,
+            r#"{"id": "eu", "dialect": "stream", "policy": "region = eu-*"}"#,
+            r#"{"id": "body", "dialect": "sns", "policy": {"headers": {"region": [{"prefix": "eu"}]}}, "options": {"scope": "MessageBody"}}"#,
+            r#"{"id": "grid", "dialect": "eventgrid", "policy": {"subjectBeginsWith": "orders/"}}"#,
+        ]);
+        assert!(invalid.is_empty(), "{invalid:?}");
+        let mut router = Router::new();
+        let (mut ids, mut errors) = (Vec::new(), Vec::new());
+        let line = br#"{"attributes": {"event": {"type": "String", "value": "order.paid"}}, "headers": {"region": "eu-west"}, "subject": "orders/1"}"#;
+        router.route(&subs, line, &mut ids, &mut errors);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(ids, [0, 1, 2, 3]);
+        // Attributes that are not typed: the basaltic group cannot read the line.
+        router.route(
+            &subs,
+            br#"{"attributes": {"event": 5}, "headers": {"region": "us"}}"#,
+            &mut ids,
+            &mut errors,
+        );
+        assert_eq!(ids, Vec::<u64>::new());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(subs.group_name(errors[0].group), "basaltic");
+        router.route(&subs, b"\xff", &mut ids, &mut errors);
+        assert_eq!(errors.len(), 4);
+    }
+}
