@@ -1,0 +1,311 @@
+//! `filtervm-replay`: run SQL with the filtervm functions, or route a subscription set, over an
+//! archive of NDJSON or Parquet files — on this machine, or on a Ballista cluster whose
+//! scheduler and executors this same binary starts.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::{DataFusionError, Result};
+use datafusion::physical_plan::{ExecutionPlan, execute_stream};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use filtervm_replay::adapter::Subscriptions;
+use filtervm_replay::cluster::{self, ExecutorOptions};
+use filtervm_replay::session::{self, InputFormat, LINE_COLUMN};
+use futures::StreamExt;
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Replay subscriptions over event archives: filtervm inside DataFusion and Ballista.
+///
+/// With --sql, runs the query over the archive (table `events`); with --subscriptions and no
+/// --sql, routes every message through the subscription set and prints the messages that match
+/// with the ids of the subscriptions they match (or, with --by-subscription, a count per
+/// subscription).
+#[derive(Debug, Parser)]
+#[command(name = "filtervm-replay", args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: Run,
+}
+
+#[derive(Debug, clap::Args)]
+struct Run {
+    /// The archive: an NDJSON or Parquet file, or a directory of them (searched recursively).
+    path: Option<PathBuf>,
+    /// The SQL query to run (the archive is table `events`, or --table).
+    #[arg(long)]
+    sql: Option<String>,
+    /// A subscription set (NDJSON: one {"id", "dialect", "policy", "options"} per line) for
+    /// `filtervm_route`; without --sql, route the archive through it.
+    #[arg(long, value_name = "SUBS.ndjson")]
+    subscriptions: Option<PathBuf>,
+    /// How to read the files (default: `lines` for .ndjson/.jsonl/.json, each line in a text
+    /// column `message`; `parquet` for .parquet).
+    #[arg(long, value_enum)]
+    input: Option<InputFormat>,
+    /// The table name of the archive.
+    #[arg(long, default_value = "events")]
+    table: String,
+    /// When routing: the column holding the messages.
+    #[arg(long, default_value = LINE_COLUMN)]
+    column: String,
+    /// When routing: print per subscription the number of messages it matches.
+    #[arg(long)]
+    by_subscription: bool,
+    /// The output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Output,
+    /// Partitions (cores) to use on this machine (default: all cores).
+    #[arg(long)]
+    partitions: Option<usize>,
+    /// Run on the Ballista scheduler at this address (df://HOST:PORT) instead of locally.
+    #[arg(long, value_name = "URL")]
+    scheduler: Option<String>,
+    /// Never show progress (it is shown only when standard error is a terminal).
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Output {
+    /// An aligned table.
+    Table,
+    /// One JSON object per row.
+    Ndjson,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a Ballista scheduler whose sessions know the filtervm functions.
+    Scheduler {
+        /// The address to listen on.
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        bind: SocketAddr,
+        /// The subscription set of `filtervm_route` (the same file as the clients' and
+        /// executors').
+        #[arg(long, value_name = "SUBS.ndjson")]
+        subscriptions: Option<PathBuf>,
+    },
+    /// Run a Ballista executor that evaluates the filtervm functions.
+    Executor {
+        /// The scheduler's HOST:PORT.
+        #[arg(long, default_value = "localhost:50050")]
+        scheduler: String,
+        /// The host to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind_host: String,
+        /// The host other processes reach this executor at (default: the bind host).
+        #[arg(long)]
+        external_host: Option<String>,
+        /// The Arrow Flight port (shuffle data).
+        #[arg(long, default_value_t = 50051)]
+        port: u16,
+        /// The gRPC port (tasks).
+        #[arg(long, default_value_t = 50052)]
+        grpc_port: u16,
+        /// Task slots (default: the number of cores).
+        #[arg(long)]
+        concurrent_tasks: Option<usize>,
+        /// Where shuffle files go (default: a temporary directory).
+        #[arg(long)]
+        work_dir: Option<String>,
+        /// The subscription set of `filtervm_route` (the same file as the clients' and
+        /// scheduler's).
+        #[arg(long, value_name = "SUBS.ndjson")]
+        subscriptions: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("filtervm-replay: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("filtervm-replay: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load(path: Option<&PathBuf>) -> Result<Option<Arc<Subscriptions>>> {
+    path.map(|p| session::load_subscriptions(p)).transpose()
+}
+
+async fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Some(Command::Scheduler {
+            bind,
+            subscriptions,
+        }) => cluster::run_scheduler(bind, load(subscriptions.as_ref())?).await,
+        Some(Command::Executor {
+            scheduler,
+            bind_host,
+            external_host,
+            port,
+            grpc_port,
+            concurrent_tasks,
+            work_dir,
+            subscriptions,
+        }) => {
+            let (host, scheduler_port) = scheduler.rsplit_once(':').ok_or_else(|| {
+                DataFusionError::Plan(format!("--scheduler {scheduler}: expected HOST:PORT"))
+            })?;
+            let scheduler_port = scheduler_port.parse().map_err(|e| {
+                DataFusionError::Plan(format!("--scheduler {scheduler}: bad port: {e}"))
+            })?;
+            let options = ExecutorOptions {
+                scheduler_host: host.to_owned(),
+                scheduler_port,
+                bind_host,
+                external_host,
+                port,
+                grpc_port,
+                vcores: concurrent_tasks,
+                work_dir,
+            };
+            cluster::run_executor(options, load(subscriptions.as_ref())?).await
+        }
+        None => replay(cli.run).await,
+    }
+}
+
+/// Quotes a SQL identifier.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+async fn replay(run: Run) -> Result<()> {
+    let Some(path) = &run.path else {
+        return Err(DataFusionError::Plan(
+            "give the archive to read (a file or a directory of .ndjson or .parquet files)"
+                .to_owned(),
+        ));
+    };
+    let subscriptions = load(run.subscriptions.as_ref())?;
+    let (table, column) = (ident(&run.table), ident(&run.column));
+    let sql = match (&run.sql, &subscriptions) {
+        (Some(sql), _) => sql.clone(),
+        (None, Some(_)) if run.by_subscription => format!(
+            "SELECT id, count(*) AS messages \
+             FROM (SELECT unnest(filtervm_route({column})) AS id FROM {table}) \
+             GROUP BY id ORDER BY messages DESC, id"
+        ),
+        (None, Some(_)) => format!(
+            "SELECT ids, {column} FROM (SELECT filtervm_route({column}) AS ids, {column} FROM \
+             {table}) WHERE cardinality(ids) > 0"
+        ),
+        (None, None) => {
+            return Err(DataFusionError::Plan(
+                "give a query (--sql) or a subscription set to route (--subscriptions)".to_owned(),
+            ));
+        }
+    };
+    let ctx = match &run.scheduler {
+        Some(url) => cluster::connect(url, subscriptions).await?.0,
+        None => {
+            let mut config = SessionConfig::new();
+            if let Some(partitions) = run.partitions {
+                config = config.with_target_partitions(partitions.max(1));
+            }
+            SessionContext::new_with_state(session::session_state(config, subscriptions)?.0)
+        }
+    };
+    session::register_archive(&ctx, &run.table, path, run.input).await?;
+    let progress = !run.quiet && std::io::stderr().is_terminal();
+    execute(&ctx, &sql, run.format, progress).await
+}
+
+/// The rows the plan's leaves (the scans) have produced so far.
+fn rows_read(plan: &Arc<dyn ExecutionPlan>) -> usize {
+    let children = plan.children();
+    if children.is_empty() {
+        return plan
+            .metrics()
+            .and_then(|m| m.output_rows())
+            .unwrap_or_default();
+    }
+    children.into_iter().map(rows_read).sum()
+}
+
+/// Shows rows read and the rate on standard error while the query runs.
+fn show_progress(
+    plan: Arc<dyn ExecutionPlan>,
+) -> (indicatif::ProgressBar, tokio::task::JoinHandle<()>) {
+    let bar = indicatif::ProgressBar::new_spinner();
+    let shown = bar.clone();
+    let started = Instant::now();
+    let task = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(200));
+        loop {
+            tick.tick().await;
+            let rows = rows_read(&plan);
+            let seconds = started.elapsed().as_secs_f64();
+            if rows > 0 {
+                shown.set_message(format!(
+                    "{rows} rows read, {:.0} rows/s, {seconds:.1} s",
+                    rows as f64 / seconds.max(1e-9)
+                ));
+            } else {
+                shown.set_message(format!("running, {seconds:.1} s"));
+            }
+            shown.tick();
+        }
+    });
+    (bar, task)
+}
+
+async fn execute(ctx: &SessionContext, sql: &str, format: Output, progress: bool) -> Result<()> {
+    let frame = ctx.sql(sql).await?;
+    let plan = frame.create_physical_plan().await?;
+    let shown = progress.then(|| show_progress(Arc::clone(&plan)));
+    let mut stream = execute_stream(Arc::clone(&plan), ctx.task_ctx())?;
+    let mut batches: Vec<RecordBatch> = Vec::new();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut result = Ok(());
+    while let Some(batch) = stream.next().await {
+        let batch = match batch {
+            Ok(batch) => batch,
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        };
+        match format {
+            Output::Table => batches.push(batch),
+            Output::Ndjson => {
+                let mut writer = datafusion::arrow::json::LineDelimitedWriter::new(&mut out);
+                writer.write(&batch)?;
+                writer.finish()?;
+            }
+        }
+    }
+    if let Some((bar, task)) = shown {
+        task.abort();
+        bar.finish_and_clear();
+    }
+    result?;
+    if format == Output::Table {
+        let table = datafusion::arrow::util::pretty::pretty_format_batches(&batches)?;
+        writeln!(out, "{table}")?;
+    }
+    match out.flush() {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
