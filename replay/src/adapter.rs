@@ -10,7 +10,7 @@
 //! attributes or headers) before it is bound to a filter's keys.
 
 use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
-use filtervm_compiler::{CompileError, Dialect, Evaluator, Filter, compile, compile_text};
+use filtervm_compiler::{CompileError, Dialect, Evaluator, Filter, compile_text};
 use filtervm_vm::message::{Attribute, AttributeType, Header, Message};
 use std::collections::HashMap;
 use std::fmt;
@@ -24,6 +24,14 @@ pub const UNKNOWN_DIALECT: &str = "UNKNOWN_DIALECT";
 
 /// The error code of a message whose bytes are not UTF-8 text.
 pub const MESSAGE_NOT_UTF8: &str = "MESSAGE_NOT_UTF8";
+
+/// The error code of a message longer than [`MAX_MESSAGE_BYTES`].
+pub const MESSAGE_TOO_LARGE: &str = "MESSAGE_TOO_LARGE";
+
+/// The longest message text read, in bytes: `filtervm match`'s default `--max-line-bytes` (16
+/// times SNS's 256 KiB message limit, 4 times Event Grid's 1 MB event). Reading JSON text costs
+/// up to ~75 times its size in memory, so a longer cell is not read (its result is null).
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The error code of a message given in a form its filter's dialect cannot read (a map of
 /// attributes for an Event Grid filter, say).
@@ -195,6 +203,13 @@ fn read_message(
     message: MessageRef<'_>,
 ) -> Result<Message, MessageError> {
     match message {
+        MessageRef::Text(text) if text.len() > MAX_MESSAGE_BYTES => Err(MessageError::new(
+            MESSAGE_TOO_LARGE,
+            format!(
+                "the message is {} bytes; the limit is {MAX_MESSAGE_BYTES} bytes (4 MiB)",
+                text.len()
+            ),
+        )),
         MessageRef::Text(text) => Ok(filtervm_compiler::message_from_line(
             dialect, options, text,
         )?),
@@ -384,7 +399,13 @@ impl Subscriptions {
                         id: Some(id.to_owned()),
                         error,
                     };
-                    let filter = match compile(dialect, &policy, &options) {
+                    // As policy text, so that a subscription's policy meets the same limits
+                    // (size, depth) as a policy file (`compile_text`).
+                    let policy_text = match &policy {
+                        serde_json::Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    };
+                    let filter = match compile_text(dialect, &policy_text, &options) {
                         Ok(filter) => filter,
                         Err(e) => {
                             errors.extend(

@@ -9,6 +9,7 @@ use datafusion::physical_plan::{ExecutionPlan, execute_stream};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use filtervm_replay::adapter::Subscriptions;
 use filtervm_replay::cluster::{self, ExecutorOptions};
+use filtervm_replay::columns::TextColumn;
 use filtervm_replay::session::{self, InputFormat, LINE_COLUMN};
 use futures::StreamExt;
 use std::io::{IsTerminal, Write};
@@ -37,7 +38,8 @@ struct Cli {
 struct Run {
     /// The archive: an NDJSON or Parquet file, or a directory of them (searched recursively).
     path: Option<PathBuf>,
-    /// The SQL query to run (the archive is table `events`, or --table).
+    /// The SQL query to run (the archive is table `events`, or --table); `-` reads it from
+    /// standard input.
     #[arg(long)]
     sql: Option<String>,
     /// A subscription set (NDJSON: one {"id", "dialect", "policy", "options"} per line) for
@@ -135,11 +137,27 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of the output went away (`filtervm-replay ... | head`): stop quietly.
+        Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("filtervm-replay: {e}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether `error` is a write to a closed pipe.
+fn broken_pipe(error: &DataFusionError) -> bool {
+    use datafusion::arrow::error::ArrowError;
+    let io = match error {
+        DataFusionError::IoError(e) => e,
+        DataFusionError::ArrowError(e, _) => match e.as_ref() {
+            ArrowError::IoError(_, e) => e,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    io.kind() == std::io::ErrorKind::BrokenPipe
 }
 
 fn load(path: Option<&PathBuf>) -> Result<Option<Arc<Subscriptions>>> {
@@ -199,6 +217,11 @@ async fn replay(run: Run) -> Result<()> {
     let subscriptions = load(run.subscriptions.as_ref())?;
     let (table, column) = (ident(&run.table), ident(&run.column));
     let sql = match (&run.sql, &subscriptions) {
+        (Some(sql), _) if sql == "-" => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+            text
+        }
         (Some(sql), _) => sql.clone(),
         (None, Some(_)) if run.by_subscription => format!(
             "SELECT id, count(*) AS messages \
@@ -227,7 +250,8 @@ async fn replay(run: Run) -> Result<()> {
     };
     session::register_archive(&ctx, &run.table, path, run.input).await?;
     let progress = !run.quiet && std::io::stderr().is_terminal();
-    execute(&ctx, &sql, run.format, progress).await
+    let routing = run.sql.is_none() && !run.by_subscription;
+    execute(&ctx, &sql, run.format, routing, progress).await
 }
 
 /// The rows the plan's leaves (the scans) have produced so far.
@@ -269,7 +293,51 @@ fn show_progress(
     (bar, task)
 }
 
-async fn execute(ctx: &SessionContext, sql: &str, format: Output, progress: bool) -> Result<()> {
+/// Writes routed rows (ids, message) as NDJSON `{"ids": [...], "message": M}`, where `M` is the
+/// message itself when it is JSON text (an NDJSON line as it was) and a JSON string otherwise.
+/// `false` when the batch is not of that shape.
+fn write_routed(batch: &RecordBatch, out: &mut impl Write) -> Result<bool> {
+    use datafusion::arrow::array::{Array, AsArray};
+    let (Some(ids), Some(messages)) =
+        (batch.column(0).as_list_opt::<i32>(), batch.columns().get(1))
+    else {
+        return Ok(false);
+    };
+    let Some(messages) = TextColumn::new(messages.as_ref()) else {
+        return Ok(false);
+    };
+    for row in 0..batch.num_rows() {
+        let listed: Vec<Option<String>> = if ids.is_null(row) {
+            Vec::new()
+        } else {
+            let list = ids.value(row);
+            match list.as_string_opt::<i32>() {
+                Some(list) => list.iter().map(|id| id.map(str::to_owned)).collect(),
+                None => return Ok(false),
+            }
+        };
+        let message = match messages.str(row) {
+            Some(text) if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() => {
+                text.trim().to_owned()
+            }
+            other => serde_json::Value::from(other).to_string(),
+        };
+        writeln!(
+            out,
+            "{{\"ids\":{},\"message\":{message}}}",
+            serde_json::Value::from(listed)
+        )?;
+    }
+    Ok(true)
+}
+
+async fn execute(
+    ctx: &SessionContext,
+    sql: &str,
+    format: Output,
+    routing: bool,
+    progress: bool,
+) -> Result<()> {
     let frame = ctx.sql(sql).await?;
     let plan = frame.create_physical_plan().await?;
     let shown = progress.then(|| show_progress(Arc::clone(&plan)));
@@ -288,6 +356,7 @@ async fn execute(ctx: &SessionContext, sql: &str, format: Output, progress: bool
         };
         match format {
             Output::Table => batches.push(batch),
+            Output::Ndjson if routing && write_routed(&batch, &mut out)? => {}
             Output::Ndjson => {
                 let mut writer = datafusion::arrow::json::LineDelimitedWriter::new(&mut out);
                 writer.write(&batch)?;
@@ -304,8 +373,6 @@ async fn execute(ctx: &SessionContext, sql: &str, format: Output, progress: bool
         let table = datafusion::arrow::util::pretty::pretty_format_batches(&batches)?;
         writeln!(out, "{table}")?;
     }
-    match out.flush() {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
+    out.flush()?;
+    Ok(())
 }

@@ -554,3 +554,32 @@ async fn parquet_and_json_columns_give_the_same_answers() {
         expected
     );
 }
+
+#[tokio::test]
+async fn messages_over_the_size_limit_are_null() {
+    let (ctx, _) = context(1, None);
+    let limit = filtervm_replay::adapter::MAX_MESSAGE_BYTES;
+    let big = |len: usize| format!("{{\"a\":\"{}\"}}", "x".repeat(len - 8));
+    let (fits, over) = (big(limit), big(limit + 1));
+    assert_eq!((fits.len(), over.len()), (limit, limit + 1));
+    ctx.register_batch(
+        "t",
+        RecordBatch::try_from_iter([(
+            "m",
+            Arc::new(StringArray::from(vec![fits.as_str(), over.as_str()])) as ArrayRef,
+        )])
+        .unwrap(),
+    )
+    .unwrap();
+    let batches = ctx
+        .sql(&format!(
+            "SELECT filtervm_match('sns', '{{}}', '{BODY}', m) FROM t"
+        ))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let verdicts: Vec<Option<bool>> = batches[0].column(0).as_boolean().iter().collect();
+    assert_eq!(verdicts, [Some(true), None]);
+}
