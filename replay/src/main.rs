@@ -9,7 +9,7 @@ use datafusion::physical_plan::{ExecutionPlan, execute_stream};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use filtervm_replay::adapter::Subscriptions;
 use filtervm_replay::cluster::{self, ExecutorOptions};
-use filtervm_replay::columns::TextColumn;
+use filtervm_replay::columns::{Text, TextColumn};
 use filtervm_replay::session::{self, InputFormat, LINE_COLUMN};
 use futures::StreamExt;
 use std::io::{IsTerminal, Write};
@@ -79,6 +79,9 @@ enum Output {
     Table,
     /// One JSON object per row.
     Ndjson,
+    /// The text of a one-column result, one row a line, as it is: a query selecting `message`
+    /// from lines writes an NDJSON archive (a filtered backfill).
+    Lines,
 }
 
 #[derive(Debug, Subcommand)]
@@ -238,20 +241,30 @@ async fn replay(run: Run) -> Result<()> {
             ));
         }
     };
-    let ctx = match &run.scheduler {
-        Some(url) => cluster::connect(url, subscriptions).await?.0,
+    let (ctx, registered) = match &run.scheduler {
+        Some(url) => cluster::connect(url, subscriptions).await?,
         None => {
             let mut config = SessionConfig::new();
             if let Some(partitions) = run.partitions {
                 config = config.with_target_partitions(partitions.max(1));
             }
-            SessionContext::new_with_state(session::session_state(config, subscriptions)?.0)
+            let (state, registered) = session::session_state(config, subscriptions)?;
+            (SessionContext::new_with_state(state), registered)
         }
     };
     session::register_archive(&ctx, &run.table, path, run.input).await?;
-    let progress = !run.quiet && std::io::stderr().is_terminal();
+    // Rows are evaluated here only when running locally (on a cluster, the executors do).
+    let progress = (!run.quiet && std::io::stderr().is_terminal()).then(|| Progress {
+        evaluated: run.scheduler.is_none().then_some(registered),
+    });
     let routing = run.sql.is_none() && !run.by_subscription;
     execute(&ctx, &sql, run.format, routing, progress).await
+}
+
+/// What the progress line reports.
+struct Progress {
+    /// The functions' counters, when they run in this process.
+    evaluated: Option<session::Registered>,
 }
 
 /// The rows the plan's leaves (the scans) have produced so far.
@@ -266,31 +279,76 @@ fn rows_read(plan: &Arc<dyn ExecutionPlan>) -> usize {
     children.into_iter().map(rows_read).sum()
 }
 
-/// Shows rows read and the rate on standard error while the query runs.
-fn show_progress(
-    plan: Arc<dyn ExecutionPlan>,
-) -> (indicatif::ProgressBar, tokio::task::JoinHandle<()>) {
-    let bar = indicatif::ProgressBar::new_spinner();
-    let shown = bar.clone();
-    let started = Instant::now();
-    let task = tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_millis(200));
-        loop {
-            tick.tick().await;
-            let rows = rows_read(&plan);
-            let seconds = started.elapsed().as_secs_f64();
-            if rows > 0 {
-                shown.set_message(format!(
-                    "{rows} rows read, {:.0} rows/s, {seconds:.1} s",
-                    rows as f64 / seconds.max(1e-9)
-                ));
-            } else {
-                shown.set_message(format!("running, {seconds:.1} s"));
+/// Shows on standard error, while the query runs, the rows read, the rows the filtervm
+/// functions evaluated and their rate, and the time taken. The display runs on its own thread:
+/// the query keeps the runtime's worker threads busy.
+struct ProgressLine {
+    bar: indicatif::ProgressBar,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl ProgressLine {
+    fn start(plan: Arc<dyn ExecutionPlan>, progress: Progress) -> ProgressLine {
+        let bar = indicatif::ProgressBar::new_spinner();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (shown, stopped) = (bar.clone(), Arc::clone(&stop));
+        let started = Instant::now();
+        let before = progress
+            .evaluated
+            .as_ref()
+            .map_or(0, |r| r.rows_evaluated());
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                let seconds = started.elapsed().as_secs_f64();
+                let mut parts = Vec::new();
+                let read = rows_read(&plan);
+                if read > 0 {
+                    parts.push(format!("{read} rows read"));
+                }
+                if let Some(registered) = &progress.evaluated {
+                    let evaluated = registered.rows_evaluated().saturating_sub(before);
+                    parts.push(format!(
+                        "{evaluated} evaluated by filtervm ({:.0}/s)",
+                        evaluated as f64 / seconds.max(1e-9)
+                    ));
+                }
+                parts.push(format!("{seconds:.1} s"));
+                shown.set_message(parts.join(", "));
+                shown.tick();
+                std::thread::sleep(Duration::from_millis(200));
             }
-            shown.tick();
+        });
+        ProgressLine { bar, stop, thread }
+    }
+
+    fn finish(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        // A display thread that panicked only loses the display.
+        let _ = self.thread.join();
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Writes the text of a one-column batch, one row a line (a null row is an empty line).
+fn write_lines(batch: &RecordBatch, out: &mut impl Write) -> Result<()> {
+    let column = match batch.columns() {
+        [column] => TextColumn::new(column.as_ref()),
+        _ => None,
+    };
+    let Some(column) = column else {
+        return Err(DataFusionError::Plan(format!(
+            "--format lines needs a result of one text column, not {}",
+            batch.schema()
+        )));
+    };
+    for row in 0..batch.num_rows() {
+        match column.get(row) {
+            Some(Text::Str(text)) => writeln!(out, "{text}")?,
+            Some(Text::NotUtf8) | None => writeln!(out)?,
         }
-    });
-    (bar, task)
+    }
+    Ok(())
 }
 
 /// Writes routed rows (ids, message) as NDJSON `{"ids": [...], "message": M}`, where `M` is the
@@ -336,11 +394,11 @@ async fn execute(
     sql: &str,
     format: Output,
     routing: bool,
-    progress: bool,
+    progress: Option<Progress>,
 ) -> Result<()> {
     let frame = ctx.sql(sql).await?;
     let plan = frame.create_physical_plan().await?;
-    let shown = progress.then(|| show_progress(Arc::clone(&plan)));
+    let shown = progress.map(|progress| ProgressLine::start(Arc::clone(&plan), progress));
     let mut stream = execute_stream(Arc::clone(&plan), ctx.task_ctx())?;
     let mut batches: Vec<RecordBatch> = Vec::new();
     let stdout = std::io::stdout();
@@ -356,6 +414,7 @@ async fn execute(
         };
         match format {
             Output::Table => batches.push(batch),
+            Output::Lines => write_lines(&batch, &mut out)?,
             Output::Ndjson if routing && write_routed(&batch, &mut out)? => {}
             Output::Ndjson => {
                 let mut writer = datafusion::arrow::json::LineDelimitedWriter::new(&mut out);
@@ -364,9 +423,8 @@ async fn execute(
             }
         }
     }
-    if let Some((bar, task)) = shown {
-        task.abort();
-        bar.finish_and_clear();
+    if let Some(line) = shown {
+        line.finish();
     }
     result?;
     if format == Output::Table {

@@ -10,6 +10,7 @@ use datafusion::prelude::{
 };
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The column holding each line of an archive read as [`InputFormat::Lines`].
 pub const LINE_COLUMN: &str = "message";
@@ -64,6 +65,15 @@ pub fn load_subscriptions(path: &Path) -> Result<Arc<Subscriptions>> {
 pub struct Registered {
     /// The cache and counters of `filtervm_match`.
     pub matcher: Arc<FilterCache>,
+    /// The rows `filtervm_route` routed.
+    pub routed: Arc<AtomicU64>,
+}
+
+impl Registered {
+    /// The rows the functions evaluated in this session so far (match and route).
+    pub fn rows_evaluated(&self) -> u64 {
+        self.matcher.rows_evaluated() + self.routed.load(Ordering::Relaxed)
+    }
 }
 
 /// Registers `filtervm_match` and `filtervm_route` (over `subscriptions`, or a stand-in that
@@ -79,8 +89,12 @@ pub fn register_functions(
         Some(subscriptions) => FiltervmRoute::new(subscriptions),
         None => FiltervmRoute::unloaded(),
     };
+    let routed = route.rows_routed();
     registry.register_udf(Arc::new(route.udf()))?;
-    Ok(Registered { matcher: cache })
+    Ok(Registered {
+        matcher: cache,
+        routed,
+    })
 }
 
 /// A session state with DataFusion's defaults, `config`, and the filtervm functions.

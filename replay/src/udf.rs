@@ -385,9 +385,9 @@ impl FiltervmRoute {
         }
     }
 
-    /// How many rows this function routed.
-    pub fn rows_routed(&self) -> u64 {
-        self.rows.load(Ordering::Relaxed)
+    /// The count of rows this function routed (shared with every clone of the counter).
+    pub fn rows_routed(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.rows)
     }
 
     /// The function as DataFusion registers it.

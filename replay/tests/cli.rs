@@ -176,3 +176,49 @@ fn sql_from_stdin_and_planning_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8(out.stderr).unwrap().contains("--sql"));
 }
+
+#[test]
+fn format_lines_writes_the_matching_lines_unchanged() {
+    let archive = examples().join("archive");
+    let sql = r#"SELECT message FROM events
+        WHERE filtervm_match('sns', '{"eventType": ["order.paid"]}', '{"scope": "MessageBody"}', message)"#;
+    let out = replay(
+        &["--format", "lines", "--sql", sql, archive.to_str().unwrap()],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut got: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let mut expected: Vec<String> = archive_lines()
+        .into_iter()
+        .filter(|l| l.contains(r#""eventType":"order.paid""#))
+        .collect();
+    got.sort();
+    expected.sort();
+    assert!(!expected.is_empty());
+    assert_eq!(got, expected);
+
+    let out = replay(
+        &[
+            "--format",
+            "lines",
+            "--sql",
+            "SELECT 1, 2",
+            archive.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("one text column")
+    );
+}
