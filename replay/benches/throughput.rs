@@ -7,9 +7,11 @@
 //! cargo bench --manifest-path replay/Cargo.toml --features bench-peers --bench throughput -- /tmp/bench-data
 //! ```
 //!
-//! Each figure is the median wall time of `FILTERVM_BENCH_RUNS` runs (default 5) after one
-//! warm-up run; every query's answer is checked against the others' (filtervm against the JSON
-//! functions) and the bench fails when they disagree. Prints `name: value` lines.
+//! Each figure is the median of `FILTERVM_BENCH_RUNS` runs (default 5) after one warm-up run:
+//! `rows_per_s` from wall time, `rows_per_cpu_s` from the CPU time the process used (all
+//! threads), which is rows per second per core busy and does not change when other processes
+//! share the machine. Every query's answer is checked against the others' (filtervm against the
+//! JSON functions) and the bench fails when they disagree. Prints `name: value` lines.
 
 #![expect(
     clippy::unwrap_used,
@@ -48,18 +50,41 @@ fn count(batches: &[RecordBatch]) -> i64 {
     batches[0].column(0).as_primitive::<Int64Type>().value(0)
 }
 
-/// Median seconds of the query over `runs()` runs after a warm-up, and its count.
-async fn time(ctx: &SessionContext, sql: &str) -> (f64, i64) {
+/// The CPU time this process has used (all threads, user + system), from /proc/self/stat in
+/// clock ticks of 10 ms. Unlike wall time it does not grow when other processes share the cores.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // The fields after the command name (which is in parentheses and may hold spaces).
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+/// One query's figures: median wall seconds and median CPU seconds over `runs()` runs after a
+/// warm-up, and its answer.
+struct Timing {
+    wall: f64,
+    cpu: f64,
+    answer: i64,
+}
+
+async fn time(ctx: &SessionContext, sql: &str) -> Timing {
     let answer = count(&ctx.sql(sql).await.unwrap().collect().await.unwrap());
-    let mut seconds = Vec::new();
+    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
     for _ in 0..runs() {
-        let started = Instant::now();
+        let (started, cpu_before) = (Instant::now(), cpu_seconds());
         let again = count(&ctx.sql(sql).await.unwrap().collect().await.unwrap());
-        seconds.push(started.elapsed().as_secs_f64());
+        wall.push(started.elapsed().as_secs_f64());
+        cpu.push(cpu_seconds() - cpu_before);
         assert_eq!(again, answer, "{sql}: the answer changed between runs");
     }
-    seconds.sort_by(f64::total_cmp);
-    (seconds[seconds.len() / 2], answer)
+    wall.sort_by(f64::total_cmp);
+    cpu.sort_by(f64::total_cmp);
+    Timing {
+        wall: wall[wall.len() / 2],
+        cpu: cpu[cpu.len() / 2],
+        answer,
+    }
 }
 
 /// The archive: `copies` copies of `file` (a workload) as NDJSON files (one per copy), and the
@@ -239,15 +264,12 @@ async fn main() {
                     .await
                     .unwrap();
                 for (query, sql) in &queries {
-                    let (seconds, answer) = time(&ctx, sql).await;
-                    answers.push((query, answer));
+                    let timing = time(&ctx, sql).await;
+                    answers.push((query, timing.answer));
                     let label = format!("{name}_{format}_{query}_p{partitions}");
-                    println!("{label}_rows_per_s: {:.0}", rows as f64 / seconds);
-                    println!(
-                        "{label}_rows_per_s_per_core: {:.0}",
-                        rows as f64 / seconds / partitions as f64
-                    );
-                    println!("{label}_answer: {answer}");
+                    println!("{label}_rows_per_s: {:.0}", rows as f64 / timing.wall);
+                    println!("{label}_rows_per_cpu_s: {:.0}", rows as f64 / timing.cpu);
+                    println!("{label}_answer: {}", timing.answer);
                 }
             }
             let answer = |query: &str| {
@@ -286,10 +308,11 @@ async fn main() {
                 .await
                 .unwrap();
             for (query, sql) in [("match", &match_sql), ("route10k", &route_sql)] {
-                let (seconds, answer) = time(&ctx, sql).await;
+                let timing = time(&ctx, sql).await;
                 let label = format!("{name}_ballista_ndjson_{query}_e{executors}");
-                println!("{label}_rows_per_s: {:.0}", rows as f64 / seconds);
-                println!("{label}_answer: {answer}");
+                println!("{label}_rows_per_s: {:.0}", rows as f64 / timing.wall);
+                println!("{label}_rows_per_cpu_s: {:.0}", rows as f64 / timing.cpu);
+                println!("{label}_answer: {}", timing.answer);
             }
         }
     }
