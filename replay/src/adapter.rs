@@ -10,7 +10,9 @@
 //! attributes or headers) before it is bound to a filter's keys.
 
 use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
-use filtervm_compiler::{CompileError, Dialect, Evaluator, Filter, compile_text};
+use filtervm_compiler::{
+    CompileError, Dialect, ErrorCode, Evaluator, Filter, Options, SnsScope, compile_text,
+};
 use filtervm_vm::message::{Attribute, AttributeType, Header, Message};
 use std::collections::HashMap;
 use std::fmt;
@@ -62,7 +64,7 @@ impl FilterError {
         error
             .errors
             .iter()
-            .map(|e| FilterError::new(e.code, e.pointer.clone(), e.message.clone()))
+            .map(|e| FilterError::new(e.code.as_str(), e.pointer.clone(), e.message.clone()))
             .collect()
     }
 }
@@ -102,7 +104,7 @@ impl MessageError {
 impl From<filtervm_compiler::MessageError> for MessageError {
     fn from(e: filtervm_compiler::MessageError) -> MessageError {
         MessageError {
-            code: e.code.to_owned(),
+            code: e.code.as_str().to_owned(),
             pointer: e.pointer,
             message: e.message,
         }
@@ -131,16 +133,13 @@ pub enum MessagePart {
 }
 
 impl MessagePart {
-    /// The part a filter of `dialect` compiled with `options` reads.
-    fn of(dialect: Dialect, options: &serde_json::Value) -> MessagePart {
-        match dialect {
-            Dialect::Basaltic => MessagePart::Attributes,
-            Dialect::Sns => match filtervm_compiler::dialect::sns::scope(options) {
-                Ok(filtervm_compiler::dialect::sns::Scope::MessageBody) => MessagePart::Body,
-                _ => MessagePart::Attributes,
-            },
-            Dialect::EventGrid => MessagePart::Body,
-            Dialect::Stream | Dialect::Expr => MessagePart::Headers,
+    /// The part a filter compiled with `options` reads.
+    fn of(options: &Options) -> MessagePart {
+        match options {
+            Options::Sns(o) if o.scope == SnsScope::MessageBody => MessagePart::Body,
+            Options::Sns(_) | Options::Basaltic => MessagePart::Attributes,
+            Options::EventGrid(_) => MessagePart::Body,
+            Options::Stream | Options::Expr(_) => MessagePart::Headers,
         }
     }
 
@@ -198,7 +197,7 @@ pub enum MessageRef<'a> {
 /// Reads `message` as a filter of `dialect` with `options` reads messages.
 fn read_message(
     dialect: Dialect,
-    options: &serde_json::Value,
+    options: &Options,
     part: MessagePart,
     message: MessageRef<'_>,
 ) -> Result<Message, MessageError> {
@@ -242,7 +241,7 @@ fn fields_message(part: MessagePart, fields: &[MessageField]) -> Result<Message,
                     FieldValue::Typed { data_type, value } => {
                         let Some(t) = AttributeType::from_name(data_type) else {
                             return Err(MessageError {
-                                code: filtervm_compiler::MessageError::INVALID_MESSAGE.to_owned(),
+                                code: ErrorCode::InvalidMessage.as_str().to_owned(),
                                 pointer: format!("/{}", field.name),
                                 message: format!(
                                     "unknown attribute type `{}` (expected String, Number, \
@@ -285,18 +284,12 @@ fn dialect(name: &str) -> Result<Dialect, FilterError> {
         .map_err(|e| FilterError::new(UNKNOWN_DIALECT, "", e.to_string()))
 }
 
-/// Parses options text: empty text (or `null`) is the defaults.
-fn options(text: &str) -> Result<serde_json::Value, FilterError> {
+/// Reads `dialect`'s options from their JSON text: empty text (or `null`) is the defaults.
+fn options(dialect: Dialect, text: &str) -> Result<Options, Vec<FilterError>> {
     if text.trim().is_empty() {
-        return Ok(serde_json::Value::Null);
+        return Ok(Options::from(dialect));
     }
-    serde_json::from_str(text).map_err(|e| {
-        FilterError::new(
-            filtervm_compiler::dialect::INVALID_OPTIONS,
-            "",
-            format!("the options are not valid JSON: {e}"),
-        )
-    })
+    Options::from_json(dialect, text).map_err(|e| FilterError::from_compile(&e))
 }
 
 /// A compiled filter and the message part it reads.
@@ -315,11 +308,11 @@ impl CompiledFilter {
         options_text: &str,
     ) -> Result<CompiledFilter, Vec<FilterError>> {
         let dialect = dialect(dialect_name).map_err(|e| vec![e])?;
-        let options = options(options_text).map_err(|e| vec![e])?;
+        let options = options(dialect, options_text)?;
         let filter =
             compile_text(dialect, policy, &options).map_err(|e| FilterError::from_compile(&e))?;
         Ok(CompiledFilter {
-            part: MessagePart::of(dialect, &options),
+            part: MessagePart::of(&options),
             filter,
         })
     }
@@ -359,7 +352,7 @@ impl Matcher {
 #[derive(Debug)]
 struct Group {
     dialect: Dialect,
-    options: serde_json::Value,
+    options: Options,
     part: MessagePart,
     set: PolicySet,
 }
@@ -405,6 +398,17 @@ impl Subscriptions {
                         serde_json::Value::String(text) => text.clone(),
                         other => other.to_string(),
                     };
+                    let options = match Options::from_json(dialect, &options) {
+                        Ok(options) => options,
+                        Err(e) => {
+                            errors.extend(
+                                FilterError::from_compile(&e)
+                                    .into_iter()
+                                    .map(|error| fail(&id, error)),
+                            );
+                            continue;
+                        }
+                    };
                     let filter = match compile_text(dialect, &policy_text, &options) {
                         Ok(filter) => filter,
                         Err(e) => {
@@ -416,16 +420,13 @@ impl Subscriptions {
                             continue;
                         }
                     };
-                    let canonical = canonical_json(&options);
-                    let at = match groups.iter().position(|g| {
-                        g.dialect == dialect && canonical_json(&g.options) == canonical
-                    }) {
+                    let at = match groups.iter().position(|g| g.options == options) {
                         Some(at) => at,
                         None => {
                             groups.push(Group {
                                 dialect,
-                                part: MessagePart::of(dialect, &options),
-                                options: options.clone(),
+                                part: MessagePart::of(&options),
+                                options,
                                 set: PolicySet::new(),
                             });
                             groups.len() - 1
@@ -561,32 +562,6 @@ impl Subscriptions {
     /// A hash of the subscriptions file's text.
     pub fn fingerprint(&self) -> u64 {
         self.fingerprint
-    }
-}
-
-/// JSON text with object members sorted, to compare options (`null` and `{}` are the same).
-fn canonical_json(value: &serde_json::Value) -> String {
-    fn sorted(value: &serde_json::Value) -> serde_json::Value {
-        match value {
-            serde_json::Value::Object(map) => {
-                let mut entries: Vec<_> = map.iter().collect();
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-                serde_json::Value::Object(
-                    entries
-                        .into_iter()
-                        .map(|(k, v)| (k.clone(), sorted(v)))
-                        .collect(),
-                )
-            }
-            serde_json::Value::Array(items) => {
-                serde_json::Value::Array(items.iter().map(sorted).collect())
-            }
-            other => other.clone(),
-        }
-    }
-    match value {
-        serde_json::Value::Null => "{}".to_owned(),
-        other => sorted(other).to_string(),
     }
 }
 

@@ -8,7 +8,7 @@
     reason = "test helpers: a malformed fixture should fail the test loudly"
 )]
 
-use filtervm_compiler::{Dialect, Evaluator, compile, compile_text, message_from_line};
+use filtervm_compiler::{Dialect, Evaluator, Options, compile, compile_text, message_from_line};
 use std::path::Path;
 
 /// A deterministic pseudo-random sequence (64-bit LCG).
@@ -80,10 +80,10 @@ pub const SUBSCRIPTIONS: &str = r#"{"id":"paid-eu","dialect":"sns","policy":{"ev
 /// be read in the dialect's shape.
 pub fn match_line(dialect: &str, policy: &str, options: &str, line: &str) -> Option<bool> {
     let dialect: Dialect = dialect.parse().unwrap();
-    let options: serde_json::Value = if options.is_empty() {
-        serde_json::Value::Null
+    let options = if options.is_empty() {
+        Options::from(dialect)
     } else {
-        serde_json::from_str(options).unwrap()
+        Options::from_json(dialect, options).unwrap()
     };
     let filter = compile_text(dialect, policy, &options).unwrap();
     let message = message_from_line(dialect, &options, line).ok()?;
@@ -97,10 +97,11 @@ pub fn route_line(subscriptions: &str, line: &str) -> Option<Vec<String>> {
     for sub in subscriptions.lines().filter(|l| !l.trim().is_empty()) {
         let sub: serde_json::Value = serde_json::from_str(sub).unwrap();
         let dialect: Dialect = sub["dialect"].as_str().unwrap().parse().unwrap();
-        let options = sub
-            .get("options")
-            .cloned()
-            .unwrap_or(serde_json::Value::Null);
+        let options = Options::from_json(
+            dialect,
+            sub.get("options").unwrap_or(&serde_json::Value::Null),
+        )
+        .unwrap();
         let filter = compile(dialect, &sub["policy"], &options).unwrap();
         let message = message_from_line(dialect, &options, line).ok()?;
         if Evaluator::new().matches(&filter, &message) {
