@@ -202,22 +202,32 @@ fn read_message(
     message: MessageRef<'_>,
 ) -> Result<Message, MessageError> {
     match message {
-        MessageRef::Text(text) if text.len() > MAX_MESSAGE_BYTES => Err(MessageError::new(
-            MESSAGE_TOO_LARGE,
-            format!(
-                "the message is {} bytes; the limit is {MAX_MESSAGE_BYTES} bytes (4 MiB)",
-                text.len()
-            ),
-        )),
-        MessageRef::Text(text) => Ok(filtervm_compiler::message_from_line(
-            dialect, options, text,
-        )?),
+        MessageRef::Text(text) => {
+            check_size(text)?;
+            Ok(filtervm_compiler::message_from_line(
+                dialect, options, text,
+            )?)
+        }
         MessageRef::NotUtf8 => Err(MessageError::new(
             MESSAGE_NOT_UTF8,
             "the message bytes are not UTF-8 text",
         )),
         MessageRef::Fields(fields) => fields_message(part, fields),
     }
+}
+
+/// An error for message text beyond [`MAX_MESSAGE_BYTES`].
+fn check_size(text: &str) -> Result<(), MessageError> {
+    if text.len() > MAX_MESSAGE_BYTES {
+        return Err(MessageError::new(
+            MESSAGE_TOO_LARGE,
+            format!(
+                "the message is {} bytes; the limit is {MAX_MESSAGE_BYTES} bytes (4 MiB)",
+                text.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A message of attributes or headers from the fields of a map or struct cell.
@@ -343,8 +353,24 @@ impl Matcher {
         message: MessageRef<'_>,
     ) -> Result<bool, MessageError> {
         let f = &filter.filter;
+        if let (MessagePart::Body, MessageRef::Text(text)) = (filter.part, message) {
+            check_size(text)?;
+            return self.body_verdict(f, text.as_bytes());
+        }
         let message = read_message(f.dialect(), f.options(), filter.part, message)?;
         Ok(self.evaluator.try_matches(f, &message)?)
+    }
+
+    /// The verdict on a JSON body read straight from its bytes. A body too complex to judge is
+    /// an error; an SNS body that is not JSON keeps its dialect meaning (it matches only
+    /// policies that read nothing from the body), so it is a verdict, as `filtervm match` gives.
+    fn body_verdict(&mut self, filter: &Filter, body: &[u8]) -> Result<bool, MessageError> {
+        match self.evaluator.try_matches_bytes(filter, body) {
+            Err(e) if e.code == ErrorCode::MessageNotJson && filter.dialect() == Dialect::Sns => {
+                Ok(self.evaluator.matches_bytes(filter, body)?)
+            }
+            other => Ok(other?),
+        }
     }
 }
 
@@ -616,13 +642,30 @@ impl Router {
         self.matchers
             .resize_with(subscriptions.groups.len(), SetMatcher::new);
         for (group, matcher) in subscriptions.groups.iter().zip(self.matchers.iter_mut()) {
-            let message = read_message(group.dialect, &group.options, group.part, message)?;
+            let matched = match (group.part, message) {
+                (MessagePart::Body, MessageRef::Text(text)) => {
+                    check_size(text)?;
+                    matcher.matching_bytes(&group.set, text.as_bytes())?
+                }
+                _ => {
+                    let message = read_message(group.dialect, &group.options, group.part, message)?;
+                    matcher.matching(&group.set, &message)
+                }
+            };
             out.extend(
-                matcher
-                    .matching(&group.set, &message)
+                matched
                     .iter()
                     .filter_map(|&position| u32::try_from(position).ok()),
             );
+            if matcher.overflowed() {
+                return Err(MessageError {
+                    code: ErrorCode::MessageTooComplex.as_str().to_owned(),
+                    pointer: String::new(),
+                    message: "the body has too many combinations of array elements to judge \
+                              element by element"
+                        .to_owned(),
+                });
+            }
         }
         if let Some(matched) = out.get_mut(start..) {
             matched.sort_unstable();
