@@ -59,6 +59,7 @@ pub mod ir;
 pub mod lint;
 pub mod opt;
 pub mod options;
+pub mod parts;
 pub mod set;
 pub mod wire;
 
@@ -67,6 +68,7 @@ pub use error::{CompileError, ErrorCategory, ErrorCode, MessageError, PolicyErro
 pub use options::{
     EventGridOptions, EventGridSchema, ExprOptions, Options, OptionsJson, SnsOptions, SnsScope,
 };
+pub use parts::{MessagePart, MessageParts};
 
 use filtervm_vm::bind::{Bindings, Bound, Judgement};
 use filtervm_vm::json;
