@@ -12,7 +12,7 @@
 
 use crate::bind::{Bound, LeafKind, Slot};
 use crate::op::{Inst, Reg, SlotRef};
-use crate::program::{Interval, Program};
+use crate::program::{Contains, Program};
 use crate::wildcard::Wildcard;
 use crate::{fold, number};
 
@@ -142,17 +142,20 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    if a.len() > 16 {
-        return a == b;
-    }
-    if let (Some(a0), Some(b0), Some(a1), Some(b1)) = (
-        a.first_chunk::<8>(),
-        b.first_chunk::<8>(),
-        a.last_chunk::<8>(),
-        b.last_chunk::<8>(),
-    ) {
-        return u64::from_ne_bytes(*a0) == u64::from_ne_bytes(*b0)
-            && u64::from_ne_bytes(*a1) == u64::from_ne_bytes(*b1);
+    // Two length tests reach each case: 8 to 16 bytes, more, 4 to 7, fewer.
+    if a.len() >= 8 {
+        if a.len() > 16 {
+            return a == b;
+        }
+        if let (Some(a0), Some(b0), Some(a1), Some(b1)) = (
+            a.first_chunk::<8>(),
+            b.first_chunk::<8>(),
+            a.last_chunk::<8>(),
+            b.last_chunk::<8>(),
+        ) {
+            return u64::from_ne_bytes(*a0) == u64::from_ne_bytes(*b0)
+                && u64::from_ne_bytes(*a1) == u64::from_ne_bytes(*b1);
+        }
     }
     if let (Some(a0), Some(b0), Some(a1), Some(b1)) = (
         a.first_chunk::<4>(),
@@ -192,7 +195,7 @@ pub(crate) fn has_suffix(value: &[u8], suffix: &[u8]) -> bool {
 /// `str_eq`, `str_in`: some string leaf equals one of `strings`.
 #[inline(always)]
 pub(crate) fn str_equal<S: AsRef<str>>(slot: &Slot<'_>, strings: &[S]) -> bool {
-    any_str(slot, |v| {
+    any_str(slot, move |v| {
         strings
             .iter()
             .any(|c| same(v.as_bytes(), c.as_ref().as_bytes()))
@@ -202,18 +205,17 @@ pub(crate) fn str_equal<S: AsRef<str>>(slot: &Slot<'_>, strings: &[S]) -> bool {
 /// `str_eq`, by the dictionary id binding gave the string (same table only).
 #[inline(always)]
 pub(crate) fn id_equal(slot: &Slot<'_>, id: u32) -> bool {
-    slot.any(|l| l.eq_id() == id)
+    slot.any(move |l| l.eq_id() == id)
 }
 
 /// `str_in`, by dictionary ids (same table only): some leaf's id is `base + i` for a bit `i` of
 /// `mask` (a leaf without an id, [`crate::bind::NO_ID`], is never within 64 of a constant's).
 #[inline(always)]
 pub(crate) fn id_in_mask(slot: &Slot<'_>, base: u32, mask: u64) -> bool {
-    let hit = |id: u32| {
-        let i = id.wrapping_sub(base);
+    slot.any(move |l| {
+        let i = l.eq_id().wrapping_sub(base);
         i < 64 && mask >> i & 1 == 1
-    };
-    hit(slot.first.eq_id()) || slot.rest.iter().any(|l| hit(l.eq_id()))
+    })
 }
 
 /// `str_in`, by dictionary ids (same table only): `ids` sorted; few are compared one by one,
@@ -221,16 +223,16 @@ pub(crate) fn id_in_mask(slot: &Slot<'_>, base: u32, mask: u64) -> bool {
 #[inline(always)]
 pub(crate) fn id_in(slot: &Slot<'_>, ids: &[u32]) -> bool {
     if ids.len() <= 8 {
-        slot.any(|l| ids.contains(&l.eq_id()))
+        slot.any(move |l| ids.contains(&l.eq_id()))
     } else {
-        slot.any(|l| ids.binary_search(&l.eq_id()).is_ok())
+        slot.any(move |l| ids.binary_search(&l.eq_id()).is_ok())
     }
 }
 
 /// `str_prefix`: some string leaf starts with one of `list`.
 #[inline(always)]
 pub(crate) fn prefix<S: AsRef<str>>(slot: &Slot<'_>, list: &[S]) -> bool {
-    any_str(slot, |v| {
+    any_str(slot, move |v| {
         list.iter()
             .any(|p| has_prefix(v.as_bytes(), p.as_ref().as_bytes()))
     })
@@ -239,7 +241,7 @@ pub(crate) fn prefix<S: AsRef<str>>(slot: &Slot<'_>, list: &[S]) -> bool {
 /// `str_suffix`: some string leaf ends with one of `list`.
 #[inline(always)]
 pub(crate) fn suffix<S: AsRef<str>>(slot: &Slot<'_>, list: &[S]) -> bool {
-    any_str(slot, |v| {
+    any_str(slot, move |v| {
         list.iter()
             .any(|p| has_suffix(v.as_bytes(), p.as_ref().as_bytes()))
     })
@@ -247,8 +249,8 @@ pub(crate) fn suffix<S: AsRef<str>>(slot: &Slot<'_>, list: &[S]) -> bool {
 
 /// `num_in`: some number leaf lies in the intervals.
 #[inline(always)]
-pub(crate) fn num_in(slot: &Slot<'_>, set: &[Interval]) -> bool {
-    slot.any(|l| match l.as_f64() {
+pub(crate) fn num_in<I: Contains>(slot: &Slot<'_>, set: &[I]) -> bool {
+    slot.any(move |l| match l.as_f64() {
         Some(x) => set.iter().any(|i| i.contains(x)),
         None => false,
     })
@@ -257,8 +259,8 @@ pub(crate) fn num_in(slot: &Slot<'_>, set: &[Interval]) -> bool {
 /// `text_num_in`: some string leaf's text is a JSON number (B-10, S9) in the intervals (computed
 /// at bind time where the table asked for it).
 #[inline(always)]
-pub(crate) fn text_num_in(slot: &Slot<'_>, set: &[Interval]) -> bool {
-    slot.any(|l| {
+pub(crate) fn text_num_in<I: Contains>(slot: &Slot<'_>, set: &[I]) -> bool {
+    slot.any(move |l| {
         l.kind() == LeafKind::Str && {
             let x = l.text_number();
             set.iter().any(|i| i.contains(x))
@@ -269,13 +271,13 @@ pub(crate) fn text_num_in(slot: &Slot<'_>, set: &[Interval]) -> bool {
 /// `wildcard`: some string leaf matches the SNS wildcard.
 #[inline(always)]
 pub(crate) fn wildcard(slot: &Slot<'_>, w: &Wildcard) -> bool {
-    any_str(slot, |v| w.matches(v))
+    any_str(slot, move |v| w.matches(v))
 }
 
 /// Some string leaf satisfies `f`.
 #[inline(always)]
 fn any_str(slot: &Slot<'_>, mut f: impl FnMut(&str) -> bool) -> bool {
-    slot.any(|l| match l.as_str() {
+    slot.any(move |l| match l.as_str() {
         Some(v) => f(v),
         None => false,
     })

@@ -26,7 +26,7 @@
 use crate::bind::{Bound, NO_ID, Slot};
 use crate::exec;
 use crate::op::{Inst, Reg};
-use crate::program::{Interval, Program};
+use crate::program::{ClosedInterval, Program};
 use crate::value::Shapes;
 use crate::wildcard::Wildcard;
 use std::sync::Arc;
@@ -84,10 +84,10 @@ enum Kind {
     Prefix(Strings),
     /// Some string leaf ends with one of the strings.
     Suffix(Strings),
-    /// Some number leaf lies in the intervals.
-    NumIn(Arc<[Interval]>),
+    /// Some number leaf lies in the intervals (held closed, see [`ClosedInterval`]).
+    NumIn(Arc<[ClosedInterval]>),
     /// Some numeric string leaf lies in the intervals (parsed at bind time).
-    TextNumIn(Arc<[Interval]>),
+    TextNumIn(Arc<[ClosedInterval]>),
     /// Some string leaf matches the SNS wildcard.
     Wildcard(Arc<Wildcard>),
     /// The test instruction at this index, run by the general executor.
@@ -110,7 +110,7 @@ struct SharedPools {
     /// `lists[i]` (`str_prefix`, `str_suffix`).
     lists: Vec<Option<Strings>>,
     /// `ranges[i]` (`num_in`, `text_num_in`).
-    ranges: Vec<Option<Arc<[Interval]>>>,
+    ranges: Vec<Option<Arc<[ClosedInterval]>>>,
     /// `wildcards[i]`.
     wildcards: Vec<Option<Arc<Wildcard>>>,
 }
@@ -221,7 +221,7 @@ impl Plan {
 
     /// Runs the plan on every row of `bound`: true when some row reaches the true end. A message
     /// bound to another table than the program's runs on the general executor.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn run(
         &self,
         program: &Program,
@@ -231,10 +231,26 @@ impl Plan {
         if bound.stamp() != self.stamp {
             return exec::run_registers(program, bound, registers);
         }
-        match bound.only_row() {
-            Some(slots) => self.run_row(program, slots),
-            None => self.run_rows(program, bound),
+        let Some(slots) = bound.only_row() else {
+            return self.run_rows(program, bound);
+        };
+        // A plan of one test comparing ids or shapes (most one-clause policies) is decided here,
+        // inlined into the caller, without entering the loop.
+        if let [step] = &*self.steps
+            && self.start == 0
+        {
+            let slot = exec::row_slot(slots, step.slot);
+            let hit = match step.kind {
+                Kind::Eq(id) => Some(exec::id_equal(slot, id)),
+                Kind::IdMask { base, mask } => Some(exec::id_in_mask(slot, base, mask)),
+                Kind::Shape(shapes) => Some(shapes.has(slot.shape)),
+                _ => None,
+            };
+            if let Some(hit) = hit {
+                return (if hit { step.on_true } else { step.on_false }) == TRUE;
+            }
         }
+        self.run_row(program, slots)
     }
 
     /// Several rows (SNS bodies with arrays of objects): kept out of line so that the common one
@@ -256,9 +272,17 @@ impl Plan {
                 Kind::Shape(shapes) => shapes.has(slot.shape),
                 Kind::Eq(id) => exec::id_equal(slot, *id),
                 Kind::IdMask { base, mask } => exec::id_in_mask(slot, *base, *mask),
-                Kind::Prefix(consts) => exec::prefix(slot, consts),
-                Kind::Suffix(consts) => exec::suffix(slot, consts),
+                // One constant (most prefixes and suffixes) without the loop over constants.
+                Kind::Prefix(consts) => match &**consts {
+                    [only] => exec::prefix(slot, std::slice::from_ref(only)),
+                    consts => exec::prefix(slot, consts),
+                },
+                Kind::Suffix(consts) => match &**consts {
+                    [only] => exec::suffix(slot, std::slice::from_ref(only)),
+                    consts => exec::suffix(slot, consts),
+                },
                 Kind::NumIn(set) => exec::num_in(slot, set),
+                Kind::Wildcard(w) => exec::wildcard(slot, w),
                 kind => Plan::test(program, kind, slot, slots),
             };
             at = if hit { step.on_true } else { step.on_false };
@@ -303,7 +327,7 @@ fn step(program: &Program, shared: &mut SharedPools, pc: usize, inst: &Inst) -> 
         pools
             .ranges
             .get(i as usize)
-            .map(|r| Arc::from(r.as_slice()))
+            .map(|r| r.iter().map(ClosedInterval::of).collect::<Arc<[_]>>())
     };
     let keys = program.keys();
     let id = |s: &str| keys.constant_id(s).unwrap_or(NO_ID);

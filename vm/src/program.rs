@@ -96,6 +96,62 @@ impl Interval {
     }
 }
 
+/// An [`Interval`] with both ends inside: an excluded end is moved inward to the next binary64
+/// value, so that membership is two comparisons. It holds exactly the numbers the interval holds
+/// (NaN in neither): `x > lo` is `x >= lo.next_up()` for every `x` but NaN, as long as `lo` is not
+/// `+inf` — and an interval excluding a lower end of `+inf` (or an upper end of `-inf`) is empty,
+/// which becomes an interval holding nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ClosedInterval {
+    lo: f64,
+    hi: f64,
+}
+
+impl ClosedInterval {
+    /// The closed form of `interval`.
+    pub(crate) fn of(interval: &Interval) -> ClosedInterval {
+        if interval.is_empty() {
+            return ClosedInterval {
+                lo: f64::INFINITY,
+                hi: f64::NEG_INFINITY,
+            };
+        }
+        ClosedInterval {
+            lo: if interval.lo_inclusive {
+                interval.lo
+            } else {
+                interval.lo.next_up()
+            },
+            hi: if interval.hi_inclusive {
+                interval.hi
+            } else {
+                interval.hi.next_down()
+            },
+        }
+    }
+}
+
+/// Membership of a binary64 value, for the numeric tests ([`crate::exec`]), whichever form the
+/// intervals are held in.
+pub(crate) trait Contains {
+    /// Whether `x` lies inside (NaN never does).
+    fn contains(&self, x: f64) -> bool;
+}
+
+impl Contains for Interval {
+    #[inline(always)]
+    fn contains(&self, x: f64) -> bool {
+        Interval::contains(self, x)
+    }
+}
+
+impl Contains for ClosedInterval {
+    #[inline(always)]
+    fn contains(&self, x: f64) -> bool {
+        x >= self.lo && x <= self.hi
+    }
+}
+
 impl fmt::Display for Interval {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.lo == self.hi && self.lo_inclusive && self.hi_inclusive {
@@ -439,5 +495,54 @@ impl Program {
     #[inline]
     pub fn eval(&self, bound: &crate::bind::Bound<'_>, registers: &mut Vec<bool>) -> bool {
         crate::exec::run(self, bound, registers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_intervals_hold_exactly_what_their_intervals_hold() {
+        let ends = [
+            f64::NEG_INFINITY,
+            -f64::MAX,
+            -1.5,
+            -0.0,
+            0.0,
+            f64::from_bits(1),
+            1.0,
+            1.0f64.next_up(),
+            2.0,
+            f64::MAX,
+            f64::INFINITY,
+        ];
+        let mut probes: Vec<f64> = ends
+            .iter()
+            .flat_map(|&x| [x, x.next_up(), x.next_down()])
+            .collect();
+        probes.push(f64::NAN);
+        for &lo in &ends {
+            for &hi in &ends {
+                for (lo_inclusive, hi_inclusive) in
+                    [(false, false), (false, true), (true, false), (true, true)]
+                {
+                    let interval = Interval {
+                        lo,
+                        lo_inclusive,
+                        hi,
+                        hi_inclusive,
+                    };
+                    let closed = ClosedInterval::of(&interval);
+                    for &x in &probes {
+                        assert_eq!(
+                            Contains::contains(&closed, x),
+                            interval.contains(x),
+                            "{interval} at {x:e}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
