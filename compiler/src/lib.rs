@@ -292,8 +292,9 @@ impl Evaluator {
     /// `(name, value)` pairs, a map of name → value or → `Vec` of values (multi-valued), ...
     /// Values are borrowed; a value that is not UTF-8 satisfies no string test.
     pub fn matches_headers<H: Headers + ?Sized>(&mut self, filter: &Filter, headers: &H) -> bool {
-        let bound = self.bindings.bind_headers(filter.program.keys(), headers);
-        filter.program.eval(&bound, &mut self.registers)
+        filter
+            .program
+            .eval_headers(&mut self.bindings, headers, &mut self.registers)
     }
 
     /// Reads `message` in the dialect's JSON shape, then matches it.

@@ -23,8 +23,10 @@
 //! A program that touches a register other than `r0`, or reads `r0` before writing it, gets no
 //! plan and runs on the general executor.
 
-use crate::bind::{Bound, NO_ID, Slot};
+use crate::bind::{self, Bound, NO_ID, Slot, SlotNeeds};
 use crate::exec;
+use crate::key::Key;
+use crate::message::Headers;
 use crate::op::{Inst, Reg};
 use crate::program::{ClosedInterval, Program};
 use crate::value::Shapes;
@@ -44,7 +46,36 @@ pub(crate) struct Plan {
     start: u32,
     /// The stamp of the program's key table when its ids were taken.
     stamp: u64,
+    /// For a plan of one test of one header's leaves: that header (see [`Plan::run_headers`]).
+    probe: Option<HeaderProbe>,
 }
+
+/// A plan of one test of one header's leaves, as [`Plan::run_headers`] decides it.
+#[derive(Debug, Clone)]
+struct HeaderProbe {
+    /// The header's name.
+    name: Box<str>,
+    /// What binding computes for its values' leaves (no dictionary ids: see `test`).
+    needs: SlotNeeds,
+    /// The test of one leaf.
+    test: ProbeTest,
+    /// The verdict when some leaf passes the test, and when none does.
+    on_hit: bool,
+    on_miss: bool,
+}
+
+/// How a [`HeaderProbe`] tests a leaf.
+#[derive(Debug, Clone)]
+enum ProbeTest {
+    /// String equality with few constants (`str_eq`, a small `str_in`), by text: comparing the
+    /// value with them costs less than looking it up in the table's dictionary for an id.
+    Equal(Strings),
+    /// The step's own test (a kind [`Kind::is_leafwise`] accepts, without dictionary ids).
+    Step(Kind),
+}
+
+/// Equality tests with at most this many constants are probed by text.
+const PROBE_TEXTS: usize = 4;
 
 /// One test and where to go on each verdict.
 #[derive(Debug, Clone)]
@@ -92,6 +123,49 @@ enum Kind {
     Wildcard(Arc<Wildcard>),
     /// The test instruction at this index, run by the general executor.
     Other(u32),
+}
+
+impl HeaderProbe {
+    /// The probe of a plan whose one step, `step` (of instruction `inst`), tests the leaves of a
+    /// header; `None` for other steps.
+    fn of(program: &Program, step: &Step, inst: &Inst) -> Option<HeaderProbe> {
+        let keys = program.keys();
+        let Some(Key::Header(name)) = keys.keys().get(step.slot as usize) else {
+            return None;
+        };
+        let pools = program.pools();
+        let texts = match *inst {
+            Inst::StrEq { s, .. } => pools.strings.get(s.0 as usize).map(|s| strings([&**s])),
+            Inst::StrIn { set, .. } => pools
+                .sets
+                .get(set.0 as usize)
+                .filter(|set| set.len() <= PROBE_TEXTS)
+                .map(|set| strings(set.iter().map(|s| &**s))),
+            _ => None,
+        };
+        let test = match (texts, &step.kind) {
+            (Some(texts), _) => ProbeTest::Equal(texts),
+            // Equality by ids needs the ids binding gives: bound leaves, not probed ones.
+            (None, Kind::Eq(_) | Kind::IdMask { .. } | Kind::In(_)) => return None,
+            (None, kind) if kind.is_leafwise() => ProbeTest::Step(kind.clone()),
+            (None, _) => return None,
+        };
+        Some(HeaderProbe {
+            name: name.clone(),
+            needs: keys.needs(step.slot).without_ids(),
+            test,
+            on_hit: step.on_true == TRUE,
+            on_miss: step.on_false == TRUE,
+        })
+    }
+}
+
+impl Kind {
+    /// Whether the test is "some leaf of the slot satisfies ...", so that it holds on a slot
+    /// exactly when it holds on a slot of some single one of its leaves.
+    fn is_leafwise(&self) -> bool {
+        !matches!(self, Kind::Shape(_) | Kind::Other(_))
+    }
 }
 
 fn idx(n: usize) -> u32 {
@@ -202,6 +276,7 @@ impl Plan {
             wildcards: vec![None; pools.wildcards.len()],
         };
         let mut steps = Vec::with_capacity(tests.len());
+        let first_test = tests.first().copied();
         for pc in tests {
             let next = reach.get(pc + 1).copied().unwrap_or([FALSE; 2]);
             let (kind, slot) = step(program, &mut shared, pc, code.get(pc)?);
@@ -212,11 +287,64 @@ impl Plan {
                 on_true: next[1],
             });
         }
+        let start = reach.first().map_or(FALSE, |r| r[0]);
+        let keys = program.keys();
+        let probe = match (&*steps, start, first_test) {
+            ([step], 0, Some(pc)) => HeaderProbe::of(program, step, code.get(pc)?),
+            _ => None,
+        };
         Some(Plan {
             steps,
-            start: reach.first().map_or(FALSE, |r| r[0]),
-            stamp: program.keys().stamp(),
+            start,
+            stamp: keys.stamp(),
+            probe,
         })
+    }
+
+    /// Decides a plan of one test of one header's leaves (most one-clause stream and expr
+    /// filters) on `headers` as they are read, without binding a row: the test holds on the
+    /// header's slot when it holds on some single one of its leaves (every kind
+    /// [`Kind::is_leafwise`] accepts is "some leaf satisfies ..."), so each value is tested as
+    /// the one leaf of a slot, bound as the binder binds it, and the first that holds decides.
+    /// `None` for other plans.
+    #[inline(always)]
+    pub(crate) fn run_headers<H: Headers + ?Sized>(
+        &self,
+        program: &Program,
+        headers: &H,
+    ) -> Option<bool> {
+        let probe = self.probe.as_ref()?;
+        let table = program.keys();
+        let name = probe.name.as_bytes();
+        let hit = match &probe.test {
+            ProbeTest::Equal(texts) => {
+                bind::any_header_value(table, headers, name, probe.needs, |slot| {
+                    exec::str_equal(slot, texts)
+                })
+            }
+            ProbeTest::Step(kind) => {
+                bind::any_header_value(table, headers, name, probe.needs, |slot| {
+                    Plan::leafwise(kind, slot)
+                })
+            }
+        };
+        Some(if hit { probe.on_hit } else { probe.on_miss })
+    }
+
+    /// The verdict of a step of a kind [`Kind::is_leafwise`] accepts (false for the others).
+    #[inline(always)]
+    fn leafwise(kind: &Kind, slot: &Slot<'_>) -> bool {
+        match kind {
+            Kind::Eq(id) => exec::id_equal(slot, *id),
+            Kind::IdMask { base, mask } => exec::id_in_mask(slot, *base, *mask),
+            Kind::In(ids) => exec::id_in(slot, ids),
+            Kind::Prefix(consts) => exec::prefix(slot, consts),
+            Kind::Suffix(consts) => exec::suffix(slot, consts),
+            Kind::NumIn(set) => exec::num_in(slot, set),
+            Kind::TextNumIn(set) => exec::text_num_in(slot, set),
+            Kind::Wildcard(w) => exec::wildcard(slot, w),
+            Kind::Shape(_) | Kind::Other(_) => false,
+        }
     }
 
     /// Runs the plan on every row of `bound`: true when some row reaches the true end. A message
@@ -554,6 +682,61 @@ mod tests {
             }
         }
         Message::Headers(headers)
+    }
+
+    #[test]
+    fn probed_headers_agree_with_bound_headers() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let values: [&[u8]; 8] = [b"x", b"zz", b"a-b", b"5", b"12", b"", b"bx", b"\xffx"];
+        let mut probed = 0;
+        for _ in 0..2000 {
+            // One test, then maybe `not` or a jump over a `const`, then `ret`.
+            let mut code = vec![random_test(&mut rng)];
+            match rng.below(3) {
+                0 => code.push(Inst::Not {
+                    dst: Reg(0),
+                    src: Reg(0),
+                }),
+                1 => code.extend([
+                    Inst::JumpIfTrue {
+                        cond: Reg(0),
+                        target: Target(2),
+                    },
+                    Inst::Const {
+                        dst: Reg(0),
+                        value: rng.below(2) == 0,
+                    },
+                ]),
+                _ => {}
+            }
+            code.push(Inst::Ret { src: Reg(0) });
+            let mut p = parts();
+            p.code = code;
+            let program = Program::new(p).unwrap();
+            probed += usize::from(program.plan().is_some_and(|p| p.probe.is_some()));
+            for _ in 0..8 {
+                // Names repeat, value lists may be empty, values need not be UTF-8.
+                let headers: Vec<(&[u8], Vec<&[u8]>)> = (0..rng.below(5))
+                    .map(|_| {
+                        let name: &[u8] = [&b"a"[..], b"b", b"\xff"][rng.below(3)];
+                        let n = rng.below(3);
+                        (name, (0..n).map(|_| values[rng.below(8)]).collect())
+                    })
+                    .collect();
+                let mut b = Bindings::new();
+                let expected = {
+                    let bound = b.bind_headers(program.keys(), &headers);
+                    exec::run_registers(&program, &bound, &mut Vec::new())
+                };
+                assert_eq!(
+                    program.eval_headers(&mut b, &headers, &mut Vec::new()),
+                    expected,
+                    "{}{headers:?}",
+                    program.disassemble()
+                );
+            }
+        }
+        assert!(probed > 500, "{probed} programs probed");
     }
 
     #[test]

@@ -496,6 +496,28 @@ impl Program {
     pub fn eval(&self, bound: &crate::bind::Bound<'_>, registers: &mut Vec<bool>) -> bool {
         crate::exec::run(self, bound, registers)
     }
+
+    /// Evaluates the program on headers as the broker holds them (any
+    /// [`crate::message::Headers`]): binds them with `bindings` and runs [`Program::eval`]; a
+    /// program of one test of one header's values (most one-clause stream and expr filters) is
+    /// decided as the headers are read instead, without binding a row, with the same verdict.
+    #[inline]
+    pub fn eval_headers<H: crate::message::Headers + ?Sized>(
+        &self,
+        bindings: &mut crate::bind::Bindings,
+        headers: &H,
+        registers: &mut Vec<bool>,
+    ) -> bool {
+        if let Some(verdict) = self
+            .plan
+            .as_ref()
+            .and_then(|p| p.run_headers(self, headers))
+        {
+            return verdict;
+        }
+        let bound = bindings.bind_headers(self.keys(), headers);
+        self.eval(&bound, registers)
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Binding headers (stream, expr), borrowed from any [`Headers`]: each value a string leaf.
 
-use super::{BoundLeaf, KeyTable, LeafKind, Slot};
+use super::{BoundLeaf, KeyTable, LeafKind, Slot, SlotNeeds};
+use crate::exec::same;
 use crate::key::Key;
 use crate::message::{HeaderValues, Headers, Text};
 use crate::value::Shape;
@@ -10,6 +11,10 @@ use bumpalo::Bump;
 /// entries of one name are one multimap entry: every value counts, in order (the values of
 /// repeated names wait in `pending`, this scratch's memory, until they are gathered). A name
 /// with one value is a scalar, with none (an empty list) or several an array.
+///
+/// Few header keys (most programs) are compared with each name in turn, one key by its length
+/// and bytes alone; many are looked up in the table's name index.
+#[inline(always)]
 pub(super) fn bind<'b, H: Headers + ?Sized>(
     table: &KeyTable,
     row: &mut [Slot<'b>],
@@ -18,28 +23,56 @@ pub(super) fn bind<'b, H: Headers + ?Sized>(
     pending: &mut Vec<(u32, u32, BoundLeaf<'static>)>,
 ) {
     let mut waiting: Option<Vec<(u32, u32, BoundLeaf<'b>)>> = None;
-    let scan = table.name_scan();
-    for (name, values) in headers.entries() {
-        let name = name.bytes();
-        let values = values.values();
-        match scan {
-            Some(scan) => {
+    match table.header_scan().map(|scan| (scan, scan.keys())) {
+        Some((_, [])) => {}
+        Some((_, [(key, slot, needs)])) => {
+            let key = key.as_bytes();
+            let mut entries = headers.entries();
+            while let Some((_, values)) = entries.find(|(name, _)| same(key, name.bytes())) {
+                let values = values.values();
+                add(
+                    table,
+                    row,
+                    *slot,
+                    *needs,
+                    values,
+                    arena,
+                    &mut waiting,
+                    pending,
+                );
+            }
+        }
+        Some((scan, keys)) => {
+            for (name, values) in headers.entries() {
+                let name = name.bytes();
                 if !scan.may_have(name.len()) {
                     continue;
                 }
-                for (n, slot, key) in &scan.keys {
-                    if matches!(key, Key::Header(_)) && crate::exec::same(n.as_bytes(), name) {
-                        add(table, row, *slot, values, arena, &mut waiting, pending);
-                    }
+                if let Some((_, slot, needs)) = keys.iter().find(|(n, ..)| same(n.as_bytes(), name))
+                {
+                    let values = values.values();
+                    add(
+                        table,
+                        row,
+                        *slot,
+                        *needs,
+                        values,
+                        arena,
+                        &mut waiting,
+                        pending,
+                    );
                 }
             }
-            None => {
-                let Ok(name) = std::str::from_utf8(name) else {
+        }
+        None => {
+            for (name, values) in headers.entries() {
+                let Ok(name) = std::str::from_utf8(name.bytes()) else {
                     continue;
                 };
                 for &i in table.slots_named(name) {
                     if let Some(Key::Header(_)) = table.keys().get(i as usize) {
-                        add(table, row, i, values, arena, &mut waiting, pending);
+                        let (values, needs) = (values.values(), table.needs(i));
+                        add(table, row, i, needs, values, arena, &mut waiting, pending);
                     }
                 }
             }
@@ -51,11 +84,35 @@ pub(super) fn bind<'b, H: Headers + ?Sized>(
     }
 }
 
-/// A header value as a leaf of `slot`: a string, or [`LeafKind::Bytes`] when it is not UTF-8.
+/// Whether some value of the headers named `name` satisfies `test`, each value tested as the one
+/// leaf of a slot, that leaf bound as [`bind`] binds it (for a slot with `needs`); in message
+/// order, stopping at the first that does.
 #[inline(always)]
-fn leaf<'b, V: Text>(table: &KeyTable, slot: u32, value: &'b V) -> BoundLeaf<'b> {
+pub(crate) fn any_value<H: Headers + ?Sized>(
+    table: &KeyTable,
+    headers: &H,
+    name: &[u8],
+    needs: SlotNeeds,
+    mut test: impl FnMut(&Slot<'_>) -> bool,
+) -> bool {
+    for (n, values) in headers.entries() {
+        if same(name, n.bytes()) {
+            for v in values.values() {
+                if test(&Slot::one(leaf(table, needs, v))) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// A header value as a leaf of a slot with `needs`: a string, or [`LeafKind::Bytes`] when it is
+/// not UTF-8.
+#[inline(always)]
+fn leaf<'b, V: Text>(table: &KeyTable, needs: SlotNeeds, value: &'b V) -> BoundLeaf<'b> {
     match value.text() {
-        Ok(s) => table.str_leaf(slot, s),
+        Ok(s) => table.str_leaf_with(needs, s),
         Err(_) => BoundLeaf::plain(LeafKind::Bytes),
     }
 }
@@ -63,10 +120,15 @@ fn leaf<'b, V: Text>(table: &KeyTable, slot: u32, value: &'b V) -> BoundLeaf<'b>
 /// Binds one entry's values to `slot`: straight into the slot for the first entry of a name,
 /// into `waiting` for a repeated one (taking the scratch's memory on first use).
 #[inline(always)]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the binder's state, passed to its inlined step"
+)]
 fn add<'b, V: Text>(
     table: &KeyTable,
     row: &mut [Slot<'b>],
     slot: u32,
+    needs: SlotNeeds,
     values: &'b [V],
     arena: &'b Bump,
     waiting: &mut Option<Vec<(u32, u32, BoundLeaf<'b>)>>,
@@ -79,16 +141,16 @@ fn add<'b, V: Text>(
         let waiting = waiting.get_or_insert_with(|| super::recycle(std::mem::take(pending)));
         for v in values {
             let seq = super::idx(waiting.len());
-            waiting.push((slot, seq, leaf(table, slot, v)));
+            waiting.push((slot, seq, leaf(table, needs, v)));
         }
         return;
     }
     *s = match values {
         [] => Slot::bare(Shape::Array),
-        [only] => Slot::one(leaf(table, slot, only)),
+        [only] => Slot::one(leaf(table, needs, only)),
         [first, rest @ ..] => Slot {
-            first: leaf(table, slot, first),
-            rest: arena.alloc_slice_fill_iter(rest.iter().map(|v| leaf(table, slot, v))),
+            first: leaf(table, needs, first),
+            rest: arena.alloc_slice_fill_iter(rest.iter().map(|v| leaf(table, needs, v))),
             shape: Shape::Array,
         },
     };

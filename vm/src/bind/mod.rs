@@ -38,6 +38,7 @@ mod headers;
 mod tree;
 
 pub use body::{MAX_COPIED_LEAVES, MAX_DEPTH, MAX_ROW_SLOTS};
+pub(crate) use headers::any_value as any_header_value;
 
 use crate::json::{self, Extractor, Selector};
 use crate::key::Key;
@@ -64,13 +65,23 @@ fn next_stamp() -> u64 {
 /// What binding computes for a slot beyond its key: how many equality constants and numeric
 /// text readers it has.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct SlotNeeds {
+pub(crate) struct SlotNeeds {
     /// References to dictionary constants by tests reading this slot: when non-zero, the slot's
     /// string leaves are looked up in the dictionary.
     constants: u32,
     /// Tests reading this slot's leaves as numeric text: when non-zero, its string leaves carry
     /// their text's value as a JSON number.
     text_numbers: u32,
+}
+
+impl SlotNeeds {
+    /// The same needs without dictionary look-ups (leaves whose ids nobody reads).
+    pub(crate) fn without_ids(self) -> SlotNeeds {
+        SlotNeeds {
+            constants: 0,
+            ..self
+        }
+    }
 }
 
 /// The string constants of a table's equality tests: value → id, reference-counted.
@@ -88,20 +99,27 @@ struct Dictionary {
 }
 
 impl Dictionary {
-    /// The id of `text`, or [`NO_ID`].
-    #[inline]
+    /// The id of `text`, or [`NO_ID`]. Inlined into the binders: a small dictionary is compared
+    /// in place, a large one hashed out of line.
+    #[inline(always)]
     fn id_of(&self, text: &str) -> u32 {
         if self.lengths >> text.len().min(63) & 1 == 0 {
             return NO_ID;
         }
-        match &self.index {
-            Some(index) => index.get(text).copied().unwrap_or(NO_ID),
-            None => self
-                .entries
-                .iter()
-                .position(|(v, refs)| *refs > 0 && crate::exec::same(v.as_bytes(), text.as_bytes()))
-                .map_or(NO_ID, idx),
+        if let Some(index) = &self.index {
+            return Dictionary::hashed(index, text);
         }
+        for (id, (value, refs)) in self.entries.iter().enumerate() {
+            if *refs > 0 && crate::exec::same(value.as_bytes(), text.as_bytes()) {
+                return idx(id);
+            }
+        }
+        NO_ID
+    }
+
+    #[inline(never)]
+    fn hashed(index: &AHashMap<Box<str>, u32>, text: &str) -> u32 {
+        index.get(text).copied().unwrap_or(NO_ID)
     }
 
     fn live(&self) -> usize {
@@ -245,6 +263,8 @@ pub struct KeyTable {
     named_keys: u32,
     /// The attribute and header keys as a list to scan, when there are few (built on first use).
     scan: OnceLock<Option<NameScan>>,
+    /// The header keys as a list to scan, when there are few (built on first use).
+    header_scan: OnceLock<Option<HeaderScan>>,
     /// The body keys, for the body binder (built on first use).
     body: OnceLock<body::BodyPlan>,
 }
@@ -270,6 +290,31 @@ impl NameScan {
     #[inline(always)]
     pub(crate) fn may_have(&self, len: usize) -> bool {
         self.lengths >> len.min(63) & 1 == 1
+    }
+}
+
+/// A table's header keys, for scanning: each name with its slot and what binding computes for
+/// its leaves (a name has at most one header key).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HeaderScan {
+    /// As [`NameScan`]'s.
+    lengths: u64,
+    /// Name, slot and needs (read as flags: only whether each count is zero matters, and every
+    /// change that flips one rebuilds the scan).
+    keys: Vec<(Box<str>, u32, SlotNeeds)>,
+}
+
+impl HeaderScan {
+    /// Whether some key's name may be `len` bytes long.
+    #[inline(always)]
+    pub(crate) fn may_have(&self, len: usize) -> bool {
+        self.lengths >> len.min(63) & 1 == 1
+    }
+
+    /// Name, slot and needs of each header key.
+    #[inline(always)]
+    pub(crate) fn keys(&self) -> &[(Box<str>, u32, SlotNeeds)] {
+        &self.keys
     }
 }
 
@@ -304,6 +349,9 @@ impl KeyTable {
         if self.scan.get().is_some() {
             self.scan = OnceLock::new();
         }
+        if self.header_scan.get().is_some() {
+            self.header_scan = OnceLock::new();
+        }
         if self.body.get().is_some() {
             self.body = OnceLock::new();
         }
@@ -325,6 +373,7 @@ impl KeyTable {
         }
         if self.named_keys > 0 {
             self.name_scan();
+            self.header_scan();
         }
     }
 
@@ -349,6 +398,30 @@ impl KeyTable {
                         {
                             scan.lengths |= 1 << n.len().min(63);
                             scan.keys.push((n.clone(), idx(i), key.clone()));
+                        }
+                    }
+                    scan
+                })
+            })
+            .as_ref()
+    }
+
+    /// The header keys as a list to scan, when the table has at most [`SCAN_KEYS`] attribute and
+    /// header keys (else `None`: look names up with [`KeyTable::slots_named`]). Built on first
+    /// use after a change.
+    #[inline]
+    pub(crate) fn header_scan(&self) -> Option<&HeaderScan> {
+        self.header_scan
+            .get_or_init(|| {
+                (self.named_keys as usize <= SCAN_KEYS).then(|| {
+                    let mut scan = HeaderScan::default();
+                    for (i, key) in self.keys.iter().enumerate() {
+                        if let Key::Header(n) = key
+                            && self.refs.get(i).is_some_and(|&r| r > 0)
+                        {
+                            let slot = idx(i);
+                            scan.lengths |= 1 << n.len().min(63);
+                            scan.keys.push((n.clone(), slot, self.needs(slot)));
                         }
                     }
                     scan
@@ -574,7 +647,7 @@ impl KeyTable {
 
     /// What binding computes for the string leaves of `slot`.
     #[inline]
-    fn needs(&self, slot: u32) -> SlotNeeds {
+    pub(crate) fn needs(&self, slot: u32) -> SlotNeeds {
         self.needs.get(slot as usize).copied().unwrap_or_default()
     }
 
@@ -584,8 +657,9 @@ impl KeyTable {
         self.str_leaf_with(self.needs(slot), text)
     }
 
+    /// A string leaf with what `needs` asks computed.
     #[inline(always)]
-    fn str_leaf_with<'b>(&self, needs: SlotNeeds, text: &'b str) -> BoundLeaf<'b> {
+    pub(crate) fn str_leaf_with<'b>(&self, needs: SlotNeeds, text: &'b str) -> BoundLeaf<'b> {
         let eq = if needs.constants > 0 {
             self.dictionary.id_of(text)
         } else {
@@ -675,6 +749,14 @@ impl KeyTable {
             scan.keys.capacity() * std::mem::size_of::<(Box<str>, u32, Key)>()
                 + scan.keys.iter().map(|(n, _, _)| 2 * n.len()).sum::<usize>()
         });
+        let header_scan = self
+            .header_scan
+            .get()
+            .and_then(Option::as_ref)
+            .map_or(0, |scan| {
+                scan.keys.capacity() * std::mem::size_of::<(Box<str>, u32, SlotNeeds)>()
+                    + scan.keys.iter().map(|(n, _, _)| n.len()).sum::<usize>()
+            });
         let body = self.body.get().map_or(0, body::BodyPlan::heap_bytes);
         let selector = if self.selector.get().is_some() {
             // States, names and first-byte filters: a few dozen bytes per key.
@@ -693,6 +775,7 @@ impl KeyTable {
             + self.dictionary.heap_bytes()
             + selector
             + scan
+            + header_scan
             + body
     }
 }
