@@ -83,7 +83,6 @@ pub(crate) fn test_at(program: &Program, at: usize, slots: &[Slot<'_>]) -> bool 
 pub(crate) fn row_slot<'r, 'b>(slots: &'r [Slot<'b>], i: u32) -> &'r Slot<'b> {
     slots.get(i as usize).unwrap_or(&Slot::ABSENT)
 }
-
 #[inline(always)]
 fn get(registers: &[bool], r: Reg) -> bool {
     registers.get(r.0 as usize).copied().unwrap_or(false)

@@ -142,7 +142,18 @@ impl Wildcard {
         {
             return false;
         }
-        let Some(mut rest) = bytes.get(first.len()..bytes.len().saturating_sub(last.len())) else {
+        // One star (most patterns): the prefix and suffix decide, without the searchers' frame.
+        if self.middle.is_empty() {
+            return true;
+        }
+        self.middle_found(bytes.get(first.len()..bytes.len().saturating_sub(last.len())))
+    }
+
+    /// Whether the middle pieces are found in turn in `rest`, the value between the first and
+    /// last pieces (`None`: they overlap).
+    #[inline(never)]
+    fn middle_found(&self, rest: Option<&[u8]>) -> bool {
+        let Some(mut rest) = rest else {
             return false;
         };
         for finder in self.middle.iter() {
