@@ -314,21 +314,47 @@ impl Plan {
         headers: &H,
     ) -> Option<bool> {
         let probe = self.probe.as_ref()?;
-        let table = program.keys();
-        let name = probe.name.as_bytes();
         let hit = match &probe.test {
-            ProbeTest::Equal(texts) => {
-                bind::any_header_value(table, headers, name, probe.needs, |slot| {
-                    exec::str_equal(slot, texts)
-                })
-            }
-            ProbeTest::Step(kind) => {
-                bind::any_header_value(table, headers, name, probe.needs, |slot| {
-                    Plan::leafwise(kind, slot)
-                })
-            }
+            // Equality reads nothing binding computes beyond the text.
+            ProbeTest::Equal(texts) => Plan::probe_equal(program, probe, texts, headers),
+            ProbeTest::Step(kind) => Plan::probe_step(program, probe, kind, headers),
         };
         Some(if hit { probe.on_hit } else { probe.on_miss })
+    }
+
+    /// [`Plan::run_headers`] for equality, out of line and calling nothing, so that its loops
+    /// need no registers saved.
+    #[inline(never)]
+    fn probe_equal<H: Headers + ?Sized>(
+        program: &Program,
+        probe: &HeaderProbe,
+        texts: &[Box<str>],
+        headers: &H,
+    ) -> bool {
+        // Equality reads nothing binding computes beyond the text.
+        let name = probe.name.as_bytes();
+        bind::any_header_value(
+            program.keys(),
+            headers,
+            name,
+            SlotNeeds::default(),
+            |slot| exec::str_equal(slot, texts),
+        )
+    }
+
+    /// [`Plan::run_headers`] for the kinds other than equality, out of line: the equality probe
+    /// inlined into the caller then needs no frame of its own.
+    #[inline(never)]
+    fn probe_step<H: Headers + ?Sized>(
+        program: &Program,
+        probe: &HeaderProbe,
+        kind: &Kind,
+        headers: &H,
+    ) -> bool {
+        let name = probe.name.as_bytes();
+        bind::any_header_value(program.keys(), headers, name, probe.needs, |slot| {
+            Plan::leafwise(kind, slot)
+        })
     }
 
     /// The verdict of a step of a kind [`Kind::is_leafwise`] accepts (false for the others).

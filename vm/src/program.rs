@@ -515,6 +515,17 @@ impl Program {
         {
             return verdict;
         }
+        self.bind_headers_and_eval(bindings, headers, registers)
+    }
+
+    /// [`Program::eval_headers`] by binding, out of line.
+    #[inline(never)]
+    fn bind_headers_and_eval<H: crate::message::Headers + ?Sized>(
+        &self,
+        bindings: &mut crate::bind::Bindings,
+        headers: &H,
+        registers: &mut Vec<bool>,
+    ) -> bool {
         let bound = bindings.bind_headers(self.keys(), headers);
         self.eval(&bound, registers)
     }
