@@ -9,6 +9,7 @@ use bumpalo::Bump;
 /// Binds `attributes` into `row` (one slot per key of `table`): each attribute's name is looked
 /// up once (by scanning few keys, [`KeyTable::name_scan`], or in the name index); of several
 /// attributes with one name the last counts (as in JSON).
+#[inline]
 pub(super) fn bind<'b, A: Attributes + ?Sized>(
     table: &KeyTable,
     row: &mut [Slot<'b>],

@@ -14,7 +14,6 @@ use bumpalo::Bump;
 ///
 /// Few header keys (most programs) are compared with each name in turn, one key by its length
 /// and bytes alone; many are looked up in the table's name index.
-#[inline(always)]
 pub(super) fn bind<'b, H: Headers + ?Sized>(
     table: &KeyTable,
     row: &mut [Slot<'b>],

@@ -99,15 +99,15 @@ struct Dictionary {
 }
 
 impl Dictionary {
-    /// The id of `text`, or [`NO_ID`]. Inlined into the binders: a small dictionary is compared
-    /// in place, a large one hashed out of line.
-    #[inline(always)]
+    /// The id of `text`, or [`NO_ID`]: a small dictionary is searched in place, a large one
+    /// hashed.
+    #[inline]
     fn id_of(&self, text: &str) -> u32 {
         if self.lengths >> text.len().min(63) & 1 == 0 {
             return NO_ID;
         }
         if let Some(index) = &self.index {
-            return Dictionary::hashed(index, text);
+            return index.get(text).copied().unwrap_or(NO_ID);
         }
         for (id, (value, refs)) in self.entries.iter().enumerate() {
             if *refs > 0 && crate::exec::same(value.as_bytes(), text.as_bytes()) {
@@ -115,11 +115,6 @@ impl Dictionary {
             }
         }
         NO_ID
-    }
-
-    #[inline(never)]
-    fn hashed(index: &AHashMap<Box<str>, u32>, text: &str) -> u32 {
-        index.get(text).copied().unwrap_or(NO_ID)
     }
 
     fn live(&self) -> usize {
