@@ -101,13 +101,13 @@ struct Dictionary {
 impl Dictionary {
     /// The id of `text`, or [`NO_ID`]: a small dictionary is searched in place, a large one
     /// hashed.
-    #[inline]
+    #[inline(always)]
     fn id_of(&self, text: &str) -> u32 {
         if self.lengths >> text.len().min(63) & 1 == 0 {
             return NO_ID;
         }
         if let Some(index) = &self.index {
-            return index.get(text).copied().unwrap_or(NO_ID);
+            return Dictionary::hashed(index, text);
         }
         for (id, (value, refs)) in self.entries.iter().enumerate() {
             if *refs > 0 && crate::exec::same(value.as_bytes(), text.as_bytes()) {
@@ -115,6 +115,11 @@ impl Dictionary {
             }
         }
         NO_ID
+    }
+
+    #[inline]
+    fn hashed(index: &AHashMap<Box<str>, u32>, text: &str) -> u32 {
+        index.get(text).copied().unwrap_or(NO_ID)
     }
 
     fn live(&self) -> usize {
