@@ -113,8 +113,12 @@ enum Kind {
     In(Ids),
     /// Some string leaf starts with one of the strings.
     Prefix(Strings),
+    /// Some string leaf starts with the string (a one-string list: most prefixes).
+    Prefix1(Arc<str>),
     /// Some string leaf ends with one of the strings.
     Suffix(Strings),
+    /// Some string leaf ends with the string (a one-string list).
+    Suffix1(Arc<str>),
     /// Some number leaf lies in the intervals (held closed, see [`ClosedInterval`]).
     NumIn(Arc<[ClosedInterval]>),
     /// Some numeric string leaf lies in the intervals (parsed at bind time).
@@ -183,6 +187,8 @@ struct SharedPools {
     sets: Vec<Option<Ids>>,
     /// `lists[i]` (`str_prefix`, `str_suffix`).
     lists: Vec<Option<Strings>>,
+    /// The one string of `lists[i]`, for a list of one (`str_prefix`, `str_suffix`).
+    firsts: Vec<Option<Arc<str>>>,
     /// `ranges[i]` (`num_in`, `text_num_in`).
     ranges: Vec<Option<Arc<[ClosedInterval]>>>,
     /// `wildcards[i]`.
@@ -272,6 +278,7 @@ impl Plan {
         let mut shared = SharedPools {
             sets: vec![None; pools.sets.len()],
             lists: vec![None; pools.lists.len()],
+            firsts: vec![None; pools.lists.len()],
             ranges: vec![None; pools.ranges.len()],
             wildcards: vec![None; pools.wildcards.len()],
         };
@@ -365,7 +372,9 @@ impl Plan {
             Kind::IdMask { base, mask } => exec::id_in_mask(slot, *base, *mask),
             Kind::In(ids) => exec::id_in(slot, ids),
             Kind::Prefix(consts) => exec::prefix(slot, consts),
+            Kind::Prefix1(only) => exec::prefix(slot, std::slice::from_ref(only)),
             Kind::Suffix(consts) => exec::suffix(slot, consts),
+            Kind::Suffix1(only) => exec::suffix(slot, std::slice::from_ref(only)),
             Kind::NumIn(set) => exec::num_in(slot, set),
             Kind::TextNumIn(set) => exec::text_num_in(slot, set),
             Kind::Wildcard(w) => exec::wildcard(slot, w),
@@ -426,15 +435,10 @@ impl Plan {
                 Kind::Shape(shapes) => shapes.has(slot.shape),
                 Kind::Eq(id) => exec::id_equal(slot, *id),
                 Kind::IdMask { base, mask } => exec::id_in_mask(slot, *base, *mask),
-                // One constant (most prefixes and suffixes) without the loop over constants.
-                Kind::Prefix(consts) => match &**consts {
-                    [only] => exec::prefix(slot, std::slice::from_ref(only)),
-                    consts => exec::prefix(slot, consts),
-                },
-                Kind::Suffix(consts) => match &**consts {
-                    [only] => exec::suffix(slot, std::slice::from_ref(only)),
-                    consts => exec::suffix(slot, consts),
-                },
+                Kind::Prefix(consts) => exec::prefix(slot, consts),
+                Kind::Prefix1(only) => exec::prefix(slot, std::slice::from_ref(only)),
+                Kind::Suffix(consts) => exec::suffix(slot, consts),
+                Kind::Suffix1(only) => exec::suffix(slot, std::slice::from_ref(only)),
                 Kind::NumIn(set) => exec::num_in(slot, set),
                 Kind::Wildcard(w) => exec::wildcard(slot, w),
                 kind => Plan::test(program, kind, slot, slots),
@@ -453,7 +457,9 @@ impl Plan {
             Kind::IdMask { base, mask } => exec::id_in_mask(slot, *base, *mask),
             Kind::In(ids) => exec::id_in(slot, ids),
             Kind::Prefix(consts) => exec::prefix(slot, consts),
+            Kind::Prefix1(only) => exec::prefix(slot, std::slice::from_ref(only)),
             Kind::Suffix(consts) => exec::suffix(slot, consts),
+            Kind::Suffix1(only) => exec::suffix(slot, std::slice::from_ref(only)),
             Kind::NumIn(set) => exec::num_in(slot, set),
             Kind::TextNumIn(set) => exec::text_num_in(slot, set),
             Kind::Wildcard(w) => exec::wildcard(slot, w),
@@ -476,6 +482,11 @@ fn step(program: &Program, shared: &mut SharedPools, pc: usize, inst: &Inst) -> 
             .lists
             .get(i as usize)
             .map(|l| strings(l.iter().map(|s| &**s)))
+    };
+    // The string of a list of one.
+    let first = |i: u32| match pools.lists.get(i as usize).map(Vec::as_slice) {
+        Some([only]) => Some(&**only),
+        _ => None,
     };
     let ranges = |i: u32| {
         pools
@@ -504,12 +515,16 @@ fn step(program: &Program, shared: &mut SharedPools, pc: usize, inst: &Inst) -> 
             })
         })
         .map(|ids| (ids_kind(ids), slot)),
-        Inst::StrPrefix { slot, list: l, .. } => {
-            share(&mut shared.lists, l.0, || list(l.0)).map(|c| (Kind::Prefix(c), slot))
-        }
-        Inst::StrSuffix { slot, list: l, .. } => {
-            share(&mut shared.lists, l.0, || list(l.0)).map(|c| (Kind::Suffix(c), slot))
-        }
+        Inst::StrPrefix { slot, list: l, .. } => match first(l.0) {
+            Some(only) => share(&mut shared.firsts, l.0, || Some(Arc::from(only)))
+                .map(|c| (Kind::Prefix1(c), slot)),
+            None => share(&mut shared.lists, l.0, || list(l.0)).map(|c| (Kind::Prefix(c), slot)),
+        },
+        Inst::StrSuffix { slot, list: l, .. } => match first(l.0) {
+            Some(only) => share(&mut shared.firsts, l.0, || Some(Arc::from(only)))
+                .map(|c| (Kind::Suffix1(c), slot)),
+            None => share(&mut shared.lists, l.0, || list(l.0)).map(|c| (Kind::Suffix(c), slot)),
+        },
         Inst::NumIn {
             slot, ranges: r, ..
         } => share(&mut shared.ranges, r.0, || ranges(r.0)).map(|c| (Kind::NumIn(c), slot)),
