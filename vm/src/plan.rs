@@ -144,7 +144,12 @@ impl HeaderProbe {
                 .sets
                 .get(set.0 as usize)
                 .filter(|set| set.len() <= PROBE_TEXTS)
-                .map(|set| strings(set.iter().map(|s| &**s))),
+                .map(|set| {
+                    // In a fixed order: the hash set's depends on its seed.
+                    let mut texts: Vec<&str> = set.iter().map(|s| &**s).collect();
+                    texts.sort_unstable();
+                    strings(texts)
+                }),
             _ => None,
         };
         let test = match (texts, &step.kind) {
