@@ -222,6 +222,82 @@ fn headers_by_hand() -> bool {
     black_box(hand_headers(black_box(&PASSING_HEADERS)))
 }
 
+/// The passing headers in reverse order: the header the one-clause filter reads comes last, so
+/// every name is compared (the passing order finds it first).
+const PASSING_HEADERS_LAST: [(&str, &str); 8] = {
+    let mut reversed = PASSING_HEADERS;
+    let mut i = 0;
+    while i < 4 {
+        let swap = reversed[i];
+        reversed[i] = reversed[7 - i];
+        reversed[7 - i] = swap;
+        i += 1;
+    }
+    reversed
+};
+
+// The one-clause filter over the 8 headers with its header last (every name compared).
+#[library_benchmark]
+#[bench::pol1c_last(setup = from_headers)]
+fn headers_last_to_verdict(h: &'static mut FromHeaders) -> bool {
+    black_box(
+        h.evaluator
+            .matches_headers(&h.filter, black_box(&PASSING_HEADERS_LAST)),
+    )
+}
+
+// The same check written by hand over the same reversed slice.
+#[library_benchmark]
+#[bench::pol1c_last()]
+fn headers_last_by_hand() -> bool {
+    black_box(hand_headers(black_box(&PASSING_HEADERS_LAST)))
+}
+
+/// Three equality clauses over headers (stream): more than one test, so the headers are bound to
+/// a row before the plan runs.
+const HEADER_FILTER_3C: &str =
+    "event in [order.paid, order.created] and environment = production and source = web";
+
+/// [`HEADER_FILTER_3C`] written by hand over the same header slice.
+#[inline]
+fn hand_headers_3c(headers: &[(&str, &str)]) -> bool {
+    let has =
+        |name: &str, ok: &dyn Fn(&str) -> bool| headers.iter().any(|(n, v)| *n == name && ok(v));
+    has("event", &|v| v == "order.paid" || v == "order.created")
+        && has("environment", &|v| v == "production")
+        && has("source", &|v| v == "web")
+}
+
+fn from_headers_3c() -> &'static mut FromHeaders {
+    let filter = filtervm_compiler::compile_text(
+        Dialect::Stream,
+        HEADER_FILTER_3C,
+        &filtervm_compiler::Options::Stream,
+    )
+    .expect("compiles");
+    let mut evaluator = Evaluator::new();
+    assert!(evaluator.matches_headers(&filter, &PASSING_HEADERS));
+    assert!(hand_headers_3c(&PASSING_HEADERS));
+    leak(FromHeaders { filter, evaluator })
+}
+
+// Borrowed headers → verdict for three clauses: binding a row, then the plan.
+#[library_benchmark]
+#[bench::pol3c(setup = from_headers_3c)]
+fn headers_3c_to_verdict(h: &'static mut FromHeaders) -> bool {
+    black_box(
+        h.evaluator
+            .matches_headers(&h.filter, black_box(&PASSING_HEADERS)),
+    )
+}
+
+// The same three clauses written by hand over the same header slice.
+#[library_benchmark]
+#[bench::pol3c()]
+fn headers_3c_by_hand() -> bool {
+    black_box(hand_headers_3c(black_box(&PASSING_HEADERS)))
+}
+
 /// Messages matched per run of the set benchmarks (the figure per message is the count / 100).
 const SET_MESSAGES: usize = 100;
 
@@ -330,7 +406,11 @@ fn one_by_one_1_message(s: &'static mut Set) -> usize {
 }
 
 library_benchmark_group!(name = single; benchmarks = eval, eval_branch_free, bind, hand_bound, hand_decoded);
-library_benchmark_group!(name = boundary; benchmarks = bytes_to_verdict, headers_to_verdict, headers_by_hand);
+library_benchmark_group!(
+    name = boundary;
+    benchmarks = bytes_to_verdict, headers_to_verdict, headers_by_hand, headers_last_to_verdict,
+        headers_last_by_hand, headers_3c_to_verdict, headers_3c_by_hand
+);
 library_benchmark_group!(name = sets; benchmarks = set_100_messages, set_from_bytes_100_messages, one_by_one_1_message);
 
 main!(
