@@ -20,6 +20,16 @@
 //! another table (another [`crate::bind::KeyTable::stamp`]) runs on the general executor, which
 //! compares text.
 //!
+//! Binary64 intervals are held closed (an excluded end moved to the next value inward,
+//! [`ClosedInterval`]), so membership is two comparisons.
+//!
+//! A plan of one test (most one-clause policies) comparing ids or shapes is decided where
+//! [`Program::eval`] is inlined, without entering the loop. When that one test reads the leaves
+//! of a header, borrowed headers need no bound row at all ([`Plan::run_headers`]): the test is
+//! "some leaf satisfies ...", so it holds on the header's slot exactly when it holds on some single
+//! value, bound as the binder binds it; the values are tested as the headers are read, and few
+//! equality constants are compared as text rather than looked up for ids.
+//!
 //! A program that touches a register other than `r0`, or reads `r0` before writing it, gets no
 //! plan and runs on the general executor.
 
