@@ -984,7 +984,9 @@ pub(crate) fn lower(policy: &Value, options: EventGridOptions) -> Result<Node, C
 }
 
 /// Reads a message in the vector shape: the event JSON itself. An event that is not an object
-/// is accepted; every key is then undefined.
+/// is accepted; every key is then undefined. Its numbers are read as the `serde_json::Value`
+/// holds them ([`Message::Json`]); for exact number text pass the event's text
+/// ([`message_from_line`]).
 pub fn message_from_json(message: &serde_json::Value) -> Result<Message, MessageError> {
     Ok(Message::Json(message.clone()))
 }

@@ -1109,7 +1109,7 @@ impl Bindings {
         self.arena.reset();
         let arena: &'b Bump = &self.arena;
         let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
-        attributes::bind(table, row, attributes, arena, &mut self.text);
+        attributes::bind(table, row, attributes, arena);
         Bound::new(table, row)
     }
 
