@@ -5,8 +5,7 @@
 
 #![expect(
     clippy::unwrap_used,
-    clippy::indexing_slicing,
-    reason = "test code: a failed unwrap or index is a test failure"
+    reason = "test code: a failed unwrap is a test failure"
 )]
 
 use filtervm_compiler::{

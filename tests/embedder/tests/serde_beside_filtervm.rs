@@ -5,11 +5,6 @@
 //! embedder's `serde_json` keeps its default behaviour. Under `cargo test --workspace` these tests
 //! also see the features of every other member of the workspace.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test code: a failed unwrap is a test failure"
-)]
-
 use filtervm_compiler::{Dialect, Evaluator, Options, compile_text};
 use filtervm_embedder_test::{Delivery, Price, Subscription};
 

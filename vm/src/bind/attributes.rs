@@ -130,9 +130,12 @@ fn typed<'b, V: Text + ?Sized>(
 /// copied into the arena.
 fn string_array<'b>(table: &KeyTable, slot: u32, value: &str, arena: &'b Bump) -> Slot<'b> {
     use crate::json::{DEFAULT_MAX_DEPTH, ParseOptions, Value};
-    let mut options = ParseOptions::default();
-    // `serde_json`'s limit: the deepest array it reads, which the reference interpreter shares.
-    options.max_depth = DEFAULT_MAX_DEPTH - 1;
+    let options = ParseOptions {
+        // `serde_json`'s limit: the deepest array it reads, which the reference interpreter
+        // shares.
+        max_depth: DEFAULT_MAX_DEPTH - 1,
+        ..ParseOptions::default()
+    };
     // Rule 7: not the JSON text of an array → no values; D-6: `[]` → absent.
     let Ok(Value::Array(items)) = crate::json::parse_with(value.as_bytes(), &options) else {
         return Slot::ABSENT;
