@@ -20,7 +20,7 @@
 //!   combines its parts exactly as the program's instructions do.
 //! - The instruction trace ([`Explanation::instructions`]) runs every test instruction of the
 //!   filter's own program alone (`[inst → r0, ret r0]`, same keys, the constants it reads).
-//! - The values seen are the bound slots' leaves ([`Bindings::leaves`]).
+//! - The values seen are the bound slots' leaves ([`Slot::leaves`](filtervm_vm::bind::Slot::leaves)).
 //!
 //! A test in `tests/explain.rs` checks, on every conformance vector, that the verdict equals
 //! `matches` and that the root condition's truth equals the verdict.

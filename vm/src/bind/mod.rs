@@ -22,7 +22,7 @@
 //!
 //! Ids are only meaningful against the table the message was bound to: a [`Bound`] carries the
 //! table's [`KeyTable::stamp`], and the executor compares by id only when the program's own table
-//! has the same stamp (see [`crate::plan`]); otherwise it compares text.
+//! has the same stamp (the executor's decision plans); otherwise it compares text.
 //!
 //! # Scratch and lifetimes
 //!
