@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, documentation links, unit/integration/doc tests, and
-# every conformance vector
-# through both the VM and the reference interpreter. Run from anywhere; exits non-zero on any failure.
+# every conformance vector through both the VM and the reference interpreter. Run from anywhere;
+# exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

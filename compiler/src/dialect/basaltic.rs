@@ -1,5 +1,5 @@
 //! The `basaltic` dialect: the notification service's filter policies
-//! (`specs/basaltic-filters.md`, seed `000_e1d4924fe41b969f.txt`).
+//! (`docs/dialects/basaltic-filters.md`, building on `docs/dialects/000_e1d4924fe41b969f.txt`).
 //!
 //! A policy maps attribute names to non-empty arrays of alternatives; names are ANDed,
 //! alternatives ORed (B-1). Every matcher reads the attribute's value *text* (B-4), so lowering

@@ -1,5 +1,6 @@
-//! The `eventgrid` dialect: Event Grid subscription filters (`specs/eventgrid-filters.md`,
-//! EG-1..EG-41, completing seed `003_df6cddf1d83a4a5b.txt`).
+//! The `eventgrid` dialect: Event Grid subscription filters
+//! (`docs/dialects/eventgrid-filters.md`, EG-1..EG-41, completing
+//! `docs/dialects/003_df6cddf1d83a4a5b.txt`).
 //!
 //! A policy is the subscription's `filter` object. An event matches when the event-type filter
 //! (EG-5..EG-8), the subject filter (EG-9..EG-12) and every advanced filter (EG-13..EG-25) pass.

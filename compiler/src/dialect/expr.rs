@@ -1,5 +1,6 @@
 //! The `expr` dialect: nested AND/OR/NOT condition trees over message headers
-//! (`specs/expr-filters.md` E1–E11, seed `002_9b34c5755797312a.txt`).
+//! (`docs/dialects/expr-filters.md` E1–E11, building on
+//! `docs/dialects/002_9b34c5755797312a.txt`).
 //!
 //! A policy is a *condition* `{"key", "op", "value"}` (ops `startsWith` — alias `startWith`
 //! (E1) — `endsWith`, `contains`, `in`, `exists`; an absent or null `op` means `in`) or an

@@ -1,5 +1,5 @@
-//! The `stream` dialect: stream subscription clause groups (`specs/stream-filters.md`, seed
-//! `004_0db22b3017d8b844.txt`).
+//! The `stream` dialect: stream subscription clause groups (`docs/dialects/stream-filters.md`,
+//! building on `docs/dialects/004_0db22b3017d8b844.txt`).
 //!
 //! A filter is a list of groups; a record matches when any group matches, and a group matches
 //! when all its clauses match. A policy is given either as JSON (`{"groups": [[CLAUSE, ...], ...]}`,
