@@ -1,5 +1,12 @@
 //! The filtervm compiler: dialect front ends, the common IR, the optimizer and codegen to the
-//! `filtervm-vm` bytecode — and the `filtervm` command-line tool (feature `cli`).
+//! `filtervm-vm` bytecode, explain and lint.
+//!
+//! This is an implementation crate of `filtervm`; its API has no stability guarantee — depend on
+//! `filtervm`. The IR, the optimizer and codegen (modules `ir`, `opt`, `codegen`) are public for
+//! the other crates of the workspace only.
+//!
+//! Rule labels in this documentation (sns rule 42, D-7, EG-22, B-12, S14, E2) name the rules of
+//! the dialect references in the repository's `docs/dialects/`.
 //!
 //! ```
 //! use filtervm_compiler::{compile, compile_text, Dialect, ErrorCode, Evaluator, Options};
@@ -50,13 +57,16 @@
 //! assert_eq!(err.errors[0].pointer, "/a/0/prefix");
 //! ```
 
+#[doc(hidden)]
 pub mod codegen;
 pub mod dialect;
 pub mod error;
 pub mod explain;
 pub mod intern;
+#[doc(hidden)]
 pub mod ir;
 pub mod lint;
+#[doc(hidden)]
 pub mod opt;
 pub mod options;
 pub mod set;

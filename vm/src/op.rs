@@ -52,6 +52,7 @@ pub struct CidrRef(pub u32);
 /// The opcode byte is the position in this list and is part of the wire format
 /// ([`crate::wire`]): append new instructions at the end, never reorder or change operands
 /// without bumping [`crate::wire::FORMAT_VERSION`].
+#[doc(hidden)]
 #[macro_export]
 macro_rules! for_each_op {
     ($m:ident) => {
