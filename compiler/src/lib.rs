@@ -6,7 +6,8 @@
 //! the other crates of the workspace only.
 //!
 //! Rule labels in this documentation (sns rule 42, D-7, EG-22, B-12, S14, E2) name the rules of
-//! the dialect references in the repository's `docs/dialects/`.
+//! the dialect references in the repository's `docs/dialects/`; "seed 000" and the like name the
+//! source documents there (`docs/dialects/000_e1d4924fe41b969f.txt`).
 //!
 //! ```
 //! use filtervm_compiler::{compile, compile_text, Dialect, ErrorCode, Evaluator, Options};

@@ -5,7 +5,8 @@
 //! `filtervm`. The bytecode (module `op`) is an internal of the compiler and the executor.
 //!
 //! Rule labels in this documentation (sns rule 18, D-3, EG-22, B-10, S7, E2) name the rules of the
-//! dialect references in the repository's `docs/dialects/`.
+//! dialect references in the repository's `docs/dialects/`; "seed 000" and the like name the
+//! source documents there (`docs/dialects/000_e1d4924fe41b969f.txt`).
 //!
 //! A [`program::Program`] is produced by `filtervm-compiler` (or decoded and verified); a message
 //! — borrowed attributes or headers ([`message::Attributes`], [`message::Headers`]), raw JSON
