@@ -353,12 +353,14 @@ impl Filter {
 }
 
 /// A message document in the dialect's JSON shape: as bytes, or already as a `serde_json`
-/// value (what the Python package builds from a `dict`).
+/// value. For exact number text give bytes: an Event Grid event given as bytes is read from
+/// them, every number as written.
 #[derive(Debug, Clone)]
 pub enum Document<'a> {
     /// JSON text.
     Json(&'a [u8]),
-    /// A parsed value.
+    /// A parsed value, read as it holds the document: numbers as `i64`, `u64` or `f64` (what
+    /// `serde_json` rounded when it read the text stays rounded), members in its map's order.
     Value(serde_json::Value),
 }
 
@@ -628,6 +630,13 @@ fn read(
     let Some(document) = &message.document else {
         return Err(missing_part(options));
     };
+    // An Event Grid document is the event itself: read from its bytes like a body, so that every
+    // number keeps its text (a `serde_json::Value` holds numbers as binary64 at best).
+    if let (Options::EventGrid(_), Document::Json(bytes)) = (options, document) {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| Failure::message("", format!("the event is not UTF-8 text: {e}")))?;
+        return filtervm_compiler::message_from_line(dialect, options, text).map_err(from_message);
+    }
     let value = parsed.get(document)?;
     message_from_json(dialect, options, value).map_err(from_message)
 }
@@ -928,6 +937,31 @@ mod tests {
             ..Message::default()
         };
         assert!(!body.matches(junk).unwrap());
+    }
+
+    /// An Event Grid event given as the JSON document is read from its bytes: a number beyond
+    /// binary64's precision or range keeps its exact value (a `serde_json::Value` would hold
+    /// 9007199254740992.5 as 9007199254740992 and could not hold 1e400 at all).
+    #[test]
+    fn an_event_document_keeps_every_number_exact() {
+        let f = compile(
+            "eventgrid",
+            br#"{"advancedFilters": [{"operatorType": "NumberGreaterThan", "key": "data.n", "value": 9007199254740992}]}"#,
+            None,
+        )
+        .unwrap();
+        for (event, expected) in [
+            (&br#"{"data": {"n": 9007199254740992.5}}"#[..], true),
+            (br#"{"data": {"n": 9007199254740992}}"#, false),
+            (br#"{"data": {"n": 1e400}}"#, true),
+        ] {
+            assert_eq!(
+                f.matches(Message::json(event)).unwrap(),
+                expected,
+                "{}",
+                String::from_utf8_lossy(event)
+            );
+        }
     }
 
     #[test]

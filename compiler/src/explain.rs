@@ -20,7 +20,7 @@
 //!   combines its parts exactly as the program's instructions do.
 //! - The instruction trace ([`Explanation::instructions`]) runs every test instruction of the
 //!   filter's own program alone (`[inst → r0, ret r0]`, same keys, the constants it reads).
-//! - The values seen are the bound slots' leaves ([`Bindings::leaves`]).
+//! - The values seen are the bound slots' leaves ([`Slot::leaves`](filtervm_vm::bind::Slot::leaves)).
 //!
 //! A test in `tests/explain.rs` checks, on every conformance vector, that the verdict equals
 //! `matches` and that the root condition's truth equals the verdict.
@@ -420,8 +420,8 @@ pub fn explain(
                 pointer: String::new(),
                 message: if filter.dialect() == Dialect::Sns {
                     format!(
-                        "the body is not JSON ({e}), so no condition on the body can hold \
-                         (sns rule 14); publish the body as a JSON object"
+                        "the body is not JSON ({e}), so no condition on the body can hold; publish \
+                         the body as a JSON object"
                     )
                 } else {
                     format!("the message is not JSON ({e}), so no condition on it can hold")
@@ -434,7 +434,7 @@ pub fn explain(
                 pointer: String::new(),
                 message: format!(
                     "the body's arrays of objects need more than {} binding slots to be judged \
-                     element by element (sns rule 18), so it was bound as if it were not a JSON \
+                     element by element, so it was bound as if it were not a JSON \
                      object and no condition on it can hold",
                     filtervm_vm::bind::MAX_ROW_SLOTS
                 ),
@@ -973,7 +973,7 @@ impl HintContext<'_> {
             (Key::AnyAttribute, _) => hint(
                 HINT_NO_ATTRIBUTES,
                 "the message carries no attributes, and `exists: false` matches only a message \
-                 with at least one (non-Binary) attribute (sns rule 12); publish some attribute, \
+                 with at least one (non-Binary) attribute; publish some attribute, \
                  for example a routing attribute every message carries"
                     .into(),
             ),
@@ -987,15 +987,15 @@ impl HintContext<'_> {
                 hint(
                     HINT_MISSING_KEY,
                     "the key is missing or null in this event: every operator but NumberNotIn, \
-                     StringNotIn, NumberNotInRange and IsNullOrUndefined is false then (EG-22), \
+                     StringNotIn, NumberNotInRange and IsNullOrUndefined is false then, \
                      StringNotContains, StringNotBeginsWith and StringNotEndsWith included"
                         .into(),
                 )
             }
             (Key::BodyIsObject, _) => hint(
                 HINT_BODY_NOT_OBJECT,
-                "the body is not a JSON object, so no body-scope policy but `{}` can match \
-                 (sns rule 14); publish the body as a JSON object"
+                "the body is not a JSON object, so no body-scope policy but `{}` can match; \
+                 publish the body as a JSON object"
                     .into(),
             ),
             _ => {}
@@ -1148,20 +1148,20 @@ fn value_case(dialect: Dialect, pred: &Pred, seen: &Seen) -> Option<String> {
     };
     let fix = match dialect {
         Dialect::Sns => format!(
-            "sns string matching is case-sensitive (rule 22); use {{\"equals-ignore-case\": {}}} \
+            "sns string matching is case-sensitive; use {{\"equals-ignore-case\": {}}} \
              for an exact value, or publish the policy's spelling",
             quote(&wanted)
         ),
         Dialect::Basaltic => "string matches are case-sensitive and there is no case-insensitive \
-                              matcher (seed 000): list each spelling, or publish one spelling"
+                              matcher: list each spelling, or publish one spelling"
             .to_owned(),
-        Dialect::EventGrid => "with isSubjectCaseSensitive true the subject filters compare case \
-                               (EG-11); set it to false to ignore case"
+        Dialect::EventGrid => "with isSubjectCaseSensitive true the subject filters compare case; \
+                               set it to false to ignore case"
             .to_owned(),
-        Dialect::Stream => "comparison is case-sensitive (stream S7): list each spelling in an \
+        Dialect::Stream => "comparison is case-sensitive: list each spelling in an \
                             `in` clause, or publish one spelling"
             .to_owned(),
-        Dialect::Expr => "comparison is case-sensitive (expr E5): list each spelling in an `in` \
+        Dialect::Expr => "comparison is case-sensitive: list each spelling in an `in` \
                           value, or publish one spelling"
             .to_owned(),
     };
@@ -1175,8 +1175,8 @@ fn value_case(dialect: Dialect, pred: &Pred, seen: &Seen) -> Option<String> {
 /// A Number versus String mismatch.
 fn type_mismatch(dialect: Dialect, pred: &Pred, seen: &Seen) -> Option<String> {
     let rule = match dialect {
-        Dialect::Sns => "sns rule 10",
-        Dialect::EventGrid => "EG-21, EG-34",
+        Dialect::Sns => "SNS compares types strictly",
+        Dialect::EventGrid => "Event Grid compares types strictly",
         _ => "the dialect compares types strictly",
     };
     match pred {
@@ -1256,8 +1256,8 @@ fn not_a_number(pred: &Pred, seen: &Seen) -> Option<String> {
         ""
     };
     Some(format!(
-        "the value {} does not parse as a JSON number{why}, so no numeric condition can hold \
-         (basaltic B-10, stream S9): publish plain JSON number text such as 1000 or 1.5e3",
+        "the value {} does not parse as a JSON number{why}, so no numeric condition can hold: \
+         publish plain JSON number text such as 1000 or 1.5e3",
         quote(v)
     ))
 }
@@ -1352,7 +1352,7 @@ fn old_star(pred: &Pred, seen: &Seen) -> Option<String> {
     };
     Some(format!(
         "{} matches {} only under the old matcher, where `*` crossed dots; now `*` stays inside \
-         one segment (seed 004): {fix}",
+         one segment: {fix}",
         quote(p.source()),
         quote(v)
     ))

@@ -1,5 +1,13 @@
 //! The filtervm compiler: dialect front ends, the common IR, the optimizer and codegen to the
-//! `filtervm-vm` bytecode — and the `filtervm` command-line tool (feature `cli`).
+//! `filtervm-vm` bytecode, explain and lint.
+//!
+//! This is an implementation crate of `filtervm`; its API has no stability guarantee — depend on
+//! `filtervm`. The IR, the optimizer and codegen (modules `ir`, `opt`, `codegen`) are public for
+//! the other crates of the workspace only.
+//!
+//! Rule labels in this documentation (sns rule 42, D-7, EG-22, B-12, S14, E2) name the rules of
+//! the dialect references in the repository's `docs/dialects/`; "seed 000" and the like name the
+//! source documents there (`docs/dialects/000_e1d4924fe41b969f.txt`).
 //!
 //! ```
 //! use filtervm_compiler::{compile, compile_text, Dialect, ErrorCode, Evaluator, Options};
@@ -50,13 +58,16 @@
 //! assert_eq!(err.errors[0].pointer, "/a/0/prefix");
 //! ```
 
+#[doc(hidden)]
 pub mod codegen;
 pub mod dialect;
 pub mod error;
 pub mod explain;
 pub mod intern;
+#[doc(hidden)]
 pub mod ir;
 pub mod lint;
+#[doc(hidden)]
 pub mod opt;
 pub mod options;
 pub mod parts;
@@ -296,7 +307,9 @@ impl Evaluator {
         filter.program.eval(&bound, &mut self.registers)
     }
 
-    /// Reads `message` in the dialect's JSON shape, then matches it.
+    /// Reads `message` in the dialect's JSON shape ([`message_from_json`]), then matches it.
+    /// Numbers are read as the `serde_json::Value` holds them (binary64 at best); for exact
+    /// number text pass bytes ([`Evaluator::matches_bytes`]).
     pub fn matches_json(
         &mut self,
         filter: &Filter,
@@ -369,9 +382,12 @@ pub(crate) fn not_json_dialect_error(dialect: Dialect) -> MessageError {
 
 /// Compiles a policy given as a `serde_json` value (for example built with `serde_json::json!`).
 ///
-/// The value is converted to [`json::Value`] first; numbers keep the text `serde_json` gives
-/// them, so a policy whose numbers must stay exact (`1e400`, `9007199254740993.5`) is better
-/// given as text ([`compile_text`]). `options` must be `dialect`'s (else
+/// The value is converted to [`json::Value`] first, as it holds the policy: a number is an
+/// `i64`, `u64` or `f64` there, taken as the text its `Display` writes (so `9007199254740993.5`
+/// read by `serde_json` is 9007199254740994, and `1e400` cannot be held at all), and members come
+/// in the map's order (sorted by name with `serde_json`'s default features), which orders the IR
+/// and the errors. For exact number text and member order pass the text ([`compile_text`]).
+/// `options` must be `dialect`'s (else
 /// [`ErrorCode::InvalidOptions`]); `Options::from(dialect)` gives the defaults.
 pub fn compile(
     dialect: Dialect,

@@ -219,10 +219,11 @@ mod tests {
     use crate::{SnsScope, compile};
     use serde_json::json;
 
+    /// Compiled from text, so the IR keeps the policy's member order.
     fn filter() -> Filter {
-        compile(
+        crate::compile_text(
             Dialect::Basaltic,
-            &json!({"event": ["order.paid"], "amount": [{"numeric": [">", 5]}]}),
+            r#"{"event": ["order.paid"], "amount": [{"numeric": [">", 5]}]}"#,
             &Options::Basaltic,
         )
         .unwrap()

@@ -1,5 +1,5 @@
-//! Conformance tests of the `sns` dialect (specs/sns-filters.md rules 1-45, D-1..D-8): every
-//! case runs through the compiled filter (VM) and the reference interpreter, and both must agree
+//! Conformance tests of the `sns` dialect (`docs/dialects/sns-filters.md` rules 1-45,
+//! D-1..D-8): every case runs through the compiled filter (VM) and the reference interpreter, and both must agree
 //! with the expected answer. Invalid policies are checked by error code and JSON Pointer, and by
 //! the AWS wording where the spec mandates it.
 

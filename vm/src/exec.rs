@@ -6,7 +6,7 @@
 //! jumps only go forward, a run takes at most one step per instruction.
 //!
 //! Each test's meaning is written once, as a predicate over a slot (the `pub(crate)` functions
-//! below), which both this general executor and the decision plans ([`crate::plan`]) call. The
+//! below), which both this general executor and the decision plans (module `plan`) call. The
 //! general executor compares strings by text; a plan whose program's table bound the message
 //! compares the dictionary ids binding computed for the same strings ([`crate::bind`]).
 

@@ -377,7 +377,7 @@ impl Program {
     }
 
     /// The number of tests on the decision graph the executor runs, or `None` when the program
-    /// runs on the general register executor (see [`crate::plan`]).
+    /// runs on the general register executor.
     pub fn plan_steps(&self) -> Option<usize> {
         self.plan.as_ref().map(crate::plan::Plan::len)
     }

@@ -25,10 +25,10 @@ use super::{EXIT_NEGATIVE, EXIT_OK, Failure};
 use clap::Args;
 use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
 use filtervm_compiler::{
-    Dialect, Evaluator, Filter, Options, SnsScope, compile_text, compile_value, message_from_json,
+    Dialect, Evaluator, Filter, Options, SnsScope, compile_text, compile_value, message_from_line,
 };
+use filtervm_vm::json::{Map, Value};
 use filtervm_vm::message::{Attribute, AttributeType, Message};
-use serde_json::{Map, Value, json};
 use std::io::{BufRead, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -61,7 +61,8 @@ pub(super) struct BenchArgs {
     options: String,
 }
 
-/// One message: what the VM reads and what the reference reads.
+/// One message: what the VM reads and what the reference reads (the vector shape, written with
+/// every number as the line wrote it).
 struct Sample {
     message: Message,
     json: Value,
@@ -451,22 +452,23 @@ fn run_reference(
     Ok((ns, results))
 }
 
-/// Reads one message line (see [`BenchArgs::messages`]).
+/// Reads one message line (see [`BenchArgs::messages`]) with filtervm's own readers: numbers
+/// keep their text and members their order.
 fn sample(dialect: Dialect, options: &Options, line: &str) -> Result<Sample, String> {
     let body_scope = options.sns().scope == SnsScope::MessageBody;
     if dialect == Dialect::Sns && body_scope {
-        let json = json!({ "body": line });
-        let message = message_from_json(dialect, options, &json).map_err(|e| e.to_string())?;
+        let message = message_from_line(dialect, options, line).map_err(|e| e.to_string())?;
+        let json = Value::Object(Map::from_iter([("body".to_owned(), Value::from(line))]));
         return Ok(Sample { message, json });
     }
-    let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    let value = filtervm_vm::json::parse(line.as_bytes()).map_err(|e| format!("not JSON: {e}"))?;
     if dialect == Dialect::Sns {
         let Value::Object(members) = value else {
             return Err("a message must be a flat JSON object (name → value)".to_owned());
         };
         return Ok(flat_attributes(&members));
     }
-    let message = message_from_json(dialect, options, &value).map_err(|e| e.to_string())?;
+    let message = message_from_line(dialect, options, line).map_err(|e| e.to_string())?;
     Ok(Sample {
         message,
         json: value,
@@ -476,13 +478,13 @@ fn sample(dialect: Dialect, options: &Options, line: &str) -> Result<Sample, Str
 /// A flat object as SNS attributes: strings → `String`, numbers → `Number` (their JSON text),
 /// booleans → `String`, arrays → `String.Array` (their JSON text); `null` and objects are left
 /// out.
-fn flat_attributes(members: &Map<String, Value>) -> Sample {
+fn flat_attributes(members: &Map) -> Sample {
     let mut attrs = Vec::new();
     let mut vector = Map::new();
     for (name, v) in members {
         let (data_type, text) = match v {
             Value::String(s) => (AttributeType::String, s.clone()),
-            Value::Number(n) => (AttributeType::Number, n.to_string()),
+            Value::Number(n) => (AttributeType::Number, n.as_str().to_owned()),
             Value::Bool(b) => (AttributeType::String, b.to_string()),
             Value::Array(_) => (AttributeType::StringArray, v.to_string()),
             Value::Null | Value::Object(_) => continue,
@@ -494,7 +496,10 @@ fn flat_attributes(members: &Map<String, Value>) -> Sample {
         };
         vector.insert(
             name.clone(),
-            json!({"Type": type_name, "Value": text.clone()}),
+            Value::Object(Map::from_iter([
+                ("Type".to_owned(), Value::from(type_name)),
+                ("Value".to_owned(), Value::from(text.as_str())),
+            ])),
         );
         attrs.push(Attribute {
             name: name.clone(),
@@ -504,7 +509,10 @@ fn flat_attributes(members: &Map<String, Value>) -> Sample {
     }
     Sample {
         message: Message::Attributes(attrs),
-        json: json!({ "attributes": vector }),
+        json: Value::Object(Map::from_iter([(
+            "attributes".to_owned(),
+            Value::Object(vector),
+        )])),
     }
 }
 
@@ -514,9 +522,10 @@ mod tests {
 
     #[test]
     fn flat_objects_become_typed_attributes() {
-        let members: Value =
-            serde_json::from_str(r#"{"a": "x", "n": 1.50, "b": true, "arr": ["p", 1], "z": null}"#)
-                .unwrap();
+        let members = filtervm_vm::json::parse(
+            br#"{"a": "x", "n": 1.50, "b": true, "arr": ["p", 1e400], "z": null}"#,
+        )
+        .unwrap();
         let s = flat_attributes(members.as_object().unwrap());
         let Message::Attributes(attrs) = &s.message else {
             panic!("attributes")
@@ -524,8 +533,17 @@ mod tests {
         assert_eq!(attrs.len(), 4);
         assert_eq!(attrs[1].data_type, AttributeType::Number);
         assert_eq!(attrs[1].value, "1.50");
-        assert_eq!(s.json["attributes"]["arr"]["Type"], "String.Array");
-        assert_eq!(s.json["attributes"]["n"]["Value"], "1.50");
+        assert_eq!(attrs[3].value, r#"["p",1e400]"#);
+        let at = |pointer: &str| s.json.pointer(pointer).and_then(Value::as_str);
+        assert_eq!(at("/attributes/arr/Type"), Some("String.Array"));
+        assert_eq!(at("/attributes/n/Value"), Some("1.50"));
+        assert_eq!(
+            s.json.to_string(),
+            concat!(
+                r#"{"attributes":{"a":{"Type":"String","Value":"x"},"n":{"Type":"Number","Value":"1.50"},"#,
+                r#""b":{"Type":"String","Value":"true"},"arr":{"Type":"String.Array","Value":"[\"p\",1e400]"}}}"#
+            )
+        );
     }
 
     #[test]

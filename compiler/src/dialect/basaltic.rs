@@ -1,5 +1,5 @@
 //! The `basaltic` dialect: the notification service's filter policies
-//! (`specs/basaltic-filters.md`, seed `000_e1d4924fe41b969f.txt`).
+//! (`docs/dialects/basaltic-filters.md`, building on `docs/dialects/000_e1d4924fe41b969f.txt`).
 //!
 //! A policy maps attribute names to non-empty arrays of alternatives; names are ANDed,
 //! alternatives ORed (B-1). Every matcher reads the attribute's value *text* (B-4), so lowering
@@ -104,7 +104,7 @@ pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
             errors.push(PolicyError::new(
                 CODE,
                 &at,
-                "`$or` is not supported by this service (B-11): names are always ANDed",
+                "`$or` is not supported by this service: names are always ANDed",
             ));
             continue;
         }
@@ -253,7 +253,7 @@ fn parse_operator(
         "anything-but" => parse_anything_but(operand, at, errors),
         "numeric" => parse_numeric(operand, at, errors),
         "wildcard" | "equals-ignore-case" | "cidr" | "$or" => fail(format!(
-            "the `{name}` operator is not supported by this service (B-11)"
+            "the `{name}` operator is not supported by this service"
         )),
         other => fail(format!(
             "unknown operator `{}`{}",
@@ -272,7 +272,7 @@ fn parse_anything_but(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) 
                 errors.push(PolicyError::new(
                     CODE,
                     at,
-                    "`anything-but` with an operator inside is not supported (B-11)",
+                    "`anything-but` with an operator inside is not supported",
                 ));
                 None
             }

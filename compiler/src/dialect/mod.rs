@@ -188,7 +188,11 @@ pub(crate) fn message_member<'a>(
 
 /// Reads a message given as JSON in the dialect's shape (conformance `FORMAT.md`).
 ///
-/// `options` are the filter's (`dialect`'s; options of another dialect are an error).
+/// `options` are the filter's (`dialect`'s; options of another dialect are an error). An Event
+/// Grid event, or an SNS body given as a JSON value, is read as the `serde_json::Value` holds it
+/// ([`Message::Json`] says how: numbers as binary64 at best, members in the map's order); for
+/// exact number text pass bytes or text ([`message_from_line`],
+/// [`Evaluator::matches_bytes`](crate::Evaluator::matches_bytes)).
 pub fn message_from_json(
     dialect: Dialect,
     options: &Options,

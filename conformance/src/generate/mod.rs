@@ -199,8 +199,8 @@ pub enum Outcome {
 }
 
 /// Runs a case through the compiler + VM and through the reference interpreter. The product
-/// reads the policy and options from their text (as from a vector or a command line); the
-/// message as a `serde_json::Value`, the form its message readers take.
+/// reads the policy, options and message from their text (as from a vector or a command line;
+/// the message by [`crate::runner::read_message`]).
 pub fn check(case: &Case) -> Outcome {
     let filter = match crate::runner::compile(case.dialect, &case.policy, &case.options) {
         Ok(filter) => filter,

@@ -22,7 +22,7 @@
 //!
 //! Ids are only meaningful against the table the message was bound to: a [`Bound`] carries the
 //! table's [`KeyTable::stamp`], and the executor compares by id only when the program's own table
-//! has the same stamp (see [`crate::plan`]); otherwise it compares text.
+//! has the same stamp (the executor's decision plans); otherwise it compares text.
 //!
 //! # Scratch and lifetimes
 //!
@@ -1109,7 +1109,7 @@ impl Bindings {
         self.arena.reset();
         let arena: &'b Bump = &self.arena;
         let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
-        attributes::bind(table, row, attributes, arena, &mut self.text);
+        attributes::bind(table, row, attributes, arena);
         Bound::new(table, row)
     }
 

@@ -15,7 +15,8 @@ use serde_json::Value;
 ///   ([`Message::Body`]) and read when bound, at any depth (text that is not JSON matches only
 ///   policies that read nothing from the body, rule 14, and binding reports it); a missing or
 ///   `null` body is [`Message::Unparsable`]. A `body` given as any other JSON value is taken as
-///   the already parsed body.
+///   the already parsed body, its numbers as the `serde_json::Value` holds them
+///   ([`Message::Json`]; give the body as text to keep them exact).
 pub fn from_json(scope: Scope, message: &Value) -> Result<Message, MessageError> {
     let Value::Object(top) = message else {
         return Err(MessageError::new(

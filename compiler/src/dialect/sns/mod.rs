@@ -1,5 +1,5 @@
 //! The `sns` dialect: AWS SNS-compatible subscription filter policies
-//! (`specs/sns-filters.md`, seed `001_81d11ed311e5129b.txt`).
+//! (`docs/dialects/sns-filters.md`, building on `docs/dialects/001_81d11ed311e5129b.txt`).
 //!
 //! A policy maps property names to lists of alternatives (ORed); names are ANDed; `$or` adds
 //! alternatives across keys. With the option `{"scope": "MessageAttributes"}` (the default) it

@@ -1,5 +1,5 @@
-//! The `stream` dialect: stream subscription clause groups (`specs/stream-filters.md`, seed
-//! `004_0db22b3017d8b844.txt`).
+//! The `stream` dialect: stream subscription clause groups (`docs/dialects/stream-filters.md`,
+//! building on `docs/dialects/004_0db22b3017d8b844.txt`).
 //!
 //! A filter is a list of groups; a record matches when any group matches, and a group matches
 //! when all its clauses match. A policy is given either as JSON (`{"groups": [[CLAUSE, ...], ...]}`,
@@ -185,7 +185,7 @@ pub(crate) fn check_header(name: &str) -> Result<(), (ErrorCode, String)> {
     if name.is_empty() {
         Err((
             CODE,
-            "the header name is empty; a clause names a non-empty header (stream S8)".to_owned(),
+            "the header name is empty; a clause names a non-empty header".to_owned(),
         ))
     } else {
         Ok(())
@@ -200,7 +200,7 @@ pub(crate) fn check_pattern(source: &str) -> Result<SegmentPattern, (ErrorCode, 
             LIMIT_CODE,
             format!(
                 "the pattern is {} bytes long; a pattern is at most {MAX_PATTERN_BYTES} bytes of \
-                 UTF-8 (seed bounds, stream S7)",
+                 UTF-8",
                 source.len()
             ),
         ));
