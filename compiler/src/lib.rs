@@ -227,9 +227,9 @@ impl Evaluator {
     ///
     /// Fails closed: an SNS body too complex to judge element by element (more rows than
     /// `filtervm_vm::bind::MAX_ROW_SLOTS` allow, sns rule 18) is bound as a non-object and
-    /// matches only the empty policy; so is an SNS body ([`Message::Body`]) that is not JSON
-    /// (sns rule 14), and an Event Grid event that is not JSON matches nothing.
-    /// [`Evaluator::try_matches`] reports those cases instead.
+    /// matches only the empty policy, and an Event Grid event that is not JSON matches nothing;
+    /// [`Evaluator::try_matches`] reports those cases instead. An SNS body ([`Message::Body`])
+    /// that is not JSON is judged, not failed: by sns rule 14 it matches only the empty policy.
     pub fn matches(&mut self, filter: &Filter, message: &Message) -> bool {
         let bound = self.bindings.bind(filter.program.keys(), message);
         filter.program.eval(&bound, &mut self.registers)
@@ -237,7 +237,8 @@ impl Evaluator {
 
     /// Like [`Evaluator::matches`], but a message that could not be judged whole is an error:
     /// [`ErrorCode::MessageTooComplex`] for a body beyond the binding limits,
-    /// [`ErrorCode::MessageNotJson`] for JSON bytes that are not JSON.
+    /// [`ErrorCode::MessageNotJson`] for an Event Grid event that is not JSON. (An SNS body that
+    /// is not JSON has a verdict: sns rule 14.)
     pub fn try_matches(
         &mut self,
         filter: &Filter,
@@ -255,9 +256,9 @@ impl Evaluator {
     ///
     /// Errors: [`ErrorCode::MessageNotJson`] for an Event Grid event that is not JSON,
     /// [`ErrorCode::MessageShape`] for a filter whose dialect does not read a JSON body. An SNS
-    /// body that is not JSON keeps its dialect meaning (sns rule 14: it matches only policies
-    /// that read nothing from the body), and so does one too complex to judge element by
-    /// element; use [`Evaluator::try_matches_bytes`] to have those reported.
+    /// body that is not JSON keeps its dialect meaning (sns rule 14: it matches only the empty
+    /// policy); one too complex to judge element by element matches only the empty policy too,
+    /// and [`Evaluator::try_matches_bytes`] reports it.
     pub fn matches_bytes(&mut self, filter: &Filter, json: &[u8]) -> Result<bool, MessageError> {
         let kind = filter.json_body().ok_or_else(|| not_json_dialect(filter))?;
         let bound = self.bindings.bind_json(filter.program.keys(), json);
@@ -271,8 +272,7 @@ impl Evaluator {
     }
 
     /// Like [`Evaluator::matches_bytes`], but a message that could not be judged whole is an
-    /// error too: an SNS body that is not JSON ([`ErrorCode::MessageNotJson`]) or beyond the
-    /// binding limits ([`ErrorCode::MessageTooComplex`]).
+    /// error too: an SNS body beyond the binding limits ([`ErrorCode::MessageTooComplex`]).
     pub fn try_matches_bytes(
         &mut self,
         filter: &Filter,
@@ -320,10 +320,12 @@ impl Evaluator {
     }
 }
 
-/// `Ok` when `bound` was judged whole; the error saying why not otherwise.
+/// `Ok` when `bound` was judged whole; the error saying why not otherwise. An SNS body that is
+/// not JSON is judged: sns rule 14 gives it a verdict (only the empty policy matches it).
 fn judged(filter: &Filter, bound: &Bound<'_>) -> Result<(), MessageError> {
     match bound.judgement() {
         Judgement::Judged => Ok(()),
+        Judgement::NotJson(_) if filter.dialect() == Dialect::Sns => Ok(()),
         Judgement::Overflowed => Err(MessageError {
             code: ErrorCode::MessageTooComplex,
             pointer: String::new(),

@@ -283,15 +283,7 @@ impl Evaluator {
         match MessagePart::of(filter.options()) {
             MessagePart::Body => {
                 let body = message.get_body().ok_or_else(missing)?;
-                match self.try_matches_bytes(filter, body) {
-                    Err(e)
-                        if e.code == ErrorCode::MessageNotJson
-                            && filter.dialect() == crate::Dialect::Sns =>
-                    {
-                        self.matches_bytes(filter, body)
-                    }
-                    other => other,
-                }
+                self.try_matches_bytes(filter, body)
             }
             MessagePart::Attributes => {
                 let attributes = message.get_attributes().ok_or_else(missing)?;

@@ -355,22 +355,10 @@ impl Matcher {
         let f = &filter.filter;
         if let (MessagePart::Body, MessageRef::Text(text)) = (filter.part, message) {
             check_size(text)?;
-            return self.body_verdict(f, text.as_bytes());
+            return Ok(self.evaluator.try_matches_bytes(f, text.as_bytes())?);
         }
         let message = read_message(f.dialect(), f.options(), filter.part, message)?;
         Ok(self.evaluator.try_matches(f, &message)?)
-    }
-
-    /// The verdict on a JSON body read straight from its bytes. A body too complex to judge is
-    /// an error; an SNS body that is not JSON keeps its dialect meaning (it matches only
-    /// policies that read nothing from the body), so it is a verdict, as `filtervm match` gives.
-    fn body_verdict(&mut self, filter: &Filter, body: &[u8]) -> Result<bool, MessageError> {
-        match self.evaluator.try_matches_bytes(filter, body) {
-            Err(e) if e.code == ErrorCode::MessageNotJson && filter.dialect() == Dialect::Sns => {
-                Ok(self.evaluator.matches_bytes(filter, body)?)
-            }
-            other => Ok(other?),
-        }
     }
 }
 

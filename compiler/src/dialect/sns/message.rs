@@ -151,12 +151,15 @@ mod tests {
         let lone = r#"{"note": "\ud800", "k": "v"}"#;
         assert_eq!(evaluator.try_matches(&filter, &body(lone)), Ok(true));
         assert_eq!(evaluator.matches_bytes(&filter, lone.as_bytes()), Ok(true));
-        // Not JSON: no match, reported by the try_ entry points.
+        // Not JSON: judged by rule 14 (no match but for the empty policy), on every path.
         assert!(!evaluator.matches(&filter, &body("{oops")));
         assert_eq!(evaluator.matches_bytes(&filter, b"{oops"), Ok(false));
-        let e = evaluator.try_matches(&filter, &body("{oops")).unwrap_err();
-        assert_eq!(e.code, crate::ErrorCode::MessageNotJson);
-        assert!(e.message.contains("not JSON"), "{e}");
+        assert_eq!(evaluator.try_matches(&filter, &body("{oops")), Ok(false));
+        assert_eq!(evaluator.try_matches_bytes(&filter, b"{oops"), Ok(false));
+        let empty =
+            crate::compile_text(Dialect::Sns, "{}", &Options::from(SnsScope::MessageBody)).unwrap();
+        assert_eq!(evaluator.try_matches(&empty, &body("{oops")), Ok(true));
+        assert_eq!(evaluator.try_matches_bytes(&empty, b"{oops"), Ok(true));
     }
 
     #[test]
