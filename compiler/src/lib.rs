@@ -61,6 +61,7 @@ pub mod opt;
 pub mod options;
 pub mod parts;
 pub mod set;
+pub mod shape;
 pub mod wire;
 
 pub use dialect::{Dialect, message_from_json, message_from_line};
@@ -69,6 +70,7 @@ pub use options::{
     EventGridOptions, EventGridSchema, ExprOptions, Options, OptionsJson, SnsOptions, SnsScope,
 };
 pub use parts::{MessagePart, MessageParts};
+pub use shape::{MessageShape, ReadMessage, ReadMessages, read_message, read_messages};
 
 use filtervm_vm::bind::{Bindings, Bound, Judgement};
 use filtervm_vm::json;
@@ -199,7 +201,8 @@ pub(crate) enum JsonBody {
 /// | typed attributes (basaltic, sns attribute scope), borrowed | [`Evaluator::matches_attributes`] |
 /// | headers (stream, expr), borrowed | [`Evaluator::matches_headers`] |
 /// | an owned [`Message`] | [`Evaluator::matches`], [`Evaluator::try_matches`] |
-/// | JSON in the dialect's vector shape | [`Evaluator::matches_json`] |
+/// | a message with several parts, borrowed | [`Evaluator::matches_parts`] |
+/// | one JSON document in any message shape ([`read_message`]) | [`Evaluator::matches_parts`] on [`ReadMessage::parts`], [`Evaluator::matches_json`] |
 #[derive(Debug, Default)]
 pub struct Evaluator {
     bindings: Bindings,
@@ -296,14 +299,22 @@ impl Evaluator {
         filter.program.eval(&bound, &mut self.registers)
     }
 
-    /// Reads `message` in the dialect's JSON shape, then matches it.
+    /// Reads `message` as [`read_message`] reads a JSON document (the parts shape, the AWS SNS
+    /// shapes, or any other document as the body itself), then matches the filter's part of it
+    /// with [`Evaluator::matches_parts`]: `{"store": "x"}` is an SNS body for a body-scope
+    /// filter, and an error with a hint for a filter on attributes or headers.
+    ///
+    /// Prefer [`read_message`] on the bytes as received: a `serde_json::Value` holds numbers as
+    /// `serde_json` reads them. The document is one message: for `eventgrid` an array is one
+    /// event, not a batch (see [`read_messages`] to split one).
     pub fn matches_json(
         &mut self,
         filter: &Filter,
         message: &serde_json::Value,
     ) -> Result<bool, MessageError> {
-        let message = message_from_json(filter.dialect(), &filter.options, message)?;
-        Ok(self.matches(filter, &message))
+        let json = serde_json::to_vec(message).map_err(|e| MessageError::new("", e.to_string()))?;
+        let message = shape::read_for(&json, filter.options())?;
+        self.matches_parts(filter, &message.parts())
     }
 }
 

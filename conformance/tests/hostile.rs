@@ -700,7 +700,8 @@ fn basaltic_limits() {
 
 #[test]
 fn basaltic_message_limits() {
-    use filtervm_compiler::dialect::basaltic::{message_from_json, validate_message};
+    use filtervm_compiler::dialect::basaltic::validate_message;
+    use filtervm_compiler::{Options, message_from_json};
     let message = |n: usize, name_bytes: usize, value_bytes: usize| {
         let mut m = Map::new();
         for i in 0..n {
@@ -710,7 +711,8 @@ fn basaltic_message_limits() {
                 json!({"type": "String", "value": "v".repeat(value_bytes)}),
             );
         }
-        message_from_json(&product_message(&json!({ "attributes": m })).unwrap()).unwrap()
+        let message = product_message(&json!({ "attributes": m })).unwrap();
+        message_from_json(Dialect::Basaltic, &Options::Basaltic, &message).unwrap()
     };
     // B-13: 20 attributes, names of 1-256 bytes, values of at most 1,024 bytes.
     assert!(validate_message(&message(20, 256, 1024)).is_ok());
