@@ -278,30 +278,29 @@ pub fn missing_part_error(options: &Options, present: &[MessagePart]) -> Message
     }
 }
 
-/// The error for a JSON document in none of the message shapes, read as a body
-/// ([`crate::read_message`]), given to a filter that reads attributes or headers: code
-/// [`ErrorCode::MessageShape`], naming the shapes that carry the part and the likely fix.
+/// The error for a JSON document read as a body ([`crate::read_message`]) without the
+/// attributes or headers its filter reads: code [`ErrorCode::MessageShape`], naming how the part
+/// is given and the likely fix.
 fn document_missing_part_error(options: &Options) -> MessageError {
     let dialect = options.dialect();
     let message = match (options, MessagePart::of(options)) {
         (Options::Sns(_), _) => format!(
             "a {dialect} filter in attribute scope reads typed attributes, but the message is a \
-             JSON document in none of the shapes that carry them ({{\"attributes\": {{...}}}}, \
-             {{\"MessageAttributes\": {{...}}}}), so it is a message body: to filter on the \
+             JSON document without them (given as {{\"attributes\": {{...}}}} or \
+             {{\"MessageAttributes\": {{...}}}}), so it is only a message body: to filter on the \
              body, compile with the options {{\"scope\":\"MessageBody\"}} (--options \
              '{{\"scope\":\"MessageBody\"}}')"
         ),
         (_, MessagePart::Headers) => format!(
-            "a {dialect} filter reads headers, but the message is a JSON document in none of \
-             the shapes that carry them ({{\"headers\": {{NAME: VALUE}}}}), so it is a message \
-             body, which {dialect} filters do not read: give the headers as {{\"headers\": \
-             {{\"name\": \"value\"}}}}"
+            "a {dialect} filter reads headers, but the message is a JSON document without them, \
+             so it is only a message body, which {dialect} filters do not read: give the headers \
+             as {{\"headers\": {{\"name\": \"value\"}}}}"
         ),
         _ => format!(
-            "a {dialect} filter reads typed attributes, but the message is a JSON document in \
-             none of the shapes that carry them ({{\"attributes\": {{NAME: {{\"type\": \
-             \"String\", \"value\": \"...\"}}}}}}, {{\"MessageAttributes\": {{...}}}}), so it \
-             is a message body, which {dialect} filters do not read"
+            "a {dialect} filter reads typed attributes, but the message is a JSON document \
+             without them, so it is only a message body, which {dialect} filters do not read: \
+             give the attributes as {{\"attributes\": {{NAME: {{\"type\": \"String\", \
+             \"value\": \"...\"}}}}}}"
         ),
     };
     MessageError {

@@ -12,7 +12,7 @@
 //! | parts (the conformance vectors' shape) | `{"attributes": {"store": {"Type": "String", "Value": "x"}}, "headers": {"region": "eu"}, "body": "{\"total\": 5}"}` | the members present |
 //! | AWS SNS Publish API | `{"Message": "<body>", "MessageAttributes": {"store": {"DataType": "String", "StringValue": "x"}}}` | attributes, body |
 //! | SNS notification (as delivered to SQS, Lambda, HTTP) | `{"Type": "Notification", "Message": "<body>", "MessageAttributes": {"store": {"Type": "String", "Value": "x"}}, "TopicArn": "…"}` | attributes, body |
-//! | any other JSON document: an SNS body, an Event Grid event, a CloudEvent | `{"store": "x", "total": 5}` | body (the document itself) |
+//! | any other JSON document: an SNS body, an Event Grid event, a CloudEvent | `{"store": "x", "total": 5}` | body (the document itself), and its `attributes` and `headers` members |
 //! | an Event Grid array of events, a CloudEvents batch ([`read_messages`] for `eventgrid` filters) | `[{"eventType": "a", …}, {"eventType": "b", …}]` | one message per event |
 //!
 //! The rules, exactly:
@@ -37,9 +37,13 @@
 //!   message without them has none (an AWS message always has attributes, maybe zero). `Type`,
 //!   when present, must be `Notification`: a `SubscriptionConfirmation` carries no message.
 //! - **Any other document** is the body itself: an SNS message body, an Event Grid event or a
-//!   CloudEvent (for `eventgrid` filters the whole document is the event). It must be JSON. The
-//!   empty object `{}` is the one document that is every shape at once: it has no attributes,
-//!   no headers, and `{}` as its body.
+//!   CloudEvent (for `eventgrid` filters the whole document is the event). It must be JSON. Its
+//!   own `attributes` and `headers` members, beside the others, are its attributes and headers
+//!   for a filter that reads them (and must then be in their form): a log line may carry each
+//!   part its subscribers read, as the `filtervm route` example does. A document without them
+//!   has no attributes and no headers: an attribute or header filter reports it. The empty
+//!   object `{}` is the one document that is every shape at once: it has no attributes, no
+//!   headers, and `{}` as its body.
 //! - **Batches**: for `eventgrid` filters, [`read_messages`] splits a top-level array of objects
 //!   into its events, each the body of one message; any other array is one event (that is not an
 //!   object). For the other dialects an array is a body like any other document.
@@ -77,7 +81,7 @@
 use crate::dialect::Dialect;
 use crate::error::{ErrorCode, MessageError, pointer};
 use crate::options::Options;
-use crate::parts::MessageParts;
+use crate::parts::{MessagePart, MessageParts};
 use filtervm_vm::json::{self, Outline, ParseOptions, RawKind, RawValue, Value};
 use filtervm_vm::message::{Attribute, AttributeType, Header};
 use std::borrow::Cow;
@@ -247,7 +251,7 @@ pub fn read_messages<'a>(
         });
     }
     Ok(ReadMessages {
-        inner: Messages::One(Some(read(json, Some(options.dialect()))?)),
+        inner: Messages::One(Some(read(json, Some(options))?)),
     })
 }
 
@@ -289,18 +293,60 @@ pub(crate) fn read_for<'a>(
     json: &'a [u8],
     options: &Options,
 ) -> Result<ReadMessage<'a>, MessageError> {
-    read(json, Some(options.dialect()))
+    read(json, Some(options))
 }
 
-/// [`read_message`], checking the parts by the rules of `dialect`'s messages when it is known:
-/// basaltic attributes are `String` or `Number` (B-4), stream headers have one value each.
-fn read(json: &[u8], dialect: Option<Dialect>) -> Result<ReadMessage<'_>, MessageError> {
+/// [`read_message`], for filters with `options` when they are known: the parts are checked by
+/// the rules of the dialect's messages (basaltic attributes are `String` or `Number`, B-4;
+/// stream headers have one value each), and a document that is a body is read no further than
+/// the filter needs (the `attributes` and `headers` members beside its own are looked for only
+/// by a filter that reads them, and then must be in their form).
+fn read<'a>(json: &'a [u8], options: Option<&Options>) -> Result<ReadMessage<'a>, MessageError> {
     match json::outline(json).map_err(not_json)? {
-        Outline::Object(members) => read_object(json, members, dialect),
+        Outline::Object(members) => read_object(json, members, options),
         Outline::Array(_) | Outline::Scalar(_) => {
             Ok(ReadMessage::document(json, MessageShape::Document))
         }
     }
+}
+
+/// The `attributes` or `headers` member that `options`' filters read, of a top-level object,
+/// the other members ignored and an absent member read as none (the part, empty), checked by
+/// the dialect's rules: how [`crate::message_from_line`] reads a log line for a filter on
+/// attributes or headers (`filtervm route` reads its logs so, each line carrying each part its
+/// subscribers read beside the event's own members). [`read_messages`] tells the shape first and
+/// reports a line without the filter's part; it is what `match` and `explain` read with.
+pub(crate) fn read_member_parts<'a>(
+    json: &'a [u8],
+    options: &Options,
+) -> Result<ReadMessage<'a>, MessageError> {
+    let dialect = Some(options.dialect());
+    let Outline::Object(members) = json::outline(json).map_err(not_json)? else {
+        return Err(MessageError::new(
+            "",
+            "a message must be a JSON object {\"attributes\": {...}} or {\"headers\": {...}}",
+        ));
+    };
+    let mut message = ReadMessage {
+        shape: MessageShape::Parts,
+        body: None,
+        attributes: Some(Vec::new()),
+        headers: Some(Vec::new()),
+    };
+    let wanted = MessagePart::of(options);
+    for member in members {
+        let (name, value) = member.map_err(not_json)?;
+        match (&*name, wanted) {
+            ("attributes", MessagePart::Attributes) => {
+                message.attributes = read_attributes("/attributes", &value, dialect)?;
+            }
+            ("headers", MessagePart::Headers) => {
+                message.headers = read_headers(&value, dialect)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(message)
 }
 
 /// The members of the parts shape.
@@ -329,23 +375,36 @@ const SNS_MEMBERS: [&str; 19] = [
     "UnsubscribeUrl",
 ];
 
-/// Reads a top-level object: stops at the first member name that no wrapper shape has (the
-/// document is then a body), else reads the wrapper's parts.
+/// Reads a top-level object: a wrapper shape when every member name is the wrapper's, else the
+/// document itself is the body (read no further when the filter reads the body).
 fn read_object<'a>(
     json: &'a [u8],
     members: json::Members<'a>,
-    dialect: Option<Dialect>,
+    options: Option<&Options>,
 ) -> Result<ReadMessage<'a>, MessageError> {
-    let (mut parts_shape, mut sns_shape) = (true, true);
+    let dialect = options.map(Options::dialect);
+    let wanted = options.map(MessagePart::of);
+    let (mut parts_shape, mut sns_shape, mut document) = (true, true, false);
     let mut kept: Vec<(Cow<'a, str>, RawValue<'a>)> = Vec::new();
     for member in members {
         let (name, value) = member.map_err(not_json)?;
-        parts_shape &= PARTS_MEMBERS.contains(&&*name);
-        sns_shape &= SNS_MEMBERS.contains(&&*name);
-        if !parts_shape && !sns_shape {
-            return Ok(ReadMessage::document(json, MessageShape::Document));
+        if !document {
+            parts_shape &= PARTS_MEMBERS.contains(&&*name);
+            sns_shape &= SNS_MEMBERS.contains(&&*name);
+            if !parts_shape && !sns_shape {
+                if wanted == Some(MessagePart::Body) {
+                    return Ok(ReadMessage::document(json, MessageShape::Document));
+                }
+                document = true;
+                kept.retain(|(n, _)| is_carried_part(n));
+            }
         }
-        kept.push((name, value));
+        if !document || is_carried_part(&name) {
+            kept.push((name, value));
+        }
+    }
+    if document {
+        return read_document(json, &kept, dialect, wanted);
     }
     if kept.is_empty() {
         // `{}`: nothing to misread; no attributes, no headers, and the empty object as body.
@@ -358,12 +417,51 @@ fn read_object<'a>(
     }
     let has = |names: &[&str]| kept.iter().any(|(n, _)| names.contains(&&**n));
     if parts_shape {
-        read_parts(&kept, dialect)
+        read_parts(&kept, dialect, wanted)
     } else if has(&["Message", "MessageAttributes"]) {
-        read_sns(&kept, dialect)
+        read_sns(&kept, dialect, wanted)
     } else {
         Ok(ReadMessage::document(json, MessageShape::Document))
     }
+}
+
+/// Whether a document's member named `name` may carry a part beside the body.
+fn is_carried_part(name: &str) -> bool {
+    name == "attributes" || name == "headers"
+}
+
+/// A document that is the body, with the `attributes` and `headers` members it carries beside
+/// its own (`members`): read when the filter reads them (then they must be in their form), or,
+/// with no filter known, kept when they are in their form.
+fn read_document<'a>(
+    json: &'a [u8],
+    members: &[(Cow<'a, str>, RawValue<'a>)],
+    dialect: Option<Dialect>,
+    wanted: Option<MessagePart>,
+) -> Result<ReadMessage<'a>, MessageError> {
+    let mut message = ReadMessage::document(json, MessageShape::Document);
+    for (name, value) in members {
+        let part = if &**name == "attributes" {
+            MessagePart::Attributes
+        } else {
+            MessagePart::Headers
+        };
+        if wanted.is_some_and(|w| w != part) {
+            continue;
+        }
+        let read = match part {
+            MessagePart::Attributes => {
+                read_attributes("/attributes", value, dialect).map(|a| message.attributes = a)
+            }
+            _ => read_headers(value, dialect).map(|h| message.headers = h),
+        };
+        if let Err(e) = read
+            && wanted.is_some()
+        {
+            return Err(e);
+        }
+    }
+    Ok(message)
 }
 
 /// The parts shape: `attributes`, `headers`, `body`, each optional (the last of a repeated
@@ -371,6 +469,7 @@ fn read_object<'a>(
 fn read_parts<'a>(
     members: &[(Cow<'a, str>, RawValue<'a>)],
     dialect: Option<Dialect>,
+    wanted: Option<MessagePart>,
 ) -> Result<ReadMessage<'a>, MessageError> {
     let mut message = ReadMessage {
         shape: MessageShape::Parts,
@@ -381,9 +480,16 @@ fn read_parts<'a>(
     for (name, value) in members {
         match &**name {
             "attributes" => {
-                message.attributes = read_attributes("/attributes", value, dialect)?;
+                message.attributes = unless_unread(
+                    MessagePart::Attributes,
+                    wanted,
+                    read_attributes("/attributes", value, dialect),
+                )?;
             }
-            "headers" => message.headers = read_headers(value, dialect)?,
+            "headers" => {
+                message.headers =
+                    unless_unread(MessagePart::Headers, wanted, read_headers(value, dialect))?;
+            }
             _ => message.body = read_body(value),
         }
     }
@@ -395,6 +501,7 @@ fn read_parts<'a>(
 fn read_sns<'a>(
     members: &[(Cow<'a, str>, RawValue<'a>)],
     dialect: Option<Dialect>,
+    wanted: Option<MessagePart>,
 ) -> Result<ReadMessage<'a>, MessageError> {
     let mut message = ReadMessage {
         shape: MessageShape::Sns,
@@ -406,7 +513,11 @@ fn read_sns<'a>(
         match &**name {
             "Message" => message.body = read_body(value),
             "MessageAttributes" => {
-                message.attributes = read_attributes("/MessageAttributes", value, dialect)?;
+                message.attributes = unless_unread(
+                    MessagePart::Attributes,
+                    wanted,
+                    read_attributes("/MessageAttributes", value, dialect),
+                )?;
             }
             "Type" => match value.as_str() {
                 Some(t) if t == "Notification" => {}
@@ -433,6 +544,19 @@ fn read_sns<'a>(
     }
     message.attributes.get_or_insert_with(Vec::new);
     Ok(message)
+}
+
+/// A part as read, unless it is in the wrong form and the filter does not read it (`wanted` is
+/// another part): then the message has it not, and the filter never hears of it.
+fn unless_unread<T>(
+    part: MessagePart,
+    wanted: Option<MessagePart>,
+    read: Result<Option<T>, MessageError>,
+) -> Result<Option<T>, MessageError> {
+    match read {
+        Err(_) if wanted.is_some_and(|w| w != part) => Ok(None),
+        read => read,
+    }
 }
 
 /// A body member: a string is the body text (`null`: no body); any other JSON value is the body
@@ -823,5 +947,47 @@ mod tests {
         let e = read_messages(multi, &Options::Stream).unwrap_err();
         assert_eq!(e.pointer, "/headers/a");
         assert!(e.message.contains("stream header values are text"), "{e}");
+    }
+
+    #[test]
+    fn a_document_carries_its_attributes_and_headers_members() {
+        let line = br#"{"attributes": {"a": {"type": "String", "value": "x"}}, "headers": {"h": "v"}, "subject": "s"}"#;
+        let m = read_message(line).unwrap();
+        assert_eq!(m.shape(), MessageShape::Document);
+        assert_eq!(m.body(), Some(&line[..]));
+        assert_eq!(attrs(&m), [("a".into(), AttributeType::String, "x".into())]);
+        assert_eq!(m.headers().unwrap()[0].values, ["v"]);
+        // A filter on the body reads no further than it needs; one on a part reads that part,
+        // which must then be in its form.
+        let odd = br#"{"subject": "s", "attributes": {"color": "red"}}"#;
+        let body = read_messages(odd, &Options::from(SnsScope::MessageBody)).unwrap();
+        assert_eq!(body.count(), 1);
+        assert_eq!(read_message(odd).unwrap().attributes(), None);
+        let e = read_messages(odd, &Options::Basaltic).unwrap_err();
+        assert_eq!(e.pointer, "/attributes/color");
+        // Without them, a document has neither.
+        let m = read_messages(br#"{"store": "x"}"#, &Options::Stream)
+            .unwrap()
+            .next()
+            .unwrap();
+        assert_eq!((m.attributes(), m.headers()), (None, None));
+    }
+
+    #[test]
+    fn a_part_the_filter_does_not_read_may_be_in_any_form() {
+        let line = br#"{"attributes": {"event": 5}, "headers": {"region": "us"}}"#;
+        assert_eq!(read_message(line).unwrap_err().pointer, "/attributes/event");
+        assert_eq!(
+            read_messages(line, &Options::Basaltic).unwrap_err().pointer,
+            "/attributes/event"
+        );
+        let m = read_messages(line, &Options::Stream)
+            .unwrap()
+            .next()
+            .unwrap();
+        assert_eq!(
+            (m.attributes(), m.headers().map(<[_]>::len)),
+            (None, Some(1))
+        );
     }
 }

@@ -179,10 +179,14 @@ pub fn message_from_json(
     owned_part(options, &crate::shape::read_for(&json, options)?.parts())
 }
 
-/// Reads one line of `filtervm match` input as the dialect's part, owned: for sns in body scope
-/// the line is the raw body and for eventgrid the event (both kept as bytes, read when bound);
-/// for the other dialects the line is read by [`crate::read_message`], like
-/// [`message_from_json`].
+/// Reads one line of a message log as the dialect's part, owned, the way `filtervm route` reads
+/// its lines: for sns in body scope the line is the raw body and for eventgrid the event (both
+/// kept as bytes, read when bound: no shape is told); for the other dialects the line's
+/// `attributes` or `headers` member (the other members ignored, an absent one read as none),
+/// checked by the dialect's rules.
+///
+/// `filtervm match` and `explain` read lines with [`crate::read_messages`] instead, which tells
+/// the line's shape and reports a line without the filter's part.
 pub fn message_from_line(
     dialect: Dialect,
     options: &Options,
@@ -196,7 +200,7 @@ pub fn message_from_line(
         Options::EventGrid(_) => eventgrid::message_from_line(line),
         _ => owned_part(
             options,
-            &crate::shape::read_for(line.as_bytes(), options)?.parts(),
+            &crate::shape::read_member_parts(line.as_bytes(), options)?.parts(),
         ),
     }
 }
