@@ -438,9 +438,21 @@ pub fn compile_text(
     text: &str,
     options: &Options,
 ) -> Result<Filter, CompileError> {
-    check_options(dialect, options)?;
-    let policy = dialect::parse_policy_text(dialect, text, options)?;
+    let policy = read_policy_text(dialect, text, options)?;
     compile_value(dialect, &policy, options)
+}
+
+/// Reads policy text as [`compile_text`] reads it, without compiling it: the size limit, the JSON
+/// (numbers in their exact text), and for `stream` the text form as a JSON string. The value is
+/// the policy explain and lint show ([`explain::explain_parts`], [`lint::lint_filter`]), and
+/// [`compile_value`] of it is [`compile_text`] of the text.
+pub fn read_policy_text(
+    dialect: Dialect,
+    text: &str,
+    options: &Options,
+) -> Result<json::Value, CompileError> {
+    check_options(dialect, options)?;
+    dialect::parse_policy_text(dialect, text, options)
 }
 
 /// Rejects options of another dialect, and options out of range.

@@ -127,12 +127,7 @@ impl Default for MessageParts<'_> {
 impl<'m> MessageParts<'m> {
     /// A message with no part yet; add parts with the `with_*` methods.
     pub fn new() -> MessageParts<'m> {
-        MessageParts {
-            body: None,
-            body_is_document: false,
-            attributes: None,
-            headers: None,
-        }
+        MessageParts::empty()
     }
 
     /// A message of one JSON body (raw bytes as published).
@@ -152,6 +147,17 @@ impl<'m> MessageParts<'m> {
 }
 
 impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> MessageParts<'m, A, H> {
+    /// A message with no part yet, whose attributes and headers will be of the types `A` and
+    /// `H` ([`MessageParts::new`] is this for the default types).
+    pub fn empty() -> MessageParts<'m, A, H> {
+        MessageParts {
+            body: None,
+            body_is_document: false,
+            attributes: None,
+            headers: None,
+        }
+    }
+
     /// This message with its JSON body.
     pub fn with_body(mut self, body: &'m [u8]) -> MessageParts<'m, A, H> {
         self.body = Some(body);
