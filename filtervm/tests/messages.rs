@@ -141,7 +141,11 @@ fn attribute_scope_given_only_a_body_is_an_error_with_the_hint() {
     assert_eq!(filter.matches(&published), Ok(false));
     let why = filter.explain(&published).unwrap();
     assert_eq!(why.hints[0].code, "SCOPE_MISMATCH");
-    assert!(why.hints[0].message.contains("MessageBody"), "{}", why.hints[0].message);
+    assert!(
+        why.hints[0].message.contains("MessageBody"),
+        "{}",
+        why.hints[0].message
+    );
     // The other way round: a body filter given only attributes names the attribute scope.
     let on_body = Filter::new(SnsScope::MessageBody, r#"{"store": ["x"]}"#).unwrap();
     let attributes = [("store", AttributeType::String, "x")];
