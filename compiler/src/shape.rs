@@ -334,13 +334,15 @@ pub(crate) fn read_member_parts<'a>(
         headers: Some(Vec::new()),
     };
     let wanted = MessagePart::of(options);
-    for member in members {
-        let (name, value) = member.map_err(not_json)?;
-        match (&*name, wanted) {
-            ("attributes", MessagePart::Attributes) => {
+    let mut members = members;
+    while let Some(name) = members.next_name().map_err(not_json)? {
+        match (wrapper_member(&name), wanted) {
+            (Some(("attributes", _)), MessagePart::Attributes) => {
+                let value = members.value().map_err(not_json)?;
                 message.attributes = read_attributes("/attributes", &value, dialect)?;
             }
-            ("headers", MessagePart::Headers) => {
+            (Some(("headers", _)), MessagePart::Headers) => {
+                let value = members.value().map_err(not_json)?;
                 message.headers = read_headers(&value, dialect)?;
             }
             _ => {}
@@ -349,31 +351,52 @@ pub(crate) fn read_member_parts<'a>(
     Ok(message)
 }
 
-/// The members of the parts shape.
-const PARTS_MEMBERS: [&str; 3] = ["attributes", "headers", "body"];
+/// Which wrapper shape a top-level member name belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Vocabulary {
+    /// `attributes`, `headers`, `body`.
+    Parts,
+    /// The members of an SNS Publish API request and of an SNS notification envelope.
+    Sns,
+}
 
-/// The members of an SNS Publish API request and of an SNS notification envelope.
-const SNS_MEMBERS: [&str; 19] = [
-    "Message",
-    "MessageAttributes",
-    "Type",
-    "MessageId",
-    "TopicArn",
-    "TargetArn",
-    "PhoneNumber",
-    "Subject",
-    "MessageStructure",
-    "MessageDeduplicationId",
-    "MessageGroupId",
-    "SequenceNumber",
-    "Timestamp",
-    "SignatureVersion",
-    "Signature",
-    "SigningCertURL",
-    "UnsubscribeURL",
-    "SigningCertUrl",
-    "UnsubscribeUrl",
-];
+/// The wrapper member `name` is, as a static name, and its shape (`None`: a member of no
+/// wrapper). Compared on the bytes as written; a name with escapes is decoded first.
+fn wrapper_member(name: &json::Name<'_>) -> Option<(&'static str, Vocabulary)> {
+    if name.is_escaped() {
+        return wrapper_member_bytes(name.decode().as_bytes());
+    }
+    wrapper_member_bytes(name.raw())
+}
+
+fn wrapper_member_bytes(name: &[u8]) -> Option<(&'static str, Vocabulary)> {
+    use Vocabulary::{Parts, Sns};
+    Some(match name {
+        b"attributes" => ("attributes", Parts),
+        b"headers" => ("headers", Parts),
+        b"body" => ("body", Parts),
+        b"Message" => ("Message", Sns),
+        b"MessageAttributes" => ("MessageAttributes", Sns),
+        b"Type" => ("Type", Sns),
+        b"MessageId" => ("MessageId", Sns),
+        b"TopicArn" => ("TopicArn", Sns),
+        b"TargetArn" => ("TargetArn", Sns),
+        b"PhoneNumber" => ("PhoneNumber", Sns),
+        b"Subject" => ("Subject", Sns),
+        b"MessageStructure" => ("MessageStructure", Sns),
+        b"MessageDeduplicationId" => ("MessageDeduplicationId", Sns),
+        b"MessageGroupId" => ("MessageGroupId", Sns),
+        b"SequenceNumber" => ("SequenceNumber", Sns),
+        b"Timestamp" => ("Timestamp", Sns),
+        b"SignatureVersion" => ("SignatureVersion", Sns),
+        b"Signature" => ("Signature", Sns),
+        b"SigningCertURL" => ("SigningCertURL", Sns),
+        b"UnsubscribeURL" => ("UnsubscribeURL", Sns),
+        b"SigningCertUrl" => ("SigningCertUrl", Sns),
+        b"UnsubscribeUrl" => ("UnsubscribeUrl", Sns),
+        _ => return None,
+    })
+}
 
 /// Reads a top-level object: a wrapper shape when every member name is the wrapper's, else the
 /// document itself is the body (read no further when the filter reads the body).
@@ -385,13 +408,16 @@ fn read_object<'a>(
     let dialect = options.map(Options::dialect);
     let wanted = options.map(MessagePart::of);
     let (mut parts_shape, mut sns_shape, mut document) = (true, true, false);
-    let mut kept: Vec<(Cow<'a, str>, RawValue<'a>)> = Vec::new();
-    for member in members {
-        let (name, value) = member.map_err(not_json)?;
+    let mut kept: Vec<(&'static str, RawValue<'a>)> = Vec::new();
+    let mut members = members;
+    while let Some(name) = members.next_name().map_err(not_json)? {
+        let known = wrapper_member(&name);
         if !document {
-            parts_shape &= PARTS_MEMBERS.contains(&&*name);
-            sns_shape &= SNS_MEMBERS.contains(&&*name);
+            parts_shape &= matches!(known, Some((_, Vocabulary::Parts)));
+            sns_shape &= matches!(known, Some((_, Vocabulary::Sns)));
             if !parts_shape && !sns_shape {
+                // A name of no wrapper: the document is the body, read no further for a filter
+                // on the body.
                 if wanted == Some(MessagePart::Body) {
                     return Ok(ReadMessage::document(json, MessageShape::Document));
                 }
@@ -399,8 +425,11 @@ fn read_object<'a>(
                 kept.retain(|(n, _)| is_carried_part(n));
             }
         }
-        if !document || is_carried_part(&name) {
-            kept.push((name, value));
+        match known {
+            Some((name, _)) if !document || is_carried_part(name) => {
+                kept.push((name, members.value().map_err(not_json)?));
+            }
+            _ => {}
         }
     }
     if document {
@@ -415,7 +444,7 @@ fn read_object<'a>(
             headers: Some(Vec::new()),
         });
     }
-    let has = |names: &[&str]| kept.iter().any(|(n, _)| names.contains(&&**n));
+    let has = |names: &[&str]| kept.iter().any(|(n, _)| names.contains(n));
     if parts_shape {
         read_parts(&kept, dialect, wanted)
     } else if has(&["Message", "MessageAttributes"]) {
@@ -435,13 +464,13 @@ fn is_carried_part(name: &str) -> bool {
 /// with no filter known, kept when they are in their form.
 fn read_document<'a>(
     json: &'a [u8],
-    members: &[(Cow<'a, str>, RawValue<'a>)],
+    members: &[(&'static str, RawValue<'a>)],
     dialect: Option<Dialect>,
     wanted: Option<MessagePart>,
 ) -> Result<ReadMessage<'a>, MessageError> {
     let mut message = ReadMessage::document(json, MessageShape::Document);
     for (name, value) in members {
-        let part = if &**name == "attributes" {
+        let part = if *name == "attributes" {
             MessagePart::Attributes
         } else {
             MessagePart::Headers
@@ -467,7 +496,7 @@ fn read_document<'a>(
 /// The parts shape: `attributes`, `headers`, `body`, each optional (the last of a repeated
 /// member counts).
 fn read_parts<'a>(
-    members: &[(Cow<'a, str>, RawValue<'a>)],
+    members: &[(&'static str, RawValue<'a>)],
     dialect: Option<Dialect>,
     wanted: Option<MessagePart>,
 ) -> Result<ReadMessage<'a>, MessageError> {
@@ -478,7 +507,7 @@ fn read_parts<'a>(
         headers: None,
     };
     for (name, value) in members {
-        match &**name {
+        match *name {
             "attributes" => {
                 message.attributes = unless_unread(
                     MessagePart::Attributes,
@@ -499,7 +528,7 @@ fn read_parts<'a>(
 /// An AWS SNS message: `Message` is the body, `MessageAttributes` the attributes (none when
 /// absent).
 fn read_sns<'a>(
-    members: &[(Cow<'a, str>, RawValue<'a>)],
+    members: &[(&'static str, RawValue<'a>)],
     dialect: Option<Dialect>,
     wanted: Option<MessagePart>,
 ) -> Result<ReadMessage<'a>, MessageError> {
@@ -510,7 +539,7 @@ fn read_sns<'a>(
         headers: None,
     };
     for (name, value) in members {
-        match &**name {
+        match *name {
             "Message" => message.body = read_body(value),
             "MessageAttributes" => {
                 message.attributes = unless_unread(

@@ -123,7 +123,7 @@ mod select;
 mod value;
 
 pub use error::{Error, ErrorKind};
-pub use outline::{Elements, Members, Outline, RawKind, RawValue, outline};
+pub use outline::{Elements, Members, Name, Outline, RawKind, RawValue, outline};
 pub use read::LoneSurrogates;
 pub use select::{Extractor, Member, Node, Selector};
 pub use value::{

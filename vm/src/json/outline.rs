@@ -13,7 +13,7 @@
 //! let Outline::Object(mut members) = json::outline(br#"{"Message": "hi", "n": 1.50}"#).unwrap()
 //! else { unreachable!() };
 //! let (name, value) = members.next().unwrap().unwrap();
-//! assert_eq!((&*name, value.kind()), ("Message", RawKind::String));
+//! assert_eq!((&*name.decode(), value.kind()), ("Message", RawKind::String));
 //! assert_eq!(value.as_str().as_deref(), Some("hi"));
 //! let (_, n) = members.next().unwrap().unwrap();
 //! assert_eq!(n.text(), b"1.50");
@@ -45,6 +45,7 @@ pub fn outline(input: &[u8]) -> Result<Outline<'_>, Error> {
             input,
             reader,
             done: false,
+            value_due: false,
         })),
         Event::ArrayStart => Ok(Outline::Array(Elements {
             input,
@@ -59,45 +60,98 @@ pub fn outline(input: &[u8]) -> Result<Outline<'_>, Error> {
     }
 }
 
-/// The members of a top-level object, in document order: each name (escapes decoded) and its
-/// value. After the last member the rest of the input is checked (white space only); an error
-/// ends the iteration.
+/// The members of a top-level object, in document order: each name and its value. After the
+/// last member the rest of the input is checked (white space only); an error ends the
+/// iteration. [`Members::next_name`] and [`Members::value`] read a member in two steps, so that a
+/// caller can stop at a name without reading its value.
 #[derive(Debug)]
 pub struct Members<'a> {
     input: &'a [u8],
     reader: Reader<'a>,
     done: bool,
+    /// A name was read and its value not yet.
+    value_due: bool,
 }
 
 impl<'a> Iterator for Members<'a> {
-    type Item = Result<(Cow<'a, str>, RawValue<'a>), Error>;
+    type Item = Result<(Name<'a>, RawValue<'a>), Error>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let result = self.member();
-        if !matches!(result, Ok(Some(_))) {
-            self.done = true;
-        }
-        result.transpose()
+        let member = match self.next_name() {
+            Ok(Some(name)) => self.value().map(|value| (name, value)),
+            Ok(None) => return None,
+            Err(e) => Err(e),
+        };
+        Some(member)
     }
 }
 
 impl<'a> Members<'a> {
-    fn member(&mut self) -> Result<Option<(Cow<'a, str>, RawValue<'a>)>, Error> {
-        let name = match self.reader.next()? {
-            Event::Name(name) => name,
+    /// The next member's name (`None` after the last member, the rest of the input checked);
+    /// its value is read next, by [`Members::value`] (or by the next call, which skips it).
+    pub fn next_name(&mut self) -> Result<Option<Name<'a>>, Error> {
+        if self.done {
+            return Ok(None);
+        }
+        let read = self.name();
+        if !matches!(read, Ok(Some(_))) {
+            self.done = true;
+        }
+        read
+    }
+
+    fn name(&mut self) -> Result<Option<Name<'a>>, Error> {
+        if self.value_due {
+            // The previous member's value was not read: skip it.
+            self.reader.skip_to(self.reader.depth())?;
+            self.value_due = false;
+        }
+        match self.reader.next()? {
+            Event::Name(name) => {
+                self.value_due = true;
+                Ok(Some(Name(name)))
+            }
             _ => {
                 // The object's end: nothing may follow it.
                 self.reader.finish()?;
-                return Ok(None);
+                Ok(None)
             }
-        };
+        }
+    }
+
+    /// The value of the member whose name [`Members::next_name`] just gave.
+    pub fn value(&mut self) -> Result<RawValue<'a>, Error> {
+        self.value_due = false;
         let start = skip_white_space(self.input, self.reader.offset());
-        let event = self.reader.next()?;
-        let value = finish_value(self.input, &mut self.reader, start, event)?;
-        Ok(Some((decoded(name), value)))
+        let read = self
+            .reader
+            .next()
+            .and_then(|event| finish_value(self.input, &mut self.reader, start, event));
+        if read.is_err() {
+            self.done = true;
+        }
+        read
+    }
+}
+
+/// A member name, checked against the grammar; its escapes are decoded only on request.
+#[derive(Debug, Clone, Copy)]
+pub struct Name<'a>(Str<'a>);
+
+impl<'a> Name<'a> {
+    /// The name as written between its quotes (escapes not decoded).
+    pub fn raw(&self) -> &'a [u8] {
+        self.0.raw
+    }
+
+    /// Whether the name is written with escapes (then [`Name::raw`] is not its value).
+    pub fn is_escaped(&self) -> bool {
+        self.0.escaped
+    }
+
+    /// The name, escapes decoded (borrowed when it has none).
+    pub fn decode(&self) -> Cow<'a, str> {
+        decoded(self.0)
     }
 }
 
@@ -258,7 +312,7 @@ mod tests {
             .map(|m| {
                 m.map(|(name, value)| {
                     (
-                        name.into_owned(),
+                        name.decode().into_owned(),
                         String::from_utf8(value.text().to_vec()).unwrap(),
                         value.kind(),
                     )
@@ -347,6 +401,27 @@ mod tests {
         let got = members(&deep).unwrap();
         assert_eq!(got.len(), 2);
         assert_eq!(got[1].1, "2");
+    }
+
+    #[test]
+    fn a_member_read_in_two_steps_or_skipped() {
+        let Outline::Object(mut m) = outline(br#"{"a\u0062": [1, {"x": 2}], "c": 3}"#).unwrap()
+        else {
+            panic!("object")
+        };
+        let name = m.next_name().unwrap().unwrap();
+        assert_eq!((name.raw(), name.is_escaped()), (&br"a\u0062"[..], true));
+        assert_eq!(name.decode(), "ab");
+        // The value not read: the next name skips it.
+        let name = m.next_name().unwrap().unwrap();
+        assert_eq!(name.raw(), b"c");
+        assert_eq!(m.value().unwrap().text(), b"3");
+        assert!(m.next_name().unwrap().is_none());
+        let Outline::Object(mut m) = outline(br#"{"a": [1,, "b": 2}"#).unwrap() else {
+            panic!("object")
+        };
+        assert!(m.next_name().unwrap().is_some());
+        assert!(m.next_name().is_err());
     }
 
     #[test]
