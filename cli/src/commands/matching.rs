@@ -28,7 +28,8 @@ pub(super) struct MatchArgs {
     #[arg(long, short = 'v')]
     invert: bool,
     /// One JSON object per line: {"line": N, "match": true|false}, or {"line": N, "error":
-    /// {"code", "message"}} for a line that is not a message.
+    /// {"code", "message"}} for a line that is not a message; for an Event Grid batch one per
+    /// event, with "event": I.
     #[arg(long)]
     json: bool,
     /// The longest line read as a message, in bytes (not counting its line ending); a longer
@@ -37,7 +38,9 @@ pub(super) struct MatchArgs {
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]
     max_line_bytes: u64,
-    /// The messages (NDJSON, in the dialect's message shape); `-` or absent reads stdin.
+    /// The messages, one per line: JSON in a message shape ({"attributes", "headers", "body"},
+    /// the AWS SNS Publish API or notification shapes) or any other JSON document as the body
+    /// itself (an SNS body, an Event Grid event or batch); `-` or absent reads stdin.
     messages: Option<PathBuf>,
     /// Run a program written by `compile --output` instead of a policy (its dialect and
     /// options travel with it).
