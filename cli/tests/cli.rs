@@ -153,8 +153,14 @@ fn match_keeps_going_after_hostile_lines() {
         lines(&[body.as_bytes(), br#"{"b": 1}"#, b"{not json"]),
     );
     assert_no_panic(&out);
-    // A body that is not JSON has a verdict (sns rule 14: only the empty policy matches it).
-    assert_eq!(stdout_lines(&out), ["match", "match", "no-match"]);
+    // A line that is not JSON is not a message document: an error, whatever the dialect (a
+    // body handed over as bytes through the library has the rule-14 verdict instead).
+    assert_eq!(stdout_lines(&out), ["match", "match", "error"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("MESSAGE_NOT_JSON"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // Event Grid: a deep event is JSON (not an object, so no subject), then one is judged, then
     // one that is not JSON is an error.

@@ -125,20 +125,26 @@ error_codes! {
     /// an option a value of the wrong type or out of range, or belong to another dialect; in
     /// every dialect. Smallest input: the options `[]`.
     InvalidOptions = "INVALID_OPTIONS", Options;
-    /// A message that is not in the dialect's shape. Smallest input: the basaltic message `[]`.
+    /// A message whose parts are in the wrong form (`attributes` that are not an object, an
+    /// attribute without a string value, ...). Smallest input: the basaltic message
+    /// `{"attributes": []}`.
     InvalidMessage = "INVALID_MESSAGE", Message;
     /// An sns body with more combinations of array elements than binding judges element by
     /// element (it is treated as not matching; `Evaluator::try_matches` reports it). Smallest
     /// input: a body policy reading two fields under arrays of objects, on a body whose arrays
     /// multiply past the row limit.
     MessageTooComplex = "MESSAGE_TOO_COMPLEX", Message;
-    /// JSON message bytes that are not one JSON document: an Event Grid event (which cannot be
-    /// judged), or an SNS body from `Evaluator::try_matches_bytes` (as SNS it matches only
-    /// policies that read nothing from the body). Smallest input: the Event Grid event `{`.
+    /// JSON message bytes that are not one JSON document: a message read by `read_message`, an
+    /// Event Grid event (which cannot be judged), or an SNS body from
+    /// `Evaluator::try_matches_bytes` (as SNS it matches only policies that read nothing from
+    /// the body). Smallest input: the Event Grid event `{`.
     MessageNotJson = "MESSAGE_NOT_JSON", Message;
-    /// Raw JSON bytes given to a filter whose dialect reads attributes or headers, not a JSON
-    /// body (`Evaluator::matches_bytes` on a basaltic, stream or expr filter, or an sns filter
-    /// in attribute scope). Smallest input: the bytes `{}` for the basaltic policy `{}`.
+    /// A message without the part its filter reads: a JSON document in none of the message
+    /// shapes (read as a body) given to a filter on attributes or headers, attributes given to
+    /// a filter on the body, raw JSON bytes given to `Evaluator::matches_bytes` for a basaltic,
+    /// stream or expr filter or an sns filter in attribute scope. The message names the likely
+    /// fix (for sns: `--options '{"scope":"MessageBody"}'`). Smallest input: the bytes `{}` given
+    /// to `Evaluator::matches_bytes` for the basaltic policy `{}`.
     MessageShape = "MESSAGE_SHAPE", Message;
     /// A `basaltic` message that fails the publish-time check of B-13 (at most 20 attributes,
     /// names of 1-256 bytes, values of at most 1,024 bytes). Smallest input: a message with an
@@ -498,7 +504,7 @@ mod code_tests {
                 message_from_json(
                     Dialect::Basaltic,
                     &Options::Basaltic,
-                    &serde_json::json!([]),
+                    &serde_json::json!({"attributes": []}),
                 )
                 .expect_err("rejected")
                 .code

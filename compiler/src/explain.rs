@@ -61,17 +61,18 @@
 //! `seen.values` are JSON values (strings, numbers as written, booleans, null); `shapes` are
 //! `absent`, `null`, `scalar`, `array` or `object`, one per distinct shape over the rows.
 
+use crate::Filter;
 use crate::codegen;
 use crate::dialect::{Dialect, stream};
 use crate::error::MessageError;
 use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
-use crate::{Filter, message_from_json};
+use crate::parts::{MessageParts, SelectedPart};
 use filtervm_vm::bind::{Bindings, Bound, BoundLeaf, KeyTable};
 use filtervm_vm::exec;
 use filtervm_vm::fold::fold;
 use filtervm_vm::json::{Map, Number, Value};
 use filtervm_vm::key::Key;
-use filtervm_vm::message::Message;
+use filtervm_vm::message::{Attributes, Headers, Message, Text};
 use filtervm_vm::number::{Decimal, parse_json_number};
 use filtervm_vm::op::{
     CidrRef, DecRangesRef, Inst, ListRef, PatRef, RangesRef, Reg, SetRef, SlotRef, StrRef, Target,
@@ -313,22 +314,53 @@ pub struct Sources<'a> {
     pub message: Option<&'a serde_json::Value>,
 }
 
-/// Reads `message` (JSON in the dialect's shape) and explains it; `policy` is the policy as
-/// compiled, if known.
+/// Reads `message` as [`crate::read_message`] reads a JSON document and explains it, exactly as
+/// [`crate::Evaluator::matches_json`] matches it; `policy` is the policy as compiled, if known.
 pub fn explain_json(
     filter: &Filter,
     policy: Option<&Value>,
     message: &serde_json::Value,
 ) -> Result<Explanation, ExplainError> {
-    let bound = message_from_json(filter.dialect(), filter.options(), message)?;
-    explain(
-        filter,
-        &bound,
-        Sources {
-            policy,
-            message: Some(message),
-        },
-    )
+    let json = serde_json::to_vec(message)
+        .map_err(|e| ExplainError::Message(MessageError::new("", e.to_string())))?;
+    let message = crate::shape::read_for(&json, filter.options())?;
+    explain_parts(filter, policy, &message.parts())
+}
+
+/// Explains a message given by its parts, read as [`crate::Evaluator::matches_parts`] reads
+/// them: the filter's part (a missing one is the same [`ErrorCode::MessageShape`] error, a
+/// document read as the body that is not JSON the same [`ErrorCode::MessageNotJson`] error), and
+/// the other parts for the hints that look at them (an sns attribute the body has). This is how
+/// `filtervm explain` explains each message it reads with [`crate::read_messages`].
+///
+/// [`ErrorCode::MessageShape`]: crate::ErrorCode::MessageShape
+/// [`ErrorCode::MessageNotJson`]: crate::ErrorCode::MessageNotJson
+pub fn explain_parts<A: Attributes + ?Sized, H: Headers + ?Sized>(
+    filter: &Filter,
+    policy: Option<&Value>,
+    message: &MessageParts<'_, A, H>,
+) -> Result<Explanation, ExplainError> {
+    if let SelectedPart::Body {
+        bytes,
+        strict: true,
+    } = message.select(filter.options())?
+        && let Err(e) =
+            filtervm_vm::json::validate(bytes, filtervm_vm::json::LoneSurrogates::Replace)
+    {
+        return Err(crate::not_json_error(filter.dialect(), &e).into());
+    }
+    let part = crate::dialect::owned_part(filter.options(), message)?;
+    let others = OtherParts {
+        body: message
+            .get_body()
+            .and_then(|b| filtervm_vm::json::parse(b).ok()),
+        attribute_names: message.get_attributes().map(|a| {
+            a.entries()
+                .map(|(name, _, _)| String::from_utf8_lossy(name.bytes()).into_owned())
+                .collect()
+        }),
+    };
+    explain_with(filter, &part, policy, Some(others))
 }
 
 /// Explains raw JSON bytes as published — an SNS body (body scope) or an Event Grid event — read
@@ -361,6 +393,37 @@ pub fn explain(
     filter: &Filter,
     message: &Message,
     sources: Sources<'_>,
+) -> Result<Explanation, ExplainError> {
+    let others = sources.message.and_then(|raw| {
+        let json = serde_json::to_vec(raw).ok()?;
+        let read = crate::read_message(&json).ok()?;
+        let parts = read.parts();
+        Some(OtherParts {
+            body: parts
+                .get_body()
+                .and_then(|b| filtervm_vm::json::parse(b).ok()),
+            attribute_names: parts
+                .get_attributes()
+                .map(|a| a.iter().map(|a| a.name.clone()).collect()),
+        })
+    });
+    explain_with(filter, message, sources.policy, others)
+}
+
+/// The parts of a message a filter does not read, for the hints that look at them.
+struct OtherParts {
+    /// The body, when it is JSON.
+    body: Option<Value>,
+    /// The attribute names.
+    attribute_names: Option<Vec<String>>,
+}
+
+/// [`explain`], with the message's other parts.
+fn explain_with(
+    filter: &Filter,
+    message: &Message,
+    policy: Option<&Value>,
+    others: Option<OtherParts>,
 ) -> Result<Explanation, ExplainError> {
     let lowered = filter.lowered_ir().ok_or(ExplainError::NoIr)?;
     let program = filter.program();
@@ -398,7 +461,7 @@ pub fn explain(
         lowered,
         runner,
         matched,
-        view: PolicyView::new(filter.dialect(), sources.policy),
+        view: PolicyView::new(filter.dialect(), policy),
     };
     let mut root = engine.condition(lowered)?;
     attach(&mut root, &instructions, &mut HashSet::new());
@@ -411,7 +474,7 @@ pub fn explain(
         let ctx = HintContext {
             dialect: filter.dialect(),
             message,
-            raw: sources.message,
+            others: others.as_ref(),
         };
         let mut hints = Vec::new();
         if let Some(e) = bound.not_json() {
@@ -928,7 +991,7 @@ fn stream_fragment(filter: &stream::StreamFilter, pointer: &str) -> Option<Strin
 struct HintContext<'a> {
     dialect: Dialect,
     message: &'a Message,
-    raw: Option<&'a serde_json::Value>,
+    others: Option<&'a OtherParts>,
 }
 
 impl HintContext<'_> {
@@ -1048,16 +1111,11 @@ impl HintContext<'_> {
         if self.dialect != Dialect::Sns {
             return None;
         }
-        let raw = self.raw?;
+        let others = self.others?;
         match key {
             Key::AttributeTyped(name) => {
-                let body = match raw.get("body")? {
-                    serde_json::Value::String(text) => {
-                        serde_json::from_str::<serde_json::Value>(text).ok()?
-                    }
-                    other => other.clone(),
-                };
-                json_has_path(&body, name).then(|| {
+                let body = others.body.as_ref()?;
+                json_has_path(body, name).then(|| {
                     format!(
                         "the message has no attribute {n}, but its body has a field {n}: this \
                          policy filters message attributes (FilterPolicyScope \
@@ -1068,8 +1126,8 @@ impl HintContext<'_> {
                 })
             }
             Key::BodyPath(path) | Key::BodyPathEach(path) => {
-                let attrs = raw.get("attributes")?.as_object()?;
-                attrs.contains_key(&**path).then(|| {
+                let names = others.attribute_names.as_ref()?;
+                names.iter().any(|n| **n == **path).then(|| {
                     format!(
                         "the body has no field {p}, but the message has an attribute {p}: this \
                          policy filters the body (FilterPolicyScope MessageBody); set the scope to \
@@ -1089,14 +1147,14 @@ fn quote(s: &str) -> String {
 
 /// Whether a JSON document has a value at a dotted path in any of the sns rule-16 forms (nested,
 /// flat, mixed), arrays transparent (rule 17).
-fn json_has_path(doc: &serde_json::Value, path: &str) -> bool {
-    fn walk(v: &serde_json::Value, path: &str, depth: usize) -> bool {
+fn json_has_path(doc: &Value, path: &str) -> bool {
+    fn walk(v: &Value, path: &str, depth: usize) -> bool {
         if depth > 64 {
             return false;
         }
         match v {
-            serde_json::Value::Array(items) => items.iter().any(|i| walk(i, path, depth + 1)),
-            serde_json::Value::Object(members) => members.iter().any(|(k, child)| {
+            Value::Array(items) => items.iter().any(|i| walk(i, path, depth + 1)),
+            Value::Object(members) => members.iter().any(|(k, child)| {
                 if k == path {
                     return true;
                 }
@@ -1110,7 +1168,6 @@ fn json_has_path(doc: &serde_json::Value, path: &str) -> bool {
     walk(doc, path, 0)
 }
 
-/// Whether a string leaf compares true under `op` with `value` (both already in one case).
 fn str_op(op: StrOp, leaf: &str, value: &str) -> bool {
     match op {
         StrOp::Eq => leaf == value,
@@ -1689,7 +1746,9 @@ mod tests {
 
     #[test]
     fn json_paths_in_every_rule_16_form() {
-        let doc = serde_json::json!({"a": {"b": 1}, "c.d": 2, "e": [{"f": {"g.h": 3}}]});
+        let doc =
+            filtervm_vm::json::parse(br#"{"a": {"b": 1}, "c.d": 2, "e": [{"f": {"g.h": 3}}]}"#)
+                .unwrap();
         assert!(json_has_path(&doc, "a.b"));
         assert!(json_has_path(&doc, "c.d"));
         assert!(json_has_path(&doc, "e.f.g.h"));

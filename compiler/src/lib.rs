@@ -1,13 +1,5 @@
 //! The filtervm compiler: dialect front ends, the common IR, the optimizer and codegen to the
-//! `filtervm-vm` bytecode, explain and lint.
-//!
-//! This is an implementation crate of `filtervm`; its API has no stability guarantee — depend on
-//! `filtervm`. The IR, the optimizer and codegen (modules `ir`, `opt`, `codegen`) are public for
-//! the other crates of the workspace only.
-//!
-//! Rule labels in this documentation (sns rule 42, D-7, EG-22, B-12, S14, E2) name the rules of
-//! the dialect references in the repository's `docs/dialects/`; "seed 000" and the like name the
-//! source documents there (`docs/dialects/000_e1d4924fe41b969f.txt`).
+//! `filtervm-vm` bytecode — and the `filtervm` command-line tool (feature `cli`).
 //!
 //! ```
 //! use filtervm_compiler::{compile, compile_text, Dialect, ErrorCode, Evaluator, Options};
@@ -58,20 +50,18 @@
 //! assert_eq!(err.errors[0].pointer, "/a/0/prefix");
 //! ```
 
-#[doc(hidden)]
 pub mod codegen;
 pub mod dialect;
 pub mod error;
 pub mod explain;
 pub mod intern;
-#[doc(hidden)]
 pub mod ir;
 pub mod lint;
-#[doc(hidden)]
 pub mod opt;
 pub mod options;
 pub mod parts;
 pub mod set;
+pub mod shape;
 pub mod wire;
 
 pub use dialect::{Dialect, message_from_json, message_from_line};
@@ -80,6 +70,7 @@ pub use options::{
     EventGridOptions, EventGridSchema, ExprOptions, Options, OptionsJson, SnsOptions, SnsScope,
 };
 pub use parts::{MessagePart, MessageParts};
+pub use shape::{MessageShape, ReadMessage, ReadMessages, read_message, read_messages};
 
 use filtervm_vm::bind::{Bindings, Bound, Judgement};
 use filtervm_vm::json;
@@ -210,7 +201,8 @@ pub(crate) enum JsonBody {
 /// | typed attributes (basaltic, sns attribute scope), borrowed | [`Evaluator::matches_attributes`] |
 /// | headers (stream, expr), borrowed | [`Evaluator::matches_headers`] |
 /// | an owned [`Message`] | [`Evaluator::matches`], [`Evaluator::try_matches`] |
-/// | JSON in the dialect's vector shape | [`Evaluator::matches_json`] |
+/// | a message with several parts, borrowed | [`Evaluator::matches_parts`] |
+/// | one JSON document in any message shape ([`read_message`]) | [`Evaluator::matches_parts`] on [`ReadMessage::parts`], [`Evaluator::matches_json`] |
 #[derive(Debug, Default)]
 pub struct Evaluator {
     bindings: Bindings,
@@ -278,9 +270,23 @@ impl Evaluator {
         filter: &Filter,
         json: &[u8],
     ) -> Result<bool, MessageError> {
+        self.judge_bytes(filter, json, false)
+    }
+
+    /// [`Evaluator::try_matches_bytes`]; with `document`, bytes that are not JSON are an error
+    /// in every dialect (they were given as a JSON document, not as an SNS body's text).
+    pub(crate) fn judge_bytes(
+        &mut self,
+        filter: &Filter,
+        json: &[u8],
+        document: bool,
+    ) -> Result<bool, MessageError> {
         filter.json_body().ok_or_else(|| not_json_dialect(filter))?;
         let bound = self.bindings.bind_json(filter.program.keys(), json);
         let verdict = filter.program.eval(&bound, &mut self.registers);
+        if document && let Some(e) = bound.not_json() {
+            return Err(not_json_error(filter.dialect(), e));
+        }
         judged(filter, &bound)?;
         Ok(verdict)
     }
@@ -307,16 +313,22 @@ impl Evaluator {
         filter.program.eval(&bound, &mut self.registers)
     }
 
-    /// Reads `message` in the dialect's JSON shape ([`message_from_json`]), then matches it.
-    /// Numbers are read as the `serde_json::Value` holds them (binary64 at best); for exact
-    /// number text pass bytes ([`Evaluator::matches_bytes`]).
+    /// Reads `message` as [`read_message`] reads a JSON document (the parts shape, the AWS SNS
+    /// shapes, or any other document as the body itself), then matches the filter's part of it
+    /// with [`Evaluator::matches_parts`]: `{"store": "x"}` is an SNS body for a body-scope
+    /// filter, and an error with a hint for a filter on attributes or headers.
+    ///
+    /// Prefer [`read_message`] on the bytes as received: a `serde_json::Value` holds numbers as
+    /// `serde_json` reads them. The document is one message: for `eventgrid` an array is one
+    /// event, not a batch (see [`read_messages`] to split one).
     pub fn matches_json(
         &mut self,
         filter: &Filter,
         message: &serde_json::Value,
     ) -> Result<bool, MessageError> {
-        let message = message_from_json(filter.dialect(), &filter.options, message)?;
-        Ok(self.matches(filter, &message))
+        let json = serde_json::to_vec(message).map_err(|e| MessageError::new("", e.to_string()))?;
+        let message = shape::read_for(&json, filter.options())?;
+        self.matches_parts(filter, &message.parts())
     }
 }
 
@@ -384,12 +396,9 @@ pub(crate) fn not_json_dialect_error(dialect: Dialect) -> MessageError {
 
 /// Compiles a policy given as a `serde_json` value (for example built with `serde_json::json!`).
 ///
-/// The value is converted to [`json::Value`] first, as it holds the policy: a number is an
-/// `i64`, `u64` or `f64` there, taken as the text its `Display` writes (so `9007199254740993.5`
-/// read by `serde_json` is 9007199254740994, and `1e400` cannot be held at all), and members come
-/// in the map's order (sorted by name with `serde_json`'s default features), which orders the IR
-/// and the errors. For exact number text and member order pass the text ([`compile_text`]).
-/// `options` must be `dialect`'s (else
+/// The value is converted to [`json::Value`] first; numbers keep the text `serde_json` gives
+/// them, so a policy whose numbers must stay exact (`1e400`, `9007199254740993.5`) is better
+/// given as text ([`compile_text`]). `options` must be `dialect`'s (else
 /// [`ErrorCode::InvalidOptions`]); `Options::from(dialect)` gives the defaults.
 pub fn compile(
     dialect: Dialect,
@@ -445,9 +454,21 @@ pub fn compile_text(
     text: &str,
     options: &Options,
 ) -> Result<Filter, CompileError> {
-    check_options(dialect, options)?;
-    let policy = dialect::parse_policy_text(dialect, text, options)?;
+    let policy = read_policy_text(dialect, text, options)?;
     compile_value(dialect, &policy, options)
+}
+
+/// Reads policy text as [`compile_text`] reads it, without compiling it: the size limit, the JSON
+/// (numbers in their exact text), and for `stream` the text form as a JSON string. The value is
+/// the policy explain and lint show ([`explain::explain_parts`], [`lint::lint_filter`]), and
+/// [`compile_value`] of it is [`compile_text`] of the text.
+pub fn read_policy_text(
+    dialect: Dialect,
+    text: &str,
+    options: &Options,
+) -> Result<json::Value, CompileError> {
+    check_options(dialect, options)?;
+    dialect::parse_policy_text(dialect, text, options)
 }
 
 /// Rejects options of another dialect, and options out of range.

@@ -6,7 +6,7 @@ use super::output::{Stderr, Stdout};
 use super::progress::Progress;
 use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, PolicyArgs, load_program, print_errors};
 use clap::Args;
-use filtervm_compiler::{ErrorCode, Evaluator, Filter, message_from_line};
+use filtervm_compiler::{ErrorCode, Evaluator, Filter, read_messages};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,7 +28,8 @@ pub(super) struct MatchArgs {
     #[arg(long, short = 'v')]
     invert: bool,
     /// One JSON object per line: {"line": N, "match": true|false}, or {"line": N, "error":
-    /// {"code", "message"}} for a line that is not a message.
+    /// {"code", "message"}} for a line that is not a message; for an Event Grid batch one per
+    /// event, with "event": I.
     #[arg(long)]
     json: bool,
     /// The longest line read as a message, in bytes (not counting its line ending); a longer
@@ -37,7 +38,9 @@ pub(super) struct MatchArgs {
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]
     max_line_bytes: u64,
-    /// The messages (NDJSON, in the dialect's message shape); `-` or absent reads stdin.
+    /// The messages, one per line: JSON in a message shape ({"attributes", "headers", "body"},
+    /// the AWS SNS Publish API or notification shapes) or any other JSON document as the body
+    /// itself (an SNS body, an Event Grid event or batch); `-` or absent reads stdin.
     messages: Option<PathBuf>,
     /// Run a program written by `compile --output` instead of a policy (its dialect and
     /// options travel with it).
@@ -90,33 +93,66 @@ impl LineError {
     }
 }
 
-/// Reads one message line and runs `filter` on it: its verdict, or why the line is not a
-/// message. Every line `match` judges goes through here.
+/// The verdicts of one line: one message, or the events of a batch (an Event Grid array of
+/// events, a CloudEvents batch), in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Verdicts {
+    /// The line is one message.
+    One(bool),
+    /// The line is a batch: each event's verdict, or why it could not be judged.
+    Events(Vec<Result<bool, LineError>>),
+}
+
+impl Verdicts {
+    /// Whether the line is selected: its message (with `invert`, its negation) matched, or for
+    /// a batch some event's did.
+    pub(super) fn selected(&self, invert: bool) -> bool {
+        match self {
+            Verdicts::One(matched) => *matched != invert,
+            Verdicts::Events(events) => events.iter().any(|e| matches!(e, Ok(m) if *m != invert)),
+        }
+    }
+}
+
+/// Reads one message line and runs `filter` on it: its verdict (one per event for a batch), or
+/// why the line is not a message. Every line `match` judges goes through here, and `explain`
+/// reads its message the same way: [`read_messages`] tells the line's shape (the parts shape,
+/// the AWS SNS shapes, any other JSON document as the body itself, an Event Grid batch split
+/// into events) and each message is matched by its parts, the filter reading its own part.
 pub(super) fn verdict(
     evaluator: &mut Evaluator,
     filter: &Filter,
     line: &[u8],
-) -> Result<bool, LineError> {
-    let message_error = |e: filtervm_compiler::MessageError| LineError {
-        code: e.code.as_str().to_owned(),
-        message: e.to_string(),
-    };
-    // SNS bodies and Event Grid events are matched from the line's bytes: only what the filter
-    // reads is kept, at any depth, in about the line's own memory.
-    if filter.reads_json_body() {
-        return evaluator
-            .try_matches_bytes(filter, line)
-            .map_err(message_error);
+) -> Result<Verdicts, LineError> {
+    let mut messages = read_messages(line, filter.options()).map_err(LineError::from)?;
+    if messages.is_batch() {
+        return Ok(Verdicts::Events(
+            messages
+                .map(|m| {
+                    evaluator
+                        .matches_parts(filter, &m.parts())
+                        .map_err(LineError::from)
+                })
+                .collect(),
+        ));
     }
-    let text = std::str::from_utf8(line).map_err(|e| LineError {
+    let message = messages.next().ok_or_else(|| LineError {
         code: ErrorCode::InvalidMessage.as_str().to_owned(),
-        message: format!("not UTF-8: {e}"),
+        message: "the line holds no message".to_owned(),
     })?;
-    let message =
-        message_from_line(filter.dialect(), filter.options(), text).map_err(message_error)?;
     evaluator
-        .try_matches(filter, &message)
-        .map_err(message_error)
+        .matches_parts(filter, &message.parts())
+        .map(Verdicts::One)
+        .map_err(LineError::from)
+}
+
+impl From<filtervm_compiler::MessageError> for LineError {
+    fn from(e: filtervm_compiler::MessageError) -> LineError {
+        LineError {
+            code: e.code.as_str().to_owned(),
+            message: e.to_string(),
+        }
+    }
 }
 
 /// Runs `filtervm match`: exit 0 when some line was selected, 1 when none was, 2 when a line could
@@ -184,8 +220,8 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
         }
         messages += 1;
         match verdict(&mut evaluator, &filter, content) {
-            Ok(matched) => {
-                let chosen = matched != args.invert;
+            Ok(verdicts) => {
+                let chosen = verdicts.selected(args.invert);
                 selected += u64::from(chosen);
                 match output {
                     Output::Count => {}
@@ -200,11 +236,27 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
                         })?;
                     }
                     Output::Lines => {}
-                    Output::Verdicts if args.json => {
-                        writeln!(out, "{{\"line\":{number},\"match\":{chosen}}}")?;
+                    Output::Verdicts => {}
+                }
+                match &verdicts {
+                    Verdicts::One(_) if output == Output::Verdicts => {
+                        if args.json {
+                            writeln!(out, "{{\"line\":{number},\"match\":{chosen}}}")?;
+                        } else {
+                            writeln!(out, "{}", if chosen { "match" } else { "no-match" })?;
+                        }
                     }
-                    Output::Verdicts => {
-                        writeln!(out, "{}", if chosen { "match" } else { "no-match" })?;
+                    Verdicts::One(_) => {}
+                    Verdicts::Events(events) => {
+                        let event = Event {
+                            out: &mut out,
+                            progress: &progress,
+                            name: &name,
+                            number,
+                            output,
+                            args: &args,
+                        };
+                        bad += event.report(events)?;
                     }
                 }
             }
@@ -246,6 +298,64 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
     } else {
         EXIT_NEGATIVE
     }))
+}
+
+/// Where the events of a batch line are reported.
+struct Event<'a> {
+    out: &'a mut Stdout,
+    progress: &'a Progress,
+    name: &'a str,
+    number: u64,
+    output: Output,
+    args: &'a MatchArgs,
+}
+
+impl Event<'_> {
+    /// Prints a batch line's verdicts, one per event with its index (`match (event 0)`, or
+    /// `{"line", "event", "match"}`), and reports its events that could not be judged like bad
+    /// lines (`NAME:LINE: event I: reason`); returns 1 when there were some (the line counts as
+    /// one error), else 0.
+    fn report(self, events: &[Result<bool, LineError>]) -> Result<u64, Failure> {
+        let (number, json) = (self.number, self.args.json);
+        let mut errors = 0;
+        for (index, event) in events.iter().enumerate() {
+            match event {
+                Ok(matched) if self.output == Output::Verdicts => {
+                    let chosen = *matched != self.args.invert;
+                    if json {
+                        writeln!(
+                            self.out,
+                            "{{\"line\":{number},\"event\":{index},\"match\":{chosen}}}"
+                        )?;
+                    } else {
+                        let verdict = if chosen { "match" } else { "no-match" };
+                        writeln!(self.out, "{verdict} (event {index})")?;
+                    }
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    errors = 1;
+                    self.out.flush()?;
+                    let name = self.name;
+                    self.progress.suspend(|| {
+                        writeln!(Stderr, "{name}:{number}: event {index}: {}", error.message)
+                    });
+                    if self.output == Output::Verdicts {
+                        if json {
+                            let line = format!(
+                                "{{\"line\":{number},\"event\":{index},\"error\":{}}}",
+                                error.to_json()
+                            );
+                            writeln!(self.out, "{line}")?;
+                        } else {
+                            writeln!(self.out, "error (event {index})")?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(errors)
+    }
 }
 
 /// Reports a line that could not be judged: `NAME:LINE: reason` on standard error, and in the

@@ -1,6 +1,5 @@
-//! The `eventgrid` dialect: Event Grid subscription filters
-//! (`docs/dialects/eventgrid-filters.md`, EG-1..EG-41, completing
-//! `docs/dialects/003_df6cddf1d83a4a5b.txt`).
+//! The `eventgrid` dialect: Event Grid subscription filters (`specs/eventgrid-filters.md`,
+//! EG-1..EG-41, completing seed `003_df6cddf1d83a4a5b.txt`).
 //!
 //! A policy is the subscription's `filter` object. An event matches when the event-type filter
 //! (EG-5..EG-8), the subject filter (EG-9..EG-12) and every advanced filter (EG-13..EG-25) pass.
@@ -982,14 +981,6 @@ pub fn lower_policy(policy: &Policy) -> Node {
 /// Parses, validates and lowers.
 pub(crate) fn lower(policy: &Value, options: EventGridOptions) -> Result<Node, CompileError> {
     Ok(lower_policy(&parse(policy, options.schema)?))
-}
-
-/// Reads a message in the vector shape: the event JSON itself. An event that is not an object
-/// is accepted; every key is then undefined. Its numbers are read as the `serde_json::Value`
-/// holds them ([`Message::Json`]); for exact number text pass the event's text
-/// ([`message_from_line`]).
-pub fn message_from_json(message: &serde_json::Value) -> Result<Message, MessageError> {
-    Ok(Message::Json(message.clone()))
 }
 
 /// Reads one line of `filtervm match` input: one event as JSON text, checked here and kept as

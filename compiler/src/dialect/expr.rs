@@ -35,12 +35,11 @@
 //! with `EXPR_TOO_DEEP` in one linear pass (the JSON reader would otherwise refuse it with a
 //! generic nesting error).
 
-use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt, pointer};
+use crate::error::{CompileError, ErrorCode, PolicyError, excerpt, pointer};
 use crate::ir::{Case, Node, Pred, StrOp};
 use crate::options::ExprOptions;
 use filtervm_vm::json::{Map, Value};
 use filtervm_vm::key::Key;
-use filtervm_vm::message::{Header, Message};
 use filtervm_vm::value::Shapes;
 
 /// The code of every policy error except depth (E1, E3–E11).
@@ -602,67 +601,6 @@ pub(crate) fn lower(policy: &Value, options: ExprOptions) -> Result<Node, Compil
     Ok(lower_policy(&parse(policy, &options)?))
 }
 
-/// Reads a message in the vector shape `{"headers": {NAME: VALUE}}`, VALUE a string or a
-/// non-empty array of strings (a header given several values). A missing or null `headers` is a
-/// message without headers; other top-level members are ignored.
-pub fn message_from_json(message: &serde_json::Value) -> Result<Message, MessageError> {
-    use serde_json::Value;
-    let Some(headers) = super::message_member(
-        message,
-        "headers",
-        r#"{"headers": {NAME: VALUE}}, VALUE a string or an array of strings"#,
-    )?
-    else {
-        return Ok(Message::Headers(Vec::new()));
-    };
-    let mut out = Vec::with_capacity(headers.len());
-    for (name, value) in headers {
-        let at = pointer::push("/headers", name);
-        let values = match value {
-            Value::String(s) => vec![s.clone()],
-            Value::Array(items) if items.is_empty() => {
-                return Err(MessageError::new(
-                    at,
-                    "a header given as an array needs at least one value",
-                ));
-            }
-            Value::Array(items) => {
-                let mut values = Vec::with_capacity(items.len());
-                for (i, item) in items.iter().enumerate() {
-                    match item {
-                        Value::String(s) => values.push(s.clone()),
-                        _ => {
-                            return Err(MessageError::new(
-                                pointer::index(&at, i),
-                                "every header value must be a string",
-                            ));
-                        }
-                    }
-                }
-                values
-            }
-            _ => {
-                return Err(MessageError::new(
-                    at,
-                    "a header value must be a string or an array of strings",
-                ));
-            }
-        };
-        out.push(Header {
-            name: name.clone(),
-            values,
-        });
-    }
-    Ok(Message::Headers(out))
-}
-
-/// Reads one line of `filtervm match` input (the same JSON as [`message_from_json`]).
-pub fn message_from_line(line: &str) -> Result<Message, MessageError> {
-    let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
-    message_from_json(&value)
-}
-
 /// One open JSON container seen by [`check_text`].
 struct Frame {
     is_object: bool,
@@ -921,26 +859,6 @@ mod tests {
                 (CODE, "/exp/3/extra"),
             ]
         );
-    }
-
-    #[test]
-    fn messages_single_and_multi_valued() {
-        let m = message_from_json(&json!({"headers": {"a": "1", "b": ["x", "y"]}})).unwrap();
-        let Message::Headers(h) = m else {
-            panic!("headers expected")
-        };
-        assert_eq!(h.len(), 2);
-        assert_eq!(h[1].values, vec!["x".to_owned(), "y".to_owned()]);
-        for (bad, at) in [
-            (json!({"headers": {"a": 1}}), "/headers/a"),
-            (json!({"headers": {"a": ["x", null]}}), "/headers/a/1"),
-            (json!({"headers": {"a/b": []}}), "/headers/a~1b"),
-            (json!({"headers": []}), "/headers"),
-            (json!([]), ""),
-        ] {
-            assert_eq!(message_from_json(&bad).unwrap_err().pointer, at);
-        }
-        assert!(message_from_line("{\"headers\": {\"a\": \"1\"}}").is_ok());
     }
 }
 
