@@ -60,7 +60,8 @@ pub mod lint;
 pub mod opt;
 pub mod options;
 pub mod parts;
-pub mod set;
+pub(crate) mod set;
+pub mod subscriptions;
 pub mod wire;
 
 pub use dialect::{Dialect, message_from_json, message_from_line};
@@ -69,6 +70,10 @@ pub use options::{
     EventGridOptions, EventGridSchema, ExprOptions, Options, OptionsJson, SnsOptions, SnsScope,
 };
 pub use parts::{MessagePart, MessageParts};
+pub use subscriptions::{
+    Applied, Change, GroupMessage, InsertError, Insertion, LiveSet, Matches, MatchingIds,
+    SetScratch, Snapshot, SubscriptionSet, UnjudgedError, UnjudgedGroup,
+};
 
 use filtervm_vm::bind::{Bindings, Bound, Judgement};
 use filtervm_vm::json;
