@@ -632,6 +632,10 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
                     let bound = bindings.bind(keys, &message);
                     judge(group, handle(g), &bound, state, hits, unjudged);
                 }
+                Ok(GroupMessage::Borrowed(message)) => {
+                    let bound = bindings.bind(keys, message);
+                    judge(group, handle(g), &bound, state, hits, unjudged);
+                }
                 Err(e) => unjudged.push(Unjudged {
                     group: handle(g),
                     reason: Reason::Unreadable(e),
@@ -639,6 +643,38 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
             }
         }
         self.done(scratch)
+    }
+
+    /// Binds `message` to every group that reads a part it has, and drops the result (for timing
+    /// binding apart from matching); returns the number of rows bound.
+    #[doc(hidden)]
+    pub fn bind_only<A, H>(
+        &self,
+        scratch: &mut SetScratch,
+        message: &MessageParts<'_, A, H>,
+    ) -> usize
+    where
+        A: Attributes + ?Sized,
+        H: Headers + ?Sized,
+    {
+        let mut rows = 0;
+        for group in self.groups.iter().flatten() {
+            let keys = group.engine.keys();
+            let bindings = &mut scratch.bindings;
+            rows += match group.part {
+                MessagePart::Body => message
+                    .get_body()
+                    .map(|b| bindings.bind_json(keys, b).rows()),
+                MessagePart::Attributes => message
+                    .get_attributes()
+                    .map(|a| bindings.bind_attributes(keys, a).rows()),
+                MessagePart::Headers => message
+                    .get_headers()
+                    .map(|h| bindings.bind_headers(keys, h).rows()),
+            }
+            .unwrap_or(0);
+        }
+        rows
     }
 
     /// The result of the message matched into `scratch`, in insertion order.
@@ -703,6 +739,8 @@ pub enum GroupMessage<'m> {
     Body(&'m [u8]),
     /// A message of the library's model (for example from [`crate::message_from_line`]).
     Message(Message),
+    /// A message of the library's model, borrowed.
+    Borrowed(&'m Message),
 }
 
 impl From<Message> for GroupMessage<'_> {
