@@ -259,6 +259,12 @@ impl<Id> SubscriptionSet<Id> {
         self.groups.iter().flatten().count()
     }
 
+    /// The options (so the dialects) of the set's groups: a message needs the part each reads
+    /// ([`MessagePart::of`]).
+    pub fn options(&self) -> impl Iterator<Item = &Options> + '_ {
+        self.groups.iter().flatten().map(|g| &g.options)
+    }
+
     /// The heap bytes the set holds: per group its key table, tests, equality index, filter
     /// codes and subscriber lists; the id index and the per-subscription slots. Hash tables are
     /// counted by their buckets; allocator overhead, and heap memory the ids themselves own (the
@@ -839,15 +845,18 @@ impl<'s, Id> Matches<'s, Id> {
     /// number of its subscriptions (none of which is in [`Matches::ids`]).
     pub fn unjudged(&self) -> impl Iterator<Item = UnjudgedGroup> + 's {
         let set = self.set;
-        let present: Vec<MessagePart> = MessagePart::ALL
-            .into_iter()
-            .filter(|&p| self.scratch.present & part_bit(p) != 0)
-            .collect();
+        let present = self.scratch.present;
         self.scratch.unjudged.iter().filter_map(move |u| {
             let group = set.groups.get(u.group as usize)?.as_ref()?;
             let dialect = group.options.dialect();
             let error = match &u.reason {
-                Reason::Missing => missing_part_error(&group.options, &present),
+                Reason::Missing => {
+                    let present: Vec<MessagePart> = MessagePart::ALL
+                        .into_iter()
+                        .filter(|&p| present & part_bit(p) != 0)
+                        .collect();
+                    missing_part_error(&group.options, &present)
+                }
                 Reason::TooComplex => MessageError {
                     code: ErrorCode::MessageTooComplex,
                     pointer: String::new(),
