@@ -2,8 +2,9 @@
 //!
 //! - per message, `pol10k_exact` and `pol10k_num` as one body-scope set matched from the raw
 //!   bytes of 1,000 `attrs` lines (the median and the fastest of 21 passes): `set_measure time`;
-//!   `set_measure count` runs one warm pass each, for instruction counts under callgrind
-//!   (`valgrind --tool=callgrind --toggle-collect='set_measure::run_matching'`, 2,000 messages);
+//!   `set_measure count [NAME]` runs one warm pass each (or of `NAME` only), for instruction
+//!   counts under callgrind (`valgrind --tool=callgrind --toggle-collect='set_measure::run_matching'`,
+//!   1,000 messages per workload);
 //! - `heap_bytes` of 100,000 subscriptions: on the 10,000 `pol10k_exact` filters (ten ids each),
 //!   and 100,000 distinct filters (each `pol10k_exact` policy with a `tenant` member of its own):
 //!   `set_measure memory`.
@@ -63,7 +64,11 @@ fn main() {
         .collect();
     let body = Options::from(SnsScope::MessageBody);
     if mode != "memory" {
+        let only = std::env::args().nth(2);
         for name in ["pol10k_exact", "pol10k_num"] {
+            if only.as_deref().is_some_and(|o| o != name) {
+                continue;
+            }
             let fs = filters(name, &body);
             let mut set = SubscriptionSet::new();
             for (i, f) in fs.iter().enumerate() {
