@@ -288,15 +288,23 @@ impl Filter {
 
     /// Whether `message` matches. A message whose part this filter reads is missing or cannot
     /// be read is an error, and so is an SNS body too complex to judge element by element
-    /// (`MESSAGE_TOO_COMPLEX`, which the library's plain `matches` treats as "no match").
+    /// (`MESSAGE_TOO_COMPLEX`, which the library's plain `matches` treats as "no match"). An SNS
+    /// body that is not JSON keeps its dialect meaning (rule 14: it matches only policies that
+    /// read nothing from the body), as it does in a [`Set`].
     pub fn matches(&self, mut message: Message<'_>) -> Result<bool, Failure> {
         let mut parsed = ParsedDocument::default();
         let bound = read(self.inner.options(), &mut message, &mut parsed)?;
         EVALUATOR.with(|evaluator| {
             let mut evaluator = evaluator.borrow_mut();
-            evaluator
-                .try_matches(&self.inner, &bound)
-                .map_err(from_message)
+            match evaluator.try_matches(&self.inner, &bound) {
+                Err(e)
+                    if e.code == ErrorCode::MessageNotJson
+                        && self.inner.dialect() == Dialect::Sns =>
+                {
+                    Ok(evaluator.matches(&self.inner, &bound))
+                }
+                other => other.map_err(from_message),
+            }
         })
     }
 
@@ -942,6 +950,17 @@ mod tests {
             ..Message::default()
         };
         assert!(!body.matches(junk).unwrap());
+        let text = Message {
+            body: Some(b"not json"),
+            ..Message::default()
+        };
+        assert!(!body.matches(text).unwrap());
+        let everything = compile("sns", b"{}", Some(br#"{"scope": "MessageBody"}"#)).unwrap();
+        let text = Message {
+            body: Some(b"not json"),
+            ..Message::default()
+        };
+        assert!(everything.matches(text).unwrap());
     }
 
     #[test]
