@@ -536,8 +536,9 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
     /// Each group reads its part of the message ([`MessagePart::of`] its options): the JSON body
     /// is read from its bytes once per body group (only what the group's filters read, at any
     /// depth), attributes and headers are borrowed. With a `scratch` kept per thread, matching a
-    /// stream of messages allocates nothing once warm (a group that cannot judge a message
-    /// allocates its error only when [`Matches::unjudged`] is read).
+    /// stream of messages allocates nothing once warm (a group that cannot judge a message may:
+    /// its error is built when [`Matches::unjudged`] is read, and an event that is not JSON keeps
+    /// the reader's error).
     pub fn matching<'s, A, H>(
         &'s self,
         scratch: &'s mut SetScratch,
