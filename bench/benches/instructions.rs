@@ -12,8 +12,8 @@ use filtervm_bench::{
     HandBound, PASSING_HEADERS, Single, attributes, body_single, branch_free, decode, hand,
     hand_headers, header_filter, lines, passing_event_bytes, single_event, single_message, singles,
 };
-use filtervm_compiler::set::{PolicySet, SetMatcher};
 use filtervm_compiler::{Dialect, Evaluator, Filter, compile};
+use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::{Bindings, Bound};
 use filtervm_vm::message::Message;
 use iai_callgrind::{LibraryBenchmarkConfig, library_benchmark, library_benchmark_group, main};
@@ -226,9 +226,9 @@ fn headers_by_hand() -> bool {
 const SET_MESSAGES: usize = 100;
 
 struct Set {
-    set: PolicySet,
+    set: SubscriptionSet<u64>,
     filters: Vec<Filter>,
-    matcher: SetMatcher,
+    matcher: SetScratch,
     evaluator: Evaluator,
     messages: Vec<Message>,
 }
@@ -241,18 +241,18 @@ fn set_of(name: &str) -> &'static mut Set {
             compile(Dialect::Sns, &p, &Dialect::Sns.into()).expect("compiles")
         })
         .collect();
-    let mut set = PolicySet::new();
+    let mut set = SubscriptionSet::new();
     for (i, f) in filters.iter().enumerate() {
-        set.add(i as u64, f).expect("adds");
+        set.insert(i as u64, f).expect("adds");
     }
     let messages: Vec<Message> = lines("attrs", SET_MESSAGES)
         .iter()
         .map(|l| attributes(&serde_json::from_str(l).expect("message")))
         .collect();
-    let mut matcher = SetMatcher::new();
+    let mut matcher = SetScratch::new();
     // Warm the buffers as a broker's long-lived matcher has them.
     for m in &messages {
-        matcher.matching(&set, m);
+        set.matching(&mut matcher, &filtervm_bench::parts(m));
     }
     leak(Set {
         set,
@@ -263,7 +263,7 @@ fn set_of(name: &str) -> &'static mut Set {
     })
 }
 
-// `PolicySet` matching (binding included) of 100 messages; divide by 100.
+// `SubscriptionSet` matching (binding included) of 100 messages; divide by 100.
 #[library_benchmark]
 #[bench::pol10k_exact(setup = set_of, args = ("pol10k_exact"))]
 #[bench::pol10k_num(setup = set_of, args = ("pol10k_num"))]
@@ -271,33 +271,37 @@ fn set_of(name: &str) -> &'static mut Set {
 fn set_100_messages(s: &'static mut Set) -> usize {
     let mut n = 0;
     for m in &s.messages {
-        n += s.matcher.matching(&s.set, m).len();
+        n += s
+            .set
+            .matching(&mut s.matcher, &filtervm_bench::parts(m))
+            .len();
     }
     black_box(n)
 }
 
 /// A set of body-scope filters and raw JSON lines.
 struct BytesSet {
-    set: PolicySet,
-    matcher: SetMatcher,
+    set: SubscriptionSet<u64>,
+    matcher: SetScratch,
     lines: Vec<Vec<u8>>,
 }
 
 fn bytes_set_of(name: &str) -> &'static mut BytesSet {
     let body = filtervm_bench::body_scope();
-    let mut set = PolicySet::new();
+    let mut set = SubscriptionSet::new();
     for (i, l) in lines(name, usize::MAX).iter().enumerate() {
         let p: serde_json::Value = serde_json::from_str(l).expect("policy");
         let f = compile(Dialect::Sns, &p, &body).expect("compiles");
-        set.add(i as u64, &f).expect("adds");
+        set.insert(i as u64, &f).expect("adds");
     }
     let lines: Vec<Vec<u8>> = lines("attrs", SET_MESSAGES)
         .into_iter()
         .map(String::into_bytes)
         .collect();
-    let mut matcher = SetMatcher::new();
+    let mut matcher = SetScratch::new();
     for l in &lines {
-        matcher.matching_bytes(&set, l).expect("JSON");
+        set.try_matching(&mut matcher, &MessageParts::body(l))
+            .expect("JSON");
     }
     leak(BytesSet {
         set,
@@ -306,14 +310,17 @@ fn bytes_set_of(name: &str) -> &'static mut BytesSet {
     })
 }
 
-// `PolicySet` (SNS body scope) from raw JSON lines, 100 messages; divide by 100.
+// `SubscriptionSet` (SNS body scope) from raw JSON lines, 100 messages; divide by 100.
 #[library_benchmark]
 #[bench::pol10k_exact(setup = bytes_set_of, args = ("pol10k_exact"))]
 #[bench::pol10k_num(setup = bytes_set_of, args = ("pol10k_num"))]
 fn set_from_bytes_100_messages(s: &'static mut BytesSet) -> usize {
     let mut n = 0;
     for l in &s.lines {
-        n += s.matcher.matching_bytes(&s.set, l).map_or(0, <[u64]>::len);
+        n += s
+            .set
+            .try_matching(&mut s.matcher, &MessageParts::body(l))
+            .map_or(0, |m| m.len());
     }
     black_box(n)
 }

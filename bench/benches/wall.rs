@@ -1,5 +1,5 @@
-//! Wall clock (criterion): filtervm against its peers in the same process, and `PolicySet`
-//! against one-by-one evaluation.
+//! Wall clock (criterion): filtervm against its peers in the same process, and a
+//! `SubscriptionSet` against one-by-one evaluation.
 //!
 //! - `single/<workload>/<engine>`: one policy, one message every clause of which runs.
 //!   `filtervm` evaluates the program on the message already bound (binding is
@@ -8,7 +8,7 @@
 //!   flattening is `quamina_flatten`); `cel` executes a compiled CEL program on a prebuilt
 //!   context; `reference` is filtervm's reference interpreter (policy JSON on message JSON).
 //! - `set/<workload>/<engine>`: 10k subscriptions, per message (rotating over 1000 messages):
-//!   `filtervm_set` binds once and matches the whole `PolicySet`; `one_by_one` binds and runs each
+//!   `filtervm_set` binds once and matches the whole `SubscriptionSet`; `one_by_one` binds and runs each
 //!   of the 10k programs; `quamina_match` runs quamina's automaton of the 10k patterns on the
 //!   pre-flattened event.
 //!
@@ -18,8 +18,8 @@
 //!   and runs it; `quamina` is quamina-rs `matches_for_event` on the same bytes. `cityfeat`:
 //!   each feature wrapped as an Event Grid event (`data`), 5 `StringIn` filters on
 //!   `data.properties.MAPBLKLOT` (from `cl_exact`): `filtervm_set_bytes` matches them as one
-//!   `PolicySet` (one read), `filtervm_bytes_each` one by one; `quamina` has the 5 patterns.
-//!   `pol10k_*`: the 10k policies as one body-scope `PolicySet` from raw attrs lines.
+//!   `SubscriptionSet` (one read), `filtervm_bytes_each` one by one; `quamina` has the 5 patterns.
+//!   `pol10k_*`: the 10k policies as one body-scope `SubscriptionSet` from raw attrs lines.
 //!   `headers_1c`: one clause (`event in [...]`) over 8 borrowed `(&str, &str)` headers, the
 //!   lookup included (`filtervm_headers`), against the same check written by hand (`hand`).
 //!
@@ -33,11 +33,11 @@ use cel_interpreter::{Context, Program as CelProgram, Value as CelValue};
 use criterion::{Criterion, criterion_group, criterion_main};
 use filtervm_bench::{
     HandBound, PASSING_HEADERS, Single, attributes, body_scope, body_single, cel, cityfeat_event,
-    cityfeat_filters, decode, hand, hand_headers, header_filter, lines, reference_message,
+    cityfeat_filters, decode, hand, hand_headers, header_filter, lines, parts, reference_message,
     single_event, single_message, singles,
 };
-use filtervm_compiler::set::{PolicySet, SetMatcher};
 use filtervm_compiler::{Dialect, Evaluator, compile};
+use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::Bindings;
 use quamina::Quamina;
 use quamina::automaton::NfaBuffers;
@@ -260,9 +260,9 @@ fn set(c: &mut Criterion, name: &str) {
         .iter()
         .map(|p| compile(Dialect::Sns, p, &Dialect::Sns.into()).expect("compiles"))
         .collect();
-    let mut set = PolicySet::new();
+    let mut set = SubscriptionSet::new();
     for (i, f) in filters.iter().enumerate() {
-        set.add(i as u64, f).expect("adds");
+        set.insert(i as u64, f).expect("adds");
     }
     let events: Vec<Value> = lines("attrs", 1000)
         .iter()
@@ -273,12 +273,15 @@ fn set(c: &mut Criterion, name: &str) {
 
     // The set agrees with one-by-one evaluation (on a few messages; the differential tests check
     // this at length).
-    let mut matcher = SetMatcher::new();
+    let mut matcher = SetScratch::new();
     let mut evaluator = Evaluator::new();
     let mut expected_counts = Vec::new();
     for m in &messages {
-        let mut got = matcher.matching(&set, m).to_vec();
-        got.sort_unstable();
+        let got: Vec<u64> = set
+            .matching(&mut matcher, &parts(m))
+            .ids()
+            .copied()
+            .collect();
         expected_counts.push(got.len());
         if expected_counts.len() <= 20 {
             let want: Vec<u64> = filters
@@ -297,14 +300,15 @@ fn set(c: &mut Criterion, name: &str) {
     group.bench_function("filtervm_set", |b| {
         b.iter(|| {
             i = (i + 1) % n;
-            matcher.matching(&set, black_box(&messages[i])).len()
+            set.matching(&mut matcher, &parts(black_box(&messages[i])))
+                .len()
         })
     });
     let mut i = 0usize;
     group.bench_function("filtervm_bind", |b| {
         b.iter(|| {
             i = (i + 1) % n;
-            matcher.bind(&set, black_box(&messages[i]))
+            set.bind_only(&mut matcher, &parts(black_box(&messages[i])))
         })
     });
 
@@ -467,11 +471,11 @@ fn e2e_bench(c: &mut Criterion) {
         .iter()
         .map(|(f, _)| compile(Dialect::EventGrid, f, &Dialect::EventGrid.into()).expect("compiles"))
         .collect();
-    let mut set = PolicySet::new();
+    let mut set = SubscriptionSet::new();
     for (i, f) in filters.iter().enumerate() {
-        set.add(i as u64, f).expect("adds");
+        set.insert(i as u64, f).expect("adds");
     }
-    let mut matcher = SetMatcher::new();
+    let mut matcher = SetScratch::new();
     let mut evaluator = Evaluator::new();
     let expected: Vec<usize> = events
         .iter()
@@ -480,7 +484,9 @@ fn e2e_bench(c: &mut Criterion) {
                 .iter()
                 .filter(|f| evaluator.matches_bytes(f, e) == Ok(true))
                 .count();
-            let from_set = matcher.matching_bytes(&set, e).map_or(0, <[u64]>::len);
+            let from_set = set
+                .try_matching(&mut matcher, &MessageParts::body(e))
+                .map_or(0, |m| m.len());
             assert_eq!(one_by_one, from_set, "the set disagrees with one-by-one");
             from_set
         })
@@ -494,9 +500,8 @@ fn e2e_bench(c: &mut Criterion) {
     group.bench_function("filtervm_set_bytes", |b| {
         b.iter(|| {
             i = (i + 1) % n;
-            matcher
-                .matching_bytes(&set, black_box(&events[i]))
-                .map_or(0, <[u64]>::len)
+            set.try_matching(&mut matcher, &MessageParts::body(black_box(&events[i])))
+                .map_or(0, |m| m.len())
         })
     });
     let mut i = 0usize;
@@ -517,21 +522,20 @@ fn e2e_bench(c: &mut Criterion) {
 
     // 10k subscriptions from raw JSON, one set (body scope).
     for name in ["pol10k_exact", "pol10k_num"] {
-        let mut set = PolicySet::new();
+        let mut set = SubscriptionSet::new();
         for (i, l) in lines(name, usize::MAX).iter().enumerate() {
             let p: Value = serde_json::from_str(l).expect("policy");
             let f = compile(Dialect::Sns, &p, &body_scope()).expect("compiles");
-            set.add(i as u64, &f).expect("adds");
+            set.insert(i as u64, &f).expect("adds");
         }
-        let mut matcher = SetMatcher::new();
+        let mut matcher = SetScratch::new();
         let mut group = c.benchmark_group(format!("e2e/{name}"));
         let mut i = 0usize;
         group.bench_function("filtervm_set_bytes", |b| {
             b.iter(|| {
                 i = (i + 1) % n;
-                matcher
-                    .matching_bytes(&set, black_box(&attrs[i]))
-                    .map_or(0, <[u64]>::len)
+                set.try_matching(&mut matcher, &MessageParts::body(black_box(&attrs[i])))
+                    .map_or(0, |m| m.len())
             })
         });
         group.finish();

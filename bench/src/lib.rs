@@ -9,7 +9,7 @@
 #![allow(clippy::expect_used)]
 
 use filtervm_compiler::ir::Node;
-use filtervm_compiler::{Dialect, Filter, Options, SnsScope, codegen, compile, opt};
+use filtervm_compiler::{Dialect, Filter, MessageParts, Options, SnsScope, codegen, compile, opt};
 use filtervm_vm::bind::Bound;
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{AttributeType, Message};
@@ -83,6 +83,17 @@ pub fn seed_message() -> Message {
         ("environment", AttributeType::String, "production"),
         ("amount", AttributeType::Number, "149.50"),
     ])
+}
+
+/// An owned message's part as a subscription set reads it: its attributes, headers or body (an
+/// empty message for the other forms).
+pub fn parts(message: &Message) -> MessageParts<'_> {
+    match message {
+        Message::Attributes(a) => MessageParts::new().with_attributes(a.as_slice()),
+        Message::Headers(h) => MessageParts::new().with_headers(h.as_slice()),
+        Message::Body(b) => MessageParts::body(b),
+        Message::Json(_) | Message::Unparsable => MessageParts::new(),
+    }
 }
 
 /// A flat JSON object as SNS/basaltic attributes: strings → `String`, numbers → `Number` (their

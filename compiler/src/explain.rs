@@ -664,7 +664,7 @@ fn some_all(
 ///
 /// A test instruction is compiled into a one-test program over a table of just its key, and run
 /// by the executor against the bound message's slot for that key ([`exec::eval_test`], as a
-/// `PolicySet` runs its tests), so each test costs O(1) in the size of the table.
+/// subscription set runs its tests), so each test costs O(1) in the size of the table.
 struct Runner<'a> {
     table: &'a KeyTable,
     bound: Bound<'a>,

@@ -60,8 +60,9 @@ pub mod lint;
 pub mod opt;
 pub mod options;
 pub mod parts;
-pub mod set;
+pub(crate) mod set;
 pub mod shape;
+pub mod subscriptions;
 pub mod wire;
 
 pub use dialect::{Dialect, message_from_json, message_from_line};
@@ -71,6 +72,10 @@ pub use options::{
 };
 pub use parts::{MessagePart, MessageParts};
 pub use shape::{MessageShape, ReadMessage, ReadMessages, read_message, read_messages};
+pub use subscriptions::{
+    Applied, Change, GroupMessage, InsertError, Insertion, LiveSet, Matches, MatchingIds,
+    SetScratch, Snapshot, SubscriptionSet, UnjudgedError, UnjudgedGroup,
+};
 
 use filtervm_vm::bind::{Bindings, Bound, Judgement};
 use filtervm_vm::json;

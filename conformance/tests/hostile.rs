@@ -65,10 +65,12 @@ fn allocations(f: impl FnOnce()) -> usize {
 }
 
 /// Once warm, matching a stream of messages allocates nothing: raw JSON bytes (SNS bodies, Event
-/// Grid events), borrowed attributes and headers, one filter at a time and a `PolicySet`.
+/// Grid events), borrowed attributes and headers, one filter at a time, and a subscription set of
+/// mixed dialects (a body, an event, attribute and header groups) read through a live set's
+/// snapshot.
 #[test]
 fn matching_a_stream_allocates_nothing_once_warm() {
-    use filtervm_compiler::set::{PolicySet, SetMatcher};
+    use filtervm_compiler::{LiveSet, MessageParts, SetScratch, SubscriptionSet};
     use filtervm_vm::message::AttributeType;
     let sns_body = compiles(
         Dialect::Sns,
@@ -91,12 +93,23 @@ fn matching_a_stream_allocates_nothing_once_warm() {
         &json!("region = eu-* and event in [order.paid, x]"),
         &Value::Null,
     );
-    let mut set = PolicySet::new();
+    let mut set = SubscriptionSet::new();
     for i in 0..200u64 {
         let policy = json!({"event": [format!("e{}", i % 20)], "n": [{"numeric": [">", i % 7]}]});
-        set.add(i, &compiles(Dialect::Sns, &policy, &body()))
-            .unwrap();
+        set.insert(
+            format!("body-{i}"),
+            &compiles(Dialect::Sns, &policy, &body()),
+        )
+        .unwrap();
     }
+    for (id, filter) in [
+        ("event", &event),
+        ("attributes", &attributes),
+        ("headers", &headers),
+    ] {
+        set.insert(id.to_owned(), filter).unwrap();
+    }
+    let live = LiveSet::from(set);
     let bodies: Vec<String> = (0..40)
         .map(|i| {
             format!(
@@ -119,7 +132,7 @@ fn matching_a_stream_allocates_nothing_once_warm() {
         ("event", "x"),
     ];
     let mut evaluator = Evaluator::new();
-    let mut matcher = SetMatcher::new();
+    let mut scratch = SetScratch::new();
     let mut run = || {
         let mut n = 0usize;
         for (b, e) in bodies.iter().zip(&events) {
@@ -127,7 +140,12 @@ fn matching_a_stream_allocates_nothing_once_warm() {
             n += usize::from(evaluator.try_matches_bytes(&event, e.as_bytes()).unwrap());
             n += usize::from(evaluator.matches_attributes(&attributes, &attrs));
             n += usize::from(evaluator.matches_headers(&headers, &pairs[..]));
-            n += matcher.matching_bytes(&set, b.as_bytes()).unwrap().len();
+            let parts = MessageParts::body(b.as_bytes())
+                .with_attributes(&attrs[..])
+                .with_headers(&pairs[..]);
+            let set = live.load();
+            let matches = set.try_matching(&mut scratch, &parts).unwrap();
+            n += matches.len() + matches.ids().filter(|id| id.len() < 6).count();
         }
         n
     };

@@ -19,7 +19,6 @@ use super::progress::Progress;
 use super::subscriptions::{GroupError, Invalid, Router, Subscriptions};
 use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, is_stdin};
 use clap::Args;
-use filtervm_compiler::set::SubscriptionId;
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
@@ -92,7 +91,7 @@ struct Routed {
     /// What goes to standard output (NDJSON, per message).
     out: Vec<u8>,
     /// `(line, subscription)` pairs, for `--by-subscription`.
-    pairs: Vec<(u64, SubscriptionId)>,
+    pairs: Vec<(u64, u32)>,
     /// Reports for standard error, one line each.
     reports: Vec<String>,
     messages: u64,
@@ -400,8 +399,7 @@ fn route_batch(
             for e in &errors {
                 routed.reports.push(format!(
                     "{number}: the {} subscriptions cannot read this message: {}",
-                    subscriptions.group_name(e.group),
-                    e.error.message
+                    e.group, e.error.message
                 ));
             }
         }
@@ -419,7 +417,7 @@ fn write_line(
     out: &mut Vec<u8>,
     subscriptions: &Subscriptions,
     number: u64,
-    ids: &[SubscriptionId],
+    ids: &[u32],
     errors: &[GroupError],
 ) {
     use std::io::Write as _;
@@ -438,7 +436,7 @@ fn write_line(
                 out.push(b',');
             }
             let mut m = filtervm_vm::json::Map::new();
-            m.insert("group".into(), subscriptions.group_name(e.group).into());
+            m.insert("group".into(), e.group.as_str().into());
             m.insert("code".into(), e.error.code.as_str().into());
             m.insert("message".into(), e.error.message.as_str().into());
             let _ = write!(out, "{}", filtervm_vm::json::Value::Object(m));

@@ -9,6 +9,7 @@
 pub mod basaltic;
 pub mod eventgrid;
 pub mod expr;
+pub mod set_walk;
 pub mod sns;
 pub mod stream;
 
@@ -222,7 +223,7 @@ pub fn check(case: &Case) -> Outcome {
 /// drawn as [`case`] draws its messages, with values taken from the policy's own operands now and
 /// then (for `basaltic` and `expr` too, whose [`case`] messages ignore the policy; `sns`
 /// attributes are also aimed at their leaves, [`sns::aim`]): for checks that need many messages
-/// per policy, many of them matching (the `PolicySet` tests).
+/// per policy, many of them matching (the subscription set tests, [`set_walk`]).
 pub fn message_for(
     dialect: Dialect,
     policy: &Value,
