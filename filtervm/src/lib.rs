@@ -146,9 +146,11 @@ pub use filtervm_vm::message::{
     Attribute, AttributeType, Attributes, Header, HeaderValues, Headers, Text,
 };
 
-// Subscription sets: `SubscriptionSet<Id>` (every dialect and option set in one structure) and
-// `LiveSet<Id>` (updates that never block matching) are re-exported here from the compiler crate
-// when it provides them, with a broker example in `examples/`.
+mod set;
+pub use set::{
+    Applied, Change, InsertError, Insertion, LiveSet, Matches, MatchingIds, SetScratch, Snapshot,
+    SubscriptionSet, UnjudgedError, UnjudgedGroup,
+};
 
 /// A compiled subscription filter: immutable, cheap to clone (the compiled program is shared),
 /// and shareable between threads.

@@ -50,16 +50,72 @@ fn the_readme_library_example_runs() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 #[test]
-fn the_readme_shows_this_example() {
-    let readme = include_str!("../../README.md");
-    let start = readme.find("```rust\n").expect("a Rust block") + "```rust\n".len();
-    let end = start + readme[start..].find("\n```").expect("its end");
+fn the_readme_set_example_runs() -> Result<(), Box<dyn std::error::Error>> {
+    // README set example start
+    use filtervm::{Dialect, Filter, LiveSet, Message, SetScratch, SnsScope, SubscriptionSet};
+
+    // One set for every dialect and option set; ids are yours (here `&str`).
+    let mut set = SubscriptionSet::new();
+    set.insert(
+        "paid",
+        &Filter::new(Dialect::Sns, r#"{"event": ["order.paid"]}"#)?,
+    )?;
+    set.insert(
+        "eu-bodies",
+        &Filter::new(SnsScope::MessageBody, r#"{"region": [{"prefix": "eu-"}]}"#)?,
+    )?;
+    set.insert("audit", &Filter::new(Dialect::Stream, "source = billing")?)?;
+    set.insert(
+        "also-paid",
+        &Filter::new(Dialect::Sns, r#"{"event": ["order.paid"]}"#)?,
+    )?; // stored once
+
+    let attributes = [("event", filtervm::AttributeType::String, "order.paid")];
+    let headers = [("source", "web")];
+    let message = Message::body(br#"{"region": "eu-west-1"}"#)
+        .with_attributes(&attributes)
+        .with_headers(&headers);
+    let mut scratch = SetScratch::new(); // one per thread
+    let matches = set.matching(&mut scratch, &message)?;
+    assert_eq!(
+        matches.ids().copied().collect::<Vec<_>>(),
+        ["paid", "eu-bodies", "also-paid"]
+    );
+    assert!(matches.is_complete()); // every group could read its part of the message
+
+    // Live updates: readers load a snapshot lock-free while writers publish changes.
+    let live = LiveSet::from(set);
+    live.remove(&"audit");
+    let snapshot = live.load();
+    assert_eq!(snapshot.matching(&mut scratch, &message)?.len(), 3);
+    // README set example end
+    Ok(())
+}
+
+/// The code between `// README <name> start` and `// README <name> end` in this file, unindented.
+fn example(name: &str) -> String {
     let this = include_str!("readme.rs");
-    let from = this.find("README example start\n").unwrap() + "README example start\n".len();
-    let to = this.find("\n    // README example end").unwrap();
+    let start = format!("README {name} start\n");
+    let from = this.find(&start).unwrap() + start.len();
+    let to = this.find(&format!("\n    // README {name} end")).unwrap();
     let code: Vec<&str> = this[from..to]
         .lines()
         .map(|l| l.strip_prefix("    ").unwrap_or(l))
         .collect();
-    assert_eq!(readme[start..end], code.join("\n"));
+    code.join("\n")
+}
+
+#[test]
+fn the_readme_shows_these_examples() {
+    let readme = include_str!("../../README.md");
+    let blocks: Vec<&str> = readme
+        .split("```rust\n")
+        .skip(1)
+        .filter_map(|rest| rest.split("\n```").next())
+        .collect();
+    assert_eq!(blocks.first().copied(), Some(example("example").as_str()));
+    assert_eq!(
+        blocks.get(1).copied(),
+        Some(example("set example").as_str())
+    );
 }

@@ -1,7 +1,7 @@
 //! Binding: a message is resolved once against a key table.
 //!
 //! Each key of the table gets a [`Slot`] holding its [`Shape`] and its leaves; the VM then reads
-//! slots by index, never a hash map. A `PolicySet` shares one key table, so a message is bound once
+//! slots by index, never a hash map. A subscription set shares one key table per group, so a message is bound once
 //! for all of its programs. Most messages bind to one *row* of slots; an SNS body whose policy
 //! reads several fields under one array of objects binds to one row per element combination, so
 //! that conditions are satisfied by the same element (sns rule 18).
@@ -208,7 +208,7 @@ fn idx(n: usize) -> u32 {
 /// compute for them.
 ///
 /// Each key has a *slot*, its index in the bound rows. A program's table only grows. A table
-/// shared by many holders (a `PolicySet`) counts references: every [`KeyTable::intern`] adds one,
+/// shared by many holders (a subscription set) counts references: every [`KeyTable::intern`] adds one,
 /// [`KeyTable::release`] drops one, and a slot whose count reaches zero is *released*: its key is
 /// forgotten and the slot holds [`KeyTable::released_key`], which nobody reads, until the next new
 /// key reuses it. [`KeyTable::compact`] removes the released slots, renumbering the others, so
