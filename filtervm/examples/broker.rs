@@ -77,7 +77,11 @@ fn messages(n: usize) -> Vec<Published> {
             let mut attributes = vec![(
                 "event".to_owned(),
                 AttributeType::String,
-                events[i % events.len()].to_owned(),
+                events
+                    .get(i % events.len())
+                    .copied()
+                    .unwrap_or_default()
+                    .to_owned(),
             )];
             if i % 5 == 0 {
                 attributes.push(("test".to_owned(), AttributeType::String, "yes".to_owned()));
@@ -85,7 +89,7 @@ fn messages(n: usize) -> Vec<Published> {
             Published {
                 body: format!(
                     r#"{{"region": "{}", "total": {total}, "items": [{{"sku": "a{i}"}}]}}"#,
-                    regions[i % regions.len()]
+                    regions.get(i % regions.len()).copied().unwrap_or_default()
                 ),
                 attributes,
                 headers: vec![
@@ -104,11 +108,14 @@ fn messages(n: usize) -> Vec<Published> {
         .collect()
 }
 
+/// A message borrowed from a [`Published`].
+type BrokerMessage<'m> = Message<'m, [(String, AttributeType, String)], [(String, String)]>;
+
 /// The ids whose filter matches `message`, checked one by one (the set must agree).
 fn one_by_one(
     filters: &BTreeMap<SubscriptionId, Filter>,
     snapshot_ids: &[SubscriptionId],
-    message: &Message<'_, [(String, AttributeType, String)], [(String, String)]>,
+    message: &BrokerMessage<'_>,
 ) -> Result<Vec<SubscriptionId>, filtervm::MessageError> {
     let mut matched = Vec::new();
     for id in snapshot_ids {
