@@ -23,6 +23,43 @@ fn profile(w: &CompileWorkload, count: usize) -> usize {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let workloads = compile_workloads();
+    if args.first().map(String::as_str) == Some("count") {
+        for w in &workloads {
+            if args.len() > 1 && !args.contains(&w.name.to_owned()) {
+                continue;
+            }
+            let before = counting::now();
+            let f = compile_text(w.dialect, &w.text, &w.options).expect("compiles");
+            let compiled = counting::now() - before;
+            println!(
+                "{:<16} {compiled} allocations and reallocations per compile_text",
+                w.name
+            );
+            drop(f);
+            if w.dialect != filtervm_compiler::Dialect::Sns {
+                continue;
+            }
+            let scope = w.options.sns().scope;
+            let mut at = counting::now();
+            let mut stage = |name: &str| {
+                let now = counting::now();
+                println!("  {name:<12} {}", now - at);
+                at = now;
+            };
+            let value = filtervm_vm::json::parse(w.text.as_bytes()).expect("json");
+            stage("json");
+            let root = filtervm_compiler::dialect::sns::validate(scope, &value).expect("valid");
+            stage("validate");
+            let lowered = filtervm_compiler::dialect::sns::lower::lower_policy(scope, &root);
+            stage("lower");
+            let optimized = filtervm_compiler::opt::optimize_copy(&lowered);
+            stage("optimize");
+            let program = filtervm_compiler::codegen::generate(&optimized).expect("codegen");
+            stage("codegen");
+            drop((value, root, lowered, optimized, program));
+        }
+        return;
+    }
     if args.first().map(String::as_str) == Some("profile") {
         let name = args.get(1).expect("a workload name");
         let count = args.get(2).and_then(|c| c.parse().ok()).unwrap_or(1000);
@@ -55,3 +92,40 @@ fn main() {
         println!("{:<16} {:>9.0} ns", w.name, rounds[3]);
     }
 }
+
+/// Counts allocations, for `compile_time count NAME` (the allocations of each compile stage of
+/// an SNS workload).
+mod counting {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    pub static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+    pub struct Counting;
+
+    // SAFETY: forwards to the system allocator.
+    #[expect(unsafe_code, reason = "a counting allocator for a measurement")]
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+            // SAFETY: the caller's contract.
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: the caller's contract.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+            // SAFETY: the caller's contract.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    pub fn now() -> usize {
+        ALLOCATIONS.load(Ordering::Relaxed)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: counting::Counting = counting::Counting;
