@@ -2,7 +2,10 @@
 //! the median nanoseconds per `compile_text` of 7 rounds of about 0.2 s; with `profile NAME
 //! COUNT`, compiles that workload COUNT times for callgrind:
 //! `valgrind --tool=callgrind --toggle-collect='compile_time::profile*'
-//!  bench/target/release/examples/compile_time profile pol3c 2000`.
+//!  bench/target/release/examples/compile_time profile pol3c 2000`. `count [NAME]` prints the
+//! allocations of each workload's `compile_text` (and of each stage for the SNS ones); `bump NAME
+//! COUNT` is `profile` with every allocation served by a bump pointer and never freed: the floor
+//! an arena for everything the compile path allocates could reach.
 #![allow(missing_docs, clippy::expect_used)]
 
 use filtervm_bench::{CompileWorkload, compile_workloads};
@@ -60,13 +63,16 @@ fn main() {
         }
         return;
     }
-    if args.first().map(String::as_str) == Some("profile") {
+    if let Some(mode @ ("profile" | "bump")) = args.first().map(String::as_str) {
         let name = args.get(1).expect("a workload name");
         let count = args.get(2).and_then(|c| c.parse().ok()).unwrap_or(1000);
         let w = workloads
             .iter()
             .find(|w| w.name == name)
             .expect("a known workload");
+        if mode == "bump" {
+            counting::bump(512 << 20);
+        }
         println!("{}", profile(w, count));
         return;
     }
@@ -95,28 +101,82 @@ fn main() {
 
 /// Counts allocations, for `compile_time count NAME` (the allocations of each compile stage of
 /// an SNS workload).
+#[expect(unsafe_code, reason = "a measuring allocator")]
 mod counting {
     use std::alloc::{GlobalAlloc, Layout, System};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     pub static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+    /// The bump region (start, end) and its next free byte, once `bump` was called.
+    static BUMP_NEXT: AtomicUsize = AtomicUsize::new(0);
+    static BUMP_END: AtomicUsize = AtomicUsize::new(0);
 
     pub struct Counting;
 
-    // SAFETY: forwards to the system allocator.
-    #[expect(unsafe_code, reason = "a counting allocator for a measurement")]
+    /// From now on, serve allocations from one region of `bytes` and never free them.
+    pub fn bump(bytes: usize) {
+        let layout = Layout::from_size_align(bytes, 4096).expect("layout");
+        // SAFETY: a non-zero size.
+        let start = unsafe { System.alloc(layout) } as usize;
+        assert!(start != 0, "the bump region");
+        BUMP_END.store(start + bytes, Ordering::SeqCst);
+        BUMP_NEXT.store(start, Ordering::SeqCst);
+    }
+
+    fn bumped(layout: Layout) -> Option<*mut u8> {
+        let mut next = BUMP_NEXT.load(Ordering::Relaxed);
+        if next == 0 {
+            return None;
+        }
+        loop {
+            let start = (next + layout.align() - 1) & !(layout.align() - 1);
+            let end = start + layout.size();
+            assert!(end <= BUMP_END.load(Ordering::Relaxed), "bump region exhausted");
+            match BUMP_NEXT.compare_exchange_weak(next, end, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some(start as *mut u8),
+                Err(now) => next = now,
+            }
+        }
+    }
+
+    fn in_bump(ptr: *mut u8) -> bool {
+        let p = ptr as usize;
+        let end = BUMP_END.load(Ordering::Relaxed);
+        end != 0 && p < end && p >= end - (512 << 20)
+    }
+
+    // SAFETY: forwards to the system allocator, or hands out disjoint parts of one region.
     unsafe impl GlobalAlloc for Counting {
         unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+            if let Some(p) = bumped(layout) {
+                return p;
+            }
             // SAFETY: the caller's contract.
             unsafe { System.alloc(layout) }
         }
         unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            if in_bump(ptr) {
+                return;
+            }
             // SAFETY: the caller's contract.
             unsafe { System.dealloc(ptr, layout) }
         }
         unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+            if BUMP_NEXT.load(Ordering::Relaxed) != 0 {
+                let new = Layout::from_size_align(new_size, layout.align()).expect("layout");
+                let Some(p) = bumped(new) else {
+                    return std::ptr::null_mut();
+                };
+                // SAFETY: both regions are valid for the smaller size and do not overlap.
+                unsafe { std::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size)) };
+                if !in_bump(ptr) {
+                    // SAFETY: the caller's contract.
+                    unsafe { System.dealloc(ptr, layout) };
+                }
+                return p;
+            }
             // SAFETY: the caller's contract.
             unsafe { System.realloc(ptr, layout, new_size) }
         }

@@ -9,6 +9,7 @@
 use crate::ir::{Node, NodeKind, Pred, StrOp, Test};
 use filtervm_vm::program::Interval;
 use filtervm_vm::value::Shapes;
+use std::sync::Arc;
 
 /// Runs every pass until nothing changes (bounded rounds), then orders children by cost.
 pub fn optimize(node: Node) -> Node {
@@ -300,7 +301,7 @@ fn merge_node(node: &mut Node) {
 
 /// Merges tests of one key, in place: each test is merged into the first earlier (kept) test of
 /// its key that takes it, and a merged test takes the origin of the `or` it stands for.
-fn merge_or(children: &mut Vec<Node>, or_origin: &str) {
+fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
     let mut kept = 0;
     for i in 0..children.len() {
         let (earlier, rest) = children.split_at_mut(i);
@@ -317,8 +318,8 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &str) {
                     _ => false,
                 };
                 if done {
-                    if *o.origin != *or_origin {
-                        o.origin = or_origin.into();
+                    if o.origin != *or_origin {
+                        o.origin = or_origin.clone();
                     }
                     merged = true;
                     break;
