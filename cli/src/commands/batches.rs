@@ -23,6 +23,62 @@ use std::sync::{Arc, Mutex};
 /// batch longer).
 const CHUNK: usize = 256 << 10;
 
+/// Bytes read from the input. Its vector is zeroed once when it grows and then reused (a spent
+/// batch's buffer is read into again), so reading a chunk costs no clearing of it.
+#[derive(Debug, Default)]
+struct Buffer {
+    bytes: Vec<u8>,
+    /// How many of `bytes` were read.
+    filled: usize,
+}
+
+impl Buffer {
+    /// The bytes read.
+    fn filled(&self) -> &[u8] {
+        self.bytes.get(..self.filled).unwrap_or_default()
+    }
+
+    /// How many bytes were read.
+    fn len(&self) -> usize {
+        self.filled
+    }
+
+    /// Forgets the bytes read from `len` on.
+    fn truncate(&mut self, len: usize) {
+        self.filled = self.filled.min(len);
+    }
+
+    /// Appends `bytes`.
+    fn extend(&mut self, bytes: &[u8]) {
+        let end = self.filled + bytes.len();
+        if self.bytes.len() < end {
+            self.bytes.resize(end, 0);
+        }
+        if let Some(to) = self.bytes.get_mut(self.filled..end) {
+            to.copy_from_slice(bytes);
+        }
+        self.filled = end;
+    }
+
+    /// Reads up to `chunk` more bytes from `reader`; returns how many (0 at its end).
+    fn read_from(&mut self, reader: &mut impl Read, chunk: usize) -> io::Result<usize> {
+        let end = self.filled + chunk;
+        if self.bytes.len() < end {
+            self.bytes.resize(end, 0);
+        }
+        loop {
+            match reader.read(self.bytes.get_mut(self.filled..end).unwrap_or_default()) {
+                Ok(n) => {
+                    self.filled += n;
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
 /// Where a line is in its batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Place {
@@ -42,7 +98,7 @@ pub(super) struct Batch {
     /// The batch's place in the input (0, 1, 2, ...).
     pub(super) index: usize,
     /// The lines' bytes as read, terminators included.
-    text: Vec<u8>,
+    text: Buffer,
     /// Each line's number (1-based, in the whole input) and place.
     places: Vec<(u64, Place)>,
     /// Input bytes read up to the end of this batch.
@@ -64,8 +120,12 @@ impl Batch {
                     content_end,
                     end,
                 } => Line::Whole {
-                    content: self.text.get(start..content_end).unwrap_or_default(),
-                    terminator: self.text.get(content_end..end).unwrap_or_default(),
+                    content: self
+                        .text
+                        .filled()
+                        .get(start..content_end)
+                        .unwrap_or_default(),
+                    terminator: self.text.filled().get(content_end..end).unwrap_or_default(),
                 },
                 Place::TooLong { bytes } => Line::TooLong { bytes },
             };
@@ -95,7 +155,7 @@ pub(super) struct BatchReader<R> {
     /// The over-long line being read past, if any.
     skipping: Option<Skipping>,
     /// Spent buffers, reused for new batches.
-    spare: Vec<Vec<u8>>,
+    spare: Vec<Buffer>,
     /// Lines found so far.
     number: u64,
     /// Bytes read so far.
@@ -125,7 +185,7 @@ impl<R: Read> BatchReader<R> {
     /// Gives a spent batch's buffer back, to be read into again.
     pub(super) fn recycle(&mut self, batch: Batch) {
         // Keep a few: enough for the batches in flight, not a whole input's worth.
-        if self.spare.len() < 16 && batch.text.capacity() <= 2 * CHUNK {
+        if self.spare.len() < 16 && batch.text.bytes.capacity() <= 2 * CHUNK {
             self.spare.push(batch.text);
         }
     }
@@ -133,18 +193,19 @@ impl<R: Read> BatchReader<R> {
     /// The next batch: at least one line, unless the input has ended (then empty).
     pub(super) fn next_batch(&mut self) -> io::Result<Batch> {
         let mut text = self.spare.pop().unwrap_or_default();
-        text.clear();
-        text.append(&mut self.carry);
+        text.truncate(0);
+        text.extend(&self.carry);
+        self.carry.clear();
         let mut places = Vec::new();
         // Where the unfinished line starts, and how far it was searched for a newline.
         let (mut start, mut searched) = (0usize, 0usize);
         loop {
             if let Some(mut skip) = self.skipping {
                 // Read past the over-long line: nothing before its newline is kept.
-                match memchr::memchr(b'\n', text.get(start..).unwrap_or_default()) {
+                match memchr::memchr(b'\n', text.filled().get(start..).unwrap_or_default()) {
                     Some(at) => {
                         let newline = start + at;
-                        let before = text.get(start..newline).unwrap_or_default();
+                        let before = text.filled().get(start..newline).unwrap_or_default();
                         skip.bytes += before.len() as u64;
                         if let Some(&last) = before.last() {
                             skip.ends_in_cr = last == b'\r';
@@ -156,7 +217,7 @@ impl<R: Read> BatchReader<R> {
                         searched = start;
                     }
                     None => {
-                        let rest = text.get(start..).unwrap_or_default();
+                        let rest = text.filled().get(start..).unwrap_or_default();
                         skip.bytes += rest.len() as u64;
                         if let Some(&last) = rest.last() {
                             skip.ends_in_cr = last == b'\r';
@@ -176,7 +237,7 @@ impl<R: Read> BatchReader<R> {
                     }
                 }
             } else {
-                self.split(&text, &mut start, &mut searched, &mut places);
+                self.split(text.filled(), &mut start, &mut searched, &mut places);
                 let unfinished = (text.len() - start) as u64;
                 // A line whose unfinished part holds `max + 2` bytes has more than `max` bytes
                 // of content whatever ends it (`\r\n` is two bytes): read past it.
@@ -185,7 +246,7 @@ impl<R: Read> BatchReader<R> {
                     self.skipping = Some(Skipping {
                         number: self.number,
                         bytes: unfinished,
-                        ends_in_cr: text.last() == Some(&b'\r'),
+                        ends_in_cr: text.filled().last() == Some(&b'\r'),
                     });
                     text.truncate(start);
                     searched = start;
@@ -207,10 +268,12 @@ impl<R: Read> BatchReader<R> {
             if self.ended {
                 break;
             }
-            self.fill(&mut text)?;
+            let read = text.read_from(&mut self.reader, CHUNK)?;
+            self.consumed += read as u64;
+            self.ended = read == 0;
         }
         // The unfinished line starts the next batch.
-        if let Some(rest) = text.get(start..) {
+        if let Some(rest) = text.filled().get(start..) {
             self.carry.extend_from_slice(rest);
         }
         text.truncate(start);
@@ -259,26 +322,6 @@ impl<R: Read> BatchReader<R> {
                 end,
             }
         }
-    }
-
-    /// Reads the next chunk of the input onto the end of `text`.
-    fn fill(&mut self, text: &mut Vec<u8>) -> io::Result<()> {
-        let len = text.len();
-        text.resize(len + CHUNK, 0);
-        let read = loop {
-            match self.reader.read(text.get_mut(len..).unwrap_or_default()) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    text.truncate(len);
-                    return Err(e);
-                }
-            }
-        };
-        text.truncate(len + read);
-        self.consumed += read as u64;
-        self.ended = read == 0;
-        Ok(())
     }
 }
 
@@ -514,9 +557,9 @@ mod tests {
                 break;
             }
             assert!(
-                batch.text.capacity() <= 2 * CHUNK + 2002,
+                batch.text.bytes.capacity() <= 2 * CHUNK + 2002,
                 "{}",
-                batch.text.capacity()
+                batch.text.bytes.capacity()
             );
             reader.recycle(batch);
         }
