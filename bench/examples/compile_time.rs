@@ -5,13 +5,40 @@
 //!  bench/target/release/examples/compile_time profile pol3c 2000`. `count [NAME]` prints the
 //! allocations of each workload's `compile_text` (and of each stage for the SNS ones); `bump NAME
 //! COUNT` is `profile` with every allocation served by a bump pointer and never freed: the floor
-//! an arena for everything the compile path allocates could reach.
+//! an arena for everything the compile path allocates could reach. `staged NAME COUNT` compiles
+//! an SNS workload stage by stage (policy text → JSON tree → validated policy → lowered IR →
+//! optimized IR → program) with the allocator, and `arena NAME COUNT` the same with the
+//! temporaries (the JSON tree and the validated policy) bump-allocated: what an arena for them
+//! would save (`--toggle-collect='compile_time::staged*'`).
 #![allow(missing_docs, clippy::expect_used)]
 
 use filtervm_bench::{CompileWorkload, compile_workloads};
 use filtervm_compiler::compile_text;
 use std::hint::black_box;
 use std::time::Instant;
+
+/// The SNS pipeline stage by stage, `count` times; with `arena`, the JSON tree and the validated
+/// policy are bump-allocated (and their drop frees nothing).
+#[inline(never)]
+fn staged(w: &CompileWorkload, count: usize, arena: bool) -> usize {
+    let scope = w.options.sns().scope;
+    let mut n = 0;
+    for _ in 0..count {
+        if arena {
+            counting::bump_on();
+        }
+        let value = filtervm_vm::json::parse(black_box(w.text.as_bytes())).expect("json");
+        let root = filtervm_compiler::dialect::sns::validate(scope, &value).expect("valid");
+        counting::bump_off();
+        let lowered = filtervm_compiler::dialect::sns::lower::lower_policy(scope, &root);
+        drop((root, value));
+        let optimized = filtervm_compiler::opt::optimize_copy(&lowered);
+        let program = filtervm_compiler::codegen::generate(&optimized).expect("codegen");
+        n += program.code().len();
+        drop((lowered, optimized, program));
+    }
+    n
+}
 
 #[inline(never)]
 fn profile(w: &CompileWorkload, count: usize) -> usize {
@@ -63,6 +90,18 @@ fn main() {
         }
         return;
     }
+    if let Some(mode @ ("staged" | "arena")) = args.first().map(String::as_str) {
+        let name = args.get(1).expect("a workload name");
+        let count = args.get(2).and_then(|c| c.parse().ok()).unwrap_or(1000);
+        let w = workloads
+            .iter()
+            .find(|w| w.name == name && w.dialect == filtervm_compiler::Dialect::Sns)
+            .expect("a known SNS workload");
+        counting::bump(512 << 20);
+        counting::bump_off();
+        println!("{}", staged(w, count, mode == "arena"));
+        return;
+    }
     if let Some(mode @ ("profile" | "bump")) = args.first().map(String::as_str) {
         let name = args.get(1).expect("a workload name");
         let count = args.get(2).and_then(|c| c.parse().ok()).unwrap_or(1000);
@@ -110,6 +149,18 @@ mod counting {
     /// The bump region (start, end) and its next free byte, once `bump` was called.
     static BUMP_NEXT: AtomicUsize = AtomicUsize::new(0);
     static BUMP_END: AtomicUsize = AtomicUsize::new(0);
+    /// Whether allocations are bumped now (after `bump`, until `bump_off`).
+    static BUMPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// Allocate from the bump region again.
+    pub fn bump_on() {
+        BUMPING.store(true, Ordering::Relaxed);
+    }
+
+    /// Allocate from the system allocator again (bumped blocks are still not freed).
+    pub fn bump_off() {
+        BUMPING.store(false, Ordering::Relaxed);
+    }
 
     pub struct Counting;
 
@@ -121,11 +172,12 @@ mod counting {
         assert!(start != 0, "the bump region");
         BUMP_END.store(start + bytes, Ordering::SeqCst);
         BUMP_NEXT.store(start, Ordering::SeqCst);
+        BUMPING.store(true, Ordering::SeqCst);
     }
 
     fn bumped(layout: Layout) -> Option<*mut u8> {
         let mut next = BUMP_NEXT.load(Ordering::Relaxed);
-        if next == 0 {
+        if next == 0 || !BUMPING.load(Ordering::Relaxed) {
             return None;
         }
         loop {
@@ -164,9 +216,10 @@ mod counting {
         }
         unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-            if BUMP_NEXT.load(Ordering::Relaxed) != 0 {
+            if in_bump(ptr) || (BUMP_NEXT.load(Ordering::Relaxed) != 0 && BUMPING.load(Ordering::Relaxed)) {
                 let new = Layout::from_size_align(new_size, layout.align()).expect("layout");
-                let Some(p) = bumped(new) else {
+                // SAFETY: a non-zero size (the caller's contract).
+                let Some(p) = bumped(new).or_else(|| Some(unsafe { System.alloc(new) })) else {
                     return std::ptr::null_mut();
                 };
                 // SAFETY: both regions are valid for the smaller size and do not overlap.
