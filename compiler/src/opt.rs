@@ -54,16 +54,6 @@ fn in_place(node: &mut Node, f: &dyn Fn(&mut Node)) {
     f(node);
 }
 
-/// Replaces `node` by its own child `child` (taken out of it by the caller).
-fn replace_by(node: &mut Node, child: Node) {
-    *node = child;
-}
-
-/// Takes the kind out of `node`, leaving `true` (the caller puts a kind back).
-fn take_kind(node: &mut Node) -> NodeKind {
-    std::mem::replace(&mut node.kind, NodeKind::True)
-}
-
 /// Pushes `not` to the leaves (De Morgan), removes double negation, and turns `not` of a shape
 /// test into the complementary shape test.
 pub fn push_negations(node: Node) -> Node {
@@ -143,8 +133,9 @@ fn flatten_node(node: &mut Node) {
             unwrap_single(node);
         }
         NodeKind::Not(c) if matches!(c.kind, NodeKind::Not(_)) => {
-            if let NodeKind::Not(inner) = take_kind(c) {
-                replace_by(node, *inner);
+            // The grandchild takes the node's place.
+            if let NodeKind::Not(inner) = std::mem::replace(&mut c.kind, NodeKind::True) {
+                *node = *inner;
             }
         }
         _ => {}
@@ -181,7 +172,7 @@ fn unwrap_single(node: &mut Node) {
         && c.len() == 1
         && let Some(only) = c.pop()
     {
-        replace_by(node, only);
+        *node = only;
     }
 }
 
