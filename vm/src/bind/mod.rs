@@ -1354,7 +1354,7 @@ mod tests {
         // SCAN_KEYS names they index them. Grow past both, release and compact back under them:
         // every look-up agrees with the keys held, and binding finds every header.
         let key = |i: usize| {
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 Key::AttributeTyped(format!("n{}", i / 3 * 3).into())
             } else {
                 Key::Header(format!("n{i}").into())
