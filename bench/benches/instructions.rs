@@ -1,6 +1,6 @@
 //! Instruction counts (iai-callgrind): one policy evaluated on a message already bound to it,
 //! binding measured on its own, whole paths from what the broker holds (raw JSON bytes, borrowed
-//! headers) to the verdict, and sets. Budgets (issue "Performance"): ≤ 60 instructions for one
+//! headers) to the verdict, sets, and compiling policy text (`compile_text`). Budgets (issue "Performance"): ≤ 60 instructions for one
 //! clause, ≤ 150 for three, ≤ 400 for eight, on a bound message.
 //!
 //! Run: `cargo bench --manifest-path bench/Cargo.toml --bench instructions` (needs valgrind and
@@ -9,10 +9,11 @@
 #![allow(missing_docs, clippy::expect_used)]
 
 use filtervm_bench::{
-    HandBound, PASSING_HEADERS, Single, attributes, body_single, branch_free, decode, hand,
-    hand_headers, header_filter, lines, passing_event_bytes, single_event, single_message, singles,
+    CompileWorkload, HandBound, PASSING_HEADERS, Single, attributes, body_single, branch_free,
+    compile_workloads, decode, hand, hand_headers, header_filter, lines, passing_event_bytes,
+    single_event, single_message, singles,
 };
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile};
+use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text};
 use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::{Bindings, Bound};
 use filtervm_vm::message::Message;
@@ -254,11 +255,17 @@ fn set_of(name: &str) -> &'static mut Set {
     for m in &messages {
         set.matching(&mut matcher, &filtervm_bench::parts(m));
     }
+    // And each filter, as one evaluated message after message has it: its key table's binding
+    // caches are built on its first message.
+    let mut evaluator = Evaluator::new();
+    for f in &filters {
+        evaluator.matches(f, &messages[0]);
+    }
     leak(Set {
         set,
         filters,
         matcher,
-        evaluator: Evaluator::new(),
+        evaluator,
         messages,
     })
 }
@@ -338,9 +345,38 @@ fn one_by_one_1_message(s: &'static mut Set) -> usize {
 
 library_benchmark_group!(name = single; benchmarks = eval, eval_branch_free, bind, hand_bound, hand_decoded);
 library_benchmark_group!(name = boundary; benchmarks = bytes_to_verdict, headers_to_verdict, headers_by_hand);
+/// A compile workload (by index into `compile_workloads`).
+fn compile_workload(index: usize) -> &'static CompileWorkload {
+    let w = leak(
+        compile_workloads()
+            .into_iter()
+            .nth(index)
+            .expect("workload"),
+    );
+    // Warm the allocator the way a running broker has it.
+    assert!(compile_text(w.dialect, &w.text, &w.options).is_ok());
+    w
+}
+
+#[library_benchmark]
+#[bench::pol1c(setup = compile_workload, args = (0))]
+#[bench::pol3c(setup = compile_workload, args = (1))]
+#[bench::pol3n(setup = compile_workload, args = (2))]
+#[bench::pol3c_body(setup = compile_workload, args = (3))]
+#[bench::seed(setup = compile_workload, args = (4))]
+#[bench::pol8c_basaltic(setup = compile_workload, args = (5))]
+#[bench::pol8n_basaltic(setup = compile_workload, args = (6))]
+#[bench::pol8c_stream(setup = compile_workload, args = (7))]
+fn compile_policy_text(w: &'static CompileWorkload) -> usize {
+    // The filter is dropped inside the measurement, as a caller that adds it to a set drops it.
+    black_box(compile_text(w.dialect, black_box(&w.text), &w.options))
+        .map_or(0, |f| f.program().code().len())
+}
+
+library_benchmark_group!(name = compile; benchmarks = compile_policy_text);
 library_benchmark_group!(name = sets; benchmarks = set_100_messages, set_from_bytes_100_messages, one_by_one_1_message);
 
 main!(
     config = LibraryBenchmarkConfig::default().pass_through_env("FILTERVM_BENCH_DATA");
-    library_benchmark_groups = single, boundary, sets
+    library_benchmark_groups = single, boundary, sets, compile
 );

@@ -22,6 +22,11 @@
 //!   `pol10k_*`: the 10k policies as one body-scope `SubscriptionSet` from raw attrs lines.
 //!   `headers_1c`: one clause (`event in [...]`) over 8 borrowed `(&str, &str)` headers, the
 //!   lookup included (`filtervm_headers`), against the same check written by hand (`hand`).
+//! - `compile/<workload>/compile_text`: policy text to a filter (`compile_text`, the filter
+//!   dropped inside the timing), on `filtervm_bench::compile_workloads`. `compile/set_add/*`:
+//!   compiling a `pol10k_exact` policy (body scope) and adding it to a `PolicySet`, then removing
+//!   it, with the set empty (`empty`) and holding the other 9,999 (`of_10k`): the two stay alike
+//!   when adding costs in proportion to the policy, not the set.
 //!
 //! A peer that panics or disagrees with filtervm on a workload is reported "peer failed" and left
 //! out; the run goes on. `scripts/bench.sh` runs this and writes `BENCHMARKS.md`.
@@ -33,10 +38,10 @@ use cel_interpreter::{Context, Program as CelProgram, Value as CelValue};
 use criterion::{Criterion, criterion_group, criterion_main};
 use filtervm_bench::{
     HandBound, PASSING_HEADERS, Single, attributes, body_scope, body_single, cel, cityfeat_event,
-    cityfeat_filters, decode, hand, hand_headers, header_filter, lines, parts, reference_message,
-    single_event, single_message, singles,
+    cityfeat_filters, compile_workloads, decode, hand, hand_headers, header_filter, lines, parts,
+    reference_message, single_event, single_message, singles,
 };
-use filtervm_compiler::{Dialect, Evaluator, compile};
+use filtervm_compiler::{Dialect, Evaluator, compile, compile_text};
 use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::Bindings;
 use quamina::Quamina;
@@ -556,5 +561,38 @@ fn e2e_bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, singles_bench, sets_bench, e2e_bench);
+/// Policy text to filter, and adding to a set.
+fn compile_bench(c: &mut Criterion) {
+    let mut c = configure(c);
+    for w in compile_workloads() {
+        let mut group = c.benchmark_group(format!("compile/{}", w.name));
+        group.bench_function("compile_text", |b| {
+            b.iter(|| compile_text(w.dialect, black_box(&w.text), &w.options).is_ok())
+        });
+        group.finish();
+    }
+    let policies = lines("pol10k_exact", usize::MAX);
+    let last = policies.len() as u64 - 1;
+    let text = policies.last().expect("policies").clone();
+    let mut empty = PolicySet::new();
+    let mut full = PolicySet::new();
+    for (i, l) in policies.iter().enumerate().take(policies.len() - 1) {
+        let f = compile_text(Dialect::Sns, l, &body_scope()).expect("compiles");
+        full.add(i as u64, &f).expect("adds");
+    }
+    let mut group = c.benchmark_group("compile/set_add");
+    for (name, set) in [("empty", &mut empty), ("of_10k", &mut full)] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let f =
+                    compile_text(Dialect::Sns, black_box(&text), &body_scope()).expect("compiles");
+                set.add(last, &f).expect("adds");
+                set.remove(last)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, singles_bench, sets_bench, e2e_bench, compile_bench);
 criterion_main!(benches);

@@ -690,17 +690,55 @@ mod json_text {
 pub mod pointer {
     /// Escapes one reference token (`~` → `~0`, `/` → `~1`).
     pub fn escape(token: &str) -> String {
-        token.replace('~', "~0").replace('/', "~1")
+        let mut out = String::with_capacity(token.len());
+        push_escaped(&mut out, token);
+        out
     }
 
-    /// `base` extended by one token.
+    /// Appends `token` escaped to `out`.
+    fn push_escaped(out: &mut String, token: &str) {
+        let mut rest = token;
+        while let Some(at) = rest.find(['~', '/']) {
+            let (plain, special) = rest.split_at(at);
+            out.push_str(plain);
+            out.push_str(if special.starts_with('~') { "~0" } else { "~1" });
+            rest = special.get(1..).unwrap_or("");
+        }
+        out.push_str(rest);
+    }
+
+    /// `base` extended by one token. Pointers are built for every member of a policy (they are
+    /// the IR's origins), so this allocates once.
     pub fn push(base: &str, token: &str) -> String {
-        format!("{base}/{}", escape(token))
+        let mut out = String::with_capacity(base.len() + 1 + token.len());
+        out.push_str(base);
+        out.push('/');
+        push_escaped(&mut out, token);
+        out
     }
 
-    /// `base` extended by an array index.
+    /// `base` extended by an array index (allocates once).
     pub fn index(base: &str, i: usize) -> String {
-        format!("{base}/{i}")
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        let mut n = i;
+        loop {
+            start -= 1;
+            if let Some(d) = digits.get_mut(start) {
+                // `n % 10` is a digit.
+                *d = b'0' + (n % 10) as u8;
+            }
+            n /= 10;
+            if n == 0 || start == 0 {
+                break;
+            }
+        }
+        let digits = std::str::from_utf8(digits.get(start..).unwrap_or(&[])).unwrap_or("");
+        let mut out = String::with_capacity(base.len() + 1 + digits.len());
+        out.push_str(base);
+        out.push('/');
+        out.push_str(digits);
+        out
     }
 
     /// A pointer as an error's text shows it: `(root)` for `""`, and each reference token
@@ -735,7 +773,13 @@ pub mod pointer {
         #[test]
         fn escapes_tokens() {
             assert_eq!(super::push("", "a/b~c"), "/a~1b~0c");
+            assert_eq!(super::push("/p", "~~//"), "/p/~0~0~1~1");
+            assert_eq!(super::push("/p", "é/"), "/p/é~1");
+            assert_eq!(super::escape("x~"), "x~0");
             assert_eq!(super::index("/x", 3), "/x/3");
+            for i in [0, 9, 10, 99, 100, 12345, usize::MAX] {
+                assert_eq!(super::index("", i), format!("/{i}"));
+            }
         }
     }
 }

@@ -439,7 +439,7 @@ pub fn compile_value(
 ) -> Result<Filter, CompileError> {
     check_options(dialect, options)?;
     let lowered = dialect::lower(dialect, policy, options)?;
-    let optimized = opt::optimize(lowered.clone());
+    let optimized = opt::optimize_copy(&lowered);
     let program = generate(&optimized)?;
     Ok(Filter {
         json_body: json_body(options),

@@ -216,7 +216,7 @@ fn pointer_order(a: &str, b: &str) -> Ordering {
 // Constants: subtrees the optimizer folds to true or false.
 
 fn constant(node: &Node) -> Option<bool> {
-    match opt::optimize(node.clone()).kind {
+    match opt::optimize_copy(node).kind {
         NodeKind::True => Some(true),
         NodeKind::False => Some(false),
         _ => None,

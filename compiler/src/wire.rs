@@ -181,7 +181,7 @@ impl Filter {
         let Some(lowered) = meta.ir else {
             return Ok(Filter::loaded(options, decoded.program));
         };
-        let optimized = crate::opt::optimize(lowered.clone());
+        let optimized = crate::opt::optimize_copy(&lowered);
         let regenerated = crate::codegen::generate(&optimized)
             .map_err(|e| LoadError::Metadata(format!("the IR does not compile: {e}")))?;
         if regenerated.to_bytes_with_metadata(decoded.metadata) != bytes {

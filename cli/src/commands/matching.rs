@@ -1,12 +1,15 @@
 //! `filtervm match`: one message per line; a bad line is reported and skipped; grep-like output
 //! modes and exit status.
 
+use super::batches::{self, Batch, judge_in_order};
 use super::input::{DEFAULT_MAX_LINE_BYTES, Input, Line};
 use super::output::{Stderr, Stdout};
 use super::progress::Progress;
 use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, PolicyArgs, load_program, print_errors};
 use clap::Args;
 use filtervm_compiler::{ErrorCode, Evaluator, Filter, read_messages};
+use std::io::Write as _;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -46,6 +49,10 @@ pub(super) struct MatchArgs {
     /// options travel with it).
     #[arg(long, conflicts_with_all = ["dialect", "policy", "filter", "options"])]
     program: Option<PathBuf>,
+    /// Worker threads (default: every core). The output is in input order whatever the number;
+    /// 1 judges every line on the main thread.
+    #[arg(long, short = 'j', value_name = "N")]
+    threads: Option<NonZeroUsize>,
 }
 
 /// What `match` prints.
@@ -158,6 +165,10 @@ impl From<filtervm_compiler::MessageError> for LineError {
 /// Runs `filtervm match`: exit 0 when some line was selected, 1 when none was, 2 when a line could
 /// not be read (every other line is still judged and counted) or the policy is invalid. A closed
 /// standard output ends the run early and quietly.
+///
+/// The input is read in batches of lines ([`super::batches`]), judged by `--threads` workers
+/// (each with its own [`Evaluator`], all through [`verdict`]) and written in input order, so the
+/// output is the same whatever the number of threads.
 pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
     if args.policy.reads_stdin() && args.messages.as_deref().is_none_or(super::is_stdin) {
         return Err(Failure::usage(
@@ -178,102 +189,46 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
             }
         }
     };
-    let output = if args.only_matching {
-        Output::Lines
-    } else if args.count {
-        Output::Count
-    } else {
-        Output::Verdicts
+    let settings = Settings {
+        output: if args.only_matching {
+            Output::Lines
+        } else if args.count {
+            Output::Count
+        } else {
+            Output::Verdicts
+        },
+        json: args.json,
+        invert: args.invert,
+        max_line_bytes: args.max_line_bytes,
     };
-    let mut input = Input::open(args.messages.as_deref(), args.max_line_bytes)?;
+    let input = Input::open(args.messages.as_deref(), args.max_line_bytes)?;
     let name = input.name.clone();
     let mut progress = Progress::new("match", input.size);
+    let mut reader = input.batches();
     let mut out = Stdout::new();
-    let mut evaluator = Evaluator::new();
-    let (mut number, mut messages, mut selected, mut bad) = (0u64, 0u64, 0u64, 0u64);
-    loop {
-        let line = input.lines.next().map_err(|e| {
-            progress.clear();
-            Failure::error(format!("{name}: read error after line {number}: {e}"))
-        })?;
-        let (content, terminator) = match line {
-            None => break,
-            Some(Line::Whole {
-                content,
-                terminator,
-            }) => (content, terminator),
-            Some(Line::TooLong { bytes }) => {
-                number += 1;
-                let error = LineError::too_long(bytes, args.max_line_bytes);
-                messages += 1;
-                bad += 1;
-                report(
-                    &mut out, &progress, &name, number, &error, output, args.json,
-                )?;
-                progress.line(input.lines.consumed());
-                continue;
-            }
-        };
-        number += 1;
-        if content.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        messages += 1;
-        match verdict(&mut evaluator, &filter, content) {
-            Ok(verdicts) => {
-                let chosen = verdicts.selected(args.invert);
-                selected += u64::from(chosen);
-                match output {
-                    Output::Count => {}
-                    // The line as read, with its own `\n` or `\r\n`; a last line without one
-                    // gets `\n` (like grep).
-                    Output::Lines if chosen => {
-                        out.write_bytes(content)?;
-                        out.write_bytes(if terminator.is_empty() {
-                            b"\n"
-                        } else {
-                            terminator
-                        })?;
-                    }
-                    Output::Lines => {}
-                    Output::Verdicts => {}
-                }
-                match &verdicts {
-                    Verdicts::One(_) if output == Output::Verdicts => {
-                        if args.json {
-                            writeln!(out, "{{\"line\":{number},\"match\":{chosen}}}")?;
-                        } else {
-                            writeln!(out, "{}", if chosen { "match" } else { "no-match" })?;
-                        }
-                    }
-                    Verdicts::One(_) => {}
-                    Verdicts::Events(events) => {
-                        let event = Event {
-                            out: &mut out,
-                            progress: &progress,
-                            name: &name,
-                            number,
-                            output,
-                            args: &args,
-                        };
-                        bad += event.report(events)?;
-                    }
-                }
-            }
-            Err(error) => {
-                bad += 1;
-                report(
-                    &mut out, &progress, &name, number, &error, output, args.json,
-                )?;
-            }
-        }
-        progress.line(input.lines.consumed());
-        if out.is_closed() {
-            break;
-        }
+    let mut totals = Judged::default();
+    let read_error = judge_in_order(
+        &mut reader,
+        batches::threads(args.threads),
+        Evaluator::new,
+        |evaluator, batch| judge(evaluator, &filter, batch, &settings),
+        |judged| write(&mut out, &mut progress, &name, judged, &mut totals),
+    )?;
+    if let Some(e) = read_error {
+        progress.clear();
+        return Err(Failure::error(format!(
+            "{name}: read error after line {}: {e}",
+            totals.last_line
+        )));
     }
-    if output == Output::Count {
-        if args.json {
+    let Judged {
+        messages,
+        selected,
+        bad,
+        ..
+    } = totals;
+    if settings.output == Output::Count {
+        if settings.json {
             writeln!(
                 out,
                 "{{\"lines\":{messages},\"matched\":{selected},\"errors\":{bad}}}"
@@ -300,84 +255,189 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
     }))
 }
 
-/// Where the events of a batch line are reported.
-struct Event<'a> {
-    out: &'a mut Stdout,
-    progress: &'a Progress,
-    name: &'a str,
-    number: u64,
+/// How `match` judges and prints lines.
+struct Settings {
     output: Output,
-    args: &'a MatchArgs,
+    json: bool,
+    invert: bool,
+    max_line_bytes: u64,
 }
 
-impl Event<'_> {
-    /// Prints a batch line's verdicts, one per event with its index (`match (event 0)`, or
-    /// `{"line", "event", "match"}`), and reports its events that could not be judged like bad
-    /// lines (`NAME:LINE: event I: reason`); returns 1 when there were some (the line counts as
-    /// one error), else 0.
-    fn report(self, events: &[Result<bool, LineError>]) -> Result<u64, Failure> {
-        let (number, json) = (self.number, self.args.json);
-        let mut errors = 0;
-        for (index, event) in events.iter().enumerate() {
-            match event {
-                Ok(matched) if self.output == Output::Verdicts => {
-                    let chosen = *matched != self.args.invert;
-                    if json {
-                        writeln!(
-                            self.out,
-                            "{{\"line\":{number},\"event\":{index},\"match\":{chosen}}}"
-                        )?;
-                    } else {
-                        let verdict = if chosen { "match" } else { "no-match" };
-                        writeln!(self.out, "{verdict} (event {index})")?;
-                    }
-                }
-                Ok(_) => {}
-                Err(error) => {
-                    errors = 1;
-                    self.out.flush()?;
-                    let name = self.name;
-                    self.progress.suspend(|| {
-                        writeln!(Stderr, "{name}:{number}: event {index}: {}", error.message)
-                    });
-                    if self.output == Output::Verdicts {
-                        if json {
-                            let line = format!(
-                                "{{\"line\":{number},\"event\":{index},\"error\":{}}}",
-                                error.to_json()
-                            );
-                            writeln!(self.out, "{line}")?;
+/// What a batch of lines came to: its standard output, the reports for standard error (each
+/// with the length of the output written before it, so the two streams interleave as they
+/// would line by line), and its counts.
+#[derive(Debug, Default)]
+struct Judged {
+    out: Vec<u8>,
+    /// `(bytes of out before it, line number, message)`.
+    reports: Vec<(usize, u64, String)>,
+    /// Lines judged (blank lines are not messages).
+    messages: u64,
+    /// Lines selected.
+    selected: u64,
+    /// Lines that could not be judged.
+    bad: u64,
+    /// The number of the batch's last line.
+    last_line: u64,
+    /// Input bytes read up to the end of the batch.
+    consumed: u64,
+}
+
+/// Judges the lines of `batch` with `filter`.
+fn judge(evaluator: &mut Evaluator, filter: &Filter, batch: &Batch, settings: &Settings) -> Judged {
+    let mut judged = Judged {
+        consumed: batch.consumed,
+        ..Judged::default()
+    };
+    for (number, line) in batch.lines() {
+        judged.last_line = number;
+        let (content, terminator) = match line {
+            Line::Whole {
+                content,
+                terminator,
+            } => (content, terminator),
+            Line::TooLong { bytes } => {
+                let error = LineError::too_long(bytes, settings.max_line_bytes);
+                judged.messages += 1;
+                report(&mut judged, number, &error, settings);
+                continue;
+            }
+        };
+        if content.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        judged.messages += 1;
+        match verdict(evaluator, filter, content) {
+            Ok(verdicts) => {
+                let chosen = verdicts.selected(settings.invert);
+                judged.selected += u64::from(chosen);
+                let out = &mut judged.out;
+                match settings.output {
+                    Output::Count => {}
+                    // The line as read, with its own `\n` or `\r\n`; a last line without one
+                    // gets `\n` (like grep).
+                    Output::Lines if chosen => {
+                        out.extend_from_slice(content);
+                        out.extend_from_slice(if terminator.is_empty() {
+                            b"\n"
                         } else {
-                            writeln!(self.out, "error (event {index})")?;
+                            terminator
+                        });
+                    }
+                    Output::Lines => {}
+                    Output::Verdicts => match &verdicts {
+                        Verdicts::One(_) if settings.json => {
+                            let _ = writeln!(out, "{{\"line\":{number},\"match\":{chosen}}}");
                         }
+                        Verdicts::One(_) => {
+                            out.extend_from_slice(if chosen { b"match\n" } else { b"no-match\n" });
+                        }
+                        Verdicts::Events(_) => {}
+                    },
+                }
+                if let Verdicts::Events(events) = &verdicts {
+                    report_events(&mut judged, number, events, settings);
+                }
+            }
+            Err(error) => report(&mut judged, number, &error, settings),
+        }
+    }
+    judged
+}
+
+/// Records a batch line's events: one verdict per event with its index (`match (event 0)`, or
+/// `{"line", "event", "match"}`), and the events that could not be judged as reports
+/// (`NAME:LINE: event I: reason`); a line with such events counts as one error.
+fn report_events(
+    judged: &mut Judged,
+    number: u64,
+    events: &[Result<bool, LineError>],
+    settings: &Settings,
+) {
+    let mut errors = false;
+    for (index, event) in events.iter().enumerate() {
+        match event {
+            Ok(matched) if settings.output == Output::Verdicts => {
+                let chosen = *matched != settings.invert;
+                if settings.json {
+                    let _ = writeln!(
+                        judged.out,
+                        "{{\"line\":{number},\"event\":{index},\"match\":{chosen}}}"
+                    );
+                } else {
+                    let verdict = if chosen { "match" } else { "no-match" };
+                    let _ = writeln!(judged.out, "{verdict} (event {index})");
+                }
+            }
+            Ok(_) => {}
+            Err(error) => {
+                errors = true;
+                judged.reports.push((
+                    judged.out.len(),
+                    number,
+                    format!("event {index}: {}", error.message),
+                ));
+                if settings.output == Output::Verdicts {
+                    if settings.json {
+                        let _ = writeln!(
+                            judged.out,
+                            "{{\"line\":{number},\"event\":{index},\"error\":{}}}",
+                            error.to_json()
+                        );
+                    } else {
+                        let _ = writeln!(judged.out, "error (event {index})");
                     }
                 }
             }
         }
-        Ok(errors)
+    }
+    judged.bad += u64::from(errors);
+}
+
+/// Records a line that could not be judged: `NAME:LINE: reason` for standard error, and in the
+/// verdict output an `error` line (or `{"line", "error"}`).
+fn report(judged: &mut Judged, number: u64, error: &LineError, settings: &Settings) {
+    judged.bad += 1;
+    judged
+        .reports
+        .push((judged.out.len(), number, error.message.clone()));
+    if settings.output == Output::Verdicts {
+        if settings.json {
+            let _ = writeln!(
+                judged.out,
+                "{{\"line\":{number},\"error\":{}}}",
+                error.to_json()
+            );
+        } else {
+            judged.out.extend_from_slice(b"error\n");
+        }
     }
 }
 
-/// Reports a line that could not be judged: `NAME:LINE: reason` on standard error, and in the
-/// verdict output an `error` line (or `{"line", "error"}`).
-fn report(
+/// Writes a judged batch (its output, its reports on standard error in their places) and adds
+/// up its counts; false once standard output is closed (stop reading).
+fn write(
     out: &mut Stdout,
-    progress: &Progress,
+    progress: &mut Progress,
     name: &str,
-    number: u64,
-    error: &LineError,
-    output: Output,
-    json: bool,
-) -> Result<(), Failure> {
-    out.flush()?;
-    progress.suspend(|| writeln!(Stderr, "{name}:{number}: {}", error.message));
-    if output == Output::Verdicts {
-        if json {
-            let line = format!("{{\"line\":{number},\"error\":{}}}", error.to_json());
-            writeln!(out, "{line}")?;
-        } else {
-            writeln!(out, "error")?;
+    judged: Judged,
+    totals: &mut Judged,
+) -> Result<bool, Failure> {
+    let mut written = 0;
+    for (at, number, message) in &judged.reports {
+        out.write_bytes(judged.out.get(written..*at).unwrap_or_default())?;
+        written = *at;
+        out.flush()?;
+        if out.is_closed() {
+            break;
         }
+        progress.suspend(|| writeln!(Stderr, "{name}:{number}: {message}"));
     }
-    Ok(())
+    out.write_bytes(judged.out.get(written..).unwrap_or_default())?;
+    totals.messages += judged.messages;
+    totals.selected += judged.selected;
+    totals.bad += judged.bad;
+    totals.last_line = judged.last_line;
+    progress.lines(judged.messages, judged.consumed);
+    Ok(!out.is_closed())
 }
