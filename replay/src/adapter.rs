@@ -13,7 +13,7 @@
 
 use filtervm_compiler::{
     CompileError, Dialect, ErrorCode, Evaluator, Filter, GroupMessage, Options, SetScratch,
-    SnsScope, SubscriptionSet, compile_text,
+    SubscriptionSet, compile_text,
 };
 use filtervm_vm::message::{Attribute, AttributeType, Header, Message};
 use std::collections::HashMap;
@@ -123,37 +123,8 @@ impl fmt::Display for MessageError {
     }
 }
 
-/// The part of a message a filter reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MessagePart {
-    /// Typed attributes (`basaltic`, `sns` in attribute scope).
-    Attributes,
-    /// Headers, each with one or more values (`stream`, `expr`).
-    Headers,
-    /// A JSON document (`sns` in body scope: the published body; `eventgrid`: the event).
-    Body,
-}
-
-impl MessagePart {
-    /// The part a filter compiled with `options` reads.
-    fn of(options: &Options) -> MessagePart {
-        match options {
-            Options::Sns(o) if o.scope == SnsScope::MessageBody => MessagePart::Body,
-            Options::Sns(_) | Options::Basaltic => MessagePart::Attributes,
-            Options::EventGrid(_) => MessagePart::Body,
-            Options::Stream | Options::Expr(_) => MessagePart::Headers,
-        }
-    }
-
-    /// How the part is named in errors.
-    pub fn name(self) -> &'static str {
-        match self {
-            MessagePart::Attributes => "attributes",
-            MessagePart::Headers => "headers",
-            MessagePart::Body => "a JSON body",
-        }
-    }
-}
+/// The part of a message a filter reads: the library's own.
+pub use filtervm_compiler::MessagePart;
 
 /// One named value of a message given as a map or struct cell (an attribute or a header).
 #[derive(Debug, Clone, PartialEq, Eq)]
