@@ -24,7 +24,7 @@
 //!   lookup included (`filtervm_headers`), against the same check written by hand (`hand`).
 //! - `compile/<workload>/compile_text`: policy text to a filter (`compile_text`, the filter
 //!   dropped inside the timing), on `filtervm_bench::compile_workloads`. `compile/set_add/*`:
-//!   compiling a `pol10k_exact` policy (body scope) and adding it to a `PolicySet`, then removing
+//!   compiling a `pol10k_exact` policy (body scope) and adding it to a `SubscriptionSet`, then removing
 //!   it, with the set empty (`empty`) and holding the other 9,999 (`of_10k`): the two stay alike
 //!   when adding costs in proportion to the policy, not the set.
 //!
@@ -574,11 +574,11 @@ fn compile_bench(c: &mut Criterion) {
     let policies = lines("pol10k_exact", usize::MAX);
     let last = policies.len() as u64 - 1;
     let text = policies.last().expect("policies").clone();
-    let mut empty = PolicySet::new();
-    let mut full = PolicySet::new();
+    let mut empty = SubscriptionSet::new();
+    let mut full = SubscriptionSet::new();
     for (i, l) in policies.iter().enumerate().take(policies.len() - 1) {
         let f = compile_text(Dialect::Sns, l, &body_scope()).expect("compiles");
-        full.add(i as u64, &f).expect("adds");
+        full.insert(i as u64, &f).expect("adds");
     }
     let mut group = c.benchmark_group("compile/set_add");
     for (name, set) in [("empty", &mut empty), ("of_10k", &mut full)] {
@@ -586,8 +586,8 @@ fn compile_bench(c: &mut Criterion) {
             b.iter(|| {
                 let f =
                     compile_text(Dialect::Sns, black_box(&text), &body_scope()).expect("compiles");
-                set.add(last, &f).expect("adds");
-                set.remove(last)
+                set.insert(last, &f).expect("adds");
+                set.remove(&last)
             })
         });
     }

@@ -72,7 +72,9 @@ fn expr(rng: &mut Rng, depth: usize) -> serde_json::Value {
     match rng.below(3) {
         0 => json!({"op": "NOT", "exp": [expr(rng, depth - 1)]}),
         n => {
-            let children: Vec<_> = (0..1 + rng.below(3)).map(|_| expr(rng, depth - 1)).collect();
+            let children: Vec<_> = (0..1 + rng.below(3))
+                .map(|_| expr(rng, depth - 1))
+                .collect();
             json!({"op": if n == 1 { "AND" } else { "OR" }, "exp": children})
         }
     }
@@ -109,7 +111,10 @@ fn sns(rng: &mut Rng, depth: usize) -> serde_json::Value {
     for _ in 0..1 + rng.below(3) {
         let key = rng.pick(&KEYS);
         if depth > 0 && rng.below(4) == 0 {
-            policy.insert("$or".into(), json!([sns(rng, depth - 1), sns(rng, depth - 1)]));
+            policy.insert(
+                "$or".into(),
+                json!([sns(rng, depth - 1), sns(rng, depth - 1)]),
+            );
             continue;
         }
         let alternatives: Vec<_> = (0..1 + rng.below(3))
@@ -187,10 +192,16 @@ fn main() {
     for i in 0..1000 {
         let policy = expr(&mut rng, 5).to_string();
         let _ = writeln!(out, "== random expr {i} {policy}");
-        show(&mut out, compile_text(Dialect::Expr, &policy, &Dialect::Expr.into()));
+        show(
+            &mut out,
+            compile_text(Dialect::Expr, &policy, &Dialect::Expr.into()),
+        );
         let policy = stream(&mut rng);
         let _ = writeln!(out, "== random stream {i} {policy}");
-        show(&mut out, compile_text(Dialect::Stream, &policy, &Options::Stream));
+        show(
+            &mut out,
+            compile_text(Dialect::Stream, &policy, &Options::Stream),
+        );
         let policy = sns(&mut rng, 2).to_string();
         let _ = writeln!(out, "== random sns {i} {policy}");
         show(&mut out, compile_text(Dialect::Sns, &policy, &body));

@@ -183,7 +183,10 @@ mod counting {
         loop {
             let start = (next + layout.align() - 1) & !(layout.align() - 1);
             let end = start + layout.size();
-            assert!(end <= BUMP_END.load(Ordering::Relaxed), "bump region exhausted");
+            assert!(
+                end <= BUMP_END.load(Ordering::Relaxed),
+                "bump region exhausted"
+            );
             match BUMP_NEXT.compare_exchange_weak(next, end, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => return Some(start as *mut u8),
                 Err(now) => next = now,
@@ -216,7 +219,9 @@ mod counting {
         }
         unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-            if in_bump(ptr) || (BUMP_NEXT.load(Ordering::Relaxed) != 0 && BUMPING.load(Ordering::Relaxed)) {
+            if in_bump(ptr)
+                || (BUMP_NEXT.load(Ordering::Relaxed) != 0 && BUMPING.load(Ordering::Relaxed))
+            {
                 let new = Layout::from_size_align(new_size, layout.align()).expect("layout");
                 // SAFETY: a non-zero size (the caller's contract).
                 let Some(p) = bumped(new).or_else(|| Some(unsafe { System.alloc(new) })) else {

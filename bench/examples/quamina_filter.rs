@@ -15,7 +15,8 @@ fn main() {
     };
     let pattern = std::fs::read_to_string(pattern).expect("the pattern file");
     let mut q = quamina::Quamina::<u64>::new();
-    q.add_pattern(1, pattern.trim()).expect("quamina takes the pattern");
+    q.add_pattern(1, pattern.trim())
+        .expect("quamina takes the pattern");
     let file = std::fs::File::open(path).expect("the input file");
     let mut input = BufReader::with_capacity(1 << 16, file);
     let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
