@@ -234,10 +234,20 @@ if peer_failures:
     for p in peer_failures:
         w(f"- {p}")
     w("")
-# The bindings' section is measured by its own commands (written in it) and carried over as is.
-BINDINGS = "## Python and C bindings"
+# Sections measured by hand, with the commands written in them, are carried over as they are.
+HAND_WRITTEN = [
+    "## `filtervm route` throughput",
+    "## Compile",
+    "## `filtervm match` on a large file",
+    "## Python and C bindings",
+]
 if os.path.exists(TARGET):
     previous = open(TARGET).read()
-    if BINDINGS in previous:
-        lines.append(previous[previous.index(BINDINGS):].rstrip("\n"))
-open(TARGET, "w").write("\n".join(lines) + "\n")
+    for heading in HAND_WRITTEN:
+        start = previous.find("\n" + heading)
+        if start < 0:
+            continue
+        end = previous.find("\n## ", start + 1)
+        lines.append(previous[start + 1:end if end >= 0 else len(previous)].rstrip("\n"))
+        lines.append("")
+open(TARGET, "w").write("\n".join(lines).rstrip("\n") + "\n")

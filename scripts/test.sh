@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, unit/integration/doc tests, and every conformance vector
-# through both the VM and the reference interpreter. Run from anywhere; exits non-zero on any failure.
+# The whole test suite: formatting, lints, documentation links, unit/integration/doc tests, and
+# every conformance vector through both the VM and the reference interpreter. Run from anywhere;
+# exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== cargo doc (warnings denied: every intra-doc link resolves)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace
 echo "== cargo test"
 cargo test --workspace
 echo "== conformance vectors ($DIALECTS)"

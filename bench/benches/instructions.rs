@@ -1,6 +1,6 @@
 //! Instruction counts (iai-callgrind): one policy evaluated on a message already bound to it,
 //! binding measured on its own, whole paths from what the broker holds (raw JSON bytes, borrowed
-//! headers) to the verdict, and sets. Budgets (issue "Performance"): ≤ 60 instructions for one
+//! headers) to the verdict, sets, and compiling policy text (`compile_text`). Budgets (issue "Performance"): ≤ 60 instructions for one
 //! clause, ≤ 150 for three, ≤ 400 for eight, on a bound message.
 //!
 //! Run: `cargo bench --manifest-path bench/Cargo.toml --bench instructions` (needs valgrind and
@@ -9,11 +9,12 @@
 #![allow(missing_docs, clippy::expect_used)]
 
 use filtervm_bench::{
-    HandBound, PASSING_HEADERS, Single, attributes, body_single, branch_free, decode, hand,
-    hand_headers, header_filter, lines, passing_event_bytes, single_event, single_message, singles,
+    CompileWorkload, HandBound, PASSING_HEADERS, Single, attributes, body_single, branch_free,
+    compile_workloads, decode, hand, hand_headers, header_filter, lines, passing_event_bytes,
+    single_event, single_message, singles,
 };
-use filtervm_compiler::set::{PolicySet, SetMatcher};
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile};
+use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text};
+use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::{Bindings, Bound};
 use filtervm_vm::message::Message;
 use iai_callgrind::{LibraryBenchmarkConfig, library_benchmark, library_benchmark_group, main};
@@ -302,9 +303,9 @@ fn headers_3c_by_hand() -> bool {
 const SET_MESSAGES: usize = 100;
 
 struct Set {
-    set: PolicySet,
+    set: SubscriptionSet<u64>,
     filters: Vec<Filter>,
-    matcher: SetMatcher,
+    matcher: SetScratch,
     evaluator: Evaluator,
     messages: Vec<Message>,
 }
@@ -317,29 +318,35 @@ fn set_of(name: &str) -> &'static mut Set {
             compile(Dialect::Sns, &p, &Dialect::Sns.into()).expect("compiles")
         })
         .collect();
-    let mut set = PolicySet::new();
+    let mut set = SubscriptionSet::new();
     for (i, f) in filters.iter().enumerate() {
-        set.add(i as u64, f).expect("adds");
+        set.insert(i as u64, f).expect("adds");
     }
     let messages: Vec<Message> = lines("attrs", SET_MESSAGES)
         .iter()
         .map(|l| attributes(&serde_json::from_str(l).expect("message")))
         .collect();
-    let mut matcher = SetMatcher::new();
+    let mut matcher = SetScratch::new();
     // Warm the buffers as a broker's long-lived matcher has them.
     for m in &messages {
-        matcher.matching(&set, m);
+        set.matching(&mut matcher, &filtervm_bench::parts(m));
+    }
+    // And each filter, as one evaluated message after message has it: its key table's binding
+    // caches are built on its first message.
+    let mut evaluator = Evaluator::new();
+    for f in &filters {
+        evaluator.matches(f, &messages[0]);
     }
     leak(Set {
         set,
         filters,
         matcher,
-        evaluator: Evaluator::new(),
+        evaluator,
         messages,
     })
 }
 
-// `PolicySet` matching (binding included) of 100 messages; divide by 100.
+// `SubscriptionSet` matching (binding included) of 100 messages; divide by 100.
 #[library_benchmark]
 #[bench::pol10k_exact(setup = set_of, args = ("pol10k_exact"))]
 #[bench::pol10k_num(setup = set_of, args = ("pol10k_num"))]
@@ -347,33 +354,37 @@ fn set_of(name: &str) -> &'static mut Set {
 fn set_100_messages(s: &'static mut Set) -> usize {
     let mut n = 0;
     for m in &s.messages {
-        n += s.matcher.matching(&s.set, m).len();
+        n += s
+            .set
+            .matching(&mut s.matcher, &filtervm_bench::parts(m))
+            .len();
     }
     black_box(n)
 }
 
 /// A set of body-scope filters and raw JSON lines.
 struct BytesSet {
-    set: PolicySet,
-    matcher: SetMatcher,
+    set: SubscriptionSet<u64>,
+    matcher: SetScratch,
     lines: Vec<Vec<u8>>,
 }
 
 fn bytes_set_of(name: &str) -> &'static mut BytesSet {
     let body = filtervm_bench::body_scope();
-    let mut set = PolicySet::new();
+    let mut set = SubscriptionSet::new();
     for (i, l) in lines(name, usize::MAX).iter().enumerate() {
         let p: serde_json::Value = serde_json::from_str(l).expect("policy");
         let f = compile(Dialect::Sns, &p, &body).expect("compiles");
-        set.add(i as u64, &f).expect("adds");
+        set.insert(i as u64, &f).expect("adds");
     }
     let lines: Vec<Vec<u8>> = lines("attrs", SET_MESSAGES)
         .into_iter()
         .map(String::into_bytes)
         .collect();
-    let mut matcher = SetMatcher::new();
+    let mut matcher = SetScratch::new();
     for l in &lines {
-        matcher.matching_bytes(&set, l).expect("JSON");
+        set.try_matching(&mut matcher, &MessageParts::body(l))
+            .expect("JSON");
     }
     leak(BytesSet {
         set,
@@ -382,14 +393,17 @@ fn bytes_set_of(name: &str) -> &'static mut BytesSet {
     })
 }
 
-// `PolicySet` (SNS body scope) from raw JSON lines, 100 messages; divide by 100.
+// `SubscriptionSet` (SNS body scope) from raw JSON lines, 100 messages; divide by 100.
 #[library_benchmark]
 #[bench::pol10k_exact(setup = bytes_set_of, args = ("pol10k_exact"))]
 #[bench::pol10k_num(setup = bytes_set_of, args = ("pol10k_num"))]
 fn set_from_bytes_100_messages(s: &'static mut BytesSet) -> usize {
     let mut n = 0;
     for l in &s.lines {
-        n += s.matcher.matching_bytes(&s.set, l).map_or(0, <[u64]>::len);
+        n += s
+            .set
+            .try_matching(&mut s.matcher, &MessageParts::body(l))
+            .map_or(0, |m| m.len());
     }
     black_box(n)
 }
@@ -411,9 +425,38 @@ library_benchmark_group!(
     benchmarks = bytes_to_verdict, headers_to_verdict, headers_by_hand, headers_last_to_verdict,
         headers_last_by_hand, headers_3c_to_verdict, headers_3c_by_hand
 );
+/// A compile workload (by index into `compile_workloads`).
+fn compile_workload(index: usize) -> &'static CompileWorkload {
+    let w = leak(
+        compile_workloads()
+            .into_iter()
+            .nth(index)
+            .expect("workload"),
+    );
+    // Warm the allocator the way a running broker has it.
+    assert!(compile_text(w.dialect, &w.text, &w.options).is_ok());
+    w
+}
+
+#[library_benchmark]
+#[bench::pol1c(setup = compile_workload, args = (0))]
+#[bench::pol3c(setup = compile_workload, args = (1))]
+#[bench::pol3n(setup = compile_workload, args = (2))]
+#[bench::pol3c_body(setup = compile_workload, args = (3))]
+#[bench::seed(setup = compile_workload, args = (4))]
+#[bench::pol8c_basaltic(setup = compile_workload, args = (5))]
+#[bench::pol8n_basaltic(setup = compile_workload, args = (6))]
+#[bench::pol8c_stream(setup = compile_workload, args = (7))]
+fn compile_policy_text(w: &'static CompileWorkload) -> usize {
+    // The filter is dropped inside the measurement, as a caller that adds it to a set drops it.
+    black_box(compile_text(w.dialect, black_box(&w.text), &w.options))
+        .map_or(0, |f| f.program().code().len())
+}
+
+library_benchmark_group!(name = compile; benchmarks = compile_policy_text);
 library_benchmark_group!(name = sets; benchmarks = set_100_messages, set_from_bytes_100_messages, one_by_one_1_message);
 
 main!(
     config = LibraryBenchmarkConfig::default().pass_through_env("FILTERVM_BENCH_DATA");
-    library_benchmark_groups = single, boundary, sets
+    library_benchmark_groups = single, boundary, sets, compile
 );

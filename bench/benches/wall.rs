@@ -1,5 +1,5 @@
-//! Wall clock (criterion): filtervm against its peers in the same process, and `PolicySet`
-//! against one-by-one evaluation.
+//! Wall clock (criterion): filtervm against its peers in the same process, and a
+//! `SubscriptionSet` against one-by-one evaluation.
 //!
 //! - `single/<workload>/<engine>`: one policy, one message every clause of which runs.
 //!   `filtervm` evaluates the program on the message already bound (binding is
@@ -8,7 +8,7 @@
 //!   flattening is `quamina_flatten`); `cel` executes a compiled CEL program on a prebuilt
 //!   context; `reference` is filtervm's reference interpreter (policy JSON on message JSON).
 //! - `set/<workload>/<engine>`: 10k subscriptions, per message (rotating over 1000 messages):
-//!   `filtervm_set` binds once and matches the whole `PolicySet`; `one_by_one` binds and runs each
+//!   `filtervm_set` binds once and matches the whole `SubscriptionSet`; `one_by_one` binds and runs each
 //!   of the 10k programs; `quamina_match` runs quamina's automaton of the 10k patterns on the
 //!   pre-flattened event.
 //!
@@ -18,10 +18,15 @@
 //!   and runs it; `quamina` is quamina-rs `matches_for_event` on the same bytes. `cityfeat`:
 //!   each feature wrapped as an Event Grid event (`data`), 5 `StringIn` filters on
 //!   `data.properties.MAPBLKLOT` (from `cl_exact`): `filtervm_set_bytes` matches them as one
-//!   `PolicySet` (one read), `filtervm_bytes_each` one by one; `quamina` has the 5 patterns.
-//!   `pol10k_*`: the 10k policies as one body-scope `PolicySet` from raw attrs lines.
+//!   `SubscriptionSet` (one read), `filtervm_bytes_each` one by one; `quamina` has the 5 patterns.
+//!   `pol10k_*`: the 10k policies as one body-scope `SubscriptionSet` from raw attrs lines.
 //!   `headers_1c`: one clause (`event in [...]`) over 8 borrowed `(&str, &str)` headers, the
 //!   lookup included (`filtervm_headers`), against the same check written by hand (`hand`).
+//! - `compile/<workload>/compile_text`: policy text to a filter (`compile_text`, the filter
+//!   dropped inside the timing), on `filtervm_bench::compile_workloads`. `compile/set_add/*`:
+//!   compiling a `pol10k_exact` policy (body scope) and adding it to a `SubscriptionSet`, then removing
+//!   it, with the set empty (`empty`) and holding the other 9,999 (`of_10k`): the two stay alike
+//!   when adding costs in proportion to the policy, not the set.
 //!
 //! A peer that panics or disagrees with filtervm on a workload is reported "peer failed" and left
 //! out; the run goes on. `scripts/bench.sh` runs this and writes `BENCHMARKS.md`.
@@ -33,11 +38,11 @@ use cel_interpreter::{Context, Program as CelProgram, Value as CelValue};
 use criterion::{Criterion, criterion_group, criterion_main};
 use filtervm_bench::{
     HandBound, PASSING_HEADERS, Single, attributes, body_scope, body_single, cel, cityfeat_event,
-    cityfeat_filters, decode, hand, hand_headers, header_filter, lines, reference_message,
-    single_event, single_message, singles,
+    cityfeat_filters, compile_workloads, decode, hand, hand_headers, header_filter, lines, parts,
+    reference_message, single_event, single_message, singles,
 };
-use filtervm_compiler::set::{PolicySet, SetMatcher};
-use filtervm_compiler::{Dialect, Evaluator, compile};
+use filtervm_compiler::{Dialect, Evaluator, compile, compile_text};
+use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::Bindings;
 use quamina::Quamina;
 use quamina::automaton::NfaBuffers;
@@ -260,9 +265,9 @@ fn set(c: &mut Criterion, name: &str) {
         .iter()
         .map(|p| compile(Dialect::Sns, p, &Dialect::Sns.into()).expect("compiles"))
         .collect();
-    let mut set = PolicySet::new();
+    let mut set = SubscriptionSet::new();
     for (i, f) in filters.iter().enumerate() {
-        set.add(i as u64, f).expect("adds");
+        set.insert(i as u64, f).expect("adds");
     }
     let events: Vec<Value> = lines("attrs", 1000)
         .iter()
@@ -273,12 +278,15 @@ fn set(c: &mut Criterion, name: &str) {
 
     // The set agrees with one-by-one evaluation (on a few messages; the differential tests check
     // this at length).
-    let mut matcher = SetMatcher::new();
+    let mut matcher = SetScratch::new();
     let mut evaluator = Evaluator::new();
     let mut expected_counts = Vec::new();
     for m in &messages {
-        let mut got = matcher.matching(&set, m).to_vec();
-        got.sort_unstable();
+        let got: Vec<u64> = set
+            .matching(&mut matcher, &parts(m))
+            .ids()
+            .copied()
+            .collect();
         expected_counts.push(got.len());
         if expected_counts.len() <= 20 {
             let want: Vec<u64> = filters
@@ -297,14 +305,15 @@ fn set(c: &mut Criterion, name: &str) {
     group.bench_function("filtervm_set", |b| {
         b.iter(|| {
             i = (i + 1) % n;
-            matcher.matching(&set, black_box(&messages[i])).len()
+            set.matching(&mut matcher, &parts(black_box(&messages[i])))
+                .len()
         })
     });
     let mut i = 0usize;
     group.bench_function("filtervm_bind", |b| {
         b.iter(|| {
             i = (i + 1) % n;
-            matcher.bind(&set, black_box(&messages[i]))
+            set.bind_only(&mut matcher, &parts(black_box(&messages[i])))
         })
     });
 
@@ -467,11 +476,11 @@ fn e2e_bench(c: &mut Criterion) {
         .iter()
         .map(|(f, _)| compile(Dialect::EventGrid, f, &Dialect::EventGrid.into()).expect("compiles"))
         .collect();
-    let mut set = PolicySet::new();
+    let mut set = SubscriptionSet::new();
     for (i, f) in filters.iter().enumerate() {
-        set.add(i as u64, f).expect("adds");
+        set.insert(i as u64, f).expect("adds");
     }
-    let mut matcher = SetMatcher::new();
+    let mut matcher = SetScratch::new();
     let mut evaluator = Evaluator::new();
     let expected: Vec<usize> = events
         .iter()
@@ -480,7 +489,9 @@ fn e2e_bench(c: &mut Criterion) {
                 .iter()
                 .filter(|f| evaluator.matches_bytes(f, e) == Ok(true))
                 .count();
-            let from_set = matcher.matching_bytes(&set, e).map_or(0, <[u64]>::len);
+            let from_set = set
+                .try_matching(&mut matcher, &MessageParts::body(e))
+                .map_or(0, |m| m.len());
             assert_eq!(one_by_one, from_set, "the set disagrees with one-by-one");
             from_set
         })
@@ -494,9 +505,8 @@ fn e2e_bench(c: &mut Criterion) {
     group.bench_function("filtervm_set_bytes", |b| {
         b.iter(|| {
             i = (i + 1) % n;
-            matcher
-                .matching_bytes(&set, black_box(&events[i]))
-                .map_or(0, <[u64]>::len)
+            set.try_matching(&mut matcher, &MessageParts::body(black_box(&events[i])))
+                .map_or(0, |m| m.len())
         })
     });
     let mut i = 0usize;
@@ -517,21 +527,20 @@ fn e2e_bench(c: &mut Criterion) {
 
     // 10k subscriptions from raw JSON, one set (body scope).
     for name in ["pol10k_exact", "pol10k_num"] {
-        let mut set = PolicySet::new();
+        let mut set = SubscriptionSet::new();
         for (i, l) in lines(name, usize::MAX).iter().enumerate() {
             let p: Value = serde_json::from_str(l).expect("policy");
             let f = compile(Dialect::Sns, &p, &body_scope()).expect("compiles");
-            set.add(i as u64, &f).expect("adds");
+            set.insert(i as u64, &f).expect("adds");
         }
-        let mut matcher = SetMatcher::new();
+        let mut matcher = SetScratch::new();
         let mut group = c.benchmark_group(format!("e2e/{name}"));
         let mut i = 0usize;
         group.bench_function("filtervm_set_bytes", |b| {
             b.iter(|| {
                 i = (i + 1) % n;
-                matcher
-                    .matching_bytes(&set, black_box(&attrs[i]))
-                    .map_or(0, <[u64]>::len)
+                set.try_matching(&mut matcher, &MessageParts::body(black_box(&attrs[i])))
+                    .map_or(0, |m| m.len())
             })
         });
         group.finish();
@@ -552,5 +561,38 @@ fn e2e_bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, singles_bench, sets_bench, e2e_bench);
+/// Policy text to filter, and adding to a set.
+fn compile_bench(c: &mut Criterion) {
+    let mut c = configure(c);
+    for w in compile_workloads() {
+        let mut group = c.benchmark_group(format!("compile/{}", w.name));
+        group.bench_function("compile_text", |b| {
+            b.iter(|| compile_text(w.dialect, black_box(&w.text), &w.options).is_ok())
+        });
+        group.finish();
+    }
+    let policies = lines("pol10k_exact", usize::MAX);
+    let last = policies.len() as u64 - 1;
+    let text = policies.last().expect("policies").clone();
+    let mut empty = SubscriptionSet::new();
+    let mut full = SubscriptionSet::new();
+    for (i, l) in policies.iter().enumerate().take(policies.len() - 1) {
+        let f = compile_text(Dialect::Sns, l, &body_scope()).expect("compiles");
+        full.insert(i as u64, &f).expect("adds");
+    }
+    let mut group = c.benchmark_group("compile/set_add");
+    for (name, set) in [("empty", &mut empty), ("of_10k", &mut full)] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let f =
+                    compile_text(Dialect::Sns, black_box(&text), &body_scope()).expect("compiles");
+                set.insert(last, &f).expect("adds");
+                set.remove(&last)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, singles_bench, sets_bench, e2e_bench, compile_bench);
 criterion_main!(benches);

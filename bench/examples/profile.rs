@@ -7,11 +7,11 @@
 //! - `bytes CLAUSES`: the `pol{CLAUSES}c` body-scope program from the attrs lines' raw bytes
 //!   (read, bind, evaluate);
 //! - `headers`: the one-clause header filter over the 8 borrowed passing headers;
-//! - `set NAME` / `setbytes NAME`: the `NAME` policies (e.g. `pol10k_exact`) as a `PolicySet`,
+//! - `set NAME` / `setbytes NAME`: the `NAME` policies (e.g. `pol10k_exact`) as a `SubscriptionSet`,
 //!   matched against the attrs lines as attributes / as raw SNS bodies (body scope);
 //! - `onebyone NAME`: the same policies evaluated one by one on one message (bind and run each).
 use filtervm_bench::{PASSING_HEADERS, body_single, header_filter, lines, single_message, singles};
-use filtervm_compiler::Evaluator;
+use filtervm_compiler::{Evaluator, MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::Bindings;
 use filtervm_vm::program::Program;
 use std::hint::black_box;
@@ -49,26 +49,25 @@ fn run_headers(filter: &filtervm_compiler::Filter) -> usize {
 }
 
 #[inline(never)]
-fn run_set(
-    set: &filtervm_compiler::set::PolicySet,
-    messages: &[filtervm_vm::message::Message],
-) -> usize {
-    let mut matcher = filtervm_compiler::set::SetMatcher::new();
+fn run_set(set: &SubscriptionSet<u64>, messages: &[filtervm_vm::message::Message]) -> usize {
+    let mut scratch = SetScratch::new();
     let mut n = 0;
     for m in messages.iter().cycle().take(20_000) {
-        n += matcher.matching(set, black_box(m)).len();
+        n += set
+            .matching(&mut scratch, &filtervm_bench::parts(black_box(m)))
+            .len();
     }
     n
 }
 
 #[inline(never)]
-fn run_set_bytes(set: &filtervm_compiler::set::PolicySet, lines: &[Vec<u8>]) -> usize {
-    let mut matcher = filtervm_compiler::set::SetMatcher::new();
+fn run_set_bytes(set: &SubscriptionSet<u64>, lines: &[Vec<u8>]) -> usize {
+    let mut scratch = SetScratch::new();
     let mut n = 0;
     for l in lines.iter().cycle().take(20_000) {
-        n += matcher
-            .matching_bytes(set, black_box(l))
-            .map_or(0, <[u64]>::len);
+        n += set
+            .try_matching(&mut scratch, &MessageParts::body(black_box(l)))
+            .map_or(0, |m| m.len());
     }
     n
 }
@@ -89,13 +88,13 @@ fn run_one_by_one(
     n
 }
 
-fn set_of(name: &str, options: &filtervm_compiler::Options) -> filtervm_compiler::set::PolicySet {
-    let mut set = filtervm_compiler::set::PolicySet::new();
+fn set_of(name: &str, options: &filtervm_compiler::Options) -> SubscriptionSet<u64> {
+    let mut set = SubscriptionSet::new();
     for (i, l) in lines(name, usize::MAX).iter().enumerate() {
         let p: serde_json::Value = serde_json::from_str(l).expect("policy");
         let f = filtervm_compiler::compile(filtervm_compiler::Dialect::Sns, &p, options)
             .expect("compiles");
-        set.add(i as u64, &f).expect("adds");
+        set.insert(i as u64, &f).expect("adds");
     }
     set
 }

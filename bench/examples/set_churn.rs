@@ -1,4 +1,4 @@
-//! `PolicySet` under churn: time and memory of adding and removing many subscriptions. Run one
+//! A `SubscriptionSet` under churn: time and memory of adding and removing many subscriptions. Run one
 //! scenario per process, under `/usr/bin/time -v` for the peak memory:
 //!
 //! ```sh
@@ -16,9 +16,8 @@
 //!
 //! `N=<count>` changes the 100,000.
 
-use filtervm_compiler::set::{PolicySet, SetMatcher};
-use filtervm_compiler::{Dialect, Filter, compile};
-use filtervm_vm::message::{AttributeType, Message};
+use filtervm_compiler::{Dialect, Filter, MessageParts, SetScratch, SubscriptionSet, compile};
+use filtervm_vm::message::AttributeType;
 use serde_json::json;
 use std::time::Instant;
 
@@ -49,7 +48,9 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
-    let mut set = PolicySet::new();
+    let mut set = SubscriptionSet::new();
+    // The slots of the only group's key table.
+    let keys = |set: &SubscriptionSet<u64>| set.group_stats().first().map_or(0, |g| g.keys);
     match scenario.as_str() {
         "distinct-keys" => {
             for round in 0..5u64 {
@@ -58,28 +59,29 @@ fn main() {
                     .collect();
                 let t = Instant::now();
                 for (i, f) in filters.iter().enumerate() {
-                    set.add(i as u64, f).expect("add");
+                    set.insert(i as u64, f).expect("add");
                 }
                 let added = seconds(t);
                 let t = Instant::now();
                 for i in shuffled(n) {
-                    assert!(set.remove(i));
+                    assert!(set.remove(&i));
                 }
                 println!("round {round}: add {added}, remove {}", seconds(t));
             }
-            let message = Message::attributes([
+            let attributes = [
                 ("event", AttributeType::String, "order.paid"),
                 ("k0_0", AttributeType::String, "v"),
-            ]);
-            let mut matcher = SetMatcher::new();
+            ];
+            let message = MessageParts::attributes(&attributes[..]);
+            let mut scratch = SetScratch::new();
             let t = Instant::now();
-            let matched = matcher.matching(&set, &message).len();
+            let matched = set.matching(&mut scratch, &message).len();
             let first = t.elapsed().as_secs_f64() * 1e3;
             let t = Instant::now();
-            matcher.matching(&set, &message);
+            set.matching(&mut scratch, &message);
             println!(
                 "empty set: {} keys, {} bytes (heap_bytes); first match {first:.3} ms, next {:.3} ms, {matched} ids",
-                set.keys().len(),
+                keys(&set),
                 set.heap_bytes(),
                 t.elapsed().as_secs_f64() * 1e3
             );
@@ -88,12 +90,12 @@ fn main() {
             let filter = sns(json!({"event": ["order.paid"], "env": ["prod"]}));
             let t = Instant::now();
             for i in 0..n {
-                set.add(i, &filter).expect("add");
+                set.insert(i, &filter).expect("add");
             }
             let added = seconds(t);
             let t = Instant::now();
             for i in shuffled(n) {
-                assert!(set.remove(i));
+                assert!(set.remove(&i));
             }
             println!("one filter: add {added}, remove {}", seconds(t));
         }
@@ -103,13 +105,17 @@ fn main() {
                 .collect();
             let t = Instant::now();
             for (i, f) in filters.iter().enumerate() {
-                set.add(i as u64, f).expect("add");
+                set.insert(i as u64, f).expect("add");
             }
             let added = seconds(t);
-            let anchors = set.anchors().first().map_or(0, |a| a.1);
+            let anchors = set
+                .group_stats()
+                .first()
+                .and_then(|g| g.anchors.first().map(|a| a.1))
+                .unwrap_or(0);
             let t = Instant::now();
             for i in shuffled(n) {
-                assert!(set.remove(i));
+                assert!(set.remove(&i));
             }
             println!(
                 "one anchor ({anchors} filters on the busiest anchor): add {added}, remove {}",
@@ -124,7 +130,7 @@ fn main() {
     println!(
         "after: {} subscriptions, {} keys, heap_bytes {}",
         set.len(),
-        set.keys().len(),
+        keys(&set),
         set.heap_bytes()
     );
 }

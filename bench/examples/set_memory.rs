@@ -1,9 +1,9 @@
-//! Measures the heap a `PolicySet` really holds (a counting allocator around the system one),
+//! Measures the heap a `SubscriptionSet` really holds (a counting allocator around the system one),
 //! next to its own estimate (`heap_bytes`): `cargo run --release --example set_memory`.
 #![allow(unsafe_code)] // GlobalAlloc is an unsafe trait; this only counts, then delegates.
 
 use filtervm_bench::lines;
-use filtervm_compiler::set::PolicySet;
+use filtervm_compiler::SubscriptionSet;
 use filtervm_compiler::{Dialect, compile};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
@@ -47,16 +47,16 @@ fn main() {
             })
             .collect();
         let before = LIVE.load(Ordering::Relaxed);
-        let mut set = PolicySet::new();
+        let mut set = SubscriptionSet::new();
         for (i, f) in filters.iter().enumerate() {
-            set.add(i as u64, f).unwrap();
+            set.insert(i as u64, f).unwrap();
         }
         let held = LIVE.load(Ordering::Relaxed) - before;
         println!(
             "{name}: {} subscriptions, {} distinct filters, {} tests: {held} bytes allocated, {} estimated ({:.0} / {:.0} bytes/subscription)",
             set.len(),
             set.distinct_filters(),
-            set.distinct_tests(),
+            set.group_stats()[0].distinct_tests,
             set.heap_bytes(),
             held as f64 / set.len() as f64,
             set.heap_bytes() as f64 / set.len() as f64
@@ -64,19 +64,19 @@ fn main() {
         // Churn: remove every other subscription, add them back under new ids, remove the new
         // ones again; the set then holds the first half, as a fresh set of them would.
         for i in (0..filters.len()).step_by(2) {
-            set.remove(i as u64);
+            set.remove(&(i as u64));
         }
         for (i, f) in filters.iter().enumerate().step_by(2) {
-            set.add((filters.len() + i) as u64, f).unwrap();
+            set.insert((filters.len() + i) as u64, f).unwrap();
         }
         for i in (0..filters.len()).step_by(2) {
-            set.remove((filters.len() + i) as u64);
+            set.remove(&((filters.len() + i) as u64));
         }
         let churned = LIVE.load(Ordering::Relaxed) - before;
         let fresh_before = LIVE.load(Ordering::Relaxed);
-        let mut fresh = PolicySet::new();
+        let mut fresh = SubscriptionSet::new();
         for (i, f) in filters.iter().enumerate().skip(1).step_by(2) {
-            fresh.add(i as u64, f).unwrap();
+            fresh.insert(i as u64, f).unwrap();
         }
         let fresh_held = LIVE.load(Ordering::Relaxed) - fresh_before;
         println!(

@@ -1,8 +1,8 @@
-//! Quick timing of PolicySet against one-by-one on the 10k sets (the criterion bench `wall` is
+//! Quick timing of a SubscriptionSet against one-by-one on the 10k sets (the criterion bench `wall` is
 //! the reference; this prints a summary fast).
+use filtervm_bench::parts;
 use filtervm_bench::{attributes, lines};
-use filtervm_compiler::set::{PolicySet, SetMatcher};
-use filtervm_compiler::{Dialect, Evaluator, compile};
+use filtervm_compiler::{Dialect, Evaluator, SetScratch, SubscriptionSet, compile};
 use std::time::Instant;
 
 fn main() {
@@ -35,14 +35,16 @@ fn main() {
             .collect();
         let compile_ns = t.elapsed().as_nanos() as f64 / filters.len() as f64;
         let t = Instant::now();
-        let mut set = PolicySet::new();
+        let mut set = SubscriptionSet::new();
         for (i, f) in filters.iter().enumerate() {
-            set.add(i as u64, f).unwrap();
+            set.insert(i as u64, f).unwrap();
         }
         let add_ns = t.elapsed().as_nanos() as f64 / filters.len() as f64;
+        let all = set.group_stats();
+        let stats = &all[0];
         if std::env::var_os("ANCHORS").is_some() {
-            for (t, n) in set
-                .anchors()
+            for (t, n) in stats
+                .anchors
                 .iter()
                 .filter(|(t, _)| !t.contains("\"event\""))
                 .take(12)
@@ -50,11 +52,11 @@ fn main() {
                 println!("  {n:6} {t}");
             }
         }
-        let mut m = SetMatcher::new();
+        let mut m = SetScratch::new();
         let mut total = 0usize;
         let t = Instant::now();
         for msg in &messages {
-            total += m.matching(&set, msg).len();
+            total += set.matching(&mut m, &parts(msg)).len();
         }
         let set_ns = t.elapsed().as_nanos() as f64 / messages.len() as f64;
         let mut e = Evaluator::new();
@@ -71,8 +73,8 @@ fn main() {
             total as f64 / messages.len() as f64,
             total1 as f64 / few.len() as f64,
             set.distinct_filters(),
-            set.distinct_tests(),
-            set.unanchored_filters(),
+            stats.distinct_tests,
+            stats.unanchored_filters,
             set.heap_bytes() as f64 / set.len() as f64,
         );
     }

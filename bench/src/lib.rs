@@ -9,7 +9,7 @@
 #![allow(clippy::expect_used)]
 
 use filtervm_compiler::ir::Node;
-use filtervm_compiler::{Dialect, Filter, Options, SnsScope, codegen, compile, opt};
+use filtervm_compiler::{Dialect, Filter, MessageParts, Options, SnsScope, codegen, compile, opt};
 use filtervm_vm::bind::Bound;
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{AttributeType, Message};
@@ -83,6 +83,17 @@ pub fn seed_message() -> Message {
         ("environment", AttributeType::String, "production"),
         ("amount", AttributeType::Number, "149.50"),
     ])
+}
+
+/// An owned message's part as a subscription set reads it: its attributes, headers or body (an
+/// empty message for the other forms).
+pub fn parts(message: &Message) -> MessageParts<'_> {
+    match message {
+        Message::Attributes(a) => MessageParts::new().with_attributes(a.as_slice()),
+        Message::Headers(h) => MessageParts::new().with_headers(h.as_slice()),
+        Message::Body(b) => MessageParts::body(b),
+        Message::Json(_) | Message::Unparsable => MessageParts::new(),
+    }
 }
 
 /// A flat JSON object as SNS/basaltic attributes: strings → `String`, numbers → `Number` (their
@@ -681,6 +692,63 @@ pub fn cel(name: &str) -> Option<String> {
     )
 }
 
+/// A policy-text workload of the compile benches: what `compile_text` is given.
+#[derive(Debug, Clone)]
+pub struct CompileWorkload {
+    /// A name (`pol3c`, `pol3c_body`, ...).
+    pub name: &'static str,
+    /// The dialect.
+    pub dialect: Dialect,
+    /// Its options.
+    pub options: Options,
+    /// The policy text.
+    pub text: String,
+}
+
+/// `pol8c`'s eight clauses in the stream text form (SNS allows five keys per policy, rule 42;
+/// stream allows eight clauses per group).
+pub const POL8C_STREAM: &str = "event in [order.paid, order.created] and environment = production and region = eu-* and source != batch and subject = orders.*.created and customer = c1* and priority in [3, 4, 5, 6, 7, 8, 9] and amount exists";
+
+/// The compile workloads: `pol{1,3}c` and `pol3n` as SNS policy text (attribute scope), `pol3c`
+/// in body scope, the seed (basaltic, 4 clauses), and the eight-clause policies, which SNS rejects
+/// (more than five keys, rule 42): `pol8c` and `pol8n` in their basaltic translation (7 clauses
+/// each: basaltic has no wildcard) and `pol8c` in the stream text form (8 clauses).
+pub fn compile_workloads() -> Vec<CompileWorkload> {
+    let sns = |name, kind, n, options: Options| CompileWorkload {
+        name,
+        dialect: Dialect::Sns,
+        options,
+        text: sns_policy(kind, n).to_string(),
+    };
+    let basaltic = |name, text: String| CompileWorkload {
+        name,
+        dialect: Dialect::Basaltic,
+        options: Options::Basaltic,
+        text,
+    };
+    vec![
+        sns("pol1c", 'c', 1, Dialect::Sns.into()),
+        sns("pol3c", 'c', 3, Dialect::Sns.into()),
+        sns("pol3n", 'n', 3, Dialect::Sns.into()),
+        sns("pol3c_body", 'c', 3, body_scope()),
+        basaltic("seed", SEED_POLICY.to_owned()),
+        basaltic(
+            "pol8c_basaltic",
+            basaltic_translation(&sns_policy('c', 8)).to_string(),
+        ),
+        basaltic(
+            "pol8n_basaltic",
+            basaltic_translation(&sns_policy('n', 8)).to_string(),
+        ),
+        CompileWorkload {
+            name: "pol8c_stream",
+            dialect: Dialect::Stream,
+            options: Options::Stream,
+            text: POL8C_STREAM.to_owned(),
+        },
+    ]
+}
+
 /// The message of a single workload as a flat JSON object (for the peers).
 pub fn single_event(single: &Single) -> Value {
     if single.name == "seed" {
@@ -707,6 +775,15 @@ mod tests {
                 let generated: Value = serde_json::from_str(line).unwrap();
                 assert_eq!(generated, sns_policy(kind, n), "pol{n}{kind}");
             }
+        }
+    }
+
+    #[test]
+    fn every_compile_workload_compiles() {
+        for w in compile_workloads() {
+            let f = filtervm_compiler::compile_text(w.dialect, &w.text, &w.options)
+                .unwrap_or_else(|e| panic!("{}: {e}", w.name));
+            assert!(f.program().code().len() > 1, "{}", w.name);
         }
     }
 

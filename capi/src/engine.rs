@@ -13,20 +13,20 @@
 //!   `MessageBody` scope, an Event Grid event), typed attributes, or headers. Each filter reads
 //!   the part its dialect needs; a filter whose part is missing is an error (`INVALID_MESSAGE`
 //!   with a hint), never a silent "no match".
-//! - **One set for every dialect** ([`Set`]): the library's `PolicySet` holds filters of one
-//!   dialect and one set of options, so a [`Set`] keeps one `PolicySet` per options value and
-//!   matches each group whose filters the message concerns. Filters loaded from bytes carry no
-//!   IR, which `PolicySet` needs: they are kept beside it and evaluated one by one.
+//! - **One set for every dialect** ([`Set`]): the library's `SubscriptionSet`, which holds every
+//!   dialect and options value; each of its groups reads the message part (or the document in
+//!   the shape) its dialect reads. Filters loaded from bytes join it too (the wire format carries
+//!   their IR); one written by the first wire format, which shipped none, is refused
+//!   (`FILTER_WITHOUT_IR`).
 //! - **Thread safety**: a [`Filter`] and a [`Set`] are shared between threads; matching takes
 //!   `&self` and uses per-thread (filters) or pooled (sets) evaluation buffers.
 
 use ahash::AHashMap;
 use filtervm_compiler::explain::{self, Sources};
 use filtervm_compiler::lint;
-use filtervm_compiler::set::{PolicySet, SetError, SetMatcher};
 use filtervm_compiler::{
-    CompileError, Dialect, ErrorCode, Evaluator, MessageError, Options, SnsScope, compile_text,
-    message_from_json,
+    CompileError, Dialect, ErrorCode, Evaluator, GroupMessage, InsertError, MessageError, Options,
+    SetScratch, SnsScope, SubscriptionSet, compile_text, message_from_json,
 };
 use filtervm_vm::message::Message as VmMessage;
 use filtervm_vm::message::{Attribute as VmAttribute, AttributeType, Header as VmHeader};
@@ -288,15 +288,23 @@ impl Filter {
 
     /// Whether `message` matches. A message whose part this filter reads is missing or cannot
     /// be read is an error, and so is an SNS body too complex to judge element by element
-    /// (`MESSAGE_TOO_COMPLEX`, which the library's plain `matches` treats as "no match").
+    /// (`MESSAGE_TOO_COMPLEX`, which the library's plain `matches` treats as "no match"). An SNS
+    /// body that is not JSON keeps its dialect meaning (rule 14: it matches only policies that
+    /// read nothing from the body), as it does in a [`Set`].
     pub fn matches(&self, mut message: Message<'_>) -> Result<bool, Failure> {
         let mut parsed = ParsedDocument::default();
-        let bound = read(self.inner.options(), &mut message, &mut parsed, true)?;
+        let bound = read(self.inner.options(), &mut message, &mut parsed)?;
         EVALUATOR.with(|evaluator| {
             let mut evaluator = evaluator.borrow_mut();
-            evaluator
-                .try_matches(&self.inner, &bound)
-                .map_err(from_message)
+            match evaluator.try_matches(&self.inner, &bound) {
+                Err(e)
+                    if e.code == ErrorCode::MessageNotJson
+                        && self.inner.dialect() == Dialect::Sns =>
+                {
+                    Ok(evaluator.matches(&self.inner, &bound))
+                }
+                other => other.map_err(from_message),
+            }
         })
     }
 
@@ -304,7 +312,7 @@ impl Filter {
     /// prints, documented in `filtervm_compiler::explain`).
     pub fn explain_json(&self, mut message: Message<'_>) -> Result<String, Failure> {
         let mut parsed = ParsedDocument::default();
-        let bound = read(self.inner.options(), &mut message, &mut parsed, true)?;
+        let bound = read(self.inner.options(), &mut message, &mut parsed)?;
         let policy = self.policy_value();
         let sources = Sources {
             policy: policy.as_ref(),
@@ -353,12 +361,14 @@ impl Filter {
 }
 
 /// A message document in the dialect's JSON shape: as bytes, or already as a `serde_json`
-/// value (what the Python package builds from a `dict`).
+/// value. For exact number text give bytes: an Event Grid event given as bytes is read from
+/// them, every number as written.
 #[derive(Debug, Clone)]
 pub enum Document<'a> {
     /// JSON text.
     Json(&'a [u8]),
-    /// A parsed value.
+    /// A parsed value, read as it holds the document: numbers as `i64`, `u64` or `f64` (what
+    /// `serde_json` rounded when it read the text stays rounded), members in its map's order.
     Value(serde_json::Value),
 }
 
@@ -587,98 +597,168 @@ fn part_of(options: &Options) -> Part {
     }
 }
 
-/// `slot`'s value: moved out when no later reader needs it (`take`), else copied.
-fn part<T: Clone>(slot: &mut Option<Vec<T>>, take: bool) -> Option<Vec<T>> {
-    if take { slot.take() } else { slot.clone() }
-}
-
 /// Reads `message` for a filter with `options`: the dialect's part, checked by the dialect's
-/// rules for that part (the same as its JSON reader's). With `take`, the part is moved out of
-/// `message` (no later filter reads it).
+/// rules for that part (the same as its JSON reader's), moved out of `message`.
 fn read(
     options: &Options,
     message: &mut Message<'_>,
     parsed: &mut ParsedDocument,
-    take: bool,
 ) -> Result<VmMessage, Failure> {
-    let dialect = options.dialect();
     let direct = match (options, part_of(options)) {
-        (Options::Sns(_), Part::Body) => message.body.map(|body| {
-            // Rule 14: a body that is not JSON (or not text) matches only the empty policy.
-            match std::str::from_utf8(body) {
-                Ok(text) => filtervm_compiler::message_from_line(dialect, options, text)
-                    .map_err(from_message),
-                Err(_) => Ok(VmMessage::Unparsable),
-            }
+        (_, Part::Body) => message.body.map(|body| read_body(options, body)),
+        (_, Part::Attributes) => message.attributes.take().map(|attributes| {
+            let attributes = VmMessage::Attributes(attributes.into_iter().map(|a| a.0).collect());
+            check_part(options, &attributes)?;
+            Ok(attributes)
         }),
-        (Options::EventGrid(_), _) => message.body.map(|body| {
-            let text = std::str::from_utf8(body)
-                .map_err(|e| Failure::message("", format!("the event is not UTF-8 text: {e}")))?;
-            filtervm_compiler::message_from_line(dialect, options, text).map_err(from_message)
+        (_, Part::Headers) => message.headers.take().map(|headers| {
+            let headers = VmMessage::Headers(headers.into_iter().map(|h| h.0).collect());
+            check_part(options, &headers)?;
+            Ok(headers)
         }),
-        (Options::Basaltic, _) => part(&mut message.attributes, take).map(basaltic_attributes),
-        (_, Part::Attributes) => part(&mut message.attributes, take)
-            .map(|a| Ok(VmMessage::Attributes(a.into_iter().map(|a| a.0).collect()))),
-        (Options::Stream, _) => part(&mut message.headers, take).map(stream_headers),
-        (_, _) => part(&mut message.headers, take).map(expr_headers),
     };
     if let Some(read) = direct {
         return read;
     }
-    let Some(document) = &message.document else {
+    read_document(options, message.document.as_ref(), parsed)
+}
+
+/// A body for a filter with `options` (a body scope SNS filter or an Event Grid filter).
+fn read_body(options: &Options, body: &[u8]) -> Result<VmMessage, Failure> {
+    let dialect = options.dialect();
+    match options {
+        // Rule 14: a body that is not JSON (or not text) matches only the empty policy.
+        Options::Sns(_) => match std::str::from_utf8(body) {
+            Ok(text) => {
+                filtervm_compiler::message_from_line(dialect, options, text).map_err(from_message)
+            }
+            Err(_) => Ok(VmMessage::Unparsable),
+        },
+        _ => {
+            let text = std::str::from_utf8(body)
+                .map_err(|e| Failure::message("", format!("the event is not UTF-8 text: {e}")))?;
+            filtervm_compiler::message_from_line(dialect, options, text).map_err(from_message)
+        }
+    }
+}
+
+/// The message in the dialect's shape from the message's document (the part was not given
+/// directly).
+fn read_document(
+    options: &Options,
+    document: Option<&Document<'_>>,
+    parsed: &mut ParsedDocument,
+) -> Result<VmMessage, Failure> {
+    let Some(document) = document else {
         return Err(missing_part(options));
     };
+    // An Event Grid document is the event itself: read from its bytes like a body, so that every
+    // number keeps its text (a `serde_json::Value` holds numbers as binary64 at best).
+    if let (Options::EventGrid(_), Document::Json(bytes)) = (options, document) {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| Failure::message("", format!("the event is not UTF-8 text: {e}")))?;
+        return filtervm_compiler::message_from_line(options.dialect(), options, text)
+            .map_err(from_message);
+    }
     let value = parsed.get(document)?;
-    message_from_json(dialect, options, value).map_err(from_message)
+    message_from_json(options.dialect(), options, value).map_err(from_message)
 }
 
-/// Basaltic attributes are `String` or `Number` (its JSON reader's rule).
-fn basaltic_attributes(attributes: Vec<Attribute>) -> Result<VmMessage, Failure> {
-    if let Some(a) = attributes
-        .iter()
-        .find(|a| !matches!(a.0.data_type, AttributeType::String | AttributeType::Number))
-    {
-        return Err(Failure::message(
-            pointer_to(&["attributes", &a.0.name, "type"]),
-            format!(
-                "a basaltic attribute is a String or a Number, not {}",
-                a.0.data_type
-            ),
-        ));
-    }
-    Ok(VmMessage::Attributes(
-        attributes.into_iter().map(|a| a.0).collect(),
-    ))
+/// A message's attributes and headers as the library's messages, built once for all the groups
+/// of a [`Set`] (each group checks them by its dialect's rules and borrows them).
+struct SetMessage<'a> {
+    document: Option<Document<'a>>,
+    body: Option<&'a [u8]>,
+    attributes: Option<VmMessage>,
+    headers: Option<VmMessage>,
+    parsed: ParsedDocument,
 }
 
-/// Stream headers have one value each (its JSON reader's rule).
-fn stream_headers(headers: Vec<Header>) -> Result<VmMessage, Failure> {
-    if let Some(h) = headers.iter().find(|h| h.0.values.len() != 1) {
-        return Err(Failure::message(
-            pointer_to(&["headers", &h.0.name]),
-            format!(
-                "a stream header has one value; `{}` has {}",
-                excerpt(&h.0.name),
-                h.0.values.len()
-            ),
-        ));
+impl<'a> SetMessage<'a> {
+    fn new(message: Message<'a>) -> SetMessage<'a> {
+        SetMessage {
+            document: message.document,
+            body: message.body,
+            attributes: message
+                .attributes
+                .map(|a| VmMessage::Attributes(a.into_iter().map(|a| a.0).collect())),
+            headers: message
+                .headers
+                .map(|h| VmMessage::Headers(h.into_iter().map(|h| h.0).collect())),
+            parsed: ParsedDocument::default(),
+        }
     }
-    Ok(VmMessage::Headers(
-        headers.into_iter().map(|h| h.0).collect(),
-    ))
 }
 
-/// Expr headers have one or more values (its JSON reader's rule).
-fn expr_headers(headers: Vec<Header>) -> Result<VmMessage, Failure> {
-    if let Some(h) = headers.iter().find(|h| h.0.values.is_empty()) {
-        return Err(Failure::message(
-            pointer_to(&["headers", &h.0.name]),
-            "a header given as a list needs at least one value",
-        ));
+/// The message as the set's group with `options` reads it (see [`read`]): attributes and
+/// headers borrowed, a body or a document read for the group.
+fn read_for_group<'m>(
+    options: &Options,
+    attributes: Option<&'m VmMessage>,
+    headers: Option<&'m VmMessage>,
+    body: Option<&[u8]>,
+    document: Option<&Document<'_>>,
+    parsed: &mut ParsedDocument,
+) -> Result<GroupMessage<'m>, Failure> {
+    let direct = match part_of(options) {
+        Part::Body => body.map(|body| read_body(options, body).map(GroupMessage::Message)),
+        Part::Attributes => {
+            attributes.map(|a| check_part(options, a).map(|()| GroupMessage::Borrowed(a)))
+        }
+        Part::Headers => {
+            headers.map(|h| check_part(options, h).map(|()| GroupMessage::Borrowed(h)))
+        }
+    };
+    match direct {
+        Some(read) => read,
+        None => read_document(options, document, parsed).map(GroupMessage::Message),
     }
-    Ok(VmMessage::Headers(
-        headers.into_iter().map(|h| h.0).collect(),
-    ))
+}
+
+/// Checks attributes or headers given directly by the dialect's rules for them (its JSON
+/// reader's): basaltic attributes are `String` or `Number`, a stream header has one value, an
+/// expr header at least one.
+fn check_part(options: &Options, message: &VmMessage) -> Result<(), Failure> {
+    match (options, message) {
+        (Options::Basaltic, VmMessage::Attributes(attributes)) => {
+            match attributes
+                .iter()
+                .find(|a| !matches!(a.data_type, AttributeType::String | AttributeType::Number))
+            {
+                Some(a) => Err(Failure::message(
+                    pointer_to(&["attributes", &a.name, "type"]),
+                    format!(
+                        "a basaltic attribute is a String or a Number, not {}",
+                        a.data_type
+                    ),
+                )),
+                None => Ok(()),
+            }
+        }
+        (Options::Stream, VmMessage::Headers(headers)) => {
+            match headers.iter().find(|h| h.values.len() != 1) {
+                Some(h) => Err(Failure::message(
+                    pointer_to(&["headers", &h.name]),
+                    format!(
+                        "a stream header has one value; `{}` has {}",
+                        excerpt(&h.name),
+                        h.values.len()
+                    ),
+                )),
+                None => Ok(()),
+            }
+        }
+        (Options::Expr(_), VmMessage::Headers(headers)) => {
+            match headers.iter().find(|h| h.values.is_empty()) {
+                Some(h) => Err(Failure::message(
+                    pointer_to(&["headers", &h.name]),
+                    "a header given as a list needs at least one value",
+                )),
+                None => Ok(()),
+            }
+        }
+        _ => Ok(()),
+    }
 }
 
 fn utf8(bytes: &[u8], what: &str, at: &[&str]) -> Result<String, Failure> {
@@ -724,80 +804,9 @@ pub fn lint(
 /// at once (each call borrows evaluation buffers from a pool).
 #[derive(Debug, Default)]
 pub struct Set {
-    groups: Vec<Group>,
-    /// Subscription id → the group holding it.
-    group_of: AHashMap<u64, usize>,
-}
-
-/// The subscriptions of one options value (so of one dialect).
-#[derive(Debug)]
-struct Group {
-    options: Options,
-    set: PolicySet,
-    /// Filters loaded from bytes (no IR, so not in `set`), evaluated one by one.
-    loaded: Vec<(u64, filtervm_compiler::Filter)>,
+    set: SubscriptionSet<u64>,
     /// Evaluation buffers of finished `matching` calls, reused by the next ones.
-    matchers: Mutex<Vec<SetMatcher>>,
-}
-
-impl Group {
-    fn is_empty(&self) -> bool {
-        self.set.is_empty() && self.loaded.is_empty()
-    }
-
-    fn remove(&mut self, id: u64) -> bool {
-        if self.set.remove(id) {
-            return true;
-        }
-        let before = self.loaded.len();
-        self.loaded.retain(|(held, _)| *held != id);
-        self.loaded.len() != before
-    }
-
-    fn matching(&self, message: &VmMessage, out: &mut Vec<u64>) -> Result<(), Failure> {
-        if !self.set.is_empty() {
-            let mut matcher = self
-                .matchers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .pop()
-                .unwrap_or_default();
-            out.extend_from_slice(matcher.matching(&self.set, message));
-            let overflowed = matcher.overflowed();
-            self.matchers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(matcher);
-            if overflowed {
-                return Err(too_complex());
-            }
-        }
-        for (id, filter) in &self.loaded {
-            let verdict = EVALUATOR.with(|evaluator| {
-                evaluator
-                    .borrow_mut()
-                    .try_matches(filter, message)
-                    .map_err(from_message)
-            })?;
-            if verdict {
-                out.push(*id);
-            }
-        }
-        Ok(())
-    }
-}
-
-fn too_complex() -> Failure {
-    Failure::one(
-        FailureKind::Message,
-        ErrorCode::MessageTooComplex.as_str(),
-        "",
-        format!(
-            "the body has too many combinations of array elements to judge element by element \
-             (more than {} slots)",
-            filtervm_vm::bind::MAX_ROW_SLOTS
-        ),
-    )
+    scratches: Mutex<Vec<SetScratch>>,
 }
 
 impl Set {
@@ -808,77 +817,100 @@ impl Set {
 
     /// The number of subscriptions.
     pub fn len(&self) -> usize {
-        self.group_of.len()
+        self.set.len()
     }
 
     /// Whether the set holds no subscription.
     pub fn is_empty(&self) -> bool {
-        self.group_of.is_empty()
+        self.set.is_empty()
     }
 
-    /// Adds subscription `id` with `filter` (a copy of what it needs is kept), replacing its
-    /// filter if `id` is already there.
+    /// Adds subscription `id` with `filter` (what matching needs is kept, not the filter),
+    /// replacing its filter if `id` is already there. A filter loaded from bytes of the first
+    /// wire format, which carried no IR, is refused (`FILTER_WITHOUT_IR`).
     pub fn add(&mut self, id: u64, filter: &Filter) -> Result<(), Failure> {
-        self.remove(id);
-        let options = filter.inner.options();
-        let g = match self.groups.iter().position(|g| &g.options == options) {
-            Some(g) => g,
-            None => {
-                self.groups.push(Group {
-                    options: options.clone(),
-                    set: PolicySet::new(),
-                    loaded: Vec::new(),
-                    matchers: Mutex::new(Vec::new()),
-                });
-                self.groups.len() - 1
-            }
-        };
-        let Some(group) = self.groups.get_mut(g) else {
-            return Err(Failure::argument("internal: no group"));
-        };
-        match group.set.add(id, &filter.inner) {
-            Ok(()) => {}
-            Err(SetError::NoIr) => group.loaded.push((id, filter.inner.clone())),
-            Err(e @ SetError::Full) => {
-                return Err(Failure::one(FailureKind::Set, SET_FULL, "", e.to_string()));
-            }
-            // One group per options value: a mismatch cannot happen, but say so if it does.
-            Err(e @ SetError::Mismatch { .. }) => {
-                return Err(Failure::argument(format!("internal: {e}")));
+        match self.set.insert(id, &filter.inner) {
+            Ok(_) => Ok(()),
+            Err(e @ InsertError::NoIr) => Err(Failure::one(
+                FailureKind::Load,
+                ErrorCode::FilterWithoutIr.as_str(),
+                "",
+                e.to_string(),
+            )),
+            Err(e @ InsertError::Full) => {
+                Err(Failure::one(FailureKind::Set, SET_FULL, "", e.to_string()))
             }
         }
-        self.group_of.insert(id, g);
-        Ok(())
     }
 
     /// Removes subscription `id`; false when it was not in the set.
     pub fn remove(&mut self, id: u64) -> bool {
-        let Some(g) = self.group_of.remove(&id) else {
-            return false;
-        };
-        self.groups.get_mut(g).is_some_and(|group| group.remove(id))
+        self.set.remove(&id)
     }
 
-    /// Appends to `out` the ids whose filter matches `message` (in no particular order).
+    /// Appends to `out` the ids whose filter matches `message`, in the order they were first
+    /// added.
     ///
-    /// Each group of filters reads its part of the message; a part that a group needs and the
-    /// message lacks is an error (no id is then appended), as is a part that cannot be read.
-    pub fn matching(&self, mut message: Message<'_>, out: &mut Vec<u64>) -> Result<(), Failure> {
-        let start = out.len();
-        let mut parsed = ParsedDocument::default();
-        let groups: Vec<&Group> = self.groups.iter().filter(|g| !g.is_empty()).collect();
-        for (i, group) in groups.iter().enumerate() {
-            let part = part_of(&group.options);
-            let later = groups.get(i + 1..).unwrap_or_default();
-            let take = !later.iter().any(|g| part_of(&g.options) == part);
-            let result = read(&group.options, &mut message, &mut parsed, take)
-                .and_then(|bound| group.matching(&bound, out));
-            if let Err(e) = result {
-                out.truncate(start);
-                return Err(e);
+    /// Each group of filters (one dialect and options) reads its part of the message; a part
+    /// that a group needs and the message lacks is an error (no id is then appended), as is a
+    /// part that cannot be read or judged.
+    pub fn matching(&self, message: Message<'_>, out: &mut Vec<u64>) -> Result<(), Failure> {
+        let mut message = SetMessage::new(message);
+        let mut scratch = self
+            .scratches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default();
+        let SetMessage {
+            document,
+            body,
+            attributes,
+            headers,
+            parsed,
+        } = &mut message;
+        let (attributes, headers, body) = (attributes.as_ref(), headers.as_ref(), *body);
+        // The first failure of the caller's message, with its pointer; a group's own judgement
+        // (an event that is not JSON, a body too complex) comes from the library.
+        let mut failure: Option<Failure> = None;
+        let matches = self.set.matching_with(&mut scratch, |options| {
+            read_for_group(
+                options,
+                attributes,
+                headers,
+                body,
+                document.as_ref(),
+                parsed,
+            )
+            .map_err(|f| {
+                let e = MessageError {
+                    code: ErrorCode::InvalidMessage,
+                    pointer: f
+                        .details
+                        .first()
+                        .map(|d| d.pointer.clone())
+                        .unwrap_or_default(),
+                    message: f.to_string(),
+                };
+                failure.get_or_insert(f);
+                e
+            })
+        });
+        let result = match matches.unjudged().next() {
+            None => {
+                out.extend(matches.ids());
+                Ok(())
             }
-        }
-        Ok(())
+            Some(group) => Err(match failure {
+                Some(f) if group.error.code == ErrorCode::InvalidMessage => f,
+                _ => from_message(group.error),
+            }),
+        };
+        self.scratches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(scratch);
+        result
     }
 }
 
@@ -928,6 +960,42 @@ mod tests {
             ..Message::default()
         };
         assert!(!body.matches(junk).unwrap());
+        let text = Message {
+            body: Some(b"not json"),
+            ..Message::default()
+        };
+        assert!(!body.matches(text).unwrap());
+        let everything = compile("sns", b"{}", Some(br#"{"scope": "MessageBody"}"#)).unwrap();
+        let text = Message {
+            body: Some(b"not json"),
+            ..Message::default()
+        };
+        assert!(everything.matches(text).unwrap());
+    }
+
+    /// An Event Grid event given as the JSON document is read from its bytes: a number beyond
+    /// binary64's precision or range keeps its exact value (a `serde_json::Value` would hold
+    /// 9007199254740992.5 as 9007199254740992 and could not hold 1e400 at all).
+    #[test]
+    fn an_event_document_keeps_every_number_exact() {
+        let f = compile(
+            "eventgrid",
+            br#"{"advancedFilters": [{"operatorType": "NumberGreaterThan", "key": "data.n", "value": 9007199254740992}]}"#,
+            None,
+        )
+        .unwrap();
+        for (event, expected) in [
+            (&br#"{"data": {"n": 9007199254740992.5}}"#[..], true),
+            (br#"{"data": {"n": 9007199254740992}}"#, false),
+            (br#"{"data": {"n": 1e400}}"#, true),
+        ] {
+            assert_eq!(
+                f.matches(Message::json(event)).unwrap(),
+                expected,
+                "{}",
+                String::from_utf8_lossy(event)
+            );
+        }
     }
 
     #[test]
@@ -1007,14 +1075,23 @@ mod tests {
         let sns = compile("sns", br#"{"event": ["paid"]}"#, None).unwrap();
         let basaltic = compile("basaltic", br#"{"event": ["paid"]}"#, None).unwrap();
         let loaded = Filter::from_bytes(&sns.to_bytes()).unwrap();
+        set.add(3, &loaded).unwrap();
         set.add(1, &sns).unwrap();
         set.add(2, &basaltic).unwrap();
-        set.add(3, &loaded).unwrap();
         let mut out = Vec::new();
         set.matching(attrs(&[("event", "String", "paid")]), &mut out)
             .unwrap();
-        out.sort_unstable();
-        assert_eq!(out, [1, 2, 3]);
+        assert_eq!(out, [3, 1, 2], "in the order they were added");
+        // A filter written by the first wire format carries no IR: refused, with its code.
+        let v1 = sns
+            .inner
+            .program()
+            .to_bytes_with_metadata(br#"{"dialect":"sns","options":{}}"#);
+        let old = Filter::from_bytes(&v1).unwrap();
+        let e = set.add(9, &old).unwrap_err();
+        assert_eq!(e.details[0].code, "FILTER_WITHOUT_IR");
+        assert!(e.details[0].message.contains("re-export"), "{e}");
+        assert_eq!(set.len(), 3);
         assert!(set.remove(3));
         assert!(!set.remove(3));
         // A stream filter needs headers: the same message is now an error, and nothing is

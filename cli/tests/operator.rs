@@ -98,7 +98,7 @@ fn match_json_shape() {
         .collect();
     assert_eq!(lines[0], json!({"line": 1, "match": true}));
     assert_eq!(lines[1]["line"], 3);
-    assert_eq!(lines[1]["error"]["code"], "INVALID_MESSAGE");
+    assert_eq!(lines[1]["error"]["code"], "MESSAGE_NOT_JSON");
     assert!(
         lines[1]["error"]["message"]
             .as_str()

@@ -16,32 +16,79 @@ use filtervm_vm::program::{Program, ProgramParts, VerifyError};
 /// Generates a verified program for an (optimized) IR tree.
 pub fn generate(root: &Node) -> Result<Program, VerifyError> {
     let mut g = Gen::default();
+    // Most nodes emit one instruction, and an `and`/`or` one jump per child but the last.
+    let estimate = 2 * root.size();
+    g.parts.code.reserve(estimate);
+    g.parts.origins.reserve(estimate);
     g.node(root, Reg(0));
     g.emit(Inst::Ret { src: Reg(0) }, &root.origin);
     g.parts.registers = 1;
     Program::new(g.parts)
 }
 
+/// The program being generated, and the constants already in its pools (keyed by the IR's own
+/// strings, so that looking one up allocates nothing).
 #[derive(Default)]
-struct Gen {
+struct Gen<'ir> {
     parts: ProgramParts,
-    source_index: AHashMap<Box<str>, u32>,
-    string_index: AHashMap<Box<str>, u32>,
-    list_index: AHashMap<Vec<Box<str>>, u32>,
+    source_index: Seen<'ir, str>,
+    string_index: Seen<'ir, str>,
+    list_index: Seen<'ir, [Box<str>]>,
+}
+
+/// How many entries [`Seen`] compares in turn before it hashes them.
+const FEW: usize = 16;
+
+/// Pool entries already made, by value: the first [`FEW`] in an array compared in turn (a
+/// policy's pools are small: no allocation), the rest hashed.
+struct Seen<'ir, K: ?Sized> {
+    few: [Option<(&'ir K, u32)>; FEW],
+    many: AHashMap<&'ir K, u32>,
+}
+
+impl<K: ?Sized> Default for Seen<'_, K> {
+    fn default() -> Self {
+        Seen {
+            few: [None; FEW],
+            many: AHashMap::new(),
+        }
+    }
+}
+
+impl<'ir, K: ?Sized + Eq + std::hash::Hash> Seen<'ir, K> {
+    fn get(&self, key: &K) -> Option<u32> {
+        for entry in &self.few {
+            match entry {
+                Some((k, i)) if *k == key => return Some(*i),
+                Some(_) => {}
+                None => return None,
+            }
+        }
+        self.many.get(key).copied()
+    }
+
+    fn insert(&mut self, key: &'ir K, i: u32) {
+        match self.few.iter_mut().find(|e| e.is_none()) {
+            Some(free) => *free = Some((key, i)),
+            None => {
+                self.many.insert(key, i);
+            }
+        }
+    }
 }
 
 fn idx(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-impl Gen {
-    fn emit(&mut self, inst: Inst, origin: &str) -> usize {
+impl<'ir> Gen<'ir> {
+    fn emit(&mut self, inst: Inst, origin: &'ir str) -> usize {
         let o = match self.source_index.get(origin) {
-            Some(&o) => o,
+            Some(o) => o,
             None => {
                 let o = idx(self.parts.sources.len());
                 self.parts.sources.push(origin.into());
-                self.source_index.insert(origin.into(), o);
+                self.source_index.insert(origin, o);
                 o
             }
         };
@@ -54,7 +101,7 @@ impl Gen {
         idx(self.parts.code.len())
     }
 
-    fn node(&mut self, node: &Node, dst: Reg) {
+    fn node(&mut self, node: &'ir Node, dst: Reg) {
         match &node.kind {
             NodeKind::True => {
                 self.emit(Inst::Const { dst, value: true }, &node.origin);
@@ -102,34 +149,34 @@ impl Gen {
                 }
             }
             NodeKind::Test(test) => {
-                let slot = SlotRef(self.parts.keys.intern(test.key.clone()));
+                let slot = SlotRef(self.parts.keys.intern_ref(&test.key));
                 let inst = self.test(&test.pred, dst, slot);
                 self.emit(inst, &node.origin);
             }
         }
     }
 
-    fn string(&mut self, s: &str) -> StrRef {
-        if let Some(&i) = self.string_index.get(s) {
+    fn string(&mut self, s: &'ir str) -> StrRef {
+        if let Some(i) = self.string_index.get(s) {
             return StrRef(i);
         }
         let i = idx(self.parts.pools.strings.len());
         self.parts.pools.strings.push(s.into());
-        self.string_index.insert(s.into(), i);
+        self.string_index.insert(s, i);
         StrRef(i)
     }
 
-    fn list(&mut self, values: &[Box<str>]) -> ListRef {
-        if let Some(&i) = self.list_index.get(values) {
+    fn list(&mut self, values: &'ir [Box<str>]) -> ListRef {
+        if let Some(i) = self.list_index.get(values) {
             return ListRef(i);
         }
         let i = idx(self.parts.pools.lists.len());
         self.parts.pools.lists.push(values.to_vec());
-        self.list_index.insert(values.to_vec(), i);
+        self.list_index.insert(values, i);
         ListRef(i)
     }
 
-    fn test(&mut self, pred: &Pred, dst: Reg, slot: SlotRef) -> Inst {
+    fn test(&mut self, pred: &'ir Pred, dst: Reg, slot: SlotRef) -> Inst {
         let pools = &mut self.parts.pools;
         match pred {
             Pred::Shape(shapes) => Inst::Shape {

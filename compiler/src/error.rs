@@ -125,20 +125,26 @@ error_codes! {
     /// an option a value of the wrong type or out of range, or belong to another dialect; in
     /// every dialect. Smallest input: the options `[]`.
     InvalidOptions = "INVALID_OPTIONS", Options;
-    /// A message that is not in the dialect's shape. Smallest input: the basaltic message `[]`.
+    /// A message whose parts are in the wrong form (`attributes` that are not an object, an
+    /// attribute without a string value, ...). Smallest input: the basaltic message
+    /// `{"attributes": []}`.
     InvalidMessage = "INVALID_MESSAGE", Message;
     /// An sns body with more combinations of array elements than binding judges element by
     /// element (it is treated as not matching; `Evaluator::try_matches` reports it). Smallest
     /// input: a body policy reading two fields under arrays of objects, on a body whose arrays
     /// multiply past the row limit.
     MessageTooComplex = "MESSAGE_TOO_COMPLEX", Message;
-    /// JSON message bytes that are not one JSON document: an Event Grid event (which cannot be
-    /// judged), or an SNS body from `Evaluator::try_matches_bytes` (as SNS it matches only
-    /// policies that read nothing from the body). Smallest input: the Event Grid event `{`.
+    /// JSON message bytes that are not one JSON document: a message read by `read_message`, an
+    /// Event Grid event (which cannot be judged), or an SNS body from
+    /// `Evaluator::try_matches_bytes` (as SNS it matches only policies that read nothing from
+    /// the body). Smallest input: the Event Grid event `{`.
     MessageNotJson = "MESSAGE_NOT_JSON", Message;
-    /// Raw JSON bytes given to a filter whose dialect reads attributes or headers, not a JSON
-    /// body (`Evaluator::matches_bytes` on a basaltic, stream or expr filter, or an sns filter
-    /// in attribute scope). Smallest input: the bytes `{}` for the basaltic policy `{}`.
+    /// A message without the part its filter reads: a JSON document in none of the message
+    /// shapes (read as a body) given to a filter on attributes or headers, attributes given to
+    /// a filter on the body, raw JSON bytes given to `Evaluator::matches_bytes` for a basaltic,
+    /// stream or expr filter or an sns filter in attribute scope. The message names the likely
+    /// fix (for sns: `--options '{"scope":"MessageBody"}'`). Smallest input: the bytes `{}` given
+    /// to `Evaluator::matches_bytes` for the basaltic policy `{}`.
     MessageShape = "MESSAGE_SHAPE", Message;
     /// A `basaltic` message that fails the publish-time check of B-13 (at most 20 attributes,
     /// names of 1-256 bytes, values of at most 1,024 bytes). Smallest input: a message with an
@@ -498,7 +504,7 @@ mod code_tests {
                 message_from_json(
                     Dialect::Basaltic,
                     &Options::Basaltic,
-                    &serde_json::json!([]),
+                    &serde_json::json!({"attributes": []}),
                 )
                 .expect_err("rejected")
                 .code
@@ -684,17 +690,55 @@ mod json_text {
 pub mod pointer {
     /// Escapes one reference token (`~` → `~0`, `/` → `~1`).
     pub fn escape(token: &str) -> String {
-        token.replace('~', "~0").replace('/', "~1")
+        let mut out = String::with_capacity(token.len());
+        push_escaped(&mut out, token);
+        out
     }
 
-    /// `base` extended by one token.
+    /// Appends `token` escaped to `out`.
+    fn push_escaped(out: &mut String, token: &str) {
+        let mut rest = token;
+        while let Some(at) = rest.find(['~', '/']) {
+            let (plain, special) = rest.split_at(at);
+            out.push_str(plain);
+            out.push_str(if special.starts_with('~') { "~0" } else { "~1" });
+            rest = special.get(1..).unwrap_or("");
+        }
+        out.push_str(rest);
+    }
+
+    /// `base` extended by one token. Pointers are built for every member of a policy (they are
+    /// the IR's origins), so this allocates once.
     pub fn push(base: &str, token: &str) -> String {
-        format!("{base}/{}", escape(token))
+        let mut out = String::with_capacity(base.len() + 1 + token.len());
+        out.push_str(base);
+        out.push('/');
+        push_escaped(&mut out, token);
+        out
     }
 
-    /// `base` extended by an array index.
+    /// `base` extended by an array index (allocates once).
     pub fn index(base: &str, i: usize) -> String {
-        format!("{base}/{i}")
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        let mut n = i;
+        loop {
+            start -= 1;
+            if let Some(d) = digits.get_mut(start) {
+                // `n % 10` is a digit.
+                *d = b'0' + (n % 10) as u8;
+            }
+            n /= 10;
+            if n == 0 || start == 0 {
+                break;
+            }
+        }
+        let digits = std::str::from_utf8(digits.get(start..).unwrap_or(&[])).unwrap_or("");
+        let mut out = String::with_capacity(base.len() + 1 + digits.len());
+        out.push_str(base);
+        out.push('/');
+        out.push_str(digits);
+        out
     }
 
     /// A pointer as an error's text shows it: `(root)` for `""`, and each reference token
@@ -729,7 +773,13 @@ pub mod pointer {
         #[test]
         fn escapes_tokens() {
             assert_eq!(super::push("", "a/b~c"), "/a~1b~0c");
+            assert_eq!(super::push("/p", "~~//"), "/p/~0~0~1~1");
+            assert_eq!(super::push("/p", "é/"), "/p/é~1");
+            assert_eq!(super::escape("x~"), "x~0");
             assert_eq!(super::index("/x", 3), "/x/3");
+            for i in [0, 9, 10, 99, 100, 12345, usize::MAX] {
+                assert_eq!(super::index("", i), format!("/{i}"));
+            }
         }
     }
 }

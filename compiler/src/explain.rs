@@ -20,7 +20,7 @@
 //!   combines its parts exactly as the program's instructions do.
 //! - The instruction trace ([`Explanation::instructions`]) runs every test instruction of the
 //!   filter's own program alone (`[inst → r0, ret r0]`, same keys, the constants it reads).
-//! - The values seen are the bound slots' leaves ([`Bindings::leaves`]).
+//! - The values seen are the bound slots' leaves ([`Slot::leaves`](filtervm_vm::bind::Slot::leaves)).
 //!
 //! A test in `tests/explain.rs` checks, on every conformance vector, that the verdict equals
 //! `matches` and that the root condition's truth equals the verdict.
@@ -61,17 +61,18 @@
 //! `seen.values` are JSON values (strings, numbers as written, booleans, null); `shapes` are
 //! `absent`, `null`, `scalar`, `array` or `object`, one per distinct shape over the rows.
 
+use crate::Filter;
 use crate::codegen;
 use crate::dialect::{Dialect, stream};
 use crate::error::MessageError;
 use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
-use crate::{Filter, message_from_json};
+use crate::parts::{MessageParts, SelectedPart};
 use filtervm_vm::bind::{Bindings, Bound, BoundLeaf, KeyTable};
 use filtervm_vm::exec;
 use filtervm_vm::fold::fold;
 use filtervm_vm::json::{Map, Number, Value};
 use filtervm_vm::key::Key;
-use filtervm_vm::message::Message;
+use filtervm_vm::message::{Attributes, Headers, Message, Text};
 use filtervm_vm::number::{Decimal, parse_json_number};
 use filtervm_vm::op::{
     CidrRef, DecRangesRef, Inst, ListRef, PatRef, RangesRef, Reg, SetRef, SlotRef, StrRef, Target,
@@ -313,22 +314,53 @@ pub struct Sources<'a> {
     pub message: Option<&'a serde_json::Value>,
 }
 
-/// Reads `message` (JSON in the dialect's shape) and explains it; `policy` is the policy as
-/// compiled, if known.
+/// Reads `message` as [`crate::read_message`] reads a JSON document and explains it, exactly as
+/// [`crate::Evaluator::matches_json`] matches it; `policy` is the policy as compiled, if known.
 pub fn explain_json(
     filter: &Filter,
     policy: Option<&Value>,
     message: &serde_json::Value,
 ) -> Result<Explanation, ExplainError> {
-    let bound = message_from_json(filter.dialect(), filter.options(), message)?;
-    explain(
-        filter,
-        &bound,
-        Sources {
-            policy,
-            message: Some(message),
-        },
-    )
+    let json = serde_json::to_vec(message)
+        .map_err(|e| ExplainError::Message(MessageError::new("", e.to_string())))?;
+    let message = crate::shape::read_for(&json, filter.options())?;
+    explain_parts(filter, policy, &message.parts())
+}
+
+/// Explains a message given by its parts, read as [`crate::Evaluator::matches_parts`] reads
+/// them: the filter's part (a missing one is the same [`ErrorCode::MessageShape`] error, a
+/// document read as the body that is not JSON the same [`ErrorCode::MessageNotJson`] error), and
+/// the other parts for the hints that look at them (an sns attribute the body has). This is how
+/// `filtervm explain` explains each message it reads with [`crate::read_messages`].
+///
+/// [`ErrorCode::MessageShape`]: crate::ErrorCode::MessageShape
+/// [`ErrorCode::MessageNotJson`]: crate::ErrorCode::MessageNotJson
+pub fn explain_parts<A: Attributes + ?Sized, H: Headers + ?Sized>(
+    filter: &Filter,
+    policy: Option<&Value>,
+    message: &MessageParts<'_, A, H>,
+) -> Result<Explanation, ExplainError> {
+    if let SelectedPart::Body {
+        bytes,
+        strict: true,
+    } = message.select(filter.options())?
+        && let Err(e) =
+            filtervm_vm::json::validate(bytes, filtervm_vm::json::LoneSurrogates::Replace)
+    {
+        return Err(crate::not_json_error(filter.dialect(), &e).into());
+    }
+    let part = crate::dialect::owned_part(filter.options(), message)?;
+    let others = OtherParts {
+        body: message
+            .get_body()
+            .and_then(|b| filtervm_vm::json::parse(b).ok()),
+        attribute_names: message.get_attributes().map(|a| {
+            a.entries()
+                .map(|(name, _, _)| String::from_utf8_lossy(name.bytes()).into_owned())
+                .collect()
+        }),
+    };
+    explain_with(filter, &part, policy, Some(others))
 }
 
 /// Explains raw JSON bytes as published — an SNS body (body scope) or an Event Grid event — read
@@ -361,6 +393,37 @@ pub fn explain(
     filter: &Filter,
     message: &Message,
     sources: Sources<'_>,
+) -> Result<Explanation, ExplainError> {
+    let others = sources.message.and_then(|raw| {
+        let json = serde_json::to_vec(raw).ok()?;
+        let read = crate::read_message(&json).ok()?;
+        let parts = read.parts();
+        Some(OtherParts {
+            body: parts
+                .get_body()
+                .and_then(|b| filtervm_vm::json::parse(b).ok()),
+            attribute_names: parts
+                .get_attributes()
+                .map(|a| a.iter().map(|a| a.name.clone()).collect()),
+        })
+    });
+    explain_with(filter, message, sources.policy, others)
+}
+
+/// The parts of a message a filter does not read, for the hints that look at them.
+struct OtherParts {
+    /// The body, when it is JSON.
+    body: Option<Value>,
+    /// The attribute names.
+    attribute_names: Option<Vec<String>>,
+}
+
+/// [`explain`], with the message's other parts.
+fn explain_with(
+    filter: &Filter,
+    message: &Message,
+    policy: Option<&Value>,
+    others: Option<OtherParts>,
 ) -> Result<Explanation, ExplainError> {
     let lowered = filter.lowered_ir().ok_or(ExplainError::NoIr)?;
     let program = filter.program();
@@ -398,7 +461,7 @@ pub fn explain(
         lowered,
         runner,
         matched,
-        view: PolicyView::new(filter.dialect(), sources.policy),
+        view: PolicyView::new(filter.dialect(), policy),
     };
     let mut root = engine.condition(lowered)?;
     attach(&mut root, &instructions, &mut HashSet::new());
@@ -411,7 +474,7 @@ pub fn explain(
         let ctx = HintContext {
             dialect: filter.dialect(),
             message,
-            raw: sources.message,
+            others: others.as_ref(),
         };
         let mut hints = Vec::new();
         if let Some(e) = bound.not_json() {
@@ -420,8 +483,8 @@ pub fn explain(
                 pointer: String::new(),
                 message: if filter.dialect() == Dialect::Sns {
                     format!(
-                        "the body is not JSON ({e}), so no condition on the body can hold \
-                         (sns rule 14); publish the body as a JSON object"
+                        "the body is not JSON ({e}), so no condition on the body can hold; publish \
+                         the body as a JSON object"
                     )
                 } else {
                     format!("the message is not JSON ({e}), so no condition on it can hold")
@@ -434,7 +497,7 @@ pub fn explain(
                 pointer: String::new(),
                 message: format!(
                     "the body's arrays of objects need more than {} binding slots to be judged \
-                     element by element (sns rule 18), so it was bound as if it were not a JSON \
+                     element by element, so it was bound as if it were not a JSON \
                      object and no condition on it can hold",
                     filtervm_vm::bind::MAX_ROW_SLOTS
                 ),
@@ -601,7 +664,7 @@ fn some_all(
 ///
 /// A test instruction is compiled into a one-test program over a table of just its key, and run
 /// by the executor against the bound message's slot for that key ([`exec::eval_test`], as a
-/// `PolicySet` runs its tests), so each test costs O(1) in the size of the table.
+/// subscription set runs its tests), so each test costs O(1) in the size of the table.
 struct Runner<'a> {
     table: &'a KeyTable,
     bound: Bound<'a>,
@@ -928,7 +991,7 @@ fn stream_fragment(filter: &stream::StreamFilter, pointer: &str) -> Option<Strin
 struct HintContext<'a> {
     dialect: Dialect,
     message: &'a Message,
-    raw: Option<&'a serde_json::Value>,
+    others: Option<&'a OtherParts>,
 }
 
 impl HintContext<'_> {
@@ -973,7 +1036,7 @@ impl HintContext<'_> {
             (Key::AnyAttribute, _) => hint(
                 HINT_NO_ATTRIBUTES,
                 "the message carries no attributes, and `exists: false` matches only a message \
-                 with at least one (non-Binary) attribute (sns rule 12); publish some attribute, \
+                 with at least one (non-Binary) attribute; publish some attribute, \
                  for example a routing attribute every message carries"
                     .into(),
             ),
@@ -987,15 +1050,15 @@ impl HintContext<'_> {
                 hint(
                     HINT_MISSING_KEY,
                     "the key is missing or null in this event: every operator but NumberNotIn, \
-                     StringNotIn, NumberNotInRange and IsNullOrUndefined is false then (EG-22), \
+                     StringNotIn, NumberNotInRange and IsNullOrUndefined is false then, \
                      StringNotContains, StringNotBeginsWith and StringNotEndsWith included"
                         .into(),
                 )
             }
             (Key::BodyIsObject, _) => hint(
                 HINT_BODY_NOT_OBJECT,
-                "the body is not a JSON object, so no body-scope policy but `{}` can match \
-                 (sns rule 14); publish the body as a JSON object"
+                "the body is not a JSON object, so no body-scope policy but `{}` can match; \
+                 publish the body as a JSON object"
                     .into(),
             ),
             _ => {}
@@ -1048,16 +1111,11 @@ impl HintContext<'_> {
         if self.dialect != Dialect::Sns {
             return None;
         }
-        let raw = self.raw?;
+        let others = self.others?;
         match key {
             Key::AttributeTyped(name) => {
-                let body = match raw.get("body")? {
-                    serde_json::Value::String(text) => {
-                        serde_json::from_str::<serde_json::Value>(text).ok()?
-                    }
-                    other => other.clone(),
-                };
-                json_has_path(&body, name).then(|| {
+                let body = others.body.as_ref()?;
+                json_has_path(body, name).then(|| {
                     format!(
                         "the message has no attribute {n}, but its body has a field {n}: this \
                          policy filters message attributes (FilterPolicyScope \
@@ -1068,8 +1126,8 @@ impl HintContext<'_> {
                 })
             }
             Key::BodyPath(path) | Key::BodyPathEach(path) => {
-                let attrs = raw.get("attributes")?.as_object()?;
-                attrs.contains_key(&**path).then(|| {
+                let names = others.attribute_names.as_ref()?;
+                names.iter().any(|n| **n == **path).then(|| {
                     format!(
                         "the body has no field {p}, but the message has an attribute {p}: this \
                          policy filters the body (FilterPolicyScope MessageBody); set the scope to \
@@ -1089,14 +1147,14 @@ fn quote(s: &str) -> String {
 
 /// Whether a JSON document has a value at a dotted path in any of the sns rule-16 forms (nested,
 /// flat, mixed), arrays transparent (rule 17).
-fn json_has_path(doc: &serde_json::Value, path: &str) -> bool {
-    fn walk(v: &serde_json::Value, path: &str, depth: usize) -> bool {
+fn json_has_path(doc: &Value, path: &str) -> bool {
+    fn walk(v: &Value, path: &str, depth: usize) -> bool {
         if depth > 64 {
             return false;
         }
         match v {
-            serde_json::Value::Array(items) => items.iter().any(|i| walk(i, path, depth + 1)),
-            serde_json::Value::Object(members) => members.iter().any(|(k, child)| {
+            Value::Array(items) => items.iter().any(|i| walk(i, path, depth + 1)),
+            Value::Object(members) => members.iter().any(|(k, child)| {
                 if k == path {
                     return true;
                 }
@@ -1110,7 +1168,6 @@ fn json_has_path(doc: &serde_json::Value, path: &str) -> bool {
     walk(doc, path, 0)
 }
 
-/// Whether a string leaf compares true under `op` with `value` (both already in one case).
 fn str_op(op: StrOp, leaf: &str, value: &str) -> bool {
     match op {
         StrOp::Eq => leaf == value,
@@ -1148,20 +1205,20 @@ fn value_case(dialect: Dialect, pred: &Pred, seen: &Seen) -> Option<String> {
     };
     let fix = match dialect {
         Dialect::Sns => format!(
-            "sns string matching is case-sensitive (rule 22); use {{\"equals-ignore-case\": {}}} \
+            "sns string matching is case-sensitive; use {{\"equals-ignore-case\": {}}} \
              for an exact value, or publish the policy's spelling",
             quote(&wanted)
         ),
         Dialect::Basaltic => "string matches are case-sensitive and there is no case-insensitive \
-                              matcher (seed 000): list each spelling, or publish one spelling"
+                              matcher: list each spelling, or publish one spelling"
             .to_owned(),
-        Dialect::EventGrid => "with isSubjectCaseSensitive true the subject filters compare case \
-                               (EG-11); set it to false to ignore case"
+        Dialect::EventGrid => "with isSubjectCaseSensitive true the subject filters compare case; \
+                               set it to false to ignore case"
             .to_owned(),
-        Dialect::Stream => "comparison is case-sensitive (stream S7): list each spelling in an \
+        Dialect::Stream => "comparison is case-sensitive: list each spelling in an \
                             `in` clause, or publish one spelling"
             .to_owned(),
-        Dialect::Expr => "comparison is case-sensitive (expr E5): list each spelling in an `in` \
+        Dialect::Expr => "comparison is case-sensitive: list each spelling in an `in` \
                           value, or publish one spelling"
             .to_owned(),
     };
@@ -1175,8 +1232,8 @@ fn value_case(dialect: Dialect, pred: &Pred, seen: &Seen) -> Option<String> {
 /// A Number versus String mismatch.
 fn type_mismatch(dialect: Dialect, pred: &Pred, seen: &Seen) -> Option<String> {
     let rule = match dialect {
-        Dialect::Sns => "sns rule 10",
-        Dialect::EventGrid => "EG-21, EG-34",
+        Dialect::Sns => "SNS compares types strictly",
+        Dialect::EventGrid => "Event Grid compares types strictly",
         _ => "the dialect compares types strictly",
     };
     match pred {
@@ -1256,8 +1313,8 @@ fn not_a_number(pred: &Pred, seen: &Seen) -> Option<String> {
         ""
     };
     Some(format!(
-        "the value {} does not parse as a JSON number{why}, so no numeric condition can hold \
-         (basaltic B-10, stream S9): publish plain JSON number text such as 1000 or 1.5e3",
+        "the value {} does not parse as a JSON number{why}, so no numeric condition can hold: \
+         publish plain JSON number text such as 1000 or 1.5e3",
         quote(v)
     ))
 }
@@ -1352,7 +1409,7 @@ fn old_star(pred: &Pred, seen: &Seen) -> Option<String> {
     };
     Some(format!(
         "{} matches {} only under the old matcher, where `*` crossed dots; now `*` stays inside \
-         one segment (seed 004): {fix}",
+         one segment: {fix}",
         quote(p.source()),
         quote(v)
     ))
@@ -1689,7 +1746,9 @@ mod tests {
 
     #[test]
     fn json_paths_in_every_rule_16_form() {
-        let doc = serde_json::json!({"a": {"b": 1}, "c.d": 2, "e": [{"f": {"g.h": 3}}]});
+        let doc =
+            filtervm_vm::json::parse(br#"{"a": {"b": 1}, "c.d": 2, "e": [{"f": {"g.h": 3}}]}"#)
+                .unwrap();
         assert!(json_has_path(&doc, "a.b"));
         assert!(json_has_path(&doc, "c.d"));
         assert!(json_has_path(&doc, "e.f.g.h"));

@@ -1,6 +1,9 @@
-//! Filter interning: identical filters are compiled into one shared [`Filter`] and checked once
-//! per message (seed `004_0db22b3017d8b844.txt`: "Identical filters are interned and checked once
-//! per record, with the result shared by every subscriber holding that filter").
+//! Filter interning: identical filters are compiled into one shared [`Filter`] (seed
+//! `004_0db22b3017d8b844.txt`: "Identical filters are interned and checked once per record, with
+//! the result shared by every subscriber holding that filter"). A
+//! [`SubscriptionSet`](crate::SubscriptionSet) interns the filters it holds by the same identity
+//! itself: each distinct filter is stored and evaluated once per message, its verdict fanning out
+//! to every id subscribed to it.
 //!
 //! # What counts as identical
 //!
@@ -26,18 +29,14 @@
 //! The interner holds [`Weak`] references: a filter is released when its last holder drops its
 //! [`Arc`], and the dead entry is pruned on a later [`FilterInterner::intern`] (amortized) or by
 //! [`FilterInterner::purge`]. [`FilterInterner::len`] counts live filters only.
-//!
-//! [`InternedSet`] evaluates a set of subscribers that hold interned filters: each distinct filter
-//! runs once per message and its verdict fans out to every subscriber holding it.
 
 use crate::dialect::Dialect;
 use crate::error::CompileError;
 use crate::ir::{Node, NodeKind};
 use crate::options::Options;
-use crate::{Evaluator, Filter, compile_value};
+use crate::{Filter, compile_value};
 use ahash::AHashMap;
 use filtervm_vm::json::Value;
-use filtervm_vm::message::Message;
 use std::fmt::Write as _;
 use std::sync::{Arc, Weak};
 
@@ -192,124 +191,6 @@ impl FilterInterner {
     }
 }
 
-/// A subscriber id.
-pub type SubId = u64;
-
-/// One distinct filter and the subscribers holding it.
-#[derive(Debug)]
-struct Shared {
-    filter: Arc<Filter>,
-    subs: Vec<SubId>,
-}
-
-/// Subscribers holding interned filters, evaluated so that each distinct filter (the same
-/// [`Arc`]) runs once per message and its verdict is shared by all its subscribers.
-///
-/// Filters are distinct by pointer: intern them with one [`FilterInterner`] first so identical
-/// filters are one [`Arc`].
-#[derive(Debug, Default)]
-pub struct InternedSet {
-    shared: Vec<Shared>,
-    /// `Arc` address → index in `shared`.
-    by_filter: AHashMap<usize, usize>,
-    /// Subscriber → (index in `shared`, position in its `subs`).
-    by_sub: AHashMap<SubId, (usize, usize)>,
-    evaluator: Evaluator,
-    evaluations: u64,
-}
-
-fn address(filter: &Arc<Filter>) -> usize {
-    Arc::as_ptr(filter) as usize
-}
-
-impl InternedSet {
-    /// An empty set.
-    pub fn new() -> InternedSet {
-        InternedSet::default()
-    }
-
-    /// Adds a subscriber holding `filter`; a subscriber already present is moved to `filter`.
-    pub fn add(&mut self, sub: SubId, filter: Arc<Filter>) {
-        self.remove(sub);
-        let i = match self.by_filter.get(&address(&filter)) {
-            Some(&i) => i,
-            None => {
-                let i = self.shared.len();
-                self.by_filter.insert(address(&filter), i);
-                self.shared.push(Shared {
-                    filter,
-                    subs: Vec::new(),
-                });
-                i
-            }
-        };
-        if let Some(shared) = self.shared.get_mut(i) {
-            self.by_sub.insert(sub, (i, shared.subs.len()));
-            shared.subs.push(sub);
-        }
-    }
-
-    /// Removes a subscriber; returns whether it was present. A filter no subscriber holds any
-    /// more is dropped from the set (releasing the set's reference).
-    pub fn remove(&mut self, sub: SubId) -> bool {
-        let Some((i, pos)) = self.by_sub.remove(&sub) else {
-            return false;
-        };
-        let Some(shared) = self.shared.get_mut(i) else {
-            return true;
-        };
-        shared.subs.swap_remove(pos);
-        if let Some(&moved) = shared.subs.get(pos) {
-            self.by_sub.insert(moved, (i, pos));
-        }
-        if shared.subs.is_empty() {
-            let gone = self.shared.swap_remove(i);
-            self.by_filter.remove(&address(&gone.filter));
-            if let Some(moved) = self.shared.get(i) {
-                self.by_filter.insert(address(&moved.filter), i);
-                for (p, s) in moved.subs.iter().enumerate() {
-                    self.by_sub.insert(*s, (i, p));
-                }
-            }
-        }
-        true
-    }
-
-    /// The number of subscribers.
-    pub fn len(&self) -> usize {
-        self.by_sub.len()
-    }
-
-    /// Whether the set has no subscribers.
-    pub fn is_empty(&self) -> bool {
-        self.by_sub.is_empty()
-    }
-
-    /// The number of distinct filters held.
-    pub fn distinct_filters(&self) -> usize {
-        self.shared.len()
-    }
-
-    /// How many filter evaluations [`InternedSet::matching`] has run so far.
-    pub fn evaluations(&self) -> u64 {
-        self.evaluations
-    }
-
-    /// The subscribers whose filter matches `message`, in ascending order. Each distinct filter is
-    /// evaluated once.
-    pub fn matching(&mut self, message: &Message) -> Vec<SubId> {
-        let mut out = Vec::new();
-        for shared in &self.shared {
-            self.evaluations = self.evaluations.saturating_add(1);
-            if self.evaluator.matches(&shared.filter, message) {
-                out.extend_from_slice(&shared.subs);
-            }
-        }
-        out.sort_unstable();
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,67 +304,5 @@ mod tests {
             )
             .unwrap();
         assert!(Arc::ptr_eq(&a, &b));
-    }
-
-    #[test]
-    fn seed_4096_subscribers_sharing_one_filter_cost_one_evaluation() {
-        let mut i = FilterInterner::new();
-        let mut set = InternedSet::new();
-        for sub in 0..4096u64 {
-            let f = stream(
-                &mut i,
-                json!("subject = orders.*.created and region = eu-*"),
-            );
-            set.add(sub, f);
-        }
-        assert_eq!(i.len(), 1);
-        assert_eq!(set.distinct_filters(), 1);
-        assert_eq!(set.len(), 4096);
-        let hit = Message::headers([("subject", "orders.x.created"), ("region", "eu-west")]);
-        let got = set.matching(&hit);
-        assert_eq!(set.evaluations(), 1, "one distinct filter, one evaluation");
-        assert_eq!(got.len(), 4096);
-        assert_eq!(got, (0..4096u64).collect::<Vec<_>>());
-        let miss = Message::headers([("subject", "orders.x.created")]);
-        assert!(set.matching(&miss).is_empty());
-        assert_eq!(set.evaluations(), 2);
-    }
-
-    #[test]
-    fn set_fans_out_per_distinct_filter_and_removes() {
-        let mut i = FilterInterner::new();
-        let mut set = InternedSet::new();
-        let eu = stream(&mut i, json!("region = eu-*"));
-        let us = stream(&mut i, json!("region = us-*"));
-        for sub in 0..10u64 {
-            set.add(sub, if sub % 2 == 0 { eu.clone() } else { us.clone() });
-        }
-        assert_eq!(set.distinct_filters(), 2);
-        let m = Message::headers([("region", "eu-west")]);
-        assert_eq!(set.matching(&m), vec![0, 2, 4, 6, 8]);
-        assert_eq!(set.evaluations(), 2);
-        assert!(set.remove(4));
-        assert!(!set.remove(4));
-        assert_eq!(set.matching(&m), vec![0, 2, 6, 8]);
-        // Moving a subscriber to another filter.
-        set.add(1, eu.clone());
-        assert_eq!(set.matching(&m), vec![0, 1, 2, 6, 8]);
-        // Removing every holder of a filter drops it from the set.
-        for sub in [0u64, 1, 2, 6, 8] {
-            assert!(set.remove(sub));
-        }
-        assert_eq!(set.distinct_filters(), 1);
-        assert!(set.matching(&m).is_empty());
-        assert_eq!(
-            set.matching(&Message::headers([("region", "us-east")])),
-            vec![3, 5, 7, 9]
-        );
-        drop((eu, us));
-        assert_eq!(i.len(), 1, "the set still holds the us filter");
-        for sub in [3u64, 5, 7, 9] {
-            set.remove(sub);
-        }
-        assert!(set.is_empty());
-        assert_eq!(i.len(), 0);
     }
 }

@@ -17,14 +17,69 @@ use filtervm_vm::program::{DecInterval, Interval, show_dec_intervals, show_inter
 use filtervm_vm::value::{LeafTypes, Shapes};
 use filtervm_vm::wildcard::Wildcard;
 use std::fmt::{self, Write as _};
+use std::sync::{Arc, LazyLock};
 
 /// An IR node and the policy location it came from.
 #[derive(Debug, Clone)]
 pub struct Node {
     /// What the node computes.
     pub kind: NodeKind,
-    /// A JSON Pointer (or text span) into the policy.
-    pub origin: Box<str>,
+    /// A JSON Pointer (or text span) into the policy. Shared, so that the nodes lowered from one
+    /// part of a policy, and the optimizer's copy of a tree, hold one copy of it.
+    pub origin: Arc<str>,
+}
+
+/// What a node's origin can be made from: text (copied, unless empty) or an origin already
+/// shared.
+pub trait IntoOrigin {
+    /// The origin.
+    fn into_origin(self) -> Arc<str>;
+}
+
+/// The empty origin (the policy's root), shared by every node that has it.
+fn root_origin() -> Arc<str> {
+    static ROOT: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from(""));
+    ROOT.clone()
+}
+
+impl IntoOrigin for &str {
+    fn into_origin(self) -> Arc<str> {
+        if self.is_empty() {
+            root_origin()
+        } else {
+            Arc::from(self)
+        }
+    }
+}
+
+impl IntoOrigin for &String {
+    fn into_origin(self) -> Arc<str> {
+        self.as_str().into_origin()
+    }
+}
+
+impl IntoOrigin for String {
+    fn into_origin(self) -> Arc<str> {
+        self.as_str().into_origin()
+    }
+}
+
+impl IntoOrigin for Box<str> {
+    fn into_origin(self) -> Arc<str> {
+        (&*self).into_origin()
+    }
+}
+
+impl IntoOrigin for Arc<str> {
+    fn into_origin(self) -> Arc<str> {
+        self
+    }
+}
+
+impl IntoOrigin for &Arc<str> {
+    fn into_origin(self) -> Arc<str> {
+        self.clone()
+    }
 }
 
 /// The node kinds.
@@ -121,25 +176,25 @@ pub enum Pred {
 
 impl Node {
     /// A node.
-    pub fn new(kind: NodeKind, origin: impl Into<Box<str>>) -> Node {
+    pub fn new(kind: NodeKind, origin: impl IntoOrigin) -> Node {
         Node {
             kind,
-            origin: origin.into(),
+            origin: origin.into_origin(),
         }
     }
 
     /// A test node.
-    pub fn test(key: Key, pred: Pred, origin: impl Into<Box<str>>) -> Node {
+    pub fn test(key: Key, pred: Pred, origin: impl IntoOrigin) -> Node {
         Node::new(NodeKind::Test(Test { key, pred }), origin)
     }
 
     /// `And` of children.
-    pub fn and(children: Vec<Node>, origin: impl Into<Box<str>>) -> Node {
+    pub fn and(children: Vec<Node>, origin: impl IntoOrigin) -> Node {
         Node::new(NodeKind::And(children), origin)
     }
 
     /// `Or` of children.
-    pub fn or(children: Vec<Node>, origin: impl Into<Box<str>>) -> Node {
+    pub fn or(children: Vec<Node>, origin: impl IntoOrigin) -> Node {
         Node::new(NodeKind::Or(children), origin)
     }
 
@@ -150,7 +205,7 @@ impl Node {
     }
 
     /// A constant.
-    pub fn constant(value: bool, origin: impl Into<Box<str>>) -> Node {
+    pub fn constant(value: bool, origin: impl IntoOrigin) -> Node {
         Node::new(
             if value {
                 NodeKind::True
@@ -176,9 +231,11 @@ impl Node {
 
     /// The number of nodes.
     pub fn size(&self) -> usize {
-        let mut n = 0;
-        self.walk(&mut |_| n += 1);
-        n
+        1 + match &self.kind {
+            NodeKind::And(c) | NodeKind::Or(c) => c.iter().map(Node::size).sum(),
+            NodeKind::Not(c) => c.size(),
+            _ => 0,
+        }
     }
 
     /// Visits every node, parents first.

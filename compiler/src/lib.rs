@@ -60,7 +60,9 @@ pub mod lint;
 pub mod opt;
 pub mod options;
 pub mod parts;
-pub mod set;
+pub(crate) mod set;
+pub mod shape;
+pub mod subscriptions;
 pub mod wire;
 
 pub use dialect::{Dialect, message_from_json, message_from_line};
@@ -69,6 +71,11 @@ pub use options::{
     EventGridOptions, EventGridSchema, ExprOptions, Options, OptionsJson, SnsOptions, SnsScope,
 };
 pub use parts::{MessagePart, MessageParts};
+pub use shape::{MessageShape, ReadMessage, ReadMessages, read_message, read_messages};
+pub use subscriptions::{
+    Applied, Change, GroupMessage, InsertError, Insertion, LiveSet, Matches, MatchingIds,
+    SetScratch, Snapshot, SubscriptionSet, UnjudgedError, UnjudgedGroup,
+};
 
 use filtervm_vm::bind::{Bindings, Bound, Judgement};
 use filtervm_vm::json;
@@ -199,7 +206,8 @@ pub(crate) enum JsonBody {
 /// | typed attributes (basaltic, sns attribute scope), borrowed | [`Evaluator::matches_attributes`] |
 /// | headers (stream, expr), borrowed | [`Evaluator::matches_headers`] |
 /// | an owned [`Message`] | [`Evaluator::matches`], [`Evaluator::try_matches`] |
-/// | JSON in the dialect's vector shape | [`Evaluator::matches_json`] |
+/// | a message with several parts, borrowed | [`Evaluator::matches_parts`] |
+/// | one JSON document in any message shape ([`read_message`]) | [`Evaluator::matches_parts`] on [`ReadMessage::parts`], [`Evaluator::matches_json`] |
 #[derive(Debug, Default)]
 pub struct Evaluator {
     bindings: Bindings,
@@ -216,9 +224,9 @@ impl Evaluator {
     ///
     /// Fails closed: an SNS body too complex to judge element by element (more rows than
     /// `filtervm_vm::bind::MAX_ROW_SLOTS` allow, sns rule 18) is bound as a non-object and
-    /// matches only the empty policy; so is an SNS body ([`Message::Body`]) that is not JSON
-    /// (sns rule 14), and an Event Grid event that is not JSON matches nothing.
-    /// [`Evaluator::try_matches`] reports those cases instead.
+    /// matches only the empty policy, and an Event Grid event that is not JSON matches nothing;
+    /// [`Evaluator::try_matches`] reports those cases instead. An SNS body ([`Message::Body`])
+    /// that is not JSON is judged, not failed: by sns rule 14 it matches only the empty policy.
     pub fn matches(&mut self, filter: &Filter, message: &Message) -> bool {
         let bound = self.bindings.bind(filter.program.keys(), message);
         filter.program.eval(&bound, &mut self.registers)
@@ -226,7 +234,8 @@ impl Evaluator {
 
     /// Like [`Evaluator::matches`], but a message that could not be judged whole is an error:
     /// [`ErrorCode::MessageTooComplex`] for a body beyond the binding limits,
-    /// [`ErrorCode::MessageNotJson`] for JSON bytes that are not JSON.
+    /// [`ErrorCode::MessageNotJson`] for an Event Grid event that is not JSON. (An SNS body that
+    /// is not JSON has a verdict: sns rule 14.)
     pub fn try_matches(
         &mut self,
         filter: &Filter,
@@ -244,9 +253,9 @@ impl Evaluator {
     ///
     /// Errors: [`ErrorCode::MessageNotJson`] for an Event Grid event that is not JSON,
     /// [`ErrorCode::MessageShape`] for a filter whose dialect does not read a JSON body. An SNS
-    /// body that is not JSON keeps its dialect meaning (sns rule 14: it matches only policies
-    /// that read nothing from the body), and so does one too complex to judge element by
-    /// element; use [`Evaluator::try_matches_bytes`] to have those reported.
+    /// body that is not JSON keeps its dialect meaning (sns rule 14: it matches only the empty
+    /// policy); one too complex to judge element by element matches only the empty policy too,
+    /// and [`Evaluator::try_matches_bytes`] reports it.
     pub fn matches_bytes(&mut self, filter: &Filter, json: &[u8]) -> Result<bool, MessageError> {
         let kind = filter.json_body().ok_or_else(|| not_json_dialect(filter))?;
         let bound = self.bindings.bind_json(filter.program.keys(), json);
@@ -260,16 +269,29 @@ impl Evaluator {
     }
 
     /// Like [`Evaluator::matches_bytes`], but a message that could not be judged whole is an
-    /// error too: an SNS body that is not JSON ([`ErrorCode::MessageNotJson`]) or beyond the
-    /// binding limits ([`ErrorCode::MessageTooComplex`]).
+    /// error too: an SNS body beyond the binding limits ([`ErrorCode::MessageTooComplex`]).
     pub fn try_matches_bytes(
         &mut self,
         filter: &Filter,
         json: &[u8],
     ) -> Result<bool, MessageError> {
+        self.judge_bytes(filter, json, false)
+    }
+
+    /// [`Evaluator::try_matches_bytes`]; with `document`, bytes that are not JSON are an error
+    /// in every dialect (they were given as a JSON document, not as an SNS body's text).
+    pub(crate) fn judge_bytes(
+        &mut self,
+        filter: &Filter,
+        json: &[u8],
+        document: bool,
+    ) -> Result<bool, MessageError> {
         filter.json_body().ok_or_else(|| not_json_dialect(filter))?;
         let bound = self.bindings.bind_json(filter.program.keys(), json);
         let verdict = filter.program.eval(&bound, &mut self.registers);
+        if document && let Some(e) = bound.not_json() {
+            return Err(not_json_error(filter.dialect(), e));
+        }
         judged(filter, &bound)?;
         Ok(verdict)
     }
@@ -297,21 +319,31 @@ impl Evaluator {
             .eval_headers(&mut self.bindings, headers, &mut self.registers)
     }
 
-    /// Reads `message` in the dialect's JSON shape, then matches it.
+    /// Reads `message` as [`read_message`] reads a JSON document (the parts shape, the AWS SNS
+    /// shapes, or any other document as the body itself), then matches the filter's part of it
+    /// with [`Evaluator::matches_parts`]: `{"store": "x"}` is an SNS body for a body-scope
+    /// filter, and an error with a hint for a filter on attributes or headers.
+    ///
+    /// Prefer [`read_message`] on the bytes as received: a `serde_json::Value` holds numbers as
+    /// `serde_json` reads them. The document is one message: for `eventgrid` an array is one
+    /// event, not a batch (see [`read_messages`] to split one).
     pub fn matches_json(
         &mut self,
         filter: &Filter,
         message: &serde_json::Value,
     ) -> Result<bool, MessageError> {
-        let message = message_from_json(filter.dialect(), &filter.options, message)?;
-        Ok(self.matches(filter, &message))
+        let json = serde_json::to_vec(message).map_err(|e| MessageError::new("", e.to_string()))?;
+        let message = shape::read_for(&json, filter.options())?;
+        self.matches_parts(filter, &message.parts())
     }
 }
 
-/// `Ok` when `bound` was judged whole; the error saying why not otherwise.
+/// `Ok` when `bound` was judged whole; the error saying why not otherwise. An SNS body that is
+/// not JSON is judged: sns rule 14 gives it a verdict (only the empty policy matches it).
 fn judged(filter: &Filter, bound: &Bound<'_>) -> Result<(), MessageError> {
     match bound.judgement() {
         Judgement::Judged => Ok(()),
+        Judgement::NotJson(_) if filter.dialect() == Dialect::Sns => Ok(()),
         Judgement::Overflowed => Err(MessageError {
             code: ErrorCode::MessageTooComplex,
             pointer: String::new(),
@@ -408,7 +440,7 @@ pub fn compile_value(
 ) -> Result<Filter, CompileError> {
     check_options(dialect, options)?;
     let lowered = dialect::lower(dialect, policy, options)?;
-    let optimized = opt::optimize(lowered.clone());
+    let optimized = opt::optimize_copy(&lowered);
     let program = generate(&optimized)?;
     Ok(Filter {
         json_body: json_body(options),
@@ -428,9 +460,21 @@ pub fn compile_text(
     text: &str,
     options: &Options,
 ) -> Result<Filter, CompileError> {
-    check_options(dialect, options)?;
-    let policy = dialect::parse_policy_text(dialect, text, options)?;
+    let policy = read_policy_text(dialect, text, options)?;
     compile_value(dialect, &policy, options)
+}
+
+/// Reads policy text as [`compile_text`] reads it, without compiling it: the size limit, the JSON
+/// (numbers in their exact text), and for `stream` the text form as a JSON string. The value is
+/// the policy explain and lint show ([`explain::explain_parts`], [`lint::lint_filter`]), and
+/// [`compile_value`] of it is [`compile_text`] of the text.
+pub fn read_policy_text(
+    dialect: Dialect,
+    text: &str,
+    options: &Options,
+) -> Result<json::Value, CompileError> {
+    check_options(dialect, options)?;
+    dialect::parse_policy_text(dialect, text, options)
 }
 
 /// Rejects options of another dialect, and options out of range.

@@ -216,7 +216,7 @@ fn pointer_order(a: &str, b: &str) -> Ordering {
 // Constants: subtrees the optimizer folds to true or false.
 
 fn constant(node: &Node) -> Option<bool> {
-    match opt::optimize(node.clone()).kind {
+    match opt::optimize_copy(node).kind {
         NodeKind::True => Some(true),
         NodeKind::False => Some(false),
         _ => None,
@@ -867,7 +867,7 @@ fn prefix_suffix(dialect: Dialect, items: &[Value], at: &str, out: &mut Vec<Warn
         at,
         format!(
             "prefix {} and suffix {} in one array are alternatives (OR): a value matching either \
-             passes (seed 000)",
+             passes",
             Value::String(p.to_owned()),
             Value::String(s.to_owned())
         ),
@@ -902,7 +902,7 @@ fn sns_object(members: &Map, at: &str, attributes: bool, out: &mut Vec<Warning>)
                                 &pointer::index(&here, i),
                                 format!(
                                     "`exists: false` does not match a message that carries no \
-                                     attributes at all, although {} is absent there (sns rule 12)",
+                                     attributes at all, although {} is absent there",
                                     Value::String(name.clone())
                                 ),
                                 "make sure every message carries at least one attribute",
@@ -945,7 +945,7 @@ fn eventgrid_checks(policy: &Value, schema: Schema, out: &mut Vec<Warning>) {
                 &at,
                 format!(
                     "the key {} names nothing in this schema, so it is always undefined and this \
-                     entry {} (EG-19)",
+                     entry {}",
                     Value::String(key.to_owned()),
                     if holds { "always holds" } else { "never holds" }
                 ),
@@ -972,7 +972,7 @@ fn eventgrid_checks(policy: &Value, schema: Schema, out: &mut Vec<Warning>) {
                 NEGATIVE_ON_MISSING_KEY,
                 &at,
                 format!(
-                    "{op} is false when {} is missing or null (EG-22), so events without it are \
+                    "{op} is false when {} is missing or null, so events without it are \
                      dropped; NumberNotIn and StringNotIn pass them",
                     Value::String(key.to_owned())
                 ),

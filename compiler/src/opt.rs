@@ -9,30 +9,49 @@
 use crate::ir::{Node, NodeKind, Pred, StrOp, Test};
 use filtervm_vm::program::Interval;
 use filtervm_vm::value::Shapes;
+use std::sync::Arc;
 
 /// Runs every pass until nothing changes (bounded rounds), then orders children by cost.
 pub fn optimize(node: Node) -> Node {
     let mut node = push_negations(node);
+    normalize(&mut node);
+    node
+}
+
+/// [`optimize`] of a tree kept by the caller (a filter keeps its IR as lowered): negations are
+/// pushed while copying, so the tree is copied once.
+pub fn optimize_copy(node: &Node) -> Node {
+    let mut node = negations_pushed(node, false);
+    normalize(&mut node);
+    node
+}
+
+/// The rounds of [`optimize`] after [`push_negations`], and the ordering. The passes rewrite the
+/// tree in place: a node a pass leaves alone is neither moved nor reallocated, so a round that
+/// changes nothing (the last one, always) costs one walk.
+fn normalize(node: &mut Node) {
     for _ in 0..8 {
         let before = node.size();
-        node = merge_alternatives(dedup(fold_constants(flatten(node))));
+        in_place(node, &flatten_node);
+        in_place(node, &fold_node);
+        in_place(node, &dedup_node);
+        in_place(node, &merge_node);
         if node.size() == before {
             break;
         }
     }
-    order(node)
+    in_place(node, &order_node);
 }
 
-/// Rebuilds `node` bottom-up with `f` applied to every rebuilt node.
-fn rebuild(node: Node, f: &dyn Fn(Node) -> Node) -> Node {
-    let Node { kind, origin } = node;
-    let kind = match kind {
-        NodeKind::And(c) => NodeKind::And(c.into_iter().map(|c| rebuild(c, f)).collect()),
-        NodeKind::Or(c) => NodeKind::Or(c.into_iter().map(|c| rebuild(c, f)).collect()),
-        NodeKind::Not(c) => NodeKind::Not(Box::new(rebuild(*c, f))),
-        other => other,
-    };
-    f(Node { kind, origin })
+/// Applies `f` to every node, children before their parent (the order the passes are defined
+/// in: `f` sees a node's children already rewritten).
+fn in_place(node: &mut Node, f: &dyn Fn(&mut Node)) {
+    match &mut node.kind {
+        NodeKind::And(c) | NodeKind::Or(c) => c.iter_mut().for_each(|c| in_place(c, f)),
+        NodeKind::Not(c) => in_place(c, f),
+        _ => {}
+    }
+    f(node);
 }
 
 /// Pushes `not` to the leaves (De Morgan), removes double negation, and turns `not` of a shape
@@ -69,113 +88,145 @@ fn negate(node: Node) -> Node {
     }
 }
 
-/// Flattens nested `and`/`or` of the same kind, unwraps one-child `and`/`or`, and removes
-/// double negation.
-pub fn flatten(node: Node) -> Node {
-    rebuild(node, &|n| {
-        let Node { kind, origin } = n;
-        match kind {
-            NodeKind::And(c) => one_or(splice(c, true), origin, true),
-            NodeKind::Or(c) => one_or(splice(c, false), origin, false),
-            NodeKind::Not(c) => match c.kind {
-                NodeKind::Not(inner) => *inner,
-                other => Node::new(
-                    NodeKind::Not(Box::new(Node {
-                        kind: other,
-                        origin: c.origin,
-                    })),
-                    origin,
-                ),
-            },
-            other => Node::new(other, origin),
-        }
-    })
+/// [`push_negations`] (`negated` false) or [`negate`] (true) of a borrowed tree, as a new tree.
+fn negations_pushed(node: &Node, negated: bool) -> Node {
+    let origin = node.origin.clone();
+    let children = |c: &[Node], negated: bool| -> Vec<Node> {
+        c.iter().map(|c| negations_pushed(c, negated)).collect()
+    };
+    match (&node.kind, negated) {
+        (NodeKind::Not(child), _) => negations_pushed(child, !negated),
+        (NodeKind::And(c), false) => Node::new(NodeKind::And(children(c, false)), origin),
+        (NodeKind::Or(c), false) => Node::new(NodeKind::Or(children(c, false)), origin),
+        (NodeKind::And(c), true) => Node::new(NodeKind::Or(children(c, true)), origin),
+        (NodeKind::Or(c), true) => Node::new(NodeKind::And(children(c, true)), origin),
+        (NodeKind::True, true) => Node::new(NodeKind::False, origin),
+        (NodeKind::False, true) => Node::new(NodeKind::True, origin),
+        (
+            NodeKind::Test(Test {
+                key,
+                pred: Pred::Shape(s),
+            }),
+            true,
+        ) => Node::test(key.clone(), Pred::Shape(s.complement()), origin),
+        (NodeKind::Test(_), true) => Node::negation(Node::new(node.kind.clone(), origin)),
+        (kind, false) => Node::new(kind.clone(), origin),
+    }
 }
 
-fn splice(children: Vec<Node>, and: bool) -> Vec<Node> {
-    let mut out = Vec::with_capacity(children.len());
-    for c in children {
+/// Flattens nested `and`/`or` of the same kind, unwraps one-child `and`/`or`, and removes
+/// double negation.
+pub fn flatten(mut node: Node) -> Node {
+    in_place(&mut node, &flatten_node);
+    node
+}
+
+/// [`flatten`] at one node whose children are flattened.
+fn flatten_node(node: &mut Node) {
+    match &mut node.kind {
+        NodeKind::And(c) => {
+            splice(c, true);
+            unwrap_single(node);
+        }
+        NodeKind::Or(c) => {
+            splice(c, false);
+            unwrap_single(node);
+        }
+        NodeKind::Not(c) if matches!(c.kind, NodeKind::Not(_)) => {
+            // The grandchild takes the node's place.
+            if let NodeKind::Not(inner) = std::mem::replace(&mut c.kind, NodeKind::True) {
+                *node = *inner;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Puts the children of `and` children of an `and` (`or` of an `or`) in their place.
+fn splice(children: &mut Vec<Node>, and: bool) {
+    let same = |c: &Node| match c.kind {
+        NodeKind::And(_) => and,
+        NodeKind::Or(_) => !and,
+        _ => false,
+    };
+    if !children.iter().any(same) {
+        return;
+    }
+    let old = std::mem::take(children);
+    children.reserve(old.len());
+    for c in old {
         match c.kind {
-            NodeKind::And(inner) if and => out.extend(inner),
-            NodeKind::Or(inner) if !and => out.extend(inner),
-            kind => out.push(Node {
+            NodeKind::And(inner) if and => children.extend(inner),
+            NodeKind::Or(inner) if !and => children.extend(inner),
+            kind => children.push(Node {
                 kind,
                 origin: c.origin,
             }),
         }
     }
-    out
 }
 
-fn one_or(mut children: Vec<Node>, origin: Box<str>, and: bool) -> Node {
-    if children.len() == 1
-        && let Some(only) = children.pop()
+/// An `and`/`or` of one child becomes that child.
+fn unwrap_single(node: &mut Node) {
+    if let NodeKind::And(c) | NodeKind::Or(c) = &mut node.kind
+        && c.len() == 1
+        && let Some(only) = c.pop()
     {
-        return only;
+        *node = only;
     }
-    Node::new(
-        if and {
-            NodeKind::And(children)
-        } else {
-            NodeKind::Or(children)
-        },
-        origin,
-    )
 }
 
 /// Folds constants: `and` with `false` is `false`, `true` children vanish, an empty `and` is
 /// `true`; dually for `or`; `not` of a constant; an empty numeric range or string set is `false`.
-pub fn fold_constants(node: Node) -> Node {
-    rebuild(node, &|n| {
-        let Node { kind, origin } = n;
-        match kind {
-            NodeKind::And(c) => {
-                if c.iter().any(|c| matches!(c.kind, NodeKind::False)) {
-                    return Node::new(NodeKind::False, origin);
-                }
-                let c: Vec<Node> = c
-                    .into_iter()
-                    .filter(|c| !matches!(c.kind, NodeKind::True))
-                    .collect();
-                if c.is_empty() {
-                    Node::new(NodeKind::True, origin)
-                } else {
-                    one_or(c, origin, true)
-                }
+pub fn fold_constants(mut node: Node) -> Node {
+    in_place(&mut node, &fold_node);
+    node
+}
+
+/// [`fold_constants`] at one node whose children are folded.
+fn fold_node(node: &mut Node) {
+    let constant = match &mut node.kind {
+        NodeKind::And(c) => fold_children(c, true),
+        NodeKind::Or(c) => fold_children(c, false),
+        NodeKind::Not(c) => match c.kind {
+            NodeKind::True => Some(false),
+            NodeKind::False => Some(true),
+            _ => None,
+        },
+        NodeKind::Test(t) if never_holds(&t.pred) => Some(false),
+        NodeKind::Test(Test {
+            pred: Pred::Shape(s),
+            ..
+        }) if *s == Shapes::ALL => Some(true),
+        _ => None,
+    };
+    match constant {
+        Some(value) => {
+            node.kind = if value {
+                NodeKind::True
+            } else {
+                NodeKind::False
             }
-            NodeKind::Or(c) => {
-                if c.iter().any(|c| matches!(c.kind, NodeKind::True)) {
-                    return Node::new(NodeKind::True, origin);
-                }
-                let c: Vec<Node> = c
-                    .into_iter()
-                    .filter(|c| !matches!(c.kind, NodeKind::False))
-                    .collect();
-                if c.is_empty() {
-                    Node::new(NodeKind::False, origin)
-                } else {
-                    one_or(c, origin, false)
-                }
-            }
-            NodeKind::Not(c) => match c.kind {
-                NodeKind::True => Node::new(NodeKind::False, origin),
-                NodeKind::False => Node::new(NodeKind::True, origin),
-                other => Node::new(
-                    NodeKind::Not(Box::new(Node {
-                        kind: other,
-                        origin: c.origin,
-                    })),
-                    origin,
-                ),
-            },
-            NodeKind::Test(t) if never_holds(&t.pred) => Node::new(NodeKind::False, origin),
-            NodeKind::Test(Test {
-                pred: Pred::Shape(s),
-                ..
-            }) if s == Shapes::ALL => Node::new(NodeKind::True, origin),
-            other => Node::new(other, origin),
         }
-    })
+        None => unwrap_single(node),
+    }
+}
+
+/// The constant an `and` (`and` true) or `or` of `children` folds to, if any; otherwise the
+/// neutral constants are removed from `children`.
+fn fold_children(children: &mut Vec<Node>, and: bool) -> Option<bool> {
+    // `false` absorbs an `and` and is neutral in an `or`; `true` dually.
+    let (absorbing, neutral) = (!and, and);
+    let is = |n: &Node, value: bool| match n.kind {
+        NodeKind::True => value,
+        NodeKind::False => !value,
+        _ => false,
+    };
+    if children.iter().any(|c| is(c, absorbing)) {
+        return Some(absorbing);
+    }
+    children.retain(|c| !is(c, neutral));
+    children.is_empty().then_some(neutral)
 }
 
 fn never_holds(pred: &Pred) -> bool {
@@ -190,49 +241,67 @@ fn never_holds(pred: &Pred) -> bool {
 }
 
 /// Removes structurally equal children of `and`/`or` (the first one stays).
-pub fn dedup(node: Node) -> Node {
-    rebuild(node, &|n| {
-        let Node { kind, origin } = n;
-        let dedup_children = |c: Vec<Node>| {
-            let mut out: Vec<Node> = Vec::with_capacity(c.len());
-            for child in c {
-                if !out.iter().any(|o| o.same(&child)) {
-                    out.push(child);
+pub fn dedup(mut node: Node) -> Node {
+    in_place(&mut node, &dedup_node);
+    node
+}
+
+/// [`dedup`] at one node.
+fn dedup_node(node: &mut Node) {
+    if let NodeKind::And(c) | NodeKind::Or(c) = &mut node.kind {
+        let mut kept = 0;
+        for i in 0..c.len() {
+            let (earlier, rest) = c.split_at_mut(i);
+            let Some(child) = rest.first_mut() else {
+                break;
+            };
+            let seen = earlier
+                .get(..kept)
+                .is_some_and(|kept| kept.iter().any(|o| o.same(child)));
+            if !seen {
+                if kept < i
+                    && let Some(slot) = earlier.get_mut(kept)
+                {
+                    std::mem::swap(slot, child);
                 }
+                kept += 1;
             }
-            out
-        };
-        match kind {
-            NodeKind::And(c) => one_or(dedup_children(c), origin, true),
-            NodeKind::Or(c) => one_or(dedup_children(c), origin, false),
-            other => Node::new(other, origin),
         }
-    })
+        c.truncate(kept);
+        unwrap_single(node);
+    }
 }
 
 /// Merges the alternatives of one key inside an `or`: string tests of the same kind and case
 /// become one test over the union of their values, numeric tests of the same source one test
 /// over the union of their intervals, shape tests one test over the union of shapes. (Inside an
 /// `and` nothing is merged: "some leaf in A and some leaf in B" is not "some leaf in A ∩ B".)
-pub fn merge_alternatives(node: Node) -> Node {
-    rebuild(node, &|n| {
-        let Node { kind, origin } = n;
-        match kind {
-            NodeKind::Or(c) => {
-                let merged = merge_or(c, &origin);
-                one_or(merged, origin, false)
-            }
-            other => Node::new(other, origin),
-        }
-    })
+pub fn merge_alternatives(mut node: Node) -> Node {
+    in_place(&mut node, &merge_node);
+    node
 }
 
-/// Merges tests of one key; a merged test takes the origin of the `or` it stands for.
-fn merge_or(children: Vec<Node>, or_origin: &str) -> Vec<Node> {
-    let mut out: Vec<Node> = Vec::with_capacity(children.len());
-    for child in children {
-        let merged = match &child.kind {
-            NodeKind::Test(t) => out.iter_mut().any(|o| {
+/// [`merge_alternatives`] at one node.
+fn merge_node(node: &mut Node) {
+    let Node { kind, origin } = node;
+    if let NodeKind::Or(c) = kind {
+        merge_or(c, origin);
+        unwrap_single(node);
+    }
+}
+
+/// Merges tests of one key, in place: each test is merged into the first earlier (kept) test of
+/// its key that takes it, and a merged test takes the origin of the `or` it stands for.
+fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
+    let mut kept = 0;
+    for i in 0..children.len() {
+        let (earlier, rest) = children.split_at_mut(i);
+        let Some(child) = rest.first_mut() else {
+            break;
+        };
+        let mut merged = false;
+        if let NodeKind::Test(t) = &child.kind {
+            for o in earlier.iter_mut().take(kept) {
                 let done = match &mut o.kind {
                     NodeKind::Test(into) if into.key == t.key => {
                         merge_pred(&mut into.pred, &t.pred)
@@ -240,17 +309,24 @@ fn merge_or(children: Vec<Node>, or_origin: &str) -> Vec<Node> {
                     _ => false,
                 };
                 if done {
-                    o.origin = or_origin.into();
+                    if o.origin != *or_origin {
+                        o.origin = or_origin.clone();
+                    }
+                    merged = true;
+                    break;
                 }
-                done
-            }),
-            _ => false,
-        };
+            }
+        }
         if !merged {
-            out.push(child);
+            if kept < i
+                && let Some(slot) = earlier.get_mut(kept)
+            {
+                std::mem::swap(slot, child);
+            }
+            kept += 1;
         }
     }
-    out
+    children.truncate(kept);
 }
 
 /// Merges `from` into `into` when both are the same mergeable kind; returns whether it did.
@@ -297,21 +373,16 @@ fn merge_pred(into: &mut Pred, from: &Pred) -> bool {
 }
 
 /// Orders the children of every `and`/`or` by estimated cost, cheapest first (stable).
-pub fn order(node: Node) -> Node {
-    rebuild(node, &|n| {
-        let Node { kind, origin } = n;
-        match kind {
-            NodeKind::And(mut c) => {
-                c.sort_by_key(cost);
-                Node::new(NodeKind::And(c), origin)
-            }
-            NodeKind::Or(mut c) => {
-                c.sort_by_key(cost);
-                Node::new(NodeKind::Or(c), origin)
-            }
-            other => Node::new(other, origin),
-        }
-    })
+pub fn order(mut node: Node) -> Node {
+    in_place(&mut node, &order_node);
+    node
+}
+
+/// [`order`] at one node.
+fn order_node(node: &mut Node) {
+    if let NodeKind::And(c) | NodeKind::Or(c) = &mut node.kind {
+        c.sort_by_key(cost);
+    }
 }
 
 /// A rough cost: shape checks are cheapest, then equality, then scans, then patterns;

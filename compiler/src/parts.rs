@@ -93,6 +93,9 @@ impl fmt::Display for MessagePart {
 /// copied; see the [module documentation](self) for which filter reads which part.
 pub struct MessageParts<'m, A: Attributes + ?Sized = [Attribute], H: Headers + ?Sized = [Header]> {
     body: Option<&'m [u8]>,
+    /// Whether the body is a whole JSON document read as the body ([`crate::read_message`]):
+    /// bytes that are not JSON are then an error, not an SNS body that is not JSON.
+    body_is_document: bool,
     attributes: Option<&'m A>,
     headers: Option<&'m H>,
 }
@@ -124,11 +127,7 @@ impl Default for MessageParts<'_> {
 impl<'m> MessageParts<'m> {
     /// A message with no part yet; add parts with the `with_*` methods.
     pub fn new() -> MessageParts<'m> {
-        MessageParts {
-            body: None,
-            attributes: None,
-            headers: None,
-        }
+        MessageParts::empty()
     }
 
     /// A message of one JSON body (raw bytes as published).
@@ -148,9 +147,30 @@ impl<'m> MessageParts<'m> {
 }
 
 impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> MessageParts<'m, A, H> {
+    /// A message with no part yet, whose attributes and headers will be of the types `A` and
+    /// `H` ([`MessageParts::new`] is this for the default types).
+    pub fn empty() -> MessageParts<'m, A, H> {
+        MessageParts {
+            body: None,
+            body_is_document: false,
+            attributes: None,
+            headers: None,
+        }
+    }
+
     /// This message with its JSON body.
     pub fn with_body(mut self, body: &'m [u8]) -> MessageParts<'m, A, H> {
         self.body = Some(body);
+        self.body_is_document = false;
+        self
+    }
+
+    /// This message with a body that is a whole JSON document in none of the message shapes
+    /// ([`crate::read_message`]): it must be JSON, and a filter that needs another part is told
+    /// that the document was read as a body.
+    pub(crate) fn with_document_body(mut self, body: &'m [u8]) -> MessageParts<'m, A, H> {
+        self.body = Some(body);
+        self.body_is_document = true;
         self
     }
 
@@ -161,6 +181,7 @@ impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> MessageParts<'m, A, H> {
     ) -> MessageParts<'m, B, H> {
         MessageParts {
             body: self.body,
+            body_is_document: self.body_is_document,
             attributes: Some(attributes),
             headers: self.headers,
         }
@@ -170,6 +191,7 @@ impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> MessageParts<'m, A, H> {
     pub fn with_headers<G: Headers + ?Sized>(self, headers: &'m G) -> MessageParts<'m, A, G> {
         MessageParts {
             body: self.body,
+            body_is_document: self.body_is_document,
             attributes: self.attributes,
             headers: Some(headers),
         }
@@ -262,45 +284,92 @@ pub fn missing_part_error(options: &Options, present: &[MessagePart]) -> Message
     }
 }
 
+/// The error for a JSON document read as a body ([`crate::read_message`]) without the
+/// attributes or headers its filter reads: code [`ErrorCode::MessageShape`], naming how the part
+/// is given and the likely fix.
+fn document_missing_part_error(options: &Options) -> MessageError {
+    let dialect = options.dialect();
+    let message = match (options, MessagePart::of(options)) {
+        (Options::Sns(_), _) => format!(
+            "a {dialect} filter in attribute scope reads typed attributes, but the message is a \
+             JSON document without them (given as {{\"attributes\": {{...}}}} or \
+             {{\"MessageAttributes\": {{...}}}}), so it is only a message body: to filter on the \
+             body, compile with the options {{\"scope\":\"MessageBody\"}} (--options \
+             '{{\"scope\":\"MessageBody\"}}')"
+        ),
+        (_, MessagePart::Headers) => format!(
+            "a {dialect} filter reads headers, but the message is a JSON document without them, \
+             so it is only a message body, which {dialect} filters do not read: give the headers \
+             as {{\"headers\": {{\"name\": \"value\"}}}}"
+        ),
+        _ => format!(
+            "a {dialect} filter reads typed attributes, but the message is a JSON document \
+             without them, so it is only a message body, which {dialect} filters do not read: \
+             give the attributes as {{\"attributes\": {{NAME: {{\"type\": \"String\", \
+             \"value\": \"...\"}}}}}}"
+        ),
+    };
+    MessageError {
+        code: ErrorCode::MessageShape,
+        pointer: String::new(),
+        message,
+    }
+}
+
+/// The part of a message a filter reads, found in its parts.
+pub(crate) enum SelectedPart<'m, A: ?Sized, H: ?Sized> {
+    /// Typed attributes.
+    Attributes(&'m A),
+    /// Headers.
+    Headers(&'m H),
+    /// The JSON body. `strict`: bytes that are not JSON are an error (an Event Grid event, or a
+    /// document read as the body); else they are an SNS body that is not JSON, which keeps its
+    /// dialect meaning (it matches only policies that read nothing from the body).
+    Body { bytes: &'m [u8], strict: bool },
+}
+
+impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> MessageParts<'m, A, H> {
+    /// The part filters compiled with `options` read, or the error naming what is missing: the
+    /// one step between a message's parts and binding, for matching and explaining alike.
+    pub(crate) fn select(&self, options: &Options) -> Result<SelectedPart<'m, A, H>, MessageError> {
+        let missing = || {
+            if self.body_is_document {
+                return document_missing_part_error(options);
+            }
+            let present: Vec<MessagePart> = self.parts().collect();
+            missing_part_error(options, &present)
+        };
+        Ok(match MessagePart::of(options) {
+            MessagePart::Body => SelectedPart::Body {
+                bytes: self.body.ok_or_else(missing)?,
+                strict: self.body_is_document || !matches!(options, Options::Sns(_)),
+            },
+            MessagePart::Attributes => {
+                SelectedPart::Attributes(self.attributes.ok_or_else(missing)?)
+            }
+            MessagePart::Headers => SelectedPart::Headers(self.headers.ok_or_else(missing)?),
+        })
+    }
+}
+
 impl Evaluator {
     /// Matches a message given by its parts: the filter reads its part (see
     /// [`MessagePart::of`]) and nothing else.
     ///
     /// Errors, never a quiet `false`: [`ErrorCode::MessageShape`] when the message lacks the
     /// part (with a hint), [`ErrorCode::MessageTooComplex`] for a body beyond the binding
-    /// limits, [`ErrorCode::MessageNotJson`] for an Event Grid event that is not JSON. An SNS
-    /// body that is not JSON keeps its dialect meaning: it matches only policies that read
-    /// nothing from the body.
+    /// limits, [`ErrorCode::MessageNotJson`] for an Event Grid event (or a whole document read
+    /// by [`crate::read_message`]) that is not JSON. An SNS body given as such that is not JSON
+    /// keeps its dialect meaning: it matches only policies that read nothing from the body.
     pub fn matches_parts<A: Attributes + ?Sized, H: Headers + ?Sized>(
         &mut self,
         filter: &Filter,
         message: &MessageParts<'_, A, H>,
     ) -> Result<bool, MessageError> {
-        let missing = || {
-            let present: Vec<MessagePart> = message.parts().collect();
-            missing_part_error(filter.options(), &present)
-        };
-        match MessagePart::of(filter.options()) {
-            MessagePart::Body => {
-                let body = message.get_body().ok_or_else(missing)?;
-                match self.try_matches_bytes(filter, body) {
-                    Err(e)
-                        if e.code == ErrorCode::MessageNotJson
-                            && filter.dialect() == crate::Dialect::Sns =>
-                    {
-                        self.matches_bytes(filter, body)
-                    }
-                    other => other,
-                }
-            }
-            MessagePart::Attributes => {
-                let attributes = message.get_attributes().ok_or_else(missing)?;
-                Ok(self.matches_attributes(filter, attributes))
-            }
-            MessagePart::Headers => {
-                let headers = message.get_headers().ok_or_else(missing)?;
-                Ok(self.matches_headers(filter, headers))
-            }
+        match message.select(filter.options())? {
+            SelectedPart::Body { bytes, strict } => self.judge_bytes(filter, bytes, strict),
+            SelectedPart::Attributes(attributes) => Ok(self.matches_attributes(filter, attributes)),
+            SelectedPart::Headers(headers) => Ok(self.matches_headers(filter, headers)),
         }
     }
 }

@@ -1,7 +1,8 @@
-//! `PolicySet`: many subscriptions compiled together and matched against a message at once.
+//! `PolicySet`: the engine of one group of a [`SubscriptionSet`](crate::SubscriptionSet) — the
+//! subscriptions of one dialect and one options value, matched against a message at once.
 //!
 //! A broker evaluates every subscription of a topic for every message. One by one that costs
-//! N × (bind + run). A [`PolicySet`] does better:
+//! N × (bind + run). A `PolicySet` does better:
 //!
 //! - **one key table**: every subscription's keys are interned in one [`KeyTable`], so a message
 //!   is bound once for all of them;
@@ -22,31 +23,12 @@
 //! - **incremental**: [`PolicySet::add`] and [`PolicySet::remove`] change one subscription without
 //!   rebuilding anything else, and what nobody uses any more is released (see below).
 //!
-//! The result of [`SetMatcher::matching`] is the set of subscription ids whose filter matches,
-//! exactly the ids that evaluating each subscription's [`Filter`] on its own gives (a differential
-//! test checks this on every dialect, and the `policy_set` fuzz target).
-//!
-//! ```
-//! use filtervm_compiler::set::{PolicySet, SetMatcher};
-//! use filtervm_compiler::{compile, Dialect};
-//! use filtervm_vm::message::{AttributeType, Message};
-//! use serde_json::json;
-//!
-//! let mut set = PolicySet::new();
-//! for (id, event) in [(1, "order.paid"), (2, "order.created"), (3, "order.paid")] {
-//!     let filter = compile(Dialect::Sns, &json!({"event": [event]}), &Dialect::Sns.into()).unwrap();
-//!     set.add(id, &filter).unwrap();
-//! }
-//! assert_eq!(set.distinct_filters(), 2); // 1 and 3 share one filter
-//!
-//! let mut matcher = SetMatcher::new();
-//! let message = Message::attributes([("event", AttributeType::String, "order.paid")]);
-//! let mut ids = matcher.matching(&set, &message).to_vec();
-//! ids.sort();
-//! assert_eq!(ids, [1, 3]);
-//! set.remove(1);
-//! assert_eq!(matcher.matching(&set, &message), [3]);
-//! ```
+//! Subscriptions are *handles* (`u32`) the subscription set chooses; where each one sits in the
+//! engine (its [`Holder`]: its distinct filter and its position in that filter's subscriber list)
+//! is kept by the subscription set beside the handle ([`Holders`]), so that the engine needs no map
+//! of its own. [`MatchState::matching`] appends the handles whose filter matches, exactly the ones
+//! evaluating each subscription's [`Filter`] on its own gives (a differential test checks this on
+//! every dialect, mixed in one set, and so does the `policy_set` fuzz target).
 //!
 //! # How a filter is held
 //!
@@ -95,47 +77,35 @@
 //! (subscriber lists, the subscription map, anchor lists) give memory back when they fall under a
 //! quarter of their capacity.
 
-use crate::dialect::Dialect;
-use crate::error::MessageError;
-use crate::intern::canonical_options;
+use crate::codegen;
 use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
-use crate::{Filter, codegen};
+use crate::subscriptions::InsertError;
 use ahash::{AHashMap, RandomState};
-use filtervm_vm::bind::{Bindings, Bound, Judgement, KeyTable, NO_ID, Slot, map_bytes};
+use filtervm_vm::bind::{Bound, KeyTable, NO_ID, Slot, map_bytes};
 use filtervm_vm::exec;
-use filtervm_vm::message::{Attributes, Headers, Message};
 use filtervm_vm::op::Inst;
 use filtervm_vm::program::{Interval, Program};
 use filtervm_vm::value::Shapes;
 use std::hash::Hash;
 use std::mem::size_of;
+use std::sync::Arc;
 
-/// A subscription id, chosen by the caller.
-pub type SubscriptionId = u64;
+/// A subscription as the engine knows it: a handle the subscription set chose (its slot).
+pub(crate) type Handle = u32;
 
-/// Why a filter could not be added.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SetError {
-    /// The filter was loaded from bytes of the first wire format, which shipped no IR (compile
-    /// it from its policy, or write it again with this version).
-    #[error(
-        "the filter carries no IR (it was loaded from bytes of the first wire format); compile it from its policy"
-    )]
-    NoIr,
-    /// The set holds filters of another dialect or other options: messages are read and bound
-    /// one way for the whole set.
-    #[error("the set holds {expected} filters with options {options}; this filter is {found}")]
-    Mismatch {
-        /// The set's dialect.
-        expected: Dialect,
-        /// The set's options (canonical JSON).
-        options: String,
-        /// The filter's dialect.
-        found: Dialect,
-    },
-    /// More distinct tests or filters than the set's encoding allows (2^29 each).
-    #[error("the set is full")]
-    Full,
+/// Where a subscription sits in its group's engine: its distinct filter and its position in that
+/// filter's subscriber list. Kept by the subscription set, one per handle ([`Holders`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Holder {
+    pub(crate) filter: u32,
+    pub(crate) at: u32,
+}
+
+/// The holders of the subscription set's handles: the engine reads and updates the holder of each
+/// subscription it moves.
+pub(crate) trait Holders {
+    /// The holder of `handle` (`None` only for a handle the set never gave out).
+    fn holder(&mut self, handle: Handle) -> Option<&mut Holder>;
 }
 
 /// The largest test id or jump target a code word holds.
@@ -168,7 +138,7 @@ fn idx(n: usize) -> u32 {
 const GONE: u32 = u32::MAX;
 
 /// How an interned test is checked.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Check {
     /// Some string leaf equals one of these values (distinct), each with its id in the key
     /// table's dictionary, sorted by id: answered by the equality index.
@@ -181,12 +151,12 @@ enum Check {
     /// Some number leaf (or numeric string leaf) lies in the intervals.
     Num(NumSource, Box<[Interval]>),
     /// Anything else: a one-test program run against the shared bindings.
-    Program(Box<Program>),
+    Program(Arc<Program>),
     /// A freed id (reused by the next new test).
     Free,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct TestEntry {
     /// The slot in the set's key table (the test holds one reference to it).
     slot: u32,
@@ -232,12 +202,12 @@ const NO_GUARD: u32 = u32::MAX;
 /// The subscriptions of one distinct filter (most filters have one), in no order.
 #[derive(Debug, Clone)]
 enum Subs {
-    One(SubscriptionId),
-    Many(Vec<SubscriptionId>),
+    One(Handle),
+    Many(Vec<Handle>),
 }
 
 impl Subs {
-    fn as_slice(&self) -> &[SubscriptionId] {
+    fn as_slice(&self) -> &[Handle] {
         match self {
             Subs::One(id) => std::slice::from_ref(id),
             Subs::Many(ids) => ids,
@@ -245,14 +215,7 @@ impl Subs {
     }
 }
 
-/// Where a subscription is: its distinct filter and its position in that filter's [`Subs`].
-#[derive(Debug, Clone, Copy)]
-struct Holder {
-    filter: u32,
-    at: u32,
-}
-
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct FilterEntry {
     /// `code[start..start + len]` in the set's code arena; `len == 0` for a freed entry.
     start: u32,
@@ -326,7 +289,7 @@ fn required_tests(term: &Term) -> Vec<u32> {
 
 /// An equality index of one kind of value: per key slot, value → the tests holding for it (in no
 /// order; each test knows its position in each list, `TestEntry::index_at`).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct EqIndex<V> {
     by_slot: AHashMap<u32, AHashMap<V, Vec<u32>>>,
 }
@@ -440,13 +403,11 @@ fn shrink_sparse_map<K: Hash + Eq, V>(m: &mut AHashMap<K, V>) {
     }
 }
 
-/// Many subscriptions' filters, matched together (see the module documentation).
-#[derive(Debug)]
-pub struct PolicySet {
+/// Many subscriptions' filters of one dialect and options value, matched together (see the
+/// module documentation).
+#[derive(Debug, Clone)]
+pub(crate) struct PolicySet {
     keys: KeyTable,
-    dialect: Option<(Dialect, String)>,
-    /// What the set's filters read from raw JSON bytes (fixed by the first filter added).
-    json_body: Option<crate::JsonBody>,
     tests: Vec<TestEntry>,
     test_ids: AHashMap<Box<str>, u32>,
     free_tests: Vec<u32>,
@@ -463,7 +424,8 @@ pub struct PolicySet {
     code: Vec<u32>,
     /// Words of `code` no live filter uses.
     garbage: usize,
-    subs: AHashMap<SubscriptionId, Holder>,
+    /// The number of subscriptions.
+    subscriptions: usize,
     hasher: RandomState,
 }
 
@@ -475,11 +437,9 @@ impl Default for PolicySet {
 
 impl PolicySet {
     /// An empty set.
-    pub fn new() -> PolicySet {
+    pub(crate) fn new() -> PolicySet {
         PolicySet {
             keys: KeyTable::new(),
-            dialect: None,
-            json_body: None,
             tests: Vec::new(),
             test_ids: AHashMap::new(),
             free_tests: Vec::new(),
@@ -491,39 +451,44 @@ impl PolicySet {
             always: Vec::new(),
             code: Vec::new(),
             garbage: 0,
-            subs: AHashMap::new(),
+            subscriptions: 0,
             hasher: RandomState::with_seeds(0x5eed, 0xf1, 0x7e, 0x4d),
         }
     }
 
     /// The number of subscriptions.
-    pub fn len(&self) -> usize {
-        self.subs.len()
+    pub(crate) fn len(&self) -> usize {
+        self.subscriptions
     }
 
     /// Whether the set holds no subscription.
-    pub fn is_empty(&self) -> bool {
-        self.subs.is_empty()
+    pub(crate) fn is_empty(&self) -> bool {
+        self.subscriptions == 0
     }
 
     /// The number of distinct filters (identical filters count once).
-    pub fn distinct_filters(&self) -> usize {
+    pub(crate) fn distinct_filters(&self) -> usize {
         self.filters.len() - self.free_filters.len()
     }
 
     /// The number of distinct tests.
-    pub fn distinct_tests(&self) -> usize {
+    pub(crate) fn distinct_tests(&self) -> usize {
         self.tests.len() - self.free_tests.len()
     }
 
     /// The number of filters without an indexed anchor (evaluated for every message).
-    pub fn unanchored_filters(&self) -> usize {
+    pub(crate) fn unanchored_filters(&self) -> usize {
         self.always.len()
+    }
+
+    /// The size of the per-test and per-filter buffers matching needs.
+    pub(crate) fn buffer_sizes(&self) -> (usize, usize) {
+        (self.tests.len(), self.filters.len())
     }
 
     /// For diagnostics: each indexed test (as `(key predicate)` text) with the number of distinct
     /// filters anchored on it, largest first.
-    pub fn anchors(&self) -> Vec<(&str, usize)> {
+    pub(crate) fn anchors(&self) -> Vec<(&str, usize)> {
         let mut out: Vec<(&str, usize)> = self
             .tests
             .iter()
@@ -536,42 +501,18 @@ impl PolicySet {
 
     /// The key table all subscriptions share (a message is bound to it once). It may hold a few
     /// released slots (see the module documentation).
-    pub fn keys(&self) -> &KeyTable {
+    pub(crate) fn keys(&self) -> &KeyTable {
         &self.keys
     }
 
-    /// The dialect of the set's filters (`None` while it is empty of any filter so far).
-    pub fn dialect(&self) -> Option<Dialect> {
-        self.dialect.as_ref().map(|(d, _)| *d)
-    }
-
-    /// Whether subscription `id` is in the set.
-    pub fn contains(&self, id: SubscriptionId) -> bool {
-        self.subs.contains_key(&id)
-    }
-
-    /// Adds subscription `id` with `filter`, replacing its filter if `id` is already there.
-    ///
-    /// Every filter of a set must have the same dialect and options (the first one added fixes
-    /// them), since a message is read and bound once for all of them.
-    pub fn add(&mut self, id: SubscriptionId, filter: &Filter) -> Result<(), SetError> {
-        let ir = filter.ir().ok_or(SetError::NoIr)?;
-        let options = canonical_options(filter.options());
-        match &self.dialect {
-            Some((d, o)) if *d != filter.dialect() || *o != options => {
-                return Err(SetError::Mismatch {
-                    expected: *d,
-                    options: o.clone(),
-                    found: filter.dialect(),
-                });
-            }
-            Some(_) => {}
-            None => {
-                self.dialect = Some((filter.dialect(), options));
-                self.json_body = filter.json_body();
-            }
-        }
-        self.remove(id);
+    /// Adds subscription `handle` (new to this set) with the filter whose optimized IR is `ir`,
+    /// and records where it sits in `holders`. On error nothing changed.
+    pub(crate) fn add(
+        &mut self,
+        handle: Handle,
+        ir: &Node,
+        holders: &mut impl Holders,
+    ) -> Result<(), InsertError> {
         let mut new_tests = Vec::new();
         let term = match self.term(ir, &mut new_tests) {
             Ok(term) => term,
@@ -587,7 +528,7 @@ impl PolicySet {
         let hash = self.hasher.hash_one(code.as_slice());
         if let Some(f) = self.find_filter(hash, &code) {
             // An identical filter is already there: share it. The tests it interned are in use.
-            self.subscribe(id, f);
+            self.subscribe(handle, f, holders);
             return Ok(());
         }
         // A new distinct filter.
@@ -598,7 +539,7 @@ impl PolicySet {
                     for t in new_tests {
                         self.free_test(t);
                     }
-                    return Err(SetError::Full);
+                    return Err(InsertError::Full);
                 }
                 self.filters.push(FilterEntry::free());
                 idx(self.filters.len() - 1)
@@ -623,31 +564,34 @@ impl PolicySet {
                 anchor: NO_ANCHOR,
                 posting: 0,
                 hash,
-                subs: Subs::One(id),
+                subs: Subs::One(handle),
             };
         }
         self.filter_ids.entry(hash).or_default().push(f);
         self.attach(f, anchor);
-        self.subs.insert(id, Holder { filter: f, at: 0 });
+        if let Some(holder) = holders.holder(handle) {
+            *holder = Holder { filter: f, at: 0 };
+        }
+        self.subscriptions += 1;
         for t in tests {
             self.rebalance(t);
         }
         Ok(())
     }
 
-    /// Removes subscription `id`; false when it was not in the set. Costs O(size of its filter)
-    /// when it was the filter's last subscription, O(1) otherwise (amortized).
-    pub fn remove(&mut self, id: SubscriptionId) -> bool {
-        let Some(Holder { filter: f, at }) = self.subs.remove(&id) else {
-            return false;
+    /// Removes subscription `handle` (one of this set's). Costs O(size of its filter) when it was
+    /// the filter's last subscription, O(1) otherwise (amortized).
+    pub(crate) fn remove(&mut self, handle: Handle, holders: &mut impl Holders) {
+        let Some(&mut Holder { filter: f, at }) = holders.holder(handle) else {
+            return;
         };
-        shrink_sparse_map(&mut self.subs);
+        self.subscriptions = self.subscriptions.saturating_sub(1);
         let Some(entry) = self.filters.get_mut(f as usize) else {
-            return true;
+            return;
         };
         let Subs::Many(ids) = &mut entry.subs else {
-            self.free_filter(f);
-            return true;
+            self.free_filter(f, holders);
+            return;
         };
         if (at as usize) < ids.len() {
             ids.swap_remove(at as usize);
@@ -659,42 +603,66 @@ impl PolicySet {
             entry.subs = Subs::One(only);
         }
         if let Some(moved) = moved
-            && let Some(holder) = self.subs.get_mut(&moved)
+            && let Some(holder) = holders.holder(moved)
         {
             holder.at = at;
         }
-        true
     }
 
-    /// The subscriptions whose filter matches `message` (a convenience that allocates its
-    /// buffers; reuse a [`SetMatcher`] instead on a hot path). The order is unspecified.
-    pub fn matching(&self, message: &Message) -> Vec<SubscriptionId> {
-        SetMatcher::new().matching(self, message).to_vec()
+    /// Gives subscription `from` the handle `to`: `to`'s holder becomes `from`'s, and `from`'s
+    /// place in its filter's subscriber list holds `to` (`to` is not in this set).
+    pub(crate) fn rename(&mut self, from: Handle, to: Handle, holders: &mut impl Holders) {
+        let Some(&mut holder) = holders.holder(from) else {
+            return;
+        };
+        if let Some(entry) = self.filters.get_mut(holder.filter as usize) {
+            match &mut entry.subs {
+                Subs::One(h) => *h = to,
+                Subs::Many(ids) => {
+                    if let Some(h) = ids.get_mut(holder.at as usize) {
+                        *h = to;
+                    }
+                }
+            }
+        }
+        if let Some(h) = holders.holder(to) {
+            *h = holder;
+        }
+    }
+
+    /// Renumbers every handle through `map` (old handle → new), after the subscription set
+    /// compacted its slots.
+    pub(crate) fn renumber_handles(&mut self, map: &[Handle]) {
+        let renumber = |h: &mut Handle| *h = map.get(*h as usize).copied().unwrap_or(*h);
+        for entry in &mut self.filters {
+            match &mut entry.subs {
+                Subs::One(h) => renumber(h),
+                Subs::Many(ids) => ids.iter_mut().for_each(renumber),
+            }
+        }
     }
 
     /// The heap bytes the set holds: its key table, tests (with their one-test programs, an
     /// estimate from their parts), equality index, filters, codes, subscriber lists and maps.
     /// Hash tables are counted by their buckets; allocator overhead is not counted.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         let mut n = self.keys.heap_bytes()
             + self.code.capacity() * 4
             + self.filters.capacity() * size_of::<FilterEntry>()
             + self.tests.capacity() * size_of::<TestEntry>()
-            + map_bytes(self.subs.capacity(), size_of::<(SubscriptionId, Holder)>())
             + map_bytes(self.filter_ids.capacity(), size_of::<(u64, Vec<u32>)>())
             + map_bytes(self.test_ids.capacity(), size_of::<(Box<str>, u32)>())
             + (self.always.capacity() + self.free_filters.capacity() + self.free_tests.capacity())
                 * 4
             + self.str_index.heap_bytes(|_| 0)
-            + self.num_index.heap_bytes(|_| 0)
-            + self.dialect.as_ref().map_or(0, |(_, o)| o.capacity());
+            + self.num_index.heap_bytes(|_| 0);
         for ids in self.filter_ids.values() {
             n += ids.capacity() * 4;
         }
         for f in &self.filters {
             n += f.required.len() * 4;
             if let Subs::Many(ids) = &f.subs {
-                n += ids.capacity() * size_of::<SubscriptionId>();
+                n += ids.capacity() * size_of::<Handle>();
             }
         }
         for t in &self.tests {
@@ -733,25 +701,28 @@ impl PolicySet {
     }
 
     /// Adds subscription `id` to the existing filter `f`.
-    fn subscribe(&mut self, id: SubscriptionId, f: u32) {
+    fn subscribe(&mut self, handle: Handle, f: u32, holders: &mut impl Holders) {
         let Some(entry) = self.filters.get_mut(f as usize) else {
             return;
         };
         let at = match &mut entry.subs {
             Subs::One(other) => {
-                entry.subs = Subs::Many(vec![*other, id]);
+                entry.subs = Subs::Many(vec![*other, handle]);
                 1
             }
             Subs::Many(ids) => {
-                ids.push(id);
+                ids.push(handle);
                 idx(ids.len() - 1)
             }
         };
-        self.subs.insert(id, Holder { filter: f, at });
+        if let Some(holder) = holders.holder(handle) {
+            *holder = Holder { filter: f, at };
+        }
+        self.subscriptions += 1;
     }
 
     /// The canonical term of an IR node, interning its tests (new ones are listed in `new`).
-    fn term(&mut self, node: &Node, new: &mut Vec<u32>) -> Result<Term, SetError> {
+    fn term(&mut self, node: &Node, new: &mut Vec<u32>) -> Result<Term, InsertError> {
         Ok(match &node.kind {
             NodeKind::True => Term::Const(true),
             NodeKind::False => Term::Const(false),
@@ -789,7 +760,7 @@ impl PolicySet {
     }
 
     /// Interns a test: its id and its cost class (0 indexed, 1 shape, 2 other).
-    fn intern_test(&mut self, test: &Test, new: &mut Vec<u32>) -> Result<(u32, u8), SetError> {
+    fn intern_test(&mut self, test: &Test, new: &mut Vec<u32>) -> Result<(u32, u8), InsertError> {
         let text: Box<str> = format!("({} {})", test.key, test.pred).into();
         if let Some(&t) = self.test_ids.get(&text) {
             let cost = self.tests.get(t as usize).map_or(2, |e| cost_of(&e.check));
@@ -799,7 +770,7 @@ impl PolicySet {
             Some(t) => t,
             None => {
                 if self.tests.len() >= OPERAND as usize {
-                    return Err(SetError::Full);
+                    return Err(InsertError::Full);
                 }
                 self.tests.push(TestEntry::free());
                 idx(self.tests.len() - 1)
@@ -840,7 +811,7 @@ impl PolicySet {
             _ => {
                 let node = Node::test(test.key.clone(), test.pred.clone(), "");
                 match codegen::generate(&node) {
-                    Ok(p) => Check::Program(Box::new(p)),
+                    Ok(p) => Check::Program(Arc::new(p)),
                     // Cannot happen for a test the compiler generated once already; never match.
                     Err(_) => Check::Shape(Shapes(0)),
                 }
@@ -977,7 +948,7 @@ impl PolicySet {
 
     /// Frees a distinct filter whose last subscription left, the tests only it used (with their
     /// index entries and keys), and compacts the set when the dead outweigh the live.
-    fn free_filter(&mut self, f: u32) {
+    fn free_filter(&mut self, f: u32, holders: &mut impl Holders) {
         self.detach(f);
         let Some(entry) = self.filters.get_mut(f as usize) else {
             return;
@@ -1006,7 +977,7 @@ impl PolicySet {
         self.free_filters.push(f);
         self.garbage += len as usize;
         if self.dead_weight() > self.live_weight() {
-            self.compact();
+            self.compact(holders);
         }
     }
 
@@ -1063,7 +1034,7 @@ impl PolicySet {
     /// What a compaction keeps and rewrites: subscriptions, filters, tests, keys, dictionary
     /// constants, code words.
     fn live_weight(&self) -> usize {
-        self.subs.len()
+        self.subscriptions
             + self.distinct_filters()
             + self.distinct_tests()
             + (self.keys.len() - self.keys.released())
@@ -1083,7 +1054,7 @@ impl PolicySet {
 
     /// Renumbers the live keys, tests and filters densely (in their current order), rewrites
     /// every reference to them, and shrinks every container to its contents.
-    fn compact(&mut self) {
+    fn compact(&mut self, holders: &mut impl Holders) {
         let slots = self.keys.compact();
         let renumber = |map: &[u32], id: u32| map.get(id as usize).copied().unwrap_or(GONE);
 
@@ -1166,13 +1137,14 @@ impl PolicySet {
         for (f, e) in filters.iter().enumerate() {
             self.filter_ids.entry(e.hash).or_default().push(idx(f));
         }
-        for h in self.subs.values_mut() {
-            h.filter = renumber(&filter_map, h.filter);
-        }
-        self.subs.shrink_to_fit();
-        for e in &mut filters {
+        for (f, e) in filters.iter_mut().enumerate() {
             if let Subs::Many(ids) = &mut e.subs {
                 ids.shrink_to_fit();
+            }
+            for &h in e.subs.as_slice() {
+                if let Some(holder) = holders.holder(h) {
+                    holder.filter = idx(f);
+                }
             }
         }
 
@@ -1358,18 +1330,12 @@ fn map_code_tests(code: &mut [u32], map: impl Fn(u32) -> u32) {
     }
 }
 
-/// Reusable buffers for matching messages against a [`PolicySet`]: the binding scratch, the
-/// per-test verdicts of the current message and the result. Keep one per thread: once warm,
-/// matching a stream of messages allocates nothing.
+/// What matching messages keeps between them (apart from the bindings): the per-test verdicts of
+/// the current row, the per-filter stamps of the current message. One serves every group of a
+/// subscription set in turn: its entries are stamps, so an entry left by another group is stale,
+/// never wrong.
 #[derive(Debug, Default)]
-pub struct SetMatcher {
-    bindings: Bindings,
-    state: MatchState,
-}
-
-/// What matching one message keeps apart from the bindings.
-#[derive(Debug, Default)]
-struct MatchState {
+pub(crate) struct MatchState {
     /// Per test: `epoch << 1 | verdict` when checked for the current row.
     memo: Vec<u32>,
     epoch: u32,
@@ -1377,109 +1343,28 @@ struct MatchState {
     matched: Vec<u32>,
     stamp: u32,
     marked: Vec<u32>,
-    out: Vec<SubscriptionId>,
-    /// The width of the last message's rows.
-    width: usize,
-    /// How far the last message could be judged.
-    judgement: Judgement,
-}
-
-impl SetMatcher {
-    /// New, empty buffers.
-    pub fn new() -> SetMatcher {
-        SetMatcher::default()
-    }
-
-    /// The number of slots in a row of the last message matched (the set's key table's width).
-    pub fn bound_width(&self) -> usize {
-        self.state.width
-    }
-
-    /// How far the last message matched could be judged (an SNS body beyond the binding limits,
-    /// or JSON bytes that are not JSON, fail closed: see [`Judgement`]).
-    pub fn judgement(&self) -> &Judgement {
-        &self.state.judgement
-    }
-
-    /// Whether the last message was an SNS body too complex to judge element by element
-    /// ([`Judgement::Overflowed`]).
-    pub fn overflowed(&self) -> bool {
-        self.state.judgement == Judgement::Overflowed
-    }
-
-    /// The subscriptions of `set` whose filter matches `message`, in no particular order.
-    pub fn matching(&mut self, set: &PolicySet, message: &Message) -> &[SubscriptionId] {
-        let bound = self.bindings.bind(&set.keys, message);
-        self.state.matching(set, &bound)
-    }
-
-    /// The subscriptions of `set` whose filter matches the raw JSON bytes `json` (an SNS body or
-    /// an Event Grid event, as [`crate::Evaluator::matches_bytes`] reads them): bound once, to
-    /// the set's key table, reading only what some subscription reads. Errors as
-    /// [`crate::Evaluator::matches_bytes`] does; an empty set matches nothing.
-    pub fn matching_bytes(
-        &mut self,
-        set: &PolicySet,
-        json: &[u8],
-    ) -> Result<&[SubscriptionId], MessageError> {
-        let bound = self.bindings.bind_json(&set.keys, json);
-        if let Some(e) = bound.not_json()
-            && set.json_body == Some(crate::JsonBody::Event)
-        {
-            return Err(crate::not_json_error(Dialect::EventGrid, e));
-        }
-        if set.json_body.is_none() && !set.is_empty() {
-            return Err(crate::not_json_dialect_error(
-                set.dialect().unwrap_or(Dialect::Sns),
-            ));
-        }
-        Ok(self.state.matching(set, &bound))
-    }
-
-    /// The subscriptions of `set` whose filter matches the typed attributes `attributes`,
-    /// borrowed (see [`crate::Evaluator::matches_attributes`]).
-    pub fn matching_attributes<A: Attributes + ?Sized>(
-        &mut self,
-        set: &PolicySet,
-        attributes: &A,
-    ) -> &[SubscriptionId] {
-        let bound = self.bindings.bind_attributes(&set.keys, attributes);
-        self.state.matching(set, &bound)
-    }
-
-    /// The subscriptions of `set` whose filter matches `headers`, borrowed (see
-    /// [`crate::Evaluator::matches_headers`]).
-    pub fn matching_headers<H: Headers + ?Sized>(
-        &mut self,
-        set: &PolicySet,
-        headers: &H,
-    ) -> &[SubscriptionId] {
-        let bound = self.bindings.bind_headers(&set.keys, headers);
-        self.state.matching(set, &bound)
-    }
-
-    /// Like [`SetMatcher::matching`], for a message the caller bound to `set.keys()` (with a
-    /// [`Bindings`] of its own).
-    pub fn matching_bound(&mut self, set: &PolicySet, bound: &Bound<'_>) -> &[SubscriptionId] {
-        self.state.matching(set, bound)
-    }
-
-    /// Binds `message` to the set's key table and drops the result (for timing binding apart
-    /// from matching); returns the number of rows.
-    pub fn bind(&mut self, set: &PolicySet, message: &Message) -> usize {
-        self.bindings.bind(&set.keys, message).rows()
-    }
+    /// Distinct filters evaluated since the caller last reset it.
+    pub(crate) evaluations: usize,
 }
 
 impl MatchState {
-    fn matching(&mut self, set: &PolicySet, bound: &Bound<'_>) -> &[SubscriptionId] {
-        self.out.clear();
-        self.width = bound.width();
-        if *bound.judgement() != self.judgement {
-            self.judgement = bound.judgement().clone();
+    /// Sizes the buffers for sets of at most `tests` tests and `filters` filters (the largest
+    /// group's): grown as needed, cut back when they are four times too large.
+    pub(crate) fn prepare(&mut self, tests: usize, filters: usize) {
+        fit(&mut self.memo, tests);
+        fit(&mut self.matched, filters);
+    }
+
+    /// Appends to `out` the subscriptions of `set` whose filter matches `bound` (a message bound
+    /// to `set.keys()`), each once, in no particular order. Prepared for the largest group
+    /// ([`MatchState::prepare`]), the buffers need not grow here.
+    pub(crate) fn matching(&mut self, set: &PolicySet, bound: &Bound<'_>, out: &mut Vec<Handle>) {
+        if self.memo.len() < set.tests.len() {
+            self.memo.resize(set.tests.len(), 0);
         }
-        fit(&mut self.memo, set.tests.len());
-        fit(&mut self.matched, set.filters.len());
+        if self.matched.len() < set.filters.len() {
+            self.matched.resize(set.filters.len(), 0);
+        }
         self.stamp = self.next_stamp();
         let message_stamp = self.stamp;
         for row in 0..bound.rows() {
@@ -1501,14 +1386,13 @@ impl MatchState {
                     if p.guard != NO_GUARD && self.memo.get(p.guard as usize) != Some(&on) {
                         continue;
                     }
-                    self.consider(set, p.filter, bound, row, message_stamp);
+                    self.consider(set, p.filter, bound, row, message_stamp, out);
                 }
             }
             for &f in &set.always {
-                self.consider(set, f, bound, row, message_stamp);
+                self.consider(set, f, bound, row, message_stamp, out);
             }
         }
-        &self.out
     }
 
     fn next_stamp(&mut self) -> u32 {
@@ -1569,7 +1453,15 @@ impl MatchState {
     /// A filter is anchored on one test (or none), and a test is marked once per row, so a filter
     /// comes up at most once per row; across rows, `matched` keeps a match from counting twice.
     #[inline]
-    fn consider(&mut self, set: &PolicySet, f: u32, bound: &Bound<'_>, row: usize, msg_stamp: u32) {
+    fn consider(
+        &mut self,
+        set: &PolicySet,
+        f: u32,
+        bound: &Bound<'_>,
+        row: usize,
+        msg_stamp: u32,
+        out: &mut Vec<Handle>,
+    ) {
         let fi = f as usize;
         if row > 0 && self.matched.get(fi) == Some(&msg_stamp) {
             return;
@@ -1581,11 +1473,12 @@ impl MatchState {
             .code
             .get(entry.start as usize..(entry.start + entry.len) as usize)
             .unwrap_or(&[]);
+        self.evaluations += 1;
         if self.run(set, code, bound, row) {
             if let Some(m) = self.matched.get_mut(fi) {
                 *m = msg_stamp;
             }
-            self.out.extend_from_slice(entry.subs.as_slice());
+            out.extend_from_slice(entry.subs.as_slice());
         }
     }
 
@@ -1673,7 +1566,7 @@ impl MatchState {
     }
 }
 
-/// Sizes a per-test or per-filter buffer of a [`SetMatcher`] for a set of `n` of them: grown to
+/// Sizes a per-test or per-filter buffer of a [`MatchState`] for a set of `n` of them: grown to
 /// `n`, and cut back when the set shrank to under a quarter of it (after a compaction). The
 /// entries' meaning does not depend on the length (they are stamps of past rows and messages).
 fn fit(buffer: &mut Vec<u32>, n: usize) {
@@ -1688,183 +1581,6 @@ fn fit(buffer: &mut Vec<u32>, n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Evaluator, compile};
-    use filtervm_vm::message::AttributeType;
-    use serde_json::json;
-
-    fn sns(policy: serde_json::Value) -> Filter {
-        compile(Dialect::Sns, &policy, &Dialect::Sns.into()).unwrap()
-    }
-
-    fn sorted(mut ids: Vec<SubscriptionId>) -> Vec<SubscriptionId> {
-        ids.sort_unstable();
-        ids
-    }
-
-    #[test]
-    fn identical_filters_are_one_entry_and_fan_out() {
-        let mut set = PolicySet::new();
-        for id in 0..4096 {
-            set.add(id, &sns(json!({"event": ["order.paid"], "env": ["prod"]})))
-                .unwrap();
-        }
-        // Same filter written in another order.
-        set.add(
-            5000,
-            &sns(json!({"env": ["prod"], "event": ["order.paid"]})),
-        )
-        .unwrap();
-        assert_eq!(set.distinct_filters(), 1);
-        assert_eq!(set.len(), 4097);
-        let m = Message::attributes([
-            ("event", AttributeType::String, "order.paid"),
-            ("env", AttributeType::String, "prod"),
-        ]);
-        assert_eq!(set.matching(&m).len(), 4097);
-        for id in 0..4096 {
-            assert!(set.remove(id));
-        }
-        assert_eq!(set.matching(&m), [5000]);
-        assert!(set.remove(5000));
-        assert_eq!(set.distinct_filters(), 0);
-        assert_eq!(set.distinct_tests(), 0);
-        assert!(set.matching(&m).is_empty());
-    }
-
-    #[test]
-    fn identical_tests_are_interned_across_filters() {
-        let mut set = PolicySet::new();
-        set.add(1, &sns(json!({"a": [{"prefix": "x"}], "b": ["1"]})))
-            .unwrap();
-        set.add(2, &sns(json!({"a": [{"prefix": "x"}], "b": ["2"]})))
-            .unwrap();
-        set.add(3, &sns(json!({"a": [{"prefix": "x"}]}))).unwrap();
-        assert_eq!(set.distinct_filters(), 3);
-        assert_eq!(set.distinct_tests(), 3);
-        let m = Message::attributes([
-            ("a", AttributeType::String, "xy"),
-            ("b", AttributeType::String, "2"),
-        ]);
-        assert_eq!(sorted(set.matching(&m)), [2, 3]);
-    }
-
-    #[test]
-    fn a_set_is_shared_by_threads_each_with_its_matcher() {
-        fn shared<T: Send + Sync>() {}
-        fn owned<T: Send>() {}
-        shared::<PolicySet>();
-        owned::<SetMatcher>();
-    }
-
-    #[test]
-    fn add_replaces_and_remove_reports_absence() {
-        let mut set = PolicySet::new();
-        set.add(7, &sns(json!({"a": ["1"]}))).unwrap();
-        set.add(7, &sns(json!({"a": ["2"]}))).unwrap();
-        assert_eq!(set.len(), 1);
-        let m = Message::attributes([("a", AttributeType::String, "2")]);
-        assert_eq!(set.matching(&m), [7]);
-        assert!(set.remove(7));
-        assert!(!set.remove(7));
-        assert_eq!(set.distinct_tests(), 0);
-    }
-
-    #[test]
-    fn sets_hold_one_dialect_and_options() {
-        let mut set = PolicySet::new();
-        set.add(1, &sns(json!({"a": ["1"]}))).unwrap();
-        let body = compile(
-            Dialect::Sns,
-            &json!({"a": ["1"]}),
-            &crate::SnsScope::MessageBody.into(),
-        )
-        .unwrap();
-        assert!(matches!(set.add(2, &body), Err(SetError::Mismatch { .. })));
-        let basaltic = compile(
-            Dialect::Basaltic,
-            &json!({"a": ["1"]}),
-            &Dialect::Basaltic.into(),
-        )
-        .unwrap();
-        assert!(matches!(
-            set.add(3, &basaltic),
-            Err(SetError::Mismatch { .. })
-        ));
-    }
-
-    #[test]
-    fn numeric_points_are_indexed_and_ranges_memoized() {
-        let mut set = PolicySet::new();
-        set.add(1, &sns(json!({"p": [3, 4]}))).unwrap();
-        set.add(2, &sns(json!({"p": [{"numeric": [">", 3]}]})))
-            .unwrap();
-        set.add(3, &sns(json!({"p": [{"anything-but": [4]}]})))
-            .unwrap();
-        let m = |v: &str| Message::attributes([("p", AttributeType::Number, v)]);
-        assert_eq!(sorted(set.matching(&m("4.0"))), [1, 2]);
-        assert_eq!(sorted(set.matching(&m("3"))), [1, 3]);
-        assert_eq!(sorted(set.matching(&m("-0"))), [3]);
-    }
-
-    #[test]
-    fn rebalancing_moves_anchors_off_common_values() {
-        let mut set = PolicySet::new();
-        // Every filter shares env=prod; events are distinct.
-        for i in 0..256u64 {
-            set.add(
-                i,
-                &sns(json!({"env": ["prod"], "event": [format!("e{i}")]})),
-            )
-            .unwrap();
-        }
-        let prod = set
-            .test_ids
-            .get("(attr \"env\" str-eq [\"prod\"])")
-            .copied();
-        let anchored_on_prod = prod
-            .and_then(|t| set.tests.get(t as usize))
-            .map_or(0, |e| e.anchored.len());
-        assert!(anchored_on_prod < 16, "{anchored_on_prod}");
-        let m = Message::attributes([
-            ("env", AttributeType::String, "prod"),
-            ("event", AttributeType::String, "e77"),
-        ]);
-        assert_eq!(set.matching(&m), [77]);
-    }
-
-    /// A test inside an `$or` branch is no conjunct of the filter: the set must not skip the
-    /// filter when it does not hold.
-    #[test]
-    fn tests_inside_or_branches_are_never_guards_sns() {
-        let policy = json!({"t": ["1"], "$or": [{"w": ["0"]}, {"x": ["1"], "z": ["0"]}]});
-        let filter = sns(policy);
-        let m = Message::attributes([
-            ("t", AttributeType::String, "1"),
-            ("w", AttributeType::String, "0"),
-        ]);
-        assert!(filter.matches(&m));
-        let mut set = PolicySet::new();
-        set.add(1, &filter).unwrap();
-        assert_eq!(set.matching(&m), [1]);
-    }
-
-    #[test]
-    fn tests_inside_or_branches_are_never_guards_expr() {
-        let c = |k: &str| json!({"key": k, "op": "in", "value": ["1"]});
-        let policy = json!({"op": "AND", "exp": [c("t"), {"op": "OR", "exp": [
-            c("w"), {"op": "AND", "exp": [c("x"), c("z")]}]}]});
-        let filter = compile(Dialect::Expr, &policy, &Dialect::Expr.into()).unwrap();
-        let m = crate::message_from_json(
-            Dialect::Expr,
-            &Dialect::Expr.into(),
-            &json!({"headers": {"t": "1", "w": "1"}}),
-        )
-        .unwrap();
-        assert!(filter.matches(&m));
-        let mut set = PolicySet::new();
-        set.add(1, &filter).unwrap();
-        assert_eq!(set.matching(&m), [1]);
-    }
 
     #[test]
     fn required_tests_are_the_top_level_indexed_conjuncts_only() {
@@ -1883,207 +1599,5 @@ mod tests {
         assert!(required_tests(&t(1, 9)).is_empty());
         assert!(required_tests(&Term::Or(vec![t(0, 1), t(0, 2)])).is_empty());
         assert!(required_tests(&Term::Not(0, Box::new(t(0, 1)))).is_empty());
-    }
-
-    /// Found by the `policy_set` fuzz target on the set that read guards off the code: `b`, in
-    /// the second `$or` branch, was taken for a conjunct.
-    #[test]
-    fn fuzz_finding_nested_or_with_a_repeated_member() {
-        let ip = "2001:0db8:0000:0000:0000:0000:0000:0001";
-        let filter = sns(json!({"a.": [ip], "$or": [{"a.": [ip]},
-            {"b": ["a\\c"], "$or": [{"a.": [ip]}, {"a.": [ip]}]}]}));
-        let m = Message::attributes([
-            ("a.", AttributeType::String, ip),
-            ("b", AttributeType::String, ip),
-        ]);
-        assert!(filter.matches(&m));
-        let mut set = PolicySet::new();
-        set.add(1, &filter).unwrap();
-        assert_eq!(set.matching(&m), [1]);
-    }
-
-    /// When a required test becomes common, rebalancing looks for a rarer one; a rare test inside
-    /// an OR branch is none.
-    #[test]
-    fn rebalancing_never_anchors_on_a_test_inside_an_or() {
-        let mut set = PolicySet::new();
-        // 64 filters share env=prod, their only required test; their OR branches are rare.
-        for i in 0..64u64 {
-            let policy = json!({"env": ["prod"], "$or": [
-                {"w": [format!("w{i}")]}, {"x": [format!("x{i}")], "z": ["0"]}]});
-            set.add(i, &sns(policy)).unwrap();
-        }
-        for i in 0..64u64 {
-            let w = format!("w{i}");
-            let m = Message::attributes([
-                ("env", AttributeType::String, "prod"),
-                ("w", AttributeType::String, w.as_str()),
-            ]);
-            assert_eq!(set.matching(&m), [i]);
-        }
-        assert_eq!(set.anchors(), [("(attr \"env\" str-eq [\"prod\"])", 64)]);
-    }
-
-    /// The heap bytes of a set that held one subscription and lost it.
-    fn emptied_set_bytes() -> usize {
-        let mut set = PolicySet::new();
-        set.add(1, &sns(json!({"a": ["1"]}))).unwrap();
-        set.remove(1);
-        set.heap_bytes()
-    }
-
-    /// Rounds of adding and removing subscriptions with keys of their own leave nothing behind:
-    /// no key (the bound width is back to zero), no test, no index entry, no memory.
-    #[test]
-    fn removing_everything_releases_keys_tests_and_memory() {
-        let mut set = PolicySet::new();
-        let mut matcher = SetMatcher::new();
-        for round in 0..5 {
-            for i in 0..2000u64 {
-                let policy = json!({ format!("k{round}_{i}"): ["v"], "event": [format!("e{i}")] });
-                set.add(i, &sns(policy)).unwrap();
-            }
-            assert_eq!(set.keys().len(), 2001);
-            for i in (0..2000u64).rev() {
-                assert!(set.remove(i));
-            }
-            assert_eq!(set.keys().len(), 0, "round {round}");
-            assert_eq!((set.distinct_tests(), set.distinct_filters()), (0, 0));
-            let m = Message::attributes([("k0_0", AttributeType::String, "v")]);
-            assert!(matcher.matching(&set, &m).is_empty());
-            assert_eq!(matcher.bound_width(), 0);
-        }
-        // All that is left is what a set that ever held one subscription holds: its options.
-        assert_eq!(set.heap_bytes(), emptied_set_bytes());
-    }
-
-    /// After churn, a set holds about what a fresh set with the surviving subscriptions holds:
-    /// keys, tests and filters nobody uses are gone, and so is their memory.
-    #[test]
-    fn memory_after_churn_returns_to_a_fresh_set() {
-        let mut rng = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |n: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % n
-        };
-        // 3,000 distinct filters, each with a key of its own; "env" and "n" tests are shared.
-        let filters: Vec<Filter> = (0..3000u64)
-            .map(|i| {
-                sns(json!({
-                    format!("key{i}"): [format!("v{}", i % 7)],
-                    "env": ["prod", format!("env{}", i % 100)],
-                    "n": [{"numeric": [">", i % 50]}],
-                }))
-            })
-            .collect();
-        let mut set = PolicySet::new();
-        let mut live: AHashMap<u64, usize> = AHashMap::new();
-        for step in 0..22_000u64 {
-            // Grow to about 6,000 subscriptions, then shrink to about 1,000.
-            let grow = if step < 12_000 { 3 } else { 1 };
-            if next(4) < grow {
-                let i = next(3000) as usize;
-                set.add(step, &filters[i]).unwrap();
-                live.insert(step, i);
-            } else if !live.is_empty() {
-                let id = *live.keys().nth(next(live.len() as u64) as usize).unwrap();
-                assert!(set.remove(id));
-                live.remove(&id);
-            }
-        }
-        let mut fresh = PolicySet::new();
-        for (&id, &i) in &live {
-            fresh.add(id, &filters[i]).unwrap();
-        }
-        assert_eq!(set.len(), fresh.len());
-        assert_eq!(set.distinct_tests(), fresh.distinct_tests());
-        assert_eq!(set.distinct_filters(), fresh.distinct_filters());
-        // Dead entries never outweigh live ones, so at most twice the live keys are bound.
-        assert!(
-            set.keys().len() <= 2 * fresh.keys().len(),
-            "{} keys, fresh {}",
-            set.keys().len(),
-            fresh.keys().len()
-        );
-        let (churned, new) = (set.heap_bytes(), fresh.heap_bytes());
-        assert!(
-            churned <= 2 * new,
-            "{churned} bytes after churn, {new} fresh"
-        );
-        for id in live.keys() {
-            set.remove(*id);
-        }
-        assert_eq!(set.heap_bytes(), emptied_set_bytes());
-    }
-
-    /// Differential: the set returns exactly the ids one-by-one evaluation does.
-    #[test]
-    fn set_agrees_with_one_by_one_on_random_sns_attributes() {
-        let mut rng = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |n: usize| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng % n as u64) as usize
-        };
-        let values = ["a", "b", "c", "ab", "ba"];
-        let keys = ["k1", "k2", "k3"];
-        let mut set = PolicySet::new();
-        let mut filters: Vec<(u64, Filter)> = Vec::new();
-        for id in 0..300u64 {
-            let mut policy = serde_json::Map::new();
-            for _ in 0..1 + next(3) {
-                let key = keys[next(keys.len())];
-                let alt = match next(6) {
-                    0 => json!({"prefix": values[next(5)]}),
-                    1 => json!({"anything-but": [values[next(5)]]}),
-                    2 => json!({"numeric": [">", next(5)]}),
-                    3 => json!(next(5)),
-                    4 => json!({"exists": next(2) == 0}),
-                    _ => json!(values[next(5)]),
-                };
-                policy.insert(key.to_owned(), json!([alt, values[next(5)]]));
-            }
-            let filter = sns(serde_json::Value::Object(policy));
-            set.add(id, &filter).unwrap();
-            filters.push((id, filter));
-            if next(10) == 0 {
-                let (gone, _) = filters.swap_remove(next(filters.len()));
-                assert!(set.remove(gone));
-            }
-        }
-        let mut matcher = SetMatcher::new();
-        let mut evaluator = Evaluator::new();
-        for _ in 0..500 {
-            let mut attrs = Vec::new();
-            for key in keys {
-                match next(4) {
-                    0 => {}
-                    1 => attrs.push((key, AttributeType::Number, next(6).to_string())),
-                    _ => attrs.push((key, AttributeType::String, values[next(5)].to_owned())),
-                }
-            }
-            let message = Message::Attributes(
-                attrs
-                    .into_iter()
-                    .map(|(n, t, v)| filtervm_vm::message::Attribute {
-                        name: n.into(),
-                        data_type: t,
-                        value: v,
-                    })
-                    .collect(),
-            );
-            let expected: Vec<u64> = filters
-                .iter()
-                .filter(|(_, f)| evaluator.matches(f, &message))
-                .map(|(id, _)| *id)
-                .collect();
-            assert_eq!(
-                sorted(matcher.matching(&set, &message).to_vec()),
-                sorted(expected)
-            );
-        }
     }
 }

@@ -3,9 +3,8 @@
 //!
 //! A message given in the vector shape reaches the VM by:
 //!
-//! - **message**: the dialect's message reader (`message_from_json`, through
-//!   [`read_message`]) and the owned
-//!   [`Message`] (for an SNS body, its raw bytes; for an Event Grid event, the parsed tree);
+//! - **message**: the dialect's message reader, given the message's text ([`read_message`]),
+//!   and the owned [`Message`] (for an SNS body and an Event Grid event, their raw bytes);
 //! - **bytes** (SNS body scope, Event Grid): the raw JSON bytes, read by the table's selector
 //!   into a pruned document ([`Evaluator::matches_bytes`]);
 //! - **tree** (same dialects): the same bytes read whole into an owned tree ([`json::parse_with`])

@@ -4,14 +4,14 @@
 //! A vector's `policy`, `options` and `message` are handed on as the exact JSON text the vector
 //! wrote: the product compiles the policy text ([`compile_text`]) and reads the options text
 //! ([`Options::from_json`]); the reference interpreter reads all three with its own reader
-//! ([`reference::evaluate_text`]). Neither sees numbers or member order through `serde_json`.
-//! The message reaches the product as a `serde_json::Value`, the form its message readers take.
+//! ([`reference::evaluate_text`]). Neither sees numbers or member order through `serde_json`:
+//! the product reads the message from its text too ([`read_message_text`]).
 
 use crate::reference;
 use crate::reference::json::Value;
 use filtervm_compiler::{
-    CompileError, Dialect, ErrorCode, Evaluator, Filter, MessageError, Options, compile_text,
-    message_from_json,
+    CompileError, Dialect, ErrorCode, Evaluator, Filter, MessageError, Options, SnsScope,
+    compile_text, message_from_json, message_from_line,
 };
 use filtervm_vm::message::Message;
 use serde::Deserialize;
@@ -51,9 +51,10 @@ pub fn compile_policy_text(
     compile_text(dialect, text, &self::options(dialect, options)?)
 }
 
-/// A message given as a conformance value, as the `serde_json::Value` the product's message
-/// readers take; an error when `serde_json` cannot hold it (a number beyond its range when it is
-/// built without `arbitrary_precision`).
+/// A message given as a conformance value, as a `serde_json::Value` (for tests of
+/// [`message_from_json`] itself); an error when `serde_json` cannot hold it (a number beyond
+/// binary64). A `serde_json::Value` holds numbers as binary64 at best, so the runner reads
+/// messages with [`read_message_text`] instead.
 pub fn product_message(message: &Value) -> Result<serde_json::Value, MessageError> {
     serde_json::from_str(&message.to_string()).map_err(|e| MessageError {
         code: ErrorCode::InvalidMessage,
@@ -62,7 +63,45 @@ pub fn product_message(message: &Value) -> Result<serde_json::Value, MessageErro
     })
 }
 
-/// Reads a message given as a conformance value ([`filtervm_compiler::message_from_json`]).
+/// Reads a message in the vector shape (`FORMAT.md`) from its text, every number as written:
+///
+/// - an Event Grid event is the JSON text itself, read as `filtervm match` reads a line
+///   ([`message_from_line`]: the event's bytes, read when bound);
+/// - an SNS `body` in body scope given as a JSON value rather than a string is that value's
+///   text, read the same way (a string `body` is the body text, a `null` one no body);
+/// - every other shape holds text only (attribute values and headers are strings), so it is read
+///   through `serde_json` by [`message_from_json`].
+pub fn read_message_text(
+    dialect: Dialect,
+    options: &Options,
+    text: &str,
+) -> Result<Message, MessageError> {
+    if dialect == Dialect::EventGrid {
+        return message_from_line(dialect, options, text);
+    }
+    if dialect == Dialect::Sns && options.sns().scope == SnsScope::MessageBody {
+        /// The `body` member as the text the vector wrote (`None` when absent).
+        #[derive(Deserialize)]
+        struct Shape<'a> {
+            #[serde(borrow)]
+            body: Option<&'a RawValue>,
+        }
+        if let Ok(Shape { body: Some(body) }) = serde_json::from_str::<Shape<'_>>(text) {
+            let body = body.get();
+            if !body.starts_with('"') && body != "null" {
+                return message_from_line(dialect, options, body);
+            }
+        }
+    }
+    let message: serde_json::Value = serde_json::from_str(text).map_err(|e| MessageError {
+        code: ErrorCode::InvalidMessage,
+        pointer: String::new(),
+        message: format!("not JSON: {e}"),
+    })?;
+    message_from_json(dialect, options, &message)
+}
+
+/// Reads a message given as a conformance value ([`read_message_text`] of its text).
 pub fn read_message(
     dialect: Dialect,
     options: &Value,
@@ -73,12 +112,14 @@ pub fn read_message(
         pointer: String::new(),
         message: e.to_string(),
     })?;
-    message_from_json(dialect, &options, &product_message(message)?)
+    read_message_text(dialect, &options, &message.to_string())
 }
 
-/// Whether `message` (a conformance value in the dialect's shape) matches `filter`.
+/// Whether `message` (a conformance value in the dialect's shape, read by
+/// [`read_message_text`] with the filter's options) matches `filter`.
 pub fn matches(filter: &Filter, message: &Value) -> Result<bool, MessageError> {
-    Evaluator::new().matches_json(filter, &product_message(message)?)
+    let message = read_message_text(filter.dialect(), filter.options(), &message.to_string())?;
+    Ok(Evaluator::new().matches(filter, &message))
 }
 
 /// The outcome of one case.
@@ -154,9 +195,7 @@ fn check_case(case: &Vector<'_>) -> Result<(), String> {
             let (filter, options) =
                 compiled.map_err(|e| format!("expected {expect}, got compile error: {e}"))?;
             let message_text = case.message.ok_or("the case has no message")?.get();
-            let message: serde_json::Value = serde_json::from_str(message_text)
-                .map_err(|e| format!("expected {expect}, got an unreadable message: {e}"))?;
-            let bound = message_from_json(dialect, &options, &message)
+            let bound = read_message_text(dialect, &options, message_text)
                 .map_err(|e| format!("expected {expect}, got message error: {e}"))?;
             let vm = Evaluator::new().matches(&filter, &bound);
             let reference =

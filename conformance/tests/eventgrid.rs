@@ -1,5 +1,6 @@
-//! Event Grid filters (`specs/eventgrid-filters.md`): one test per rule, each case evaluated by
-//! BOTH the VM (`filtervm_compiler::Evaluator`) and the reference interpreter, which must agree.
+//! Event Grid filters (`docs/dialects/eventgrid-filters.md`): one test per rule, each case
+//! evaluated by BOTH the VM (`filtervm_compiler::Evaluator`) and the reference interpreter, which
+//! must agree.
 
 #![allow(
     clippy::unwrap_used,

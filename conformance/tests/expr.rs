@@ -1,5 +1,5 @@
-//! Conformance tests of the `expr` dialect (specs/expr-filters.md E1–E11): every case runs
-//! through the compiled filter (VM) and the reference interpreter, and both must agree with the
+//! Conformance tests of the `expr` dialect (`docs/dialects/expr-filters.md` E1–E11): every case
+//! runs through the compiled filter (VM) and the reference interpreter, and both must agree with the
 //! expected answer. Invalid policies are checked by error code and JSON Pointer.
 
 #![allow(

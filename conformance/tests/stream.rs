@@ -1,5 +1,5 @@
-//! Stream dialect rules S1-S14 (`specs/stream-filters.md`) through both engines: the compiled
-//! program on the VM and the reference interpreter. Every match check runs the JSON form and the
+//! Stream dialect rules S1-S14 (`docs/dialects/stream-filters.md`) through both engines: the
+//! compiled program on the VM and the reference interpreter. Every match check runs the JSON form and the
 //! canonical text form of the same filter.
 
 // An integration-test crate: its helpers panic on purpose to fail the test that calls them.

@@ -18,8 +18,17 @@ use std::fmt::Write as _;
 const MAX_WRITTEN_DEPTH: usize = 200;
 
 /// Message documents given as Python values may nest this deep (the library's limit for
-/// message JSON; deeper is a `MessageError`).
+/// message JSON); deeper is a `MessageError`, never a cut document.
 const MAX_DOCUMENT_DEPTH: usize = 128;
+
+/// What [`write_json`] does with a value nested too deep.
+#[derive(Debug, Clone, Copy)]
+enum TooDeep {
+    /// Writes `null` below [`MAX_WRITTEN_DEPTH`] (policies and options).
+    Cut,
+    /// Fails with a `MessageError` below [`MAX_DOCUMENT_DEPTH`] (message documents).
+    Fail,
+}
 
 static DECIMAL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
@@ -41,16 +50,37 @@ pub fn json_text(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
         return Ok(bytes.to_vec());
     }
     let mut out = String::new();
-    write_json(value, 0, &mut out)?;
+    write_json(value, 0, TooDeep::Cut, &mut out)?;
+    Ok(out.into_bytes())
+}
+
+/// A message document given as a `dict`, as JSON text: ints of any size and `Decimal`s exactly,
+/// members in the dict's order, so that the library reads every number as written.
+fn document_text(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let mut out = String::new();
+    write_json(value, 0, TooDeep::Fail, &mut out)?;
     Ok(out.into_bytes())
 }
 
 /// Writes `value` as JSON: `None`, `bool`, `int` (any size), finite `float`, `Decimal`, `str`,
 /// `list`/`tuple`, and `dict` with `str` keys (in their order).
-fn write_json(value: &Bound<'_, PyAny>, depth: usize, out: &mut String) -> PyResult<()> {
-    if depth > MAX_WRITTEN_DEPTH {
-        out.push_str("null");
-        return Ok(());
+fn write_json(
+    value: &Bound<'_, PyAny>,
+    depth: usize,
+    too_deep: TooDeep,
+    out: &mut String,
+) -> PyResult<()> {
+    match too_deep {
+        TooDeep::Cut if depth > MAX_WRITTEN_DEPTH => {
+            out.push_str("null");
+            return Ok(());
+        }
+        TooDeep::Fail if depth > MAX_DOCUMENT_DEPTH => {
+            return Err(crate::message_error(format!(
+                "the message nests deeper than {MAX_DOCUMENT_DEPTH} levels"
+            ))?);
+        }
+        _ => {}
     }
     if value.is_none() {
         out.push_str("null");
@@ -68,9 +98,9 @@ fn write_json(value: &Bound<'_, PyAny>, depth: usize, out: &mut String) -> PyRes
     } else if let Ok(f) = value.cast::<PyFloat>() {
         out.push_str(&float_text(f.value())?);
     } else if let Ok(list) = value.cast::<PyList>() {
-        write_items(list.iter(), depth, out)?;
+        write_items(list.iter(), depth, too_deep, out)?;
     } else if let Ok(tuple) = value.cast::<PyTuple>() {
-        write_items(tuple.iter(), depth, out)?;
+        write_items(tuple.iter(), depth, too_deep, out)?;
     } else if let Ok(dict) = value.cast::<PyDict>() {
         out.push('{');
         for (i, (k, v)) in dict.iter().enumerate() {
@@ -85,7 +115,7 @@ fn write_json(value: &Bound<'_, PyAny>, depth: usize, out: &mut String) -> PyRes
             })?;
             write_string(key.to_str()?, out);
             out.push(':');
-            write_json(&v, depth + 1, out)?;
+            write_json(&v, depth + 1, too_deep, out)?;
         }
         out.push('}');
     } else if is_decimal(value)? {
@@ -112,6 +142,7 @@ fn write_json(value: &Bound<'_, PyAny>, depth: usize, out: &mut String) -> PyRes
 fn write_items<'py>(
     items: impl Iterator<Item = Bound<'py, PyAny>>,
     depth: usize,
+    too_deep: TooDeep,
     out: &mut String,
 ) -> PyResult<()> {
     out.push('[');
@@ -119,7 +150,7 @@ fn write_items<'py>(
         if i > 0 {
             out.push(',');
         }
-        write_json(&item, depth + 1, out)?;
+        write_json(&item, depth + 1, too_deep, out)?;
     }
     out.push(']');
     Ok(())
@@ -163,65 +194,6 @@ fn type_name(value: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "value".to_owned(), |n| n.to_string())
 }
 
-/// A message document given as a Python value, as a JSON value.
-fn document_value(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<serde_json::Value> {
-    use serde_json::Value;
-    if depth > MAX_DOCUMENT_DEPTH {
-        return Err(crate::message_error(format!(
-            "the message nests deeper than {MAX_DOCUMENT_DEPTH} levels"
-        ))?);
-    }
-    Ok(if value.is_none() {
-        Value::Null
-    } else if let Ok(b) = value.cast::<PyBool>() {
-        Value::Bool(b.is_true())
-    } else if let Ok(s) = value.cast::<PyString>() {
-        Value::String(s.to_str()?.to_owned())
-    } else if value.is_instance_of::<PyInt>() {
-        match value.extract::<i64>() {
-            Ok(n) => Value::Number(n.into()),
-            Err(_) => number(value.str()?.to_str()?)?,
-        }
-    } else if let Ok(f) = value.cast::<PyFloat>() {
-        number(&float_text(f.value())?)?
-    } else if let Ok(list) = value.cast::<PyList>() {
-        Value::Array(
-            list.iter()
-                .map(|v| document_value(&v, depth + 1))
-                .collect::<PyResult<_>>()?,
-        )
-    } else if let Ok(tuple) = value.cast::<PyTuple>() {
-        Value::Array(
-            tuple
-                .iter()
-                .map(|v| document_value(&v, depth + 1))
-                .collect::<PyResult<_>>()?,
-        )
-    } else if let Ok(dict) = value.cast::<PyDict>() {
-        let mut members = serde_json::Map::with_capacity(dict.len());
-        for (k, v) in dict.iter() {
-            let key = k.cast::<PyString>().map_err(|_| {
-                PyTypeError::new_err(format!("message keys must be str, not {}", type_name(&k)))
-            })?;
-            members.insert(key.to_str()?.to_owned(), document_value(&v, depth + 1)?);
-        }
-        Value::Object(members)
-    } else if is_decimal(value)? {
-        number(value.str()?.to_str()?)?
-    } else {
-        return Err(PyTypeError::new_err(format!(
-            "a message holds dict, list, str, int, float, Decimal, bool or None, not {}",
-            type_name(value)
-        )));
-    })
-}
-
-fn number(text: &str) -> PyResult<serde_json::Value> {
-    text.parse::<serde_json::Number>()
-        .map(serde_json::Value::Number)
-        .map_err(|_| PyValueError::new_err(format!("{text} is not a JSON number")))
-}
-
 /// Bytes of a `str`, `bytes` or `bytearray` argument, borrowed where Python allows it.
 pub enum Text<'py> {
     /// Borrowed from a `str` or `bytes` object.
@@ -261,16 +233,13 @@ fn text<'py>(value: &Bound<'py, PyAny>, what: &str) -> PyResult<Text<'py>> {
     }
 }
 
-/// A document argument: JSON text, or a `dict` already read into a value.
-enum DocumentArg<'py> {
-    Text(Text<'py>),
-    Value(serde_json::Value),
-}
-
 /// The parts of a message as given to `matches`, `explain` and `matching`, read from Python
 /// (the text parts stay borrowed from their objects).
 pub struct MessageArgs<'py> {
-    document: Option<DocumentArg<'py>>,
+    /// The message as JSON text: as given, or a `dict` written as JSON (ints of any size and
+    /// `Decimal`s exactly, members in the dict's order), so that the library reads every number
+    /// as written.
+    document: Option<Text<'py>>,
     body: Option<Text<'py>>,
     attributes: Option<Vec<Attribute>>,
     headers: Option<Vec<Header>>,
@@ -288,16 +257,14 @@ impl<'py> MessageArgs<'py> {
     ) -> PyResult<MessageArgs<'py>> {
         let document = match message.filter(|m| !m.is_none()) {
             None => None,
-            Some(m) if m.is_instance_of::<PyDict>() => {
-                Some(DocumentArg::Value(document_value(m, 0)?))
-            }
-            Some(m) => Some(DocumentArg::Text(text(m, "a message").map_err(|_| {
+            Some(m) if m.is_instance_of::<PyDict>() => Some(Text::Owned(document_text(m)?)),
+            Some(m) => Some(text(m, "a message").map_err(|_| {
                 PyTypeError::new_err(format!(
                     "a message is a dict or JSON text (str or bytes), not {}; give attributes=, \
                      headers= or body= for the other forms",
                     type_name(m)
                 ))
-            })?)),
+            })?),
         };
         let body = body
             .filter(|b| !b.is_none())
@@ -329,15 +296,10 @@ impl<'py> MessageArgs<'py> {
     pub fn take(&mut self) -> PyResult<Message<'_>> {
         let attributes = self.attributes.take();
         let headers = self.headers.take();
-        let value = match &mut self.document {
-            Some(DocumentArg::Value(v)) => Some(std::mem::take(v)),
-            _ => None,
-        };
         let this: &Self = self;
         let document = match &this.document {
             None => None,
-            Some(DocumentArg::Text(t)) => Some(Document::Json(t.bytes()?)),
-            Some(DocumentArg::Value(_)) => value.map(Document::Value),
+            Some(t) => Some(Document::Json(t.bytes()?)),
         };
         Ok(Message {
             document,
@@ -350,7 +312,7 @@ impl<'py> MessageArgs<'py> {
     /// The total size of the text parts (JSON document and body), in bytes.
     pub fn text_len(&self) -> PyResult<usize> {
         let mut n = 0;
-        if let Some(DocumentArg::Text(t)) = &self.document {
+        if let Some(t) = &self.document {
             n += t.bytes()?.len();
         }
         if let Some(t) = &self.body {
@@ -455,7 +417,7 @@ fn attribute_value(name: &str, value: &Bound<'_, PyAny>, read: bool) -> PyResult
             Type::Kind(AttributeKind::StringArray),
             text(&|| {
                 let mut out = String::new();
-                write_json(value, 0, &mut out)?;
+                write_json(value, 0, TooDeep::Cut, &mut out)?;
                 Ok(out)
             })?,
         ));

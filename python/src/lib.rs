@@ -352,9 +352,9 @@ impl SubscriptionSet {
         }))
     }
 
-    /// The ids whose filter matches the message, in no particular order (the message forms
-    /// are those of Filter.matches). Each group of filters reads its part of the message; a
-    /// part that some filter needs and the message lacks raises MessageError.
+    /// The ids whose filter matches the message, in the order they were first added (the
+    /// message forms are those of Filter.matches). Each group of filters reads its part of the
+    /// message; a part that some filter needs and the message lacks raises MessageError.
     #[pyo3(signature = (message = None, *, attributes = None, headers = None, body = None))]
     fn matching<'py>(
         &self,

@@ -3,7 +3,7 @@
 //! (`datafusion-functions-json`), on 1 and 2 partitions and on 1 and 2 Ballista executors.
 //!
 //! ```sh
-//! python3 ../shared/bench/workloads.py /tmp/bench-data
+//! python3 bench/workloads.py /tmp/bench-data
 //! cargo bench --manifest-path replay/Cargo.toml --features bench-peers --bench throughput -- /tmp/bench-data
 //! ```
 //!

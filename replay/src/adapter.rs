@@ -5,13 +5,15 @@
 //! evaluation state ([`Matcher`], [`Router`]) and one message as a column cell gives it
 //! ([`MessageRef`]). When the library's API changes, this module is what changes.
 //!
-//! Today each message is read into the library's owned [`Message`] (a text cell is parsed into a
-//! `serde_json::Value` by `message_from_line`; a map or struct cell is copied into owned
-//! attributes or headers) before it is bound to a filter's keys.
+//! A JSON body (an SNS body in body scope, an Event Grid event) is matched straight from the text
+//! cell's bytes; any other message is read into the library's owned [`Message`] (a text cell by
+//! `message_from_line`, a map or struct cell copied into owned attributes or headers) before it
+//! is bound to a filter's keys. A subscription set is the library's [`SubscriptionSet`], which
+//! binds a message once per (dialect, options) group of its subscriptions.
 
-use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
 use filtervm_compiler::{
-    CompileError, Dialect, ErrorCode, Evaluator, Filter, Options, SnsScope, compile_text,
+    CompileError, Dialect, ErrorCode, Evaluator, Filter, GroupMessage, Options, SetScratch,
+    SubscriptionSet, compile_text,
 };
 use filtervm_vm::message::{Attribute, AttributeType, Header, Message};
 use std::collections::HashMap;
@@ -121,37 +123,8 @@ impl fmt::Display for MessageError {
     }
 }
 
-/// The part of a message a filter reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MessagePart {
-    /// Typed attributes (`basaltic`, `sns` in attribute scope).
-    Attributes,
-    /// Headers, each with one or more values (`stream`, `expr`).
-    Headers,
-    /// A JSON document (`sns` in body scope: the published body; `eventgrid`: the event).
-    Body,
-}
-
-impl MessagePart {
-    /// The part a filter compiled with `options` reads.
-    fn of(options: &Options) -> MessagePart {
-        match options {
-            Options::Sns(o) if o.scope == SnsScope::MessageBody => MessagePart::Body,
-            Options::Sns(_) | Options::Basaltic => MessagePart::Attributes,
-            Options::EventGrid(_) => MessagePart::Body,
-            Options::Stream | Options::Expr(_) => MessagePart::Headers,
-        }
-    }
-
-    /// How the part is named in errors.
-    pub fn name(self) -> &'static str {
-        match self {
-            MessagePart::Attributes => "attributes",
-            MessagePart::Headers => "headers",
-            MessagePart::Body => "a JSON body",
-        }
-    }
-}
+/// The part of a message a filter reads: the library's own.
+pub use filtervm_compiler::MessagePart;
 
 /// One named value of a message given as a map or struct cell (an attribute or a header).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -355,42 +328,22 @@ impl Matcher {
         let f = &filter.filter;
         if let (MessagePart::Body, MessageRef::Text(text)) = (filter.part, message) {
             check_size(text)?;
-            return self.body_verdict(f, text.as_bytes());
+            return Ok(self.evaluator.try_matches_bytes(f, text.as_bytes())?);
         }
         let message = read_message(f.dialect(), f.options(), filter.part, message)?;
         Ok(self.evaluator.try_matches(f, &message)?)
     }
-
-    /// The verdict on a JSON body read straight from its bytes. A body too complex to judge is
-    /// an error; an SNS body that is not JSON keeps its dialect meaning (it matches only
-    /// policies that read nothing from the body), so it is a verdict, as `filtervm match` gives.
-    fn body_verdict(&mut self, filter: &Filter, body: &[u8]) -> Result<bool, MessageError> {
-        match self.evaluator.try_matches_bytes(filter, body) {
-            Err(e) if e.code == ErrorCode::MessageNotJson && filter.dialect() == Dialect::Sns => {
-                Ok(self.evaluator.matches_bytes(filter, body)?)
-            }
-            other => Ok(other?),
-        }
-    }
-}
-
-/// Subscriptions of one dialect and one set of options: one [`PolicySet`].
-#[derive(Debug)]
-struct Group {
-    dialect: Dialect,
-    options: Options,
-    part: MessagePart,
-    set: PolicySet,
 }
 
 /// A subscription set loaded from NDJSON (one `{"id", "dialect", "policy", "options"}` per
 /// line, as `filtervm route` reads it), mixed dialects allowed.
 ///
-/// Subscriptions of the same dialect and options share one [`PolicySet`] (one key table, shared
-/// tests, an equality index); a message is read once per such group.
+/// One [`SubscriptionSet`]: subscriptions of the same dialect and options share a group (one key
+/// table, shared tests, an equality index); a message is read once per group.
 #[derive(Debug)]
 pub struct Subscriptions {
-    groups: Vec<Group>,
+    /// The subscriptions by their position in the file.
+    set: SubscriptionSet<u32>,
     /// Subscription ids by their position in the file (the set's own ids are these positions).
     ids: Vec<String>,
     /// A hash of the file's text: two sets are the same set when their texts are the same.
@@ -401,7 +354,7 @@ impl Subscriptions {
     /// Loads a subscription set from NDJSON text. Blank lines are skipped. Every invalid
     /// subscription is reported (line, id, code, pointer); none is dropped silently.
     pub fn from_ndjson(text: &str) -> Result<Subscriptions, Vec<SubscriptionError>> {
-        let mut groups: Vec<Group> = Vec::new();
+        let mut set = SubscriptionSet::new();
         let mut ids: Vec<String> = Vec::new();
         let mut seen: HashMap<String, usize> = HashMap::new();
         let mut errors = Vec::new();
@@ -446,32 +399,14 @@ impl Subscriptions {
                             continue;
                         }
                     };
-                    let at = match groups.iter().position(|g| g.options == options) {
-                        Some(at) => at,
-                        None => {
-                            groups.push(Group {
-                                dialect,
-                                part: MessagePart::of(&options),
-                                options,
-                                set: PolicySet::new(),
-                            });
-                            groups.len() - 1
-                        }
-                    };
-                    let position = ids.len() as SubscriptionId;
-                    let added = match groups.get_mut(at) {
-                        Some(group) => group
-                            .set
-                            .add(position, &filter)
-                            .map_err(|e| FilterError::new(INVALID_SUBSCRIPTION, "", e.to_string())),
-                        None => Err(FilterError::new(
-                            INVALID_SUBSCRIPTION,
-                            "",
-                            "internal: the subscription's group is missing",
-                        )),
-                    };
+                    let added = u32::try_from(ids.len())
+                        .map_err(|_| "more subscriptions than a set holds".to_owned())
+                        .and_then(|position| {
+                            set.insert(position, &filter).map_err(|e| e.to_string())
+                        })
+                        .map_err(|e| FilterError::new(INVALID_SUBSCRIPTION, "", e));
                     match added {
-                        Ok(()) => ids.push(id),
+                        Ok(_) => ids.push(id),
                         Err(error) => errors.push(fail(&id, error)),
                     }
                 }
@@ -483,7 +418,7 @@ impl Subscriptions {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         text.hash(&mut hasher);
         Ok(Subscriptions {
-            groups,
+            set,
             ids,
             fingerprint: hasher.finish(),
         })
@@ -580,9 +515,9 @@ impl Subscriptions {
         self.ids.get(position as usize).map(String::as_str)
     }
 
-    /// The parts of a message the set's subscriptions read.
+    /// The parts of a message the set's subscriptions read (one per group of them).
     pub fn parts(&self) -> impl Iterator<Item = MessagePart> + '_ {
-        self.groups.iter().map(|g| g.part)
+        self.set.options().map(MessagePart::of)
     }
 
     /// A hash of the subscriptions file's text.
@@ -618,10 +553,10 @@ impl fmt::Display for SubscriptionError {
     }
 }
 
-/// Reusable routing buffers (one per batch): a set matcher per group of the subscription set.
+/// Reusable routing buffers (one per batch).
 #[derive(Debug, Default)]
 pub struct Router {
-    matchers: Vec<SetMatcher>,
+    scratch: SetScratch,
 }
 
 impl Router {
@@ -631,45 +566,47 @@ impl Router {
     }
 
     /// Appends to `out` the positions of the subscriptions whose filters match `message`, in
-    /// subscriptions-file order. An error when a group of the set cannot read the message.
+    /// subscriptions-file order. An error when a group of the set cannot read or judge the
+    /// message (the first such group's).
     pub fn route(
         &mut self,
         subscriptions: &Subscriptions,
         message: MessageRef<'_>,
         out: &mut Vec<u32>,
     ) -> Result<(), MessageError> {
-        let start = out.len();
-        self.matchers
-            .resize_with(subscriptions.groups.len(), SetMatcher::new);
-        for (group, matcher) in subscriptions.groups.iter().zip(self.matchers.iter_mut()) {
-            let matched = match (group.part, message) {
-                (MessagePart::Body, MessageRef::Text(text)) => {
-                    check_size(text)?;
-                    matcher.matching_bytes(&group.set, text.as_bytes())?
-                }
-                _ => {
-                    let message = read_message(group.dialect, &group.options, group.part, message)?;
-                    matcher.matching(&group.set, &message)
-                }
-            };
-            out.extend(
-                matched
-                    .iter()
-                    .filter_map(|&position| u32::try_from(position).ok()),
-            );
-            if matcher.overflowed() {
-                return Err(MessageError {
-                    code: ErrorCode::MessageTooComplex.as_str().to_owned(),
-                    pointer: String::new(),
-                    message: "the body has too many combinations of array elements to judge \
-                              element by element"
-                        .to_owned(),
-                });
+        // The first message this crate could not read, with its own code; the set reports the
+        // group it belongs to.
+        let mut unread: Option<MessageError> = None;
+        let matches = subscriptions
+            .set
+            .matching_with(&mut self.scratch, |options| {
+                let part = MessagePart::of(options);
+                let read = match (part, message) {
+                    (MessagePart::Body, MessageRef::Text(text)) => {
+                        check_size(text).map(|()| GroupMessage::Body(text.as_bytes()))
+                    }
+                    _ => read_message(options.dialect(), options, part, message)
+                        .map(GroupMessage::Message),
+                };
+                read.map_err(|e| {
+                    let placeholder = filtervm_compiler::MessageError {
+                        code: ErrorCode::InvalidMessage,
+                        pointer: e.pointer.clone(),
+                        message: e.message.clone(),
+                    };
+                    unread.get_or_insert(e);
+                    placeholder
+                })
+            });
+        match matches.unjudged().next() {
+            None => {
+                out.extend(matches.ids());
+                Ok(())
             }
+            Some(group) => Err(match unread {
+                Some(e) if group.error.code == ErrorCode::InvalidMessage => e,
+                _ => MessageError::from(group.error),
+            }),
         }
-        if let Some(matched) = out.get_mut(start..) {
-            matched.sort_unstable();
-        }
-        Ok(())
     }
 }

@@ -105,9 +105,9 @@ fn policy_error(errors: &[FilterError]) -> String {
 fn shape_error(function: &str, part: MessagePart, kind: MessageKind) -> Option<String> {
     (part == MessagePart::Body && kind == MessageKind::Fields).then(|| {
         format!(
-            "{function}: the filter reads {} (sns body scope, eventgrid), but the message column \
-             is a map or struct of attributes/headers: pass the JSON text column instead",
-            part.name()
+            "{function}: the filter reads a JSON {part} (sns body scope, eventgrid), but the \
+             message column is a map or struct of attributes/headers: pass the JSON text column \
+             instead"
         )
     })
 }

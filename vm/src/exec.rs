@@ -6,7 +6,7 @@
 //! jumps only go forward, a run takes at most one step per instruction.
 //!
 //! Each test's meaning is written once, as a predicate over a slot (the `pub(crate)` functions
-//! below), which both this general executor and the decision plans ([`crate::plan`]) call. The
+//! below), which both this general executor and the decision plans (module `plan`) call. The
 //! general executor compares strings by text; a plan whose program's table bound the message
 //! compares the dictionary ids binding computed for the same strings ([`crate::bind`]).
 
@@ -56,7 +56,7 @@ pub(crate) fn run_registers(
 /// `bound` — a slot of the bound message's own key table, which need not be the program's — and
 /// returns its verdict (false for an instruction that is not a test, or an index out of range).
 ///
-/// A `PolicySet` keeps each distinct test once as a one-test program and checks it with this
+/// A subscription set keeps each distinct test once as a one-test program and checks it with this
 /// against the key table all its subscriptions share.
 pub fn eval_test(program: &Program, at: usize, bound: &Bound<'_>, row: usize, slot: usize) -> bool {
     let slot = bound.slot(row, slot);

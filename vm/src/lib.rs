@@ -1,6 +1,13 @@
 //! The filtervm virtual machine: values, message binding, the register bytecode, its verifier and
 //! its executor.
 //!
+//! This is an implementation crate of `filtervm`; its API has no stability guarantee — depend on
+//! `filtervm`. The bytecode (module `op`) is an internal of the compiler and the executor.
+//!
+//! Rule labels in this documentation (sns rule 18, D-3, EG-22, B-10, S7, E2) name the rules of the
+//! dialect references in the repository's `docs/dialects/`; "seed 000" and the like name the
+//! source documents there (`docs/dialects/000_e1d4924fe41b969f.txt`).
+//!
 //! A [`program::Program`] is produced by `filtervm-compiler` (or decoded and verified); a message
 //! — borrowed attributes or headers ([`message::Attributes`], [`message::Headers`]), raw JSON
 //! bytes, or an owned [`message::Message`] — is bound once to the program's key table
@@ -47,6 +54,7 @@ pub mod json;
 pub mod key;
 pub mod message;
 pub mod number;
+#[doc(hidden)]
 pub mod op;
 pub mod pattern;
 mod plan;

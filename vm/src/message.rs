@@ -96,7 +96,14 @@ pub enum Message {
     /// an SNS body that is not JSON (it matches only policies that read nothing from the body,
     /// and binding reports it) or an Event Grid event that cannot be judged.
     Body(Vec<u8>),
-    /// A JSON document already parsed (`sns` body scope, `eventgrid` events), bound whole.
+    /// A JSON document already parsed (`sns` body scope, `eventgrid` events), bound whole as the
+    /// `serde_json::Value` holds it. A number is an `i64`, `u64` or `f64` there, read as the text
+    /// its `Display` writes (an integer's digits; a float's shortest text that reads back to it,
+    /// so `json!(0.1)` is 0.1); members come in the map's order (sorted by name with
+    /// `serde_json`'s default features: of several case variants of an Event Grid name, the
+    /// first in that order is read). What `serde_json` rounded when it read text stays rounded,
+    /// and Event Grid compares decimals exactly: `9007199254740992.5` read into a `Value` is
+    /// 9007199254740992. For exact number text pass bytes or text ([`Message::Body`]).
     Json(serde_json::Value),
     /// A body that is not JSON text (`sns` body scope: matches only the empty policy).
     Unparsable,

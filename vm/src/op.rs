@@ -1,6 +1,6 @@
 //! The instruction set, declared once.
 //!
-//! [`for_each_op!`] lists every instruction with its doc comment, mnemonic and typed operands.
+//! [`for_each_op!`](crate::for_each_op) lists every instruction with its doc comment, mnemonic and typed operands.
 //! The [`Inst`] enum, its [`Opcode`], the byte encoder and decoder, the verifier's operand checks and
 //! the disassembler are all generated from that one list, so adding an instruction is one line here
 //! plus its handler in `exec.rs` (the compiler's codegen decides when to emit it).
@@ -52,6 +52,7 @@ pub struct CidrRef(pub u32);
 /// The opcode byte is the position in this list and is part of the wire format
 /// ([`crate::wire`]): append new instructions at the end, never reorder or change operands
 /// without bumping [`crate::wire::FORMAT_VERSION`].
+#[doc(hidden)]
 #[macro_export]
 macro_rules! for_each_op {
     ($m:ident) => {
@@ -320,7 +321,7 @@ impl Operand for LeafTypes {
 
 macro_rules! define_inst {
     ($( $(#[$doc:meta])* $name:ident $mnemonic:literal { $($field:ident : $ty:ty),* } ;)*) => {
-        /// One instruction (see [`for_each_op!`] for the list).
+        /// One instruction (see [`for_each_op!`](crate::for_each_op) for the list).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Inst {
             $( $(#[$doc])* $name { $( #[allow(missing_docs)] $field: $ty ),* }, )*

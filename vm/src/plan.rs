@@ -246,13 +246,13 @@ impl Plan {
         }
         // Step numbers: tests in program order.
         let mut step_of = vec![FALSE; code.len()];
-        let mut tests = Vec::new();
+        let mut tests = 0;
         for (pc, inst) in code.iter().enumerate() {
             if is_test(inst)
                 && let Some(s) = step_of.get_mut(pc)
             {
-                *s = idx(tests.len());
-                tests.push(pc);
+                *s = idx(tests);
+                tests += 1;
             }
         }
         // reach[pc][v]: the step (or end) reached when arriving at `pc` with `r0 == v`. Jumps go
@@ -297,11 +297,11 @@ impl Plan {
             ranges: vec![None; pools.ranges.len()],
             wildcards: vec![None; pools.wildcards.len()],
         };
-        let mut steps = Vec::with_capacity(tests.len());
-        let first_test = tests.first().copied();
-        for pc in tests {
+        let mut steps = Vec::with_capacity(tests);
+        let first_test = code.iter().position(is_test);
+        for (pc, inst) in code.iter().enumerate().filter(|(_, inst)| is_test(inst)) {
             let next = reach.get(pc + 1).copied().unwrap_or([FALSE; 2]);
-            let (kind, slot) = step(program, &mut shared, pc, code.get(pc)?);
+            let (kind, slot) = step(program, &mut shared, pc, inst);
             steps.push(Step {
                 kind,
                 slot,

@@ -309,48 +309,50 @@ fn substrings(parts: &ProgramParts) -> Result<Box<[Option<Substrings>]>, VerifyE
 /// Each pool entry and each slot is recorded once, however many instructions read it, so this
 /// costs time in proportion to the program's size.
 fn needs(parts: &mut ProgramParts) {
-    let mut strings = vec![false; parts.pools.strings.len()];
-    let mut sets = vec![false; parts.pools.sets.len()];
-    let mut compared = vec![false; parts.keys.len()];
-    let mut numeric = vec![false; parts.keys.len()];
+    // What was seen, in one buffer: a flag per string, per set, and per slot (bit 0: compared
+    // with constants, bit 1: read as numeric text).
+    const COMPARED: u8 = 1;
+    const NUMERIC: u8 = 2;
+    let (strings, sets) = (parts.pools.strings.len(), parts.pools.sets.len());
+    let mut seen = vec![0u8; strings + sets + parts.keys.len()];
     for inst in &parts.code {
-        let (slot, seen) = match *inst {
+        let (slot, need) = match *inst {
             Inst::StrEq { slot, s, .. } => {
-                if let Some(first) = strings.get_mut(s.0 as usize).filter(|seen| !**seen) {
-                    *first = true;
+                if let Some(first) = seen.get_mut(s.0 as usize).filter(|seen| **seen == 0) {
+                    *first = 1;
                     if let Some(v) = parts.pools.strings.get(s.0 as usize) {
                         parts.keys.add_value(v);
                     }
                 }
-                (slot, &mut compared)
+                (slot, COMPARED)
             }
             Inst::StrIn { slot, set, .. } => {
-                if let Some(first) = sets.get_mut(set.0 as usize).filter(|seen| !**seen) {
-                    *first = true;
+                let at = strings.saturating_add(set.0 as usize);
+                if let Some(first) = seen.get_mut(at).filter(|seen| **seen == 0) {
+                    *first = 1;
                     if let Some(values) = parts.pools.sets.get(set.0 as usize) {
                         for v in values {
                             parts.keys.add_value(v);
                         }
                     }
                 }
-                (slot, &mut compared)
+                (slot, COMPARED)
             }
-            Inst::TextNumIn { slot, .. } => (slot, &mut numeric),
+            Inst::TextNumIn { slot, .. } => (slot, NUMERIC),
             _ => continue,
         };
-        if let Some(first) = seen.get_mut(slot.0 as usize).filter(|seen| !**seen) {
-            *first = true;
+        if let Some(flags) = seen.get_mut(strings + sets + slot.0 as usize) {
+            *flags |= need;
         }
     }
-    for (slot, _) in compared.iter().enumerate().filter(|(_, c)| **c) {
-        parts
-            .keys
-            .mark_constants(u32::try_from(slot).unwrap_or(u32::MAX));
-    }
-    for (slot, _) in numeric.iter().enumerate().filter(|(_, n)| **n) {
-        parts
-            .keys
-            .add_text_numbers(u32::try_from(slot).unwrap_or(u32::MAX));
+    for (slot, flags) in seen.iter().skip(strings + sets).enumerate() {
+        let slot = u32::try_from(slot).unwrap_or(u32::MAX);
+        if flags & COMPARED != 0 {
+            parts.keys.mark_constants(slot);
+        }
+        if flags & NUMERIC != 0 {
+            parts.keys.add_text_numbers(slot);
+        }
     }
 }
 
@@ -368,7 +370,10 @@ impl Program {
     /// Verifies `parts` and makes a program of them: every register, slot and pool index in bounds,
     /// jumps forward only, the stream ends in `ret`, sizes within limits, origins cover the code,
     /// no interval bound is NaN. Then derives what evaluation needs — the decision plan and the
-    /// substring searchers — in time and memory proportional to `parts`.
+    /// substring searchers — in time and memory proportional to `parts`. What binding derives
+    /// from the key table (the JSON selector, the name scan) is built on the first message bound
+    /// to it, so a program only added to a set never builds it ([`KeyTable::prepare`] builds it
+    /// now).
     pub fn new(parts: ProgramParts) -> Result<Program, VerifyError> {
         let n = parts.code.len();
         let whole = |reason: String| VerifyError { at: n, reason };
@@ -415,7 +420,6 @@ impl Program {
         }
         program.substrings = substrings(&program.parts)?;
         needs(&mut program.parts);
-        program.parts.keys.prepare();
         program.plan = crate::plan::Plan::build(&program);
         Ok(program)
     }
@@ -433,7 +437,7 @@ impl Program {
     }
 
     /// The number of tests on the decision graph the executor runs, or `None` when the program
-    /// runs on the general register executor (see [`crate::plan`]).
+    /// runs on the general register executor.
     pub fn plan_steps(&self) -> Option<usize> {
         self.plan.as_ref().map(crate::plan::Plan::len)
     }

@@ -48,9 +48,17 @@ fn read_all(input: &[u8], keep: &[&str]) -> Result<String, Error> {
     kept
 }
 
-/// Whether `serde_json` reads `input` as JSON.
+/// Whether `serde_json` reads `input` as JSON. A number it cannot hold (beyond binary64, with its
+/// default features) is grammatical JSON all the same: then the whole input is read again into
+/// `IgnoredAny`, for which `serde_json` checks the grammar without holding any number.
 fn serde_reads(input: &[u8]) -> bool {
-    serde_json::from_slice::<serde_json::Value>(input).is_ok()
+    match serde_json::from_slice::<serde_json::Value>(input) {
+        Ok(_) => true,
+        Err(e) if e.to_string().starts_with("number out of range") => {
+            serde_json::from_slice::<serde::de::IgnoredAny>(input).is_ok()
+        }
+        Err(_) => false,
+    }
 }
 
 /// A string's contents with `special` at `offset` among `len` bytes of plain ASCII text.

@@ -440,22 +440,28 @@ fn dec_in_compares_exact_decimals() {
         hi: Some((point, true)),
         text: "{9007199254740993}".into(),
     }]);
+    let program = vec![Inst::DecIn {
+        dst: D,
+        slot: SlotRef(slot),
+        ranges: DecRangesRef(0),
+    }];
+    // The event as bytes: every number keeps its text.
     let run = |text: &str| {
-        let doc: serde_json::Value =
-            serde_json::from_str(&format!(r#"{{"data": {{"x": {text}}}}}"#)).unwrap();
-        run_on(
-            p.clone(),
-            vec![Inst::DecIn {
-                dst: D,
-                slot: SlotRef(slot),
-                ranges: DecRangesRef(0),
-            }],
-            &Message::Json(doc),
-        )
+        let event = format!(r#"{{"data": {{"x": {text}}}}}"#).into_bytes();
+        run_on(p.clone(), program.clone(), &Message::Body(event))
     };
     assert!(run("9007199254740993"));
     assert!(run("9.007199254740993e15"));
     assert!(!run("9007199254740992"));
+    assert!(!run("9007199254740993.000000000000000001"));
+    // A `serde_json::Value` holds what `serde_json` made of the text: the integer exactly, the
+    // same number written with an exponent as the nearest binary64, 9007199254740992.
+    let run_serde = |text: &str| {
+        let doc = serde_json::from_str(&format!(r#"{{"data": {{"x": {text}}}}}"#)).unwrap();
+        run_on(p.clone(), program.clone(), &Message::Json(doc))
+    };
+    assert!(run_serde("9007199254740993"));
+    assert!(!run_serde("9.007199254740993e15"));
 }
 
 #[test]

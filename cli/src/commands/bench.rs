@@ -1,7 +1,7 @@
 //! `filtervm bench`: measure a policy set of your own.
 //!
-//! It compiles every policy (one per line), then runs the messages (one per line) through the
-//! `PolicySet`, through the one-by-one path (bind and run each filter on its own) and through the
+//! It compiles every policy (one per line), then runs the messages (one per line) through a
+//! `SubscriptionSet` of them all, through the one-by-one path (bind and run each filter on its own) and through the
 //! reference interpreter, checks that the three agree on every message — and fails loudly when
 //! they do not — and prints one `name: value` line per figure.
 //!
@@ -23,12 +23,12 @@ use super::output::{self, Stderr};
 use super::progress::{phase_bar, stderr_is_terminal};
 use super::{EXIT_NEGATIVE, EXIT_OK, Failure};
 use clap::Args;
-use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
 use filtervm_compiler::{
-    Dialect, Evaluator, Filter, Options, SnsScope, compile_text, compile_value, message_from_json,
+    Dialect, Evaluator, Filter, GroupMessage, Matches, MessageError, MessageParts, Options,
+    SetScratch, SnsScope, SubscriptionSet, compile_text, compile_value, message_from_line,
 };
+use filtervm_vm::json::{Map, Value};
 use filtervm_vm::message::{Attribute, AttributeType, Message};
-use serde_json::{Map, Value, json};
 use std::io::{BufRead, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -61,7 +61,8 @@ pub(super) struct BenchArgs {
     options: String,
 }
 
-/// One message: what the VM reads and what the reference reads.
+/// One message: what the VM reads and what the reference reads (the vector shape, written with
+/// every number as the line wrote it).
 struct Sample {
     message: Message,
     json: Value,
@@ -106,9 +107,9 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     }
     bar.finish_and_clear();
     let compile_ns = per(started.elapsed(), filters.len());
-    let mut set = PolicySet::new();
+    let mut set = SubscriptionSet::new();
     for (i, f) in filters.iter().enumerate() {
-        set.add(i as SubscriptionId, f).map_err(|e| Failure {
+        set.insert(i as SubscriptionId, f).map_err(|e| Failure {
             message: format!("{}: policy {}: {e}", args.policies.display(), i + 1),
             code: EXIT_NEGATIVE,
         })?;
@@ -131,33 +132,41 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
         )));
     }
 
-    // Binding alone (to the set's key table), then the set.
-    let mut matcher = SetMatcher::new();
-    let (bind_ns, _) = timed(&samples, budget, "bind", |s| {
-        matcher.bind(&set, &s.message);
-        0
+    // Binding alone (to the set's key tables), then the set. A message the set cannot judge
+    // is listed with no ids and `unjudged`; one-by-one evaluation must say the same.
+    let mut scratch = SetScratch::new();
+    let (bind_ns, _) = timed(&samples, budget, "bind", |s| match parts_of(&s.message) {
+        Some(parts) => set.bind_only(&mut scratch, &parts),
+        None => 0,
     });
-    let mut by_set: Vec<Vec<SubscriptionId>> = Vec::with_capacity(samples.len());
+    let mut by_set: Vec<Verdicts> = Vec::with_capacity(samples.len());
     for s in &samples {
-        let mut ids = matcher.matching(&set, &s.message).to_vec();
-        ids.sort_unstable();
-        by_set.push(ids);
+        let matches = set_matching(&set, &mut scratch, &s.message);
+        by_set.push(Verdicts {
+            ids: matches.ids().copied().collect(),
+            unjudged: !matches.is_complete(),
+        });
     }
     let (set_ns, _) = timed(&samples, budget, "set", |s| {
-        matcher.matching(&set, &s.message).len()
+        set_matching(&set, &mut scratch, &s.message).len()
     });
 
     // One by one.
     let mut evaluator = Evaluator::new();
-    let mut one_by_one: Vec<Vec<SubscriptionId>> = Vec::new();
+    let mut one_by_one: Vec<Verdicts> = Vec::new();
     let (one_ns, one_count) = timed_once(&samples, budget, "one-by-one", |s| {
-        let ids: Vec<SubscriptionId> = filters
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| evaluator.matches(f, &s.message))
-            .map(|(i, _)| i as SubscriptionId)
-            .collect();
-        one_by_one.push(ids);
+        let mut verdicts = Verdicts::default();
+        for (i, f) in filters.iter().enumerate() {
+            match one_verdict(&mut evaluator, f, &s.message) {
+                Ok(true) => verdicts.ids.push(i as SubscriptionId),
+                Ok(false) => {}
+                Err(_) => verdicts.unjudged = true,
+            }
+        }
+        if verdicts.unjudged {
+            verdicts.ids.clear();
+        }
+        one_by_one.push(verdicts);
     });
 
     // The reference interpreter, when it is there.
@@ -176,6 +185,13 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
         None => (None, Vec::new()),
     };
     let reference_count = by_reference.len();
+    let by_reference: Vec<Verdicts> = by_reference
+        .into_iter()
+        .map(|ids| Verdicts {
+            ids,
+            unjudged: false,
+        })
+        .collect();
 
     // Agreement, on every message each path ran.
     let mut disagreements = 0usize;
@@ -191,11 +207,11 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
                 if disagreements <= 5 {
                     writeln!(
                         Stderr,
-                        "filtervm bench: DISAGREEMENT on message {} ({}): set {:?}, {name} {:?}",
+                        "filtervm bench: DISAGREEMENT on message {} ({}): set {}, {name} {}",
                         i + 1,
                         samples.get(i).map_or(String::new(), |s| s.json.to_string()),
-                        first_ids(expected),
-                        first_ids(got),
+                        expected.show(),
+                        got.show(),
                     );
                 }
             }
@@ -210,7 +226,7 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
         });
     }
 
-    let matches: usize = by_set.iter().map(Vec::len).sum();
+    let matches: usize = by_set.iter().map(|v| v.ids.len()).sum();
     let lines = [
         ("policies", filters.len().to_string()),
         ("messages", samples.len().to_string()),
@@ -254,8 +270,61 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::from(EXIT_OK))
 }
 
-fn first_ids(ids: &[SubscriptionId]) -> Vec<SubscriptionId> {
-    ids.iter().take(20).copied().collect()
+/// A subscription's id in the set: its policy's index.
+type SubscriptionId = u32;
+
+/// What a path says of one message: the matching policies (in order), or that it could not
+/// judge the message.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Verdicts {
+    ids: Vec<SubscriptionId>,
+    unjudged: bool,
+}
+
+impl Verdicts {
+    /// For a disagreement report: the first ids, or that the message was not judged.
+    fn show(&self) -> String {
+        if self.unjudged {
+            return "(could not judge the message)".to_owned();
+        }
+        let first: Vec<SubscriptionId> = self.ids.iter().take(20).copied().collect();
+        format!("{first:?}")
+    }
+}
+
+/// The message's parts as the set reads them (`None` for an owned JSON tree or an unparsable
+/// body, which have no raw parts).
+fn parts_of(message: &Message) -> Option<MessageParts<'_>> {
+    match message {
+        Message::Attributes(a) => Some(MessageParts::new().with_attributes(a.as_slice())),
+        Message::Headers(h) => Some(MessageParts::new().with_headers(h.as_slice())),
+        Message::Body(b) => Some(MessageParts::body(b)),
+        Message::Json(_) | Message::Unparsable => None,
+    }
+}
+
+/// The set's answer on one message.
+fn set_matching<'s>(
+    set: &'s SubscriptionSet<SubscriptionId>,
+    scratch: &'s mut SetScratch,
+    message: &Message,
+) -> Matches<'s, SubscriptionId> {
+    match parts_of(message) {
+        Some(parts) => set.matching(scratch, &parts),
+        None => set.matching_with(scratch, |_| Ok(GroupMessage::Borrowed(message))),
+    }
+}
+
+/// One filter's answer on one message, as the set judges it: an error when it cannot judge it.
+fn one_verdict(
+    evaluator: &mut Evaluator,
+    filter: &Filter,
+    message: &Message,
+) -> Result<bool, MessageError> {
+    match parts_of(message) {
+        Some(parts) => evaluator.matches_parts(filter, &parts),
+        None => evaluator.try_matches(filter, message),
+    }
 }
 
 fn per(elapsed: Duration, n: usize) -> f64 {
@@ -451,22 +520,31 @@ fn run_reference(
     Ok((ns, results))
 }
 
-/// Reads one message line (see [`BenchArgs::messages`]).
+/// Reads one message line (see [`BenchArgs::messages`]) with filtervm's own readers: numbers
+/// keep their text and members their order.
 fn sample(dialect: Dialect, options: &Options, line: &str) -> Result<Sample, String> {
     let body_scope = options.sns().scope == SnsScope::MessageBody;
     if dialect == Dialect::Sns && body_scope {
-        let json = json!({ "body": line });
-        let message = message_from_json(dialect, options, &json).map_err(|e| e.to_string())?;
+        let message = message_from_line(dialect, options, line).map_err(|e| e.to_string())?;
+        let json = Value::Object(Map::from_iter([("body".to_owned(), Value::from(line))]));
         return Ok(Sample { message, json });
     }
-    let value: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    let value = filtervm_vm::json::parse(line.as_bytes()).map_err(|e| format!("not JSON: {e}"))?;
+    if dialect == Dialect::EventGrid {
+        // The event's bytes, as a broker holds it.
+        let message = message_from_line(dialect, options, line).map_err(|e| e.to_string())?;
+        return Ok(Sample {
+            message,
+            json: value,
+        });
+    }
     if dialect == Dialect::Sns {
         let Value::Object(members) = value else {
             return Err("a message must be a flat JSON object (name → value)".to_owned());
         };
         return Ok(flat_attributes(&members));
     }
-    let message = message_from_json(dialect, options, &value).map_err(|e| e.to_string())?;
+    let message = message_from_line(dialect, options, line).map_err(|e| e.to_string())?;
     Ok(Sample {
         message,
         json: value,
@@ -476,13 +554,13 @@ fn sample(dialect: Dialect, options: &Options, line: &str) -> Result<Sample, Str
 /// A flat object as SNS attributes: strings → `String`, numbers → `Number` (their JSON text),
 /// booleans → `String`, arrays → `String.Array` (their JSON text); `null` and objects are left
 /// out.
-fn flat_attributes(members: &Map<String, Value>) -> Sample {
+fn flat_attributes(members: &Map) -> Sample {
     let mut attrs = Vec::new();
     let mut vector = Map::new();
     for (name, v) in members {
         let (data_type, text) = match v {
             Value::String(s) => (AttributeType::String, s.clone()),
-            Value::Number(n) => (AttributeType::Number, n.to_string()),
+            Value::Number(n) => (AttributeType::Number, n.as_str().to_owned()),
             Value::Bool(b) => (AttributeType::String, b.to_string()),
             Value::Array(_) => (AttributeType::StringArray, v.to_string()),
             Value::Null | Value::Object(_) => continue,
@@ -494,7 +572,10 @@ fn flat_attributes(members: &Map<String, Value>) -> Sample {
         };
         vector.insert(
             name.clone(),
-            json!({"Type": type_name, "Value": text.clone()}),
+            Value::Object(Map::from_iter([
+                ("Type".to_owned(), Value::from(type_name)),
+                ("Value".to_owned(), Value::from(text.as_str())),
+            ])),
         );
         attrs.push(Attribute {
             name: name.clone(),
@@ -504,7 +585,10 @@ fn flat_attributes(members: &Map<String, Value>) -> Sample {
     }
     Sample {
         message: Message::Attributes(attrs),
-        json: json!({ "attributes": vector }),
+        json: Value::Object(Map::from_iter([(
+            "attributes".to_owned(),
+            Value::Object(vector),
+        )])),
     }
 }
 
@@ -514,9 +598,10 @@ mod tests {
 
     #[test]
     fn flat_objects_become_typed_attributes() {
-        let members: Value =
-            serde_json::from_str(r#"{"a": "x", "n": 1.50, "b": true, "arr": ["p", 1], "z": null}"#)
-                .unwrap();
+        let members = filtervm_vm::json::parse(
+            br#"{"a": "x", "n": 1.50, "b": true, "arr": ["p", 1e400], "z": null}"#,
+        )
+        .unwrap();
         let s = flat_attributes(members.as_object().unwrap());
         let Message::Attributes(attrs) = &s.message else {
             panic!("attributes")
@@ -524,8 +609,17 @@ mod tests {
         assert_eq!(attrs.len(), 4);
         assert_eq!(attrs[1].data_type, AttributeType::Number);
         assert_eq!(attrs[1].value, "1.50");
-        assert_eq!(s.json["attributes"]["arr"]["Type"], "String.Array");
-        assert_eq!(s.json["attributes"]["n"]["Value"], "1.50");
+        assert_eq!(attrs[3].value, r#"["p",1e400]"#);
+        let at = |pointer: &str| s.json.pointer(pointer).and_then(Value::as_str);
+        assert_eq!(at("/attributes/arr/Type"), Some("String.Array"));
+        assert_eq!(at("/attributes/n/Value"), Some("1.50"));
+        assert_eq!(
+            s.json.to_string(),
+            concat!(
+                r#"{"attributes":{"a":{"Type":"String","Value":"x"},"n":{"Type":"Number","Value":"1.50"},"#,
+                r#""b":{"Type":"String","Value":"true"},"arr":{"Type":"String.Array","Value":"[\"p\",1e400]"}}}"#
+            )
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Reading message logs: standard input or a file, split into lines of bounded length.
 
 use super::Failure;
+use super::batches::BatchReader;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -52,6 +53,14 @@ impl Input {
     }
 }
 
+impl Input {
+    /// The input read in batches of lines instead ([`BatchReader`]), with the same limit.
+    pub(super) fn batches(self) -> BatchReader<BufReader<Box<dyn Read + Send>>> {
+        let Lines { reader, max, .. } = self.lines;
+        BatchReader::new(reader, max)
+    }
+}
+
 /// One line of input.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Line<'a> {
@@ -71,8 +80,6 @@ pub(super) struct Lines<R> {
     reader: R,
     max: u64,
     line: Vec<u8>,
-    /// Bytes consumed so far, line endings included.
-    consumed: u64,
     /// Lines returned so far.
     number: u64,
 }
@@ -83,14 +90,8 @@ impl<R: BufRead> Lines<R> {
             reader,
             max,
             line: Vec::new(),
-            consumed: 0,
             number: 0,
         }
-    }
-
-    /// The bytes read so far, line endings included.
-    pub(super) fn consumed(&self) -> u64 {
-        self.consumed
     }
 
     /// The number of lines returned so far (the 1-based number of the last one).
@@ -109,7 +110,6 @@ impl<R: BufRead> Lines<R> {
         if read == 0 {
             return Ok(None);
         }
-        self.consumed += read as u64;
         self.number += 1;
         let terminated = self.line.last() == Some(&b'\n');
         if !terminated && read as u64 == limit {
@@ -154,7 +154,6 @@ impl<R: BufRead> Lines<R> {
             }
             bytes += taken as u64;
             let used = newline.map_or(taken, |n| n + 1);
-            self.consumed += used as u64;
             self.reader.consume(used);
             if newline.is_some() {
                 return Ok(bytes - u64::from(last == Some(b'\r')));

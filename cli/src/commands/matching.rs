@@ -1,12 +1,15 @@
 //! `filtervm match`: one message per line; a bad line is reported and skipped; grep-like output
 //! modes and exit status.
 
+use super::batches::{self, Batch, judge_in_order};
 use super::input::{DEFAULT_MAX_LINE_BYTES, Input, Line};
 use super::output::{Stderr, Stdout};
 use super::progress::Progress;
 use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, PolicyArgs, load_program, print_errors};
 use clap::Args;
-use filtervm_compiler::{ErrorCode, Evaluator, Filter, message_from_line};
+use filtervm_compiler::{ErrorCode, Evaluator, Filter, read_messages};
+use std::io::Write as _;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,7 +31,8 @@ pub(super) struct MatchArgs {
     #[arg(long, short = 'v')]
     invert: bool,
     /// One JSON object per line: {"line": N, "match": true|false}, or {"line": N, "error":
-    /// {"code", "message"}} for a line that is not a message.
+    /// {"code", "message"}} for a line that is not a message; for an Event Grid batch one per
+    /// event, with "event": I.
     #[arg(long)]
     json: bool,
     /// The longest line read as a message, in bytes (not counting its line ending); a longer
@@ -37,12 +41,18 @@ pub(super) struct MatchArgs {
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_LINE_BYTES,
           value_parser = clap::value_parser!(u64).range(1..))]
     max_line_bytes: u64,
-    /// The messages (NDJSON, in the dialect's message shape); `-` or absent reads stdin.
+    /// The messages, one per line: JSON in a message shape ({"attributes", "headers", "body"},
+    /// the AWS SNS Publish API or notification shapes) or any other JSON document as the body
+    /// itself (an SNS body, an Event Grid event or batch); `-` or absent reads stdin.
     messages: Option<PathBuf>,
     /// Run a program written by `compile --output` instead of a policy (its dialect and
     /// options travel with it).
     #[arg(long, conflicts_with_all = ["dialect", "policy", "filter", "options"])]
     program: Option<PathBuf>,
+    /// Worker threads (default: every core). The output is in input order whatever the number;
+    /// 1 judges every line on the main thread.
+    #[arg(long, short = 'j', value_name = "N")]
+    threads: Option<NonZeroUsize>,
 }
 
 /// What `match` prints.
@@ -90,38 +100,75 @@ impl LineError {
     }
 }
 
-/// Reads one message line and runs `filter` on it: its verdict, or why the line is not a
-/// message. Every line `match` judges goes through here.
+/// The verdicts of one line: one message, or the events of a batch (an Event Grid array of
+/// events, a CloudEvents batch), in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Verdicts {
+    /// The line is one message.
+    One(bool),
+    /// The line is a batch: each event's verdict, or why it could not be judged.
+    Events(Vec<Result<bool, LineError>>),
+}
+
+impl Verdicts {
+    /// Whether the line is selected: its message (with `invert`, its negation) matched, or for
+    /// a batch some event's did.
+    pub(super) fn selected(&self, invert: bool) -> bool {
+        match self {
+            Verdicts::One(matched) => *matched != invert,
+            Verdicts::Events(events) => events.iter().any(|e| matches!(e, Ok(m) if *m != invert)),
+        }
+    }
+}
+
+/// Reads one message line and runs `filter` on it: its verdict (one per event for a batch), or
+/// why the line is not a message. Every line `match` judges goes through here, and `explain`
+/// reads its message the same way: [`read_messages`] tells the line's shape (the parts shape,
+/// the AWS SNS shapes, any other JSON document as the body itself, an Event Grid batch split
+/// into events) and each message is matched by its parts, the filter reading its own part.
 pub(super) fn verdict(
     evaluator: &mut Evaluator,
     filter: &Filter,
     line: &[u8],
-) -> Result<bool, LineError> {
-    let message_error = |e: filtervm_compiler::MessageError| LineError {
-        code: e.code.as_str().to_owned(),
-        message: e.to_string(),
-    };
-    // SNS bodies and Event Grid events are matched from the line's bytes: only what the filter
-    // reads is kept, at any depth, in about the line's own memory.
-    if filter.reads_json_body() {
-        return evaluator
-            .try_matches_bytes(filter, line)
-            .map_err(message_error);
+) -> Result<Verdicts, LineError> {
+    let mut messages = read_messages(line, filter.options()).map_err(LineError::from)?;
+    if messages.is_batch() {
+        return Ok(Verdicts::Events(
+            messages
+                .map(|m| {
+                    evaluator
+                        .matches_parts(filter, &m.parts())
+                        .map_err(LineError::from)
+                })
+                .collect(),
+        ));
     }
-    let text = std::str::from_utf8(line).map_err(|e| LineError {
+    let message = messages.next().ok_or_else(|| LineError {
         code: ErrorCode::InvalidMessage.as_str().to_owned(),
-        message: format!("not UTF-8: {e}"),
+        message: "the line holds no message".to_owned(),
     })?;
-    let message =
-        message_from_line(filter.dialect(), filter.options(), text).map_err(message_error)?;
     evaluator
-        .try_matches(filter, &message)
-        .map_err(message_error)
+        .matches_parts(filter, &message.parts())
+        .map(Verdicts::One)
+        .map_err(LineError::from)
+}
+
+impl From<filtervm_compiler::MessageError> for LineError {
+    fn from(e: filtervm_compiler::MessageError) -> LineError {
+        LineError {
+            code: e.code.as_str().to_owned(),
+            message: e.to_string(),
+        }
+    }
 }
 
 /// Runs `filtervm match`: exit 0 when some line was selected, 1 when none was, 2 when a line could
 /// not be read (every other line is still judged and counted) or the policy is invalid. A closed
 /// standard output ends the run early and quietly.
+///
+/// The input is read in batches of lines ([`super::batches`]), judged by `--threads` workers
+/// (each with its own [`Evaluator`], all through [`verdict`]) and written in input order, so the
+/// output is the same whatever the number of threads.
 pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
     if args.policy.reads_stdin() && args.messages.as_deref().is_none_or(super::is_stdin) {
         return Err(Failure::usage(
@@ -142,86 +189,46 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
             }
         }
     };
-    let output = if args.only_matching {
-        Output::Lines
-    } else if args.count {
-        Output::Count
-    } else {
-        Output::Verdicts
+    let settings = Settings {
+        output: if args.only_matching {
+            Output::Lines
+        } else if args.count {
+            Output::Count
+        } else {
+            Output::Verdicts
+        },
+        json: args.json,
+        invert: args.invert,
+        max_line_bytes: args.max_line_bytes,
     };
-    let mut input = Input::open(args.messages.as_deref(), args.max_line_bytes)?;
+    let input = Input::open(args.messages.as_deref(), args.max_line_bytes)?;
     let name = input.name.clone();
     let mut progress = Progress::new("match", input.size);
+    let mut reader = input.batches();
     let mut out = Stdout::new();
-    let mut evaluator = Evaluator::new();
-    let (mut number, mut messages, mut selected, mut bad) = (0u64, 0u64, 0u64, 0u64);
-    loop {
-        let line = input.lines.next().map_err(|e| {
-            progress.clear();
-            Failure::error(format!("{name}: read error after line {number}: {e}"))
-        })?;
-        let (content, terminator) = match line {
-            None => break,
-            Some(Line::Whole {
-                content,
-                terminator,
-            }) => (content, terminator),
-            Some(Line::TooLong { bytes }) => {
-                number += 1;
-                let error = LineError::too_long(bytes, args.max_line_bytes);
-                messages += 1;
-                bad += 1;
-                report(
-                    &mut out, &progress, &name, number, &error, output, args.json,
-                )?;
-                progress.line(input.lines.consumed());
-                continue;
-            }
-        };
-        number += 1;
-        if content.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        messages += 1;
-        match verdict(&mut evaluator, &filter, content) {
-            Ok(matched) => {
-                let chosen = matched != args.invert;
-                selected += u64::from(chosen);
-                match output {
-                    Output::Count => {}
-                    // The line as read, with its own `\n` or `\r\n`; a last line without one
-                    // gets `\n` (like grep).
-                    Output::Lines if chosen => {
-                        out.write_bytes(content)?;
-                        out.write_bytes(if terminator.is_empty() {
-                            b"\n"
-                        } else {
-                            terminator
-                        })?;
-                    }
-                    Output::Lines => {}
-                    Output::Verdicts if args.json => {
-                        writeln!(out, "{{\"line\":{number},\"match\":{chosen}}}")?;
-                    }
-                    Output::Verdicts => {
-                        writeln!(out, "{}", if chosen { "match" } else { "no-match" })?;
-                    }
-                }
-            }
-            Err(error) => {
-                bad += 1;
-                report(
-                    &mut out, &progress, &name, number, &error, output, args.json,
-                )?;
-            }
-        }
-        progress.line(input.lines.consumed());
-        if out.is_closed() {
-            break;
-        }
+    let mut totals = Judged::default();
+    let read_error = judge_in_order(
+        &mut reader,
+        batches::threads(args.threads),
+        Evaluator::new,
+        |evaluator, batch| judge(evaluator, &filter, batch, &settings),
+        |judged| write(&mut out, &mut progress, &name, judged, &mut totals),
+    )?;
+    if let Some(e) = read_error {
+        progress.clear();
+        return Err(Failure::error(format!(
+            "{name}: read error after line {}: {e}",
+            totals.last_line
+        )));
     }
-    if output == Output::Count {
-        if args.json {
+    let Judged {
+        messages,
+        selected,
+        bad,
+        ..
+    } = totals;
+    if settings.output == Output::Count {
+        if settings.json {
             writeln!(
                 out,
                 "{{\"lines\":{messages},\"matched\":{selected},\"errors\":{bad}}}"
@@ -248,26 +255,189 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
     }))
 }
 
-/// Reports a line that could not be judged: `NAME:LINE: reason` on standard error, and in the
-/// verdict output an `error` line (or `{"line", "error"}`).
-fn report(
-    out: &mut Stdout,
-    progress: &Progress,
-    name: &str,
-    number: u64,
-    error: &LineError,
+/// How `match` judges and prints lines.
+struct Settings {
     output: Output,
     json: bool,
-) -> Result<(), Failure> {
-    out.flush()?;
-    progress.suspend(|| writeln!(Stderr, "{name}:{number}: {}", error.message));
-    if output == Output::Verdicts {
-        if json {
-            let line = format!("{{\"line\":{number},\"error\":{}}}", error.to_json());
-            writeln!(out, "{line}")?;
-        } else {
-            writeln!(out, "error")?;
+    invert: bool,
+    max_line_bytes: u64,
+}
+
+/// What a batch of lines came to: its standard output, the reports for standard error (each
+/// with the length of the output written before it, so the two streams interleave as they
+/// would line by line), and its counts.
+#[derive(Debug, Default)]
+struct Judged {
+    out: Vec<u8>,
+    /// `(bytes of out before it, line number, message)`.
+    reports: Vec<(usize, u64, String)>,
+    /// Lines judged (blank lines are not messages).
+    messages: u64,
+    /// Lines selected.
+    selected: u64,
+    /// Lines that could not be judged.
+    bad: u64,
+    /// The number of the batch's last line.
+    last_line: u64,
+    /// Input bytes read up to the end of the batch.
+    consumed: u64,
+}
+
+/// Judges the lines of `batch` with `filter`.
+fn judge(evaluator: &mut Evaluator, filter: &Filter, batch: &Batch, settings: &Settings) -> Judged {
+    let mut judged = Judged {
+        consumed: batch.consumed,
+        ..Judged::default()
+    };
+    for (number, line) in batch.lines() {
+        judged.last_line = number;
+        let (content, terminator) = match line {
+            Line::Whole {
+                content,
+                terminator,
+            } => (content, terminator),
+            Line::TooLong { bytes } => {
+                let error = LineError::too_long(bytes, settings.max_line_bytes);
+                judged.messages += 1;
+                report(&mut judged, number, &error, settings);
+                continue;
+            }
+        };
+        if content.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        judged.messages += 1;
+        match verdict(evaluator, filter, content) {
+            Ok(verdicts) => {
+                let chosen = verdicts.selected(settings.invert);
+                judged.selected += u64::from(chosen);
+                let out = &mut judged.out;
+                match settings.output {
+                    Output::Count => {}
+                    // The line as read, with its own `\n` or `\r\n`; a last line without one
+                    // gets `\n` (like grep).
+                    Output::Lines if chosen => {
+                        out.extend_from_slice(content);
+                        out.extend_from_slice(if terminator.is_empty() {
+                            b"\n"
+                        } else {
+                            terminator
+                        });
+                    }
+                    Output::Lines => {}
+                    Output::Verdicts => match &verdicts {
+                        Verdicts::One(_) if settings.json => {
+                            let _ = writeln!(out, "{{\"line\":{number},\"match\":{chosen}}}");
+                        }
+                        Verdicts::One(_) => {
+                            out.extend_from_slice(if chosen { b"match\n" } else { b"no-match\n" });
+                        }
+                        Verdicts::Events(_) => {}
+                    },
+                }
+                if let Verdicts::Events(events) = &verdicts {
+                    report_events(&mut judged, number, events, settings);
+                }
+            }
+            Err(error) => report(&mut judged, number, &error, settings),
         }
     }
-    Ok(())
+    judged
+}
+
+/// Records a batch line's events: one verdict per event with its index (`match (event 0)`, or
+/// `{"line", "event", "match"}`), and the events that could not be judged as reports
+/// (`NAME:LINE: event I: reason`); a line with such events counts as one error.
+fn report_events(
+    judged: &mut Judged,
+    number: u64,
+    events: &[Result<bool, LineError>],
+    settings: &Settings,
+) {
+    let mut errors = false;
+    for (index, event) in events.iter().enumerate() {
+        match event {
+            Ok(matched) if settings.output == Output::Verdicts => {
+                let chosen = *matched != settings.invert;
+                if settings.json {
+                    let _ = writeln!(
+                        judged.out,
+                        "{{\"line\":{number},\"event\":{index},\"match\":{chosen}}}"
+                    );
+                } else {
+                    let verdict = if chosen { "match" } else { "no-match" };
+                    let _ = writeln!(judged.out, "{verdict} (event {index})");
+                }
+            }
+            Ok(_) => {}
+            Err(error) => {
+                errors = true;
+                judged.reports.push((
+                    judged.out.len(),
+                    number,
+                    format!("event {index}: {}", error.message),
+                ));
+                if settings.output == Output::Verdicts {
+                    if settings.json {
+                        let _ = writeln!(
+                            judged.out,
+                            "{{\"line\":{number},\"event\":{index},\"error\":{}}}",
+                            error.to_json()
+                        );
+                    } else {
+                        let _ = writeln!(judged.out, "error (event {index})");
+                    }
+                }
+            }
+        }
+    }
+    judged.bad += u64::from(errors);
+}
+
+/// Records a line that could not be judged: `NAME:LINE: reason` for standard error, and in the
+/// verdict output an `error` line (or `{"line", "error"}`).
+fn report(judged: &mut Judged, number: u64, error: &LineError, settings: &Settings) {
+    judged.bad += 1;
+    judged
+        .reports
+        .push((judged.out.len(), number, error.message.clone()));
+    if settings.output == Output::Verdicts {
+        if settings.json {
+            let _ = writeln!(
+                judged.out,
+                "{{\"line\":{number},\"error\":{}}}",
+                error.to_json()
+            );
+        } else {
+            judged.out.extend_from_slice(b"error\n");
+        }
+    }
+}
+
+/// Writes a judged batch (its output, its reports on standard error in their places) and adds
+/// up its counts; false once standard output is closed (stop reading).
+fn write(
+    out: &mut Stdout,
+    progress: &mut Progress,
+    name: &str,
+    judged: Judged,
+    totals: &mut Judged,
+) -> Result<bool, Failure> {
+    let mut written = 0;
+    for (at, number, message) in &judged.reports {
+        out.write_bytes(judged.out.get(written..*at).unwrap_or_default())?;
+        written = *at;
+        out.flush()?;
+        if out.is_closed() {
+            break;
+        }
+        progress.suspend(|| writeln!(Stderr, "{name}:{number}: {message}"));
+    }
+    out.write_bytes(judged.out.get(written..).unwrap_or_default())?;
+    totals.messages += judged.messages;
+    totals.selected += judged.selected;
+    totals.bad += judged.bad;
+    totals.last_line = judged.last_line;
+    progress.lines(judged.messages, judged.consumed);
+    Ok(!out.is_closed())
 }

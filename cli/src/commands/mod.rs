@@ -1,5 +1,6 @@
 //! Command-line parsing and the subcommands.
 
+mod batches;
 mod bench;
 mod completions;
 mod diagnostics;

@@ -18,9 +18,6 @@ use std::time::{Duration, Instant};
 /// How often the bar is redrawn at most.
 const REFRESH: Duration = Duration::from_millis(100);
 
-/// Lines between two looks at the clock.
-const LINES_PER_CHECK: u64 = 256;
-
 /// Whether standard error is a terminal (a person reads it).
 pub(super) fn stderr_is_terminal() -> bool {
     std::io::stderr().is_terminal()
@@ -53,15 +50,6 @@ impl Progress {
             last_draw: now,
             lines: 0,
         }
-    }
-
-    /// One more line done; `consumed` bytes of the input are read.
-    pub(super) fn line(&mut self, consumed: u64) {
-        self.lines += 1;
-        if self.bar.is_none() || !self.lines.is_multiple_of(LINES_PER_CHECK) {
-            return;
-        }
-        self.draw(consumed);
     }
 
     /// `lines` more lines done at once (a batch); `consumed` bytes of the input are read.

@@ -3,14 +3,15 @@
 //! The subscriptions are loaded into one [`Subscriptions`] set (invalid ones reported, the rest
 //! routed). The messages are read in batches of lines by the main thread and routed by
 //! `--threads` workers, each with its own [`Router`] over the shared set; the main thread writes
-//! the batches' results in input order. At most two batches per worker are in flight, so memory
-//! stays bounded whatever the input.
+//! the batches' results in input order ([`super::batches`]: at most two batches per worker are in
+//! flight, so memory stays bounded whatever the input).
 //!
 //! Output: per message `{"line":N,"ids":[...]}` (ids as written in the subscriptions file, in
 //! its order), with `"errors":[{"group","code","message"}]` when a group of subscriptions could
 //! not read the message; or with `--by-subscription`, per subscription at the end
 //! `{"id":ID,"count":N,"first_lines":[...]}`.
 
+use super::batches::{self, Batch, judge_in_order};
 use super::diagnostics::{self, Source, Sources, Stream};
 use super::input::{DEFAULT_MAX_LINE_BYTES, Input, Line};
 use super::matching::LineError;
@@ -19,13 +20,9 @@ use super::progress::Progress;
 use super::subscriptions::{GroupError, Invalid, Router, Subscriptions};
 use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, is_stdin};
 use clap::Args;
-use filtervm_compiler::set::SubscriptionId;
-use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 
 /// The arguments of `filtervm route`.
 #[derive(Args, Debug)]
@@ -67,32 +64,13 @@ pub(super) struct RouteArgs {
 /// the id, the options and escapes.
 const SUBSCRIPTION_LINE_BYTES: u64 = 4 * filtervm_compiler::MAX_POLICY_BYTES as u64;
 
-/// Lines per batch handed to a worker (fewer when they hold more than [`BATCH_BYTES`]).
-const BATCH_LINES: usize = 256;
-/// Bytes of message text per batch, at most (a longer line is a batch of its own).
-const BATCH_BYTES: usize = 1 << 20;
-
-/// Lines of input for one worker.
-#[derive(Default)]
-struct Batch {
-    /// The batch's place in the input.
-    index: usize,
-    /// The lines' text, one after the other.
-    text: Vec<u8>,
-    /// Per line: its number, and its end in `text`, or its length when it was too long to read.
-    lines: Vec<(u64, Result<usize, u64>)>,
-    /// Input bytes read up to the end of this batch.
-    consumed: u64,
-}
-
 /// What a worker made of a batch.
 #[derive(Default)]
 struct Routed {
-    index: usize,
     /// What goes to standard output (NDJSON, per message).
     out: Vec<u8>,
     /// `(line, subscription)` pairs, for `--by-subscription`.
-    pairs: Vec<(u64, SubscriptionId)>,
+    pairs: Vec<(u64, u32)>,
     /// Reports for standard error, one line each.
     reports: Vec<String>,
     messages: u64,
@@ -114,12 +92,8 @@ pub(super) fn run(args: RouteArgs) -> Result<ExitCode, Failure> {
     if args.strict && invalid > 0 {
         return Ok(ExitCode::from(EXIT_ERROR));
     }
-    let mut input = Input::open(args.messages.as_deref(), args.max_line_bytes)?;
+    let input = Input::open(args.messages.as_deref(), args.max_line_bytes)?;
     let name = input.name.clone();
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
-        NonZeroUsize::get,
-    );
     let mut progress = Progress::new("route", input.size);
     let mut writer = Writer {
         name: name.clone(),
@@ -128,24 +102,21 @@ pub(super) fn run(args: RouteArgs) -> Result<ExitCode, Failure> {
         per_subscription: vec![(0u64, Vec::new()); subscriptions.len()],
         first: args.first,
     };
-    let read_error = if threads <= 1 {
-        route_inline(
-            &subscriptions,
-            &mut input,
-            &args,
-            &mut progress,
-            &mut writer,
-        )?
-    } else {
-        route_threads(
-            &subscriptions,
-            &mut input,
-            &args,
-            threads,
-            &mut progress,
-            &mut writer,
-        )?
-    };
+    let read_error = judge_in_order(
+        &mut input.batches(),
+        batches::threads(args.threads),
+        Router::new,
+        |router, batch| {
+            route_batch(
+                &subscriptions,
+                router,
+                batch,
+                args.max_line_bytes,
+                args.by_subscription,
+            )
+        },
+        |routed| writer.write(routed, &mut progress),
+    )?;
     let Writer {
         mut out,
         totals,
@@ -170,13 +141,13 @@ pub(super) fn run(args: RouteArgs) -> Result<ExitCode, Failure> {
         totals.errors + invalid as u64,
     );
     if let Some(e) = read_error {
-        return Err(Failure::error(format!("{}: read error: {e}", input.name)));
+        return Err(Failure::error(format!("{name}: read error: {e}")));
     }
     if totals.errors > 0 {
         writeln!(
             Stderr,
-            "{}: {} of {} messages could not be read by every group of subscriptions",
-            input.name, totals.errors, totals.messages
+            "{name}: {} of {} messages could not be read by every group of subscriptions",
+            totals.errors, totals.messages
         );
     }
     Ok(ExitCode::from(if invalid > 0 || totals.errors > 0 {
@@ -331,30 +302,6 @@ fn report_invalid(name: &str, line: &str, bad: &Invalid) {
     }
 }
 
-/// Reads the next batch (empty at the end of the input).
-fn next_batch(input: &mut Input, index: usize) -> std::io::Result<Batch> {
-    let mut batch = Batch {
-        index,
-        ..Batch::default()
-    };
-    while batch.lines.len() < BATCH_LINES && batch.text.len() < BATCH_BYTES {
-        let number = input.lines.number() + 1;
-        match input.lines.next()? {
-            None => break,
-            Some(Line::Whole { content, .. }) => {
-                if content.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                batch.text.extend_from_slice(content);
-                batch.lines.push((number, Ok(batch.text.len())));
-            }
-            Some(Line::TooLong { bytes }) => batch.lines.push((number, Err(bytes))),
-        }
-    }
-    batch.consumed = input.lines.consumed();
-    Ok(batch)
-}
-
 /// Routes one batch.
 fn route_batch(
     subscriptions: &Subscriptions,
@@ -364,21 +311,19 @@ fn route_batch(
     by_subscription: bool,
 ) -> Routed {
     let mut routed = Routed {
-        index: batch.index,
         consumed: batch.consumed,
         ..Routed::default()
     };
     let (mut ids, mut errors) = (Vec::new(), Vec::new());
-    let mut start = 0;
-    for &(number, end) in &batch.lines {
-        routed.messages += 1;
-        match end {
-            Ok(end) => {
-                let text = batch.text.get(start..end).unwrap_or_default();
-                start = end;
-                router.route(subscriptions, text, &mut ids, &mut errors);
+    for (number, line) in batch.lines() {
+        match line {
+            Line::Whole { content, .. } if content.iter().all(u8::is_ascii_whitespace) => continue,
+            Line::Whole { content, .. } => {
+                routed.messages += 1;
+                router.route(subscriptions, content, &mut ids, &mut errors);
             }
-            Err(bytes) => {
+            Line::TooLong { bytes } => {
+                routed.messages += 1;
                 ids.clear();
                 errors.clear();
                 let error = LineError::too_long(bytes, max_line_bytes);
@@ -400,8 +345,7 @@ fn route_batch(
             for e in &errors {
                 routed.reports.push(format!(
                     "{number}: the {} subscriptions cannot read this message: {}",
-                    subscriptions.group_name(e.group),
-                    e.error.message
+                    e.group, e.error.message
                 ));
             }
         }
@@ -419,7 +363,7 @@ fn write_line(
     out: &mut Vec<u8>,
     subscriptions: &Subscriptions,
     number: u64,
-    ids: &[SubscriptionId],
+    ids: &[u32],
     errors: &[GroupError],
 ) {
     use std::io::Write as _;
@@ -438,7 +382,7 @@ fn write_line(
                 out.push(b',');
             }
             let mut m = filtervm_vm::json::Map::new();
-            m.insert("group".into(), subscriptions.group_name(e.group).into());
+            m.insert("group".into(), e.group.as_str().into());
             m.insert("code".into(), e.error.code.as_str().into());
             m.insert("message".into(), e.error.message.as_str().into());
             let _ = write!(out, "{}", filtervm_vm::json::Value::Object(m));
@@ -446,120 +390,4 @@ fn write_line(
         out.push(b']');
     }
     out.extend_from_slice(b"}\n");
-}
-
-/// Routes every batch on this thread. Returns the read error that ended the input early, if
-/// any.
-fn route_inline(
-    subscriptions: &Subscriptions,
-    input: &mut Input,
-    args: &RouteArgs,
-    progress: &mut Progress,
-    writer: &mut Writer,
-) -> Result<Option<std::io::Error>, Failure> {
-    let mut router = Router::new();
-    for index in 0.. {
-        let batch = match next_batch(input, index) {
-            Ok(b) => b,
-            Err(e) => return Ok(Some(e)),
-        };
-        if batch.lines.is_empty() {
-            break;
-        }
-        let routed = route_batch(
-            subscriptions,
-            &mut router,
-            &batch,
-            args.max_line_bytes,
-            args.by_subscription,
-        );
-        if !writer.write(routed, progress)? {
-            break;
-        }
-    }
-    Ok(None)
-}
-
-/// Routes the batches on `threads` workers, writing their results in input order. Returns the
-/// read error that ended the input early, if any.
-fn route_threads(
-    subscriptions: &Subscriptions,
-    input: &mut Input,
-    args: &RouteArgs,
-    threads: usize,
-    progress: &mut Progress,
-    writer: &mut Writer,
-) -> Result<Option<std::io::Error>, Failure> {
-    let in_flight_limit = threads * 2;
-    let (work, queue) = mpsc::sync_channel::<Batch>(in_flight_limit);
-    let queue = Arc::new(Mutex::new(queue));
-    let (done, results) = mpsc::channel::<Routed>();
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            let queue = Arc::clone(&queue);
-            let done = done.clone();
-            scope.spawn(move || {
-                let mut router = Router::new();
-                loop {
-                    let batch = match queue.lock() {
-                        Ok(q) => q.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(batch) = batch else { return };
-                    let routed = route_batch(
-                        subscriptions,
-                        &mut router,
-                        &batch,
-                        args.max_line_bytes,
-                        args.by_subscription,
-                    );
-                    if done.send(routed).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        drop(done);
-        let mut pending: BTreeMap<usize, Routed> = BTreeMap::new();
-        let (mut next_read, mut next_write, mut in_flight) = (0usize, 0usize, 0usize);
-        let mut reading = true;
-        let mut read_error = None;
-        let mut outcome = Ok(true);
-        loop {
-            while reading && in_flight < in_flight_limit {
-                match next_batch(input, next_read) {
-                    Ok(batch) if batch.lines.is_empty() => reading = false,
-                    Ok(batch) => {
-                        if work.send(batch).is_err() {
-                            reading = false;
-                            break;
-                        }
-                        next_read += 1;
-                        in_flight += 1;
-                    }
-                    Err(e) => {
-                        read_error = Some(e);
-                        reading = false;
-                    }
-                }
-            }
-            if in_flight == 0 {
-                break;
-            }
-            let Ok(routed) = results.recv() else { break };
-            in_flight -= 1;
-            pending.insert(routed.index, routed);
-            while let Some(routed) = pending.remove(&next_write) {
-                next_write += 1;
-                if matches!(outcome, Ok(true)) {
-                    outcome = writer.write(routed, progress);
-                }
-            }
-            if !matches!(outcome, Ok(true)) {
-                reading = false;
-            }
-        }
-        drop(work);
-        outcome.map(|_| read_error)
-    })
 }

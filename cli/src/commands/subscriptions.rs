@@ -8,19 +8,21 @@
 //! is not such an object, names an id twice, or holds an invalid policy or options is an
 //! [`Invalid`] subscription: the others are still loaded.
 //!
-//! [`Subscriptions`] is an adapter until the library holds every dialect in one set: one
-//! `PolicySet` per distinct (dialect, options) group, a message read once per group the way
-//! `match` reads it for that dialect and options, and the union of the groups' matches. A group
-//! that cannot read a message reports it ([`GroupError`]): never a silent miss.
+//! [`Subscriptions`] holds them in one [`SubscriptionSet`] (its ids are the subscriptions'
+//! positions in the file, so its insertion order is the file's order). The set binds a message
+//! once per (dialect, options) group; each group reads the message line the way `match` reads it
+//! for that dialect and options ([`read_message`]). A group that cannot read a message reports it
+//! ([`GroupError`]): never a silent miss.
 
 use super::diagnostics::pointer_span;
 use super::matching::LineError;
 use filtervm_compiler::error::did_you_mean;
-use filtervm_compiler::set::{PolicySet, SetMatcher, SubscriptionId};
 use filtervm_compiler::{
-    CompileError, Dialect, ErrorCode, Options, PolicyError, compile_text, message_from_line,
+    CompileError, Dialect, ErrorCode, GroupMessage, MessageError, MessagePart, Options,
+    PolicyError, SetScratch, SubscriptionSet, UnjudgedGroup, compile_text, message_from_line,
 };
 use filtervm_vm::json::{self, Value};
+use std::collections::HashMap;
 
 /// The code of a subscription line that is not a subscription (not an object, a member missing
 /// or of the wrong type, an unknown member or dialect).
@@ -100,28 +102,34 @@ impl Problem {
 /// A message a group of subscriptions could not read.
 #[derive(Debug, Clone)]
 pub(super) struct GroupError {
-    /// The group's index in [`Subscriptions::group_name`].
-    pub(super) group: usize,
+    /// The group's name ([`group_name`]).
+    pub(super) group: String,
     /// Why.
     pub(super) error: LineError,
 }
 
-/// One (dialect, options) group: its options and its set.
-#[derive(Debug)]
-struct Group {
-    options: Options,
-    name: String,
-    set: PolicySet,
+/// The name of the group of subscriptions with `options`: its dialect, and its options when
+/// they are not the defaults (`sns {"scope":"MessageBody"}`).
+pub(super) fn group_name(options: &Options) -> String {
+    let dialect = options.dialect();
+    if *options == Options::from(dialect) {
+        dialect.name().to_owned()
+    } else {
+        format!("{} {options}", dialect.name())
+    }
 }
 
-/// Every loaded subscription, in groups (see the module documentation).
+/// Every loaded subscription (see the module documentation).
 #[derive(Debug, Default)]
 pub(super) struct Subscriptions {
-    groups: Vec<Group>,
-    /// Each subscription's id as written (JSON text), by its index (the set's subscription id).
+    /// The subscriptions, by index (their position among the loaded ones).
+    set: SubscriptionSet<u32>,
+    /// Each subscription's id as written (JSON text), by its index.
     ids: Vec<String>,
     /// Each subscription's line number, by index.
     lines: Vec<usize>,
+    /// Each id (JSON text) → its index.
+    index: HashMap<String, usize>,
 }
 
 impl Subscriptions {
@@ -133,12 +141,6 @@ impl Subscriptions {
     /// Subscription `index`'s id as written (JSON text).
     pub(super) fn id(&self, index: usize) -> &str {
         self.ids.get(index).map_or("null", String::as_str)
-    }
-
-    /// The name of group `group`: its dialect, and its options when they are not the defaults
-    /// (`sns {"scope":"MessageBody"}`).
-    pub(super) fn group_name(&self, group: usize) -> &str {
-        self.groups.get(group).map_or("?", |g| g.name.as_str())
     }
 
     /// Reads one subscription line (line number `line`); an invalid one is returned, and the
@@ -221,7 +223,7 @@ impl Subscriptions {
             ));
         }
         if let Some(id) = &id
-            && let Some(first) = self.ids.iter().position(|known| known == id)
+            && let Some(&first) = self.index.get(id)
         {
             let earlier = self.lines.get(first).copied().unwrap_or_default();
             problems.push(Problem::line(
@@ -250,37 +252,18 @@ impl Subscriptions {
         let filter = compile_text(dialect, policy, &options)
             .map_err(|e| invalid(id.clone(), compile_problems(&e, "/policy")))?;
         let index = self.ids.len();
-        let group = match self.groups.iter().position(|g| g.options == options) {
-            Some(g) => g,
-            None => {
-                let name = if options == Options::from(dialect) {
-                    dialect.name().to_owned()
-                } else {
-                    format!("{} {options}", dialect.name())
-                };
-                self.groups.push(Group {
-                    options,
-                    name,
-                    set: PolicySet::new(),
-                });
-                self.groups.len() - 1
-            }
-        };
-        let added = self
-            .groups
-            .get_mut(group)
-            .map(|g| g.set.add(index as SubscriptionId, &filter));
-        if let Some(Err(e)) = added {
+        let added = u32::try_from(index)
+            .map_err(|_| "more subscriptions than a set holds".to_owned())
+            .and_then(|i| self.set.insert(i, &filter).map_err(|e| e.to_string()));
+        if let Err(e) = added {
             return Err(invalid(
                 id,
-                vec![Problem::line(
-                    INVALID_SUBSCRIPTION,
-                    "/policy",
-                    e.to_string(),
-                )],
+                vec![Problem::line(INVALID_SUBSCRIPTION, "/policy", e)],
             ));
         }
-        self.ids.push(id.unwrap_or_default());
+        let id = id.unwrap_or_default();
+        self.index.insert(id.clone(), index);
+        self.ids.push(id);
         self.lines.push(line);
         Ok(())
     }
@@ -301,11 +284,11 @@ fn compile_problems(e: &CompileError, within: &'static str) -> Vec<Problem> {
         .collect()
 }
 
-/// Reusable buffers for routing messages through a [`Subscriptions`] set: one matcher per
-/// group. Each thread has its own.
+/// Reusable buffers for routing messages through a [`Subscriptions`] set. Each thread has its
+/// own.
 #[derive(Debug, Default)]
 pub(super) struct Router {
-    matchers: Vec<SetMatcher>,
+    scratch: SetScratch,
 }
 
 impl Router {
@@ -315,75 +298,62 @@ impl Router {
     }
 
     /// Routes one message line: fills `ids` with the indices of the subscriptions that receive
-    /// it (sorted, so in the order of the subscriptions file) and `errors` with the groups that
-    /// could not read it (their subscriptions are then not in `ids`).
+    /// it (in the order of the subscriptions file) and `errors` with the groups that could not
+    /// read it (their subscriptions are then not in `ids`).
     pub(super) fn route(
         &mut self,
         subscriptions: &Subscriptions,
         line: &[u8],
-        ids: &mut Vec<SubscriptionId>,
+        ids: &mut Vec<u32>,
         errors: &mut Vec<GroupError>,
     ) {
         ids.clear();
         errors.clear();
-        if subscriptions.groups.is_empty() {
-            return;
-        }
-        self.matchers
-            .resize_with(subscriptions.groups.len(), SetMatcher::new);
-        let text = match std::str::from_utf8(line) {
-            Ok(text) => text,
-            Err(e) => {
-                let error = LineError {
-                    code: ErrorCode::InvalidMessage.as_str().to_owned(),
-                    message: format!("not UTF-8: {e}"),
-                };
-                for group in 0..subscriptions.groups.len() {
-                    errors.push(GroupError {
-                        group,
-                        error: error.clone(),
-                    });
-                }
-                return;
-            }
-        };
-        for (group, (g, matcher)) in subscriptions
-            .groups
-            .iter()
-            .zip(self.matchers.iter_mut())
-            .enumerate()
-        {
-            let message = match message_from_line(g.options.dialect(), &g.options, text) {
-                Ok(m) => m,
-                Err(e) => {
-                    errors.push(GroupError {
-                        group,
-                        error: LineError {
-                            code: e.code.as_str().to_owned(),
-                            message: e.to_string(),
-                        },
-                    });
-                    continue;
-                }
-            };
-            let before = ids.len();
-            ids.extend_from_slice(matcher.matching(&g.set, &message));
-            if matcher.overflowed() {
-                ids.truncate(before);
-                errors.push(GroupError {
-                    group,
+        let message = read_message(line);
+        let matches = subscriptions
+            .set
+            .matching_with(&mut self.scratch, |options| message.for_group(options));
+        ids.extend(matches.ids());
+        errors.extend(
+            matches
+                .unjudged()
+                .map(|UnjudgedGroup { options, error, .. }| GroupError {
+                    group: group_name(&options),
                     error: LineError {
-                        code: ErrorCode::MessageTooComplex.as_str().to_owned(),
-                        message: format!(
-                            "the body has too many combinations of array elements to judge \
-                             element by element (more than {} slots)",
-                            filtervm_vm::bind::MAX_ROW_SLOTS
-                        ),
+                        code: error.code.as_str().to_owned(),
+                        message: error.to_string(),
                     },
-                });
-            }
+                }),
+        );
+    }
+}
+
+/// Reads one message line: the one place `route` reads messages. Each group of subscriptions
+/// then reads it as `match` reads a line for its dialect and options ([`LineMessage::for_group`]).
+fn read_message(line: &[u8]) -> LineMessage<'_> {
+    LineMessage {
+        text: std::str::from_utf8(line),
+    }
+}
+
+/// A message line, as [`read_message`] read it.
+struct LineMessage<'a> {
+    text: Result<&'a str, std::str::Utf8Error>,
+}
+
+impl<'a> LineMessage<'a> {
+    /// The message as subscriptions with `options` read it: an SNS body or an Event Grid event
+    /// is the line's bytes, the other dialects read the line in their JSON shape.
+    fn for_group(&self, options: &Options) -> Result<GroupMessage<'a>, MessageError> {
+        let text = self.text.map_err(|e| MessageError {
+            code: ErrorCode::InvalidMessage,
+            pointer: String::new(),
+            message: format!("not UTF-8: {e}"),
+        })?;
+        match MessagePart::of(options) {
+            MessagePart::Body => Ok(GroupMessage::Body(text.as_bytes())),
+            _ => message_from_line(options.dialect(), options, text).map(GroupMessage::from),
         }
-        ids.sort_unstable();
     }
 }
 
@@ -420,8 +390,11 @@ mod tests {
         assert_eq!(subs.id(0), "\"a\"");
         assert_eq!(subs.id(1), "7");
         assert_eq!(subs.id(2), "7.0");
-        assert_eq!(subs.group_name(2), r#"sns {"scope":"MessageBody"}"#);
-        assert_eq!(subs.group_name(1), "stream");
+        assert_eq!(
+            group_name(&Options::from(filtervm_compiler::SnsScope::MessageBody)),
+            r#"sns {"scope":"MessageBody"}"#
+        );
+        assert_eq!(group_name(&Options::Stream), "stream");
         let summary: Vec<(usize, Option<&str>, &str, String)> = invalid
             .iter()
             .map(|i| {
@@ -495,9 +468,9 @@ mod tests {
             &mut ids,
             &mut errors,
         );
-        assert_eq!(ids, Vec::<u64>::new());
+        assert_eq!(ids, Vec::<u32>::new());
         assert_eq!(errors.len(), 1, "{errors:?}");
-        assert_eq!(subs.group_name(errors[0].group), "basaltic");
+        assert_eq!(errors[0].group, "basaltic");
         router.route(&subs, b"\xff", &mut ids, &mut errors);
         assert_eq!(errors.len(), 4);
     }

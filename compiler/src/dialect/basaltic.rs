@@ -1,5 +1,5 @@
 //! The `basaltic` dialect: the notification service's filter policies
-//! (`specs/basaltic-filters.md`, seed `000_e1d4924fe41b969f.txt`).
+//! (`docs/dialects/basaltic-filters.md`, building on `docs/dialects/000_e1d4924fe41b969f.txt`).
 //!
 //! A policy maps attribute names to non-empty arrays of alternatives; names are ANDed,
 //! alternatives ORed (B-1). Every matcher reads the attribute's value *text* (B-4), so lowering
@@ -10,7 +10,7 @@ use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt, 
 use crate::ir::{Case, Node, NumSource, Pred, StrOp};
 use filtervm_vm::json::{Number, Value};
 use filtervm_vm::key::Key;
-use filtervm_vm::message::{Attribute, AttributeType, Message};
+use filtervm_vm::message::{AttributeType, Message};
 use filtervm_vm::number::canonical_number_text;
 use filtervm_vm::program::Interval;
 use filtervm_vm::value::Shapes;
@@ -104,7 +104,7 @@ pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
             errors.push(PolicyError::new(
                 CODE,
                 &at,
-                "`$or` is not supported by this service (B-11): names are always ANDed",
+                "`$or` is not supported by this service: names are always ANDed",
             ));
             continue;
         }
@@ -253,7 +253,7 @@ fn parse_operator(
         "anything-but" => parse_anything_but(operand, at, errors),
         "numeric" => parse_numeric(operand, at, errors),
         "wildcard" | "equals-ignore-case" | "cidr" | "$or" => fail(format!(
-            "the `{name}` operator is not supported by this service (B-11)"
+            "the `{name}` operator is not supported by this service"
         )),
         other => fail(format!(
             "unknown operator `{}`{}",
@@ -272,7 +272,7 @@ fn parse_anything_but(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) 
                 errors.push(PolicyError::new(
                     CODE,
                     at,
-                    "`anything-but` with an operator inside is not supported (B-11)",
+                    "`anything-but` with an operator inside is not supported",
                 ));
                 None
             }
@@ -479,53 +479,6 @@ fn lower_matcher(key: &Key, matcher: &Matcher, at: &str) -> Node {
 /// Parses, validates and lowers.
 pub(crate) fn lower(policy: &Value) -> Result<Node, CompileError> {
     Ok(lower_policy(&parse(policy)?))
-}
-
-/// Reads a message in the vector shape `{"attributes": {NAME: {"type": T, "value": V}}}`.
-///
-/// The declared type is read (`String` or `Number`) but never changes what matchers see (B-4).
-pub fn message_from_json(message: &serde_json::Value) -> Result<Message, MessageError> {
-    use serde_json::Value;
-    let Some(attrs) = super::message_member(
-        message,
-        "attributes",
-        r#"{"attributes": {NAME: {"type", "value"}}}"#,
-    )?
-    else {
-        return Ok(Message::Attributes(Vec::new()));
-    };
-    let mut out = Vec::with_capacity(attrs.len());
-    for (name, attr) in attrs {
-        let at = pointer::push("/attributes", name);
-        let Value::Object(fields) = attr else {
-            return Err(MessageError::new(
-                at,
-                "an attribute must be an object {\"type\", \"value\"}",
-            ));
-        };
-        let data_type = match fields.get("type") {
-            Some(Value::String(t)) if t == "String" => AttributeType::String,
-            Some(Value::String(t)) if t == "Number" => AttributeType::Number,
-            _ => {
-                return Err(MessageError::new(
-                    pointer::push(&at, "type"),
-                    "`type` must be \"String\" or \"Number\"",
-                ));
-            }
-        };
-        let Some(Value::String(value)) = fields.get("value") else {
-            return Err(MessageError::new(
-                pointer::push(&at, "value"),
-                "`value` must be a string",
-            ));
-        };
-        out.push(Attribute {
-            name: name.clone(),
-            data_type,
-            value: value.clone(),
-        });
-    }
-    Ok(Message::Attributes(out))
 }
 
 /// The publish-time check of B-13: at most 20 attributes, names of 1-256 bytes, values of at

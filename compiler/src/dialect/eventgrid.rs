@@ -983,12 +983,6 @@ pub(crate) fn lower(policy: &Value, options: EventGridOptions) -> Result<Node, C
     Ok(lower_policy(&parse(policy, options.schema)?))
 }
 
-/// Reads a message in the vector shape: the event JSON itself. An event that is not an object
-/// is accepted; every key is then undefined.
-pub fn message_from_json(message: &serde_json::Value) -> Result<Message, MessageError> {
-    Ok(Message::Json(message.clone()))
-}
-
 /// Reads one line of `filtervm match` input: one event as JSON text, checked here and kept as
 /// its bytes ([`Message::Body`]): binding reads only what the filter reads, at any depth.
 pub fn message_from_line(line: &str) -> Result<Message, MessageError> {

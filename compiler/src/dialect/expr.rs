@@ -1,5 +1,6 @@
 //! The `expr` dialect: nested AND/OR/NOT condition trees over message headers
-//! (`specs/expr-filters.md` E1–E11, seed `002_9b34c5755797312a.txt`).
+//! (`docs/dialects/expr-filters.md` E1–E11, building on
+//! `docs/dialects/002_9b34c5755797312a.txt`).
 //!
 //! A policy is a *condition* `{"key", "op", "value"}` (ops `startsWith` — alias `startWith`
 //! (E1) — `endsWith`, `contains`, `in`, `exists`; an absent or null `op` means `in`) or an
@@ -34,12 +35,11 @@
 //! with `EXPR_TOO_DEEP` in one linear pass (the JSON reader would otherwise refuse it with a
 //! generic nesting error).
 
-use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt, pointer};
+use crate::error::{CompileError, ErrorCode, PolicyError, excerpt, pointer};
 use crate::ir::{Case, Node, Pred, StrOp};
 use crate::options::ExprOptions;
 use filtervm_vm::json::{Map, Value};
 use filtervm_vm::key::Key;
-use filtervm_vm::message::{Header, Message};
 use filtervm_vm::value::Shapes;
 
 /// The code of every policy error except depth (E1, E3–E11).
@@ -144,7 +144,7 @@ fn parse_node(
             errors,
             CODE,
             at,
-            "a node must be a condition object {\"key\", \"op\", \"value\"} or an expression object {\"op\", \"exp\"} (E9)",
+            "a node must be a condition object {\"key\", \"op\", \"value\"} or an expression object {\"op\", \"exp\"}",
         );
         return None;
     };
@@ -156,7 +156,7 @@ fn parse_node(
                 errors,
                 CODE,
                 at,
-                "a node is either an expression (`exp`) or a condition (`key`), not both (E9)",
+                "a node is either an expression (`exp`) or a condition (`key`), not both",
             );
             None
         }
@@ -164,13 +164,13 @@ fn parse_node(
         (false, true) => parse_condition(members, at, errors),
         (false, false) => {
             let message = if members.contains_key("values") {
-                "`values` is upstream vocabulary; an expression takes `exp` (an array) and a condition takes `key` (E10)"
+                "`values` is upstream vocabulary; an expression takes `exp` (an array) and a condition takes `key`"
             } else if members.contains_key("value")
                 && matches!(members.get("op"), Some(Value::String(op)) if is_logical(op))
             {
-                "`NOT`/`AND`/`OR` take their operands in the array `exp`, not in `value` (E10)"
+                "`NOT`/`AND`/`OR` take their operands in the array `exp`, not in `value`"
             } else {
-                "a node needs `exp` (an expression) or `key` (a condition) (E9)"
+                "a node needs `exp` (an expression) or `key` (a condition)"
             };
             err(errors, CODE, at, message);
             None
@@ -209,7 +209,7 @@ fn parse_expression(
             TOO_DEEP,
             at,
             format!(
-                "expressions are nested more than {max_depth} levels deep (option `max_depth`, E2)"
+                "expressions are nested more than {max_depth} levels deep (option `max_depth`)"
             ),
         );
         return None;
@@ -219,7 +219,7 @@ fn parse_expression(
     for name in members.keys() {
         if name != "op" && name != "exp" {
             let hint = if name == "values" || name == "value" {
-                " (upstream vocabulary is not accepted, E10)"
+                " (upstream vocabulary is not accepted)"
             } else {
                 ""
             };
@@ -228,7 +228,7 @@ fn parse_expression(
                 CODE,
                 &pointer::push(at, name),
                 format!(
-                    "unknown member `{}` in an expression: its members are exactly `op` and `exp`{hint} (E9)",
+                    "unknown member `{}` in an expression: its members are exactly `op` and `exp`{hint}",
                     excerpt(name)
                 ),
             );
@@ -241,7 +241,7 @@ fn parse_expression(
                 errors,
                 CODE,
                 at,
-                "an expression needs `op`: \"AND\", \"OR\" or \"NOT\" (E9)",
+                "an expression needs `op`: \"AND\", \"OR\" or \"NOT\"",
             );
             None
         }
@@ -254,9 +254,7 @@ fn parse_expression(
                     errors,
                     CODE,
                     &op_at,
-                    format!(
-                        "`{op}` is upstream vocabulary and is not accepted; use NOT of AND/OR (E10)"
-                    ),
+                    format!("`{op}` is upstream vocabulary and is not accepted; use NOT of AND/OR"),
                 );
                 None
             }
@@ -266,7 +264,7 @@ fn parse_expression(
                     CODE,
                     &op_at,
                     format!(
-                        "expression operators are upper-case: write `{}`, not `{other}` (E5)",
+                        "expression operators are upper-case: write `{}`, not `{other}`",
                         other.to_ascii_uppercase()
                     ),
                 );
@@ -278,7 +276,7 @@ fn parse_expression(
                     CODE,
                     &op_at,
                     format!(
-                        "unknown expression operator `{}`{} (use \"AND\", \"OR\" or \"NOT\") (E9)",
+                        "unknown expression operator `{}`{} (use \"AND\", \"OR\" or \"NOT\")",
                         excerpt(other),
                         crate::error::suggestion(other, &EXPRESSION_OPERATORS)
                     ),
@@ -291,7 +289,7 @@ fn parse_expression(
                 errors,
                 CODE,
                 &op_at,
-                "an expression's `op` must not be null: the null-op default (`in`) applies only to conditions (E9)",
+                "an expression's `op` must not be null: the null-op default (`in`) applies only to conditions",
             );
             None
         }
@@ -300,7 +298,7 @@ fn parse_expression(
                 errors,
                 CODE,
                 &op_at,
-                "an expression's `op` must be \"AND\", \"OR\" or \"NOT\" (E9)",
+                "an expression's `op` must be \"AND\", \"OR\" or \"NOT\"",
             );
             None
         }
@@ -311,7 +309,7 @@ fn parse_expression(
             errors,
             CODE,
             &exp_at,
-            "`exp` must be an array of conditions and expressions, even for NOT (E10)",
+            "`exp` must be an array of conditions and expressions, even for NOT",
         );
         return None;
     };
@@ -320,7 +318,7 @@ fn parse_expression(
             errors,
             CODE,
             &exp_at,
-            "an AND or OR needs at least one operand; empty ones are not allowed (E3)",
+            "an AND or OR needs at least one operand; empty ones are not allowed",
         ),
         Some(Logic::Not) if items.len() != 1 => err(
             errors,
@@ -375,7 +373,7 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
     for name in members.keys() {
         if !matches!(name.as_str(), "key" | "op" | "value") {
             let hint = if name == "values" {
-                " (upstream vocabulary is not accepted, E10)"
+                " (upstream vocabulary is not accepted)"
             } else {
                 ""
             };
@@ -384,7 +382,7 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
                 CODE,
                 &pointer::push(at, name),
                 format!(
-                    "unknown member `{}` in a condition: its members are `key`, `op` and `value`{hint} (E9)",
+                    "unknown member `{}` in a condition: its members are `key`, `op` and `value`{hint}",
                     excerpt(name)
                 ),
             );
@@ -398,7 +396,7 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
                 errors,
                 CODE,
                 &pointer::push(at, "key"),
-                "`key` must be a non-empty string (E8)",
+                "`key` must be a non-empty string",
             );
             None
         }
@@ -415,18 +413,14 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
             "exists" => Some(Op::Exists),
             other => {
                 let hint = match other {
-                    "endWith" => {
-                        " (`startWith` is the only alias; write `endsWith`, E1)".to_owned()
-                    }
-                    "AND" | "OR" | "NOT" => {
-                        " (an expression takes `exp`, not `key`, E9)".to_owned()
-                    }
+                    "endWith" => " (`startWith` is the only alias; write `endsWith`)".to_owned(),
+                    "AND" | "OR" | "NOT" => " (an expression takes `exp`, not `key`)".to_owned(),
                     _ => match CONDITION_OPERATORS
                         .into_iter()
                         .find(|known| known.eq_ignore_ascii_case(other))
                     {
                         Some(known) => {
-                            format!(" (operator names are case-sensitive: `{known}`, E5)")
+                            format!(" (operator names are case-sensitive: `{known}`)")
                         }
                         None => crate::error::suggestion(other, &CONDITION_OPERATORS),
                     },
@@ -460,7 +454,7 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
         Some(Op::Exists) => match value {
             None => Some(CondOp::Exists),
             Some(_) => {
-                err(errors, CODE, &value_at, "`exists` takes no `value` (E7)");
+                err(errors, CODE, &value_at, "`exists` takes no `value`");
                 None
             }
         },
@@ -478,12 +472,7 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
                     _ => CondOp::Contains(s.clone()),
                 }),
                 None => {
-                    err(
-                        errors,
-                        CODE,
-                        at,
-                        format!("`{name}` needs a string `value` (E7)"),
-                    );
+                    err(errors, CODE, at, format!("`{name}` needs a string `value`"));
                     None
                 }
                 Some(_) => {
@@ -492,7 +481,7 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
                         CODE,
                         &value_at,
                         format!(
-                            "`{name}` takes one string `value`; numbers, arrays and null are not accepted (E7)"
+                            "`{name}` takes one string `value`; numbers, arrays and null are not accepted"
                         ),
                     );
                     None
@@ -525,17 +514,12 @@ fn parse_in(
                 errors,
                 CODE,
                 at,
-                "`in` (the default op) needs `value`: a non-empty array of strings (E4)",
+                "`in` (the default op) needs `value`: a non-empty array of strings",
             );
             None
         }
         Some(Value::Array(items)) if items.is_empty() => {
-            err(
-                errors,
-                CODE,
-                value_at,
-                "the `in` array must not be empty (E4)",
-            );
+            err(errors, CODE, value_at, "the `in` array must not be empty");
             None
         }
         Some(Value::Array(items)) => {
@@ -550,7 +534,7 @@ fn parse_in(
                             errors,
                             CODE,
                             &pointer::index(value_at, i),
-                            "every `in` entry must be a string (E4)",
+                            "every `in` entry must be a string",
                         );
                     }
                 }
@@ -562,7 +546,7 @@ fn parse_in(
                 errors,
                 CODE,
                 value_at,
-                "`in` takes a non-empty array of strings, not a bare value (write [\"x\"] for equality) (E4)",
+                "`in` takes a non-empty array of strings, not a bare value (write [\"x\"] for equality)",
             );
             None
         }
@@ -615,67 +599,6 @@ pub fn lower_policy(expr: &Expr) -> Node {
 /// Parses, validates and lowers.
 pub(crate) fn lower(policy: &Value, options: ExprOptions) -> Result<Node, CompileError> {
     Ok(lower_policy(&parse(policy, &options)?))
-}
-
-/// Reads a message in the vector shape `{"headers": {NAME: VALUE}}`, VALUE a string or a
-/// non-empty array of strings (a header given several values). A missing or null `headers` is a
-/// message without headers; other top-level members are ignored.
-pub fn message_from_json(message: &serde_json::Value) -> Result<Message, MessageError> {
-    use serde_json::Value;
-    let Some(headers) = super::message_member(
-        message,
-        "headers",
-        r#"{"headers": {NAME: VALUE}}, VALUE a string or an array of strings"#,
-    )?
-    else {
-        return Ok(Message::Headers(Vec::new()));
-    };
-    let mut out = Vec::with_capacity(headers.len());
-    for (name, value) in headers {
-        let at = pointer::push("/headers", name);
-        let values = match value {
-            Value::String(s) => vec![s.clone()],
-            Value::Array(items) if items.is_empty() => {
-                return Err(MessageError::new(
-                    at,
-                    "a header given as an array needs at least one value",
-                ));
-            }
-            Value::Array(items) => {
-                let mut values = Vec::with_capacity(items.len());
-                for (i, item) in items.iter().enumerate() {
-                    match item {
-                        Value::String(s) => values.push(s.clone()),
-                        _ => {
-                            return Err(MessageError::new(
-                                pointer::index(&at, i),
-                                "every header value must be a string",
-                            ));
-                        }
-                    }
-                }
-                values
-            }
-            _ => {
-                return Err(MessageError::new(
-                    at,
-                    "a header value must be a string or an array of strings",
-                ));
-            }
-        };
-        out.push(Header {
-            name: name.clone(),
-            values,
-        });
-    }
-    Ok(Message::Headers(out))
-}
-
-/// Reads one line of `filtervm match` input (the same JSON as [`message_from_json`]).
-pub fn message_from_line(line: &str) -> Result<Message, MessageError> {
-    let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
-    message_from_json(&value)
 }
 
 /// One open JSON container seen by [`check_text`].
@@ -765,7 +688,7 @@ pub(crate) fn check_text(text: &str, options: ExprOptions) -> Result<(), Compile
                             TOO_DEEP,
                             at,
                             format!(
-                                "expressions are nested more than {max_depth} levels deep (option `max_depth`, E2)"
+                                "expressions are nested more than {max_depth} levels deep (option `max_depth`)"
                             ),
                         ));
                     }
@@ -936,26 +859,6 @@ mod tests {
                 (CODE, "/exp/3/extra"),
             ]
         );
-    }
-
-    #[test]
-    fn messages_single_and_multi_valued() {
-        let m = message_from_json(&json!({"headers": {"a": "1", "b": ["x", "y"]}})).unwrap();
-        let Message::Headers(h) = m else {
-            panic!("headers expected")
-        };
-        assert_eq!(h.len(), 2);
-        assert_eq!(h[1].values, vec!["x".to_owned(), "y".to_owned()]);
-        for (bad, at) in [
-            (json!({"headers": {"a": 1}}), "/headers/a"),
-            (json!({"headers": {"a": ["x", null]}}), "/headers/a/1"),
-            (json!({"headers": {"a/b": []}}), "/headers/a~1b"),
-            (json!({"headers": []}), "/headers"),
-            (json!([]), ""),
-        ] {
-            assert_eq!(message_from_json(&bad).unwrap_err().pointer, at);
-        }
-        assert!(message_from_line("{\"headers\": {\"a\": \"1\"}}").is_ok());
     }
 }
 

@@ -10,8 +10,9 @@ pub mod stream;
 use crate::error::{CompileError, ErrorCode, JsonTextError, MessageError};
 use crate::ir::Node;
 use crate::options::Options;
+use crate::parts::{MessageParts, SelectedPart};
 use filtervm_vm::json::{self, ParseOptions};
-use filtervm_vm::message::Message;
+use filtervm_vm::message::{Attribute, Attributes, Header, HeaderValues, Headers, Message, Text};
 use std::fmt;
 use std::str::FromStr;
 
@@ -162,67 +163,83 @@ pub(crate) fn parse_policy_text(
     }
 }
 
-/// The object member `member` of a message in the vector shape (`{"attributes": {..}}`,
-/// `{"headers": {..}}`): `None` when it is absent or null; an error naming the expected `shape`
-/// when the message or the member is not an object.
-pub(crate) fn message_member<'a>(
-    message: &'a serde_json::Value,
-    member: &str,
-    shape: &str,
-) -> Result<Option<&'a serde_json::Map<String, serde_json::Value>>, MessageError> {
-    let serde_json::Value::Object(top) = message else {
-        return Err(MessageError::new(
-            "",
-            format!("a message must be a JSON object {shape}"),
-        ));
-    };
-    match top.get(member) {
-        None | Some(serde_json::Value::Null) => Ok(None),
-        Some(serde_json::Value::Object(m)) => Ok(Some(m)),
-        Some(_) => Err(MessageError::new(
-            crate::error::pointer::push("", member),
-            format!("`{member}` must be an object: the message shape is {shape}"),
-        )),
-    }
-}
-
-/// Reads a message given as JSON in the dialect's shape (conformance `FORMAT.md`).
+/// Reads a message given as a `serde_json` value: the value's JSON text read as one message by
+/// [`crate::read_message`] (every shape it accepts, checked by the dialect's rules), then the
+/// part filters with `options` read, owned. For `eventgrid` the document is one event, an array
+/// included (see [`crate::read_messages`] to split a batch).
 ///
-/// `options` are the filter's (`dialect`'s; options of another dialect are an error).
+/// `options` are the filter's (`dialect`'s; options of another dialect are an error). An Event
+/// Grid event, or an SNS body given as a JSON value, is read as the `serde_json::Value` holds it
+/// ([`Message::Json`] says how: numbers as binary64 at best, members in the map's order); for
+/// exact number text pass bytes or text ([`message_from_line`],
+/// [`Evaluator::matches_bytes`](crate::Evaluator::matches_bytes)).
 pub fn message_from_json(
     dialect: Dialect,
     options: &Options,
     message: &serde_json::Value,
 ) -> Result<Message, MessageError> {
     check_message_options(dialect, options)?;
-    match dialect {
-        Dialect::Basaltic => basaltic::message_from_json(message),
-        Dialect::Sns => sns::message_from_json(options.sns().scope, message),
-        Dialect::EventGrid => eventgrid::message_from_json(message),
-        Dialect::Stream => stream::message_from_json(message),
-        Dialect::Expr => expr::message_from_json(message),
-    }
+    let json = serde_json::to_vec(message).map_err(|e| MessageError::new("", e.to_string()))?;
+    owned_part(options, &crate::shape::read_for(&json, options)?.parts())
 }
 
-/// Reads one line of a `filtervm match` input: the dialect's natural message form (for most
-/// dialects the same JSON as [`message_from_json`]).
+/// Reads one line of a message log as the dialect's part, owned, the way `filtervm route` reads
+/// its lines: for sns in body scope the line is the raw body and for eventgrid the event (both
+/// kept as bytes, read when bound: no shape is told); for the other dialects the line's
+/// `attributes` or `headers` member (the other members ignored, an absent one read as none),
+/// checked by the dialect's rules.
+///
+/// `filtervm match` and `explain` read lines with [`crate::read_messages`] instead, which tells
+/// the line's shape and reports a line without the filter's part.
 pub fn message_from_line(
     dialect: Dialect,
     options: &Options,
     line: &str,
 ) -> Result<Message, MessageError> {
     check_message_options(dialect, options)?;
-    match dialect {
-        Dialect::Basaltic => {
-            let value: serde_json::Value = serde_json::from_str(line)
-                .map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
-            basaltic::message_from_json(&value)
+    match options {
+        Options::Sns(sns) if sns.scope == crate::SnsScope::MessageBody => {
+            Ok(sns::message::body(line))
         }
-        Dialect::Sns => sns::message_from_line(options.sns().scope, line),
-        Dialect::EventGrid => eventgrid::message_from_line(line),
-        Dialect::Stream => stream::message_from_line(line),
-        Dialect::Expr => expr::message_from_line(line),
+        Options::EventGrid(_) => eventgrid::message_from_line(line),
+        _ => owned_part(
+            options,
+            &crate::shape::read_member_parts(line.as_bytes(), options)?.parts(),
+        ),
     }
+}
+
+/// The part of `message` filters with `options` read, as an owned [`Message`] (names and
+/// values that are not UTF-8 are converted lossily).
+pub(crate) fn owned_part<A: Attributes + ?Sized, H: Headers + ?Sized>(
+    options: &Options,
+    message: &MessageParts<'_, A, H>,
+) -> Result<Message, MessageError> {
+    fn text<T: Text + ?Sized>(t: &T) -> String {
+        String::from_utf8_lossy(t.bytes()).into_owned()
+    }
+    Ok(match message.select(options)? {
+        SelectedPart::Body { bytes, .. } => Message::Body(bytes.to_vec()),
+        SelectedPart::Attributes(attributes) => Message::Attributes(
+            attributes
+                .entries()
+                .map(|(name, data_type, value)| Attribute {
+                    name: text(name),
+                    data_type,
+                    value: text(value),
+                })
+                .collect(),
+        ),
+        SelectedPart::Headers(headers) => Message::Headers(
+            headers
+                .entries()
+                .map(|(name, values)| Header {
+                    name: text(name),
+                    values: values.values().iter().map(text).collect(),
+                })
+                .collect(),
+        ),
+    })
 }
 
 /// Messages are read with the filter's options: options of another dialect are a mistake.

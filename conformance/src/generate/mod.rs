@@ -9,6 +9,7 @@
 pub mod basaltic;
 pub mod eventgrid;
 pub mod expr;
+pub mod set_walk;
 pub mod sns;
 pub mod stream;
 
@@ -199,8 +200,8 @@ pub enum Outcome {
 }
 
 /// Runs a case through the compiler + VM and through the reference interpreter. The product
-/// reads the policy and options from their text (as from a vector or a command line); the
-/// message as a `serde_json::Value`, the form its message readers take.
+/// reads the policy, options and message from their text (as from a vector or a command line;
+/// the message by [`crate::runner::read_message`]).
 pub fn check(case: &Case) -> Outcome {
     let filter = match crate::runner::compile(case.dialect, &case.policy, &case.options) {
         Ok(filter) => filter,
@@ -222,7 +223,7 @@ pub fn check(case: &Case) -> Outcome {
 /// drawn as [`case`] draws its messages, with values taken from the policy's own operands now and
 /// then (for `basaltic` and `expr` too, whose [`case`] messages ignore the policy; `sns`
 /// attributes are also aimed at their leaves, [`sns::aim`]): for checks that need many messages
-/// per policy, many of them matching (the `PolicySet` tests).
+/// per policy, many of them matching (the subscription set tests, [`set_walk`]).
 pub fn message_for(
     dialect: Dialect,
     policy: &Value,

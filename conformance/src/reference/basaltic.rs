@@ -1,4 +1,5 @@
-//! Reference evaluation of `basaltic` policies (specs/basaltic-filters.md), straight from the JSON.
+//! Reference evaluation of `basaltic` policies (`docs/dialects/basaltic-filters.md`), straight
+//! from the JSON.
 
 use super::ReferenceError;
 use super::json::{Map, Number, Value};

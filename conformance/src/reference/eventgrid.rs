@@ -1,5 +1,5 @@
-//! Reference evaluation of `eventgrid` policies (`specs/eventgrid-filters.md`), written the plain
-//! way: the filter JSON is read as it stands and applied to the event JSON.
+//! Reference evaluation of `eventgrid` policies (`docs/dialects/eventgrid-filters.md`), written
+//! the plain way: the filter JSON is read as it stands and applied to the event JSON.
 //!
 //! Nothing here comes from the compiler or the VM: key resolution, ignore-case comparison (simple
 //! uppercase mapping, EG-31) and exact decimal comparison (EG-33) are written again. The policy

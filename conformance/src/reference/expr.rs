@@ -1,4 +1,5 @@
-//! Reference evaluation of `expr` policies (specs/expr-filters.md), straight from the JSON.
+//! Reference evaluation of `expr` policies (`docs/dialects/expr-filters.md`), straight from the
+//! JSON.
 //!
 //! The policy tree is walked as written: `AND` is "all", `OR` "any", `NOT` "not the one operand";
 //! a condition holds when any value of its header satisfies it (headers are a multimap), and every

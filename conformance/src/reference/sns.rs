@@ -1,4 +1,4 @@
-//! Reference evaluation of `sns` policies (specs/sns-filters.md), straight from the JSON.
+//! Reference evaluation of `sns` policies (`docs/dialects/sns-filters.md`), straight from the JSON.
 //!
 //! Written the plain way and sharing nothing with the compiler or the VM: its own JSON-number
 //! grammar, wildcard matcher (a dynamic program), CIDR parsing (`std::net`), case folding, and

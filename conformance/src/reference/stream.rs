@@ -1,5 +1,5 @@
-//! Reference evaluation of `stream` policies (`specs/stream-filters.md`, seed 004), straight from
-//! the JSON form.
+//! Reference evaluation of `stream` policies (`docs/dialects/stream-filters.md`, building on
+//! `docs/dialects/004_0db22b3017d8b844.txt`), straight from the JSON form.
 //!
 //! The text form is turned into the JSON form by the compiler's text-form *parser* (front end,
 //! shared on purpose); everything after that — the pattern matcher, the number grammar, the clause

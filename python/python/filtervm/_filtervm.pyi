@@ -124,8 +124,8 @@ class SubscriptionSet:
         headers: Optional[Headers] = None,
         body: Optional[Union[str, bytes, bytearray]] = None,
     ) -> List[Any]:
-        """The ids whose filter matches, in no particular order. Raises MessageError when a
-        filter of the set needs a part the message lacks, or cannot read it."""
+        """The ids whose filter matches, in the order they were first added. Raises MessageError
+        when a filter of the set needs a part the message lacks, or cannot read it."""
         ...
     def __len__(self) -> int: ...
     def __contains__(self, id: object) -> bool: ...

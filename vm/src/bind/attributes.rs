@@ -15,7 +15,6 @@ pub(super) fn bind<'b, A: Attributes + ?Sized>(
     row: &mut [Slot<'b>],
     attributes: &'b A,
     arena: &'b Bump,
-    text: &mut String,
 ) {
     let mut any = false;
     let scan = table.name_scan();
@@ -32,7 +31,7 @@ pub(super) fn bind<'b, A: Attributes + ?Sized>(
                         && crate::exec::same(n.as_bytes(), name)
                         && let Some(slot) = row.get_mut(*i as usize)
                     {
-                        *slot = bind_one(table, *i, key, data_type, value, arena, text);
+                        *slot = bind_one(table, *i, key, data_type, value, arena);
                     }
                 }
             }
@@ -45,7 +44,7 @@ pub(super) fn bind<'b, A: Attributes + ?Sized>(
                         && matches!(key, Key::AttributeText(_) | Key::AttributeTyped(_))
                         && let Some(slot) = row.get_mut(i as usize)
                     {
-                        *slot = bind_one(table, i, key, data_type, value, arena, text);
+                        *slot = bind_one(table, i, key, data_type, value, arena);
                     }
                 }
             }
@@ -68,11 +67,10 @@ fn bind_one<'b, V: Text + ?Sized>(
     data_type: AttributeType,
     value: &'b V,
     arena: &'b Bump,
-    text: &mut String,
 ) -> Slot<'b> {
     match key {
         Key::AttributeText(_) => Slot::one(text_leaf(table, slot, value)),
-        Key::AttributeTyped(_) => typed(table, slot, data_type, value, arena, text),
+        Key::AttributeTyped(_) => typed(table, slot, data_type, value, arena),
         _ => Slot::ABSENT,
     }
 }
@@ -103,7 +101,6 @@ fn typed<'b, V: Text + ?Sized>(
     data_type: AttributeType,
     value: &'b V,
     arena: &'b Bump,
-    text: &mut String,
 ) -> Slot<'b> {
     match data_type {
         AttributeType::String => Slot::one(text_leaf(table, slot, value)),
@@ -122,48 +119,41 @@ fn typed<'b, V: Text + ?Sized>(
             let Ok(t) = value.text() else {
                 return Slot::ABSENT;
             };
-            string_array(table, slot, t, arena, text)
+            string_array(table, slot, t, arena)
         }
         AttributeType::Binary => Slot::ABSENT,
     }
 }
 
-/// The leaves of a `String.Array` value (rule 7, D-6), read as `serde_json` reads JSON text (so
-/// its limits, 128 levels and no lone surrogates, make the value not an array). The elements are
+/// The leaves of a `String.Array` value (rule 7, D-6), read by this crate's own reader
+/// ([`crate::json`]): numbers keep their exact text, and the limits of a `serde_json` read stand
+/// (127 levels, no lone surrogates), so deeper or such text is not an array. The elements are
 /// copied into the arena.
-fn string_array<'b>(
-    table: &KeyTable,
-    slot: u32,
-    value: &str,
-    arena: &'b Bump,
-    text: &mut String,
-) -> Slot<'b> {
-    use std::fmt::Write as _;
+fn string_array<'b>(table: &KeyTable, slot: u32, value: &str, arena: &'b Bump) -> Slot<'b> {
+    use crate::json::{DEFAULT_MAX_DEPTH, ParseOptions, Value};
+    let options = ParseOptions {
+        // `serde_json`'s limit: the deepest array it reads, which the reference interpreter
+        // shares.
+        max_depth: DEFAULT_MAX_DEPTH - 1,
+        ..ParseOptions::default()
+    };
     // Rule 7: not the JSON text of an array → no values; D-6: `[]` → absent.
-    let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(value)
-    else {
+    let Ok(Value::Array(items)) = crate::json::parse_with(value.as_bytes(), &options) else {
         return Slot::ABSENT;
     };
-    let scalar = |v: &serde_json::Value| {
-        !matches!(
-            v,
-            serde_json::Value::Array(_) | serde_json::Value::Object(_)
-        )
-    };
+    let scalar = |v: &Value| !matches!(v, Value::Array(_) | Value::Object(_));
     let n = items.iter().filter(|v| scalar(v)).count();
     let mut elements = items.iter().filter_map(|item| {
         Some(match item {
-            serde_json::Value::Null => BoundLeaf::plain(LeafKind::Null),
-            serde_json::Value::Bool(true) => BoundLeaf::plain(LeafKind::True),
-            serde_json::Value::Bool(false) => BoundLeaf::plain(LeafKind::False),
-            serde_json::Value::Number(n) => {
-                text.clear();
-                let _ = write!(text, "{n}");
-                let t: &'b str = arena.alloc_str(text);
+            Value::Null => BoundLeaf::plain(LeafKind::Null),
+            Value::Bool(true) => BoundLeaf::plain(LeafKind::True),
+            Value::Bool(false) => BoundLeaf::plain(LeafKind::False),
+            Value::Number(n) => {
+                let t: &'b str = arena.alloc_str(n.as_str());
                 BoundLeaf::num(t, super::number_value(t))
             }
-            serde_json::Value::String(s) => table.str_leaf(slot, arena.alloc_str(s)),
-            serde_json::Value::Array(_) | serde_json::Value::Object(_) => return None,
+            Value::String(s) => table.str_leaf(slot, arena.alloc_str(s)),
+            Value::Array(_) | Value::Object(_) => return None,
         })
     });
     let leaves = arena.alloc_slice_fill_with(n, |_| elements.next().unwrap_or(BoundLeaf::EMPTY));
@@ -253,6 +243,39 @@ mod tests {
         let (s, l) = bind_one(Key::AttributeTyped("padded".into()), &m);
         assert_eq!(s, Shape::Scalar);
         assert!(matches!(&l[0], Leaf::Num(n) if n.value() == 5.0));
+    }
+
+    /// `String.Array` elements are read by this crate's reader, whatever features `serde_json`
+    /// is built with: numbers beyond binary64 are elements (present for `exists`), every number
+    /// keeps its text, and the depth limit is `serde_json`'s (127 levels), as the reference's.
+    #[test]
+    fn string_array_numbers_keep_their_text_and_serde_json_limits_stand() {
+        let nested =
+            |levels: usize| format!("[1, {}{}]", "[".repeat(levels - 1), "]".repeat(levels - 1));
+        let (deepest, too_deep) = (nested(127), nested(128));
+        let m = Message::attributes([
+            (
+                "big",
+                AttributeType::StringArray,
+                "[-1e400, 1.50, -0, 12345678901234567890123]",
+            ),
+            ("deepest", AttributeType::StringArray, deepest.as_str()),
+            ("too_deep", AttributeType::StringArray, too_deep.as_str()),
+            ("lone", AttributeType::StringArray, r#"[1, "\ud800"]"#),
+        ]);
+        let (s, l) = bind_one(Key::AttributeTyped("big".into()), &m);
+        assert_eq!(s, Shape::Array);
+        let texts: Vec<String> = l.iter().map(ToString::to_string).collect();
+        assert_eq!(texts, ["-1e400", "1.50", "-0", "12345678901234567890123"]);
+        let (s, l) = bind_one(Key::AttributeTyped("deepest".into()), &m);
+        assert_eq!((s, l.len()), (Shape::Array, 1));
+        for name in ["too_deep", "lone"] {
+            assert_eq!(
+                bind_one(Key::AttributeTyped(name.into()), &m).0,
+                Shape::Absent,
+                "{name}"
+            );
+        }
     }
 
     #[test]

@@ -798,8 +798,8 @@ mod tests {
     use crate::message::Message;
 
     /// Binds `body` to the given keys; returns, per row, each key's leaves as display text
-    /// (`None` when absent), and whether it overflowed. Binds the raw bytes and the whole tree,
-    /// and checks that they agree.
+    /// (`None` when absent), and whether it overflowed. Binds the raw bytes and the whole tree
+    /// read by [`crate::json::parse`], and checks that they agree.
     fn rows(keys: &[Key], body: &str) -> (Vec<Vec<Option<String>>>, bool) {
         let mut t = KeyTable::new();
         for k in keys {
@@ -826,9 +826,8 @@ mod tests {
         };
         let mut b = Bindings::new();
         let from_bytes = show(&b.bind_json(&t, body.as_bytes()));
-        let doc: serde_json::Value = serde_json::from_str(body).unwrap();
-        let message = Message::Json(doc);
-        let from_tree = show(&b.bind(&t, &message));
+        let doc = crate::json::parse(body.as_bytes()).unwrap();
+        let from_tree = show(&b.bind_tree(&t, &doc));
         assert_eq!(from_bytes, from_tree, "{body}");
         from_tree
     }

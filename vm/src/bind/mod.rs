@@ -1,7 +1,7 @@
 //! Binding: a message is resolved once against a key table.
 //!
 //! Each key of the table gets a [`Slot`] holding its [`Shape`] and its leaves; the VM then reads
-//! slots by index, never a hash map. A `PolicySet` shares one key table, so a message is bound once
+//! slots by index, never a hash map. A subscription set shares one key table per group, so a message is bound once
 //! for all of its programs. Most messages bind to one *row* of slots; an SNS body whose policy
 //! reads several fields under one array of objects binds to one row per element combination, so
 //! that conditions are satisfied by the same element (sns rule 18).
@@ -22,7 +22,7 @@
 //!
 //! Ids are only meaningful against the table the message was bound to: a [`Bound`] carries the
 //! table's [`KeyTable::stamp`], and the executor compares by id only when the program's own table
-//! has the same stamp (see [`crate::plan`]); otherwise it compares text.
+//! has the same stamp (the executor's decision plans); otherwise it compares text.
 //!
 //! # Scratch and lifetimes
 //!
@@ -226,7 +226,7 @@ fn idx(n: usize) -> u32 {
 /// compute for them.
 ///
 /// Each key has a *slot*, its index in the bound rows. A program's table only grows. A table
-/// shared by many holders (a `PolicySet`) counts references: every [`KeyTable::intern`] adds one,
+/// shared by many holders (a subscription set) counts references: every [`KeyTable::intern`] adds one,
 /// [`KeyTable::release`] drops one, and a slot whose count reaches zero is *released*: its key is
 /// forgotten and the slot holds [`KeyTable::released_key`], which nobody reads, until the next new
 /// key reuses it. [`KeyTable::compact`] removes the released slots, renumbering the others, so
@@ -238,10 +238,17 @@ fn idx(n: usize) -> u32 {
 #[derive(Debug, Clone, Default)]
 pub struct KeyTable {
     keys: Vec<Key>,
-    index: AHashMap<Key, u32>,
+    /// Key → slot, once the table holds more than [`SMALL_TABLE`] live keys; smaller tables (a
+    /// program's) are searched by comparing, so building one copies no key.
+    index: Option<AHashMap<Key, u32>>,
     /// Attribute and header names → the slots of the keys that read them, so that binding looks
-    /// each of the message's names up once instead of scanning the message once per key.
-    names: AHashMap<Box<str>, Vec<u32>>,
+    /// each of the message's names up once instead of scanning the message once per key. Kept up
+    /// to date once the table has more than [`SCAN_KEYS`] named keys; a smaller table is bound by
+    /// scanning its names ([`NameScan`]) and builds its name index only when asked for it
+    /// (`small_names`).
+    names: Option<NameIndex>,
+    /// The name index of a table without `names`, built on first use after a change.
+    small_names: OnceLock<NameIndex>,
     /// The slot of [`Key::AnyAttribute`], if interned.
     any_attribute: Option<u32>,
     /// Per slot: the number of references (0 for a released slot).
@@ -268,6 +275,13 @@ pub struct KeyTable {
     /// The body keys, for the body binder (built on first use).
     body: OnceLock<body::BodyPlan>,
 }
+
+/// Name → the slots of the attribute and header keys that read it.
+type NameIndex = AHashMap<Box<str>, Vec<u32>>;
+
+/// Tables of at most this many live keys find a key by comparing it with each; larger ones
+/// (a set's) by hash.
+const SMALL_TABLE: usize = 16;
 
 /// Attribute and header tables of at most this many named keys are bound by comparing each of
 /// the message's names with the keys' ([`NameScan`]); larger ones look each name up in the
@@ -352,15 +366,18 @@ impl KeyTable {
         if self.header_scan.get().is_some() {
             self.header_scan = OnceLock::new();
         }
+        if self.small_names.get().is_some() {
+            self.small_names = OnceLock::new();
+        }
         if self.body.get().is_some() {
             self.body = OnceLock::new();
         }
     }
 
     /// Builds what binding derives from the keys (the selector of JSON keys, the scan list of
-    /// names, the body plan) now rather than on the first message. A program's table never
-    /// changes after verification, so `Program::new` prepares it once.
-    pub(crate) fn prepare(&self) {
+    /// names, the body plan) now rather than on the first message bound to the table, for a
+    /// caller that wants the first message to cost what the others do.
+    pub fn prepare(&self) {
         let json = self
             .keys
             .iter()
@@ -440,12 +457,31 @@ impl KeyTable {
 
     /// Interns `key`, returning its slot index, and adds a reference to it.
     pub fn intern(&mut self, key: Key) -> u32 {
-        if let Some(&i) = self.index.get(&key) {
-            if let Some(r) = self.refs.get_mut(i as usize) {
-                *r = r.saturating_add(1);
-            }
+        if let Some(i) = self.add_reference(&key) {
             return i;
         }
+        self.insert_new(key)
+    }
+
+    /// [`KeyTable::intern`] of a borrowed key: it is copied only when new to the table.
+    pub fn intern_ref(&mut self, key: &Key) -> u32 {
+        if let Some(i) = self.add_reference(key) {
+            return i;
+        }
+        self.insert_new(key.clone())
+    }
+
+    /// Adds a reference to `key` when the table holds it; returns its slot.
+    fn add_reference(&mut self, key: &Key) -> Option<u32> {
+        let i = self.get(key)?;
+        if let Some(r) = self.refs.get_mut(i as usize) {
+            *r = r.saturating_add(1);
+        }
+        Some(i)
+    }
+
+    /// Puts `key`, which the table does not hold, in a slot with one reference.
+    fn insert_new(&mut self, key: Key) -> u32 {
         let i = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -456,15 +492,31 @@ impl KeyTable {
             }
         };
         self.link(i, &key);
+        if let Some(index) = &mut self.index {
+            index.insert(key.clone(), i);
+        }
         if let Some(k) = self.keys.get_mut(i as usize) {
-            *k = key.clone();
+            *k = key;
         }
         if let Some(r) = self.refs.get_mut(i as usize) {
             *r = 1;
         }
-        self.index.insert(key, i);
+        if self.index.is_none() && self.keys.len() - self.free.len() > SMALL_TABLE {
+            self.index = Some(self.live_index());
+        }
         self.changed();
         i
+    }
+
+    /// Key → slot of the live keys.
+    fn live_index(&self) -> AHashMap<Key, u32> {
+        self.keys
+            .iter()
+            .zip(&self.refs)
+            .enumerate()
+            .filter(|(_, (_, refs))| **refs > 0)
+            .map(|(i, (key, _))| (key.clone(), idx(i)))
+            .collect()
     }
 
     /// Drops a reference to the key in `slot`; when it was the last, the slot is released (see
@@ -490,7 +542,9 @@ impl KeyTable {
         if let Some(n) = self.needs.get_mut(slot as usize) {
             *n = SlotNeeds::default();
         }
-        self.index.remove(&key);
+        if let Some(index) = &mut self.index {
+            index.remove(&key);
+        }
         self.unlink(slot, &key);
         self.free.push(slot);
         self.changed();
@@ -510,8 +564,8 @@ impl KeyTable {
         self.keys = Vec::with_capacity(live);
         self.refs = Vec::with_capacity(live);
         self.needs = Vec::with_capacity(live);
-        self.index = AHashMap::with_capacity(live);
-        self.names = AHashMap::new();
+        self.index = None;
+        self.names = None;
         self.any_attribute = None;
         self.body_keys = 0;
         self.named_keys = 0;
@@ -524,12 +578,16 @@ impl KeyTable {
             let i = idx(self.keys.len());
             moved.push(i);
             self.link(i, &key);
-            self.index.insert(key.clone(), i);
             self.keys.push(key);
             self.refs.push(refs);
             self.needs.push(needs);
         }
-        self.names.shrink_to_fit();
+        if live > SMALL_TABLE {
+            self.index = Some(self.live_index());
+        }
+        if let Some(names) = &mut self.names {
+            names.shrink_to_fit();
+        }
         self.dictionary = self.dictionary.compacted();
         self.changed();
         moved
@@ -539,8 +597,13 @@ impl KeyTable {
     fn link(&mut self, slot: u32, key: &Key) {
         match key {
             Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) => {
-                self.names.entry(name.clone()).or_default().push(slot);
                 self.named_keys += 1;
+                if self.names.is_none() && self.named_keys as usize > SCAN_KEYS {
+                    self.names = Some(self.live_names());
+                }
+                if let Some(names) = &mut self.names {
+                    names.entry(name.clone()).or_default().push(slot);
+                }
             }
             Key::AnyAttribute => self.any_attribute = Some(slot),
             Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject => self.body_keys += 1,
@@ -552,10 +615,12 @@ impl KeyTable {
     fn unlink(&mut self, slot: u32, key: &Key) {
         match key {
             Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) => {
-                if let Some(slots) = self.names.get_mut(name) {
+                if let Some(names) = &mut self.names
+                    && let Some(slots) = names.get_mut(name)
+                {
                     slots.retain(|&s| s != slot);
                     if slots.is_empty() {
-                        self.names.remove(name);
+                        names.remove(name);
                     }
                 }
                 self.named_keys = self.named_keys.saturating_sub(1);
@@ -694,12 +759,37 @@ impl KeyTable {
     /// The slots of the attribute and header keys that read the name `name`.
     #[inline]
     pub fn slots_named(&self, name: &str) -> &[u32] {
-        self.names.get(name).map_or(&[], Vec::as_slice)
+        let names = match &self.names {
+            Some(names) => names,
+            None => self.small_names.get_or_init(|| self.live_names()),
+        };
+        names.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The name index of the live attribute and header keys.
+    fn live_names(&self) -> NameIndex {
+        let mut names = NameIndex::default();
+        for (i, (key, refs)) in self.keys.iter().zip(&self.refs).enumerate() {
+            if let Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) = key
+                && *refs > 0
+            {
+                names.entry(name.clone()).or_default().push(idx(i));
+            }
+        }
+        names
     }
 
     /// The slot index of `key`, if interned.
     pub fn get(&self, key: &Key) -> Option<u32> {
-        self.index.get(key).copied()
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self
+                .keys
+                .iter()
+                .zip(&self.refs)
+                .position(|(k, refs)| *refs > 0 && k == key)
+                .map(idx),
+        }
     }
 
     /// The keys in slot order (a released slot holds [`KeyTable::released_key`]).
@@ -722,8 +812,8 @@ impl KeyTable {
         self.keys.is_empty()
     }
 
-    /// The heap bytes the table holds: its slots, its indexes, the keys' names (held twice, by
-    /// the slots and by the index, and a third time by the name index), the dictionary and the
+    /// The heap bytes the table holds: its slots, its indexes, the keys' names (held by the
+    /// slots, again by the index of a large table, and by the name index), the dictionary and the
     /// selector (estimated from its paths).
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
@@ -742,9 +832,15 @@ impl KeyTable {
         let texts: usize = self.keys.iter().map(text).sum();
         let names: usize = self
             .names
-            .iter()
-            .map(|(n, slots)| n.len() + slots.capacity() * 4)
-            .sum();
+            .as_ref()
+            .or(self.small_names.get())
+            .map_or(0, |names| {
+                map_bytes(names.capacity(), size_of::<(Box<str>, Vec<u32>)>())
+                    + names
+                        .iter()
+                        .map(|(n, slots)| n.len() + slots.capacity() * 4)
+                        .sum::<usize>()
+            });
         let scan = self.scan.get().and_then(Option::as_ref).map_or(0, |scan| {
             scan.keys.capacity() * std::mem::size_of::<(Box<str>, u32, Key)>()
                 + scan.keys.iter().map(|(n, _, _)| 2 * n.len()).sum::<usize>()
@@ -768,9 +864,10 @@ impl KeyTable {
             + self.refs.capacity() * 4
             + self.free.capacity() * 4
             + self.needs.capacity() * size_of::<SlotNeeds>()
-            + 2 * texts
-            + map_bytes(self.index.capacity(), size_of::<(Key, u32)>())
-            + map_bytes(self.names.capacity(), size_of::<(Box<str>, Vec<u32>)>())
+            + texts * if self.index.is_some() { 2 } else { 1 }
+            + self.index.as_ref().map_or(0, |index| {
+                map_bytes(index.capacity(), size_of::<(Key, u32)>())
+            })
             + names
             + self.dictionary.heap_bytes()
             + selector
@@ -1199,7 +1296,7 @@ impl Bindings {
         self.arena.reset();
         let arena: &'b Bump = &self.arena;
         let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
-        attributes::bind(table, row, attributes, arena, &mut self.text);
+        attributes::bind(table, row, attributes, arena);
         Bound::new(table, row)
     }
 
@@ -1339,6 +1436,61 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(t.len(), 2);
         assert_eq!(t.get(&Key::Header("b".into())), Some(b));
+    }
+
+    #[test]
+    fn small_and_large_tables_find_keys_and_names_alike() {
+        // Small tables search their keys and names by comparing; past SMALL_TABLE keys and
+        // SCAN_KEYS names they index them. Grow past both, release and compact back under them:
+        // every look-up agrees with the keys held, and binding finds every header.
+        let key = |i: usize| {
+            if i.is_multiple_of(3) {
+                Key::AttributeTyped(format!("n{}", i / 3 * 3).into())
+            } else {
+                Key::Header(format!("n{i}").into())
+            }
+        };
+        let mut t = KeyTable::new();
+        let slots: Vec<u32> = (0..40).map(|i| t.intern(key(i))).collect();
+        assert!(t.index.is_some() && t.names.is_some());
+        let check = |t: &KeyTable, live: &dyn Fn(usize) -> bool| {
+            for i in 0..40 {
+                let found = t.get(&key(i));
+                assert_eq!(found.is_some(), live(i), "key {i}");
+                if let Some(slot) = found {
+                    assert_eq!(t.keys()[slot as usize], key(i));
+                    let name = match key(i) {
+                        Key::AttributeTyped(n) | Key::Header(n) => n,
+                        _ => unreachable!(),
+                    };
+                    assert!(t.slots_named(&name).contains(&slot), "name of key {i}");
+                }
+            }
+        };
+        check(&t, &|_| true);
+        // The same key again is a reference, not a new slot.
+        assert_eq!(t.intern(key(7)), slots[7]);
+        assert!(!t.release(slots[7]));
+        for &slot in slots.iter().skip(4) {
+            assert!(t.release(slot));
+        }
+        check(&t, &|i| i < 4);
+        t.compact();
+        assert_eq!(t.len(), 4);
+        assert!(t.index.is_none() && t.names.is_none());
+        check(&t, &|i| i < 4);
+        let mut bindings = Bindings::new();
+        let message = Message::headers([("n1", "x"), ("n2", "y")]);
+        let bound = bindings.bind(&t, &message);
+        assert_eq!(bound.slot(0, 1).shape, Shape::Scalar);
+        assert_eq!(bound.slot(0, 2).shape, Shape::Scalar);
+        assert_eq!(bound.slot(0, 0).shape, Shape::Absent);
+        // Growing again indexes them again.
+        for i in 4..40 {
+            t.intern(key(i));
+        }
+        assert!(t.index.is_some() && t.names.is_some());
+        check(&t, &|_| true);
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //!   subscription set reads): the whole input is validated, but only the wanted members are kept,
 //!   in a pruned document ([`Node`]) that borrows the input and a per-message arena.
 //! - [`validate`] checks a document without keeping anything.
+//! - [`outline`] reads a document's top level member by member (or element by element), each
+//!   value as its exact text: how a message's shape is told before any part of it is read.
 //!
 //! All three share one reader: a pull parser over the bytes that never recurses (open arrays
 //! and objects are one bit each on an explicit stack, the first 64 levels without allocating), so
@@ -115,11 +117,13 @@
 //! `unsafe`.
 
 mod error;
+mod outline;
 mod read;
 mod select;
 mod value;
 
 pub use error::{Error, ErrorKind};
+pub use outline::{Elements, Members, Name, Outline, RawKind, RawValue, outline};
 pub use read::LoneSurrogates;
 pub use select::{Extractor, Member, Node, Selector};
 pub use value::{

@@ -518,10 +518,12 @@ impl Value {
         })
     }
 
-    /// The value as a `serde_json::Value`, for output (explain, the CLI). Numbers go through
-    /// `serde_json`'s own reading of their text, so they keep it exactly when `serde_json` has
-    /// `arbitrary_precision` and are rounded to binary64 otherwise; a number `serde_json` cannot
-    /// hold at all (`1e400` without `arbitrary_precision`) becomes its text as a string.
+    /// The value as a `serde_json::Value`, as far as `serde_json` can hold it. With
+    /// `serde_json`'s default features a number is an `i64`, `u64` or `f64`: an integer in those
+    /// ranges stays exact, any other number is rounded to the nearest binary64 (`1.50` becomes
+    /// 1.5, `12345678901234567890123` becomes 1.2345678901234568e22), and one beyond binary64
+    /// (`1e400`) becomes its text as a string; members come in `serde_json::Map`'s order (sorted
+    /// by name). Write the value with its `Display` instead to keep every number's text.
     pub fn to_serde_json(&self) -> serde_json::Value {
         match self {
             Value::Null => serde_json::Value::Null,
@@ -544,8 +546,10 @@ impl Value {
 }
 
 impl From<&serde_json::Value> for Value {
-    /// The same value; numbers take `serde_json`'s text for them (exact with
-    /// `arbitrary_precision`).
+    /// The same value, members in the map's order; a number takes the text `serde_json`'s
+    /// `Display` writes for the number it holds: an integer's digits, a float's shortest text
+    /// that reads back to it (`0.1`, `100.0`, `1e+22`). A number `serde_json` rounded when it read
+    /// text stays rounded: to keep numbers as written, read the text with [`parse`].
     fn from(value: &serde_json::Value) -> Value {
         match value {
             serde_json::Value::Null => Value::Null,
@@ -894,15 +898,26 @@ mod tests {
     fn serde_json_round_trip() {
         let text = r#"{"z": 1.50, "a": [1e400, -0, "s", null, false, {}], "m": {"k": 12345678901234567890123}}"#;
         let ours = parse(text.as_bytes()).unwrap();
-        let theirs: serde_json::Value = serde_json::from_str(text).unwrap();
-        assert_eq!(ours.to_serde_json(), theirs);
-        // serde_json writes exponents as `e+`; our tree keeps the source text.
-        let exponent = ours.pointer("/a/0").and_then(Value::as_number).unwrap();
-        assert_eq!(exponent.as_str(), "1e400");
-        assert_eq!(Value::from(&theirs), Value::from(&ours.to_serde_json()));
+        // Our tree keeps the text; `serde_json` (default features) holds numbers as
+        // `i64`/`u64`/`f64`, rounds the rest to binary64, and cannot hold `1e400` at all.
+        assert_eq!(ours.to_string(), text.replace(' ', ""));
+        let theirs = ours.to_serde_json();
         assert_eq!(
-            ours.to_string().replace("1e400", "1e+400"),
-            serde_json::to_string(&theirs).unwrap()
+            theirs,
+            serde_json::json!({"z": 1.5, "a": ["1e400", -0.0, "s", null, false, {}],
+                "m": {"k": 1.2345678901234568e22}})
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(text)
+                .unwrap_err()
+                .to_string(),
+            "number out of range at line 1 column 23"
+        );
+        // Back from `serde_json`: the numbers it holds, in the text its `Display` writes, and its
+        // map's member order (sorted by name).
+        assert_eq!(
+            Value::from(&theirs).to_string(),
+            r#"{"a":["1e400",-0.0,"s",null,false,{}],"m":{"k":1.2345678901234568e+22},"z":1.5}"#
         );
     }
 }

@@ -5,6 +5,7 @@
 use super::Scope;
 use super::parse::{Member, Object};
 use crate::error::{ErrorCode, PolicyError};
+use std::borrow::Cow;
 
 /// Most distinct leaf keys a policy may name (rule 42).
 pub const MAX_KEYS: usize = 5;
@@ -43,11 +44,22 @@ pub fn check_scope(scope: Scope, object: &Object, errors: &mut Vec<PolicyError>)
     }
 }
 
-/// Every leaf list of the policy, in policy order: its flattened path (rule 16) and pointer.
-pub fn leaf_lists<'a>(object: &'a Object, prefix: Option<&str>, out: &mut Vec<(String, &'a str)>) {
+/// Every leaf list of the policy, in policy order: its flattened path (rule 16; a member of the
+/// root is its own name, borrowed) and pointer.
+pub fn leaf_lists<'a>(
+    object: &'a Object,
+    prefix: Option<&str>,
+    out: &mut Vec<(Cow<'a, str>, &'a str)>,
+) {
     for member in &object.members {
         match member {
-            Member::Leaf { name, pointer, .. } => out.push((join(prefix, name), pointer)),
+            Member::Leaf { name, pointer, .. } => out.push((
+                match prefix {
+                    None => Cow::Borrowed(name.as_str()),
+                    Some(_) => Cow::Owned(join(prefix, name)),
+                },
+                pointer,
+            )),
             Member::Nested { name, object, .. } => {
                 leaf_lists(object, Some(&join(prefix, name)), out);
             }
@@ -67,7 +79,7 @@ pub fn check_keys(object: &Object, errors: &mut Vec<PolicyError>) {
     let mut distinct: Vec<&str> = Vec::new();
     let mut first_extra = None;
     for (path, at) in &lists {
-        if !distinct.contains(&path.as_str()) {
+        if !distinct.contains(&&**path) {
             distinct.push(path);
             if distinct.len() == MAX_KEYS + 1 {
                 first_extra = Some(*at);
@@ -186,7 +198,7 @@ mod tests {
             .unwrap();
         let mut lists = Vec::new();
         leaf_lists(&o, None, &mut lists);
-        let paths: Vec<&str> = lists.iter().map(|(p, _)| p.as_str()).collect();
+        let paths: Vec<&str> = lists.iter().map(|(p, _)| &**p).collect();
         assert_eq!(paths, ["a.b", "a.b", "c", "c", "d"]);
         let mut errors = Vec::new();
         check_keys(&o, &mut errors);

@@ -39,7 +39,11 @@ pub fn lower_policy(scope: Scope, root: &Object) -> Node {
     }
     let l = Lowering {
         scope,
-        each: per_element_paths(root),
+        // Attribute scope has no arrays of objects to judge per element.
+        each: match scope {
+            Scope::MessageBody => per_element_paths(root),
+            Scope::MessageAttributes => HashSet::new(),
+        },
     };
     let policy = l.object(root, None, "");
     match scope {
@@ -69,7 +73,7 @@ fn per_element_paths(root: &Object) -> HashSet<String> {
     let mut each = HashSet::new();
     for (path, _) in &lists {
         if !seen.insert(path.clone()) {
-            each.insert(path.clone());
+            each.insert(path.to_string());
         }
     }
     negative_paths(root, None, &mut each);

@@ -1,5 +1,5 @@
 //! The `sns` dialect: AWS SNS-compatible subscription filter policies
-//! (`specs/sns-filters.md`, seed `001_81d11ed311e5129b.txt`).
+//! (`docs/dialects/sns-filters.md`, building on `docs/dialects/001_81d11ed311e5129b.txt`).
 //!
 //! A policy maps property names to lists of alternatives (ORed); names are ANDed; `$or` adds
 //! alternatives across keys. With the option `{"scope": "MessageAttributes"}` (the default) it
@@ -10,7 +10,8 @@
 //! - [`limits`]: the scope check for nested objects, the 5-key and the 150-combination rules
 //!   (rules 13, 42, 43), checked in that order after the structure;
 //! - [`lower`]: the IR, every SNS quirk made explicit;
-//! - [`message`]: reading messages in the vector shape or as `filtervm match` lines.
+//! - [`message`]: a raw body as a message (messages in every shape are read by
+//!   [`crate::read_message`]).
 //!
 //! # Errors
 //!
@@ -52,11 +53,10 @@ pub mod lower;
 pub mod message;
 pub mod parse;
 
-use crate::error::{CompileError, MessageError};
+use crate::error::CompileError;
 use crate::ir::Node;
 use crate::options::{Options, SnsOptions};
 use filtervm_vm::json::Value;
-use filtervm_vm::message::Message;
 
 /// The AWS wording of a policy that is not JSON (rule 35).
 pub const NOT_JSON: &str = "failed to parse JSON.";
@@ -108,25 +108,4 @@ pub(crate) fn lower(policy: &Value, options: SnsOptions) -> Result<Node, Compile
     };
     let root = validate(scope, policy)?;
     Ok(lower::lower_policy(scope, &root))
-}
-
-/// Reads a message in the vector shape (`FORMAT.md`); see [`message::from_json`].
-pub fn message_from_json(
-    scope: Scope,
-    message: &serde_json::Value,
-) -> Result<Message, MessageError> {
-    message::from_json(scope, message)
-}
-
-/// Reads one line of `filtervm match` input: in body scope the line is the raw body text (so a
-/// plain NDJSON event log can be filtered), in attribute scope it is the vector shape.
-pub fn message_from_line(scope: Scope, line: &str) -> Result<Message, MessageError> {
-    match scope {
-        Scope::MessageBody => Ok(message::body(line)),
-        Scope::MessageAttributes => {
-            let value: serde_json::Value = serde_json::from_str(line)
-                .map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
-            message::from_json(Scope::MessageAttributes, &value)
-        }
-    }
 }

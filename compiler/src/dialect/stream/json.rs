@@ -42,7 +42,7 @@ fn parse_filter(policy: &Value, errors: &mut Vec<PolicyError>) -> Option<StreamF
             CODE,
             pointer::push("", name),
             format!(
-                "unknown member `{}`: a filter holds only `groups` (stream S8)",
+                "unknown member `{}`: a filter holds only `groups`",
                 excerpt(name)
             ),
         ));
@@ -70,7 +70,7 @@ fn parse_filter(policy: &Value, errors: &mut Vec<PolicyError>) -> Option<StreamF
         errors.push(PolicyError::new(
             CODE,
             "/groups",
-            "`groups` is empty; a filter needs at least one group (stream S12: an empty filter \
+            "`groups` is empty; a filter needs at least one group (an empty filter \
              is not \"no filter\")",
         ));
         return None;
@@ -80,8 +80,7 @@ fn parse_filter(policy: &Value, errors: &mut Vec<PolicyError>) -> Option<StreamF
             LIMIT_CODE,
             pointer::index("/groups", MAX_GROUPS),
             format!(
-                "the filter has {} groups; a filter holds at most {MAX_GROUPS} groups (seed \
-                 bounds, stream S14)",
+                "the filter has {} groups; a filter holds at most {MAX_GROUPS} groups",
                 groups.len()
             ),
         ));
@@ -109,7 +108,7 @@ fn parse_group(group: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option
         errors.push(PolicyError::new(
             CODE,
             at,
-            "the group is empty; a group needs at least one clause (stream S12)",
+            "the group is empty; a group needs at least one clause",
         ));
         return None;
     }
@@ -119,7 +118,7 @@ fn parse_group(group: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option
             pointer::index(at, MAX_CLAUSES),
             format!(
                 "the group has {} clauses; a group holds at most {MAX_CLAUSES} clauses of any \
-                 kind (seed bounds, stream S14)",
+                 kind",
                 clauses.len()
             ),
         ));
@@ -176,8 +175,7 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
                 CODE,
                 pointer::push(at, name),
                 format!(
-                    "unknown member `{}`: a clause holds only `op`, `header` and `values` \
-                     (stream S8)",
+                    "unknown member `{}`: a clause holds only `op`, `header` and `values`",
                     excerpt(name)
                 ),
             ));
@@ -193,7 +191,7 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
                     &op_at,
                     format!(
                         "unknown operator `{}`{}; operators are exactly =, !=, in, exists, \
-                         missing, <, <=, >, >= (stream S13)",
+                         missing, <, <=, >, >=",
                         excerpt(s),
                         crate::error::suggestion(s, &super::NAMED_OPERATORS)
                     ),
@@ -205,16 +203,12 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
             errors.push(PolicyError::new(
                 CODE,
                 &op_at,
-                "`op` must be a string: one of =, !=, in, exists, missing, <, <=, >, >= (stream S13)",
+                "`op` must be a string: one of =, !=, in, exists, missing, <, <=, >, >=",
             ));
             None
         }
         None => {
-            errors.push(PolicyError::new(
-                CODE,
-                at,
-                "the clause has no `op` (stream S8)",
-            ));
+            errors.push(PolicyError::new(CODE, at, "the clause has no `op`"));
             None
         }
     };
@@ -231,16 +225,12 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
             errors.push(PolicyError::new(
                 CODE,
                 &header_at,
-                "`header` must be a string: the header name (stream S8)",
+                "`header` must be a string: the header name",
             ));
             None
         }
         None => {
-            errors.push(PolicyError::new(
-                CODE,
-                at,
-                "the clause has no `header` (stream S8)",
-            ));
+            errors.push(PolicyError::new(CODE, at, "the clause has no `header`"));
             None
         }
     };
@@ -252,7 +242,7 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
             errors.push(PolicyError::new(
                 CODE,
                 &values_at,
-                "`values` must be an array (stream S8)",
+                "`values` must be an array",
             ));
             None
         }
@@ -290,7 +280,7 @@ fn parse_cond(
                 return fail(
                     count_at,
                     format!(
-                        "`{name}` takes exactly one pattern in `values`, found {} (stream S10)",
+                        "`{name}` takes exactly one pattern in `values`, found {}",
                         values.len()
                     ),
                 );
@@ -306,9 +296,7 @@ fn parse_cond(
             if values.is_empty() {
                 return fail(
                     count_at,
-                    "an `in` list needs 1 to 32 patterns; an empty list can never match \
-                     (stream S11)"
-                        .to_owned(),
+                    "an `in` list needs 1 to 32 patterns; an empty list can never match".to_owned(),
                 );
             }
             let before = errors.len();
@@ -317,8 +305,7 @@ fn parse_cond(
                     LIMIT_CODE,
                     pointer::index(values_at, MAX_IN_VALUES),
                     format!(
-                        "the `in` list has {} entries; it holds at most {MAX_IN_VALUES} \
-                         (seed bounds, stream S11, S14)",
+                        "the `in` list has {} entries; it holds at most {MAX_IN_VALUES}",
                         values.len()
                     ),
                 ));
@@ -346,9 +333,7 @@ fn parse_cond(
             } else {
                 fail(
                     values_at,
-                    format!(
-                        "`{name}` takes no values; leave `values` out or write [] (stream S10)"
-                    ),
+                    format!("`{name}` takes no values; leave `values` out or write []"),
                 )
             }
         }
@@ -358,8 +343,7 @@ fn parse_cond(
                 return fail(
                     count_at,
                     format!(
-                        "`{name}` takes exactly one JSON number in `values`, found {} \
-                         (stream S10)",
+                        "`{name}` takes exactly one JSON number in `values`, found {}",
                         values.len()
                     ),
                 );
@@ -370,16 +354,13 @@ fn parse_cond(
                     Some(x) => Some(Cond::Cmp(cmp, x)),
                     None => fail(
                         &at0,
-                        format!(
-                            "the number {} is not finite as a binary64 (stream S9)",
-                            excerpt(n)
-                        ),
+                        format!("the number {} is not finite as a binary64", excerpt(n)),
                     ),
                 },
                 other => fail(
                     &at0,
                     format!(
-                        "`{name}` takes a JSON number, not {} (stream S10: a numeric string \
+                        "`{name}` takes a JSON number, not {} (a numeric string \
                          such as \"5\" is invalid)",
                         kind(other)
                     ),
@@ -409,7 +390,7 @@ fn pattern_value(
                 CODE,
                 at,
                 format!(
-                    "`{op}` takes string patterns, not {} (stream S10: numbers go to <, <=, >, >=)",
+                    "`{op}` takes string patterns, not {} (numbers go to <, <=, >, >=)",
                     kind(other)
                 ),
             ));

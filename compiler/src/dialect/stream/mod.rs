@@ -1,5 +1,5 @@
-//! The `stream` dialect: stream subscription clause groups (`specs/stream-filters.md`, seed
-//! `004_0db22b3017d8b844.txt`).
+//! The `stream` dialect: stream subscription clause groups (`docs/dialects/stream-filters.md`,
+//! building on `docs/dialects/004_0db22b3017d8b844.txt`).
 //!
 //! A filter is a list of groups; a record matches when any group matches, and a group matches
 //! when all its clauses match. A policy is given either as JSON (`{"groups": [[CLAUSE, ...], ...]}`,
@@ -33,11 +33,10 @@
 pub mod json;
 pub mod text;
 
-use crate::error::{CompileError, ErrorCode, MessageError, excerpt, pointer};
+use crate::error::{CompileError, ErrorCode, pointer};
 use crate::ir::{Case, Node, NumSource, Pred, StrOp};
 use filtervm_vm::json::{Map, Number, Value};
 use filtervm_vm::key::Key;
-use filtervm_vm::message::{Header, Message};
 use filtervm_vm::pattern::{MAX_PATTERN_BYTES, SegmentPattern};
 use filtervm_vm::program::Interval;
 use filtervm_vm::value::Shapes;
@@ -185,7 +184,7 @@ pub(crate) fn check_header(name: &str) -> Result<(), (ErrorCode, String)> {
     if name.is_empty() {
         Err((
             CODE,
-            "the header name is empty; a clause names a non-empty header (stream S8)".to_owned(),
+            "the header name is empty; a clause names a non-empty header".to_owned(),
         ))
     } else {
         Ok(())
@@ -200,7 +199,7 @@ pub(crate) fn check_pattern(source: &str) -> Result<SegmentPattern, (ErrorCode, 
             LIMIT_CODE,
             format!(
                 "the pattern is {} bytes long; a pattern is at most {MAX_PATTERN_BYTES} bytes of \
-                 UTF-8 (seed bounds, stream S7)",
+                 UTF-8",
                 source.len()
             ),
         ));
@@ -346,51 +345,11 @@ pub(crate) fn lower(policy: &Value) -> Result<Node, CompileError> {
     Ok(lower_filter(&parse(policy)?))
 }
 
-/// Reads a message in the vector shape `{"headers": {NAME: VALUE}}`; every value is a string.
-///
-/// A missing or `null` `headers` is a message without headers. Other top-level members are
-/// ignored.
-pub fn message_from_json(message: &serde_json::Value) -> Result<Message, MessageError> {
-    use serde_json::Value;
-    let Some(headers) = super::message_member(
-        message,
-        "headers",
-        r#"{"headers": {NAME: VALUE}} with string values"#,
-    )?
-    else {
-        return Ok(Message::Headers(Vec::new()));
-    };
-    let mut out = Vec::with_capacity(headers.len());
-    for (name, value) in headers {
-        let Value::String(v) = value else {
-            return Err(MessageError::new(
-                pointer::push("/headers", name),
-                format!(
-                    "the value of header `{}` must be a string (stream header values are \
-                     text; write numbers as strings, e.g. \"5\")",
-                    excerpt(name)
-                ),
-            ));
-        };
-        out.push(Header {
-            name: name.clone(),
-            values: vec![v.clone()],
-        });
-    }
-    Ok(Message::Headers(out))
-}
-
-/// Reads one line of `filtervm match` input: the same JSON as [`message_from_json`].
-pub fn message_from_line(line: &str) -> Result<Message, MessageError> {
-    let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| MessageError::new("", format!("not JSON: {e}")))?;
-    message_from_json(&value)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{Dialect, Evaluator, Options, compile};
+    use filtervm_vm::message::{Header, Message};
     use serde_json::{Value, json};
 
     fn hdrs(pairs: &[(&str, &str)]) -> Message {
@@ -465,25 +424,6 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         assert!(lower_filter(&f).to_string().contains("str-eq [\"a.b\"]"));
-    }
-
-    #[test]
-    fn message_from_json_rejects_non_string_values() {
-        let err = message_from_json(&json!({"headers": {"a/b": 5}}));
-        match err {
-            Err(e) => assert_eq!(e.pointer, "/headers/a~1b"),
-            Ok(m) => panic!("accepted {m:?}"),
-        }
-        assert!(message_from_json(&json!({"headers": []})).is_err());
-        assert!(message_from_json(&json!([])).is_err());
-        assert_eq!(
-            message_from_json(&json!({})),
-            Ok(Message::Headers(Vec::new()))
-        );
-        assert_eq!(
-            message_from_line(r#"{"headers": {"a": "1"}}"#),
-            Ok(hdrs(&[("a", "1")]))
-        );
     }
 
     #[test]

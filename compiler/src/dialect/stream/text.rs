@@ -250,7 +250,7 @@ impl<'a> Parser<'a> {
             return Err(error(
                 CODE,
                 0..self.src.len(),
-                "the filter is empty; write at least one clause, like `region = eu-*` (stream S12)",
+                "the filter is empty; write at least one clause, like `region = eu-*`",
             ));
         }
         let mut groups = Vec::new();
@@ -261,7 +261,7 @@ impl<'a> Parser<'a> {
                 return Err(error(
                     LIMIT_CODE,
                     start..self.src.len(),
-                    format!("a filter holds at most {MAX_GROUPS} groups (seed bounds, stream S14)"),
+                    format!("a filter holds at most {MAX_GROUPS} groups"),
                 ));
             }
             groups.push(self.group()?);
@@ -290,10 +290,7 @@ impl<'a> Parser<'a> {
                 return Err(error(
                     LIMIT_CODE,
                     start..self.src.len(),
-                    format!(
-                        "a group holds at most {MAX_CLAUSES} clauses of any kind (seed bounds, \
-                         stream S14)"
-                    ),
+                    format!("a group holds at most {MAX_CLAUSES} clauses of any kind"),
                 ));
             }
             clauses.push(self.clause()?);
@@ -326,7 +323,7 @@ impl<'a> Parser<'a> {
                     span,
                     format!(
                         "expected an operator (=, !=, in, exists, missing, <, <=, >, >=) after \
-                         the header, found `{}`{suggestion} (stream S13)",
+                         the header, found `{}`{suggestion}",
                         excerpt(found)
                     ),
                 ));
@@ -367,7 +364,7 @@ impl<'a> Parser<'a> {
             return Err(error(
                 CODE,
                 span,
-                "an `in` list needs 1 to 32 patterns; an empty list can never match (stream S11)",
+                "an `in` list needs 1 to 32 patterns; an empty list can never match",
             ));
         }
         let mut patterns = Vec::new();
@@ -378,10 +375,7 @@ impl<'a> Parser<'a> {
                 return Err(error(
                     LIMIT_CODE,
                     span,
-                    format!(
-                        "an `in` list holds at most {MAX_IN_VALUES} patterns (seed bounds, \
-                         stream S11)"
-                    ),
+                    format!("an `in` list holds at most {MAX_IN_VALUES} patterns"),
                 ));
             }
             patterns.push(self.pattern()?);
@@ -421,14 +415,14 @@ impl<'a> Parser<'a> {
                         Err(error(
                             CODE,
                             span,
-                            format!("the number `{}` overflows binary64 (stream S9)", excerpt(t)),
+                            format!("the number `{}` overflows binary64", excerpt(t)),
                         ))
                     }
                     None => Err(error(
                         CODE,
                         span,
                         format!(
-                            "expected a JSON number after the comparison, found `{}` (stream S10)",
+                            "expected a JSON number after the comparison, found `{}`",
                             excerpt(t)
                         ),
                     )),
@@ -437,7 +431,7 @@ impl<'a> Parser<'a> {
             Some((Tok::Str(_), span)) => Err(error(
                 CODE,
                 span,
-                "a comparison takes a number, not a string (stream S10: write `n < 5`, not \
+                "a comparison takes a number, not a string (write `n < 5`, not \
                  `n < \"5\"`)",
             )),
             Some((_, span)) => {

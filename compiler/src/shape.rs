@@ -1,0 +1,1022 @@
+//! Reading a message from one JSON document: which shape it is in, and its parts.
+//!
+//! [`read_message`] is the one reader of JSON messages: the library's JSON entry points, `filtervm
+//! match` and `filtervm explain` all read through it, so each reads a document the same way. It
+//! tells the document's shape from its top-level member names and returns its parts
+//! ([`ReadMessage`], viewed as [`MessageParts`]); each filter then reads its own part
+//! ([`MessagePart::of`]), and a message without that part is an error naming the likely fix, never
+//! a quiet "no match".
+//!
+//! | shape | example | parts |
+//! |---|---|---|
+//! | parts (the conformance vectors' shape) | `{"attributes": {"store": {"Type": "String", "Value": "x"}}, "headers": {"region": "eu"}, "body": "{\"total\": 5}"}` | the members present |
+//! | AWS SNS Publish API | `{"Message": "<body>", "MessageAttributes": {"store": {"DataType": "String", "StringValue": "x"}}}` | attributes, body |
+//! | SNS notification (as delivered to SQS, Lambda, HTTP) | `{"Type": "Notification", "Message": "<body>", "MessageAttributes": {"store": {"Type": "String", "Value": "x"}}, "TopicArn": "…"}` | attributes, body |
+//! | any other JSON document: an SNS body, an Event Grid event, a CloudEvent | `{"store": "x", "total": 5}` | body (the document itself), and its `attributes` and `headers` members |
+//! | an Event Grid array of events, a CloudEvents batch ([`read_messages`] for `eventgrid` filters) | `[{"eventType": "a", …}, {"eventType": "b", …}]` | one message per event |
+//!
+//! The rules, exactly:
+//!
+//! - **Parts**: an object whose members are all among `attributes`, `headers` and `body`.
+//!   `attributes` is an object of `NAME: {"Type": T, "Value": V}` (also spelled `type`/`value`,
+//!   or `DataType` with `StringValue` or `BinaryValue`); `T` is `String`, `Number`,
+//!   `String.Array`, `Binary` or a custom `String.x`, `Number.x`, `Binary.x` type, and `V` a
+//!   string (kept as written: `"1.50"` stays `1.50`). `headers` is an object of `NAME: VALUE`,
+//!   `VALUE` a string or a non-empty array of strings (a header given several values). `body`
+//!   is a string holding the body text (any text: an SNS body need not be JSON), or any other
+//!   JSON value, which is then the body itself. A member that is absent is a part the message
+//!   does not have; `attributes` or `headers` given as `null` are none (the part is there,
+//!   empty), and a `body` of `null` is no body.
+//! - **AWS SNS**: an object with a `Message` or `MessageAttributes` member whose members are all
+//!   among the names of the Publish API request and of the notification envelope (`Type`,
+//!   `MessageId`, `TopicArn`, `TargetArn`, `PhoneNumber`, `Subject`, `Message`,
+//!   `MessageStructure`, `MessageAttributes`, `MessageDeduplicationId`, `MessageGroupId`,
+//!   `SequenceNumber`, `Timestamp`, `SignatureVersion`, `Signature`, `SigningCertURL`,
+//!   `UnsubscribeURL`, and Lambda's spellings `SigningCertUrl`, `UnsubscribeUrl`). `Message` is
+//!   the body; `MessageAttributes` (read like `attributes` above) are the attributes, and a
+//!   message without them has none (an AWS message always has attributes, maybe zero). `Type`,
+//!   when present, must be `Notification`: a `SubscriptionConfirmation` carries no message.
+//! - **Any other document** is the body itself: an SNS message body, an Event Grid event or a
+//!   CloudEvent (for `eventgrid` filters the whole document is the event). It must be JSON. Its
+//!   own `attributes` and `headers` members, beside the others, are its attributes and headers
+//!   for a filter that reads them (and must then be in their form): a log line may carry each
+//!   part its subscribers read, as the `filtervm route` example does. A document without them
+//!   has no attributes and no headers: an attribute or header filter reports it. The empty
+//!   object `{}` is the one document that is every shape at once: it has no attributes, no
+//!   headers, and `{}` as its body.
+//! - **Batches**: for `eventgrid` filters, [`read_messages`] splits a top-level array of objects
+//!   into its events, each the body of one message; any other array is one event (that is not an
+//!   object). For the other dialects an array is a body like any other document.
+//!
+//! The document is read with [`filtervm_vm::json`]: numbers and attribute values keep their exact
+//! text, and a body is bytes, never a parsed and re-printed tree. Only the `attributes`, `headers`
+//! and `MessageAttributes` members are read into a tree; a body is found and kept as its bytes
+//! (the document's own when it is the document, or an element of a batch), to be read once more,
+//! keeping only what the filter reads, when it is matched.
+//!
+//! ```
+//! use filtervm_compiler::{compile_text, read_message, Dialect, Evaluator, MessageShape, Options, SnsScope};
+//!
+//! let on_attributes = compile_text(Dialect::Sns, r#"{"store": ["x"]}"#, &Options::from(Dialect::Sns)).unwrap();
+//! let on_body = compile_text(Dialect::Sns, r#"{"total": [{"numeric": [">", 1]}]}"#,
+//!     &Options::from(SnsScope::MessageBody)).unwrap();
+//! let mut evaluator = Evaluator::new();
+//!
+//! // An SNS notification as an SQS queue receives it: both filters find their part.
+//! let notification = br#"{"Type": "Notification", "Message": "{\"total\": 5}",
+//!     "MessageAttributes": {"store": {"Type": "String", "Value": "x"}}}"#;
+//! let message = read_message(notification).unwrap();
+//! assert_eq!(message.shape(), MessageShape::Sns);
+//! assert!(evaluator.matches_parts(&on_attributes, &message.parts()).unwrap());
+//! assert!(evaluator.matches_parts(&on_body, &message.parts()).unwrap());
+//!
+//! // A plain event is a body: the body filter reads it, the attribute filter cannot.
+//! let event = read_message(br#"{"store": "x", "total": 5}"#).unwrap();
+//! assert!(evaluator.matches_parts(&on_body, &event.parts()).unwrap());
+//! let e = evaluator.matches_parts(&on_attributes, &event.parts()).unwrap_err();
+//! assert_eq!(e.code.as_str(), "MESSAGE_SHAPE");
+//! assert!(e.message.contains(r#"--options '{"scope":"MessageBody"}'"#));
+//! ```
+
+use crate::dialect::Dialect;
+use crate::error::{ErrorCode, MessageError, pointer};
+use crate::options::Options;
+use crate::parts::{MessagePart, MessageParts};
+use filtervm_vm::json::{self, Outline, ParseOptions, RawKind, RawValue, Value};
+use filtervm_vm::message::{Attribute, AttributeType, Header};
+use std::borrow::Cow;
+
+/// The shape a message was read in (see the [module documentation](self)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MessageShape {
+    /// `{"attributes": …, "headers": …, "body": …}`: the parts, each optional.
+    Parts,
+    /// AWS SNS: a Publish API request or a notification envelope (`Message`,
+    /// `MessageAttributes`, ...).
+    Sns,
+    /// Any other JSON document: the body itself (an SNS body, an Event Grid event, a
+    /// CloudEvent).
+    Document,
+    /// One event of an Event Grid array of events or a CloudEvents batch.
+    BatchEvent,
+}
+
+/// A message read from a JSON document by [`read_message`] or [`read_messages`]: its shape and
+/// its parts. The body borrows the document where it is a span of it (the document itself, an
+/// event of a batch, a `body` given as JSON); a body given as a string, attributes and headers
+/// are owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadMessage<'a> {
+    shape: MessageShape,
+    body: Option<Cow<'a, [u8]>>,
+    attributes: Option<Vec<Attribute>>,
+    headers: Option<Vec<Header>>,
+}
+
+impl<'a> ReadMessage<'a> {
+    /// A message that is the document itself.
+    fn document(json: &'a [u8], shape: MessageShape) -> ReadMessage<'a> {
+        ReadMessage {
+            shape,
+            body: Some(Cow::Borrowed(json)),
+            attributes: None,
+            headers: None,
+        }
+    }
+
+    /// The shape the message was read in.
+    pub fn shape(&self) -> MessageShape {
+        self.shape
+    }
+
+    /// The body, if the message has one: the raw bytes of an SNS body or an Event Grid event.
+    pub fn body(&self) -> Option<&[u8]> {
+        self.body.as_deref()
+    }
+
+    /// The typed attributes, if the message has them.
+    pub fn attributes(&self) -> Option<&[Attribute]> {
+        self.attributes.as_deref()
+    }
+
+    /// The headers, if the message has them.
+    pub fn headers(&self) -> Option<&[Header]> {
+        self.headers.as_deref()
+    }
+
+    /// The message's parts, to match with [`crate::Evaluator::matches_parts`] (or explain). A
+    /// body that is the whole document (or an event of a batch) must be JSON: matching it
+    /// reports [`ErrorCode::MessageNotJson`] when it is not, where a body given as a string may
+    /// be any text.
+    pub fn parts(&self) -> MessageParts<'_> {
+        let mut parts = MessageParts::new();
+        if let Some(body) = &self.body {
+            parts = if self.body_is_document() {
+                parts.with_document_body(body)
+            } else {
+                parts.with_body(body)
+            };
+        }
+        if let Some(attributes) = &self.attributes {
+            parts = parts.with_attributes(&attributes[..]);
+        }
+        if let Some(headers) = &self.headers {
+            parts = parts.with_headers(&headers[..]);
+        }
+        parts
+    }
+
+    /// Whether the body is the document itself (or an event of a batch), which must be JSON.
+    fn body_is_document(&self) -> bool {
+        matches!(
+            self.shape,
+            MessageShape::Document | MessageShape::BatchEvent
+        )
+    }
+
+    /// The message with its body copied out of the document.
+    pub fn into_owned(self) -> ReadMessage<'static> {
+        ReadMessage {
+            shape: self.shape,
+            body: self.body.map(|b| Cow::Owned(b.into_owned())),
+            attributes: self.attributes,
+            headers: self.headers,
+        }
+    }
+}
+
+/// The messages of one JSON document, from [`read_messages`]: one, or the events of a batch.
+#[derive(Debug, Clone)]
+pub struct ReadMessages<'a> {
+    inner: Messages<'a>,
+}
+
+#[derive(Debug, Clone)]
+enum Messages<'a> {
+    One(Option<ReadMessage<'a>>),
+    Batch(std::vec::IntoIter<ReadMessage<'a>>),
+}
+
+impl ReadMessages<'_> {
+    /// Whether the document was a batch (an array of events), split into its events: then each
+    /// verdict belongs to one event, by its index in the array.
+    pub fn is_batch(&self) -> bool {
+        matches!(self.inner, Messages::Batch(_))
+    }
+}
+
+impl<'a> Iterator for ReadMessages<'a> {
+    type Item = ReadMessage<'a>;
+
+    fn next(&mut self) -> Option<ReadMessage<'a>> {
+        match &mut self.inner {
+            Messages::One(one) => one.take(),
+            Messages::Batch(events) => events.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = match &self.inner {
+            Messages::One(one) => usize::from(one.is_some()),
+            Messages::Batch(events) => events.len(),
+        };
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for ReadMessages<'_> {}
+
+/// Reads one JSON document as the messages filters compiled with `options` read: for
+/// `eventgrid` filters, a top-level array of objects (an Event Grid array of events, a
+/// CloudEvents batch) is split into its events; anything else is one message, read by
+/// [`read_message`].
+///
+/// ```
+/// use filtervm_compiler::{read_messages, Dialect, Options};
+/// let batch = br#"[{"eventType": "a", "subject": "/x"}, {"eventType": "b", "subject": "/y"}]"#;
+/// let events = read_messages(batch, &Options::from(Dialect::EventGrid)).unwrap();
+/// assert!(events.is_batch());
+/// let bodies: Vec<Vec<u8>> = events.map(|e| e.body().unwrap().to_vec()).collect();
+/// assert_eq!(bodies[1], br#"{"eventType": "b", "subject": "/y"}"#);
+/// ```
+pub fn read_messages<'a>(
+    json: &'a [u8],
+    options: &Options,
+) -> Result<ReadMessages<'a>, MessageError> {
+    if matches!(options, Options::EventGrid(_))
+        && let Some(events) = batch(json)?
+    {
+        return Ok(ReadMessages {
+            inner: Messages::Batch(events.into_iter()),
+        });
+    }
+    Ok(ReadMessages {
+        inner: Messages::One(Some(read(json, Some(options))?)),
+    })
+}
+
+/// The events of `json` when it is a non-empty array of objects.
+fn batch(json: &[u8]) -> Result<Option<Vec<ReadMessage<'_>>>, MessageError> {
+    let Outline::Array(elements) = json::outline(json).map_err(not_json)? else {
+        return Ok(None);
+    };
+    let mut events = Vec::new();
+    let mut all_objects = true;
+    for element in elements {
+        let element = element.map_err(not_json)?;
+        all_objects &= element.kind() == RawKind::Object;
+        if all_objects {
+            events.push(ReadMessage::document(
+                element.text(),
+                MessageShape::BatchEvent,
+            ));
+        }
+    }
+    Ok((all_objects && !events.is_empty()).then_some(events))
+}
+
+/// Reads one JSON document as one message (see the [module documentation](self) for the
+/// shapes).
+///
+/// Errors: [`ErrorCode::MessageNotJson`] for bytes that are not one JSON document (checked as
+/// far as telling the shape needs; a body that is the document itself is checked whole when it
+/// is matched), [`ErrorCode::InvalidMessage`] for a part in the wrong form (with the JSON
+/// Pointer of the offending member), [`ErrorCode::MessageShape`] for an SNS envelope that is
+/// not a notification.
+pub fn read_message(json: &[u8]) -> Result<ReadMessage<'_>, MessageError> {
+    read(json, None)
+}
+
+/// [`read_message`] for filters with `options`: one message (no batch is split), its parts
+/// checked by the rules of the dialect's messages.
+pub(crate) fn read_for<'a>(
+    json: &'a [u8],
+    options: &Options,
+) -> Result<ReadMessage<'a>, MessageError> {
+    read(json, Some(options))
+}
+
+/// [`read_message`], for filters with `options` when they are known: the parts are checked by
+/// the rules of the dialect's messages (basaltic attributes are `String` or `Number`, B-4;
+/// stream headers have one value each), and a document that is a body is read no further than
+/// the filter needs (the `attributes` and `headers` members beside its own are looked for only
+/// by a filter that reads them, and then must be in their form).
+fn read<'a>(json: &'a [u8], options: Option<&Options>) -> Result<ReadMessage<'a>, MessageError> {
+    match json::outline(json).map_err(not_json)? {
+        Outline::Object(members) => read_object(json, members, options),
+        Outline::Array(_) | Outline::Scalar(_) => {
+            Ok(ReadMessage::document(json, MessageShape::Document))
+        }
+    }
+}
+
+/// The `attributes` or `headers` member that `options`' filters read, of a top-level object,
+/// the other members ignored and an absent member read as none (the part, empty), checked by
+/// the dialect's rules: how [`crate::message_from_line`] reads a log line for a filter on
+/// attributes or headers (`filtervm route` reads its logs so, each line carrying each part its
+/// subscribers read beside the event's own members). [`read_messages`] tells the shape first and
+/// reports a line without the filter's part; it is what `match` and `explain` read with.
+pub(crate) fn read_member_parts<'a>(
+    json: &'a [u8],
+    options: &Options,
+) -> Result<ReadMessage<'a>, MessageError> {
+    let dialect = Some(options.dialect());
+    let Outline::Object(members) = json::outline(json).map_err(not_json)? else {
+        return Err(MessageError::new(
+            "",
+            "a message must be a JSON object {\"attributes\": {...}} or {\"headers\": {...}}",
+        ));
+    };
+    let mut message = ReadMessage {
+        shape: MessageShape::Parts,
+        body: None,
+        attributes: Some(Vec::new()),
+        headers: Some(Vec::new()),
+    };
+    let wanted = MessagePart::of(options);
+    let mut members = members;
+    while let Some(name) = members.next_name().map_err(not_json)? {
+        match (wrapper_member(&name), wanted) {
+            (Some(("attributes", _)), MessagePart::Attributes) => {
+                let value = members.value().map_err(not_json)?;
+                message.attributes = read_attributes("/attributes", &value, dialect)?;
+            }
+            (Some(("headers", _)), MessagePart::Headers) => {
+                let value = members.value().map_err(not_json)?;
+                message.headers = read_headers(&value, dialect)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(message)
+}
+
+/// Which wrapper shape a top-level member name belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Vocabulary {
+    /// `attributes`, `headers`, `body`.
+    Parts,
+    /// The members of an SNS Publish API request and of an SNS notification envelope.
+    Sns,
+}
+
+/// The wrapper member `name` is, as a static name, and its shape (`None`: a member of no
+/// wrapper). Compared on the bytes as written; a name with escapes is decoded first.
+fn wrapper_member(name: &json::Name<'_>) -> Option<(&'static str, Vocabulary)> {
+    if name.is_escaped() {
+        return wrapper_member_bytes(name.decode().as_bytes());
+    }
+    wrapper_member_bytes(name.raw())
+}
+
+fn wrapper_member_bytes(name: &[u8]) -> Option<(&'static str, Vocabulary)> {
+    use Vocabulary::{Parts, Sns};
+    Some(match name {
+        b"attributes" => ("attributes", Parts),
+        b"headers" => ("headers", Parts),
+        b"body" => ("body", Parts),
+        b"Message" => ("Message", Sns),
+        b"MessageAttributes" => ("MessageAttributes", Sns),
+        b"Type" => ("Type", Sns),
+        b"MessageId" => ("MessageId", Sns),
+        b"TopicArn" => ("TopicArn", Sns),
+        b"TargetArn" => ("TargetArn", Sns),
+        b"PhoneNumber" => ("PhoneNumber", Sns),
+        b"Subject" => ("Subject", Sns),
+        b"MessageStructure" => ("MessageStructure", Sns),
+        b"MessageDeduplicationId" => ("MessageDeduplicationId", Sns),
+        b"MessageGroupId" => ("MessageGroupId", Sns),
+        b"SequenceNumber" => ("SequenceNumber", Sns),
+        b"Timestamp" => ("Timestamp", Sns),
+        b"SignatureVersion" => ("SignatureVersion", Sns),
+        b"Signature" => ("Signature", Sns),
+        b"SigningCertURL" => ("SigningCertURL", Sns),
+        b"UnsubscribeURL" => ("UnsubscribeURL", Sns),
+        b"SigningCertUrl" => ("SigningCertUrl", Sns),
+        b"UnsubscribeUrl" => ("UnsubscribeUrl", Sns),
+        _ => return None,
+    })
+}
+
+/// Reads a top-level object: a wrapper shape when every member name is the wrapper's, else the
+/// document itself is the body (read no further when the filter reads the body).
+fn read_object<'a>(
+    json: &'a [u8],
+    members: json::Members<'a>,
+    options: Option<&Options>,
+) -> Result<ReadMessage<'a>, MessageError> {
+    let dialect = options.map(Options::dialect);
+    let wanted = options.map(MessagePart::of);
+    let (mut parts_shape, mut sns_shape, mut document) = (true, true, false);
+    let mut kept: Vec<(&'static str, RawValue<'a>)> = Vec::new();
+    let mut members = members;
+    while let Some(name) = members.next_name().map_err(not_json)? {
+        let known = wrapper_member(&name);
+        if !document {
+            parts_shape &= matches!(known, Some((_, Vocabulary::Parts)));
+            sns_shape &= matches!(known, Some((_, Vocabulary::Sns)));
+            if !parts_shape && !sns_shape {
+                // A name of no wrapper: the document is the body, read no further for a filter
+                // on the body.
+                if wanted == Some(MessagePart::Body) {
+                    return Ok(ReadMessage::document(json, MessageShape::Document));
+                }
+                document = true;
+                kept.retain(|(n, _)| is_carried_part(n));
+            }
+        }
+        match known {
+            Some((name, _)) if !document || is_carried_part(name) => {
+                kept.push((name, members.value().map_err(not_json)?));
+            }
+            _ => {}
+        }
+    }
+    if document {
+        return read_document(json, &kept, dialect, wanted);
+    }
+    if kept.is_empty() {
+        // `{}`: nothing to misread; no attributes, no headers, and the empty object as body.
+        return Ok(ReadMessage {
+            shape: MessageShape::Document,
+            body: Some(Cow::Borrowed(json)),
+            attributes: Some(Vec::new()),
+            headers: Some(Vec::new()),
+        });
+    }
+    let has = |names: &[&str]| kept.iter().any(|(n, _)| names.contains(n));
+    if parts_shape {
+        read_parts(&kept, dialect, wanted)
+    } else if has(&["Message", "MessageAttributes"]) {
+        read_sns(&kept, dialect, wanted)
+    } else {
+        Ok(ReadMessage::document(json, MessageShape::Document))
+    }
+}
+
+/// Whether a document's member named `name` may carry a part beside the body.
+fn is_carried_part(name: &str) -> bool {
+    name == "attributes" || name == "headers"
+}
+
+/// A document that is the body, with the `attributes` and `headers` members it carries beside
+/// its own (`members`): read when the filter reads them (then they must be in their form), or,
+/// with no filter known, kept when they are in their form.
+fn read_document<'a>(
+    json: &'a [u8],
+    members: &[(&'static str, RawValue<'a>)],
+    dialect: Option<Dialect>,
+    wanted: Option<MessagePart>,
+) -> Result<ReadMessage<'a>, MessageError> {
+    let mut message = ReadMessage::document(json, MessageShape::Document);
+    for (name, value) in members {
+        let part = if *name == "attributes" {
+            MessagePart::Attributes
+        } else {
+            MessagePart::Headers
+        };
+        if wanted.is_some_and(|w| w != part) {
+            continue;
+        }
+        let read = match part {
+            MessagePart::Attributes => {
+                read_attributes("/attributes", value, dialect).map(|a| message.attributes = a)
+            }
+            _ => read_headers(value, dialect).map(|h| message.headers = h),
+        };
+        if let Err(e) = read
+            && wanted.is_some()
+        {
+            return Err(e);
+        }
+    }
+    Ok(message)
+}
+
+/// The parts shape: `attributes`, `headers`, `body`, each optional (the last of a repeated
+/// member counts).
+fn read_parts<'a>(
+    members: &[(&'static str, RawValue<'a>)],
+    dialect: Option<Dialect>,
+    wanted: Option<MessagePart>,
+) -> Result<ReadMessage<'a>, MessageError> {
+    let mut message = ReadMessage {
+        shape: MessageShape::Parts,
+        body: None,
+        attributes: None,
+        headers: None,
+    };
+    for (name, value) in members {
+        match *name {
+            "attributes" => {
+                message.attributes = unless_unread(
+                    MessagePart::Attributes,
+                    wanted,
+                    read_attributes("/attributes", value, dialect),
+                )?;
+            }
+            "headers" => {
+                message.headers =
+                    unless_unread(MessagePart::Headers, wanted, read_headers(value, dialect))?;
+            }
+            _ => message.body = read_body(value),
+        }
+    }
+    Ok(message)
+}
+
+/// An AWS SNS message: `Message` is the body, `MessageAttributes` the attributes (none when
+/// absent).
+fn read_sns<'a>(
+    members: &[(&'static str, RawValue<'a>)],
+    dialect: Option<Dialect>,
+    wanted: Option<MessagePart>,
+) -> Result<ReadMessage<'a>, MessageError> {
+    let mut message = ReadMessage {
+        shape: MessageShape::Sns,
+        body: None,
+        attributes: None,
+        headers: None,
+    };
+    for (name, value) in members {
+        match *name {
+            "Message" => message.body = read_body(value),
+            "MessageAttributes" => {
+                message.attributes = unless_unread(
+                    MessagePart::Attributes,
+                    wanted,
+                    read_attributes("/MessageAttributes", value, dialect),
+                )?;
+            }
+            "Type" => match value.as_str() {
+                Some(t) if t == "Notification" => {}
+                Some(t) => {
+                    return Err(MessageError {
+                        code: ErrorCode::MessageShape,
+                        pointer: "/Type".to_owned(),
+                        message: format!(
+                            "an SNS message of type `{}` carries no message to filter (only a \
+                             `Notification` does)",
+                            filtervm_vm::excerpt::excerpt(&*t)
+                        ),
+                    });
+                }
+                None => {
+                    return Err(MessageError::new(
+                        "/Type",
+                        "`Type` must be a string: \"Notification\"",
+                    ));
+                }
+            },
+            _ => {}
+        }
+    }
+    message.attributes.get_or_insert_with(Vec::new);
+    Ok(message)
+}
+
+/// A part as read, unless it is in the wrong form and the filter does not read it (`wanted` is
+/// another part): then the message has it not, and the filter never hears of it.
+fn unless_unread<T>(
+    part: MessagePart,
+    wanted: Option<MessagePart>,
+    read: Result<Option<T>, MessageError>,
+) -> Result<Option<T>, MessageError> {
+    match read {
+        Err(_) if wanted.is_some_and(|w| w != part) => Ok(None),
+        read => read,
+    }
+}
+
+/// A body member: a string is the body text (`null`: no body); any other JSON value is the body
+/// itself, as written.
+fn read_body<'a>(value: &RawValue<'a>) -> Option<Cow<'a, [u8]>> {
+    match value.kind() {
+        RawKind::Null => None,
+        RawKind::String => value.as_str().map(|text| match text {
+            Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+            Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+        }),
+        _ => Some(Cow::Borrowed(value.text())),
+    }
+}
+
+/// A member read into a tree (`null`: `None`); `at` is its pointer, for errors.
+fn member_tree(at: &str, value: &RawValue<'_>) -> Result<Option<json::Map>, MessageError> {
+    match value.kind() {
+        RawKind::Null => return Ok(None),
+        RawKind::Object => {}
+        _ => return Err(MessageError::new(at, "must be an object")),
+    }
+    let mut options = ParseOptions::default();
+    options.lone_surrogates = json::LoneSurrogates::Replace;
+    match json::parse_with(value.text(), &options) {
+        Ok(Value::Object(map)) => Ok(Some(map)),
+        Ok(_) => Err(MessageError::new(at, "must be an object")),
+        Err(e) => Err(MessageError::new(at, format!("cannot be read: {e}"))),
+    }
+}
+
+/// Typed attributes: `NAME: {"Type": T, "Value": V}` (or `type`/`value`, `DataType` with
+/// `StringValue`/`BinaryValue`), `null` for none; `base` is the member's pointer. Basaltic attributes are
+/// `String` or `Number` (B-4).
+fn read_attributes(
+    base: &str,
+    value: &RawValue<'_>,
+    dialect: Option<Dialect>,
+) -> Result<Option<Vec<Attribute>>, MessageError> {
+    let Some(map) = member_tree(base, value).map_err(|e| MessageError {
+        message: format!(
+            "`{}` {}: {{NAME: {{\"Type\": \"String\", \"Value\": \"...\"}}}}",
+            base.trim_start_matches('/'),
+            e.message
+        ),
+        ..e
+    })?
+    else {
+        return Ok(Some(Vec::new()));
+    };
+    let mut attributes = Vec::with_capacity(map.len());
+    for (name, entry) in map.iter() {
+        let at = pointer::push(base, name);
+        let Value::Object(fields) = entry else {
+            return Err(MessageError::new(
+                at,
+                "an attribute must be an object {\"Type\": T, \"Value\": V} (or {\"DataType\": T, \
+                 \"StringValue\": V})",
+            ));
+        };
+        let type_field = ["Type", "type", "DataType"]
+            .into_iter()
+            .find_map(|k| fields.get(k).map(|v| (k, v)));
+        let data_type = match type_field {
+            Some((_, Value::String(t))) => AttributeType::from_name(t),
+            _ => None,
+        };
+        let basaltic = dialect == Some(Dialect::Basaltic);
+        if basaltic
+            && let (Some((field, _)), Some(AttributeType::StringArray | AttributeType::Binary)) =
+                (type_field, data_type)
+        {
+            return Err(MessageError::new(
+                pointer::push(&at, field),
+                format!(
+                    "`{field}` must be \"String\" or \"Number\" (a basaltic message carries \
+                     String and Number attributes)"
+                ),
+            ));
+        }
+        let Some(data_type) = data_type else {
+            let field = type_field.map_or("Type", |(k, _)| k);
+            return Err(MessageError::new(
+                pointer::push(&at, field),
+                format!(
+                    "`{field}` must be \"String\", \"Number\", \"String.Array\" or \"Binary\" (or a \
+                     custom `String.x`, `Number.x`, `Binary.x` type)"
+                ),
+            ));
+        };
+        let value_field = ["Value", "value", "StringValue", "BinaryValue"]
+            .into_iter()
+            .find_map(|k| fields.get(k).map(|v| (k, v)));
+        let Some((_, Value::String(text))) = value_field else {
+            let field = value_field.map_or("Value", |(k, _)| k);
+            return Err(MessageError::new(
+                pointer::push(&at, field),
+                format!(
+                    "`{field}` must be a string (numbers too are written as strings, e.g. \"5\")"
+                ),
+            ));
+        };
+        attributes.push(Attribute {
+            name: name.clone(),
+            data_type,
+            value: text.clone(),
+        });
+    }
+    Ok(Some(attributes))
+}
+
+/// Headers: `NAME: VALUE`, `VALUE` a string or a non-empty array of strings (stream headers:
+/// a string); `null` for none.
+fn read_headers(
+    value: &RawValue<'_>,
+    dialect: Option<Dialect>,
+) -> Result<Option<Vec<Header>>, MessageError> {
+    let Some(map) = member_tree("/headers", value).map_err(|e| MessageError {
+        message: format!("`headers` {}: {{NAME: VALUE}}", e.message),
+        ..e
+    })?
+    else {
+        return Ok(Some(Vec::new()));
+    };
+    let mut headers = Vec::with_capacity(map.len());
+    for (name, value) in map.iter() {
+        let at = pointer::push("/headers", name);
+        let values = match value {
+            Value::String(s) => vec![s.clone()],
+            _ if dialect == Some(Dialect::Stream) => {
+                return Err(MessageError::new(
+                    at,
+                    format!(
+                        "the value of header `{}` must be a string (stream header values are \
+                         text; write numbers as strings, e.g. \"5\")",
+                        crate::error::excerpt(name)
+                    ),
+                ));
+            }
+            Value::Array(items) if !items.is_empty() => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::String(s) => Ok(s.clone()),
+                    _ => Err(MessageError::new(
+                        pointer::index(&at, i),
+                        "every value of a header must be a string (write numbers as strings, \
+                         e.g. \"5\")",
+                    )),
+                })
+                .collect::<Result<_, _>>()?,
+            Value::Array(_) => {
+                return Err(MessageError::new(
+                    at,
+                    "a header given as an array needs at least one value",
+                ));
+            }
+            _ => {
+                return Err(MessageError::new(
+                    at,
+                    "a header value must be a string or an array of strings (write numbers as \
+                     strings, e.g. \"5\")",
+                ));
+            }
+        };
+        headers.push(Header {
+            name: name.clone(),
+            values,
+        });
+    }
+    Ok(Some(headers))
+}
+
+/// The error of bytes that are not one JSON document.
+fn not_json(e: json::Error) -> MessageError {
+    MessageError {
+        code: ErrorCode::MessageNotJson,
+        pointer: String::new(),
+        message: format!("the message is not JSON: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Dialect, SnsScope};
+
+    fn attrs(message: &ReadMessage<'_>) -> Vec<(String, AttributeType, String)> {
+        message
+            .attributes()
+            .unwrap()
+            .iter()
+            .map(|a| (a.name.clone(), a.data_type, a.value.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn the_parts_shape_in_every_spelling() {
+        let m = read_message(
+            br#"{"attributes": {"a": {"Type": "Number", "Value": "1.50"},
+                "b": {"type": "String", "value": "x"}, "c": {"DataType": "Binary", "BinaryValue": "AQ=="},
+                "d": {"DataType": "String.Array", "StringValue": "[1]"}},
+              "headers": {"h": "v", "m": ["1", "2"]}, "body": "{\"k\": 1}"}"#,
+        )
+        .unwrap();
+        assert_eq!(m.shape(), MessageShape::Parts);
+        assert_eq!(
+            attrs(&m),
+            [
+                ("a".into(), AttributeType::Number, "1.50".into()),
+                ("b".into(), AttributeType::String, "x".into()),
+                ("c".into(), AttributeType::Binary, "AQ==".into()),
+                ("d".into(), AttributeType::StringArray, "[1]".into()),
+            ]
+        );
+        let headers = m.headers().unwrap();
+        assert_eq!(headers[1].values, ["1", "2"]);
+        assert_eq!(m.body(), Some(&br#"{"k": 1}"#[..]));
+        // Absent and null members are parts the message does not have.
+        let m = read_message(br#"{"body": null, "headers": {}}"#).unwrap();
+        assert_eq!((m.body(), m.attributes()), (None, None));
+        assert_eq!(m.headers(), Some(&[][..]));
+        let m = read_message(br#"{"attributes": null, "headers": null}"#).unwrap();
+        assert_eq!(
+            (m.attributes(), m.headers()),
+            (Some(&[][..]), Some(&[][..]))
+        );
+        // A body given as JSON is the body as written.
+        let m = read_message(br#"{"body": {"n": 1.50}}"#).unwrap();
+        assert_eq!(m.body(), Some(&br#"{"n": 1.50}"#[..]));
+    }
+
+    #[test]
+    fn aws_shapes() {
+        let publish = read_message(
+            br#"{"TopicArn": "arn:aws:sns:us-east-1:1:t", "Message": "hello",
+                "MessageAttributes": {"store": {"DataType": "String", "StringValue": "x"},
+                "n": {"DataType": "Number", "StringValue": "1e400"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(publish.shape(), MessageShape::Sns);
+        assert_eq!(publish.body(), Some(&b"hello"[..]));
+        assert_eq!(
+            attrs(&publish),
+            [
+                ("store".into(), AttributeType::String, "x".into()),
+                ("n".into(), AttributeType::Number, "1e400".into()),
+            ]
+        );
+        let delivered =
+            read_message(br#"{"MessageAttributes": {"store": {"Type": "String", "Value": "x"}}}"#)
+                .unwrap();
+        assert_eq!(delivered.body(), None);
+        assert_eq!(attrs(&delivered).len(), 1);
+        let envelope = read_message(
+            br#"{"Type": "Notification", "MessageId": "m", "Message": "{\"a\": \"\u00e9\"}",
+                "Timestamp": "2024-01-01T00:00:00.000Z", "SignatureVersion": "1"}"#,
+        )
+        .unwrap();
+        assert_eq!(envelope.body(), Some("{\"a\": \"é\"}".as_bytes()));
+        // An AWS message always has attributes, maybe none.
+        assert_eq!(envelope.attributes(), Some(&[][..]));
+        let e =
+            read_message(br#"{"Type": "SubscriptionConfirmation", "Message": "x"}"#).unwrap_err();
+        assert_eq!(
+            (e.code, e.pointer.as_str()),
+            (ErrorCode::MessageShape, "/Type")
+        );
+    }
+
+    #[test]
+    fn other_documents_are_the_body() {
+        for doc in [
+            &br#"{"store": "x"}"#[..],
+            br#"{"body": "x", "store": "y"}"#,
+            br#"{"Message": "x", "store": "y"}"#,
+            br#"{"Subject": "only envelope names, but no message"}"#,
+            br#"[{"a": 1}]"#,
+            br#""text""#,
+            b" 5 ",
+        ] {
+            let m = read_message(doc).unwrap();
+            assert_eq!(m.shape(), MessageShape::Document);
+            assert_eq!(m.body(), Some(doc));
+            assert_eq!((m.attributes(), m.headers()), (None, None));
+        }
+        let empty = read_message(b"{}").unwrap();
+        assert_eq!(empty.body(), Some(&b"{}"[..]));
+        assert_eq!(empty.attributes(), Some(&[][..]));
+        assert_eq!(empty.headers(), Some(&[][..]));
+    }
+
+    #[test]
+    fn wrong_parts_are_errors_with_pointers() {
+        for (doc, code, pointer) in [
+            (&b"{oops"[..], ErrorCode::MessageNotJson, ""),
+            (b"", ErrorCode::MessageNotJson, ""),
+            (
+                br#"{"attributes": [1]}"#,
+                ErrorCode::InvalidMessage,
+                "/attributes",
+            ),
+            (
+                br#"{"attributes": {"a": 5}}"#,
+                ErrorCode::InvalidMessage,
+                "/attributes/a",
+            ),
+            (
+                br#"{"attributes": {"a": {"Type": "Nope", "Value": "x"}}}"#,
+                ErrorCode::InvalidMessage,
+                "/attributes/a/Type",
+            ),
+            (
+                br#"{"attributes": {"a": {"Type": "Number", "Value": 5}}}"#,
+                ErrorCode::InvalidMessage,
+                "/attributes/a/Value",
+            ),
+            (
+                br#"{"MessageAttributes": {"a/b": {"DataType": "String"}}}"#,
+                ErrorCode::InvalidMessage,
+                "/MessageAttributes/a~1b/Value",
+            ),
+            (
+                br#"{"headers": {"h": 5}}"#,
+                ErrorCode::InvalidMessage,
+                "/headers/h",
+            ),
+            (
+                br#"{"headers": {"h": []}}"#,
+                ErrorCode::InvalidMessage,
+                "/headers/h",
+            ),
+            (
+                br#"{"headers": {"h": ["a", 1]}}"#,
+                ErrorCode::InvalidMessage,
+                "/headers/h/1",
+            ),
+            (
+                br#"{"headers": "h"}"#,
+                ErrorCode::InvalidMessage,
+                "/headers",
+            ),
+            (br#"{"headers": {}} x"#, ErrorCode::MessageNotJson, ""),
+        ] {
+            let e = read_message(doc).unwrap_err();
+            assert_eq!(
+                (e.code, e.pointer.as_str()),
+                (code, pointer),
+                "{}: {e}",
+                String::from_utf8_lossy(doc)
+            );
+        }
+    }
+
+    #[test]
+    fn batches_split_for_event_grid_filters_only() {
+        let batch = br#"[{"id": "1"}, {"id": "2"}]"#;
+        let events: Vec<_> = read_messages(batch, &Options::from(Dialect::EventGrid))
+            .unwrap()
+            .collect();
+        assert_eq!(events.len(), 2);
+        assert_eq!(events[0].shape(), MessageShape::BatchEvent);
+        assert_eq!(events[1].body(), Some(&br#"{"id": "2"}"#[..]));
+        // For an SNS body filter the array is the body; an array of non-objects is one event.
+        let sns = read_messages(batch, &Options::from(SnsScope::MessageBody)).unwrap();
+        assert!(!sns.is_batch());
+        assert_eq!(sns.count(), 1);
+        for one in [&b"[1, 2]"[..], b"[]", b"[{}, 1]"] {
+            let m = read_messages(one, &Options::from(Dialect::EventGrid)).unwrap();
+            assert!(!m.is_batch());
+            assert_eq!(m.count(), 1);
+        }
+        let e = read_messages(b"[{}, ", &Options::from(Dialect::EventGrid)).unwrap_err();
+        assert_eq!(e.code, ErrorCode::MessageNotJson);
+    }
+
+    #[test]
+    fn dialect_rules_apply_when_the_filter_is_known() {
+        let binary = br#"{"attributes": {"a": {"type": "Binary", "value": "x"}}}"#;
+        assert!(read_message(binary).is_ok());
+        let e = read_messages(binary, &Options::Basaltic).unwrap_err();
+        assert_eq!(
+            (e.code, e.pointer.as_str()),
+            (ErrorCode::InvalidMessage, "/attributes/a/type")
+        );
+        let multi = br#"{"headers": {"a": ["x", "y"]}}"#;
+        assert!(read_messages(multi, &Options::from(Dialect::Expr)).is_ok());
+        let e = read_messages(multi, &Options::Stream).unwrap_err();
+        assert_eq!(e.pointer, "/headers/a");
+        assert!(e.message.contains("stream header values are text"), "{e}");
+    }
+
+    #[test]
+    fn a_document_carries_its_attributes_and_headers_members() {
+        let line = br#"{"attributes": {"a": {"type": "String", "value": "x"}}, "headers": {"h": "v"}, "subject": "s"}"#;
+        let m = read_message(line).unwrap();
+        assert_eq!(m.shape(), MessageShape::Document);
+        assert_eq!(m.body(), Some(&line[..]));
+        assert_eq!(attrs(&m), [("a".into(), AttributeType::String, "x".into())]);
+        assert_eq!(m.headers().unwrap()[0].values, ["v"]);
+        // A filter on the body reads no further than it needs; one on a part reads that part,
+        // which must then be in its form.
+        let odd = br#"{"subject": "s", "attributes": {"color": "red"}}"#;
+        let body = read_messages(odd, &Options::from(SnsScope::MessageBody)).unwrap();
+        assert_eq!(body.count(), 1);
+        assert_eq!(read_message(odd).unwrap().attributes(), None);
+        let e = read_messages(odd, &Options::Basaltic).unwrap_err();
+        assert_eq!(e.pointer, "/attributes/color");
+        // Without them, a document has neither.
+        let m = read_messages(br#"{"store": "x"}"#, &Options::Stream)
+            .unwrap()
+            .next()
+            .unwrap();
+        assert_eq!((m.attributes(), m.headers()), (None, None));
+    }
+
+    #[test]
+    fn a_part_the_filter_does_not_read_may_be_in_any_form() {
+        let line = br#"{"attributes": {"event": 5}, "headers": {"region": "us"}}"#;
+        assert_eq!(read_message(line).unwrap_err().pointer, "/attributes/event");
+        assert_eq!(
+            read_messages(line, &Options::Basaltic).unwrap_err().pointer,
+            "/attributes/event"
+        );
+        let m = read_messages(line, &Options::Stream)
+            .unwrap()
+            .next()
+            .unwrap();
+        assert_eq!(
+            (m.attributes(), m.headers().map(<[_]>::len)),
+            (None, Some(1))
+        );
+    }
+}
