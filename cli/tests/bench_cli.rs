@@ -267,3 +267,63 @@ fn bench_exits_non_zero_on_a_disagreement() {
         "{stderr}"
     );
 }
+
+/// `--from-bytes` times the lines as `filtervm match` reads them: body-scope lines (a plain body
+/// and an SNS notification whose `Message` is the body) give a figure; flat attribute lines,
+/// which `match` reads as a body, fail with the reason instead of a figure for other work.
+#[test]
+fn bench_from_bytes_reads_lines_as_match_does() {
+    let policies = write("fb-policies.ndjson", "{\"event\": [\"order.paid\"]}\n");
+    let body = write(
+        "fb-body.ndjson",
+        concat!(
+            "{\"event\": \"order.paid\"}\n",
+            "{\"event\": \"user.login\"}\n",
+            "{\"Type\": \"Notification\", \"Message\": \"{\\\"event\\\": \\\"order.paid\\\"}\"}\n",
+        ),
+    );
+    let run = |options: &str| {
+        Command::new(BIN)
+            .args([
+                "bench",
+                "--dialect",
+                "sns",
+                "--seconds",
+                "0.05",
+                "--no-reference",
+                "--from-bytes",
+                "--options",
+                options,
+                "--policies",
+            ])
+            .arg(&policies)
+            .arg("--messages")
+            .arg(&body)
+            .output()
+            .unwrap()
+    };
+    let out = run(r#"{"scope":"MessageBody"}"#);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let figure = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("from_bytes_ns_per_message: "))
+        .expect("the figure");
+    assert!(figure.parse::<f64>().unwrap() > 0.0, "{stdout}");
+
+    // Attribute scope: `match` reads `{"event": "order.paid"}` as a body, which an attribute
+    // filter cannot judge; the bench says so instead of timing errors.
+    let out = run("{}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--from-bytes")
+            && stderr.contains("message 1")
+            && stderr.contains("attributes"),
+        "{stderr}"
+    );
+}

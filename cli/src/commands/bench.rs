@@ -14,6 +14,10 @@
 //! one-by-one path only, a note says so on standard error, and `reference_ns_per_message` is
 //! `n/a`.
 //!
+//! With `--from-bytes` it also times each message line from its raw bytes to the set's verdict,
+//! the line read as `filtervm match` reads it (`from_bytes_ns_per_message`): the figure a
+//! broker holding the bytes sees, where `set_ns_per_message` starts from a message already read.
+//!
 //! Each path runs for at most `--seconds` (default 10): binding and the set repeat the messages
 //! until then (at least one pass), the one-by-one path and the reference interpreter stop early.
 //! A default run thus measures for at most about 40 seconds, with a progress bar per path on a
@@ -24,8 +28,9 @@ use super::progress::{phase_bar, stderr_is_terminal};
 use super::{EXIT_NEGATIVE, EXIT_OK, Failure};
 use clap::Args;
 use filtervm_compiler::{
-    Dialect, Evaluator, Filter, GroupMessage, Matches, MessageError, MessageParts, Options,
-    SetScratch, SnsScope, SubscriptionSet, compile_text, compile_value, message_from_line,
+    Dialect, Evaluator, Filter, GroupMessage, Matches, MessageError, MessageParts, MessageShape,
+    Options, SetScratch, SnsScope, SubscriptionSet, compile_text, compile_value, message_from_line,
+    read_messages,
 };
 use filtervm_vm::json::{Map, Value};
 use filtervm_vm::message::{Attribute, AttributeType, Message};
@@ -59,6 +64,12 @@ pub(super) struct BenchArgs {
     /// Dialect options as a JSON object.
     #[arg(long, default_value = "{}")]
     options: String,
+    /// Also measure from each message line's raw bytes to the set's verdict, the line read as
+    /// `filtervm match` reads it (the parts shape, the AWS SNS shapes, an Event Grid or
+    /// CloudEvents batch split into its events): `from_bytes_ns_per_message`, per message read.
+    /// Every line must then be such a message, and its verdict must equal the set's.
+    #[arg(long)]
+    from_bytes: bool,
 }
 
 /// One message: what the VM reads and what the reference reads (the vector shape, written with
@@ -66,6 +77,8 @@ pub(super) struct BenchArgs {
 struct Sample {
     message: Message,
     json: Value,
+    /// The line as read from the file.
+    line: Box<[u8]>,
 }
 
 /// A positive, finite number of seconds.
@@ -119,10 +132,16 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     let samples: Vec<Sample> = read_lines(&args.messages)?
         .iter()
         .map(|(number, line)| {
-            sample(dialect, &options, line).map_err(|e| Failure {
-                message: format!("{}:{number}: {e}", args.messages.display()),
-                code: EXIT_NEGATIVE,
-            })
+            sample(dialect, &options, line)
+                .map(|(message, json)| Sample {
+                    message,
+                    json,
+                    line: line.as_bytes().into(),
+                })
+                .map_err(|e| Failure {
+                    message: format!("{}:{number}: {e}", args.messages.display()),
+                    code: EXIT_NEGATIVE,
+                })
         })
         .collect::<Result<_, _>>()?;
     if samples.is_empty() {
@@ -150,6 +169,21 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     let (set_ns, _) = timed(&samples, budget, "set", |s| {
         set_matching(&set, &mut scratch, &s.message).len()
     });
+
+    // From the raw line, read as `filtervm match` reads it, to the set's verdict.
+    let from_bytes_ns = if args.from_bytes {
+        Some(from_bytes(
+            &set,
+            &mut scratch,
+            &options,
+            &samples,
+            &by_set,
+            budget,
+            &args.messages,
+        )?)
+    } else {
+        None
+    };
 
     // One by one.
     let mut evaluator = Evaluator::new();
@@ -233,6 +267,10 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
         ("compile_ns_per_policy", format!("{compile_ns:.0}")),
         ("bind_ns_per_message", format!("{bind_ns:.0}")),
         ("set_ns_per_message", format!("{set_ns:.0}")),
+        (
+            "from_bytes_ns_per_message",
+            from_bytes_ns.map_or_else(|| "n/a".to_owned(), |ns| format!("{ns:.0}")),
+        ),
         ("one_by_one_ns_per_message", format!("{one_ns:.0}")),
         (
             "reference_ns_per_message",
@@ -313,6 +351,83 @@ fn set_matching<'s>(
         Some(parts) => set.matching(scratch, &parts),
         None => set.matching_with(scratch, |_| Ok(GroupMessage::Borrowed(message))),
     }
+}
+
+/// `--from-bytes`: reads every line as `filtervm match` does and checks what the set says of
+/// it: a message the sample's reading judged must be judged (a line that is not a message
+/// `match` reads fails here, with the reason), and a line read as a plain document must get the
+/// sample's verdict; then times reading and matching, repeating the lines until `budget` is
+/// spent. Returns nanoseconds per message read.
+fn from_bytes(
+    set: &SubscriptionSet<SubscriptionId>,
+    scratch: &mut SetScratch,
+    options: &Options,
+    samples: &[Sample],
+    by_set: &[Verdicts],
+    budget: Duration,
+    messages: &Path,
+) -> Result<f64, Failure> {
+    let failed = |i: usize, what: String| Failure {
+        message: format!(
+            "{}: message {} (--from-bytes reads the lines as `filtervm match` does): {what}",
+            messages.display(),
+            i + 1
+        ),
+        code: EXIT_NEGATIVE,
+    };
+    for (i, (s, expected)) in samples.iter().zip(by_set).enumerate() {
+        let read = read_messages(&s.line, options).map_err(|e| failed(i, e.to_string()))?;
+        for message in read {
+            let matches = set.matching(scratch, &message.parts());
+            if !expected.unjudged
+                && let Some(group) = matches.unjudged().next()
+            {
+                return Err(failed(i, group.error.to_string()));
+            }
+            let got = Verdicts {
+                ids: matches.ids().copied().collect(),
+                unjudged: !matches.is_complete(),
+            };
+            // A line read as a document is the bytes the sample holds, read alike; an envelope
+            // or a batch event is another message than the sample.
+            if message.shape() == MessageShape::Document && got != *expected {
+                return Err(failed(
+                    i,
+                    format!(
+                        "DISAGREEMENT: from the sample {}, from the bytes {}",
+                        expected.show(),
+                        got.show()
+                    ),
+                ));
+            }
+        }
+    }
+    // Every line was read above: reading cannot fail here.
+    let (mut messages_read, mut lines) = (0usize, 0usize);
+    let bar = phase_bar(
+        "from-bytes",
+        budget.as_millis().try_into().unwrap_or(u64::MAX),
+    );
+    let started = Instant::now();
+    loop {
+        for s in samples {
+            if let Ok(read) = read_messages(std::hint::black_box(&s.line), options) {
+                for message in read {
+                    std::hint::black_box(set.matching(scratch, &message.parts()).len());
+                    messages_read += 1;
+                }
+            }
+            lines += 1;
+            if lines % 64 == 0 {
+                bar.set_position(started.elapsed().as_millis().try_into().unwrap_or(u64::MAX));
+            }
+        }
+        if started.elapsed() >= budget {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    Ok(per(started.elapsed(), messages_read))
 }
 
 /// One filter's answer on one message, as the set judges it: an error when it cannot judge it.
@@ -522,21 +637,18 @@ fn run_reference(
 
 /// Reads one message line (see [`BenchArgs::messages`]) with filtervm's own readers: numbers
 /// keep their text and members their order.
-fn sample(dialect: Dialect, options: &Options, line: &str) -> Result<Sample, String> {
+fn sample(dialect: Dialect, options: &Options, line: &str) -> Result<(Message, Value), String> {
     let body_scope = options.sns().scope == SnsScope::MessageBody;
     if dialect == Dialect::Sns && body_scope {
         let message = message_from_line(dialect, options, line).map_err(|e| e.to_string())?;
         let json = Value::Object(Map::from_iter([("body".to_owned(), Value::from(line))]));
-        return Ok(Sample { message, json });
+        return Ok((message, json));
     }
     let value = filtervm_vm::json::parse(line.as_bytes()).map_err(|e| format!("not JSON: {e}"))?;
     if dialect == Dialect::EventGrid {
         // The event's bytes, as a broker holds it.
         let message = message_from_line(dialect, options, line).map_err(|e| e.to_string())?;
-        return Ok(Sample {
-            message,
-            json: value,
-        });
+        return Ok((message, value));
     }
     if dialect == Dialect::Sns {
         let Value::Object(members) = value else {
@@ -545,16 +657,13 @@ fn sample(dialect: Dialect, options: &Options, line: &str) -> Result<Sample, Str
         return Ok(flat_attributes(&members));
     }
     let message = message_from_line(dialect, options, line).map_err(|e| e.to_string())?;
-    Ok(Sample {
-        message,
-        json: value,
-    })
+    Ok((message, value))
 }
 
 /// A flat object as SNS attributes: strings → `String`, numbers → `Number` (their JSON text),
 /// booleans → `String`, arrays → `String.Array` (their JSON text); `null` and objects are left
 /// out.
-fn flat_attributes(members: &Map) -> Sample {
+fn flat_attributes(members: &Map) -> (Message, Value) {
     let mut attrs = Vec::new();
     let mut vector = Map::new();
     for (name, v) in members {
@@ -583,13 +692,13 @@ fn flat_attributes(members: &Map) -> Sample {
             value: text,
         });
     }
-    Sample {
-        message: Message::Attributes(attrs),
-        json: Value::Object(Map::from_iter([(
+    (
+        Message::Attributes(attrs),
+        Value::Object(Map::from_iter([(
             "attributes".to_owned(),
             Value::Object(vector),
         )])),
-    }
+    )
 }
 
 #[cfg(test)]
@@ -602,19 +711,19 @@ mod tests {
             br#"{"a": "x", "n": 1.50, "b": true, "arr": ["p", 1e400], "z": null}"#,
         )
         .unwrap();
-        let s = flat_attributes(members.as_object().unwrap());
-        let Message::Attributes(attrs) = &s.message else {
+        let (message, json) = flat_attributes(members.as_object().unwrap());
+        let Message::Attributes(attrs) = &message else {
             panic!("attributes")
         };
         assert_eq!(attrs.len(), 4);
         assert_eq!(attrs[1].data_type, AttributeType::Number);
         assert_eq!(attrs[1].value, "1.50");
         assert_eq!(attrs[3].value, r#"["p",1e400]"#);
-        let at = |pointer: &str| s.json.pointer(pointer).and_then(Value::as_str);
+        let at = |pointer: &str| json.pointer(pointer).and_then(Value::as_str);
         assert_eq!(at("/attributes/arr/Type"), Some("String.Array"));
         assert_eq!(at("/attributes/n/Value"), Some("1.50"));
         assert_eq!(
-            s.json.to_string(),
+            json.to_string(),
             concat!(
                 r#"{"attributes":{"a":{"Type":"String","Value":"x"},"n":{"Type":"Number","Value":"1.50"},"#,
                 r#""b":{"Type":"String","Value":"true"},"arr":{"Type":"String.Array","Value":"[\"p\",1e400]"}}}"#
