@@ -85,7 +85,7 @@ fn to_bind(index: usize) -> &'static mut ToBind {
 struct Hands {
     bound: HandBound,
     message: Bound<'static>,
-    decoded: filtervm_bench::Decoded,
+    decoded: filtervm_bench::Decoded<'static>,
     hand: filtervm_bench::Hand,
 }
 

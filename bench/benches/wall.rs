@@ -19,6 +19,8 @@
 //!   each feature wrapped as an Event Grid event (`data`), 5 `StringIn` filters on
 //!   `data.properties.MAPBLKLOT` (from `cl_exact`): `filtervm_set_bytes` matches them as one
 //!   `SubscriptionSet` (one read), `filtervm_bytes_each` one by one; `quamina` has the 5 patterns.
+//!   `hand_serde` is the floor: the same condition written by hand over a struct `serde_json`
+//!   derives from the bytes (borrowed text, every byte validated, unread members skipped).
 //!   `pol10k_*`: the 10k policies as one body-scope `SubscriptionSet` from raw attrs lines.
 //!   `headers_1c`: one clause (`event in [...]`) over 8 borrowed `(&str, &str)` headers, the
 //!   lookup included (`filtervm_headers`), against the same check written by hand (`hand`).
@@ -37,9 +39,9 @@ use cel_interpreter::objects::Map as CelMap;
 use cel_interpreter::{Context, Program as CelProgram, Value as CelValue};
 use criterion::{Criterion, criterion_group, criterion_main};
 use filtervm_bench::{
-    HandBound, PASSING_HEADERS, Single, attributes, body_scope, body_single, cel, cityfeat_event,
-    cityfeat_filters, compile_workloads, decode, hand, hand_headers, header_filter, lines, parts,
-    reference_message, single_event, single_message, singles,
+    Decoded, HandBound, PASSING_HEADERS, Single, attributes, body_scope, body_single, cel,
+    cityfeat_event, cityfeat_filters, compile_workloads, decode, hand, hand_headers, header_filter,
+    lines, parts, reference_message, single_event, single_message, singles,
 };
 use filtervm_compiler::{Dialect, Evaluator, compile, compile_text};
 use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
@@ -48,6 +50,7 @@ use quamina::Quamina;
 use quamina::automaton::NfaBuffers;
 use quamina::flatten_json::{Field, State};
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -416,6 +419,26 @@ fn bench_quamina(
     });
 }
 
+/// An Event Grid event as the cityfeat floor reads it: `data.properties.MAPBLKLOT`, the rest
+/// validated and skipped.
+#[derive(serde::Deserialize)]
+struct LotEvent<'a> {
+    #[serde(borrow)]
+    data: Option<LotData<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct LotData<'a> {
+    #[serde(borrow)]
+    properties: Option<LotProperties<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct LotProperties<'a> {
+    #[serde(borrow, rename = "MAPBLKLOT")]
+    lot: Option<Cow<'a, str>>,
+}
+
 /// Raw JSON bytes → verdict, against quamina-rs on the same bytes.
 fn e2e_bench(c: &mut Criterion) {
     let mut c = configure(c);
@@ -453,6 +476,24 @@ fn e2e_bench(c: &mut Criterion) {
         ) {
             bench_quamina(&mut group, &q, &attrs);
         }
+        // The floor: the same condition written by hand over a struct `serde_json` reads from
+        // the bytes (borrowed text, every byte validated, unread members skipped).
+        let check = hand(&single.name).expect("a hand-written check");
+        let by_hand =
+            |line: &[u8]| serde_json::from_slice::<Decoded<'_>>(line).is_ok_and(|d| check(&d));
+        let from_hand: Vec<usize> = attrs.iter().map(|l| usize::from(by_hand(l))).collect();
+        assert_eq!(
+            from_hand, expected,
+            "{}: the hand-written floor disagrees",
+            single.name
+        );
+        let mut i = 0usize;
+        group.bench_function("hand_serde", |b| {
+            b.iter(|| {
+                i = (i + 1) % n;
+                by_hand(black_box(&attrs[i]))
+            })
+        });
         group.finish();
     }
 
@@ -519,10 +560,46 @@ fn e2e_bench(c: &mut Criterion) {
                 .count()
         })
     });
-    let patterns: Vec<String> = specs.into_iter().map(|(_, p)| p).collect();
+    let patterns: Vec<String> = specs.iter().map(|(_, p)| p.clone()).collect();
     if let Some(q) = quamina_of("cityfeat", &patterns, &events, &expected) {
         bench_quamina(&mut group, &q, &events);
     }
+    // The floor: `data.properties.MAPBLKLOT` read by `serde_json` into a struct, then each
+    // filter's values compared as `StringIn` does (ASCII case-insensitively; the values are ASCII).
+    let values: Vec<Vec<String>> = specs
+        .iter()
+        .map(|(f, _)| {
+            f.pointer("/advancedFilters/0/values")
+                .and_then(Value::as_array)
+                .expect("values")
+                .iter()
+                .map(|v| v.as_str().expect("a string").to_owned())
+                .collect()
+        })
+        .collect();
+    let by_hand = |event: &[u8]| {
+        let lot = serde_json::from_slice::<LotEvent<'_>>(event)
+            .ok()
+            .and_then(|e| e.data?.properties?.lot);
+        lot.map_or(0, |lot| {
+            values
+                .iter()
+                .filter(|vs| vs.iter().any(|v| v.eq_ignore_ascii_case(&lot)))
+                .count()
+        })
+    };
+    let from_hand: Vec<usize> = events.iter().map(|e| by_hand(e)).collect();
+    assert_eq!(
+        from_hand, expected,
+        "cityfeat: the hand-written floor disagrees"
+    );
+    let mut i = 0usize;
+    group.bench_function("hand_serde", |b| {
+        b.iter(|| {
+            i = (i + 1) % n;
+            by_hand(black_box(&events[i]))
+        })
+    });
     group.finish();
 
     // 10k subscriptions from raw JSON, one set (body scope).

@@ -16,6 +16,7 @@ use filtervm_vm::message::{AttributeType, Message};
 use filtervm_vm::program::Program;
 use filtervm_vm::value::Shape;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 /// The repository root.
@@ -408,32 +409,46 @@ pub fn cityfeat_filters() -> Vec<(Value, String)> {
 }
 
 /// A message decoded into typed fields, the input of the hand-written checks (the counterpart of
-/// a bound message: decoding is done before timing, as binding is for filtervm).
-#[derive(Debug, Clone, Default)]
-pub struct Decoded {
+/// a bound message: decoding is done before timing, as binding is for filtervm). [`decode`]
+/// builds it from a parsed message (owned text); `serde_json::from_slice` builds it straight from
+/// a message's bytes (text borrowed where it has no escapes, every member validated, the others
+/// skipped): the hand-written floor from raw JSON.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct Decoded<'a> {
     /// `event`.
-    pub event: Option<String>,
+    #[serde(borrow)]
+    pub event: Option<Cow<'a, str>>,
     /// `environment`.
-    pub environment: Option<String>,
+    #[serde(borrow)]
+    pub environment: Option<Cow<'a, str>>,
     /// `amount`.
     pub amount: Option<f64>,
     /// `region`.
-    pub region: Option<String>,
+    #[serde(borrow)]
+    pub region: Option<Cow<'a, str>>,
     /// `priority`.
     pub priority: Option<f64>,
     /// `source`.
-    pub source: Option<String>,
+    #[serde(borrow)]
+    pub source: Option<Cow<'a, str>>,
     /// `subject`.
-    pub subject: Option<String>,
+    #[serde(borrow)]
+    pub subject: Option<Cow<'a, str>>,
     /// `customer`.
-    pub customer: Option<String>,
-    /// Whether `test` is present.
-    pub test: bool,
+    #[serde(borrow)]
+    pub customer: Option<Cow<'a, str>>,
+    /// `test`, when present (its value is not read).
+    pub test: Option<serde::de::IgnoredAny>,
 }
 
 /// Decodes a flat message object.
-pub fn decode(object: &Value) -> Decoded {
-    let s = |k: &str| object.get(k).and_then(Value::as_str).map(str::to_owned);
+pub fn decode(object: &Value) -> Decoded<'static> {
+    let s = |k: &str| {
+        object
+            .get(k)
+            .and_then(Value::as_str)
+            .map(|t| Cow::Owned(t.to_owned()))
+    };
     let n = |k: &str| {
         object.get(k).and_then(|v| match v {
             Value::Number(n) => n.as_f64(),
@@ -450,23 +465,23 @@ pub fn decode(object: &Value) -> Decoded {
         source: s("source"),
         subject: s("subject"),
         customer: s("customer"),
-        test: object.get("test").is_some(),
+        test: object.get("test").map(|_| serde::de::IgnoredAny),
     }
 }
 
 /// A hand-written Rust check.
-pub type Hand = fn(&Decoded) -> bool;
+pub type Hand = fn(&Decoded<'_>) -> bool;
 
-fn is(v: &Option<String>, f: impl Fn(&str) -> bool) -> bool {
+fn is(v: &Option<Cow<'_, str>>, f: impl Fn(&str) -> bool) -> bool {
     v.as_deref().is_some_and(f)
 }
 
-fn event(d: &Decoded) -> bool {
+fn event(d: &Decoded<'_>) -> bool {
     is(&d.event, |e| e == "order.paid" || e == "order.created")
 }
 
-fn common(d: &Decoded, clauses: usize) -> bool {
-    let all: [&dyn Fn(&Decoded) -> bool; 8] = [
+fn common(d: &Decoded<'_>, clauses: usize) -> bool {
+    let all: [&dyn Fn(&Decoded<'_>) -> bool; 8] = [
         &event,
         &|d| is(&d.environment, |e| e == "production"),
         &|d| is(&d.region, |r| r.starts_with("eu-")),
@@ -488,8 +503,8 @@ fn common(d: &Decoded, clauses: usize) -> bool {
     all.iter().take(clauses).all(|c| c(d))
 }
 
-fn numeric(d: &Decoded, clauses: usize) -> bool {
-    let all: [&dyn Fn(&Decoded) -> bool; 8] = [
+fn numeric(d: &Decoded<'_>, clauses: usize) -> bool {
+    let all: [&dyn Fn(&Decoded<'_>) -> bool; 8] = [
         &event,
         &|d| is(&d.environment, |e| e == "production"),
         &|d| d.amount.is_some_and(|a| (100.0..1000.0).contains(&a)),
@@ -516,7 +531,7 @@ pub fn hand(name: &str) -> Option<Hand> {
             event(d)
                 && is(&d.environment, |e| e == "production")
                 && d.amount.is_some_and(|a| (100.0..1000.0).contains(&a))
-                && !d.test
+                && d.test.is_none()
         },
         "pol1c" => |d| event(d),
         "pol3c" => |d| {
