@@ -9,11 +9,23 @@
 //! - `headers`: the one-clause header filter over the 8 borrowed passing headers;
 //! - `set NAME` / `setbytes NAME`: the `NAME` policies (e.g. `pol10k_exact`) as a `SubscriptionSet`,
 //!   matched against the attrs lines as attributes / as raw SNS bodies (body scope);
-//! - `onebyone NAME`: the same policies evaluated one by one on one message (bind and run each).
-use filtervm_bench::{PASSING_HEADERS, body_single, header_filter, lines, single_message, singles};
+//! - `onebyone NAME`: the same policies evaluated one by one on one message (bind and run each);
+//! - `quamina CLAUSES`: quamina-rs `matches_for_event` with the `pol{CLAUSES}c` pattern on the same
+//!   attrs lines as `bytes`; `serde CLAUSES`: the hand-written floor on them (`serde_json` into
+//!   [`Decoded`], then the check);
+//! - `cityfeat` / `quamina-cityfeat` / `serde-cityfeat`: the 5 `StringIn` Event Grid filters on the
+//!   first 1,000 cityfeat features as events (a `SubscriptionSet` from the bytes), quamina's 5
+//!   patterns on the same events, and the floor that reads `data.properties.MAPBLKLOT` alone.
+//!
+//! Each mode runs 20,000 messages: divide the collected instructions by 20,000.
+use filtervm_bench::{
+    Decoded, PASSING_HEADERS, body_single, cityfeat_event, cityfeat_filters, hand, header_filter,
+    lines, single_message, singles,
+};
 use filtervm_compiler::{Evaluator, MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::Bindings;
 use filtervm_vm::program::Program;
+use std::borrow::Cow;
 use std::hint::black_box;
 
 #[inline(never)]
@@ -88,6 +100,62 @@ fn run_one_by_one(
     n
 }
 
+#[inline(never)]
+fn run_quamina(q: &quamina::Quamina<u64>, lines: &[Vec<u8>]) -> usize {
+    let mut n = 0;
+    for l in lines.iter().cycle().take(20_000) {
+        n += q.matches_for_event(black_box(l)).map_or(0, |m| m.len());
+    }
+    n
+}
+
+#[inline(never)]
+fn run_serde(check: filtervm_bench::Hand, lines: &[Vec<u8>]) -> usize {
+    let mut n = 0;
+    for l in lines.iter().cycle().take(20_000) {
+        n += usize::from(
+            serde_json::from_slice::<Decoded<'_>>(black_box(l)).is_ok_and(|d| check(&d)),
+        );
+    }
+    n
+}
+
+/// An Event Grid event as the cityfeat floor reads it (`data.properties.MAPBLKLOT`).
+#[derive(serde::Deserialize)]
+struct LotEvent<'a> {
+    #[serde(borrow)]
+    data: Option<LotData<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct LotData<'a> {
+    #[serde(borrow)]
+    properties: Option<LotProperties<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct LotProperties<'a> {
+    #[serde(borrow, rename = "MAPBLKLOT")]
+    lot: Option<Cow<'a, str>>,
+}
+
+#[inline(never)]
+fn run_serde_cityfeat(values: &[Vec<String>], events: &[Vec<u8>]) -> usize {
+    let mut n = 0;
+    for e in events.iter().cycle().take(20_000) {
+        let lot = serde_json::from_slice::<LotEvent<'_>>(black_box(e))
+            .ok()
+            .and_then(|e| e.data?.properties?.lot);
+        n += lot.map_or(0, |lot| {
+            values
+                .iter()
+                .filter(|vs| vs.iter().any(|v| v.eq_ignore_ascii_case(&lot)))
+                .count()
+        });
+    }
+    n
+}
+
 fn set_of(name: &str, options: &filtervm_compiler::Options) -> SubscriptionSet<u64> {
     let mut set = SubscriptionSet::new();
     for (i, l) in lines(name, usize::MAX).iter().enumerate() {
@@ -117,6 +185,66 @@ fn main() {
             );
         }
         "headers" => println!("headers {}", run_headers(&header_filter())),
+        "quamina" | "serde" => {
+            let single = body_single(index);
+            let lines: Vec<Vec<u8>> = lines("attrs", 1000)
+                .into_iter()
+                .map(String::into_bytes)
+                .collect();
+            if mode == "serde" {
+                let check = hand(&single.name).expect("a hand-written check");
+                println!("{} serde {}", single.name, run_serde(check, &lines));
+            } else {
+                let mut q = quamina::Quamina::<u64>::new();
+                q.add_pattern(0, &single.policy.to_string())
+                    .expect("quamina pattern");
+                println!("{} quamina {}", single.name, run_quamina(&q, &lines));
+            }
+        }
+        "cityfeat" | "quamina-cityfeat" | "serde-cityfeat" => {
+            let specs = cityfeat_filters();
+            let events: Vec<Vec<u8>> = lines("cityfeat", 1000)
+                .iter()
+                .map(|l| cityfeat_event(l))
+                .collect();
+            let n = match mode.as_str() {
+                "cityfeat" => {
+                    let mut set = SubscriptionSet::new();
+                    for (i, (f, _)) in specs.iter().enumerate() {
+                        let filter = filtervm_compiler::compile(
+                            filtervm_compiler::Dialect::EventGrid,
+                            f,
+                            &filtervm_compiler::Dialect::EventGrid.into(),
+                        )
+                        .expect("compiles");
+                        set.insert(i as u64, &filter).expect("adds");
+                    }
+                    run_set_bytes(&set, &events)
+                }
+                "quamina-cityfeat" => {
+                    let mut q = quamina::Quamina::<u64>::new();
+                    for (i, (_, p)) in specs.iter().enumerate() {
+                        q.add_pattern(i as u64, p).expect("quamina pattern");
+                    }
+                    run_quamina(&q, &events)
+                }
+                _ => {
+                    let values: Vec<Vec<String>> = specs
+                        .iter()
+                        .map(|(f, _)| {
+                            f.pointer("/advancedFilters/0/values")
+                                .and_then(serde_json::Value::as_array)
+                                .expect("values")
+                                .iter()
+                                .map(|v| v.as_str().expect("a string").to_owned())
+                                .collect()
+                        })
+                        .collect();
+                    run_serde_cityfeat(&values, &events)
+                }
+            };
+            println!("{mode} {n}");
+        }
         "onebyone" => {
             let name = std::env::args()
                 .nth(2)

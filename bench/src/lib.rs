@@ -802,6 +802,22 @@ mod tests {
         }
     }
 
+    /// The workloads take the first clauses in the order `COMMON` and `NUMERIC` write them (as
+    /// `workloads.py` does): a map that sorts its keys would make `pol1c` an `exists` test.
+    #[test]
+    fn workload_policies_keep_the_written_order_of_clauses() {
+        let keys = |kind, n| -> Vec<String> {
+            sns_policy(kind, n)
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect()
+        };
+        assert_eq!(keys('c', 3), ["event", "environment", "region"]);
+        assert_eq!(keys('n', 3), ["event", "environment", "amount"]);
+    }
+
     #[test]
     fn every_single_workload_matches_its_message() {
         for s in singles() {
