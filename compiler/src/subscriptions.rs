@@ -686,7 +686,7 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
 
     /// The result of the message matched into `scratch`, in insertion order.
     fn done<'s>(&'s self, scratch: &'s mut SetScratch) -> Matches<'s, Id> {
-        scratch.hits.sort_unstable();
+        sort_handles(&mut scratch.hits, &mut scratch.words, self.ids.len());
         Matches { set: self, scratch }
     }
 }
@@ -712,6 +712,46 @@ fn judge(
         None => state.matching(&group.engine, bound, hits),
         Some(reason) => unjudged.push(Unjudged { group: g, reason }),
     }
+}
+
+/// Puts the matching handles (distinct: a filter's subscribers are added once per message, and a
+/// subscription has one filter) in increasing order, the set's order. Few are sorted; many — a
+/// message that a large share of the set matches — are marked in a bitmap of the handles below
+/// `bound` (the set's handle count) and read back in order: one pass over `bound / 64` words
+/// instead of a comparison sort (on 10,000 subscriptions and 500 matches, about 4,000
+/// instructions instead of 45,000). A handle at or beyond `bound` falls back to the sort.
+fn sort_handles(hits: &mut Vec<Handle>, words: &mut Vec<u64>, bound: usize) {
+    let word_count = bound.div_ceil(64);
+    if hits.len() < 64 || word_count > 16 * hits.len() {
+        hits.sort_unstable();
+        return;
+    }
+    words.clear();
+    words.resize(word_count, 0);
+    for &h in hits.iter() {
+        match words.get_mut(h as usize / 64) {
+            Some(word) => *word |= 1 << (h % 64),
+            None => {
+                hits.sort_unstable();
+                return;
+            }
+        }
+    }
+    let mut written = 0;
+    let mut slots = hits.iter_mut();
+    for (i, &word) in words.iter().enumerate() {
+        let mut rest = word;
+        while rest != 0 {
+            if let Some(slot) = slots.next() {
+                // Below `bound`, which handles (`u32`) index.
+                *slot = (i * 64) as Handle + rest.trailing_zeros();
+                written += 1;
+            }
+            rest &= rest - 1;
+        }
+    }
+    // Only a repeated handle (not made by matching) would leave slots unwritten.
+    hits.truncate(written);
 }
 
 /// Whether handle `h` holds `id`.
@@ -784,6 +824,8 @@ pub struct SetScratch {
     state: MatchState,
     /// The matching handles of the current message (sorted when done).
     hits: Vec<Handle>,
+    /// A bitmap of handles, for putting many hits in order (see [`sort_handles`]).
+    words: Vec<u64>,
     unjudged: Vec<Unjudged>,
     /// The parts the current message has (bits of [`part_bit`]).
     present: u8,
@@ -1263,6 +1305,42 @@ fn apply_one<Id: Eq + Hash + Clone>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn many_hits_come_out_in_handle_order_like_a_sort() {
+        let mut words = Vec::new();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for (count, spread) in [
+            (0, 10),
+            (1, 10),
+            (63, 100),
+            (64, 64),
+            (64, 100_000),
+            (500, 10_000),
+            (3_000, 3_000),
+            (200, 1 << 31),
+        ] {
+            let mut all: Vec<super::Handle> = Vec::new();
+            while all.len() < count {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let h = (seed % spread) as super::Handle;
+                if !all.contains(&h) {
+                    all.push(h);
+                }
+            }
+            let mut expected = all.clone();
+            expected.sort_unstable();
+            let bound = usize::try_from(spread).unwrap();
+            super::sort_handles(&mut all, &mut words, bound);
+            assert_eq!(all, expected, "{count} hits below {spread}");
+        }
+        // A handle beyond the bound the caller gave is still placed (by the sort).
+        let mut beyond: Vec<super::Handle> = (0..100).rev().collect();
+        super::sort_handles(&mut beyond, &mut words, 64);
+        assert_eq!(beyond, (0..100).collect::<Vec<_>>());
+    }
+
     use super::*;
     use crate::{Evaluator, SnsScope, compile, compile_text};
     use ahash::AHashMap;
