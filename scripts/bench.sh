@@ -35,6 +35,11 @@ for w in pol10k_exact pol10k_num pol10k_mixed; do
   target/release/filtervm bench --dialect sns --policies "$FILTERVM_BENCH_DATA/$w.jsonl" \
     --messages "$out/messages-1k.jsonl" --seconds 3 | tee "$out/cli-$w.txt"
 done
+for w in pol10k_exact pol10k_num; do
+  target/release/filtervm bench --dialect sns --options '{"scope":"MessageBody"}' --from-bytes \
+    --policies "$FILTERVM_BENCH_DATA/$w.jsonl" --messages "$out/messages-1k.jsonl" --seconds 3 \
+    | tee "$out/cli-$w-body.txt"
+done
 
 python3 scripts/bench_report.py "$out" BENCHMARKS.md
 echo "== wrote BENCHMARKS.md"

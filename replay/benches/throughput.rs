@@ -50,14 +50,21 @@ fn count(batches: &[RecordBatch]) -> i64 {
     batches[0].column(0).as_primitive::<Int64Type>().value(0)
 }
 
-/// The CPU time this process has used (all threads, user + system), from /proc/self/stat in
-/// clock ticks of 10 ms. Unlike wall time it does not grow when other processes share the cores.
+/// The CPU time this process has used (all threads, those that ended included; user +
+/// system), in microseconds from `getrusage`. Unlike wall time it does not grow when other
+/// processes share the cores.
+#[expect(
+    unsafe_code,
+    reason = "getrusage fills a zeroed struct it is handed; there is no safe wrapper in the tree"
+)]
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    // The fields after the command name (which is in parentheses and may hold spaces).
-    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
-    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-    ticks as f64 / 100.0
+    // SAFETY: `rusage` is plain data, valid when zeroed, and getrusage writes only into it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF and a valid pointer to a rusage are what getrusage expects.
+    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    assert_eq!(status, 0, "getrusage failed");
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// One query's figures: median wall seconds and median CPU seconds over `runs()` runs after a
