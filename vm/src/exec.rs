@@ -189,6 +189,12 @@ pub(crate) struct ShortText {
 }
 
 impl ShortText {
+    /// A short text no bytes are (its length is no slice's), to fill unused places with.
+    pub(crate) const NONE: ShortText = ShortText {
+        len: usize::MAX,
+        words: (0, 0),
+    };
+
     /// `text` as a short text; `None` when it is longer than [`SHORT_TEXT`] bytes.
     pub(crate) fn new(text: &[u8]) -> Option<ShortText> {
         (text.len() <= SHORT_TEXT).then(|| ShortText {

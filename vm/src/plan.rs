@@ -75,19 +75,32 @@ pub(crate) struct HeaderProbe {
 }
 
 /// How a [`HeaderProbe`] tests a leaf.
+///
+/// With a tag of its own (not one hidden in a field's unused values), so that telling the kinds
+/// apart is one compare.
 #[derive(Debug, Clone)]
+#[repr(u8)]
 enum ProbeTest {
     /// [`ProbeTest::Equal`] where the header's name and every constant are short texts (most):
     /// each compare is a length test and two word compares.
-    EqualShort {
-        name: ShortText,
-        texts: Box<[ShortText]>,
-    },
+    EqualShort(ShortProbe),
     /// String equality with few constants (`str_eq`, a small `str_in`), by their bytes: comparing
     /// the value with them costs less than looking it up in the table's dictionary for an id.
     Equal(Box<[Box<[u8]>]>),
     /// The step's own test (a kind [`Kind::is_leafwise`] accepts, without dictionary ids).
     Step(Kind),
+}
+
+/// [`ProbeTest::EqualShort`]: the header's name and the constants as short texts, and the
+/// probe's verdicts (a copy of the [`HeaderProbe`]'s), so that its loops need this alone.
+#[derive(Debug, Clone)]
+struct ShortProbe {
+    name: ShortText,
+    /// The constants, then [`ShortText::NONE`]: held in place and compared all, so that the
+    /// compares need no loop and no pointer to load.
+    texts: [ShortText; PROBE_TEXTS],
+    on_hit: bool,
+    on_miss: bool,
 }
 
 /// Equality tests with at most this many constants are probed by text.
@@ -177,13 +190,16 @@ impl HeaderProbe {
             _ => None,
         };
         let short = |texts: &[Box<[u8]>]| -> Option<ProbeTest> {
-            Some(ProbeTest::EqualShort {
+            let mut places = [ShortText::NONE; PROBE_TEXTS];
+            for (place, text) in places.iter_mut().zip(texts) {
+                *place = ShortText::new(text)?;
+            }
+            Some(ProbeTest::EqualShort(ShortProbe {
                 name: ShortText::new(name.as_bytes())?,
-                texts: texts
-                    .iter()
-                    .map(|t| ShortText::new(t))
-                    .collect::<Option<_>>()?,
-            })
+                texts: (texts.len() <= PROBE_TEXTS).then_some(places)?,
+                on_hit: step.on_true == TRUE,
+                on_miss: step.on_false == TRUE,
+            }))
         };
         let test = match (texts, &step.kind) {
             (Some(texts), _) => short(&texts).unwrap_or(ProbeTest::Equal(texts)),
@@ -208,16 +224,15 @@ impl HeaderProbe {
     #[inline(always)]
     pub(crate) fn decide<H: Headers + ?Sized>(&self, program: &Program, headers: &H) -> bool {
         match &self.test {
-            ProbeTest::EqualShort { name, texts } => self.decide_short(name, texts, headers),
+            ProbeTest::EqualShort(short) => short.decide(headers),
             ProbeTest::Equal(texts) => self.decide_equal(texts, headers),
             ProbeTest::Step(kind) => self.decide_step(program, kind, headers),
         }
     }
 
-    /// [`HeaderProbe::decide`] for equality, out of line and calling nothing, so that its loops
-    /// need no registers saved. A value is compared by its bytes, without checking that they are
-    /// UTF-8: bytes equal to a constant (text) are that text, and bytes that are not UTF-8 equal
-    /// no constant, as they satisfy no string test.
+    /// [`HeaderProbe::decide`] for equality, out of line. A value is compared by its bytes,
+    /// without checking that they are UTF-8: bytes equal to a constant (text) are that text, and
+    /// bytes that are not UTF-8 equal no constant, as they satisfy no string test.
     #[inline(never)]
     fn decide_equal<H: Headers + ?Sized>(&self, texts: &[Box<[u8]>], headers: &H) -> bool {
         let name = &*self.name;
@@ -234,29 +249,7 @@ impl HeaderProbe {
         self.on_miss
     }
 
-    /// [`HeaderProbe::decide_equal`] for a name and constants that are short texts.
-    #[inline(never)]
-    fn decide_short<H: Headers + ?Sized>(
-        &self,
-        name: &ShortText,
-        texts: &[ShortText],
-        headers: &H,
-    ) -> bool {
-        for (n, values) in headers.entries() {
-            if name.is(n.bytes()) {
-                for v in values.values() {
-                    let v = v.bytes();
-                    if texts.iter().any(|t| t.is(v)) {
-                        return self.on_hit;
-                    }
-                }
-            }
-        }
-        self.on_miss
-    }
-
-    /// [`HeaderProbe::decide`] for the kinds other than equality, out of line: the equality
-    /// probe inlined into the caller then needs no frame of its own.
+    /// [`HeaderProbe::decide`] for the kinds other than equality, out of line.
     #[inline(never)]
     fn decide_step<H: Headers + ?Sized>(
         &self,
@@ -268,6 +261,54 @@ impl HeaderProbe {
             Plan::leafwise(kind, slot)
         });
         if hit { self.on_hit } else { self.on_miss }
+    }
+}
+
+impl ShortProbe {
+    /// [`HeaderProbe::decide_equal`] for a name and constants that are short texts. Up to the
+    /// first header of the name (whose values most often decide) in a loop that calls nothing,
+    /// so that it needs no registers saved; the headers after it in [`ShortProbe::decide_rest`].
+    #[inline(never)]
+    fn decide<H: Headers + ?Sized>(&self, headers: &H) -> bool {
+        let mut entries = headers.entries();
+        while let Some((n, values)) = entries.next() {
+            if self.name.is(n.bytes()) {
+                if self.any_value(values.values()) {
+                    return self.on_hit;
+                }
+                return self.decide_rest(entries);
+            }
+        }
+        self.on_miss
+    }
+
+    /// [`ShortProbe::decide`] on the headers after the first of the name.
+    #[inline(never)]
+    fn decide_rest<'h, N, V>(&self, entries: impl Iterator<Item = (&'h N, &'h V)>) -> bool
+    where
+        N: Text + ?Sized + 'h,
+        V: HeaderValues + ?Sized + 'h,
+    {
+        for (n, values) in entries {
+            if self.name.is(n.bytes()) && self.any_value(values.values()) {
+                return self.on_hit;
+            }
+        }
+        self.on_miss
+    }
+
+    /// Whether some of `values` equals some constant.
+    #[inline(always)]
+    fn any_value<T: Text>(&self, values: &[T]) -> bool {
+        for v in values {
+            let v = v.bytes();
+            for t in &self.texts {
+                if t.is(v) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 }
 
@@ -835,7 +876,7 @@ mod tests {
             let program = Program::new(p).unwrap();
             if let Some(probe) = program.header_probe() {
                 probed[match probe.test {
-                    ProbeTest::EqualShort { .. } => 0,
+                    ProbeTest::EqualShort(_) => 0,
                     ProbeTest::Equal(_) => 1,
                     ProbeTest::Step(_) => 2,
                 }] += 1;
