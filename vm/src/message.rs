@@ -202,12 +202,23 @@ impl Text for [u8] {
     fn text(&self) -> Result<&str, &[u8]> {
         std::str::from_utf8(self).map_err(|_| self)
     }
+
+    /// The bytes as they are, without checking that they are UTF-8.
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        self
+    }
 }
 
 impl<T: Text + ?Sized> Text for &T {
     #[inline]
     fn text(&self) -> Result<&str, &[u8]> {
         (**self).text()
+    }
+
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        (**self).bytes()
     }
 }
 

@@ -25,7 +25,7 @@
 //!
 //! A plan of one test (most one-clause policies) comparing ids or shapes is decided where
 //! [`Program::eval`] is inlined, without entering the loop. When that one test reads the leaves
-//! of a header, borrowed headers need no bound row at all ([`Plan::run_headers`]): the test is
+//! of a header, borrowed headers need no bound row at all ([`HeaderProbe::decide`]): the test is
 //! "some leaf satisfies ...", so it holds on the header's slot exactly when it holds on some single
 //! value, bound as the binder binds it; the values are tested as the headers are read, and few
 //! equality constants are compared as text rather than looked up for ids.
@@ -34,9 +34,9 @@
 //! plan and runs on the general executor.
 
 use crate::bind::{self, Bound, NO_ID, Slot, SlotNeeds};
-use crate::exec;
+use crate::exec::{self, ShortText};
 use crate::key::Key;
-use crate::message::Headers;
+use crate::message::{HeaderValues, Headers, Text};
 use crate::op::{Inst, Reg};
 use crate::program::{ClosedInterval, Program};
 use crate::value::Shapes;
@@ -56,15 +56,15 @@ pub(crate) struct Plan {
     start: u32,
     /// The stamp of the program's key table when its ids were taken.
     stamp: u64,
-    /// For a plan of one test of one header's leaves: that header (see [`Plan::run_headers`]).
-    probe: Option<HeaderProbe>,
 }
 
-/// A plan of one test of one header's leaves, as [`Plan::run_headers`] decides it.
+/// A plan of one test of one header's leaves, decided on borrowed headers as they are read
+/// ([`HeaderProbe::decide`]). [`crate::program::Program`] holds it beside its plan, so that
+/// the borrowed-headers path tests one field before it starts reading.
 #[derive(Debug, Clone)]
-struct HeaderProbe {
+pub(crate) struct HeaderProbe {
     /// The header's name.
-    name: Box<str>,
+    name: Box<[u8]>,
     /// What binding computes for its values' leaves (no dictionary ids: see `test`).
     needs: SlotNeeds,
     /// The test of one leaf.
@@ -75,13 +75,32 @@ struct HeaderProbe {
 }
 
 /// How a [`HeaderProbe`] tests a leaf.
+///
+/// With a tag of its own (not one hidden in a field's unused values), so that telling the kinds
+/// apart is one compare.
 #[derive(Debug, Clone)]
+#[repr(u8)]
 enum ProbeTest {
-    /// String equality with few constants (`str_eq`, a small `str_in`), by text: comparing the
-    /// value with them costs less than looking it up in the table's dictionary for an id.
-    Equal(Strings),
+    /// [`ProbeTest::Equal`] where the header's name and every constant are short texts (most):
+    /// each compare is a length test and two word compares.
+    EqualShort(ShortProbe),
+    /// String equality with few constants (`str_eq`, a small `str_in`), by their bytes: comparing
+    /// the value with them costs less than looking it up in the table's dictionary for an id.
+    Equal(Box<[Box<[u8]>]>),
     /// The step's own test (a kind [`Kind::is_leafwise`] accepts, without dictionary ids).
     Step(Kind),
+}
+
+/// [`ProbeTest::EqualShort`]: the header's name and the constants as short texts, and the
+/// probe's verdicts (a copy of the [`HeaderProbe`]'s), so that its loops need this alone.
+#[derive(Debug, Clone)]
+struct ShortProbe {
+    name: ShortText,
+    /// The constants, then [`ShortText::NONE`]: held in place and compared all, so that the
+    /// compares need no loop and no pointer to load.
+    texts: [ShortText; PROBE_TEXTS],
+    on_hit: bool,
+    on_miss: bool,
 }
 
 /// Equality tests with at most this many constants are probed by text.
@@ -140,16 +159,24 @@ enum Kind {
 }
 
 impl HeaderProbe {
-    /// The probe of a plan whose one step, `step` (of instruction `inst`), tests the leaves of a
-    /// header; `None` for other steps.
-    fn of(program: &Program, step: &Step, inst: &Inst) -> Option<HeaderProbe> {
+    /// The probe of a program whose plan is one step (of the program's first test) testing the
+    /// leaves of a header; `None` for other programs.
+    pub(crate) fn of(program: &Program, plan: &Plan) -> Option<HeaderProbe> {
+        let ([step], 0) = (&*plan.steps, plan.start) else {
+            return None;
+        };
+        let inst = program.code().iter().find(|inst| is_test(inst))?;
         let keys = program.keys();
         let Some(Key::Header(name)) = keys.keys().get(step.slot as usize) else {
             return None;
         };
         let pools = program.pools();
+        let bytes = |s: &str| Box::<[u8]>::from(s.as_bytes());
         let texts = match *inst {
-            Inst::StrEq { s, .. } => pools.strings.get(s.0 as usize).map(|s| strings([&**s])),
+            Inst::StrEq { s, .. } => pools
+                .strings
+                .get(s.0 as usize)
+                .map(|s| Box::from([bytes(s)])),
             Inst::StrIn { set, .. } => pools
                 .sets
                 .get(set.0 as usize)
@@ -158,24 +185,130 @@ impl HeaderProbe {
                     // In a fixed order: the hash set's depends on its seed.
                     let mut texts: Vec<&str> = set.iter().map(|s| &**s).collect();
                     texts.sort_unstable();
-                    strings(texts)
+                    texts.into_iter().map(bytes).collect()
                 }),
             _ => None,
         };
+        let short = |texts: &[Box<[u8]>]| -> Option<ProbeTest> {
+            let mut places = [ShortText::NONE; PROBE_TEXTS];
+            for (place, text) in places.iter_mut().zip(texts) {
+                *place = ShortText::new(text)?;
+            }
+            Some(ProbeTest::EqualShort(ShortProbe {
+                name: ShortText::new(name.as_bytes())?,
+                texts: (texts.len() <= PROBE_TEXTS).then_some(places)?,
+                on_hit: step.on_true == TRUE,
+                on_miss: step.on_false == TRUE,
+            }))
+        };
         let test = match (texts, &step.kind) {
-            (Some(texts), _) => ProbeTest::Equal(texts),
+            (Some(texts), _) => short(&texts).unwrap_or(ProbeTest::Equal(texts)),
             // Equality by ids needs the ids binding gives: bound leaves, not probed ones.
             (None, Kind::Eq(_) | Kind::IdMask { .. } | Kind::In(_)) => return None,
             (None, kind) if kind.is_leafwise() => ProbeTest::Step(kind.clone()),
             (None, _) => return None,
         };
         Some(HeaderProbe {
-            name: name.clone(),
+            name: name.as_bytes().into(),
             needs: keys.needs(step.slot).without_ids(),
             test,
             on_hit: step.on_true == TRUE,
             on_miss: step.on_false == TRUE,
         })
+    }
+
+    /// The program's verdict on `headers`, read as they are, without binding a row: the test
+    /// holds on the header's slot when it holds on some single one of its leaves (every kind
+    /// [`Kind::is_leafwise`] accepts is "some leaf satisfies ..."), so each value is tested as
+    /// the one leaf of a slot, bound as the binder binds it, and the first that holds decides.
+    #[inline(always)]
+    pub(crate) fn decide<H: Headers + ?Sized>(&self, program: &Program, headers: &H) -> bool {
+        match &self.test {
+            ProbeTest::EqualShort(short) => short.decide(headers),
+            ProbeTest::Equal(texts) => self.decide_equal(texts, headers),
+            ProbeTest::Step(kind) => self.decide_step(program, kind, headers),
+        }
+    }
+
+    /// [`HeaderProbe::decide`] for equality, out of line. A value is compared by its bytes,
+    /// without checking that they are UTF-8: bytes equal to a constant (text) are that text, and
+    /// bytes that are not UTF-8 equal no constant, as they satisfy no string test.
+    #[inline(never)]
+    fn decide_equal<H: Headers + ?Sized>(&self, texts: &[Box<[u8]>], headers: &H) -> bool {
+        let name = &*self.name;
+        for (n, values) in headers.entries() {
+            if exec::same(name, n.bytes()) {
+                for v in values.values() {
+                    let v = v.bytes();
+                    if texts.iter().any(|t| exec::same(v, t)) {
+                        return self.on_hit;
+                    }
+                }
+            }
+        }
+        self.on_miss
+    }
+
+    /// [`HeaderProbe::decide`] for the kinds other than equality, out of line.
+    #[inline(never)]
+    fn decide_step<H: Headers + ?Sized>(
+        &self,
+        program: &Program,
+        kind: &Kind,
+        headers: &H,
+    ) -> bool {
+        let hit = bind::any_header_value(program.keys(), headers, &self.name, self.needs, |slot| {
+            Plan::leafwise(kind, slot)
+        });
+        if hit { self.on_hit } else { self.on_miss }
+    }
+}
+
+impl ShortProbe {
+    /// [`HeaderProbe::decide_equal`] for a name and constants that are short texts. Up to the
+    /// first header of the name (whose values most often decide) in a loop that calls nothing,
+    /// so that it needs no registers saved; the headers after it in [`ShortProbe::decide_rest`].
+    #[inline(never)]
+    fn decide<H: Headers + ?Sized>(&self, headers: &H) -> bool {
+        let mut entries = headers.entries();
+        while let Some((n, values)) = entries.next() {
+            if self.name.is(n.bytes()) {
+                if self.any_value(values.values()) {
+                    return self.on_hit;
+                }
+                return self.decide_rest(entries);
+            }
+        }
+        self.on_miss
+    }
+
+    /// [`ShortProbe::decide`] on the headers after the first of the name.
+    #[inline(never)]
+    fn decide_rest<'h, N, V>(&self, entries: impl Iterator<Item = (&'h N, &'h V)>) -> bool
+    where
+        N: Text + ?Sized + 'h,
+        V: HeaderValues + ?Sized + 'h,
+    {
+        for (n, values) in entries {
+            if self.name.is(n.bytes()) && self.any_value(values.values()) {
+                return self.on_hit;
+            }
+        }
+        self.on_miss
+    }
+
+    /// Whether some of `values` equals some constant.
+    #[inline(always)]
+    fn any_value<T: Text>(&self, values: &[T]) -> bool {
+        for v in values {
+            let v = v.bytes();
+            for t in &self.texts {
+                if t.is(v) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 }
 
@@ -298,7 +431,6 @@ impl Plan {
             wildcards: vec![None; pools.wildcards.len()],
         };
         let mut steps = Vec::with_capacity(tests);
-        let first_test = code.iter().position(is_test);
         for (pc, inst) in code.iter().enumerate().filter(|(_, inst)| is_test(inst)) {
             let next = reach.get(pc + 1).copied().unwrap_or([FALSE; 2]);
             let (kind, slot) = step(program, &mut shared, pc, inst);
@@ -310,72 +442,10 @@ impl Plan {
             });
         }
         let start = reach.first().map_or(FALSE, |r| r[0]);
-        let keys = program.keys();
-        let probe = match (&*steps, start, first_test) {
-            ([step], 0, Some(pc)) => HeaderProbe::of(program, step, code.get(pc)?),
-            _ => None,
-        };
         Some(Plan {
             steps,
             start,
-            stamp: keys.stamp(),
-            probe,
-        })
-    }
-
-    /// Decides a plan of one test of one header's leaves (most one-clause stream and expr
-    /// filters) on `headers` as they are read, without binding a row: the test holds on the
-    /// header's slot when it holds on some single one of its leaves (every kind
-    /// [`Kind::is_leafwise`] accepts is "some leaf satisfies ..."), so each value is tested as
-    /// the one leaf of a slot, bound as the binder binds it, and the first that holds decides.
-    /// `None` for other plans.
-    #[inline(always)]
-    pub(crate) fn run_headers<H: Headers + ?Sized>(
-        &self,
-        program: &Program,
-        headers: &H,
-    ) -> Option<bool> {
-        let probe = self.probe.as_ref()?;
-        let hit = match &probe.test {
-            // Equality reads nothing binding computes beyond the text.
-            ProbeTest::Equal(texts) => Plan::probe_equal(program, probe, texts, headers),
-            ProbeTest::Step(kind) => Plan::probe_step(program, probe, kind, headers),
-        };
-        Some(if hit { probe.on_hit } else { probe.on_miss })
-    }
-
-    /// [`Plan::run_headers`] for equality, out of line and calling nothing, so that its loops
-    /// need no registers saved.
-    #[inline(never)]
-    fn probe_equal<H: Headers + ?Sized>(
-        program: &Program,
-        probe: &HeaderProbe,
-        texts: &[Box<str>],
-        headers: &H,
-    ) -> bool {
-        // Equality reads nothing binding computes beyond the text.
-        let name = probe.name.as_bytes();
-        bind::any_header_value(
-            program.keys(),
-            headers,
-            name,
-            SlotNeeds::default(),
-            |slot| exec::str_equal(slot, texts),
-        )
-    }
-
-    /// [`Plan::run_headers`] for the kinds other than equality, out of line: the equality probe
-    /// inlined into the caller then needs no frame of its own.
-    #[inline(never)]
-    fn probe_step<H: Headers + ?Sized>(
-        program: &Program,
-        probe: &HeaderProbe,
-        kind: &Kind,
-        headers: &H,
-    ) -> bool {
-        let name = probe.name.as_bytes();
-        bind::any_header_value(program.keys(), headers, name, probe.needs, |slot| {
-            Plan::leafwise(kind, slot)
+            stamp: program.keys().stamp(),
         })
     }
 
@@ -612,11 +682,21 @@ mod tests {
         let mut p = ProgramParts::default();
         p.keys.intern(Key::Header("a".into()));
         p.keys.intern(Key::Header("b".into()));
+        // Longer than a short text: its equality probe compares bytes.
+        p.keys
+            .intern(Key::Header("a-header-named-at-length".into()));
         p.pools.strings.push("x".into());
         p.pools.strings.push("a-long-value-123".into());
+        p.pools.strings.push("a-long-value-1234".into());
         p.pools
             .sets
             .push(["x", "y", "zz"].into_iter().map(Into::into).collect());
+        p.pools.sets.push(
+            ["x", "a-long-value-1234"]
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+        );
         p.pools.lists.push(vec!["a-".into(), "x".into()]);
         p.pools.ranges.push(vec![crate::program::Interval {
             lo: 1.0,
@@ -630,7 +710,7 @@ mod tests {
 
     fn random_test(rng: &mut Rng) -> Inst {
         let dst = Reg(0);
-        let slot = SlotRef(rng.below(2) as u32);
+        let slot = SlotRef(rng.below(3) as u32);
         match rng.below(8) {
             0 => Inst::Shape {
                 dst,
@@ -640,12 +720,12 @@ mod tests {
             1 => Inst::StrEq {
                 dst,
                 slot,
-                s: StrRef(rng.below(2) as u32),
+                s: StrRef(rng.below(3) as u32),
             },
             2 => Inst::StrIn {
                 dst,
                 slot,
-                set: SetRef(0),
+                set: SetRef(rng.below(2) as u32),
             },
             3 => Inst::StrPrefix {
                 dst,
@@ -743,8 +823,33 @@ mod tests {
     #[test]
     fn probed_headers_agree_with_bound_headers() {
         let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-        let values: [&[u8]; 8] = [b"x", b"zz", b"a-b", b"5", b"12", b"", b"bx", b"\xffx"];
-        let mut probed = 0;
+        // Values equal to the constants, and of their lengths differing in one byte.
+        let values: [&[u8]; 15] = [
+            b"x",
+            b"zz",
+            b"zy",
+            b"a-b",
+            b"5",
+            b"12",
+            b"",
+            b"bx",
+            b"\xffx",
+            b"a-long-value-123",
+            b"a-long-valuf-123",
+            b"a-long-value-1234",
+            b"a-long-value-1x34",
+            b"a-long-v\xffue-1234",
+            b"xa-long-value-123",
+        ];
+        let names: [&[u8]; 6] = [
+            b"a",
+            b"b",
+            b"\xff",
+            b"a-header-named-at-length",
+            b"a-header-named-at-lengtx",
+            b"a-header-named-at-lengt",
+        ];
+        let mut probed = [0; 3];
         for _ in 0..2000 {
             // One test, then maybe `not` or a jump over a `const`, then `ret`.
             let mut code = vec![random_test(&mut rng)];
@@ -769,14 +874,21 @@ mod tests {
             let mut p = parts();
             p.code = code;
             let program = Program::new(p).unwrap();
-            probed += usize::from(program.plan().is_some_and(|p| p.probe.is_some()));
+            if let Some(probe) = program.header_probe() {
+                probed[match probe.test {
+                    ProbeTest::EqualShort(_) => 0,
+                    ProbeTest::Equal(_) => 1,
+                    ProbeTest::Step(_) => 2,
+                }] += 1;
+            }
             for _ in 0..8 {
                 // Names repeat, value lists may be empty, values need not be UTF-8.
                 let headers: Vec<(&[u8], Vec<&[u8]>)> = (0..rng.below(5))
                     .map(|_| {
-                        let name: &[u8] = [&b"a"[..], b"b", b"\xff"][rng.below(3)];
+                        let name = names[rng.below(names.len())];
                         let n = rng.below(3);
-                        (name, (0..n).map(|_| values[rng.below(8)]).collect())
+                        let value = |_| values[rng.below(values.len())];
+                        (name, (0..n).map(value).collect())
                     })
                     .collect();
                 let mut b = Bindings::new();
@@ -792,7 +904,11 @@ mod tests {
                 );
             }
         }
-        assert!(probed > 500, "{probed} programs probed");
+        // Every kind of probe is exercised.
+        assert!(
+            probed.iter().all(|&n| n > 100),
+            "{probed:?} programs probed"
+        );
     }
 
     #[test]

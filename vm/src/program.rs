@@ -268,6 +268,9 @@ pub struct Program {
     /// The decision graph the executor runs, for one-register programs (derived, see
     /// [`crate::plan`]).
     plan: Option<crate::plan::Plan>,
+    /// For a plan of one test of one header's leaves, that test as borrowed headers are probed
+    /// for it ([`Program::eval_headers`]); boxed, so that the check is one word.
+    header_probe: Option<Box<crate::plan::HeaderProbe>>,
     /// The substring searcher of each list a `str_contains` or `str_contains_fold` instruction
     /// reads, indexed like `pools.lists` (`None` for the other lists); built here, once per
     /// list, so that evaluation never builds one (see [`crate::substring`]).
@@ -412,6 +415,7 @@ impl Program {
         let mut program = Program {
             parts,
             plan: None,
+            header_probe: None,
             substrings: Box::new([]),
         };
         for (at, inst) in program.parts.code.iter().enumerate() {
@@ -421,6 +425,11 @@ impl Program {
         program.substrings = substrings(&program.parts)?;
         needs(&mut program.parts);
         program.plan = crate::plan::Plan::build(&program);
+        program.header_probe = program
+            .plan
+            .as_ref()
+            .and_then(|plan| crate::plan::HeaderProbe::of(&program, plan))
+            .map(Box::new);
         Ok(program)
     }
 
@@ -434,6 +443,12 @@ impl Program {
     /// The decision graph the executor runs this program as, if it has one.
     pub(crate) fn plan(&self) -> Option<&crate::plan::Plan> {
         self.plan.as_ref()
+    }
+
+    /// The probe [`Program::eval_headers`] decides borrowed headers with, if it has one.
+    #[cfg(test)]
+    pub(crate) fn header_probe(&self) -> Option<&crate::plan::HeaderProbe> {
+        self.header_probe.as_deref()
     }
 
     /// The number of tests on the decision graph the executor runs, or `None` when the program
@@ -512,14 +527,10 @@ impl Program {
         headers: &H,
         registers: &mut Vec<bool>,
     ) -> bool {
-        if let Some(verdict) = self
-            .plan
-            .as_ref()
-            .and_then(|p| p.run_headers(self, headers))
-        {
-            return verdict;
+        match self.header_probe.as_deref() {
+            Some(probe) => probe.decide(self, headers),
+            None => self.bind_headers_and_eval(bindings, headers, registers),
         }
-        self.bind_headers_and_eval(bindings, headers, registers)
     }
 
     /// [`Program::eval_headers`] by binding, out of line.
