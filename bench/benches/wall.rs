@@ -630,7 +630,7 @@ fn e2e_bench(c: &mut Criterion) {
     assert!(hand_headers(&PASSING_HEADERS));
     let mut group = c.benchmark_group("e2e/headers_1c");
     group.bench_function("filtervm_headers", |b| {
-        b.iter(|| evaluator.matches_headers(&filter, black_box(&PASSING_HEADERS)))
+        b.iter(|| evaluator.matches_headers(&filter, black_box(&PASSING_HEADERS[..])))
     });
     group.bench_function("hand", |b| {
         b.iter(|| hand_headers(black_box(&PASSING_HEADERS)))
