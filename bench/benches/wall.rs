@@ -21,6 +21,8 @@
 //!   `SubscriptionSet` (one read), `filtervm_bytes_each` one by one; `quamina` has the 5 patterns.
 //!   `hand_serde` is the floor: the same condition written by hand over a struct `serde_json`
 //!   derives from the bytes (borrowed text, every byte validated, unread members skipped).
+//!   `cityfeat_sns_5`: the same features as raw SNS bodies and the `cl_exact` patterns as 5
+//!   body-scope SNS policies (quamina reads the patterns as they are).
 //!   `pol10k_*`: the 10k policies as one body-scope `SubscriptionSet` from raw attrs lines.
 //!   `headers_1c`: one clause (`event in [...]`) over 8 borrowed `(&str, &str)` headers, the
 //!   lookup included (`filtervm_headers`), against the same check written by hand (`hand`).
@@ -598,6 +600,65 @@ fn e2e_bench(c: &mut Criterion) {
         b.iter(|| {
             i = (i + 1) % n;
             by_hand(black_box(&events[i]))
+        })
+    });
+    group.finish();
+
+    // The same features as raw SNS bodies, the `cl_exact` patterns as 5 body-scope SNS policies
+    // (quamina reads them as they are): bigger documents, most members skipped.
+    let bodies: Vec<Vec<u8>> = sample.iter().map(|l| l.as_bytes().to_vec()).collect();
+    let patterns = lines("cl_exact", 5);
+    let mut set = SubscriptionSet::new();
+    for (i, p) in patterns.iter().enumerate() {
+        let policy: Value = serde_json::from_str(p).expect("pattern");
+        let filter = compile(Dialect::Sns, &policy, &body_scope()).expect("compiles");
+        set.insert(i as u64, &filter).expect("adds");
+    }
+    let expected: Vec<usize> = bodies
+        .iter()
+        .map(|b| {
+            set.try_matching(&mut matcher, &MessageParts::body(b))
+                .map_or(0, |m| m.len())
+        })
+        .collect();
+    assert!(
+        expected.iter().any(|&m| m > 0),
+        "some cityfeat body matches"
+    );
+    let mut group = c.benchmark_group("e2e/cityfeat_sns_5");
+    let mut i = 0usize;
+    group.bench_function("filtervm_set_bytes", |b| {
+        b.iter(|| {
+            i = (i + 1) % n;
+            set.try_matching(&mut matcher, &MessageParts::body(black_box(&bodies[i])))
+                .map_or(0, |m| m.len())
+        })
+    });
+    if let Some(q) = quamina_of("cityfeat_sns", &patterns, &bodies, &expected) {
+        bench_quamina(&mut group, &q, &bodies);
+    }
+    // The floor: `properties.MAPBLKLOT` read by `serde_json`, compared exactly (SNS equality).
+    let by_hand = |body: &[u8]| {
+        let lot = serde_json::from_slice::<LotData<'_>>(body)
+            .ok()
+            .and_then(|d| d.properties?.lot);
+        lot.map_or(0, |lot| {
+            values
+                .iter()
+                .filter(|vs| vs.iter().any(|v| *v == lot))
+                .count()
+        })
+    };
+    let from_hand: Vec<usize> = bodies.iter().map(|b| by_hand(b)).collect();
+    assert_eq!(
+        from_hand, expected,
+        "cityfeat as SNS bodies: the hand-written floor disagrees"
+    );
+    let mut i = 0usize;
+    group.bench_function("hand_serde", |b| {
+        b.iter(|| {
+            i = (i + 1) % n;
+            by_hand(black_box(&bodies[i]))
         })
     });
     group.finish();
