@@ -95,7 +95,9 @@ async fn time(ctx: &SessionContext, sql: &str) -> Timing {
 }
 
 /// The archive: `copies` copies of `file` (a workload) as NDJSON files (one per copy), and the
-/// same rows as one Parquet file of a `message` column.
+/// same rows as one Parquet file of a `message` column with a row group per copy. DataFusion
+/// splits a Parquet file between partitions by row groups (and NDJSON by files or byte ranges):
+/// a file of one row group is read by one core however many partitions there are.
 async fn archive(data: &Path, file: &str, out: &Path, copies: usize) -> (PathBuf, PathBuf, usize) {
     let lines = std::fs::read_to_string(data.join(file)).expect("the workload file");
     let out = out.join(file);
@@ -111,8 +113,10 @@ async fn archive(data: &Path, file: &str, out: &Path, copies: usize) -> (PathBuf
     session::register_archive(&ctx, "events", &ndjson, None)
         .await
         .unwrap();
+    let group_rows = lines.lines().count();
     ctx.sql(&format!(
-        "COPY (SELECT message FROM events) TO '{}/events.parquet' STORED AS PARQUET",
+        "COPY (SELECT message FROM events) TO '{}/events.parquet' STORED AS PARQUET \
+         OPTIONS ('format.max_row_group_size' '{group_rows}')",
         parquet.display()
     ))
     .await
