@@ -41,9 +41,10 @@ use cel_interpreter::objects::Map as CelMap;
 use cel_interpreter::{Context, Program as CelProgram, Value as CelValue};
 use criterion::{Criterion, criterion_group, criterion_main};
 use filtervm_bench::{
-    Decoded, HandBound, PASSING_HEADERS, Single, attributes, body_scope, body_single, cel,
-    cityfeat_event, cityfeat_filters, compile_workloads, decode, hand, hand_headers, header_filter,
-    lines, parts, reference_message, single_event, single_message, singles,
+    CityfeatFloor, Decoded, HandBound, PASSING_HEADERS, Single, attributes, body_scope,
+    body_single, cel, cityfeat_event, cityfeat_filters, compile_workloads, decode, hand,
+    hand_headers, header_filter, lines, parts, reference_message, single_event, single_message,
+    singles,
 };
 use filtervm_compiler::{Dialect, Evaluator, compile, compile_text};
 use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
@@ -52,7 +53,6 @@ use quamina::Quamina;
 use quamina::automaton::NfaBuffers;
 use quamina::flatten_json::{Field, State};
 use serde_json::{Value, json};
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -421,26 +421,6 @@ fn bench_quamina(
     });
 }
 
-/// An Event Grid event as the cityfeat floor reads it: `data.properties.MAPBLKLOT`, the rest
-/// validated and skipped.
-#[derive(serde::Deserialize)]
-struct LotEvent<'a> {
-    #[serde(borrow)]
-    data: Option<LotData<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct LotData<'a> {
-    #[serde(borrow)]
-    properties: Option<LotProperties<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct LotProperties<'a> {
-    #[serde(borrow, rename = "MAPBLKLOT")]
-    lot: Option<Cow<'a, str>>,
-}
-
 /// Raw JSON bytes → verdict, against quamina-rs on the same bytes.
 fn e2e_bench(c: &mut Criterion) {
     let mut c = configure(c);
@@ -566,30 +546,9 @@ fn e2e_bench(c: &mut Criterion) {
     if let Some(q) = quamina_of("cityfeat", &patterns, &events, &expected) {
         bench_quamina(&mut group, &q, &events);
     }
-    // The floor: `data.properties.MAPBLKLOT` read by `serde_json` into a struct, then each
-    // filter's values compared as `StringIn` does (ASCII case-insensitively; the values are ASCII).
-    let values: Vec<Vec<String>> = specs
-        .iter()
-        .map(|(f, _)| {
-            f.pointer("/advancedFilters/0/values")
-                .and_then(Value::as_array)
-                .expect("values")
-                .iter()
-                .map(|v| v.as_str().expect("a string").to_owned())
-                .collect()
-        })
-        .collect();
-    let by_hand = |event: &[u8]| {
-        let lot = serde_json::from_slice::<LotEvent<'_>>(event)
-            .ok()
-            .and_then(|e| e.data?.properties?.lot);
-        lot.map_or(0, |lot| {
-            values
-                .iter()
-                .filter(|vs| vs.iter().any(|v| v.eq_ignore_ascii_case(&lot)))
-                .count()
-        })
-    };
+    // The floor: `data.properties.MAPBLKLOT` read by `serde_json` into a struct.
+    let floor = CityfeatFloor::new(&specs);
+    let by_hand = |event: &[u8]| floor.event_matches(event);
     let from_hand: Vec<usize> = events.iter().map(|e| by_hand(e)).collect();
     assert_eq!(
         from_hand, expected,
@@ -638,17 +597,7 @@ fn e2e_bench(c: &mut Criterion) {
         bench_quamina(&mut group, &q, &bodies);
     }
     // The floor: `properties.MAPBLKLOT` read by `serde_json`, compared exactly (SNS equality).
-    let by_hand = |body: &[u8]| {
-        let lot = serde_json::from_slice::<LotData<'_>>(body)
-            .ok()
-            .and_then(|d| d.properties?.lot);
-        lot.map_or(0, |lot| {
-            values
-                .iter()
-                .filter(|vs| vs.iter().any(|v| *v == lot))
-                .count()
-        })
-    };
+    let by_hand = |body: &[u8]| floor.body_matches(body);
     let from_hand: Vec<usize> = bodies.iter().map(|b| by_hand(b)).collect();
     assert_eq!(
         from_hand, expected,

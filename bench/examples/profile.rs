@@ -19,13 +19,12 @@
 //!
 //! Each mode runs 20,000 messages: divide the collected instructions by 20,000.
 use filtervm_bench::{
-    Decoded, PASSING_HEADERS, body_single, cityfeat_event, cityfeat_filters, hand, header_filter,
-    lines, single_message, singles,
+    CityfeatFloor, Decoded, PASSING_HEADERS, body_single, cityfeat_event, cityfeat_filters, hand,
+    header_filter, lines, single_message, singles,
 };
 use filtervm_compiler::{Evaluator, MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::Bindings;
 use filtervm_vm::program::Program;
-use std::borrow::Cow;
 use std::hint::black_box;
 
 #[inline(never)]
@@ -120,38 +119,11 @@ fn run_serde(check: filtervm_bench::Hand, lines: &[Vec<u8>]) -> usize {
     n
 }
 
-/// An Event Grid event as the cityfeat floor reads it (`data.properties.MAPBLKLOT`).
-#[derive(serde::Deserialize)]
-struct LotEvent<'a> {
-    #[serde(borrow)]
-    data: Option<LotData<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct LotData<'a> {
-    #[serde(borrow)]
-    properties: Option<LotProperties<'a>>,
-}
-
-#[derive(serde::Deserialize)]
-struct LotProperties<'a> {
-    #[serde(borrow, rename = "MAPBLKLOT")]
-    lot: Option<Cow<'a, str>>,
-}
-
 #[inline(never)]
-fn run_serde_cityfeat(values: &[Vec<String>], events: &[Vec<u8>]) -> usize {
+fn run_serde_cityfeat(floor: &CityfeatFloor, events: &[Vec<u8>]) -> usize {
     let mut n = 0;
     for e in events.iter().cycle().take(20_000) {
-        let lot = serde_json::from_slice::<LotEvent<'_>>(black_box(e))
-            .ok()
-            .and_then(|e| e.data?.properties?.lot);
-        n += lot.map_or(0, |lot| {
-            values
-                .iter()
-                .filter(|vs| vs.iter().any(|v| v.eq_ignore_ascii_case(&lot)))
-                .count()
-        });
+        n += floor.event_matches(black_box(e));
     }
     n
 }
@@ -228,20 +200,7 @@ fn main() {
                     }
                     run_quamina(&q, &events)
                 }
-                _ => {
-                    let values: Vec<Vec<String>> = specs
-                        .iter()
-                        .map(|(f, _)| {
-                            f.pointer("/advancedFilters/0/values")
-                                .and_then(serde_json::Value::as_array)
-                                .expect("values")
-                                .iter()
-                                .map(|v| v.as_str().expect("a string").to_owned())
-                                .collect()
-                        })
-                        .collect();
-                    run_serde_cityfeat(&values, &events)
-                }
+                _ => run_serde_cityfeat(&CityfeatFloor::new(&specs), &events),
             };
             println!("{mode} {n}");
         }

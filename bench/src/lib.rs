@@ -408,6 +408,76 @@ pub fn cityfeat_filters() -> Vec<(Value, String)> {
         .collect()
 }
 
+/// The hand-written floor of the cityfeat workloads: `data.properties.MAPBLKLOT` (an Event Grid
+/// event) or `properties.MAPBLKLOT` (the feature as an SNS body) read by `serde_json` into a
+/// struct (the rest validated and skipped), then compared with each filter's values.
+pub struct CityfeatFloor {
+    /// Each filter's values (from [`cityfeat_filters`]).
+    values: Vec<Vec<String>>,
+}
+
+#[derive(serde::Deserialize)]
+struct LotEvent<'a> {
+    #[serde(borrow)]
+    data: Option<LotData<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct LotData<'a> {
+    #[serde(borrow)]
+    properties: Option<LotProperties<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct LotProperties<'a> {
+    #[serde(borrow, rename = "MAPBLKLOT")]
+    lot: Option<Cow<'a, str>>,
+}
+
+impl CityfeatFloor {
+    /// The floor of the filters [`cityfeat_filters`] returns.
+    pub fn new(filters: &[(Value, String)]) -> CityfeatFloor {
+        let values = filters
+            .iter()
+            .map(|(f, _)| {
+                f.pointer("/advancedFilters/0/values")
+                    .and_then(Value::as_array)
+                    .expect("values")
+                    .iter()
+                    .map(|v| v.as_str().expect("a string").to_owned())
+                    .collect()
+            })
+            .collect();
+        CityfeatFloor { values }
+    }
+
+    /// How many filters an Event Grid event matches (`StringIn`: ASCII case-insensitively; the
+    /// values are ASCII).
+    pub fn event_matches(&self, event: &[u8]) -> usize {
+        let lot = serde_json::from_slice::<LotEvent<'_>>(event)
+            .ok()
+            .and_then(|e| e.data?.properties?.lot);
+        self.count(lot, |v, lot| v.eq_ignore_ascii_case(lot))
+    }
+
+    /// How many filters a feature read as an SNS body matches (SNS equality: exact).
+    pub fn body_matches(&self, body: &[u8]) -> usize {
+        let lot = serde_json::from_slice::<LotData<'_>>(body)
+            .ok()
+            .and_then(|d| d.properties?.lot);
+        self.count(lot, |v, lot| v == lot)
+    }
+
+    fn count(&self, lot: Option<Cow<'_, str>>, equal: impl Fn(&str, &str) -> bool) -> usize {
+        lot.map_or(0, |lot| {
+            self.values
+                .iter()
+                .filter(|vs| vs.iter().any(|v| equal(v, &lot)))
+                .count()
+        })
+    }
+}
+
 /// A message decoded into typed fields, the input of the hand-written checks (the counterpart of
 /// a bound message: decoding is done before timing, as binding is for filtervm). [`decode`]
 /// builds it from a parsed message (owned text); `serde_json::from_slice` builds it straight from
@@ -816,6 +886,35 @@ mod tests {
         };
         assert_eq!(keys('c', 3), ["event", "environment", "region"]);
         assert_eq!(keys('n', 3), ["event", "environment", "amount"]);
+    }
+
+    /// The cityfeat floor reads the lot where each form holds it and compares as its dialect
+    /// does: `StringIn` case-insensitively, SNS equality exactly.
+    #[test]
+    fn the_cityfeat_floor_compares_as_each_dialect_does() {
+        let filter = json!({"advancedFilters": [{"operatorType": "StringIn",
+            "key": "data.properties.MAPBLKLOT", "values": ["ab1", "x"]}]});
+        let floor = CityfeatFloor::new(&[(filter.clone(), String::new()), (filter, String::new())]);
+        assert_eq!(
+            floor.event_matches(br#"{"data": {"properties": {"MAPBLKLOT": "AB1"}}}"#),
+            2
+        );
+        assert_eq!(
+            floor.event_matches(br#"{"data": {"properties": {"LOT": "ab1"}}}"#),
+            0
+        );
+        assert_eq!(
+            floor.event_matches(br#"{"data": {"properties": {"MAPBLKLOT": "ab1"}"#),
+            0
+        );
+        assert_eq!(
+            floor.body_matches(br#"{"properties": {"MAPBLKLOT": "ab1"}}"#),
+            2
+        );
+        assert_eq!(
+            floor.body_matches(br#"{"properties": {"MAPBLKLOT": "AB1"}}"#),
+            0
+        );
     }
 
     #[test]
