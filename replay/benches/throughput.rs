@@ -7,6 +7,9 @@
 //! cargo bench --manifest-path replay/Cargo.toml --features bench-peers --bench throughput -- /tmp/bench-data
 //! ```
 //!
+//! `FILTERVM_BENCH_COPIES=N` makes the archive N times larger; `FILTERVM_BENCH_ONLY=local` or
+//! `ballista` runs one part.
+//!
 //! Each figure is the median of `FILTERVM_BENCH_RUNS` runs (default 5) after one warm-up run:
 //! `rows_per_s` from wall time, `rows_per_cpu_s` from the CPU time the process used (all
 //! threads), which is rows per second per core busy and does not change when other processes
@@ -38,6 +41,12 @@ const OPTIONS: &str = r#"{"scope":"MessageBody"}"#;
 const PEER_FILTER: &str = "json_get_str(message, 'event') = 'order.paid' \
     AND json_get_str(message, 'environment') = 'production' \
     AND json_get_float(message, 'amount') >= 100 AND json_get_float(message, 'amount') < 1000";
+
+/// Whether to run `part` (`local` or `ballista`): `FILTERVM_BENCH_ONLY` names one, or is unset
+/// for both.
+fn only(part: &str) -> bool {
+    std::env::var("FILTERVM_BENCH_ONLY").map_or(true, |only| only == part)
+}
 
 fn runs() -> usize {
     std::env::var("FILTERVM_BENCH_RUNS")
@@ -262,7 +271,12 @@ async fn main() {
             queries.push(("route10k", &route_sql));
             queries.push(("route10k_json_functions_join", &peer_route_sql));
         }
-        for (format, path) in [("ndjson", &ndjson), ("parquet", &parquet)] {
+        let formats = if only("local") {
+            vec![("ndjson", &ndjson), ("parquet", &parquet)]
+        } else {
+            Vec::new()
+        };
+        for (format, path) in formats {
             let mut answers: Vec<(&str, i64)> = Vec::new();
             for partitions in [1, 2] {
                 let config = SessionConfig::new().with_target_partitions(partitions);
@@ -305,7 +319,7 @@ async fn main() {
         }
 
         // Ballista: 1 and 2 executors of one task slot each, in this process, over NDJSON.
-        if name != "attrs" {
+        if name != "attrs" || !only("ballista") {
             continue;
         }
         for executors in [1, 2] {
