@@ -25,6 +25,8 @@ fi
 
 echo "== wall clock (criterion)"
 cargo bench --manifest-path bench/Cargo.toml --bench wall 2>&1 | tee "$out/wall.txt"
+echo "== the JSON reader against serde_json, sonic-rs and simd-json (criterion)"
+cargo bench --manifest-path bench/Cargo.toml --bench json 2>&1 | tee "$out/json.txt"
 rm -rf "$out/criterion"
 cp -r bench/target/criterion "$out/criterion"
 

@@ -8,8 +8,8 @@
 //! - `filtervm/extract_*`: the whole line checked, the wanted paths kept in a pruned document
 //!   (`pol1c`: `event`; `pol3c`: `event`, `environment`, `region`; `pol8c`: the 8 keys of the
 //!   generated 8-clause policy; `cityfeat5`: `type` and 4 `properties`/`geometry` paths).
-//! - `serde_json/ignored_any`, `serde_json/value`: the workspace's serde_json (with
-//!   `arbitrary_precision` and `preserve_order`, as filtervm used it).
+//! - `serde_json/ignored_any`, `serde_json/value`: serde_json as the bench workspace builds it
+//!   (`preserve_order`).
 //! - `sonic_rs/get_*`: the lazy `get`/`get_many` API (stops reading after the last wanted value:
 //!   it does not validate the rest of the line).
 //! - `simd_json/borrowed_value`: `to_borrowed_value` on a copy of the line (simd-json parses in
