@@ -8,6 +8,8 @@
 //! - `filtervm/extract_*`: the whole line checked, the wanted paths kept in a pruned document
 //!   (`pol1c`: `event`; `pol3c`: `event`, `environment`, `region`; `pol8c`: the 8 keys of the
 //!   generated 8-clause policy; `cityfeat5`: `type` and 4 `properties`/`geometry` paths).
+//! - `memchr/quotes_utf8_controls`: a floor for memchr-based skipping (quotes and backslashes
+//!   found with `memchr2`, UTF-8 and control bytes checked; no structure).
 //! - `serde_json/ignored_any`, `serde_json/value`: serde_json as the bench workspace builds it
 //!   (`preserve_order`).
 //! - `sonic_rs/get_*`: the lazy `get`/`get_many` API (stops reading after the last wanted value:
@@ -156,6 +158,21 @@ fn bench_workload(
         });
     }
 
+    // A floor for memchr-based skipping: only finding the quotes and backslashes (memchr2) and
+    // checking the line is UTF-8 with no control byte, with no structure read at all. A skipper
+    // built on memchr does at least this much; if it is not faster than `filtervm/validate`, which
+    // does all of it and the structure in one pass of 8-byte words, memchr cannot win.
+    group.bench_function("memchr/quotes_utf8_controls", |b| {
+        b.iter(|| {
+            for line in &lines {
+                let line = black_box(line.as_slice());
+                let quotes = memchr::memchr2_iter(b'"', b'\\', line).count();
+                let text = std::str::from_utf8(line).is_ok();
+                let controls = line.iter().fold(false, |any, &b| any | (b < 0x20));
+                black_box((quotes, text, controls));
+            }
+        })
+    });
     group.bench_function("serde_json/ignored_any", |b| {
         b.iter(|| {
             for line in &lines {
