@@ -375,9 +375,12 @@ fn from_bytes(
         ),
         code: EXIT_NEGATIVE,
     };
+    // Messages in one pass over the lines (a batch line holds several).
+    let mut per_pass = 0usize;
     for (i, (s, expected)) in samples.iter().zip(by_set).enumerate() {
         let read = read_messages(&s.line, options).map_err(|e| failed(i, e.to_string()))?;
         for message in read {
+            per_pass += 1;
             let matches = set.matching(scratch, &message.parts());
             if !expected.unjudged
                 && let Some(group) = matches.unjudged().next()
@@ -403,31 +406,13 @@ fn from_bytes(
         }
     }
     // Every line was read above: reading cannot fail here.
-    let (mut messages_read, mut lines) = (0usize, 0usize);
-    let bar = phase_bar(
-        "from-bytes",
-        budget.as_millis().try_into().unwrap_or(u64::MAX),
-    );
-    let started = Instant::now();
-    loop {
-        for s in samples {
-            if let Ok(read) = read_messages(std::hint::black_box(&s.line), options) {
-                for message in read {
-                    std::hint::black_box(set.matching(scratch, &message.parts()).len());
-                    messages_read += 1;
-                }
-            }
-            lines += 1;
-            if lines % 64 == 0 {
-                bar.set_position(started.elapsed().as_millis().try_into().unwrap_or(u64::MAX));
-            }
-        }
-        if started.elapsed() >= budget {
-            break;
-        }
-    }
-    bar.finish_and_clear();
-    Ok(per(started.elapsed(), messages_read))
+    let (ns_per_line, _) = timed(samples, budget, "from-bytes", |s| {
+        read_messages(&s.line, options).map_or(0, |read| {
+            read.map(|message| set.matching(scratch, &message.parts()).len())
+                .sum()
+        })
+    });
+    Ok(ns_per_line * samples.len() as f64 / per_pass.max(1) as f64)
 }
 
 /// One filter's answer on one message, as the set judges it: an error when it cannot judge it.

@@ -22,23 +22,25 @@ pub(super) fn bind<'b, H: Headers + ?Sized>(
     pending: &mut Vec<(u32, u32, BoundLeaf<'static>)>,
 ) {
     let mut waiting: Option<Vec<(u32, u32, BoundLeaf<'b>)>> = None;
+    let mut bind_values = |slot, needs, values| {
+        add(
+            table,
+            row,
+            slot,
+            needs,
+            values,
+            arena,
+            &mut waiting,
+            pending,
+        );
+    };
     match table.header_scan().map(|scan| (scan, scan.keys())) {
         Some((_, [])) => {}
         Some((_, [(key, slot, needs)])) => {
             let key = key.as_bytes();
             let mut entries = headers.entries();
             while let Some((_, values)) = entries.find(|(name, _)| same(key, name.bytes())) {
-                let values = values.values();
-                add(
-                    table,
-                    row,
-                    *slot,
-                    *needs,
-                    values,
-                    arena,
-                    &mut waiting,
-                    pending,
-                );
+                bind_values(*slot, *needs, values.values());
             }
         }
         Some((scan, keys)) => {
@@ -49,17 +51,7 @@ pub(super) fn bind<'b, H: Headers + ?Sized>(
                 }
                 if let Some((_, slot, needs)) = keys.iter().find(|(n, ..)| same(n.as_bytes(), name))
                 {
-                    let values = values.values();
-                    add(
-                        table,
-                        row,
-                        *slot,
-                        *needs,
-                        values,
-                        arena,
-                        &mut waiting,
-                        pending,
-                    );
+                    bind_values(*slot, *needs, values.values());
                 }
             }
         }
@@ -70,8 +62,7 @@ pub(super) fn bind<'b, H: Headers + ?Sized>(
                 };
                 for &i in table.slots_named(name) {
                     if let Some(Key::Header(_)) = table.keys().get(i as usize) {
-                        let (values, needs) = (values.values(), table.needs(i));
-                        add(table, row, i, needs, values, arena, &mut waiting, pending);
+                        bind_values(i, table.needs(i), values.values());
                     }
                 }
             }
