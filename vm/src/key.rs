@@ -26,6 +26,12 @@ pub enum Key {
     /// lowers a path to this key when a negative matcher (`exists: false`, `anything-but`) reads it
     /// or the policy tests it in more than one place (sns rule 18, D-3).
     BodyPathEach(Box<str>),
+    /// Like [`Key::BodyPath`], but judged element by element only at the arrays of objects met
+    /// within the path's first `levels` segments: below them, every element's leaves are the
+    /// key's in every row. EventBridge lowers a path's `{"exists": false}` to this key, `levels`
+    /// being what the paths that sort before it can fix (`docs/dialects/
+    /// eventbridge-patterns.md` EB-10); with `levels` 0 the key sees the whole body.
+    BodyPathFixed(Box<str>, u32),
     /// Present iff the JSON body is an object (sns rule 14).
     BodyIsObject,
     /// A top-level member of a JSON event, name compared ignoring ASCII case (EG-16, EG-17).
@@ -44,6 +50,7 @@ impl fmt::Display for Key {
             Key::Header(n) => write!(f, "header {}", quote(n)),
             Key::BodyPath(p) => write!(f, "body {}", quote(p)),
             Key::BodyPathEach(p) => write!(f, "body-each {}", quote(p)),
+            Key::BodyPathFixed(p, levels) => write!(f, "body-fixed {levels} {}", quote(p)),
             Key::BodyIsObject => f.write_str("body-is-object"),
             Key::EventMember(n) => write!(f, "event {}", quote(n)),
             Key::EventData(path) => {

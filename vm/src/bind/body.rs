@@ -89,6 +89,16 @@ struct Target<'t> {
     path: &'t str,
     /// A [`Key::BodyPathEach`] key: every array of objects above it is a choice point.
     each: bool,
+    /// For a [`Key::BodyPathFixed`] key, the levels (leading path segments) within which it is
+    /// judged element by element; `u32::MAX` for the other keys.
+    fixed: u32,
+    /// The number of `.` in `path` (its segments less one).
+    dots: u32,
+}
+
+/// The number of `.` in `text`.
+fn dots(text: &str) -> u32 {
+    idx(memchr::memchr_iter(b'.', text.as_bytes()).count())
 }
 
 /// A key (index into the targets) at a node of the walk, and what is left of its path there:
@@ -194,6 +204,15 @@ impl<'t, 'a> Walker<'t, 'a> {
     #[inline]
     fn push_leaf(&mut self, node: &Node<'a>, needs: SlotNeeds) {
         push_leaf(self.table, needs, node, &mut self.leaves);
+    }
+
+    /// Whether the fixed key `active` is past its levels at an array met with `active.rest`
+    /// left of its path (the array's level is the number of segments consumed to reach it).
+    fn merged_at(&self, active: &Active<'t>) -> bool {
+        match (self.target(active), active.rest) {
+            (Some(t), Some(rest)) if t.fixed != u32::MAX => t.dots - dots(rest) > t.fixed,
+            _ => false,
+        }
     }
 
     /// Whether an array met before the leaf position by `inner` keys is a choice point.
@@ -373,55 +392,24 @@ impl<'t, 'a> Walker<'t, 'a> {
                 Ok(rows)
             }
             Node::Array(items) => {
-                // Rule 17: nested arrays are flattened (explicit stack, no recursion).
-                let start = self.leaves.len();
-                let needs = self.needs(leaf_keys.iter().copied());
-                let mut objects = BVec::new_in(self.arena);
-                let mut stack = BVec::new_in(self.arena);
-                stack.push(items.iter());
-                while let Some(top) = stack.last_mut() {
-                    match top.next() {
-                        None => {
-                            stack.pop();
-                        }
-                        Some(Node::Array(nested)) => stack.push(nested.iter()),
-                        Some(object @ Node::Object(_)) => {
-                            if !inner.is_empty() {
-                                objects.push(object);
-                            }
-                        }
-                        Some(scalar) => {
-                            if !leaf_keys.is_empty() {
-                                self.push_leaf(scalar, needs);
-                            }
+                // EB-10: a fixed key past its levels sees every element here, in every row.
+                let mut merged = self.world();
+                if inner.iter().any(|a| self.merged_at(a)) {
+                    let mut within = BVec::new_in(self.arena);
+                    for &key in inner.iter() {
+                        if self.merged_at(&key) {
+                            self.collect(value, key, &mut merged, depth)?;
+                        } else {
+                            within.push(key);
                         }
                     }
+                    inner = within;
                 }
-                let here = self.leaf_frags(&leaf_keys, start);
-                if objects.is_empty() {
-                    return Ok(self.one_row(here));
+                let rows = self.array_rows(items, &leaf_keys, &inner, depth)?;
+                if merged.is_empty() {
+                    return Ok(rows);
                 }
-                if self.is_choice_point(&inner) {
-                    // Rule 18: one row per element (and per row of that element).
-                    let mut rows = self.rows();
-                    for object in objects {
-                        for mut row in self.walk(object, &inner, depth + 1)? {
-                            here.iter().for_each(|f| push_frag(&mut row, *f));
-                            rows.push(row);
-                        }
-                        if rows.len() > self.max_rows {
-                            return Err(Overflow);
-                        }
-                    }
-                    Ok(rows)
-                } else {
-                    let mut rows = self.one_row(here);
-                    for object in objects {
-                        let element_rows = self.walk(object, &inner, depth + 1)?;
-                        rows = self.product(rows, element_rows)?;
-                    }
-                    Ok(rows)
-                }
+                self.product(rows, self.one_row(merged))
             }
             scalar => {
                 let start = self.leaves.len();
@@ -433,6 +421,66 @@ impl<'t, 'a> Walker<'t, 'a> {
             }
         }
     }
+
+    /// The rows of an array met with `leaf_keys` at their leaf position and `inner` keys
+    /// continuing below it.
+    fn array_rows(
+        &mut self,
+        items: &[Node<'a>],
+        leaf_keys: &[usize],
+        inner: &[Active<'t>],
+        depth: usize,
+    ) -> Result<Rows<'a>, Overflow> {
+        // Rule 17: nested arrays are flattened (explicit stack, no recursion).
+        let start = self.leaves.len();
+        let needs = self.needs(leaf_keys.iter().copied());
+        let mut objects = BVec::new_in(self.arena);
+        let mut stack = BVec::new_in(self.arena);
+        stack.push(items.iter());
+        while let Some(top) = stack.last_mut() {
+            match top.next() {
+                None => {
+                    stack.pop();
+                }
+                Some(Node::Array(nested)) => stack.push(nested.iter()),
+                Some(object @ Node::Object(_)) => {
+                    if !inner.is_empty() {
+                        objects.push(object);
+                    }
+                }
+                Some(scalar) => {
+                    if !leaf_keys.is_empty() {
+                        self.push_leaf(scalar, needs);
+                    }
+                }
+            }
+        }
+        let here = self.leaf_frags(&leaf_keys, start);
+        if objects.is_empty() {
+            return Ok(self.one_row(here));
+        }
+        if self.is_choice_point(&inner) {
+            // Rule 18: one row per element (and per row of that element).
+            let mut rows = self.rows();
+            for object in objects {
+                for mut row in self.walk(object, &inner, depth + 1)? {
+                    here.iter().for_each(|f| push_frag(&mut row, *f));
+                    rows.push(row);
+                }
+                if rows.len() > self.max_rows {
+                    return Err(Overflow);
+                }
+            }
+            Ok(rows)
+        } else {
+            let mut rows = self.one_row(here);
+            for object in objects {
+                let element_rows = self.walk(object, &inner, depth + 1)?;
+                rows = self.product(rows, element_rows)?;
+            }
+            Ok(rows)
+        }
+    }
 }
 
 /// Binds the body `doc` to `table`: its rows of slots (one row of absent slots for a body that
@@ -440,9 +488,10 @@ impl<'t, 'a> Walker<'t, 'a> {
 /// A table's body keys, as the binder reads them (built once per table change).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BodyPlan {
-    /// The [`Key::BodyPath`] and [`Key::BodyPathEach`] keys: slot, and whether judged per
-    /// element.
-    targets: Vec<(u32, bool)>,
+    /// The [`Key::BodyPath`], [`Key::BodyPathEach`] and [`Key::BodyPathFixed`] keys: slot,
+    /// whether judged per element everywhere (each), and the levels of a fixed key
+    /// (`u32::MAX` for the others).
+    targets: Vec<(u32, bool, u32)>,
     /// The slots of [`Key::BodyIsObject`].
     is_object: Vec<u32>,
     /// Whether no body can make a choice point (see [`BodyPlan::new`]): then each key is bound
@@ -475,16 +524,17 @@ impl BodyPlan {
         };
         let mut firsts: ahash::AHashSet<&str> = ahash::AHashSet::new();
         for (i, key) in keys.iter().enumerate() {
-            let (path, each) = match key {
-                Key::BodyPath(path) => (path, false),
-                Key::BodyPathEach(path) => (path, true),
+            let (path, each, fixed) = match key {
+                Key::BodyPath(path) => (path, false, u32::MAX),
+                Key::BodyPathEach(path) => (path, true, u32::MAX),
+                Key::BodyPathFixed(path, levels) => (path, false, *levels),
                 Key::BodyIsObject => {
                     plan.is_object.push(idx(i));
                     continue;
                 }
                 _ => continue,
             };
-            plan.targets.push((idx(i), each));
+            plan.targets.push((idx(i), each, fixed));
             if let Some((first, _)) = path.split_once('.')
                 && (each || !firsts.insert(first))
             {
@@ -493,7 +543,7 @@ impl BodyPlan {
         }
         if plan.single_row && plan.targets.len() > WALK_PER_KEY {
             let mut by_first: ahash::AHashMap<Box<str>, Vec<u32>> = ahash::AHashMap::new();
-            for (t, &(slot, _)) in plan.targets.iter().enumerate() {
+            for (t, &(slot, _, _)) in plan.targets.iter().enumerate() {
                 let first = path_of(keys.get(slot as usize))
                     .split('.')
                     .next()
@@ -515,7 +565,7 @@ impl BodyPlan {
                 .map(|(k, v)| k.len() + v.capacity() * 4)
                 .sum::<usize>()
         });
-        self.targets.capacity() * std::mem::size_of::<(u32, bool)>()
+        self.targets.capacity() * std::mem::size_of::<(u32, bool, u32)>()
             + self.is_object.capacity() * 4
             + index
     }
@@ -524,7 +574,7 @@ impl BodyPlan {
 /// The path of a body key.
 fn path_of(key: Option<&Key>) -> &str {
     match key {
-        Some(Key::BodyPath(path) | Key::BodyPathEach(path)) => path,
+        Some(Key::BodyPath(path) | Key::BodyPathEach(path) | Key::BodyPathFixed(path, _)) => path,
         _ => "",
     }
 }
@@ -556,10 +606,15 @@ fn general<'a>(
     let width = table.len();
     let is_object = &plan.is_object;
     let targets: &'a [Target<'a>] =
-        arena.alloc_slice_fill_iter(plan.targets.iter().map(|&(slot, each)| Target {
-            slot,
-            path: path_of(table.keys().get(slot as usize)),
-            each,
+        arena.alloc_slice_fill_iter(plan.targets.iter().map(|&(slot, each, fixed)| {
+            let path = path_of(table.keys().get(slot as usize));
+            Target {
+                slot,
+                path,
+                each,
+                fixed,
+                dots: dots(path),
+            }
         }));
     let mut active = BVec::new_in(arena);
     active.extend(targets.iter().enumerate().map(|(target, t)| Active {
@@ -657,7 +712,7 @@ fn single_row<'a>(
         for m in members.iter() {
             let first = m.name.split('.').next().unwrap_or("");
             for &t in by_first.get(first).map_or(&[][..], Vec::as_slice) {
-                let Some(&(slot, _)) = plan.targets.get(t as usize) else {
+                let Some(&(slot, _, _)) = plan.targets.get(t as usize) else {
                     continue;
                 };
                 let path = path_of(table.keys().get(slot as usize));
@@ -697,7 +752,7 @@ fn single_row<'a>(
             let slot = plan
                 .targets
                 .get(t as usize)
-                .map_or(u32::MAX, |&(slot, _)| slot);
+                .map_or(u32::MAX, |&(slot, _, _)| slot);
             if let Some(s) = row.get_mut(slot as usize) {
                 *s = Slot::of(leaves);
             }
@@ -705,14 +760,14 @@ fn single_row<'a>(
         return Ok(row);
     }
     let runs = arena.alloc_slice_fill_copy(plan.targets.len(), (0u32, 0u32));
-    for (&(slot, _), run) in plan.targets.iter().zip(runs.iter_mut()) {
+    for (&(slot, _, _), run) in plan.targets.iter().zip(runs.iter_mut()) {
         let start = store.len();
         let path = path_of(table.keys().get(slot as usize));
         leaves_along(table, table.needs(slot), doc, Some(path), &mut store, 0)?;
         *run = (idx(start), idx(store.len()));
     }
     let store = store.into_bump_slice();
-    for (&(slot, _), &(start, end)) in plan.targets.iter().zip(runs.iter()) {
+    for (&(slot, _, _), &(start, end)) in plan.targets.iter().zip(runs.iter()) {
         let leaves = store.get(start as usize..end as usize).unwrap_or(&[]);
         if let (false, Some(s)) = (leaves.is_empty(), row.get_mut(slot as usize)) {
             *s = Slot::of(leaves);
@@ -992,6 +1047,57 @@ mod tests {
         let body = r#"{"R": [{"a": 1}, {"b": 2}]}"#;
         let (r, _) = rows(&[each("R.a")], body);
         assert_eq!(r, vec![vec![s("1")], vec![None]]);
+    }
+
+    fn fixed(p: &str, levels: u32) -> Key {
+        Key::BodyPathFixed(p.into(), levels)
+    }
+
+    #[test]
+    fn eb_10_fixed_keys_are_per_element_only_within_their_levels() {
+        let body = r#"{"r": [{"c": 1, "b": "x"}, {"b": "y"}]}"#;
+        // Fixed over the array below `r` (level 1): judged element by element.
+        let (r, _) = rows(&[path("r.b"), fixed("r.c", 1)], body);
+        assert_eq!(r, vec![vec![s(r#""x""#), s("1")], vec![s(r#""y""#), None]]);
+        // Fixed over no level: every element's leaves in every row (and `r.b`, alone below the
+        // array then, needs no rows).
+        let (r, _) = rows(&[path("r.b"), fixed("r.c", 0)], body);
+        assert_eq!(r, vec![vec![s(r#""x","y""#), s("1")]]);
+        let (r, _) = rows(&[path("r.b"), path("r.a"), fixed("r.c", 0)], body);
+        assert_eq!(
+            r,
+            vec![
+                vec![s(r#""x""#), None, s("1")],
+                vec![s(r#""y""#), None, s("1")]
+            ]
+        );
+        // Level 1 fixes the outer array, not the inner one.
+        let nested =
+            r#"{"r": [{"a": "x", "q": [{"b": 1}, {"c": 2}]}, {"a": "z", "q": [{"c": 3}]}]}"#;
+        let (r, _) = rows(&[path("r.a"), path("r.q.c"), fixed("r.q.b", 1)], nested);
+        assert_eq!(
+            r,
+            vec![
+                vec![s(r#""x""#), s("2"), s("1")],
+                vec![s(r#""z""#), s("3"), None]
+            ]
+        );
+        // Fixed over both levels: per element of the inner array too.
+        let (r, _) = rows(&[path("r.a"), path("r.q.c"), fixed("r.q.b", 2)], nested);
+        assert_eq!(
+            r,
+            vec![
+                vec![s(r#""x""#), None, s("1")],
+                vec![s(r#""x""#), s("2"), None],
+                vec![s(r#""z""#), s("3"), None]
+            ]
+        );
+        // A dotted member name consumes its segments at once.
+        let dotted = r#"{"r.q": [{"b": 1}, {"c": 2}]}"#;
+        let (r, _) = rows(&[path("r.q.c"), fixed("r.q.b", 1)], dotted);
+        assert_eq!(r, vec![vec![s("2"), s("1")]]);
+        let (r, _) = rows(&[path("r.q.c"), fixed("r.q.b", 2)], dotted);
+        assert_eq!(r, vec![vec![None, s("1")], vec![s("2"), None]]);
     }
 
     #[test]

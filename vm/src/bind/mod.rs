@@ -606,7 +606,10 @@ impl KeyTable {
                 }
             }
             Key::AnyAttribute => self.any_attribute = Some(slot),
-            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject => self.body_keys += 1,
+            Key::BodyPath(_)
+            | Key::BodyPathEach(_)
+            | Key::BodyPathFixed(..)
+            | Key::BodyIsObject => self.body_keys += 1,
             _ => {}
         }
     }
@@ -626,7 +629,10 @@ impl KeyTable {
                 self.named_keys = self.named_keys.saturating_sub(1);
             }
             Key::AnyAttribute => self.any_attribute = None,
-            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject => {
+            Key::BodyPath(_)
+            | Key::BodyPathEach(_)
+            | Key::BodyPathFixed(..)
+            | Key::BodyIsObject => {
                 self.body_keys = self.body_keys.saturating_sub(1);
             }
             _ => {}
@@ -823,6 +829,7 @@ impl KeyTable {
             | Key::Header(n)
             | Key::BodyPath(n)
             | Key::BodyPathEach(n)
+            | Key::BodyPathFixed(n, _)
             | Key::EventMember(n) => n.len(),
             Key::EventData(path) => {
                 path.len() * size_of::<Box<str>>() + path.iter().map(|s| s.len()).sum::<usize>()
@@ -1169,6 +1176,11 @@ pub struct Bound<'b> {
     width: usize,
     stamp: u64,
     judgement: Judgement,
+    /// Whether the JSON document's top level is an object (true for messages that are not
+    /// JSON documents).
+    root_object: bool,
+    /// The JSON bytes' nesting depth when more than 64, else 0.
+    deepest: usize,
 }
 
 impl<'b> Bound<'b> {
@@ -1178,7 +1190,24 @@ impl<'b> Bound<'b> {
             width: table.len(),
             stamp: table.stamp(),
             judgement: Judgement::Judged,
+            root_object: true,
+            deepest: 0,
         }
+    }
+
+    /// Whether the message, when a JSON document, is an object at its top level (a JSON
+    /// document that is not one binds every body key absent; EventBridge makes it an error,
+    /// `docs/dialects/eventbridge-patterns.md` EB-3). True for messages that are not JSON
+    /// documents, and for bytes that are not JSON (see [`Bound::not_json`]).
+    pub fn root_is_object(&self) -> bool {
+        self.root_object
+    }
+
+    /// The nesting depth of JSON bytes (the most arrays and objects open at once) when more
+    /// than 64, else 0: bytes read by [`Bindings::bind_json`] are validated at any depth, and a
+    /// dialect with a depth limit (EB-34) checks it here. 0 for other messages.
+    pub fn deepest(&self) -> usize {
+        self.deepest
     }
 
     /// How far the message could be judged.
@@ -1324,8 +1353,12 @@ impl Bindings {
         } = self;
         arena.reset();
         let arena: &'b Bump = arena;
-        match extractor.extract(table.selector(), json) {
-            Ok(doc) => bind_document(table, doc, arena),
+        match extractor.extract_measured(table.selector(), json) {
+            Ok((doc, deepest)) => {
+                let mut bound = bind_document(table, doc, arena);
+                bound.deepest = deepest;
+                bound
+            }
             Err(e) => {
                 let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
                 let mut bound = Bound::new(table, row);
@@ -1367,6 +1400,14 @@ impl Bindings {
 
 /// Binds a JSON document (pruned or whole) with the binder the table's keys call for.
 fn bind_document<'b>(table: &'b KeyTable, doc: json::Node<'b>, arena: &'b Bump) -> Bound<'b> {
+    let root_object = matches!(doc, json::Node::Object(_));
+    let mut bound = bind_document_rows(table, doc, arena);
+    bound.root_object = root_object;
+    bound
+}
+
+/// [`bind_document`]'s rows.
+fn bind_document_rows<'b>(table: &'b KeyTable, doc: json::Node<'b>, arena: &'b Bump) -> Bound<'b> {
     if table.reads_body() {
         match body::bind(table, doc, arena) {
             Ok(slots) => Bound::new(table, slots),

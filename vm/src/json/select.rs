@@ -146,12 +146,15 @@ impl Selector {
         let body = keys.iter().any(|k| {
             matches!(
                 k,
-                Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject
+                Key::BodyPath(_)
+                    | Key::BodyPathEach(_)
+                    | Key::BodyPathFixed(..)
+                    | Key::BodyIsObject
             )
         });
         if body {
             Selector::body_paths(keys.iter().filter_map(|k| match k {
-                Key::BodyPath(p) | Key::BodyPathEach(p) => Some(&**p),
+                Key::BodyPath(p) | Key::BodyPathEach(p) | Key::BodyPathFixed(p, _) => Some(&**p),
                 _ => None,
             }))
         } else {
@@ -578,6 +581,16 @@ impl Extractor {
         selector: &'d Selector,
         input: &'d [u8],
     ) -> Result<Node<'d>, Error> {
+        self.extract_measured(selector, input).map(|(node, _)| node)
+    }
+
+    /// [`Extractor::extract`], and the document's nesting depth (the most arrays and objects
+    /// open at once) when it is more than 64, else 0.
+    pub fn extract_measured<'d>(
+        &'d mut self,
+        selector: &'d Selector,
+        input: &'d [u8],
+    ) -> Result<(Node<'d>, usize), Error> {
         let Extractor {
             arena,
             stack,
@@ -609,7 +622,8 @@ impl Extractor {
         *nodes = recycle(run.keep.nodes);
         *members = recycle(run.keep.members);
         *stack = run.reader.into_stack();
-        result
+        let deepest = stack.deepest();
+        result.map(|node| (node, deepest))
     }
 }
 
