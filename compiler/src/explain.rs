@@ -75,8 +75,8 @@ use filtervm_vm::key::Key;
 use filtervm_vm::message::{Attributes, Headers, Message, Text};
 use filtervm_vm::number::{Decimal, parse_json_number};
 use filtervm_vm::op::{
-    CidrRef, DecRangesRef, Inst, ListRef, PatRef, RangesRef, Reg, SetRef, SlotRef, StrRef, Target,
-    WildRef,
+    BlockRef, CaseRef, CidrRef, DecRangesRef, Inst, ListRef, PatRef, RangesRef, Reg, SetRef,
+    SlotRef, StrRef, Target, TestsRef, WildRef,
 };
 use filtervm_vm::pattern::SegmentPattern;
 use filtervm_vm::program::{Pools, Program, ProgramParts};
@@ -580,7 +580,22 @@ pool_operand!(
     WildRef => wildcards,
     PatRef => patterns,
     CidrRef => cidrs,
+    BlockRef => blocks,
+    CaseRef => cases,
 );
+
+impl ExplainOperand for TestsRef {
+    /// Copies the leaf tests and the constants they read.
+    fn extract(self, from: &Pools, into: &mut Pools) -> Option<Self> {
+        let tests = from.leaf_tests.get(self.0 as usize)?.clone();
+        let copied = tests
+            .into_iter()
+            .map(|t| inst_extract(t, from, into))
+            .collect::<Option<Vec<Inst>>>()?;
+        into.leaf_tests.push(copied);
+        u32::try_from(into.leaf_tests.len() - 1).ok().map(TestsRef)
+    }
+}
 impl ExplainOperand for bool {}
 impl ExplainOperand for Shapes {}
 impl ExplainOperand for LeafTypes {}
@@ -1221,6 +1236,11 @@ fn value_case(dialect: Dialect, pred: &Pred, seen: &Seen) -> Option<String> {
         Dialect::Expr => "comparison is case-sensitive: list each spelling in an `in` \
                           value, or publish one spelling"
             .to_owned(),
+        Dialect::EventBridge => format!(
+            "event pattern matching is case-sensitive; use {{\"equals-ignore-case\": {}}} \
+             for an exact value, or publish the pattern's spelling",
+            quote(&wanted)
+        ),
     };
     Some(format!(
         "{} differs from the policy's {} only in case: {fix}",

@@ -181,6 +181,7 @@ impl Filter {
 fn json_body(options: &Options) -> Option<JsonBody> {
     match options {
         Options::EventGrid(_) => Some(JsonBody::Event),
+        Options::EventBridge => Some(JsonBody::EventBridge),
         Options::Sns(sns) if sns.scope == SnsScope::MessageBody => Some(JsonBody::SnsBody),
         _ => None,
     }
@@ -193,6 +194,10 @@ pub(crate) enum JsonBody {
     SnsBody,
     /// An Event Grid event: bytes that are not JSON cannot be judged.
     Event,
+    /// An EventBridge event: bytes that are not JSON, a document that is not an object (EB-3),
+    /// nesting deeper than 1,000 levels (EB-34) and bodies beyond the binding limits cannot be
+    /// judged.
+    EventBridge,
 }
 
 /// Reusable evaluation buffers: the binding scratch (arena, JSON reader) and registers. Keep one
@@ -264,6 +269,9 @@ impl Evaluator {
             && let Some(e) = bound.not_json()
         {
             return Err(not_json_error(filter.dialect(), e));
+        }
+        if kind == JsonBody::EventBridge {
+            judged(filter, &bound)?;
         }
         Ok(verdict)
     }
@@ -341,6 +349,9 @@ impl Evaluator {
 /// `Ok` when `bound` was judged whole; the error saying why not otherwise. An SNS body that is
 /// not JSON is judged: sns rule 14 gives it a verdict (only the empty policy matches it).
 fn judged(filter: &Filter, bound: &Bound<'_>) -> Result<(), MessageError> {
+    if filter.dialect() == Dialect::EventBridge && bound.not_json().is_none() {
+        dialect::eventbridge::judged_event(bound)?;
+    }
     match bound.judgement() {
         Judgement::Judged => Ok(()),
         Judgement::NotJson(_) if filter.dialect() == Dialect::Sns => Ok(()),

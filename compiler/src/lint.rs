@@ -164,7 +164,7 @@ pub fn lint_filter(filter: &Filter, policy: &Value) -> Vec<Warning> {
             eventgrid_checks(policy, filter.options().eventgrid().schema, &mut specific);
         }
         Dialect::Stream => stream_patterns(policy, &mut specific),
-        Dialect::Expr => {}
+        Dialect::Expr | Dialect::EventBridge => {}
     }
     let mut generic = Vec::new();
     if let Some(ir) = filter.lowered_ir() {
@@ -390,17 +390,24 @@ fn leaf_types(pred: &Pred) -> Option<LeafTypes> {
     Some(match pred {
         Pred::Shape(_) => return None,
         Pred::HasType(t) => *t,
-        Pred::Str { .. } | Pred::Wildcard(_) | Pred::Segment(_) | Pred::Cidr(_) => LeafTypes::STR,
+        Pred::Str { .. }
+        | Pred::Wildcard(_)
+        | Pred::Segment(_)
+        | Pred::Cidr(_)
+        | Pred::Address(_)
+        | Pred::IgnoreCase(_) => LeafTypes::STR,
         Pred::Num {
             source: NumSource::Text,
             ..
         } => LeafTypes::STR,
         Pred::Num {
-            source: NumSource::NumberLeaf,
+            source: NumSource::NumberLeaf | NumSource::Comparable,
             ..
         }
-        | Pred::Dec(_) => LeafTypes::NUM,
+        | Pred::Dec(_)
+        | Pred::NumText(_) => LeafTypes::NUM,
         Pred::Bool(_) => LeafTypes::BOOL,
+        Pred::Except(_) => LeafTypes::ALL,
     })
 }
 

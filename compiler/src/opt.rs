@@ -236,6 +236,7 @@ fn never_holds(pred: &Pred) -> bool {
         Pred::Str { values, .. } => values.is_empty(),
         Pred::Num { ranges, .. } => ranges.iter().all(Interval::is_empty),
         Pred::Dec(r) => r.is_empty(),
+        Pred::NumText(values) => values.is_empty(),
         _ => false,
     }
 }
@@ -406,8 +407,10 @@ pub fn cost(node: &Node) -> u32 {
                 op: StrOp::Contains,
                 ..
             } => 8,
-            Pred::Segment(_) | Pred::Cidr(_) => 8,
+            Pred::NumText(_) => 4,
+            Pred::Segment(_) | Pred::Cidr(_) | Pred::Address(_) | Pred::IgnoreCase(_) => 8,
             Pred::Wildcard(_) => 10,
+            Pred::Except(preds) => preds.len() as u32 * 8 + 4,
         },
     }
 }

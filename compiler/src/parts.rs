@@ -67,7 +67,7 @@ impl MessagePart {
         match options {
             Options::Sns(o) if o.scope == SnsScope::MessageBody => MessagePart::Body,
             Options::Sns(_) | Options::Basaltic => MessagePart::Attributes,
-            Options::EventGrid(_) => MessagePart::Body,
+            Options::EventGrid(_) | Options::EventBridge => MessagePart::Body,
             Options::Stream | Options::Expr(_) => MessagePart::Headers,
         }
     }

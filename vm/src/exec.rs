@@ -589,6 +589,10 @@ pub(crate) fn comparable_num_in<I: Contains>(slot: &Slot<'_>, set: &[I]) -> bool
 #[inline(never)]
 fn except(program: &Program, tests: &[Inst], slot: &Slot<'_>) -> bool {
     slot.any(|leaf| {
+        // The empty leaf stands for none; a value that is not UTF-8 has nothing to compare.
+        if matches!(leaf.kind(), LeafKind::Empty | LeafKind::Bytes) {
+            return false;
+        }
         let one = Slot::one(*leaf);
         !tests.iter().any(|inst| {
             // The verifier admits only leaf tests here (no nested `except`).
