@@ -372,11 +372,11 @@ pub fn explain_bytes(
     policy: Option<&Value>,
     json: &[u8],
 ) -> Result<Explanation, ExplainError> {
-    if filter.dialect() == Dialect::EventGrid
+    if matches!(filter.dialect(), Dialect::EventGrid | Dialect::EventBridge)
         && let Err(e) =
             filtervm_vm::json::validate(json, filtervm_vm::json::LoneSurrogates::Replace)
     {
-        return Err(crate::not_json_error(Dialect::EventGrid, &e).into());
+        return Err(crate::not_json_error(filter.dialect(), &e).into());
     }
     explain(
         filter,
@@ -429,6 +429,11 @@ fn explain_with(
     let program = filter.program();
     let mut scratch = Bindings::new();
     let bound = scratch.bind(program.keys(), message);
+    if filter.dialect() == Dialect::EventBridge {
+        // An event that cannot be judged (not JSON, not an object, too deep, EB-3, EB-34) has no
+        // explanation but its error.
+        crate::judged(filter, &bound)?;
+    }
     let mut registers = Vec::new();
     let matched = program.eval(&bound, &mut registers);
     let program_tests = Runner {

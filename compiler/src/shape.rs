@@ -302,6 +302,11 @@ pub(crate) fn read_for<'a>(
 /// the filter needs (the `attributes` and `headers` members beside its own are looked for only
 /// by a filter that reads them, and then must be in their form).
 fn read<'a>(json: &'a [u8], options: Option<&Options>) -> Result<ReadMessage<'a>, MessageError> {
+    if options == Some(&Options::EventBridge) {
+        // EB-1: the message is the event, whatever its member names; it is checked whole (JSON,
+        // an object, EB-3) when it is matched.
+        return Ok(ReadMessage::document(json, MessageShape::Document));
+    }
     match json::outline(json).map_err(not_json)? {
         Outline::Object(members) => read_object(json, members, options),
         Outline::Array(_) | Outline::Scalar(_) => {

@@ -703,6 +703,11 @@ fn judge(
     unjudged: &mut Vec<Unjudged>,
 ) {
     let reason = match bound.judgement() {
+        Judgement::Judged if group.options.dialect() == Dialect::EventBridge => {
+            crate::dialect::eventbridge::judged_event(bound)
+                .err()
+                .map(Reason::Unreadable)
+        }
         Judgement::Judged => None,
         Judgement::NotJson(_) if group.options.dialect() == Dialect::Sns => None,
         Judgement::NotJson(e) => Some(Reason::NotJson(e.clone())),
@@ -805,7 +810,8 @@ enum Reason {
     TooComplex,
     /// An event that is not JSON.
     NotJson(filtervm_vm::json::Error),
-    /// The caller's reader failed ([`SubscriptionSet::matching_with`]).
+    /// The caller's reader failed ([`SubscriptionSet::matching_with`]), or an EventBridge event
+    /// is no JSON object or nests too deep (EB-3, EB-34).
     Unreadable(MessageError),
 }
 

@@ -233,7 +233,13 @@ struct Value {
     positions: Vec<(usize, usize)>,
 }
 
-fn values(json: &Json, path: &str, positions: &mut Vec<(usize, usize)>, arrays: &mut usize, out: &mut Vec<Value>) {
+fn values(
+    json: &Json,
+    path: &str,
+    positions: &mut Vec<(usize, usize)>,
+    arrays: &mut usize,
+    out: &mut Vec<Value>,
+) {
     match json {
         Json::Obj(members) => {
             for (k, v) in members {
@@ -380,11 +386,18 @@ fn nested_scalars(event: &Json) -> bool {
 
 #[test]
 fn eb_8_random_patterns_agree_with_the_walk() {
-    let mut rng = Rng(std::env::var("EB_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5EED_CAFE_F00D_0001));
+    let mut rng = Rng(std::env::var("EB_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5EED_CAFE_F00D_0001));
     let options = Options::from(Dialect::EventBridge);
     let mut evaluator = Evaluator::new();
     let (mut checked, mut matched) = (0, 0);
-    for case in 0..(std::env::var("EB_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(6000)) {
+    for case in 0..(std::env::var("EB_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6000))
+    {
         let pattern = members(&mut rng, 0, false);
         let mut text = String::new();
         write_members(&pattern, &mut text);
@@ -405,7 +418,8 @@ fn eb_8_random_patterns_agree_with_the_walk() {
                 .try_matches_bytes(&filter, bytes.as_bytes())
                 .unwrap_or_else(|e| panic!("{text} on {bytes}: {e}"));
             assert_eq!(
-                got, expected,
+                got,
+                expected,
                 "case {case}: pattern {text}\nevent {bytes}\nIR {}",
                 filter.ir().map(ToString::to_string).unwrap_or_default()
             );
@@ -414,5 +428,8 @@ fn eb_8_random_patterns_agree_with_the_walk() {
         }
     }
     assert!(checked > 10_000, "{checked} cases");
-    assert!(matched > checked / 10 && matched < checked * 9 / 10, "{matched} of {checked} matched");
+    assert!(
+        matched > checked / 10 && matched < checked * 9 / 10,
+        "{matched} of {checked} matched"
+    );
 }

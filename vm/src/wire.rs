@@ -42,7 +42,7 @@
 //!
 //! All integers are little-endian. A *string* is a `u32` byte length and that many bytes of UTF-8;
 //! a *count* is a `u32`. After the 8-byte header come twelve sections, each always present, in
-//! this order, each framed as a `u8` section id and a `u32` body length:
+//! this order (then the optional ones below), each framed as a `u8` section id and a `u32` body length:
 //!
 //! | id | section      | body                                                                  |
 //! |----|--------------|-----------------------------------------------------------------------|
@@ -60,9 +60,18 @@
 //! | 11 | code         | `u32` register count, count, instructions ([`Inst::encode`])          |
 //! | 12 | origins      | count, source-pointer strings; count (0 or the code length), `u32` indexes |
 //!
+//! Then, each only when its pool is not empty (so a program without them encodes as before), in
+//! this order:
+//!
+//! | id | section      | body                                                                  |
+//! |----|--------------|-----------------------------------------------------------------------|
+//! | 13 | blocks       | count, source strings (a CIDR block when it holds `/`, else one address; re-parsed) |
+//! | 14 | case patterns| count, then per pattern a `u8` mode (0 equals, 1 prefix, 2 suffix) and its string |
+//! | 15 | leaf tests   | count, then per list: count, instructions (tests of one leaf, verified) |
+//!
 //! Key kinds: 0 `AttributeText` (name), 1 `AttributeTyped` (name), 2 `AnyAttribute`, 3 `Header`
 //! (name), 4 `BodyPath` (path), 5 `BodyIsObject`, 6 `EventMember` (name), 7 `EventData` (count,
-//! segments), 8 `BodyPathEach` (path). Opcodes are the positions in [`crate::for_each_op!`]: new
+//! segments), 8 `BodyPathEach` (path), 9 `BodyPathFixed` (path, `u32` levels). Opcodes are the positions in [`crate::for_each_op!`]: new
 //! instructions are appended at the end; renumbering or changing an operand needs a new
 //! [`FORMAT_VERSION`].
 

@@ -52,7 +52,7 @@ Exit status:
 #[command(
     name = "filtervm",
     version,
-    about = "filtervm: decide which subscriptions receive each message — check, compile, explain, lint and run subscription filters (sns, basaltic, eventgrid, stream, expr) over NDJSON message logs",
+    about = "filtervm: decide which subscriptions receive each message — check, compile, explain, lint and run subscription filters (sns, basaltic, eventgrid, stream, expr, eventbridge) over NDJSON message logs",
     long_about = None,
     after_help = EXIT_CODES_HELP,
     propagate_version = true,
@@ -126,7 +126,8 @@ enum Command {
 /// Where the policy comes from and how to read it.
 #[derive(Args, Debug)]
 struct PolicyArgs {
-    /// The dialect: sns, basaltic, eventgrid, stream or expr (required with a policy).
+    /// The dialect: sns, basaltic, eventgrid, stream, expr or eventbridge (required with a
+    /// policy).
     #[arg(long, short)]
     dialect: Option<Dialect>,
     /// A file holding the policy (JSON; for stream also the text form); `-` reads it from

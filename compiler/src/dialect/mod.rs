@@ -213,7 +213,7 @@ pub fn message_from_line(
         Options::Sns(sns) if sns.scope == crate::SnsScope::MessageBody => {
             Ok(sns::message::body(line))
         }
-        Options::EventGrid(_) => eventgrid::message_from_line(line),
+        Options::EventGrid(_) | Options::EventBridge => eventgrid::message_from_line(line),
         _ => owned_part(
             options,
             &crate::shape::read_member_parts(line.as_bytes(), options)?.parts(),

@@ -126,6 +126,9 @@ fn lower_leaf(leaf: &Leaf, mates: &[&Leaf]) -> Node {
         1 => absent.pop().unwrap_or_else(|| Node::constant(false, at)),
         _ => Node::or(absent, at),
     };
+    if !has_positive(leaf) {
+        return absent;
+    }
     Node::or(vec![sat, absent], leaf.pointer.as_str())
 }
 
