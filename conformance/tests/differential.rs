@@ -139,7 +139,11 @@ fn byte_source_gives_valid_cases() {
     }
     for dialect in Dialect::ALL {
         for input in &inputs {
-            let case = generate::case(dialect, &mut generate::Bytes::new(input)).unwrap();
+            let Some(case) = generate::case(dialect, &mut generate::Bytes::new(input)) else {
+                // Until the eventbridge generator is wired in, it is the one without one.
+                assert_eq!(dialect, Dialect::EventBridge, "{dialect} has no generator");
+                continue;
+            };
             match generate::check(&case) {
                 Outcome::Agree(_) => {}
                 other => panic!("{other:?}:\n{}", case.to_vector("bytes", false)),

@@ -178,6 +178,7 @@ pub fn case(dialect: Dialect, source: &mut impl Source) -> Option<Case> {
         Dialect::Sns => Some(sns::case(source)),
         Dialect::EventGrid => Some(eventgrid::case(source)),
         Dialect::Stream => Some(stream::case(source)),
+        Dialect::EventBridge => None,
     }
 }
 
@@ -254,6 +255,8 @@ pub fn message_for(
                 options.get("schema").and_then(Value::as_str) == Some("CloudEventSchemaV1_0");
             eventgrid::event(source, policy, cloud)
         }
+        // No eventbridge generator is wired in yet: an empty event.
+        Dialect::EventBridge => Value::Object(Map::new()),
         Dialect::Stream => {
             // The text form is read back to the JSON form, whose clauses name the headers.
             let json_form = match policy {
@@ -311,7 +314,7 @@ pub fn nested<S: Source>(dialect: Dialect, policies: &[Value], s: &mut S) -> Opt
             let b = p1.get("groups")?.as_array()?;
             Some(crate::json!({"groups": a.iter().chain(b).cloned().collect::<Vec<_>>()}))
         }
-        Dialect::Basaltic | Dialect::EventGrid => None,
+        Dialect::Basaltic | Dialect::EventGrid | Dialect::EventBridge => None,
     }
 }
 

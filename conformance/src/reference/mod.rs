@@ -66,5 +66,8 @@ pub fn evaluate(
         Dialect::EventGrid => eventgrid::evaluate(options, policy, message),
         Dialect::Stream => stream::evaluate(options, policy, message),
         Dialect::Expr => expr::evaluate(options, policy, message),
+        Dialect::EventBridge => Err(ReferenceError(
+            "the eventbridge reference interpreter is not wired in yet".into(),
+        )),
     }
 }

@@ -41,6 +41,7 @@
 
 pub mod branches;
 pub mod limits;
+pub mod lint;
 pub mod lower;
 pub mod parse;
 
