@@ -126,7 +126,8 @@ fn event_object(rng: &mut Rng, depth: usize) -> Json {
     let mut members: Vec<(String, Json)> = Vec::new();
     for _ in 0..1 + rng.below(3) {
         let name = name(rng);
-        if members.iter().any(|(k, _)| *k == name) {
+        // EB-3: a repeated member name is read at each occurrence; now and then one repeats.
+        if members.iter().any(|(k, _)| *k == name) && !rng.chance(4) {
             continue;
         }
         members.push((name, event_value(rng, depth)));
@@ -360,10 +361,8 @@ fn spec_matches(pattern: &[Member], event: &Json) -> bool {
     })
 }
 
-/// Whether an event has a scalar in an array nested in another array: EB-3 gives it a position
-/// in the outer array, which the dialect reads as if it sat in the outer array directly (a
-/// decision its documentation states); only a path ending at the outer array beside one
-/// continuing below it can tell.
+/// Whether an event has a scalar in an array nested in another array (it carries a position in
+/// the outer array, EB-3).
 fn nested_scalars(event: &Json) -> bool {
     fn has_scalar(items: &[Json]) -> bool {
         items.iter().any(|i| match i {
@@ -382,6 +381,21 @@ fn nested_scalars(event: &Json) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether a branch of the pattern judges an `exists: false` on a path below another of its
+/// paths that takes values: that value, when it sits in an array nested in the array at its own
+/// path, fixes that array for the absence (EB-3, EB-10), which the dialect documents as a
+/// decision it does not follow.
+fn absence_below_a_value(pattern: &[Member]) -> bool {
+    expand(pattern, "", vec![Branch::new()]).iter().any(|b| {
+        b.iter().any(|(p, alts)| {
+            alts.contains(&Alt::Exists(false))
+                && b.iter().any(|(j, js)| {
+                    p.starts_with(&format!("{j}.")) && js.iter().any(|a| *a != Alt::Exists(false))
+                })
+        })
+    })
 }
 
 #[test]
@@ -408,7 +422,7 @@ fn eb_8_random_patterns_agree_with_the_walk() {
         };
         for _ in 0..4 {
             let event = event_object(&mut rng, 0);
-            if nested_scalars(&event) {
+            if nested_scalars(&event) && absence_below_a_value(&pattern) {
                 continue;
             }
             let mut bytes = String::new();

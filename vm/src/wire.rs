@@ -71,7 +71,7 @@
 //!
 //! Key kinds: 0 `AttributeText` (name), 1 `AttributeTyped` (name), 2 `AnyAttribute`, 3 `Header`
 //! (name), 4 `BodyPath` (path), 5 `BodyIsObject`, 6 `EventMember` (name), 7 `EventData` (count,
-//! segments), 8 `BodyPathEach` (path), 9 `BodyPathFixed` (path, `u32` levels). Opcodes are the positions in [`crate::for_each_op!`]: new
+//! segments), 8 `BodyPathEach` (path), 9 `FieldPath` (path, `u32` levels). Opcodes are the positions in [`crate::for_each_op!`]: new
 //! instructions are appended at the end; renumbering or changing an operand needs a new
 //! [`FORMAT_VERSION`].
 
@@ -132,7 +132,7 @@ mod tag {
     pub const EVENT_MEMBER: u8 = 6;
     pub const EVENT_DATA: u8 = 7;
     pub const BODY_PATH_EACH: u8 = 8;
-    pub const BODY_PATH_FIXED: u8 = 9;
+    pub const FIELD_PATH: u8 = 9;
 }
 
 /// Interval flag bits.
@@ -395,8 +395,8 @@ fn encode_key(w: &mut Writer, key: &Key) -> Result<(), WireError> {
             w.u8(tag::BODY_PATH_EACH);
             w.str(WHAT, p)
         }
-        Key::BodyPathFixed(p, levels) => {
-            w.u8(tag::BODY_PATH_FIXED);
+        Key::FieldPath(p, levels) => {
+            w.u8(tag::FIELD_PATH);
             w.str(WHAT, p)?;
             w.u32(*levels);
             Ok(())
@@ -726,9 +726,9 @@ fn decode_key(r: &mut Reader<'_>) -> Result<Key, WireError> {
         tag::EVENT_MEMBER => Key::EventMember(r.str(WHAT)?.into()),
         tag::EVENT_DATA => Key::EventData(r.strs(WHAT)?.into_boxed_slice()),
         tag::BODY_PATH_EACH => Key::BodyPathEach(r.str(WHAT)?.into()),
-        tag::BODY_PATH_FIXED => {
+        tag::FIELD_PATH => {
             let path = r.str(WHAT)?.into();
-            Key::BodyPathFixed(path, r.u32(WHAT)?)
+            Key::FieldPath(path, r.u32(WHAT)?)
         }
         other => return Err(invalid(offset, WHAT, format!("unknown key kind {other}"))),
     };

@@ -108,7 +108,7 @@ fn every_opcode_parts() -> ProgramParts {
     p.keys.intern(Key::AnyAttribute);
     p.keys.intern(Key::BodyPath("a.b".into()));
     p.keys.intern(Key::BodyPathEach("a.c".into()));
-    p.keys.intern(Key::BodyPathFixed("a.d.e".into(), 1));
+    p.keys.intern(Key::FieldPath("a.d.e".into(), 1));
     p.keys.intern(Key::BodyIsObject);
     p.keys.intern(Key::EventMember("eventType".into()));
     p.keys
@@ -515,7 +515,7 @@ fn random_parts(rng: &mut XorShift) -> ProgramParts {
         let name = *rng.pick(&names);
         let key = match rng.below(10) {
             0 => Key::AttributeText(name.into()),
-            8 => Key::BodyPathFixed(name.into(), rng.below(3) as u32),
+            8 => Key::FieldPath(name.into(), rng.below(3) as u32),
             1 => Key::AttributeTyped(name.into()),
             2 => Key::AnyAttribute,
             3 => Key::BodyPath(name.into()),

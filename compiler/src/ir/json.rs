@@ -81,9 +81,10 @@ fn key_to_json(key: &Key) -> Value {
         Key::Header(name) => ("header", Some((&**name).into())),
         Key::BodyPath(path) => ("body", Some((&**path).into())),
         Key::BodyPathEach(path) => ("body-each", Some((&**path).into())),
-        Key::BodyPathFixed(path, levels) => {
+        Key::FieldPath(path, u32::MAX) => ("field", Some((&**path).into())),
+        Key::FieldPath(path, levels) => {
             return Value::Array(vec![
-                "body-fixed".into(),
+                "field-within".into(),
                 (&**path).into(),
                 Number::from(*levels).into(),
             ]);
@@ -326,7 +327,7 @@ fn key_from_json(value: &Value, pointer: &str) -> Read<Key> {
     let kind = text(items.first(), &at(pointer, 0))?;
     let arity = match kind {
         "any-attribute" | "body-is-object" => 1,
-        "body-fixed" => 3,
+        "field-within" => 3,
         _ => 2,
     };
     if items.len() != arity {
@@ -340,15 +341,16 @@ fn key_from_json(value: &Value, pointer: &str) -> Read<Key> {
         "header" => Key::Header(operand()?),
         "body" => Key::BodyPath(operand()?),
         "body-each" => Key::BodyPathEach(operand()?),
-        "body-fixed" => {
+        "field" => Key::FieldPath(operand()?, u32::MAX),
+        "field-within" => {
             let p2 = at(pointer, 2);
             let levels = match items.get(2) {
                 Some(Value::Number(n)) => n.as_str().parse::<u32>().ok(),
                 _ => None,
             };
             match levels {
-                Some(levels) => Key::BodyPathFixed(operand()?, levels),
-                None => return fail(&p2, "expected a level count (an integer)"),
+                Some(levels) if levels != u32::MAX => Key::FieldPath(operand()?, levels),
+                _ => return fail(&p2, "expected a level count (an integer below 2^32 - 1)"),
             }
         }
         "body-is-object" => Key::BodyIsObject,

@@ -89,11 +89,14 @@ struct Target<'t> {
     path: &'t str,
     /// A [`Key::BodyPathEach`] key: every array of objects above it is a choice point.
     each: bool,
-    /// For a [`Key::BodyPathFixed`] key, the levels (leading path segments) within which it is
+    /// For a [`Key::FieldPath`] key, the levels (leading path segments) within which it is
     /// judged element by element; `u32::MAX` for the other keys.
     fixed: u32,
     /// The number of `.` in `path` (its segments less one).
     dots: u32,
+    /// A [`Key::FieldPath`] key: scalars of arrays nested in the array at its leaf position carry
+    /// that element's position (EB-3), within its levels.
+    field: bool,
 }
 
 /// The number of `.` in `text`.
@@ -422,9 +425,113 @@ impl<'t, 'a> Walker<'t, 'a> {
         }
     }
 
+    /// Whether the leaf key `t` gives scalars of arrays nested in the array at its leaf position
+    /// that element's position (EB-3): a field key fixed over the array's level.
+    fn positional(&self, t: usize) -> bool {
+        self.targets
+            .get(t)
+            .is_some_and(|t| t.field && t.fixed > t.dots)
+    }
+
     /// The rows of an array met with `leaf_keys` at their leaf position and `inner` keys
-    /// continuing below it.
+    /// continuing below it. A field key's scalars in an array nested in this one belong to that
+    /// element (EB-3): when such keys meet keys continuing below the array, the array is judged
+    /// element by element, nested arrays as elements ([`Walker::positional_rows`]).
     fn array_rows(
+        &mut self,
+        items: &[Node<'a>],
+        leaf_keys: &[usize],
+        inner: &[Active<'t>],
+        depth: usize,
+    ) -> Result<Rows<'a>, Overflow> {
+        if inner.is_empty()
+            || !items.iter().any(|i| matches!(i, Node::Array(_)))
+            || !leaf_keys.iter().any(|&t| self.positional(t))
+        {
+            return self.flat_array_rows(items, leaf_keys, inner, depth);
+        }
+        let mut positional = BVec::new_in(self.arena);
+        let mut flat = BVec::new_in(self.arena);
+        for &t in leaf_keys {
+            if self.positional(t) {
+                positional.push(t);
+            } else {
+                flat.push(t);
+            }
+        }
+        // The other leaf keys see every scalar, nested arrays flattened, in every row.
+        let start = self.leaves.len();
+        let needs = self.needs(flat.iter().copied());
+        if !flat.is_empty() {
+            let mut stack = BVec::new_in(self.arena);
+            stack.push(items.iter());
+            while let Some(top) = stack.last_mut() {
+                match top.next() {
+                    None => {
+                        stack.pop();
+                    }
+                    Some(Node::Array(nested)) => stack.push(nested.iter()),
+                    Some(Node::Object(_)) => {}
+                    Some(scalar) => self.push_leaf(scalar, needs),
+                }
+            }
+        }
+        let everywhere = self.leaf_frags(&flat, start);
+        let rows = self.positional_rows(items, &positional, inner, depth)?;
+        if everywhere.is_empty() {
+            return Ok(rows);
+        }
+        self.product(rows, self.one_row(everywhere))
+    }
+
+    /// The rows of an array for `positional` leaf keys and `inner` keys, one element at a time:
+    /// its own scalars in every row, each object's rows, and each nested array's rows (its
+    /// scalars carry its position here).
+    fn positional_rows(
+        &mut self,
+        items: &[Node<'a>],
+        positional: &[usize],
+        inner: &[Active<'t>],
+        depth: usize,
+    ) -> Result<Rows<'a>, Overflow> {
+        if depth > MAX_DEPTH {
+            return Err(Overflow);
+        }
+        let start = self.leaves.len();
+        let needs = self.needs(positional.iter().copied());
+        for item in items {
+            if !matches!(item, Node::Array(_) | Node::Object(_)) {
+                self.push_leaf(item, needs);
+            }
+        }
+        let here = self.leaf_frags(positional, start);
+        let mut rows = self.rows();
+        let mut elements = false;
+        for item in items {
+            let element_rows = match item {
+                Node::Object(_) => self.walk(item, inner, depth + 1)?,
+                Node::Array(nested) => {
+                    self.positional_rows(nested, positional, inner, depth + 1)?
+                }
+                _ => continue,
+            };
+            elements = true;
+            for mut row in element_rows {
+                here.iter().for_each(|f| push_frag(&mut row, *f));
+                rows.push(row);
+            }
+            if rows.len() > self.max_rows {
+                return Err(Overflow);
+            }
+        }
+        if !elements {
+            return Ok(self.one_row(here));
+        }
+        Ok(rows)
+    }
+
+    /// [`Walker::array_rows`] where no scalar's position matters: nested arrays flattened.
+    fn flat_array_rows(
         &mut self,
         items: &[Node<'a>],
         leaf_keys: &[usize],
@@ -488,10 +595,10 @@ impl<'t, 'a> Walker<'t, 'a> {
 /// A table's body keys, as the binder reads them (built once per table change).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BodyPlan {
-    /// The [`Key::BodyPath`], [`Key::BodyPathEach`] and [`Key::BodyPathFixed`] keys: slot,
+    /// The [`Key::BodyPath`], [`Key::BodyPathEach`] and [`Key::FieldPath`] keys: slot,
     /// whether judged per element everywhere (each), and the levels of a fixed key
     /// (`u32::MAX` for the others).
-    targets: Vec<(u32, bool, u32)>,
+    targets: Vec<(u32, bool, u32, bool)>,
     /// The slots of [`Key::BodyIsObject`].
     is_object: Vec<u32>,
     /// Whether no body can make a choice point (see [`BodyPlan::new`]): then each key is bound
@@ -524,26 +631,28 @@ impl BodyPlan {
         };
         let mut firsts: ahash::AHashSet<&str> = ahash::AHashSet::new();
         for (i, key) in keys.iter().enumerate() {
-            let (path, each, fixed) = match key {
-                Key::BodyPath(path) => (path, false, u32::MAX),
-                Key::BodyPathEach(path) => (path, true, u32::MAX),
-                Key::BodyPathFixed(path, levels) => (path, false, *levels),
+            let (path, each, fixed, field) = match key {
+                Key::BodyPath(path) => (path, false, u32::MAX, false),
+                Key::BodyPathEach(path) => (path, true, u32::MAX, false),
+                Key::FieldPath(path, levels) => (path, false, *levels, true),
                 Key::BodyIsObject => {
                     plan.is_object.push(idx(i));
                     continue;
                 }
                 _ => continue,
             };
-            plan.targets.push((idx(i), each, fixed));
-            if let Some((first, _)) = path.split_once('.')
-                && (each || !firsts.insert(first))
-            {
+            plan.targets.push((idx(i), each, fixed, field));
+            // A field key ending at an array can meet one continuing below it (EB-3): field keys
+            // of one segment count too.
+            let first = path.split('.').next().unwrap_or("");
+            let nested = path.contains('.');
+            if (each && nested) || ((nested || field) && !firsts.insert(first)) {
                 plan.single_row = false;
             }
         }
         if plan.single_row && plan.targets.len() > WALK_PER_KEY {
             let mut by_first: ahash::AHashMap<Box<str>, Vec<u32>> = ahash::AHashMap::new();
-            for (t, &(slot, _, _)) in plan.targets.iter().enumerate() {
+            for (t, &(slot, _, _, _)) in plan.targets.iter().enumerate() {
                 let first = path_of(keys.get(slot as usize))
                     .split('.')
                     .next()
@@ -565,7 +674,7 @@ impl BodyPlan {
                 .map(|(k, v)| k.len() + v.capacity() * 4)
                 .sum::<usize>()
         });
-        self.targets.capacity() * std::mem::size_of::<(u32, bool, u32)>()
+        self.targets.capacity() * std::mem::size_of::<(u32, bool, u32, bool)>()
             + self.is_object.capacity() * 4
             + index
     }
@@ -574,7 +683,7 @@ impl BodyPlan {
 /// The path of a body key.
 fn path_of(key: Option<&Key>) -> &str {
     match key {
-        Some(Key::BodyPath(path) | Key::BodyPathEach(path) | Key::BodyPathFixed(path, _)) => path,
+        Some(Key::BodyPath(path) | Key::BodyPathEach(path) | Key::FieldPath(path, _)) => path,
         _ => "",
     }
 }
@@ -606,7 +715,7 @@ fn general<'a>(
     let width = table.len();
     let is_object = &plan.is_object;
     let targets: &'a [Target<'a>] =
-        arena.alloc_slice_fill_iter(plan.targets.iter().map(|&(slot, each, fixed)| {
+        arena.alloc_slice_fill_iter(plan.targets.iter().map(|&(slot, each, fixed, field)| {
             let path = path_of(table.keys().get(slot as usize));
             Target {
                 slot,
@@ -614,6 +723,7 @@ fn general<'a>(
                 each,
                 fixed,
                 dots: dots(path),
+                field,
             }
         }));
     let mut active = BVec::new_in(arena);
@@ -712,7 +822,7 @@ fn single_row<'a>(
         for m in members.iter() {
             let first = m.name.split('.').next().unwrap_or("");
             for &t in by_first.get(first).map_or(&[][..], Vec::as_slice) {
-                let Some(&(slot, _, _)) = plan.targets.get(t as usize) else {
+                let Some(&(slot, _, _, _)) = plan.targets.get(t as usize) else {
                     continue;
                 };
                 let path = path_of(table.keys().get(slot as usize));
@@ -752,7 +862,7 @@ fn single_row<'a>(
             let slot = plan
                 .targets
                 .get(t as usize)
-                .map_or(u32::MAX, |&(slot, _, _)| slot);
+                .map_or(u32::MAX, |&(slot, _, _, _)| slot);
             if let Some(s) = row.get_mut(slot as usize) {
                 *s = Slot::of(leaves);
             }
@@ -760,14 +870,14 @@ fn single_row<'a>(
         return Ok(row);
     }
     let runs = arena.alloc_slice_fill_copy(plan.targets.len(), (0u32, 0u32));
-    for (&(slot, _, _), run) in plan.targets.iter().zip(runs.iter_mut()) {
+    for (&(slot, _, _, _), run) in plan.targets.iter().zip(runs.iter_mut()) {
         let start = store.len();
         let path = path_of(table.keys().get(slot as usize));
         leaves_along(table, table.needs(slot), doc, Some(path), &mut store, 0)?;
         *run = (idx(start), idx(store.len()));
     }
     let store = store.into_bump_slice();
-    for (&(slot, _, _), &(start, end)) in plan.targets.iter().zip(runs.iter()) {
+    for (&(slot, _, _, _), &(start, end)) in plan.targets.iter().zip(runs.iter()) {
         let leaves = store.get(start as usize..end as usize).unwrap_or(&[]);
         if let (false, Some(s)) = (leaves.is_empty(), row.get_mut(slot as usize)) {
             *s = Slot::of(leaves);
@@ -1050,7 +1160,7 @@ mod tests {
     }
 
     fn fixed(p: &str, levels: u32) -> Key {
-        Key::BodyPathFixed(p.into(), levels)
+        Key::FieldPath(p.into(), levels)
     }
 
     #[test]

@@ -606,10 +606,9 @@ impl KeyTable {
                 }
             }
             Key::AnyAttribute => self.any_attribute = Some(slot),
-            Key::BodyPath(_)
-            | Key::BodyPathEach(_)
-            | Key::BodyPathFixed(..)
-            | Key::BodyIsObject => self.body_keys += 1,
+            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::FieldPath(..) | Key::BodyIsObject => {
+                self.body_keys += 1
+            }
             _ => {}
         }
     }
@@ -629,10 +628,7 @@ impl KeyTable {
                 self.named_keys = self.named_keys.saturating_sub(1);
             }
             Key::AnyAttribute => self.any_attribute = None,
-            Key::BodyPath(_)
-            | Key::BodyPathEach(_)
-            | Key::BodyPathFixed(..)
-            | Key::BodyIsObject => {
+            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::FieldPath(..) | Key::BodyIsObject => {
                 self.body_keys = self.body_keys.saturating_sub(1);
             }
             _ => {}
@@ -829,7 +825,7 @@ impl KeyTable {
             | Key::Header(n)
             | Key::BodyPath(n)
             | Key::BodyPathEach(n)
-            | Key::BodyPathFixed(n, _)
+            | Key::FieldPath(n, _)
             | Key::EventMember(n) => n.len(),
             Key::EventData(path) => {
                 path.len() * size_of::<Box<str>>() + path.iter().map(|s| s.len()).sum::<usize>()

@@ -1,8 +1,9 @@
 //! Lowering a normalized pattern to IR (`docs/dialects/eventbridge-patterns.md` EB-8..EB-30).
 //!
-//! - **Keys.** A path's values are read by [`Key::BodyPath`], the SNS body key: arrays
-//!   transparent, dotted names reached in nested and flat forms (EB-2, EB-3), objects and empty
-//!   arrays no value. Binding runs the program once per *row* (one element chosen for every
+//! - **Keys.** A path's values are read by [`Key::FieldPath`], which reads a body as the SNS body
+//!   key does (arrays transparent, dotted names reached in nested and flat forms, objects and
+//!   empty arrays no value) and besides counts every occurrence of a repeated member name and
+//!   gives scalars of nested arrays their element's position (EB-2, EB-3). Binding runs the program once per *row* (one element chosen for every
 //!   array of objects two keys read below), so "some value in the row" for each path of a branch
 //!   is EB-8's walk for the paths that take a value: the values chosen must agree on every array
 //!   (EB-9).
@@ -11,7 +12,7 @@
 //!   the common prefix of the two paths above the earlier one's leaf
 //!   ([`fixed_levels`](super::branches::fixed_levels)): within that many leading segments the
 //!   absence is judged element by element, below them over every element. That is
-//!   [`Key::BodyPathFixed`] with those levels, tested `absent`. Which earlier paths took a value
+//!   [`Key::FieldPath`] with those levels, tested `absent`. Which earlier paths took a value
 //!   depends on the row: a path without `exists: false` always does (else the branch fails), one
 //!   with it does when some value in the row satisfies it (taking a value never hurts a later
 //!   absence, which it only narrows). So with `L0` the levels the former fix, `p`'s absence is
@@ -62,9 +63,10 @@ fn lower_seq(seq: &Seq, outer: &[&Leaf], at: &str) -> Node {
     }
 }
 
-/// The key of `path`'s values.
+/// The key of `path`'s values (EB-2, EB-3), judged element by element wherever it shares an
+/// array with another key.
 fn key(path: &str) -> Key {
-    Key::BodyPath(path.into())
+    Key::FieldPath(path.into(), u32::MAX)
 }
 
 /// The positive alternatives of a leaf, ORed (EB-8 a): `false` when it has none.
@@ -133,14 +135,12 @@ fn lower_leaf(leaf: &Leaf, mates: &[&Leaf]) -> Node {
 }
 
 /// `p` has no value agreeing with the arrays fixed within its first `levels` segments (EB-10).
+/// Values only fix arrays above their leaf position, so the array at `p`'s own leaf position is
+/// never fixed for it: `levels` stays below `p`'s segment count, and the key never reads the
+/// elements of that array apart (as the values' key does, EB-3).
 fn absence(p: &str, levels: usize, at: &str) -> Node {
-    // Every array a path can be judged per element at lies above its leaf: fixing them all is
-    // the plain key.
-    let key = if levels + 1 >= segments(p) {
-        key(p)
-    } else {
-        Key::BodyPathFixed(p.into(), u32::try_from(levels).unwrap_or(u32::MAX))
-    };
+    let levels = levels.min(segments(p) - 1);
+    let key = Key::FieldPath(p.into(), u32::try_from(levels).unwrap_or(u32::MAX - 1));
     Node::test(key, Pred::Shape(Shapes::ABSENT), at)
 }
 

@@ -31,10 +31,12 @@
 //!
 //! Where this dialect departs from event-ruler the spec says so (EB-35); beyond it:
 //!
-//! - A field whose values lie in an array nested directly in the array at its own leaf position
-//!   (`{"a": [[1], {"b": 2}]}` read by both `a` and `a.b`) is judged as if the inner array's
-//!   scalars sat in the outer one: event-ruler gives them a position in the outer array (EB-3),
-//!   which only two paths one of which ends at that array can tell apart.
+//! - A value in an array nested in the array at its own path's leaf position (`{"a": [[1]]}`)
+//!   carries a position in the outer array (EB-3), and fields continuing below that array are
+//!   judged with it element by element. What it does *not* do here: fix that array for an
+//!   `exists: false` on a path below its own (`{"a": [1], "a.b": [{"exists": false}]}`); such an
+//!   absence is judged against the arrays above the value's path only, as for a value sitting
+//!   directly in the array.
 //! - An event that spells one path both flat and nested (`{"r.q": [...], "r": {"q": [...]}}`)
 //!   reaches two arrays at the same level; `exists: false` below them is judged per element at
 //!   both whichever one an earlier path's value lies in.
