@@ -224,7 +224,8 @@ const char *fvm_version(void);
 /**
  * Compiles a policy.
  *
- * `dialect` is `"sns"`, `"basaltic"`, `"eventgrid"`, `"stream"` or `"expr"` (NUL-terminated).
+ * `dialect` is `"sns"`, `"basaltic"`, `"eventgrid"`, `"stream"`, `"expr"` or `"eventbridge"`
+ * (NUL-terminated).
  * `policy` is JSON text (for `stream` also the text form `region = eu-* and n > 5`), at most
  * 256 KiB. `options` is the dialect's options as JSON text (`{"scope": "MessageBody"}`), or
  * NULL for the defaults. On success stores a new filter in `*out` (free it with

@@ -500,7 +500,7 @@ impl Header {
 /// |---|---|
 /// | `sns` (`MessageAttributes` scope), `basaltic` | `attributes`, else `document` |
 /// | `sns` (`MessageBody` scope) | `body`, else `document` (`{"body": "..."}`) |
-/// | `eventgrid` | `body` (the event's JSON), else `document` (the event) |
+/// | `eventgrid`, `eventbridge` | `body` (the event's JSON), else `document` (the event) |
 /// | `stream`, `expr` | `headers`, else `document` (`{"headers": {...}}`) |
 #[derive(Debug, Clone, Default)]
 pub struct Message<'a> {
@@ -562,7 +562,7 @@ fn missing_part(options: &Options) -> Failure {
             "the message attributes",
             "give the attributes (or the whole message as JSON {\"attributes\": {...}})",
         ),
-        Options::EventGrid(_) => (
+        Options::EventGrid(_) | Options::EventBridge => (
             "the event",
             "give the event's JSON as the body (or the event itself as the document)",
         ),
@@ -592,7 +592,7 @@ fn part_of(options: &Options) -> Part {
     match options {
         Options::Sns(o) if o.scope == SnsScope::MessageBody => Part::Body,
         Options::Sns(_) | Options::Basaltic => Part::Attributes,
-        Options::EventGrid(_) => Part::Body,
+        Options::EventGrid(_) | Options::EventBridge => Part::Body,
         Options::Stream | Options::Expr(_) => Part::Headers,
     }
 }
@@ -654,7 +654,8 @@ fn read_document(
     };
     // An Event Grid document is the event itself: read from its bytes like a body, so that every
     // number keeps its text (a `serde_json::Value` holds numbers as binary64 at best).
-    if let (Options::EventGrid(_), Document::Json(bytes)) = (options, document) {
+    if let (Options::EventGrid(_) | Options::EventBridge, Document::Json(bytes)) = (options, document)
+    {
         let text = std::str::from_utf8(bytes)
             .map_err(|e| Failure::message("", format!("the event is not UTF-8 text: {e}")))?;
         return filtervm_compiler::message_from_line(options.dialect(), options, text)

@@ -367,7 +367,8 @@ pub extern "C" fn fvm_version() -> *const c_char {
 
 /// Compiles a policy.
 ///
-/// `dialect` is `"sns"`, `"basaltic"`, `"eventgrid"`, `"stream"` or `"expr"` (NUL-terminated).
+/// `dialect` is `"sns"`, `"basaltic"`, `"eventgrid"`, `"stream"`, `"expr"` or `"eventbridge"`
+/// (NUL-terminated).
 /// `policy` is JSON text (for `stream` also the text form `region = eu-* and n > 5`), at most
 /// 256 KiB. `options` is the dialect's options as JSON text (`{"scope": "MessageBody"}`), or
 /// NULL for the defaults. On success stores a new filter in `*out` (free it with
@@ -443,6 +444,7 @@ pub unsafe extern "C" fn fvm_filter_dialect(filter: *const FvmFilter) -> *const 
         "eventgrid" => c"eventgrid",
         "stream" => c"stream",
         "expr" => c"expr",
+        "eventbridge" => c"eventbridge",
         _ => c"unknown",
     };
     c.as_ptr()
