@@ -654,7 +654,8 @@ fn read_document(
     };
     // An Event Grid document is the event itself: read from its bytes like a body, so that every
     // number keeps its text (a `serde_json::Value` holds numbers as binary64 at best).
-    if let (Options::EventGrid(_) | Options::EventBridge, Document::Json(bytes)) = (options, document)
+    if let (Options::EventGrid(_) | Options::EventBridge, Document::Json(bytes)) =
+        (options, document)
     {
         let text = std::str::from_utf8(bytes)
             .map_err(|e| Failure::message("", format!("the event is not UTF-8 text: {e}")))?;

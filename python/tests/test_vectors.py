@@ -49,7 +49,7 @@ def parts(v: Vector, message: Any, options: Dict[str, Any]) -> Optional[Dict[str
     """The vector's message as the keyword parts its dialect reads (None: no such form)."""
     if v.dialect in ("stream", "expr"):
         return {"headers": message.get("headers") or {}}
-    if v.dialect == "eventgrid":
+    if v.dialect in ("eventgrid", "eventbridge"):
         return {"body": v.message_text.encode()}
     if v.dialect == "sns" and options.get("scope") == "MessageBody":
         body = message.get("body")

@@ -208,7 +208,7 @@ fn fields_message(part: MessagePart, fields: &[MessageField]) -> Result<Message,
     match part {
         MessagePart::Body => Err(MessageError::new(
             MESSAGE_SHAPE,
-            "this filter reads a JSON body (sns body scope, eventgrid): pass the body's JSON text \
+            "this filter reads a JSON body (sns body scope, eventgrid, eventbridge): pass the body's JSON text \
              (a string or binary column), not a map or struct",
         )),
         MessagePart::Attributes => {
@@ -478,7 +478,7 @@ impl Subscriptions {
                 return Err(fail(
                     Some(&id),
                     "/dialect",
-                    "`dialect` must be a dialect name (sns, basaltic, eventgrid, stream, expr)"
+                    "`dialect` must be a dialect name (sns, basaltic, eventgrid, stream, expr, eventbridge)"
                         .to_owned(),
                 ));
             }
