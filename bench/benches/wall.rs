@@ -23,6 +23,9 @@
 //!   derives from the bytes (borrowed text, every byte validated, unread members skipped).
 //!   `cityfeat_sns_5`: the same features as raw SNS bodies and the `cl_exact` patterns as 5
 //!   body-scope SNS policies (quamina reads the patterns as they are).
+//!   `eventbridge_pol{1,3,8}c`: the `pol{1,3,8}c` policies as EventBridge patterns, on the same
+//!   attrs lines through `Evaluator::matches_bytes` (`filtervm_bytes`), against quamina with the
+//!   same patterns (verdicts checked equal on the first 200 lines before timing).
 //!   `pol10k_*`: the 10k policies as one body-scope `SubscriptionSet` from raw attrs lines.
 //!   `headers_1c`: one clause (`event in [...]`) over 8 borrowed `(&str, &str)` headers, the
 //!   lookup included (`filtervm_headers`), against the same check written by hand (`hand`).
@@ -42,9 +45,9 @@ use cel_interpreter::{Context, Program as CelProgram, Value as CelValue};
 use criterion::{Criterion, criterion_group, criterion_main};
 use filtervm_bench::{
     CityfeatFloor, Decoded, HandBound, PASSING_HEADERS, Single, attributes, body_scope,
-    body_single, cel, cityfeat_event, cityfeat_filters, compile_workloads, decode, hand,
-    hand_headers, header_filter, lines, parts, reference_message, single_event, single_message,
-    singles,
+    body_single, cel, cityfeat_event, cityfeat_filters, compile_workloads, decode,
+    eventbridge_filter, hand, hand_headers, header_filter, lines, parts, reference_message,
+    single_event, single_message, singles,
 };
 use filtervm_compiler::{Dialect, Evaluator, compile, compile_text};
 use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
@@ -476,6 +479,33 @@ fn e2e_bench(c: &mut Criterion) {
                 by_hand(black_box(&attrs[i]))
             })
         });
+        group.finish();
+    }
+    // The same policies as EventBridge patterns (eventbridge; `pol8c` too: no key limit), through
+    // `Evaluator::matches_bytes`, against quamina with the same patterns on the same bytes.
+    for clauses in [1, 3, 8] {
+        let (pattern, filter) = eventbridge_filter(clauses);
+        let mut evaluator = Evaluator::new();
+        let expected: Vec<usize> = attrs
+            .iter()
+            .map(|l| usize::from(evaluator.matches_bytes(&filter, l) == Ok(true)))
+            .collect();
+        assert!(
+            expected.iter().any(|&m| m == 1),
+            "eventbridge pol{clauses}c matches some line"
+        );
+        let name = format!("eventbridge_pol{clauses}c");
+        let mut group = c.benchmark_group(format!("e2e/{name}"));
+        let mut i = 0usize;
+        group.bench_function("filtervm_bytes", |b| {
+            b.iter(|| {
+                i = (i + 1) % n;
+                evaluator.matches_bytes(&filter, black_box(&attrs[i])) == Ok(true)
+            })
+        });
+        if let Some(q) = quamina_of(&name, &[pattern.to_string()], &attrs, &expected) {
+            bench_quamina(&mut group, &q, &attrs);
+        }
         group.finish();
     }
 

@@ -207,7 +207,7 @@ pub(crate) enum JsonBody {
 ///
 /// | message | entry point |
 /// |---|---|
-/// | raw JSON bytes: an SNS body (body scope), an Event Grid event | [`Evaluator::matches_bytes`], [`Evaluator::try_matches_bytes`] |
+/// | raw JSON bytes: an SNS body (body scope), an Event Grid or EventBridge event | [`Evaluator::matches_bytes`], [`Evaluator::try_matches_bytes`] |
 /// | typed attributes (basaltic, sns attribute scope), borrowed | [`Evaluator::matches_attributes`] |
 /// | headers (stream, expr), borrowed | [`Evaluator::matches_headers`] |
 /// | an owned [`Message`] | [`Evaluator::matches`], [`Evaluator::try_matches`] |
@@ -229,8 +229,9 @@ impl Evaluator {
     ///
     /// Fails closed: an SNS body too complex to judge element by element (more rows than
     /// `filtervm_vm::bind::MAX_ROW_SLOTS` allow, sns rule 18) is bound as a non-object and
-    /// matches only the empty policy, and an Event Grid event that is not JSON matches nothing;
-    /// [`Evaluator::try_matches`] reports those cases instead. An SNS body ([`Message::Body`])
+    /// matches only the empty policy, and an Event Grid event that is not JSON matches nothing,
+    /// nor does an EventBridge event that is not a JSON object or nests deeper than 1,000 levels
+    /// (EB-3, EB-34); [`Evaluator::try_matches`] reports those cases instead. An SNS body ([`Message::Body`])
     /// that is not JSON is judged, not failed: by sns rule 14 it matches only the empty policy.
     pub fn matches(&mut self, filter: &Filter, message: &Message) -> bool {
         let bound = self.bindings.bind(filter.program.keys(), message);
@@ -256,8 +257,11 @@ impl Evaluator {
     /// Grid event. One validating pass over the bytes keeps only what the filter reads (any
     /// depth, lone surrogate escapes read as U+FFFD), with no allocation once warm.
     ///
-    /// Errors: [`ErrorCode::MessageNotJson`] for an Event Grid event that is not JSON,
-    /// [`ErrorCode::MessageShape`] for a filter whose dialect does not read a JSON body. An SNS
+    /// Errors: [`ErrorCode::MessageNotJson`] for an Event Grid or EventBridge event that is not
+    /// JSON; for an EventBridge event, [`ErrorCode::InvalidMessage`] when it is not a JSON object
+    /// (EB-3) and [`ErrorCode::MessageTooComplex`] when it nests deeper than 1,000 levels (EB-34)
+    /// or is beyond the binding limits; [`ErrorCode::MessageShape`] for a filter whose dialect
+    /// does not read a JSON body. An SNS
     /// body that is not JSON keeps its dialect meaning (sns rule 14: it matches only the empty
     /// policy); one too complex to judge element by element matches only the empty policy too,
     /// and [`Evaluator::try_matches_bytes`] reports it.

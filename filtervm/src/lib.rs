@@ -1,10 +1,11 @@
 //! filtervm decides, for each published message, whether a subscription receives it.
 //!
-//! A subscription's filter is written in one of five dialects ([`Dialect`]): AWS SNS
+//! A subscription's filter is written in one of six dialects ([`Dialect`]): AWS SNS
 //! subscription filter policies (`sns`, on message attributes or on the JSON body), the
 //! notification service's policies (`basaltic`), Azure Event Grid subscription filters
-//! (`eventgrid`), stream header clause groups (`stream`, with a text form) and nested condition
-//! trees over headers (`expr`). [`Filter::new`] compiles one to a small bytecode program;
+//! (`eventgrid`), stream header clause groups (`stream`, with a text form), nested condition
+//! trees over headers (`expr`) and Amazon EventBridge event patterns (`eventbridge`, as
+//! aws/event-ruler matches them). [`Filter::new`] compiles one to a small bytecode program;
 //! [`Filter::matches`] runs it on a [`Message`] — the bytes of a JSON document as received, or
 //! the parts a broker holds (body, typed attributes, headers), borrowed.
 //!

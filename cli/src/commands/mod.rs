@@ -46,7 +46,7 @@ Exit status:
   64  usage errors: unknown or conflicting arguments, missing --dialect, bad --options";
 
 /// Decide, for each message, which subscriptions receive it: check, compile, explain and lint
-/// subscription filters of five dialects, run them over NDJSON message logs (`match`, `route`)
+/// subscription filters of six dialects, run them over NDJSON message logs (`match`, `route`)
 /// and measure them (`bench`).
 #[derive(Parser, Debug)]
 #[command(
