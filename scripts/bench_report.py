@@ -202,6 +202,9 @@ w("skipped). `cityfeat`: 5 Event Grid `StringIn` filters on `data.properties.MAP
 w("~700-byte GeoJSON features as events, as one `SubscriptionSet` (one read of the event); the")
 w("same features as raw SNS bodies with the 5 patterns as body-scope SNS policies.")
 w("`pol10k_*`: 10,000 SNS subscriptions (body scope) as one set (quamina panics on them).")
+w("`eventbridge_pol{1,3,8}c`: the same policies as EventBridge patterns through")
+w("`Evaluator::matches_bytes`, against quamina with the same patterns (its own dialect); the")
+w("instruction column also gives the SNS body-scope policy through the same entry point.")
 w("`headers_1c`: one clause over 8 borrowed `(&str, &str)` headers, the lookup included. All")
 w("engines' verdicts are checked equal before timing.")
 w("")
@@ -213,6 +216,13 @@ for s, goal in [("pol1c", "≤ 1.25× quamina"), ("pol3c", "≤ 1.25× quamina")
     fi = I.get(("bytes_to_verdict", s))
     w(f"| {s} (SNS body) | {ns(f)} | {ns(q)} | {ns(h)} | {ratio(f, q)} | {ratio(f, h)} | {goal} | "
       f"{fi if fi is not None else '—'} | — |")
+for s in ["pol1c", "pol3c", "pol8c"]:
+    g = f"e2e_eventbridge_{s}"
+    f, q = median(g, "filtervm_bytes"), median(g, "quamina")
+    fi, si = I.get(("matches_bytes", f"eventbridge_{s}")), I.get(("matches_bytes", f"sns_body_{s}"))
+    vs_sns = f" (SNS body: {si})" if si is not None else ""
+    w(f"| {s} (EventBridge pattern, `matches_bytes`) | {ns(f)} | {ns(q)} | — | {ratio(f, q)} | — | "
+      f"≤ SNS body ± 5 % (instr.) | {fi if fi is not None else '—'}{vs_sns} | — |")
 g = "e2e_cityfeat_eventgrid_5"
 f, q, h = median(g, "filtervm_set_bytes"), median(g, "quamina"), median(g, "hand_serde")
 w(f"| cityfeat, 5 Event Grid filters (set) | {ns(f)} | {ns(q)} | {ns(h)} | {ratio(f, q)} | {ratio(f, h)} | ≤ 1× quamina | — | — |")

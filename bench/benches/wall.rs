@@ -490,8 +490,9 @@ fn e2e_bench(c: &mut Criterion) {
             .iter()
             .map(|l| usize::from(evaluator.matches_bytes(&filter, l) == Ok(true)))
             .collect();
+        // (No attrs line holds all eight clauses: `pol8c` is the cost of deciding no-match.)
         assert!(
-            expected.iter().any(|&m| m == 1),
+            clauses == 8 || expected.iter().any(|&m| m == 1),
             "eventbridge pol{clauses}c matches some line"
         );
         let name = format!("eventbridge_pol{clauses}c");

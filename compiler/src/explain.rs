@@ -111,6 +111,12 @@ pub const HINT_BODY_OVERFLOW: &str = "BODY_OVERFLOW";
 pub const HINT_MISSING_KEY: &str = "MISSING_KEY";
 /// Hint: a number lies exactly on an exclusive bound of a numeric condition.
 pub const HINT_EXCLUSIVE_BOUND: &str = "EXCLUSIVE_BOUND";
+/// Hint: eventbridge `exists: false` judged over every element of an array above it, since no
+/// field sorting before it fixed an element there (EB-10).
+pub const HINT_ABSENT_ELSEWHERE: &str = "ABSENT_ELSEWHERE";
+/// Hint: an eventbridge number that is not comparable (more digits than its binary64 holds,
+/// EB-17): it satisfies no numeric condition and equals only its own spelling.
+pub const HINT_NOT_COMPARABLE: &str = "NOT_COMPARABLE";
 
 /// Whether a condition held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1097,6 +1103,35 @@ impl HintContext<'_> {
         }
         if let Some(m) = exclusive_bound(&test.pred, seen) {
             hint(HINT_EXCLUSIVE_BOUND, m);
+        }
+        if let (Key::FieldPath(path, levels), Pred::Shape(shapes)) = (&test.key, &test.pred)
+            && *shapes == Shapes::ABSENT
+            && !seen.absent()
+        {
+            hint(
+                HINT_ABSENT_ELSEWHERE,
+                format!(
+                    "`{path}` has a value, so `exists: false` fails: it is judged element by                      element only at the arrays within its first {levels} segment(s), the ones a                      field sorting before it fixed (EB-10); elsewhere any element's value counts"
+                ),
+            );
+        }
+        if let Pred::Num {
+            source: NumSource::Comparable,
+            ..
+        } = &test.pred
+            && let Some(text) = seen.values.iter().find_map(|l| match l {
+                Leaf::Num(n) if !filtervm_vm::number::is_comparable(n.text(), n.value()) => {
+                    Some(n.text().to_owned())
+                }
+                _ => None,
+            })
+        {
+            hint(
+                HINT_NOT_COMPARABLE,
+                format!(
+                    "the number {text} has more digits than its binary64 value holds (it is not                      that value's shortest form, EB-17): it satisfies no numeric condition and                      equals only the same spelling"
+                ),
+            );
         }
         out
     }

@@ -96,6 +96,8 @@ fn eb_4_pattern_structure() {
         ("{}", "Empty objects are not allowed"),
         (r#"{"detail": {}}"#, "Empty objects are not allowed"),
         ("[]", "Filter is not an object"),
+        ("5", "Filter is not an object"),
+        (r#""{\"a\": [1]}""#, "Filter is not an object"),
         (
             r#"{"string": "my-value"}"#,
             "\"string\" must be an object or an array",
@@ -861,6 +863,20 @@ fn explain_shows_the_eventbridge_verdict() {
     )
     .unwrap();
     assert!(!explanation.matched);
+    let codes: Vec<&str> = explanation.hints.iter().map(|h| h.code).collect();
+    assert!(
+        codes.contains(&filtervm_compiler::explain::HINT_ABSENT_ELSEWHERE),
+        "{codes:?}"
+    );
+    let numbers = compile(r#"{"n": [{"numeric": [">", 0]}]}"#);
+    let explanation =
+        filtervm_compiler::explain::explain_bytes(&numbers, None, br#"{"n": 3.1415926535897932}"#)
+            .unwrap();
+    let codes: Vec<&str> = explanation.hints.iter().map(|h| h.code).collect();
+    assert!(
+        codes.contains(&filtervm_compiler::explain::HINT_NOT_COMPARABLE),
+        "{codes:?}"
+    );
     let e = filtervm_compiler::explain::explain_bytes(&filter, None, b"[1]").unwrap_err();
     assert!(e.to_string().contains("INVALID_MESSAGE"), "{e}");
 }

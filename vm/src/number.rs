@@ -140,6 +140,13 @@ pub fn comparable(text: &str) -> Option<f64> {
 /// and the value is a normal double (most numbers); otherwise the shortest form is written out
 /// and compared exactly.
 pub fn is_comparable(text: &str, value: f64) -> bool {
+    // Most numbers: an integer of at most 15 digits is its binary64 exactly, and its shortest
+    // form is itself (JSON has no leading zeros but `0`).
+    let b = text.as_bytes();
+    let magnitude = b.strip_prefix(b"-").unwrap_or(b);
+    if !magnitude.is_empty() && magnitude.len() <= 15 && magnitude.iter().all(u8::is_ascii_digit) {
+        return true;
+    }
     if !value.is_finite() {
         return false;
     }

@@ -104,16 +104,9 @@ pub fn validate(policy: &Value) -> Result<(branches::Seq, parse::Pattern), Compi
     Ok((seq, pattern))
 }
 
-/// Parses, validates and lowers. A pattern given as a JSON string is read as the pattern text.
+/// Parses, validates and lowers. A pattern is a JSON object; any other value, a string included,
+/// is "Filter is not an object" (EB-31), as event-ruler says.
 pub(crate) fn lower(policy: &Value) -> Result<Node, CompileError> {
-    let parsed;
-    let policy = match policy {
-        Value::String(text) => {
-            parsed = parse_text(text)?;
-            &parsed
-        }
-        other => other,
-    };
     let (seq, _) = validate(policy)?;
     let node = lower::lower_pattern(&seq);
     if node.size() > MAX_IR_NODES {
