@@ -94,7 +94,7 @@ const STRINGS: [&str; 3] = ["x", "y", "z"];
 
 fn scalar(rng: &mut Rng) -> Json {
     match rng.below(6) {
-        0 | 1 | 2 => Json::Str(STRINGS[rng.below(3)]),
+        0..=2 => Json::Str(STRINGS[rng.below(3)]),
         3 => Json::Num(rng.below(3) as i64),
         4 => Json::Null,
         _ => Json::Bool(rng.chance(2)),

@@ -562,15 +562,15 @@ impl<'t, 'a> Walker<'t, 'a> {
                 }
             }
         }
-        let here = self.leaf_frags(&leaf_keys, start);
+        let here = self.leaf_frags(leaf_keys, start);
         if objects.is_empty() {
             return Ok(self.one_row(here));
         }
-        if self.is_choice_point(&inner) {
+        if self.is_choice_point(inner) {
             // Rule 18: one row per element (and per row of that element).
             let mut rows = self.rows();
             for object in objects {
-                for mut row in self.walk(object, &inner, depth + 1)? {
+                for mut row in self.walk(object, inner, depth + 1)? {
                     here.iter().for_each(|f| push_frag(&mut row, *f));
                     rows.push(row);
                 }
@@ -582,7 +582,7 @@ impl<'t, 'a> Walker<'t, 'a> {
         } else {
             let mut rows = self.one_row(here);
             for object in objects {
-                let element_rows = self.walk(object, &inner, depth + 1)?;
+                let element_rows = self.walk(object, inner, depth + 1)?;
                 rows = self.product(rows, element_rows)?;
             }
             Ok(rows)

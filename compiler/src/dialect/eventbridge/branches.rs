@@ -240,10 +240,7 @@ fn over_budget() -> PolicyError {
 
 /// Normalizes one sequence of sibling members.
 fn seq(mut members: Vec<Member>, budget: &mut usize) -> Result<Seq, PolicyError> {
-    loop {
-        let Some(component) = interacting(&members) else {
-            break;
-        };
+    while let Some(component) = interacting(&members) {
         // Distribute the first `$or` of the component over the rest of it.
         let Some(&first_or) = component
             .iter()
