@@ -14,7 +14,7 @@ pub const MAX_PATHS: usize = 256;
 pub const MAX_COMPLEXITY: usize = 10;
 
 /// Most sets of states [`complexity`] explores before it calls a path too complex.
-const MAX_EXPLORED: usize = 100_000;
+pub const MAX_EXPLORED: usize = 100_000;
 
 /// The event-ruler message of EB-33.
 pub const TOO_COMPLEX: &str = "Rule is too complex - try using fewer wildcard characters or \

@@ -10,7 +10,7 @@
 //! - **`{"exists": false}`** (EB-8 b, EB-10) is judged against the positions fixed by the paths
 //!   of the branch that sort before it (UTF-16 order) and took a value. Those are the arrays on
 //!   the common prefix of the two paths above the earlier one's leaf
-//!   ([`fixed_levels`](super::branches::fixed_levels)): within that many leading segments the
+//!   ([`fixed_levels`]): within that many leading segments the
 //!   absence is judged element by element, below them over every element. That is
 //!   [`Key::FieldPath`] with those levels, tested `absent`. Which earlier paths took a value
 //!   depends on the row: a path without `exists: false` always does (else the branch fails), one
