@@ -67,7 +67,7 @@ use crate::dialect::{Dialect, stream};
 use crate::error::MessageError;
 use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
 use crate::parts::{MessageParts, SelectedPart};
-use filtervm_vm::bind::{Bindings, Bound, BoundLeaf, KeyTable};
+use filtervm_vm::bind::{Bindings, Bound, BoundLeaf, Judgement, KeyTable};
 use filtervm_vm::exec;
 use filtervm_vm::fold::fold;
 use filtervm_vm::json::{Map, Number, Value};
@@ -502,7 +502,17 @@ fn explain_with(
                 },
             });
         }
-        if bound.overflowed() {
+        if bound.judgement() == &Judgement::Unsupported {
+            hints.push(Hint {
+                code: HINT_BODY_OVERFLOW,
+                pointer: String::new(),
+                message: format!(
+                    "{}, so it was bound as if it were not a JSON object and no condition on it \
+                     can hold",
+                    crate::dialect::eventbridge::unsupported_error().message
+                ),
+            });
+        } else if bound.overflowed() {
             hints.push(Hint {
                 code: HINT_BODY_OVERFLOW,
                 pointer: String::new(),
@@ -1111,7 +1121,9 @@ impl HintContext<'_> {
             hint(
                 HINT_ABSENT_ELSEWHERE,
                 format!(
-                    "`{path}` has a value, so `exists: false` fails: it is judged element by                      element only at the arrays within its first {levels} segment(s), the ones a                      field sorting before it fixed (EB-10); elsewhere any element's value counts"
+                    "`{path}` has a value, so `exists: false` fails: it is judged element by \
+                    element only at the arrays within its first {levels} segment(s), the ones a \
+                    field sorting before it fixed (EB-10); elsewhere any element's value counts"
                 ),
             );
         }
@@ -1129,7 +1141,9 @@ impl HintContext<'_> {
             hint(
                 HINT_NOT_COMPARABLE,
                 format!(
-                    "the number {text} has more digits than its binary64 value holds (it is not                      that value's shortest form, EB-17): it satisfies no numeric condition and                      equals only the same spelling"
+                    "the number {text} has more digits than its binary64 value holds (it is not \
+                    that value's shortest form, EB-17): it satisfies no numeric condition and \
+                    equals only the same spelling"
                 ),
             );
         }

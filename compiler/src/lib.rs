@@ -369,6 +369,7 @@ fn judged(filter: &Filter, bound: &Bound<'_>) -> Result<(), MessageError> {
             ),
         }),
         Judgement::NotJson(e) => Err(not_json_error(filter.dialect(), e)),
+        Judgement::Unsupported => Err(dialect::eventbridge::unsupported_error()),
     }
 }
 

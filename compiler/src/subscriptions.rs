@@ -712,6 +712,9 @@ fn judge(
         Judgement::NotJson(_) if group.options.dialect() == Dialect::Sns => None,
         Judgement::NotJson(e) => Some(Reason::NotJson(e.clone())),
         Judgement::Overflowed => Some(Reason::TooComplex),
+        Judgement::Unsupported => Some(Reason::Unreadable(
+            crate::dialect::eventbridge::unsupported_error(),
+        )),
     };
     match reason {
         None => state.matching(&group.engine, bound, hits),

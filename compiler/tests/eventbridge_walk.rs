@@ -16,7 +16,7 @@
     clippy::panic
 )]
 
-use filtervm_compiler::{Dialect, Evaluator, Options, compile_text};
+use filtervm_compiler::{Dialect, ErrorCode, Evaluator, Options, compile_text};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -361,43 +361,6 @@ fn spec_matches(pattern: &[Member], event: &Json) -> bool {
     })
 }
 
-/// Whether an event has a scalar in an array nested in another array (it carries a position in
-/// the outer array, EB-3).
-fn nested_scalars(event: &Json) -> bool {
-    fn has_scalar(items: &[Json]) -> bool {
-        items.iter().any(|i| match i {
-            Json::Arr(inner) => has_scalar(inner),
-            Json::Obj(_) => false,
-            _ => true,
-        })
-    }
-    match event {
-        Json::Obj(members) => members.iter().any(|(_, v)| nested_scalars(v)),
-        Json::Arr(items) => {
-            items
-                .iter()
-                .any(|i| matches!(i, Json::Arr(inner) if has_scalar(inner)))
-                || items.iter().any(nested_scalars)
-        }
-        _ => false,
-    }
-}
-
-/// Whether a branch of the pattern judges an `exists: false` on a path below another of its
-/// paths that takes values: that value, when it sits in an array nested in the array at its own
-/// path, fixes that array for the absence (EB-3, EB-10), which the dialect documents as a
-/// decision it does not follow.
-fn absence_below_a_value(pattern: &[Member]) -> bool {
-    expand(pattern, "", vec![Branch::new()]).iter().any(|b| {
-        b.iter().any(|(p, alts)| {
-            alts.contains(&Alt::Exists(false))
-                && b.iter().any(|(j, js)| {
-                    p.starts_with(&format!("{j}.")) && js.iter().any(|a| *a != Alt::Exists(false))
-                })
-        })
-    })
-}
-
 #[test]
 fn eb_8_random_patterns_agree_with_the_walk() {
     let mut rng = Rng(std::env::var("EB_SEED")
@@ -406,7 +369,7 @@ fn eb_8_random_patterns_agree_with_the_walk() {
         .unwrap_or(0x5EED_CAFE_F00D_0001));
     let options = Options::from(Dialect::EventBridge);
     let mut evaluator = Evaluator::new();
-    let (mut checked, mut matched) = (0, 0);
+    let (mut checked, mut matched, mut unjudged) = (0, 0, 0);
     for case in 0..(std::env::var("EB_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -422,15 +385,19 @@ fn eb_8_random_patterns_agree_with_the_walk() {
         };
         for _ in 0..4 {
             let event = event_object(&mut rng, 0);
-            if nested_scalars(&event) && absence_below_a_value(&pattern) {
-                continue;
-            }
             let mut bytes = String::new();
             event.write(&mut bytes);
             let expected = spec_matches(&pattern, &event);
-            let got = evaluator
-                .try_matches_bytes(&filter, bytes.as_bytes())
-                .unwrap_or_else(|e| panic!("{text} on {bytes}: {e}"));
+            let got = match evaluator.try_matches_bytes(&filter, bytes.as_bytes()) {
+                Ok(got) => got,
+                // An absence the rows cannot judge (two routes to a path, or nested scalars
+                // fixing an element) is an error, never a guess.
+                Err(e) if e.code == ErrorCode::MessageTooComplex => {
+                    unjudged += 1;
+                    continue;
+                }
+                Err(e) => panic!("{text} on {bytes}: {e}"),
+            };
             assert_eq!(
                 got,
                 expected,
@@ -442,6 +409,11 @@ fn eb_8_random_patterns_agree_with_the_walk() {
         }
     }
     assert!(checked > 10_000, "{checked} cases");
+    eprintln!("{checked} checked, {matched} matched, {unjudged} not judged");
+    assert!(
+        unjudged < checked / 50,
+        "{unjudged} of {checked} not judged"
+    );
     assert!(
         matched > checked / 10 && matched < checked * 9 / 10,
         "{matched} of {checked} matched"

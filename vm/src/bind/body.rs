@@ -43,6 +43,27 @@
 //! its row without building rows at all (the common case costs one pass and no allocation per
 //! node).
 //!
+//! # Where rows fall short (EB-10)
+//!
+//! An EventBridge `exists: false` is judged against the array positions fixed by the paths
+//! sorting before it ([`Key::FieldPath`] with levels: element by element within those levels).
+//! In a row, a value of the fixing path then stands in for the element it was chosen from, which
+//! is right when one route leads from the top to each path prefix. Two exceptions are not judged
+//! rather than judged wrongly (the body is bound with every key absent, [`Overflow::Positions`],
+//! and the caller gets an error):
+//!
+//! - **two routes**: an object where two members continue one key's path (a repeated member
+//!   name, or `a.b` beside `a`, EB-3), one of them also continuing an absence key within its
+//!   levels, in a body that also has an array of objects judged element by element for an
+//!   absence key. A value reached by the other route is not in that array, yet would stand in
+//!   for one of its elements;
+//! - **nested scalars**: an array at a value key's leaf holding scalars in nested arrays (each
+//!   has its element's position, EB-3) while an absence key merged there continues below it:
+//!   such a scalar could fix that element for the absence, which the merged key cannot say.
+//!
+//! Neither arises in an event without repeated or dotted member names and nested arrays beside
+//! objects.
+//!
 //! # Bounds
 //!
 //! Binding never recurses on arrays (nested arrays are flattened with an explicit stack) and
@@ -79,8 +100,15 @@ pub const MAX_COPIED_LEAVES: usize = 1 << 20;
 /// Deepest object nesting a path is followed into; deeper bodies overflow.
 pub const MAX_DEPTH: usize = 256;
 
-/// The body could not be bound within the caps.
-pub(super) struct Overflow;
+/// Why a body was not bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Overflow {
+    /// Beyond a cap ([`MAX_ROW_SLOTS`], [`MAX_COPIED_LEAVES`], [`MAX_DEPTH`]).
+    Caps,
+    /// An `exists: false` judged against array positions that rows cannot judge exactly
+    /// (EB-10; module documentation, "Where rows fall short").
+    Positions,
+}
 
 /// One key of the table that reads the body.
 #[derive(Clone, Copy)]
@@ -133,6 +161,9 @@ struct Walker<'t, 'a> {
     leaves: BVec<'a, BoundLeaf<'a>>,
     targets: &'a [Target<'t>],
     max_rows: usize,
+    /// The absence keys (indexes into the targets) that arrays judged element by element and
+    /// left absent in some of their rows but not all, in walk order ("Where rows fall short").
+    exclusions: BVec<'a, usize>,
 }
 
 fn idx(n: usize) -> u32 {
@@ -218,6 +249,56 @@ impl<'t, 'a> Walker<'t, 'a> {
         }
     }
 
+    /// Whether `active` (met at an object, its path not yet at the leaf) is an absence key
+    /// ([`Key::FieldPath`] tested `absent`: fixed levels below `u32::MAX`) still within the levels
+    /// it is judged element by element at.
+    fn absence_within(&self, active: &Active<'t>) -> bool {
+        match (self.target(active), active.rest) {
+            (Some(t), Some(rest)) => t.fixed != u32::MAX && t.dots - dots(rest) < t.fixed,
+            _ => false,
+        }
+    }
+
+    /// Whether `t` is a value key of a field ([`Key::FieldPath`] not fixed): the kind of key
+    /// whose values fix array positions for an absence.
+    fn value_key(&self, t: usize) -> bool {
+        self.targets
+            .get(t)
+            .is_some_and(|t| t.field && t.fixed == u32::MAX)
+    }
+
+    /// Whether the value key `j` can fix positions for the absence key `p` (EB-10): its path
+    /// sorts before `p`'s (UTF-16 code units, EB-8).
+    fn fixes(&self, j: usize, p: usize) -> bool {
+        match (self.targets.get(j), self.targets.get(p)) {
+            (Some(j), Some(p)) => j.path.encode_utf16().lt(p.path.encode_utf16()),
+            _ => false,
+        }
+    }
+
+    /// Whether some row of `rows` has leaves of `slot`.
+    fn any_row_has(rows: &Rows<'a>, slot: u32) -> bool {
+        rows.iter().any(|w| w.iter().any(|f| f.slot == slot))
+    }
+
+    /// Counts an exclusion when an absence key of `inner` judged element by element here is
+    /// absent in some of `rows` and present in others.
+    fn note_exclusion(&mut self, inner: &[Active<'t>], rows: &Rows<'a>) {
+        for a in inner {
+            let Some(t) = self.target(a) else { continue };
+            if t.fixed == u32::MAX || self.merged_at(a) {
+                continue;
+            }
+            let with = rows
+                .iter()
+                .filter(|w| w.iter().any(|f| f.slot == t.slot))
+                .count();
+            if with > 0 && with < rows.len() {
+                self.exclusions.push(a.target);
+            }
+        }
+    }
+
     /// Whether an array met before the leaf position by `inner` keys is a choice point.
     fn is_choice_point(&self, inner: &[Active<'t>]) -> bool {
         inner.len() >= 2 || inner.iter().any(|a| self.target(a).is_some_and(|t| t.each))
@@ -233,7 +314,7 @@ impl<'t, 'a> Walker<'t, 'a> {
             return Ok(a);
         }
         if a.len().saturating_mul(b.len()) > self.max_rows {
-            return Err(Overflow);
+            return Err(Overflow::Caps);
         }
         let mut out = BVec::with_capacity_in(a.len() * b.len(), self.arena);
         for x in &a {
@@ -284,7 +365,7 @@ impl<'t, 'a> Walker<'t, 'a> {
         depth: usize,
     ) -> Result<(), Overflow> {
         if depth > MAX_DEPTH {
-            return Err(Overflow);
+            return Err(Overflow::Caps);
         }
         let slot = self.target(&key).map_or(u32::MAX, |t| t.slot);
         let needs = self.table.needs(slot);
@@ -356,7 +437,7 @@ impl<'t, 'a> Walker<'t, 'a> {
         depth: usize,
     ) -> Result<Rows<'a>, Overflow> {
         if depth > MAX_DEPTH {
-            return Err(Overflow);
+            return Err(Overflow::Caps);
         }
         if let Some(only) = self.single_plain(active) {
             let mut row = self.world();
@@ -374,7 +455,12 @@ impl<'t, 'a> Walker<'t, 'a> {
                 if inner.is_empty() {
                     return Ok(rows);
                 }
-                for m in members.iter() {
+                // Two routes (EB-3: a repeated member name, `a.b` beside `a`): which members'
+                // subtrees excluded an absence, and which gave a value key values.
+                let track = inner.iter().any(|a| self.absence_within(a));
+                let mut excluded = BVec::new_in(self.arena);
+                let mut valued = BVec::new_in(self.arena);
+                for (i, m) in members.iter().enumerate() {
                     let mut below = BVec::new_in(self.arena);
                     below.extend(inner.iter().filter_map(|a| {
                         follow(a.rest?, m.name).map(|rest| Active {
@@ -385,12 +471,46 @@ impl<'t, 'a> Walker<'t, 'a> {
                     if below.is_empty() {
                         continue;
                     }
+                    let (exclusions, leaves) = (self.exclusions.len(), self.leaves.len());
                     if let (Some(only), [row]) = (self.single_plain(&below), rows.as_mut_slice()) {
                         self.collect(&m.value, only, row, depth + 1)?;
+                        if track && self.value_key(only.target) && self.leaves.len() > leaves {
+                            valued.push((i, only.target));
+                        }
                         continue;
                     }
                     let child_rows = self.walk(&m.value, &below, depth + 1)?;
+                    if track {
+                        for k in exclusions..self.exclusions.len() {
+                            if let Some(&p) = self.exclusions.get(k) {
+                                excluded.push((i, p));
+                            }
+                        }
+                        for a in below.iter() {
+                            let slot = self.target(a).map_or(u32::MAX, |t| t.slot);
+                            if self.value_key(a.target) && Self::any_row_has(&child_rows, slot) {
+                                valued.push((i, a.target));
+                            }
+                        }
+                    }
                     rows = self.product(rows, child_rows)?;
+                }
+                // A value reached by one member is in none of the arrays below another: it
+                // must not stand in for their elements (module documentation).
+                for &(e, p) in excluded.iter() {
+                    let Some(name) = members.get(e).map(|m| m.name) else {
+                        continue;
+                    };
+                    let crosses = valued.iter().any(|&(v, t)| {
+                        v != e
+                            && self.fixes(t, p)
+                            && inner.iter().any(|a| {
+                                a.target == t && a.rest.is_some_and(|r| follow(r, name).is_some())
+                            })
+                    });
+                    if crosses {
+                        return Err(Overflow::Positions);
+                    }
                 }
                 Ok(rows)
             }
@@ -407,8 +527,17 @@ impl<'t, 'a> Walker<'t, 'a> {
                         }
                     }
                     inner = within;
+                    // A scalar of a nested array here has this element's position (EB-3) and
+                    // could fix it for an absence merged here: rows cannot say.
+                    if !merged.is_empty()
+                        && leaf_keys.iter().any(|&t| self.positional(t))
+                        && nested_scalar(items)
+                    {
+                        return Err(Overflow::Positions);
+                    }
                 }
                 let rows = self.array_rows(items, &leaf_keys, &inner, depth)?;
+                self.note_exclusion(&inner, &rows);
                 if merged.is_empty() {
                     return Ok(rows);
                 }
@@ -495,7 +624,7 @@ impl<'t, 'a> Walker<'t, 'a> {
         depth: usize,
     ) -> Result<Rows<'a>, Overflow> {
         if depth > MAX_DEPTH {
-            return Err(Overflow);
+            return Err(Overflow::Caps);
         }
         let start = self.leaves.len();
         let needs = self.needs(positional.iter().copied());
@@ -521,7 +650,7 @@ impl<'t, 'a> Walker<'t, 'a> {
                 rows.push(row);
             }
             if rows.len() > self.max_rows {
-                return Err(Overflow);
+                return Err(Overflow::Caps);
             }
         }
         if !elements {
@@ -575,7 +704,7 @@ impl<'t, 'a> Walker<'t, 'a> {
                     rows.push(row);
                 }
                 if rows.len() > self.max_rows {
-                    return Err(Overflow);
+                    return Err(Overflow::Caps);
                 }
             }
             Ok(rows)
@@ -588,6 +717,27 @@ impl<'t, 'a> Walker<'t, 'a> {
             Ok(rows)
         }
     }
+}
+
+/// Whether an array nested in `items` (at any depth) holds a scalar.
+fn nested_scalar(items: &[Node<'_>]) -> bool {
+    let mut stack: Vec<&[Node<'_>]> = items
+        .iter()
+        .filter_map(|i| match i {
+            Node::Array(nested) => Some(*nested),
+            _ => None,
+        })
+        .collect();
+    while let Some(nested) = stack.pop() {
+        for item in nested {
+            match item {
+                Node::Array(deeper) => stack.push(deeper),
+                Node::Object(_) => {}
+                _ => return true,
+            }
+        }
+    }
+    false
 }
 
 /// Binds the body `doc` to `table`: its rows of slots (one row of absent slots for a body that
@@ -738,6 +888,7 @@ fn general<'a>(
         leaves: BVec::new_in(arena),
         targets,
         max_rows,
+        exclusions: BVec::new_in(arena),
     };
     let rows = if active.is_empty() {
         walker.one_row(walker.world())
@@ -745,7 +896,7 @@ fn general<'a>(
         walker.walk(doc, &active, 0)?
     };
     if rows.len() > max_rows {
-        return Err(Overflow);
+        return Err(Overflow::Caps);
     }
     let store: &'a [BoundLeaf<'a>] = walker.leaves.into_bump_slice();
     let out = arena.alloc_slice_fill_copy(rows.len().saturating_mul(width), Slot::ABSENT);
@@ -777,7 +928,7 @@ fn general<'a>(
                     let total: usize = several.iter().map(|f| (f.end - f.start) as usize).sum();
                     copied = copied.saturating_add(total);
                     if copied > MAX_COPIED_LEAVES {
-                        return Err(Overflow);
+                        return Err(Overflow::Caps);
                     }
                     let mut all = several.iter().flat_map(|f| {
                         store
@@ -897,7 +1048,7 @@ fn leaves_along<'a>(
     depth: usize,
 ) -> Result<(), Overflow> {
     if depth > MAX_DEPTH {
-        return Err(Overflow);
+        return Err(Overflow::Caps);
     }
     match (value, rest) {
         (Node::Object(members), Some(rest)) => {
@@ -991,7 +1142,12 @@ mod tests {
         };
         let mut b = Bindings::new();
         let from_bytes = show(&b.bind_json(&t, body.as_bytes()));
-        let doc = crate::json::parse(body.as_bytes()).unwrap();
+        // A field key counts every occurrence of a repeated member name (EB-3): so does the tree.
+        let mut options = crate::json::ParseOptions::default();
+        if keys.iter().any(|k| matches!(k, Key::FieldPath(..))) {
+            options.duplicates = crate::json::Duplicates::KeepAll;
+        }
+        let doc = crate::json::parse_with(body.as_bytes(), &options).unwrap();
         let from_tree = show(&b.bind_tree(&t, &doc));
         assert_eq!(from_bytes, from_tree, "{body}");
         from_tree
@@ -1208,6 +1364,55 @@ mod tests {
         assert_eq!(r, vec![vec![s("2"), s("1")]]);
         let (r, _) = rows(&[path("r.q.c"), fixed("r.q.b", 2)], dotted);
         assert_eq!(r, vec![vec![None, s("1")], vec![s("2"), None]]);
+    }
+
+    /// Where a row cannot stand for EB-8's choices, the body is not bound (module documentation,
+    /// "Where rows fall short").
+    #[test]
+    fn eb_10_absences_rows_cannot_judge_overflow() {
+        let field = |p: &str| fixed(p, u32::MAX);
+        let keys = [field("r.b"), fixed("r.c", 1)];
+        // `r.c` is absent from element 1 only; a value of `r.b` on another route (flat, or a
+        // repeated `r`) is in no element of that array.
+        for body in [
+            r#"{"r": [{"c": 1}, {"b": "x"}], "r.b": "y"}"#,
+            r#"{"r": [{"c": 1}, {"b": "x"}], "r": {"b": "y"}}"#,
+            r#"{"r.b": "y", "r": [{"c": 1}, {"b": "x"}]}"#,
+        ] {
+            assert!(rows(&keys, body).1, "{body}");
+        }
+        for body in [
+            // The other route has no value of `r.b`.
+            r#"{"r": [{"c": 1}, {"b": "x"}], "r.z": "y"}"#,
+            // No row leaves `r.c` absent where another has it.
+            r#"{"r": [{"c": 1, "b": "x"}, {"c": 2}], "r.b": "y"}"#,
+            // One route.
+            r#"{"r": [{"c": 1}, {"b": "x"}]}"#,
+        ] {
+            assert!(!rows(&keys, body).1, "{body}");
+        }
+        // Any key sorting before the absence can fix for it.
+        assert!(
+            rows(
+                &[field("r.a"), fixed("r.c", 1)],
+                r#"{"r": [{"c": 1}, {"a": 2}], "r.a": 3}"#
+            )
+            .1
+        );
+        // A key sorting after the absence fixes nothing for it.
+        assert!(
+            !rows(
+                &[field("r.d"), fixed("r.c", 1)],
+                r#"{"r": [{"c": 1}, {"d": 2}], "r.d": 3}"#
+            )
+            .1
+        );
+        // A scalar in a nested array at `r` has its element's position and could fix it for
+        // `r.x`, whose value lies in another element.
+        let nested = [field("r"), fixed("r.x", 0)];
+        assert!(rows(&nested, r#"{"r": [["x"], {"x": 2}]}"#).1);
+        assert!(!rows(&nested, r#"{"r": ["x", {"x": 2}]}"#).1);
+        assert!(!rows(&nested, r#"{"r": [["x"], {"y": 2}]}"#).1);
     }
 
     #[test]

@@ -1159,6 +1159,13 @@ pub enum Judgement {
     /// bound as if it were not a JSON object, so it matches only policies that read nothing
     /// from the body.
     Overflowed,
+    /// An EventBridge event whose `exists: false`, judged against the array positions that the
+    /// paths sorting before it fix (EB-10), the binder's rows cannot judge exactly: the event
+    /// reaches a path by two routes (a repeated member name, or a dotted name beside its nested
+    /// spelling, EB-3) where arrays of objects decide the absence, or a scalar in a nested array
+    /// fixes an element for it. Bound like [`Judgement::Overflowed`] (every body key absent);
+    /// the caller gets an error.
+    Unsupported,
     /// JSON bytes that are not one JSON document: for an SNS body, a body that is not JSON
     /// (bound with every body key absent, so it matches only policies that read nothing from the
     /// body, sns rule 14); for an Event Grid event, an event that cannot be judged.
@@ -1211,11 +1218,15 @@ impl<'b> Bound<'b> {
         &self.judgement
     }
 
-    /// Whether the binder gave up on an SNS body because judging its arrays of objects element by
-    /// element (sns rule 18) would need more than [`MAX_ROW_SLOTS`] slots (see
-    /// [`Judgement::Overflowed`]).
+    /// Whether the binder gave up on a body: judging its arrays of objects element by element
+    /// (sns rule 18) would need more than [`MAX_ROW_SLOTS`] slots ([`Judgement::Overflowed`]),
+    /// or rows cannot judge an EventBridge absence exactly ([`Judgement::Unsupported`]). Either
+    /// way every body key is absent and the VM fails closed.
     pub fn overflowed(&self) -> bool {
-        self.judgement == Judgement::Overflowed
+        matches!(
+            self.judgement,
+            Judgement::Overflowed | Judgement::Unsupported
+        )
     }
 
     /// The error of JSON bytes that are not one JSON document (see [`Judgement::NotJson`]).
@@ -1407,10 +1418,13 @@ fn bind_document_rows<'b>(table: &'b KeyTable, doc: json::Node<'b>, arena: &'b B
     if table.reads_body() {
         match body::bind(table, doc, arena) {
             Ok(slots) => Bound::new(table, slots),
-            Err(body::Overflow) => {
+            Err(why) => {
                 let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
                 let mut bound = Bound::new(table, row);
-                bound.judgement = Judgement::Overflowed;
+                bound.judgement = match why {
+                    body::Overflow::Caps => Judgement::Overflowed,
+                    body::Overflow::Positions => Judgement::Unsupported,
+                };
                 bound
             }
         }

@@ -31,15 +31,16 @@
 //!
 //! Where this dialect departs from event-ruler the spec says so (EB-35); beyond it:
 //!
-//! - A value in an array nested in the array at its own path's leaf position (`{"a": [[1]]}`)
-//!   carries a position in the outer array (EB-3), and fields continuing below that array are
-//!   judged with it element by element. What it does *not* do here: fix that array for an
-//!   `exists: false` on a path below its own (`{"a": [1], "a.b": [{"exists": false}]}`); such an
-//!   absence is judged against the arrays above the value's path only, as for a value sitting
-//!   directly in the array.
-//! - An event that spells one path both flat and nested (`{"r.q": [...], "r": {"q": [...]}}`)
-//!   reaches two arrays at the same level; `exists: false` below them is judged per element at
-//!   both whichever one an earlier path's value lies in.
+//! - `exists: false` is judged with the binder's rows (one element chosen per array of objects
+//!   read by two keys; [`lower`]), a value of an earlier-sorted path standing in for the element
+//!   it lies in. Two kinds of event break that and are an error
+//!   ([`ErrorCode::MessageTooComplex`], [`unsupported_error`]) rather than a guess: one that
+//!   reaches a path by two routes (a repeated member name, or `{"r.b": ..}` beside
+//!   `{"r": [..]}`) where a value on one route would stand in for an element of an array on the
+//!   other, below which an absence is decided; and one where a scalar in an array nested in
+//!   another (`{"r": [["x"], {"x": 1}]}`, EB-3) could fix that array's element for an absence
+//!   below it. Events without repeated or dotted member names and nested arrays beside objects
+//!   never meet either (`filtervm_vm::bind` module `body`, "Where rows fall short").
 
 pub mod branches;
 pub mod limits;
@@ -49,7 +50,7 @@ pub mod parse;
 
 use crate::error::{CompileError, ErrorCode, MessageError};
 use crate::ir::Node;
-use filtervm_vm::bind::Bound;
+use filtervm_vm::bind::{Bound, Judgement};
 use filtervm_vm::json::Value;
 
 /// The deepest nesting of arrays and objects an event may have (EB-34: the JSON reader
@@ -58,8 +59,9 @@ pub const MAX_EVENT_DEPTH: usize = 1000;
 
 /// The error of an event that cannot be judged for what it is (not what it holds): a JSON
 /// document that is not an object (EB-3, [`ErrorCode::InvalidMessage`]), or one nested deeper
-/// than [`MAX_EVENT_DEPTH`] ([`ErrorCode::MessageTooComplex`]). Bytes that are not JSON and
-/// bodies beyond the binding limits have their own errors.
+/// than [`MAX_EVENT_DEPTH`] ([`ErrorCode::MessageTooComplex`]), or one whose `exists: false`
+/// the binder does not judge ([`unsupported_error`]). Bytes that are not JSON and bodies beyond
+/// the binding limits have their own errors.
 pub fn judged_event(bound: &Bound<'_>) -> Result<(), MessageError> {
     if !bound.root_is_object() {
         return Err(MessageError::new(
@@ -72,12 +74,31 @@ pub fn judged_event(bound: &Bound<'_>) -> Result<(), MessageError> {
             code: ErrorCode::MessageTooComplex,
             pointer: String::new(),
             message: format!(
-                "the event nests arrays and objects {} levels deep; the limit is                  {MAX_EVENT_DEPTH} (EB-34)",
+                "the event nests arrays and objects {} levels deep; the limit is \
+                {MAX_EVENT_DEPTH} (EB-34)",
                 bound.deepest()
             ),
         });
     }
+    if bound.judgement() == &Judgement::Unsupported {
+        return Err(unsupported_error());
+    }
     Ok(())
+}
+
+/// The error of an event whose `exists: false` the binder's rows cannot judge
+/// ([`Judgement::Unsupported`]).
+pub fn unsupported_error() -> MessageError {
+    MessageError {
+        code: ErrorCode::MessageTooComplex,
+        pointer: String::new(),
+        message: "the event reaches a field of an `exists: false` judged against array positions \
+                  (EB-10) by two routes (a repeated member name, or a dotted name beside its \
+                  nested spelling), or holds scalars in nested arrays where that absence is \
+                  decided; filtervm does not judge such an event element by element and treats \
+                  it as not matching"
+            .to_owned(),
+    }
 }
 
 /// Most IR nodes a pattern may lower to (a pattern is bounded by its text; this bounds what
