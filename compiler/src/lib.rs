@@ -230,12 +230,19 @@ impl Evaluator {
     /// Fails closed: an SNS body too complex to judge element by element (more rows than
     /// `filtervm_vm::bind::MAX_ROW_SLOTS` allow, sns rule 18) is bound as a non-object and
     /// matches only the empty policy, and an Event Grid event that is not JSON matches nothing,
-    /// nor does an EventBridge event that is not a JSON object or nests deeper than 1,000 levels
-    /// (EB-3, EB-34); [`Evaluator::try_matches`] reports those cases instead. An SNS body ([`Message::Body`])
+    /// nor does an EventBridge event that is not a JSON object, nests deeper than 1,000 levels
+    /// (EB-3, EB-34) or has an `exists: false` the binder does not judge
+    /// ([`dialect::eventbridge::unsupported_error`]); [`Evaluator::try_matches`] reports those
+    /// cases instead. An SNS body ([`Message::Body`])
     /// that is not JSON is judged, not failed: by sns rule 14 it matches only the empty policy.
     pub fn matches(&mut self, filter: &Filter, message: &Message) -> bool {
         let bound = self.bindings.bind(filter.program.keys(), message);
-        filter.program.eval(&bound, &mut self.registers)
+        let verdict = filter.program.eval(&bound, &mut self.registers);
+        // An EventBridge program needs an object (and the binder gives none it gave up on);
+        // the depth limit (EB-34) is the binder's to measure, not the program's.
+        verdict
+            && (filter.dialect() != Dialect::EventBridge
+                || dialect::eventbridge::judged_event(&bound).is_ok())
     }
 
     /// Like [`Evaluator::matches`], but a message that could not be judged whole is an error:

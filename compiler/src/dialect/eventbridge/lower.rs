@@ -33,9 +33,17 @@ use filtervm_vm::value::{LeafTypes, Shapes};
 use filtervm_vm::wildcard::Wildcard;
 use std::collections::BTreeMap;
 
-/// Lowers a normalized pattern.
+/// Lowers a normalized pattern. Like an SNS body-scope policy it first requires the document
+/// to be a JSON object ([`Key::BodyIsObject`]): an event that is not one (EB-3), or one the
+/// binder gave up on (every key absent), then matches nothing even through `exists: false`.
 pub fn lower_pattern(seq: &Seq) -> Node {
-    lower_seq(seq, &[], "")
+    Node::and(
+        vec![
+            Node::test(Key::BodyIsObject, Pred::Shape(Shapes::PRESENT), ""),
+            lower_seq(seq, &[], ""),
+        ],
+        "",
+    )
 }
 
 /// A sequence: its leaves and its `$or`s, ANDed. `outer` holds the leaves of the enclosing
