@@ -198,6 +198,9 @@ pub enum Outcome {
     },
     /// The message could not be read or the reference could not answer.
     Error(String),
+    /// The VM declined to judge the message (`MESSAGE_TOO_COMPLEX`: beyond the binding caps, or
+    /// an EventBridge `exists: false` its rows cannot judge): it fails closed by design.
+    Unjudged(String),
 }
 
 /// Runs a case through the compiler + VM and through the reference interpreter. The product
@@ -212,7 +215,12 @@ pub fn check(case: &Case) -> Outcome {
         Ok(m) => m,
         Err(e) => return Outcome::Error(e.to_string()),
     };
-    let vm = filtervm_compiler::Evaluator::new().matches(&filter, &message);
+    let vm = match filtervm_compiler::Evaluator::new().try_matches(&filter, &message) {
+        Err(e) if e.code == filtervm_compiler::ErrorCode::MessageTooComplex => {
+            return Outcome::Unjudged(e.to_string());
+        }
+        verdict => verdict.unwrap_or(false),
+    };
     match crate::reference::evaluate(case.dialect, &case.options, &case.policy, &case.message) {
         Ok(reference) if reference == vm => Outcome::Agree(vm),
         Ok(reference) => Outcome::Disagree { vm, reference },
