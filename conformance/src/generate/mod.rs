@@ -195,7 +195,11 @@ pub enum Outcome {
         /// The reference's verdict.
         reference: bool,
     },
-    /// The message could not be read or the reference could not answer.
+    /// The reference stopped at one of its documented limits (`reference` module docs): nothing
+    /// was compared.
+    Limit(String),
+    /// The message could not be read, or the reference gave no verdict for another reason
+    /// (rejecting a policy the compiler accepted, for one).
     Error(String),
 }
 
@@ -215,7 +219,8 @@ pub fn check(case: &Case) -> Outcome {
     match crate::reference::evaluate(case.dialect, &case.options, &case.policy, &case.message) {
         Ok(reference) if reference == vm => Outcome::Agree(vm),
         Ok(reference) => Outcome::Disagree { vm, reference },
-        Err(e) => Outcome::Error(e.0),
+        Err(crate::reference::ReferenceError::Limit(e)) => Outcome::Limit(e),
+        Err(e) => Outcome::Error(e.to_string()),
     }
 }
 
@@ -257,10 +262,9 @@ pub fn message_for(
         Dialect::Stream => {
             // The text form is read back to the JSON form, whose clauses name the headers.
             let json_form = match policy {
-                Value::String(text) => filtervm_compiler::dialect::stream::parse_text(text)
-                    .ok()
-                    .and_then(|f| crate::reference::json::parse(&f.to_json().to_string()).ok())
-                    .unwrap_or(Value::Null),
+                Value::String(text) => {
+                    crate::reference::stream_text::parse(text).unwrap_or(Value::Null)
+                }
                 other => other.clone(),
             };
             stream::message(source, &json_form)
