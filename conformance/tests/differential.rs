@@ -119,6 +119,56 @@ fn stream_vm_agrees_with_reference() {
     run(Dialect::Stream, 5000, 5);
 }
 
+/// The compiler and the reference's validation agree on generated policies and on mutations of
+/// them: `cases` policies of `dialect` from `seed`, half of them mutated. Returns how many each
+/// accepted and rejected, and the disagreements (at most 5).
+fn validate_search(dialect: Dialect, cases: usize, seed: u64) -> (usize, usize, Vec<String>) {
+    use generate::{Validation, mutate};
+    let mut rng = Rng::new(seed);
+    let (mut accepted, mut rejected, mut failures) = (0, 0, Vec::new());
+    for _ in 0..cases {
+        let case = generate::case(dialect, &mut rng).expect("the dialect has a generator");
+        let (options, policy) = if rng.chance(50) {
+            (
+                mutate::options(&case.options, &mut rng),
+                mutate::policy(&case.policy, &mut rng),
+            )
+        } else {
+            (case.options.clone(), case.policy.clone())
+        };
+        match generate::validation(dialect, &options, &policy) {
+            Validation::BothAccept => accepted += 1,
+            Validation::BothReject => rejected += 1,
+            Validation::Disagree(why) => {
+                failures.push(format!("{why}\n  options: {options}\n  policy: {policy}"));
+                if failures.len() >= 5 {
+                    break;
+                }
+            }
+        }
+    }
+    (accepted, rejected, failures)
+}
+
+#[test]
+fn compiler_and_reference_validation_agree() {
+    for (i, dialect) in Dialect::ALL.into_iter().enumerate() {
+        let cases = 6000;
+        let (accepted, rejected, failures) = validate_search(dialect, cases, 20 + i as u64);
+        assert!(
+            failures.is_empty(),
+            "{dialect}: {} disagreements, first ones:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+        // Both outcomes must be common, or the check says little.
+        assert!(
+            accepted > cases / 2 && rejected > cases / 5,
+            "{dialect}: {accepted} accepted, {rejected} rejected of {cases}"
+        );
+    }
+}
+
 /// The generated cases exercise every path: the raw bytes and the whole tree for SNS bodies and
 /// Event Grid events, borrowed tuples for attributes and headers.
 #[test]
@@ -223,6 +273,12 @@ fn soak() {
     let seed = var("FILTERVM_SEED", 1);
     let mut all = Vec::new();
     for dialect in Dialect::ALL {
+        let (accepted, rejected, disagreements) = validate_search(dialect, cases, seed);
+        println!(
+            "{dialect}: validation: {accepted} accepted and {rejected} rejected by both, {} disagreements",
+            disagreements.len()
+        );
+        all.extend(disagreements);
         let found = search(dialect, cases, seed);
         println!(
             "{dialect}: {} of {cases} matched, {} unjudged by the reference (a limit), {} failures",

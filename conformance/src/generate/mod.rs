@@ -9,6 +9,7 @@
 pub mod basaltic;
 pub mod eventgrid;
 pub mod expr;
+pub mod mutate;
 pub mod set_walk;
 pub mod sns;
 pub mod stream;
@@ -221,6 +222,35 @@ pub fn check(case: &Case) -> Outcome {
         Ok(reference) => Outcome::Disagree { vm, reference },
         Err(crate::reference::ReferenceError::Limit(e)) => Outcome::Limit(e),
         Err(e) => Outcome::Error(e.to_string()),
+    }
+}
+
+/// How the compiler and the reference's own validation judged one policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Validation {
+    /// Both accept it.
+    BothAccept,
+    /// Both reject it.
+    BothReject,
+    /// One accepts what the other rejects: a finding (what each said).
+    Disagree(String),
+}
+
+/// Compiles `policy` with `options` (as [`crate::runner::compile`] reads a vector's) and validates
+/// it with the reference ([`crate::reference::validate`]); a policy one accepts and the other
+/// rejects is a disagreement.
+pub fn validation(dialect: Dialect, options: &Value, policy: &Value) -> Validation {
+    let compiler = crate::runner::compile(dialect, policy, options);
+    let reference = crate::reference::validate(dialect, options, policy);
+    match (compiler, reference) {
+        (Ok(_), Ok(())) => Validation::BothAccept,
+        (Err(_), Err(_)) => Validation::BothReject,
+        (Ok(_), Err(r)) => Validation::Disagree(format!(
+            "the compiler accepts the policy, the reference rejects it: {r}"
+        )),
+        (Err(e), Ok(())) => Validation::Disagree(format!(
+            "the reference accepts the policy, the compiler rejects it: {e}"
+        )),
     }
 }
 
