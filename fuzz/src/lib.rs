@@ -222,7 +222,12 @@ pub fn compile_bytes(dialect: Dialect, data: &[u8]) {
     let text = String::from_utf8_lossy(rest);
     let compiled = compile_text(dialect, &text, &options);
     let validated = reference::validate_text(dialect, &options.to_string(), &text);
-    same_validation(dialect, &text, compiled.as_ref().err(), validated.as_ref().err());
+    same_validation(
+        dialect,
+        &text,
+        compiled.as_ref().err(),
+        validated.as_ref().err(),
+    );
     check_compiled(dialect, &options, compiled, || {
         validated.ok().map(|(_, policy)| policy)
     });
@@ -231,7 +236,12 @@ pub fn compile_bytes(dialect: Dialect, data: &[u8]) {
         let product_policy = filtervm_vm::json::Value::String(text.clone().into_owned());
         let compiled = compile_value(dialect, &product_policy, &options);
         let validated = reference::validate(dialect, &options_json(&options), &policy);
-        same_validation(dialect, &text, compiled.as_ref().err(), validated.as_ref().err());
+        same_validation(
+            dialect,
+            &text,
+            compiled.as_ref().err(),
+            validated.as_ref().err(),
+        );
         check_compiled(dialect, &options, compiled, || Some(policy.clone()));
     }
 }
