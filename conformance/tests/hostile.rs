@@ -497,7 +497,7 @@ fn body_nested_a_hundred_thousand_levels() {
 /// 100,000 levels deep, or a lone surrogate escape (`"\ud800"`) in an unrelated string, used to
 /// make the whole body "not JSON" (serde_json's limits), silently matching nothing. Through the
 /// vector shape, the raw bytes and the message reader of `filtervm match` (whose CLI test is in
-/// `compiler/tests/cli.rs`), a policy on another member matches. An Event Grid event likewise.
+/// `cli/tests/cli.rs`), a policy on another member matches. An Event Grid event likewise.
 #[test]
 fn deep_or_lone_surrogate_members_nobody_reads_do_not_stop_a_match() {
     let deep = |depth: usize| {
