@@ -308,7 +308,11 @@ async fn main() {
                 for (query, sql) in &queries {
                     let timing = time(&ctx, sql).await;
                     answers.push((query, timing.answer));
-                    figures.push(figure_lines(&format!("{name}_{format}_{query}_p{partitions}"), rows, &timing));
+                    figures.push(figure_lines(
+                        &format!("{name}_{format}_{query}_p{partitions}"),
+                        rows,
+                        &timing,
+                    ));
                 }
             }
             let answer = |query: &str| {
@@ -360,7 +364,10 @@ async fn main() {
                 .zip(&expected)
             {
                 let timing = time(&ctx, sql).await;
-                assert_eq!(timing.answer, *want, "{name}: Ballista {query}, {executors} executors");
+                assert_eq!(
+                    timing.answer, *want,
+                    "{name}: Ballista {query}, {executors} executors"
+                );
                 let label = format!("{name}_ballista_ndjson_{query}_e{executors}");
                 figure_lines(&label, rows, &timing)
                     .iter()

@@ -178,8 +178,7 @@ pub fn evaluate(options: &Value, policy: &Value, message: &Value) -> Result<bool
     for (name, alternatives) in policy {
         let value: Option<&str> = attributes
             .get(name)
-            .and_then(|a| a.get("value"))
-            .and_then(Value::as_str);
+            .and_then(|a| super::attribute_fields(a).1);
         let alternatives = alternatives
             .as_array()
             .ok_or_else(|| ReferenceError::failed(format!("{name}: not an array")))?;

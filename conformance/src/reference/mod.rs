@@ -275,6 +275,23 @@ pub fn evaluate_text(
     evaluate_valid(dialect, &options, &policy, &message)
 }
 
+/// The type and value text of one message attribute (`FORMAT.md`: `{"Type": T, "Value": V}` for
+/// sns, `{"type": T, "value": V}` for basaltic; the message readers take either spelling, and the
+/// AWS API's `DataType` with `StringValue` or `BinaryValue`): the first of those members present,
+/// when it is a string.
+pub(crate) fn attribute_fields(attribute: &Value) -> (Option<&str>, Option<&str>) {
+    let first = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| attribute.get(n))
+            .and_then(Value::as_str)
+    };
+    (
+        first(&["Type", "type", "DataType"]),
+        first(&["Value", "value", "StringValue", "BinaryValue"]),
+    )
+}
+
 /// Reads message text with the reference's reader; too deep is a limit, anything else a failure.
 pub fn read_message(text: &str) -> Result<Value, ReferenceError> {
     json::parse(text).map_err(|e| message_text_error("the message", &e))

@@ -652,18 +652,8 @@ fn evaluate_attributes(policy: &Map, message: &Value) -> R<bool> {
         _ => &empty,
     };
     let typed = |a: &Value| -> (String, String) {
-        let t = a
-            .get("Type")
-            .or_else(|| a.get("DataType"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let v = a
-            .get("Value")
-            .or_else(|| a.get("StringValue"))
-            .or_else(|| a.get("BinaryValue"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        (t.to_owned(), v.to_owned())
+        let (t, v) = super::attribute_fields(a);
+        (t.unwrap_or("").to_owned(), v.unwrap_or("").to_owned())
     };
     // A String.Array value too deep for the reader is the JSON text of an array all the same:
     // a limit of the reference, not an absent attribute (rule 7).
