@@ -42,6 +42,7 @@ pub mod options;
 pub mod pointer;
 pub mod sns;
 pub mod stream;
+pub mod stream_rules;
 pub mod stream_text;
 
 use filtervm_compiler::Dialect;

@@ -18,11 +18,11 @@
 //! string literal, or `=`, `!=`, `<`, `<=`, `>`, `>=`, `[`, `]`, `,`. A word or number in a header
 //! or pattern position is text (`n = 5` is the pattern `"5"`); only the operand of a comparison is
 //! a number. Patterns, header names and the bounds are checked as they are read, with the rules
-//! the JSON form uses (`super::stream`).
+//! the JSON form uses (`super::stream_rules`).
 
 use super::Rejection;
 use super::json::{self, Map, Number, Value};
-use super::stream::{
+use super::stream_rules::{
     INVALID, LIMIT, MAX_CLAUSES, MAX_GROUPS, MAX_IN_ENTRIES, SYNTAX, check_header, check_pattern,
 };
 
