@@ -1,7 +1,13 @@
 //! The vector runner: every case runs through BOTH the compiler + VM and the reference
 //! interpreter, and passes only when both give the expected answer: the same verdict for `match`
 //! and `no-match`, and for `invalid` a rejection by the compiler AND by the reference's own
-//! validation, both naming the vector's `error` (see [`run_line`] for the rest of the contract).
+//! validation, both naming the vector's `error` word in their code or message (a case without
+//! `error` passes only when the reference's code and JSON Pointer are one of the compiler's
+//! errors; in every case the reference's code must be one of the compiler's codes). A line is not
+//! a case when it names a member `FORMAT.md` does not (`source` and `why` are allowed) or has no
+//! `id`; `null` is a value, not an absence; an id used twice, an empty `error`, `error` on a case
+//! that is not `invalid`, a file without cases and a filter selecting none all fail
+//! ([`run_text`], [`run_files`]).
 //!
 //! A vector's `policy`, `options` and `message` are handed on as the exact JSON text the vector
 //! wrote: the product compiles the policy text ([`compile_text`]) and reads the options text
