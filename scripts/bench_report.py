@@ -22,6 +22,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 
 OUT, TARGET = sys.argv[1], sys.argv[2]
 SINGLES = ["seed", "pol1c", "pol3c", "pol8c", "pol1n", "pol3n", "pol8n"]
@@ -104,6 +105,16 @@ def count(x):
 def mark(ok):
     """✓, ✗, or — when the figures to judge are missing."""
     return "—" if ok is None else ("✓" if ok else "✗")
+
+
+def bullet(text):
+    """A list item wrapped at 100 columns, as the rest of the page is."""
+    return textwrap.fill(" ".join(text.split()), width=100, initial_indent="- ", subsequent_indent="  ",
+                         break_on_hyphens=False, break_long_words=False)
+
+
+def paragraph(text):
+    return textwrap.fill(" ".join(text.split()), width=100, break_on_hyphens=False, break_long_words=False)
 
 
 def cli(workload):
@@ -250,11 +261,11 @@ for s in SETS:
 w("")
 results = {s: cli(s) for s in SETS}
 checked = [(s, results[s].get("one_by_one_messages"), results[s].get("reference_messages")) for s in SETS]
-w("`filtervm bench` on the same sets (`--seconds 3`, the first 1,000 messages; the set runs all of")
-w("them, one-by-one and the reference interpreter as many as fit in the time, and `filtervm bench`")
-w("fails when any of the three disagree, so these figures come from agreeing engines; messages")
-w("checked by one-by-one / the reference in this run: " + ", ".join(
-    f"{s} {a or '—'} / {b or '—'}" for s, a, b in checked) + "):")
+w(paragraph("`filtervm bench` on the same sets (`--seconds 3`, the first 1,000 messages; the set runs all of "
+  "them, one-by-one and the reference interpreter as many as fit in the time, and `filtervm bench` "
+  "fails when any of the three disagree, so these figures come from agreeing engines; messages "
+  "checked by one-by-one / the reference in this run: " + ", ".join(
+      f"{s} {a or '—'} / {b or '—'}" for s, a, b in checked) + "):"))
 w("")
 keys = ["policies", "messages", "compile_ns_per_policy", "bind_ns_per_message", "set_ns_per_message",
         "one_by_one_ns_per_message", "reference_ns_per_message", "matches_per_message",
@@ -468,30 +479,33 @@ w("  look like numbers are parsed once here, not by every numeric test.")
 if ahead:
     behind = [f"{n} ({r:.1f}×)" for n, r in ahead if r > 1]
     before = [f"{n} ({r:.1f}×)" for n, r in ahead if r <= 1]
-    w("- **End to end** (raw bytes): filtervm validates every byte of a body or event — a body that is")
-    w("  not JSON has its own verdict in SNS (only the empty policy matches it) and is an error in Event")
-    w("  Grid — while quamina reads only the members its patterns name and validates nothing. In this")
-    w("  run filtervm took at most quamina's time on " + (", ".join(before) or "none of the rows") + " and more on "
-      + (", ".join(behind) or "none") + " (filtervm ÷ quamina). Where the time goes is in the hand-measured")
-    w("  section below.")
+    w(bullet("**End to end** (raw bytes): filtervm validates every byte of a body or event — a body that is "
+             "not JSON has its own verdict in SNS (only the empty policy matches it) and is an error in "
+             "Event Grid — while quamina reads only the members its patterns name and validates nothing. "
+             "In this run filtervm took at most quamina's time on " + (", ".join(before) or "none of the rows")
+             + " and more on " + (", ".join(behind) or "none") + " (filtervm ÷ quamina). Where the time "
+             "goes is in the hand-measured section below."))
 set_lines = [f"{s} {a:.0f}× on the wall clock and {b:.0f}× in instructions" for s, (a, b) in set_ratios.items()
              if a is not None and b is not None]
 quamina_sets = [s for s in SETS if peer_failed("quamina", s)]
-w("- **Sets**: `one-by-one ÷ set` is the speed-up of a `SubscriptionSet` over binding and running each")
-w("  subscription's program, over the same messages" + (": " + "; ".join(set_lines) if set_lines else "") + ".")
+sets_text = ("**Sets**: `one-by-one ÷ set` is the speed-up of a `SubscriptionSet` over binding and running "
+             "each subscription's program, over the same messages"
+             + (": " + "; ".join(set_lines) if set_lines else "") + ".")
 if quamina_sets:
-    w("  quamina failed on " + ", ".join(f"{s} ({peer_failed('quamina', s)})" for s in quamina_sets)
-      + " in this run, so it has no figure there.")
+    sets_text += (" quamina failed on " + ", ".join(f"{s} ({peer_failed('quamina', s)})" for s in quamina_sets)
+                  + " in this run, so it has no figure there.")
+w(bullet(sets_text))
 memory = {}
 for line in read("set_memory.txt").splitlines():
     m = re.match(r"^(\w+): (\d+) subscriptions.*\((\d+) / (\d+) bytes/subscription\)", line)
     if m:
         memory[m.group(1)] = (int(m.group(3)), int(m.group(4)))
-w("- **Memory**: `bytes_per_policy` is `SubscriptionSet::heap_bytes()` ÷ subscriptions (tables, codes,")
-w("  index entries, tests; filters compiled outside the set are not counted). A counting allocator")
-w("  (`cargo run --release --manifest-path bench/Cargo.toml --example set_memory`) measured in this run")
-w("  " + ("; ".join(f"{name}: {held} bytes allocated per subscription ({est} estimated)" for name, (held, est) in memory.items())
-         if memory else "nothing (its output is missing)") + ".")
+w(bullet("**Memory**: `bytes_per_policy` is `SubscriptionSet::heap_bytes()` ÷ subscriptions (tables, codes, "
+         "index entries, tests; filters compiled outside the set are not counted). A counting allocator "
+         "(`cargo run --release --manifest-path bench/Cargo.toml --example set_memory`, attribute scope) "
+         "measured in this run " + ("; ".join(
+             f"{name}: {held} bytes allocated per subscription ({est} by `heap_bytes`)"
+             for name, (held, est) in memory.items()) if memory else "nothing (its output is missing)") + "."))
 w("")
 if peer_failures:
     w("## Peers that failed")
