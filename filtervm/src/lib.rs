@@ -138,10 +138,14 @@ pub use filtervm_compiler::explain::{
 pub use filtervm_compiler::lint::Warning;
 pub use filtervm_compiler::wire::LoadError;
 pub use filtervm_compiler::{
-    CompileError, Dialect, ErrorCategory, ErrorCode, EventGridOptions, EventGridSchema,
+    Absent, CompileError, Dialect, ErrorCategory, ErrorCode, EventGridOptions, EventGridSchema,
     ExprOptions, MAX_POLICY_BYTES, MessageError, MessagePart, MessageShape, Options, PolicyError,
     ReadMessage, ReadMessages, SnsOptions, SnsScope, read_message, read_messages,
 };
+/// User input quoted in an error message, cut to a readable length (the rule every error of the
+/// library follows; the bindings quote their callers' input through it too).
+#[doc(hidden)]
+pub use filtervm_vm::excerpt::excerpt;
 pub use filtervm_vm::message::{
     Attribute, AttributeType, Attributes, Header, HeaderValues, Headers, Text,
 };
@@ -213,6 +217,26 @@ impl Filter {
         })
     }
 
+    /// The implementation crate's filter (its IR, its program), for the command-line tool and the
+    /// language bindings, which show them; no stability promise.
+    #[doc(hidden)]
+    pub fn compiled(&self) -> &compiler::Filter {
+        &self.inner
+    }
+
+    /// A filter of the implementation crate's compiled filter and the policy it was compiled from
+    /// (for explain and lint), for the command-line tool; no stability promise.
+    #[doc(hidden)]
+    pub fn from_compiled(
+        filter: compiler::Filter,
+        policy: Option<filtervm_vm::json::Value>,
+    ) -> Filter {
+        Filter {
+            inner: Arc::new(filter),
+            policy: policy.map(Arc::new),
+        }
+    }
+
     /// The dialect the filter was written in.
     pub fn dialect(&self) -> Dialect {
         self.inner.dialect()
@@ -279,10 +303,7 @@ impl Filter {
         let policy = self.policy.as_deref();
         match &message.repr {
             Repr::Parts(parts) => compiler::explain::explain_parts(&self.inner, policy, parts),
-            Repr::Json(json) => {
-                let read = one_message(json, self.options())?;
-                compiler::explain::explain_parts(&self.inner, policy, &read.parts())
-            }
+            Repr::Json(json) => compiler::explain::explain_document(&self.inner, policy, json),
         }
     }
 
@@ -326,25 +347,6 @@ impl Filter {
     }
 }
 
-/// The one message of a document given whole: a batch of events is an error.
-fn one_message<'a>(json: &'a [u8], options: &Options) -> Result<ReadMessage<'a>, MessageError> {
-    let mut messages = read_messages(json, options)?;
-    if messages.is_batch() {
-        return Err(MessageError {
-            code: ErrorCode::MessageShape,
-            pointer: String::new(),
-            message: format!(
-                "the document is a batch of {} events: match each event (read them with \
-                 `read_messages`)",
-                messages.len()
-            ),
-        });
-    }
-    messages
-        .next()
-        .ok_or_else(|| MessageError::new("", "the document holds no message"))
-}
-
 /// Reusable scratch buffers for matching (the binding arena, the JSON reader's stacks, the
 /// registers): what [`Filter::matches`] caches per thread, held by the caller instead. Keep one
 /// per thread; once warm, matching allocates nothing but what reading a JSON document's
@@ -381,10 +383,7 @@ impl Matcher {
     ) -> Result<bool, MessageError> {
         match &message.repr {
             Repr::Parts(parts) => self.evaluator.matches_parts(&filter.inner, parts),
-            Repr::Json(json) => {
-                let read = one_message(json, filter.options())?;
-                self.evaluator.matches_parts(&filter.inner, &read.parts())
-            }
+            Repr::Json(json) => self.evaluator.matches_document(&filter.inner, json),
         }
     }
 }
@@ -501,6 +500,55 @@ impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> Message<'m, A, H> {
     pub fn with_headers<G: Headers + ?Sized>(self, headers: &'m G) -> Message<'m, A, G> {
         Message {
             repr: Repr::Parts(self.parts().with_headers(headers)),
+        }
+    }
+
+    /// One JSON document as received ([`Message::json`]), as a message whose attribute and
+    /// header types are `A` and `H`: for code generic over them (the language bindings).
+    pub fn document(json: &'m [u8]) -> Message<'m, A, H> {
+        Message {
+            repr: Repr::Json(json),
+        }
+    }
+
+    /// A message of the parts a broker holds, each optional: what the language bindings build
+    /// from their arguments (`Message::new().with_*` for parts known in advance).
+    ///
+    /// ```
+    /// use filtervm::{AttributeType, Dialect, Filter, Message};
+    /// let attributes = [("a", AttributeType::String, "x")];
+    /// let headers: Option<&[(&str, &str)]> = None;
+    /// let message = Message::from_parts(None, Some(&attributes[..]), headers);
+    /// assert!(Filter::new(Dialect::Sns, r#"{"a": ["x"]}"#)?.matches(&message)?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_parts(
+        body: Option<&'m [u8]>,
+        attributes: Option<&'m A>,
+        headers: Option<&'m H>,
+    ) -> Message<'m, A, H> {
+        let mut parts = MessageParts::empty();
+        if let Some(body) = body {
+            parts = parts.with_body(body);
+        }
+        if let Some(attributes) = attributes {
+            parts = parts.with_attributes(attributes);
+        }
+        if let Some(headers) = headers {
+            parts = parts.with_headers(headers);
+        }
+        Message {
+            repr: Repr::Parts(parts),
+        }
+    }
+
+    /// This message with `part` given but unreadable: the broker holds the part and could not
+    /// read it (an attribute of an unknown type, say). Filters reading `part` report `error`
+    /// ([`ErrorCode::InvalidMessage`] as a rule); in a set, the other groups judge the message
+    /// by their own parts.
+    pub fn with_unreadable(self, part: MessagePart, error: &'m MessageError) -> Message<'m, A, H> {
+        Message {
+            repr: Repr::Parts(self.parts().with_unreadable(part, error)),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Many subscriptions matched together: [`SubscriptionSet`] and, for sets that change while
 //! messages flow, [`LiveSet`].
 
-use crate::{Filter, Message, MessageError, Repr};
+use crate::{Filter, Message, Repr};
 use filtervm_compiler as compiler;
 use filtervm_vm::message::{Attributes, Headers};
 use std::fmt;
@@ -113,36 +113,62 @@ impl<Id: Eq + Hash + Clone> SubscriptionSet<Id> {
     /// The subscriptions whose filter matches `message`, in insertion order, each once.
     ///
     /// Every group reads its part of the message: a filter on attributes its attributes, a
-    /// filter on the body the body's bytes, a filter on headers its headers. Groups whose part
-    /// the message lacks, or that could not judge it, are listed by [`Matches::unjudged`] with
-    /// the error and the number of subscriptions concerned — never counted as "no match"
-    /// silently; [`Matches::is_complete`] says whether there are any. The error here is for a
-    /// document given with [`Message::json`] that cannot be read at all.
+    /// filter on the body the body's bytes, a filter on headers its headers, each read as
+    /// [`Filter::matches`] reads it for one of the group's filters. A group that cannot judge the
+    /// message (its part is missing where the dialect gives that no meaning, or breaks the
+    /// dialect's rules; a document it cannot read) is listed by [`Matches::unjudged`] with the
+    /// error and the number of subscriptions concerned, and the other groups still deliver:
+    /// never all or nothing, never a quiet "no match". [`Matches::is_complete`] says whether
+    /// every group judged it; [`SubscriptionSet::try_matching`] makes an unjudged group an
+    /// error.
     pub fn matching<'s, A, H>(
         &'s self,
         scratch: &'s mut SetScratch,
         message: &Message<'_, A, H>,
-    ) -> Result<Matches<'s, Id>, MessageError>
+    ) -> Matches<'s, Id>
     where
         A: Attributes + ?Sized,
         H: Headers + ?Sized,
     {
         match_in(&self.inner, scratch, message)
     }
+
+    /// [`SubscriptionSet::matching`], strict: a message that some group could not judge is an
+    /// error listing those groups (their subscriptions' verdicts are unknown).
+    pub fn try_matching<'s, A, H>(
+        &'s self,
+        scratch: &'s mut SetScratch,
+        message: &Message<'_, A, H>,
+    ) -> Result<Matches<'s, Id>, UnjudgedError>
+    where
+        A: Attributes + ?Sized,
+        H: Headers + ?Sized,
+    {
+        strict(match_in(&self.inner, scratch, message))
+    }
 }
 
-/// Matches `message` against `set`: one reading of a whole document, then the set's groups.
+/// Matches `message` against `set`: a message of parts by its parts, a document read once for
+/// every group (each group reading its part as one of its filters would).
 fn match_in<'s, Id: Eq + Hash + Clone, A: Attributes + ?Sized, H: Headers + ?Sized>(
     set: &'s compiler::SubscriptionSet<Id>,
     scratch: &'s mut SetScratch,
     message: &Message<'_, A, H>,
-) -> Result<Matches<'s, Id>, MessageError> {
+) -> Matches<'s, Id> {
     match &message.repr {
-        Repr::Parts(parts) => Ok(set.matching(scratch, parts)),
-        Repr::Json(json) => {
-            let read = compiler::read_message(json)?;
-            Ok(set.matching(scratch, &read.parts()))
-        }
+        Repr::Parts(parts) => set.matching(scratch, parts),
+        Repr::Json(json) => set.matching_document(scratch, json),
+    }
+}
+
+/// `matches`, or the error of its unjudged groups.
+fn strict<Id>(matches: Matches<'_, Id>) -> Result<Matches<'_, Id>, UnjudgedError> {
+    if matches.is_complete() {
+        Ok(matches)
+    } else {
+        Err(UnjudgedError {
+            groups: matches.unjudged().collect(),
+        })
     }
 }
 
@@ -277,12 +303,25 @@ impl<Id: Eq + Hash + Clone> Snapshot<Id> {
         &'s self,
         scratch: &'s mut SetScratch,
         message: &Message<'_, A, H>,
-    ) -> Result<Matches<'s, Id>, MessageError>
+    ) -> Matches<'s, Id>
     where
         A: Attributes + ?Sized,
         H: Headers + ?Sized,
     {
         match_in(&self.inner, scratch, message)
+    }
+
+    /// [`SubscriptionSet::try_matching`] on this snapshot.
+    pub fn try_matching<'s, A, H>(
+        &'s self,
+        scratch: &'s mut SetScratch,
+        message: &Message<'_, A, H>,
+    ) -> Result<Matches<'s, Id>, UnjudgedError>
+    where
+        A: Attributes + ?Sized,
+        H: Headers + ?Sized,
+    {
+        strict(match_in(&self.inner, scratch, message))
     }
 
     /// The number of subscriptions in this snapshot.
