@@ -121,9 +121,10 @@ impl From<MessageError> for Failure {
 }
 
 impl From<LoadError> for Failure {
+    /// Bytes that are not a filter are a load failure whatever their code (stored options that
+    /// are invalid are `INVALID_OPTIONS`, and still a load failure).
     fn from(e: LoadError) -> Failure {
-        let code = e.code();
-        Failure::one(kind_of(code), code.as_str(), "", e.to_string())
+        Failure::one(FailureKind::Load, e.code().as_str(), "", e.to_string())
     }
 }
 

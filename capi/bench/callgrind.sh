@@ -45,7 +45,7 @@ per_message() {
   done
 }
 
-per_message "rust_library_bound rust_library_borrowed rust_library_built rust_adapter_attributes rust_library_body rust_adapter_body" \
+per_message "rust_library_bound rust_library_borrowed rust_library_bytes rust_library_built rust_adapter_attributes rust_library_body rust_adapter_body" \
   "$rust" "$policy" "$messages"
 per_message "c_attributes c_set_attributes c_body" "$c" "$policy" "$messages"
 if [ -n "${PYTHON:-}" ]; then

@@ -16,6 +16,8 @@
 //! - `rust_library_borrowed`: the library on the attributes as a broker holds them, borrowed
 //!   (`(name, type, value)` triples of text, `filtervm::Matcher`: bind + run, nothing copied) —
 //!   the Rust figure the bindings are compared with;
+//! - `rust_library_bytes`: the same with the triples' text as byte strings, as C holds it
+//!   (the value a filter reads is checked to be UTF-8 when it is bound);
 //! - `rust_library_built`: the library on an owned message built from the attributes' text on
 //!   each call (what the bindings did before they passed the caller's bytes through);
 //! - `rust_adapter_attributes`: through the bindings' adapter (`filtervm-bindings`) on the same
@@ -75,6 +77,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     report("rust_library_borrowed", lines.len(), || {
         for m in &borrowed {
+            let message = Message::attributes(black_box(&m[..]));
+            matched += usize::from(matcher.matches(&facade, &message).unwrap_or(false));
+        }
+    });
+    // The same triples as byte strings, as a C caller holds them (read where they lie; a value
+    // a filter reads is checked to be UTF-8).
+    let bytes: Vec<Vec<(&[u8], AttributeType, &[u8])>> = borrowed
+        .iter()
+        .map(|t| t.iter().map(|(n, ty, v)| (n.as_bytes(), *ty, v.as_bytes())).collect())
+        .collect();
+    report("rust_library_bytes", lines.len(), || {
+        for m in &bytes {
             let message = Message::attributes(black_box(&m[..]));
             matched += usize::from(matcher.matches(&facade, &message).unwrap_or(false));
         }

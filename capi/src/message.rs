@@ -28,6 +28,7 @@ const STACK_ATTRIBUTES: usize = 32;
 ///
 /// # Safety
 /// Unless NULL, `ptr` points to `len` readable bytes that outlive `'a`.
+#[inline]
 pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a [u8], Failure> {
     if len == 0 {
         return Ok(&[]);
@@ -70,17 +71,20 @@ unsafe fn items<'a, T>(
     Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
 }
 
-/// The bytes of a byte string already checked by [`bytes`].
+/// The bytes of a byte string already checked by [`readable`] (or [`bytes`]).
 ///
 /// # Safety
-/// `bytes(ptr, len, _)` succeeded for this pointer and length within the current call.
+/// `readable(ptr, len)` held for this pointer and length within the current call.
 #[inline(always)]
 unsafe fn checked<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
-    if len == 0 {
-        return &[];
-    }
-    // SAFETY: checked by `bytes` (non-NULL, bounded) and valid for the call (the caller's
-    // promise on `fvm_message`).
+    // A NULL pointer comes with a length of 0: a dangling, aligned pointer stands for it.
+    let ptr = if ptr.is_null() {
+        std::ptr::NonNull::<u8>::dangling().as_ptr().cast_const()
+    } else {
+        ptr
+    };
+    // SAFETY: non-NULL, bounded, and valid for the call (the caller's promise on
+    // `fvm_message`).
     unsafe { std::slice::from_raw_parts(ptr, len) }
 }
 
@@ -151,16 +155,75 @@ impl Headers for CHeaders<'_> {
     }
 }
 
-/// A NUL-terminated string's bytes (without the NUL).
+/// Whether [`bytes`] accepts `ptr` and `len` (the check made on each attribute, branch-free).
+#[inline(always)]
+fn readable(ptr: *const u8, len: usize) -> bool {
+    !(ptr.is_null() & (len != 0)) & (len <= isize::MAX as usize)
+}
+
+/// The error of an attribute [`readable`] refused (or whose type is NULL).
 ///
 /// # Safety
-/// Unless NULL, `ptr` is a NUL-terminated string.
-unsafe fn c_bytes<'a>(ptr: *const c_char, what: &str) -> Result<&'a [u8], Failure> {
-    if ptr.is_null() {
-        return Err(Failure::argument(format!("{what} is NULL")));
+/// The attribute's pointers are NULL or valid for their lengths (the caller's promise).
+#[cold]
+unsafe fn attribute_error(a: &FvmAttribute) -> Failure {
+    // SAFETY: the caller's promise; `bytes` reports what is wrong.
+    let checks = unsafe {
+        (
+            bytes(a.name, a.name_len, "an attribute name"),
+            bytes(a.value, a.value_len, "an attribute value"),
+        )
+    };
+    match checks {
+        (Err(e), _) | (_, Err(e)) => e,
+        _ => Failure::argument("an attribute type is NULL"),
     }
-    // SAFETY: non-NULL and NUL-terminated (the caller's promise).
-    Ok(unsafe { CStr::from_ptr(ptr) }.to_bytes())
+}
+
+/// The attribute type a NUL-terminated type name names (`None`: not a type). `String`,
+/// `Number` and `Binary` are told by their first byte and compared byte by byte, each byte read
+/// only after the ones before it matched (so never past the NUL); any other name is measured and
+/// read whole.
+///
+/// # Safety
+/// `ptr` is a NUL-terminated string.
+#[inline]
+unsafe fn type_of(ptr: *const c_char) -> Option<AttributeType> {
+    let p = ptr.cast::<u8>();
+    // SAFETY: the first byte of a NUL-terminated string is readable.
+    let (rest, data_type) = match unsafe { *p } {
+        b'S' => (b"tring", AttributeType::String),
+        b'N' => (b"umber", AttributeType::Number),
+        b'B' => (b"inary", AttributeType::Binary),
+        // SAFETY: NUL-terminated (the caller's promise).
+        _ => return unsafe { slow_type_of(ptr) },
+    };
+    // SAFETY: each byte is read after the ones before it matched non-NUL bytes (`&&` stops at
+    // the first mismatch): the string is at least that long.
+    let same = unsafe {
+        *p.add(1) == rest[0]
+            && *p.add(2) == rest[1]
+            && *p.add(3) == rest[2]
+            && *p.add(4) == rest[3]
+            && *p.add(5) == rest[4]
+            && *p.add(6) == 0
+    };
+    if same {
+        Some(data_type)
+    } else {
+        // SAFETY: NUL-terminated (the caller's promise).
+        unsafe { slow_type_of(ptr) }
+    }
+}
+
+/// [`type_of`] of any name: measured, then read whole.
+///
+/// # Safety
+/// `ptr` is a NUL-terminated string.
+#[cold]
+unsafe fn slow_type_of(ptr: *const c_char) -> Option<AttributeType> {
+    // SAFETY: NUL-terminated (the caller's promise).
+    attribute_type(unsafe { CStr::from_ptr(ptr) }.to_bytes())
 }
 
 /// Reads a C message — every pointer it holds for its `parts` checked, nothing copied — and
@@ -224,19 +287,33 @@ pub(crate) unsafe fn with_message<R>(
             on_heap.as_mut_slice()
         }
     };
+    // Callers name types with a few string constants: the type of a type-name pointer seen
+    // before in this call is known (the caller's strings do not change during the call).
+    let mut known: [(*const c_char, Option<AttributeType>); 2] = [(std::ptr::null(), None); 2];
     for (a, t) in attributes.unwrap_or_default().iter().zip(types.iter_mut()) {
-        // SAFETY: each attribute's pointers are valid (the caller's promise).
-        let (name, type_name) = unsafe {
-            let name = bytes(a.name, a.name_len, "an attribute name")?;
-            bytes(a.value, a.value_len, "an attribute value")?;
-            (name, c_bytes(a.data_type, "an attribute type")?)
+        if !(readable(a.name, a.name_len) & readable(a.value, a.value_len)) || a.data_type.is_null()
+        {
+            // SAFETY: the caller's promise on the attribute; this reports what is wrong.
+            return Err(unsafe { attribute_error(a) });
+        }
+        let data_type = match known {
+            [(p, data_type), _] | [_, (p, data_type)] if p == a.data_type => data_type,
+            [last, _] => {
+                // SAFETY: non-NULL and NUL-terminated (the caller's promise).
+                let data_type = unsafe { type_of(a.data_type) };
+                known = [(a.data_type, data_type), last];
+                data_type
+            }
         };
-        match attribute_type(type_name) {
+        match data_type {
             Some(data_type) => *t = data_type,
             None if parts.unreadable.is_none() => {
+                // SAFETY: checked above; the caller's promise.
+                let (name, type_name) =
+                    unsafe { (checked(a.name, a.name_len), CStr::from_ptr(a.data_type)) };
                 parts.unreadable = Some((
                     MessagePart::Attributes,
-                    unknown_attribute_type(name, type_name),
+                    unknown_attribute_type(name, type_name.to_bytes()),
                 ));
             }
             None => {}
@@ -251,10 +328,12 @@ pub(crate) unsafe fn with_message<R>(
         // SAFETY: the caller's promise for the headers part.
         let headers = unsafe { items(m.headers, m.header_count, "fvm_message.headers")? };
         for h in headers {
-            // SAFETY: each header's pointers are valid (the caller's promise).
-            unsafe {
-                bytes(h.name, h.name_len, "a header name")?;
-                bytes(h.value, h.value_len, "a header value")?;
+            if !(readable(h.name, h.name_len) & readable(h.value, h.value_len)) {
+                // SAFETY: each header's pointers are NULL or valid (the caller's promise).
+                unsafe {
+                    bytes(h.name, h.name_len, "a header name")?;
+                    bytes(h.value, h.value_len, "a header value")?;
+                }
             }
         }
         // SAFETY: `CHeader` is a transparent wrapper of `FvmHeader`.

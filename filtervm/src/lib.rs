@@ -28,10 +28,16 @@
 //! let on_body = Filter::new(SnsScope::MessageBody, r#"{"store": ["example_corp"]}"#)?;
 //! assert!(on_body.matches(&Message::json(br#"{"store": "example_corp", "items": 3}"#))?);
 //!
-//! // A message the filter cannot read is an error naming the fix, never a quiet "no match".
-//! let e = filter.matches(&Message::json(br#"{"store": "example_corp"}"#)).unwrap_err();
+//! // A plain JSON event has no attributes: sns rule 12 judges it (only `{}` matches such a
+//! // message), and explain names the likely mistake.
+//! let event = Message::json(br#"{"store": "example_corp"}"#);
+//! assert!(!filter.matches(&event)?);
+//! assert_eq!(filter.explain(&event)?.hints[0].code, "SCOPE_MISMATCH");
+//!
+//! // A message a filter cannot judge is an error naming the fix, never a quiet "no match".
+//! let stream = Filter::new(Dialect::Stream, "store = example_corp")?;
+//! let e = stream.matches(&event).unwrap_err();
 //! assert_eq!(e.code.as_str(), "MESSAGE_SHAPE");
-//! assert!(e.message.contains(r#"{"scope":"MessageBody"}"#));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -102,16 +108,19 @@
 //!     verdicts.push(filter.matches(&Message::from(&event))?);
 //! }
 //! assert_eq!(verdicts, [true, false]);
-//! // Given whole, a batch is an error: which event would the verdict be about?
+//! // Given whole, a batch is no event: INVALID_MESSAGE, naming `read_messages`.
 //! assert!(filter.matches(&Message::json(batch)).is_err());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! A message without the part its filter reads is a [`MessageError`] with the code
-//! [`ErrorCode::MessageShape`] and a hint naming the likely fix (for an SNS filter in attribute
-//! scope given a plain JSON event: compile with the option `{"scope":"MessageBody"}`); bytes that
-//! are not JSON are [`ErrorCode::MessageNotJson`]; a part in the wrong form is
-//! [`ErrorCode::InvalidMessage`] with the JSON Pointer of the offending member.
+//! A message without the part its filter reads is judged where the dialect gives that a meaning
+//! (an SNS or basaltic message with no attributes has the empty attribute set, sns rule 12;
+//! [`Absent::of`]) and is a [`MessageError`] with the code [`ErrorCode::MessageShape`] and a hint
+//! naming the likely fix otherwise; bytes that are not JSON are [`ErrorCode::MessageNotJson`]; a
+//! part in the wrong form, or against its dialect's rules (a `stream` header given two values, an
+//! Event Grid event that is not one JSON object), is [`ErrorCode::InvalidMessage`] with the JSON
+//! Pointer of the offending member. [`messages`] has the table of every situation, which every
+//! entry point — Rust, C, Python, the command-line tool, replay — follows.
 //!
 //! # Matching many messages
 //!
@@ -149,6 +158,9 @@ pub use filtervm_vm::excerpt::excerpt;
 pub use filtervm_vm::message::{
     Attribute, AttributeType, Attributes, Header, HeaderValues, Headers, Text,
 };
+
+#[doc = include_str!("../MESSAGES.md")]
+pub mod messages {}
 
 mod set;
 pub use set::{
@@ -255,13 +267,16 @@ impl Filter {
     /// Whether `message` matches, with scratch buffers cached per thread (see [`Matcher`] to
     /// hold them yourself).
     ///
-    /// Errors, never a quiet `false`: [`ErrorCode::MessageShape`] for a message without the part
-    /// the filter reads (with a hint), or a document given whole that is a batch of events;
+    /// Errors, never a quiet `false` ([`messages`] has every situation): [`ErrorCode::MessageShape`]
+    /// for a message without the part the filter reads where the dialect gives that no meaning
+    /// (with a hint; a message without attributes is judged, sns rule 12);
     /// [`ErrorCode::MessageNotJson`] for a document (or an Event Grid event) that is not JSON;
-    /// [`ErrorCode::InvalidMessage`] for a part in the wrong form; and
-    /// [`ErrorCode::MessageTooComplex`] for an SNS body with more combinations of array elements
-    /// than are judged element by element. An SNS body given with [`Message::body`] that is not
-    /// JSON keeps its meaning in SNS: it matches only policies that read nothing from the body.
+    /// [`ErrorCode::InvalidMessage`] for a part in the wrong form or against its dialect's rules
+    /// (a `stream` header given two values; an Event Grid event that is not one JSON object, a
+    /// batch given whole among them); and [`ErrorCode::MessageTooComplex`] for an SNS body with
+    /// more combinations of array elements than are judged element by element. An SNS body
+    /// given with [`Message::body`] that is not JSON keeps its meaning in SNS: it matches only
+    /// policies that read nothing from the body.
     pub fn matches<A: Attributes + ?Sized, H: Headers + ?Sized>(
         &self,
         message: &Message<'_, A, H>,

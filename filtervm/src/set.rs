@@ -32,7 +32,7 @@ pub use filtervm_compiler::{
 /// let delivered = br#"{"Type": "Notification", "Message": "{\"region\": \"eu-west-1\"}",
 ///     "MessageAttributes": {"total": {"Type": "Number", "Value": "250"}}}"#;
 /// let mut scratch = SetScratch::new();
-/// let matches = set.matching(&mut scratch, &Message::json(delivered))?;
+/// let matches = set.matching(&mut scratch, &Message::json(delivered));
 /// assert_eq!(matches.ids().collect::<Vec<_>>(), [&"eu-orders", &"big-orders"]);
 /// // The stream subscription could not judge a message without headers: reported, not dropped.
 /// assert!(!matches.is_complete());
@@ -193,8 +193,9 @@ fn strict<Id>(matches: Matches<'_, Id>) -> Result<Matches<'_, Id>, UnjudgedError
 ///         let snapshot = live.load();
 ///         let ids: Vec<u64> = snapshot
 ///             .matching(&mut scratch, &Message::headers(&headers[..]))
-///             .map(|m| m.ids().copied().collect())
-///             .unwrap_or_default();
+///             .ids()
+///             .copied()
+///             .collect();
 ///         ids
 ///     })
 /// };

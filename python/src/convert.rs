@@ -2,20 +2,21 @@
 //! adapter's [`Input`] — a document's bytes, or the parts borrowed from the caller's objects
 //! (`str` and `bytes` read where they lie; only numbers get a text of their own).
 
-use filtervm_bindings::filtervm::{AttributeType, MessagePart};
+use filtervm_bindings::filtervm::{AttributeType, Attributes, Headers, MessagePart, Text};
 use filtervm_bindings::{
     HeaderValue, Input, Parts, attribute_type, unknown_attribute_type,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple,
     PyType,
 };
-use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 /// Policies and options written from Python values are cut at this depth: the text then nests
 /// deeper than the library's limit (128 levels), so the library rejects it with the dialect's
@@ -238,29 +239,118 @@ fn text_arg<'py>(value: &Bound<'py, PyAny>, what: &str) -> PyResult<TextArg<'py>
     }
 }
 
-/// An attribute as read from Python: its name and value objects (kept alive while the message
-/// is matched: their text is borrowed), its type, and its value's text when it has one of its
-/// own (a number, a list).
-struct AttributeArg<'py> {
-    name: Bound<'py, PyString>,
-    data_type: AttributeType,
-    value: ValueText<'py>,
+/// Text held by a Python `str`, read where it lies (the object is held, and a `str` never
+/// changes).
+pub struct PyText(PyBackedStr);
+
+impl PyText {
+    fn new(s: Bound<'_, PyString>) -> PyResult<PyText> {
+        PyBackedStr::try_from(s).map(PyText)
+    }
 }
 
-/// Where an attribute value's text is.
-enum ValueText<'py> {
-    /// In a `str` object.
-    Str(Bound<'py, PyString>),
-    /// Made here: a number's text, a list's JSON text.
+impl Text for PyText {
+    #[inline]
+    fn text(&self) -> Result<&str, &[u8]> {
+        Ok(self.0.as_str())
+    }
+}
+
+/// An attribute value as read from Python.
+pub enum AttributeValue {
+    /// A `str`, read where it lies.
+    Str(PyText),
+    /// Text made here: a list's JSON text, a `Decimal`'s or a big `int`'s text.
     Owned(String),
+    /// A number whose text is made when a filter reads it.
+    Number(LazyNumber),
     /// None: a Binary value (never read by a filter).
     Empty,
 }
 
-/// A header as read from Python: its name and value objects.
-struct HeaderArg<'py> {
-    name: Bound<'py, PyString>,
-    values: HeaderValue<Bound<'py, PyString>>,
+impl Text for AttributeValue {
+    #[inline]
+    fn text(&self) -> Result<&str, &[u8]> {
+        Ok(match self {
+            AttributeValue::Str(s) => s.0.as_str(),
+            AttributeValue::Owned(s) => s,
+            AttributeValue::Number(n) => n.text(),
+            AttributeValue::Empty => "",
+        })
+    }
+}
+
+/// An `int` or a finite `float`, whose text is made when a filter reads it: most attributes a
+/// message carries are not read by the filters matching it, and a float's shortest text costs
+/// more than matching the message.
+pub struct LazyNumber {
+    number: Number,
+    text: OnceLock<String>,
+}
+
+/// A number as Python gave it.
+#[derive(Clone, Copy)]
+enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+impl LazyNumber {
+    fn new(number: Number) -> LazyNumber {
+        LazyNumber {
+            number,
+            text: OnceLock::new(),
+        }
+    }
+
+    /// The number's text: an `int`'s digits, a `float`'s shortest round-trip text (as
+    /// Python's `repr`, which JSON reads back as the same number).
+    fn text(&self) -> &str {
+        self.text.get_or_init(|| match self.number {
+            Number::Int(n) => n.to_string(),
+            Number::Float(f) => format!("{f:?}"),
+        })
+    }
+}
+
+/// One typed attribute as read from Python.
+pub struct AttributeArg {
+    name: PyText,
+    data_type: AttributeType,
+    value: AttributeValue,
+}
+
+/// A message's attributes as read from Python: the facade reads them where they lie.
+pub struct AttributeList(Vec<AttributeArg>);
+
+impl Attributes for AttributeList {
+    type Name = PyText;
+    type Value = AttributeValue;
+
+    #[inline]
+    fn entries(&self) -> impl Iterator<Item = (&PyText, AttributeType, &AttributeValue)> {
+        self.0.iter().map(|a| (&a.name, a.data_type, &a.value))
+    }
+}
+
+/// One header as read from Python: its name and its value or values.
+pub struct HeaderArg {
+    name: PyText,
+    values: HeaderValue<PyText>,
+}
+
+/// A message's headers as read from Python (a name given several times is one header with
+/// several values).
+pub struct HeaderList(Vec<HeaderArg>);
+
+impl Headers for HeaderList {
+    type Name = PyText;
+    type Values = HeaderValue<PyText>;
+
+    #[inline]
+    fn entries(&self) -> impl Iterator<Item = (&PyText, &HeaderValue<PyText>)> {
+        self.0.iter().map(|h| (&h.name, &h.values))
+    }
 }
 
 /// The parts of a message as given to `matches`, `explain` and `matching`, read from Python: the
@@ -268,14 +358,14 @@ struct HeaderArg<'py> {
 pub struct MessageArgs<'py> {
     document: Option<TextArg<'py>>,
     body: Option<TextArg<'py>>,
-    attributes: Option<Vec<AttributeArg<'py>>>,
-    headers: Option<Vec<HeaderArg<'py>>>,
+    attributes: Option<AttributeList>,
+    headers: Option<HeaderList>,
     /// The attributes, given but unreadable (an unknown type name), and why.
     unreadable: Option<(MessagePart, filtervm_bindings::filtervm::MessageError)>,
 }
 
-/// The adapter's message with attributes and headers borrowed from Python `str` objects.
-pub type PyInput<'a> = Input<'a, [(&'a str, AttributeType, Cow<'a, str>)], [(&'a str, HeaderValue<&'a str>)]>;
+/// The adapter's message with attributes and headers read where Python holds them.
+pub type PyInput<'a> = Input<'a, AttributeList, HeaderList>;
 
 impl<'py> MessageArgs<'py> {
     /// Reads the arguments: `message` a `dict` (a document: written as JSON text, ints of any
@@ -341,43 +431,10 @@ impl<'py> MessageArgs<'py> {
         if let Some(document) = &self.document {
             return Ok(f(&Input::Document(document.bytes()?)));
         }
-        let attributes = match &self.attributes {
-            None => None,
-            Some(attributes) => Some(
-                attributes
-                    .iter()
-                    .map(|a| {
-                        let value = match &a.value {
-                            ValueText::Str(s) => Cow::Borrowed(s.to_str()?),
-                            ValueText::Owned(s) => Cow::Borrowed(s.as_str()),
-                            ValueText::Empty => Cow::Borrowed(""),
-                        };
-                        Ok((a.name.to_str()?, a.data_type, value))
-                    })
-                    .collect::<PyResult<Vec<_>>>()?,
-            ),
-        };
-        let headers = match &self.headers {
-            None => None,
-            Some(headers) => Some(
-                headers
-                    .iter()
-                    .map(|h| {
-                        let values = match &h.values {
-                            HeaderValue::One(v) => HeaderValue::One(v.to_str()?),
-                            HeaderValue::Many(vs) => HeaderValue::Many(
-                                vs.iter().map(|v| v.to_str()).collect::<PyResult<_>>()?,
-                            ),
-                        };
-                        Ok((h.name.to_str()?, values))
-                    })
-                    .collect::<PyResult<Vec<_>>>()?,
-            ),
-        };
         let parts = Parts {
             body: self.body.as_ref().map(TextArg::bytes).transpose()?,
-            attributes: attributes.as_deref(),
-            headers: headers.as_deref(),
+            attributes: self.attributes.as_ref(),
+            headers: self.headers.as_ref(),
             unreadable: self.unreadable.clone(),
         };
         Ok(f(&Input::Parts(parts)))
@@ -403,8 +460,8 @@ impl<'py> MessageArgs<'py> {
 fn read_attributes<'py>(
     value: &Bound<'py, PyAny>,
     unreadable: &mut Option<(MessagePart, filtervm_bindings::filtervm::MessageError)>,
-) -> PyResult<Vec<AttributeArg<'py>>> {
-    let mut out = Vec::new();
+) -> PyResult<AttributeList> {
+    let mut out = Vec::with_capacity(value.len().unwrap_or(0));
     let mut add = |name: Bound<'py, PyAny>, value: Bound<'py, PyAny>| -> PyResult<()> {
         let name = name
             .cast_into::<PyString>()
@@ -413,11 +470,11 @@ fn read_attributes<'py>(
             Ok(read) => read,
             Err(e) => {
                 unreadable.get_or_insert((MessagePart::Attributes, e));
-                (AttributeType::Binary, ValueText::Empty)
+                (AttributeType::Binary, AttributeValue::Empty)
             }
         };
         out.push(AttributeArg {
-            name,
+            name: PyText::new(name)?,
             data_type,
             value: text,
         });
@@ -428,7 +485,7 @@ fn read_attributes<'py>(
         for (name, value) in dict.iter() {
             add(name, value)?;
         }
-        return Ok(out);
+        return Ok(AttributeList(out));
     }
     let mapping = value.cast::<PyMapping>().map_err(|_| {
         PyTypeError::new_err(format!(
@@ -440,13 +497,13 @@ fn read_attributes<'py>(
         let (name, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
         add(name, value)?;
     }
-    Ok(out)
+    Ok(AttributeList(out))
 }
 
 /// An attribute value read: its type and where its text is, or the message error of an
 /// unknown type name.
 type ReadValue<'py> =
-    Result<(AttributeType, ValueText<'py>), filtervm_bindings::filtervm::MessageError>;
+    Result<(AttributeType, AttributeValue), filtervm_bindings::filtervm::MessageError>;
 
 /// The type and text of attribute `name`'s value.
 fn attribute_value<'py>(
@@ -461,7 +518,7 @@ fn attribute_value<'py>(
     };
     if value.is_instance_of::<PyString>() {
         let s = value.cast_into::<PyString>().map_err(PyErr::from)?;
-        return Ok(Ok((AttributeType::String, ValueText::Str(s))));
+        return Ok(Ok((AttributeType::String, AttributeValue::Str(PyText::new(s)?))));
     }
     if value.is_instance_of::<PyBool>() {
         return Err(wrong(
@@ -473,16 +530,16 @@ fn attribute_value<'py>(
     if let Ok(fields) = value.cast::<PyDict>() {
         return typed_attribute(name, fields);
     }
-    if let Some(text) = number_text(&value).map_err(|e| wrong(e.to_string()))? {
-        return Ok(Ok((AttributeType::Number, ValueText::Owned(text))));
+    if let Some(number) = number(&value).map_err(|e| named(name, e))? {
+        return Ok(Ok((AttributeType::Number, number)));
     }
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         let mut out = String::new();
         write_json(&value, 0, TooDeep::Cut, &mut out)?;
-        return Ok(Ok((AttributeType::StringArray, ValueText::Owned(out))));
+        return Ok(Ok((AttributeType::StringArray, AttributeValue::Owned(out))));
     }
     if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
-        return Ok(Ok((AttributeType::Binary, ValueText::Empty)));
+        return Ok(Ok((AttributeType::Binary, AttributeValue::Empty)));
     }
     Err(wrong(format!(
         "a value is str, int, float, Decimal, list, bytes or a typed dict, not {}",
@@ -490,19 +547,40 @@ fn attribute_value<'py>(
     )))
 }
 
-/// The text of a number (`int`, finite `float`, `Decimal`), `None` for another value.
-fn number_text(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+/// `e`, of the same exception class, with the name of the attribute it is about.
+fn named(name: &Bound<'_, PyString>, e: PyErr) -> PyErr {
+    let py = name.py();
+    let message = format!("attribute `{}`: {}", name.to_str().unwrap_or("?"), e.value(py));
+    if e.is_instance_of::<PyValueError>(py) {
+        PyValueError::new_err(message)
+    } else {
+        PyTypeError::new_err(message)
+    }
+}
+
+/// A number (`int`, finite `float`, `Decimal`) as an attribute value's text, `None` for another
+/// value.
+fn number<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<AttributeValue>> {
     if value.is_instance_of::<PyBool>() {
         return Ok(None);
     }
     if value.is_instance_of::<PyInt>() {
-        return int_text(value).map(Some);
+        return Ok(Some(match value.extract::<i64>() {
+            Ok(n) => AttributeValue::Number(LazyNumber::new(Number::Int(n))),
+            Err(_) => AttributeValue::Owned(int_text(value)?),
+        }));
     }
     if let Ok(f) = value.cast::<PyFloat>() {
-        return float_text(f.value()).map(Some);
+        let f = f.value();
+        if !f.is_finite() {
+            return Err(PyValueError::new_err(format!(
+                "a Number is finite, not {f}"
+            )));
+        }
+        return Ok(Some(AttributeValue::Number(LazyNumber::new(Number::Float(f)))));
     }
     if is_decimal(value)? {
-        return decimal_text(value).map(Some);
+        return decimal_text(value).map(|t| Some(AttributeValue::Owned(t)));
     }
     Ok(None)
 }
@@ -539,11 +617,11 @@ fn typed_attribute<'py>(
     let data_type = data_type.cast::<PyString>().map_err(|_| {
         PyTypeError::new_err(format!("attribute `{}`: the type is a str", shown()))
     })?;
-    let type_name = data_type.to_str()?;
-    let Some(data_type) = attribute_type(type_name.as_bytes()) else {
+    let given = data_type.to_str()?;
+    let Some(data_type) = attribute_type(given.as_bytes()) else {
         return Ok(Err(unknown_attribute_type(
             name.to_str()?.as_bytes(),
-            type_name.as_bytes(),
+            given.as_bytes(),
         )));
     };
     let value = first([
@@ -553,10 +631,10 @@ fn typed_attribute<'py>(
     ])?;
     let text = match value {
         Some(v) if v.is_instance_of::<PyString>() => {
-            ValueText::Str(v.cast_into::<PyString>().map_err(PyErr::from)?)
+            AttributeValue::Str(PyText::new(v.cast_into::<PyString>().map_err(PyErr::from)?)?)
         }
-        Some(v) => match number_text(&v)? {
-            Some(text) => ValueText::Owned(text),
+        Some(v) => match number(&v).map_err(|e| named(name, e))? {
+            Some(text) => text,
             None => {
                 return Err(PyTypeError::new_err(format!(
                     "attribute `{}`: the value is a str (or a number, read as its text), not {}",
@@ -565,7 +643,7 @@ fn typed_attribute<'py>(
                 )));
             }
         },
-        None if fields.contains(intern!(py, "BinaryValue"))? => ValueText::Empty,
+        None if fields.contains(intern!(py, "BinaryValue"))? => AttributeValue::Empty,
         None => {
             return Err(PyValueError::new_err(format!(
                 "attribute `{}`: a typed attribute needs \"StringValue\" (or \"Value\")",
@@ -578,53 +656,64 @@ fn typed_attribute<'py>(
 
 /// `headers`: a mapping of name to a `str` or a list of `str` (a header with several values),
 /// or an iterable of `(name, value)` pairs (a repeated name adds a value).
-fn read_headers<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<HeaderArg<'py>>> {
+fn read_headers<'py>(value: &Bound<'py, PyAny>) -> PyResult<HeaderList> {
     let string = |name: &Bound<'py, PyString>, v: Bound<'py, PyAny>| {
-        v.cast_into::<PyString>().map_err(|e| {
+        let v = v.cast_into::<PyString>().map_err(|e| {
             PyTypeError::new_err(format!(
                 "header `{}`: values are str, not {}",
                 name.to_str().unwrap_or("?"),
                 type_name(&e.into_inner())
             ))
-        })
+        })?;
+        PyText::new(v)
     };
     let header_name = |n: Bound<'py, PyAny>| {
         n.cast_into::<PyString>()
             .map_err(|_| PyTypeError::new_err("header names must be str"))
     };
-    if let Ok(mapping) = value.cast::<PyMapping>() {
-        let items = mapping.items()?;
-        let mut out = Vec::with_capacity(items.len());
-        for item in items.iter() {
-            let (name, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
-            let name = header_name(name)?;
-            let values = if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
-                HeaderValue::Many(
-                    v.try_iter()?
-                        .map(|x| string(&name, x?))
-                        .collect::<PyResult<Vec<_>>>()?,
-                )
-            } else {
-                HeaderValue::One(string(&name, v)?)
-            };
-            out.push(HeaderArg { name, values });
-        }
-        return Ok(out);
-    }
+    // A dict is walked directly; other mappings through their items.
     let mut out = Vec::new();
-    for pair in value.try_iter().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "headers must be a mapping or (name, value) pairs, not {}",
-            type_name(value)
-        ))
-    })? {
-        let (name, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) = pair?.extract()?;
+    let mut add = |name: Bound<'py, PyAny>, v: Bound<'py, PyAny>| -> PyResult<()> {
         let name = header_name(name)?;
-        let v = string(&name, v)?;
+        let values = if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+            HeaderValue::Many(
+                v.try_iter()?
+                    .map(|x| string(&name, x?))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )
+        } else {
+            HeaderValue::One(string(&name, v)?)
+        };
         out.push(HeaderArg {
-            name,
-            values: HeaderValue::One(v),
+            name: PyText::new(name)?,
+            values,
         });
+        Ok(())
+    };
+    if let Ok(dict) = value.cast::<PyDict>() {
+        for (name, v) in dict.iter() {
+            add(name, v)?;
+        }
+    } else if let Ok(mapping) = value.cast::<PyMapping>() {
+        for item in mapping.items()?.iter() {
+            let (name, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
+            add(name, v)?;
+        }
+    } else {
+        for pair in value.try_iter().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "headers must be a mapping or (name, value) pairs, not {}",
+                type_name(value)
+            ))
+        })? {
+            let (name, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) = pair?.extract()?;
+            let name = header_name(name)?;
+            let v = string(&name, v)?;
+            out.push(HeaderArg {
+                name: PyText::new(name)?,
+                values: HeaderValue::One(v),
+            });
+        }
     }
-    Ok(out)
+    Ok(HeaderList(out))
 }
