@@ -265,8 +265,11 @@ fn by_subscription_counts_and_first_lines() {
 #[test]
 fn route_exit_status_and_usage_errors() {
     let subs = Path::new(EXAMPLES).join("subscriptions.ndjson");
-    // Nothing routed: 1.
-    let out = filtervm(&["route", "-s", path(&subs)], b"{\"headers\": {}}\n\n");
+    // Nothing routed, every group judging the line: 1.
+    let out = filtervm(
+        &["route", "-s", path(&subs)],
+        b"{\"attributes\": {}, \"headers\": {}, \"subject\": \"x\"}\n\n",
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),

@@ -256,7 +256,7 @@ pub fn read_messages<'a>(
         });
     }
     Ok(ReadMessages {
-        inner: Messages::One(Some(read(json, Some(options))?)),
+        inner: Messages::One(Some(read(json, Some(options), false)?)),
     })
 }
 
@@ -289,7 +289,15 @@ pub(crate) fn batch(json: &[u8]) -> Result<Option<Vec<ReadMessage<'_>>>, Message
 /// Pointer of the offending member), [`ErrorCode::MessageShape`] for an SNS envelope that is
 /// not a notification.
 pub fn read_message(json: &[u8]) -> Result<ReadMessage<'_>, MessageError> {
-    read(json, None)
+    read(json, None, false)
+}
+
+/// [`read_message`] for the filters of a set, every part read as some filter would read it: a
+/// document's `attributes` or `headers` member in the wrong form is an error here (where
+/// [`read_message`] leaves it out), so that a set reads the document as each of its filters
+/// does ([`read_for`]) or falls back to reading it for each of them.
+pub(crate) fn read_for_all(json: &[u8]) -> Result<ReadMessage<'_>, MessageError> {
+    read(json, None, true)
 }
 
 /// [`read_message`] for filters with `options`: one message (no batch is split), read no
@@ -298,7 +306,7 @@ pub(crate) fn read_for<'a>(
     json: &'a [u8],
     options: &Options,
 ) -> Result<ReadMessage<'a>, MessageError> {
-    read(json, Some(options))
+    read(json, Some(options), false)
 }
 
 /// [`read_message`], for filters with `options` when they are known: a document that is a body
@@ -307,12 +315,25 @@ pub(crate) fn read_for<'a>(
 /// part in the wrong form that the filter does not read is left out. The dialects' own rules for
 /// their part (a `stream` header has one value, basaltic attributes are `String` or `Number`)
 /// are checked when the part is matched ([`crate::parts`]), whatever form it came in.
-fn read<'a>(json: &'a [u8], options: Option<&Options>) -> Result<ReadMessage<'a>, MessageError> {
+fn read<'a>(
+    json: &'a [u8],
+    options: Option<&Options>,
+    strict: bool,
+) -> Result<ReadMessage<'a>, MessageError> {
     match json::outline(json).map_err(not_json)? {
-        Outline::Object(members) => read_object(json, members, options),
-        Outline::Array(_) | Outline::Scalar(_) => {
+        Outline::Object(members) => read_object(json, members, options, strict),
+        Outline::Array(elements) => {
+            // A filter on the body checks the document when it binds it; for the others (and
+            // for a reader of every part) the document is checked here: a document that is not
+            // JSON is an error whatever part a filter reads.
+            if options.map(MessagePart::of) != Some(MessagePart::Body) {
+                for element in elements {
+                    element.map_err(not_json)?;
+                }
+            }
             Ok(ReadMessage::document(json, MessageShape::Document))
         }
+        Outline::Scalar(_) => Ok(ReadMessage::document(json, MessageShape::Document)),
     }
 }
 
@@ -408,6 +429,7 @@ fn read_object<'a>(
     json: &'a [u8],
     members: json::Members<'a>,
     options: Option<&Options>,
+    strict: bool,
 ) -> Result<ReadMessage<'a>, MessageError> {
     let wanted = options.map(MessagePart::of);
     let (mut parts_shape, mut sns_shape, mut document) = (true, true, false);
@@ -436,7 +458,7 @@ fn read_object<'a>(
         }
     }
     if document {
-        return read_document(json, &kept, wanted);
+        return read_document(json, &kept, wanted, strict);
     }
     if kept.is_empty() {
         // `{}`: nothing to misread; no attributes, no headers, and the empty object as body.
@@ -464,11 +486,12 @@ fn is_carried_part(name: &str) -> bool {
 
 /// A document that is the body, with the `attributes` and `headers` members it carries beside
 /// its own (`members`): read when the filter reads them (then they must be in their form), or,
-/// with no filter known, kept when they are in their form.
+/// with no filter known, kept when they are in their form (`strict`: they must be).
 fn read_document<'a>(
     json: &'a [u8],
     members: &[(&'static str, RawValue<'a>)],
     wanted: Option<MessagePart>,
+    strict: bool,
 ) -> Result<ReadMessage<'a>, MessageError> {
     let mut message = ReadMessage::document(json, MessageShape::Document);
     for (name, value) in members {
@@ -487,7 +510,7 @@ fn read_document<'a>(
             _ => read_headers(value).map(|h| message.headers = h),
         };
         if let Err(e) = read
-            && wanted.is_some()
+            && (wanted.is_some() || strict)
         {
             return Err(e);
         }

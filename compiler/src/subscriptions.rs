@@ -574,7 +574,7 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         // Read once for every group; a part in the wrong form fails that reading, and then each
         // group reads the document as one of its filters would (only its part), so that only the
         // groups reading that part are unjudged.
-        if let Ok(read) = crate::read_message(json) {
+        if let Ok(read) = crate::shape::read_for_all(json) {
             return self.matching(scratch, &read.parts());
         }
         scratch.begin(self);
@@ -618,7 +618,7 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         };
         // The whole document, for the groups that do not read events (read once; per group when
         // a part some group does not read is in the wrong form).
-        let whole = crate::read_message(json);
+        let whole = crate::shape::read_for_all(json);
         for (index, event) in events.iter().enumerate() {
             scratch.begin(self);
             let event = event.parts();

@@ -148,6 +148,22 @@ impl<Id: Eq + Hash + Clone> SubscriptionSet<Id> {
     }
 }
 
+impl<Id: Eq + Hash + Clone> SubscriptionSet<Id> {
+    /// Matches every message of one JSON document as received — a line of a log — and calls
+    /// `each` with each result: a document that is a batch of events (an array of objects, how
+    /// Event Grid delivers them) is matched event by event (`each(Some(index), ...)`: the groups
+    /// that read events judge that event, the others the whole document, exactly as each of
+    /// their filters reads it with [`crate::read_messages`]); any other document once
+    /// (`each(None, ...)`, as [`SubscriptionSet::matching`] of [`Message::json`]). This is how
+    /// `filtervm route` reads a line, and why it never disagrees with `filtervm match`.
+    pub fn matching_messages<F>(&self, scratch: &mut SetScratch, json: &[u8], each: F)
+    where
+        F: FnMut(Option<usize>, &Matches<'_, Id>),
+    {
+        self.inner.matching_messages(scratch, json, each);
+    }
+}
+
 /// Matches `message` against `set`: a message of parts by its parts, a document read once for
 /// every group (each group reading its part as one of its filters would).
 fn match_in<'s, Id: Eq + Hash + Clone, A: Attributes + ?Sized, H: Headers + ?Sized>(
