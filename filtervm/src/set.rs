@@ -73,6 +73,12 @@ impl<Id> SubscriptionSet<Id> {
         self.inner.ids()
     }
 
+    /// The options of the set's groups, one per group of subscriptions with the same dialect and
+    /// options (each reads its part of a message: `MessagePart::of`).
+    pub fn options(&self) -> impl Iterator<Item = &crate::Options> + '_ {
+        self.inner.options()
+    }
+
     /// The number of distinct filters stored (identical filters count once).
     pub fn distinct_filters(&self) -> usize {
         self.inner.distinct_filters()
