@@ -182,7 +182,10 @@ mod tests {
             assert_eq!(kind_of(code), expected, "{code}");
         }
         let e = Failure::from(MessageError::new("/a", "x"));
-        assert_eq!((e.kind, e.code()), (FailureKind::Message, "INVALID_MESSAGE"));
+        assert_eq!(
+            (e.kind, e.code()),
+            (FailureKind::Message, "INVALID_MESSAGE")
+        );
         assert_eq!(e.to_string(), "INVALID_MESSAGE at /a: x");
     }
 }

@@ -23,9 +23,7 @@ mod filter;
 mod message;
 mod set;
 
-pub use error::{
-    Detail, Failure, FailureKind, INVALID_ARGUMENT, PANIC, SET_FULL, kind_of,
-};
+pub use error::{Detail, Failure, FailureKind, INVALID_ARGUMENT, PANIC, SET_FULL, kind_of};
 pub use filter::{Filter, dialect, dialects, lint, options};
 pub use message::{
     DocumentInput, HeaderValue, Input, Parts, attribute_type, read_events, unknown_attribute_type,

@@ -135,7 +135,9 @@ impl<T: Text> HeaderValues for HeaderValue<T> {
 pub fn read_events(json: &[u8]) -> Result<Vec<Range<usize>>, Failure> {
     let messages = filtervm::read_messages(json, &Options::from(Dialect::EventGrid))?;
     if !messages.is_batch() {
-        return Ok(vec![0..json.len()]);
+        // One event, the whole document.
+        let whole = 0..json.len();
+        return Ok(std::iter::once(whole).collect());
     }
     let base = json.as_ptr() as usize;
     messages
@@ -191,9 +193,16 @@ mod tests {
         let batch = br#" [{"id": "1"}, {"id": "2", "data": [1]}] "#;
         let spans = read_events(batch).unwrap();
         let events: Vec<&[u8]> = spans.iter().map(|r| &batch[r.clone()]).collect();
-        assert_eq!(events, [&br#"{"id": "1"}"#[..], br#"{"id": "2", "data": [1]}"#]);
-        assert_eq!(read_events(b"{}").unwrap(), [0..2]);
-        assert_eq!(read_events(b"[1, 2]").unwrap(), [0..6]);
+        assert_eq!(
+            events,
+            [&br#"{"id": "1"}"#[..], br#"{"id": "2", "data": [1]}"#]
+        );
+        let whole = |json: &[u8]| {
+            let events = read_events(json).unwrap();
+            (events.len(), events.first().map(|r| (r.start, r.end)))
+        };
+        assert_eq!(whole(b"{}"), (1, Some((0, 2))));
+        assert_eq!(whole(b"[1, 2]"), (1, Some((0, 6))));
         assert_eq!(read_events(b"[{").unwrap_err().code(), "MESSAGE_NOT_JSON");
     }
 }

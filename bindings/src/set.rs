@@ -104,7 +104,8 @@ impl Set {
             unjudged.extend(matches.unjudged().map(Unjudged::from));
             unjudged.len() == before
         };
-        let cached = SCRATCH.try_with(|scratch| scratch.try_borrow_mut().ok().map(|mut s| run(&mut s)));
+        let cached =
+            SCRATCH.try_with(|scratch| scratch.try_borrow_mut().ok().map(|mut s| run(&mut s)));
         match cached {
             Ok(Some(complete)) => complete,
             // Another match on this thread holds the buffers (or the thread is ending): fresh

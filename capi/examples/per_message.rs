@@ -37,6 +37,9 @@ const MESSAGES: usize = 10_000;
 /// Attributes as triples of text.
 type Triples<'a> = [(&'a str, AttributeType, &'a str)];
 
+/// One attribute as byte strings.
+type ByteTriple<'a> = (&'a [u8], AttributeType, &'a [u8]);
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [policy_path, messages_path] = args.as_slice() else {
@@ -53,7 +56,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         lines.iter().map(|l| triples(l)).collect::<Result<_, _>>()?;
     let borrowed: Vec<Vec<(&str, AttributeType, &str)>> = triples
         .iter()
-        .map(|t| t.iter().map(|(n, ty, v)| (n.as_str(), *ty, v.as_str())).collect())
+        .map(|t| {
+            t.iter()
+                .map(|(n, ty, v)| (n.as_str(), *ty, v.as_str()))
+                .collect()
+        })
         .collect();
 
     let library = compile_text(Dialect::Sns, &policy, &Options::from(Dialect::Sns))?;
@@ -83,9 +90,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     // The same triples as byte strings, as a C caller holds them (read where they lie; a value
     // a filter reads is checked to be UTF-8).
-    let bytes: Vec<Vec<(&[u8], AttributeType, &[u8])>> = borrowed
+    let bytes: Vec<Vec<ByteTriple<'_>>> = borrowed
         .iter()
-        .map(|t| t.iter().map(|(n, ty, v)| (n.as_bytes(), *ty, v.as_bytes())).collect())
+        .map(|t| {
+            t.iter()
+                .map(|(n, ty, v)| (n.as_bytes(), *ty, v.as_bytes()))
+                .collect()
+        })
         .collect();
     report("rust_library_bytes", lines.len(), || {
         for m in &bytes {

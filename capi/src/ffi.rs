@@ -50,7 +50,6 @@ pub const FVM_PART_ATTRIBUTES: u32 = 4;
 /// `fvm_message.parts`: `headers` is set (headers: stream, expr).
 pub const FVM_PART_HEADERS: u32 = 8;
 
-
 /// A compiled filter. Immutable: any number of threads may match with one filter at once.
 pub struct FvmFilter {
     filter: Filter,
@@ -205,7 +204,11 @@ impl FvmError {
                     code: terminated(g.code),
                     pointer: terminated(&g.pointer),
                     message: terminated(&g.message),
-                    group: Some((dialect_name(g.dialect), terminated(&g.options), g.subscriptions)),
+                    group: Some((
+                        dialect_name(g.dialect),
+                        terminated(&g.options),
+                        g.subscriptions,
+                    )),
                 })
                 .collect(),
         }

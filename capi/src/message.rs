@@ -29,7 +29,11 @@ const STACK_ATTRIBUTES: usize = 32;
 /// # Safety
 /// Unless NULL, `ptr` points to `len` readable bytes that outlive `'a`.
 #[inline]
-pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a [u8], Failure> {
+pub(crate) unsafe fn bytes<'a>(
+    ptr: *const u8,
+    len: usize,
+    what: &str,
+) -> Result<&'a [u8], Failure> {
     if len == 0 {
         return Ok(&[]);
     }
@@ -51,11 +55,7 @@ pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize, what: &str) -> Result
 ///
 /// # Safety
 /// Unless NULL, `ptr` points to `count` initialized items that outlive `'a`.
-unsafe fn items<'a, T>(
-    ptr: *const T,
-    count: usize,
-    what: &str,
-) -> Result<&'a [T], Failure> {
+unsafe fn items<'a, T>(ptr: *const T, count: usize, what: &str) -> Result<&'a [T], Failure> {
     if count == 0 {
         return Ok(&[]);
     }
@@ -106,7 +106,13 @@ impl Attributes for CAttributes<'_> {
         self.attributes.iter().zip(self.types).map(|(a, &t)| {
             // SAFETY: every attribute's name and value were checked by `with_message`, which
             // made this value and does not let it outlive the call.
-            unsafe { (checked(a.name, a.name_len), t, checked(a.value, a.value_len)) }
+            unsafe {
+                (
+                    checked(a.name, a.name_len),
+                    t,
+                    checked(a.value, a.value_len),
+                )
+            }
         })
     }
 }
@@ -319,10 +325,7 @@ pub(crate) unsafe fn with_message<R>(
             None => {}
         }
     }
-    let attributes = attributes.map(|attributes| CAttributes {
-        attributes,
-        types,
-    });
+    let attributes = attributes.map(|attributes| CAttributes { attributes, types });
     parts.attributes = attributes.as_ref();
     let headers = if m.parts & FVM_PART_HEADERS != 0 {
         // SAFETY: the caller's promise for the headers part.

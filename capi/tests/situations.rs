@@ -25,7 +25,8 @@ impl Filter {
         let dialect = CString::new(dialect).unwrap();
         let mut out = std::ptr::null_mut();
         let mut error = std::ptr::null_mut();
-        let (options_ptr, options_len) = options.map_or((std::ptr::null(), 0), |o| (o.as_ptr(), o.len()));
+        let (options_ptr, options_len) =
+            options.map_or((std::ptr::null(), 0), |o| (o.as_ptr(), o.len()));
         // SAFETY: valid pointers and lengths for the call.
         let status = unsafe {
             fvm_compile(
@@ -265,7 +266,11 @@ fn case_filter(case: &Value) -> Filter {
         other => other.to_string(),
     };
     let options = case.get("options").map(Value::to_string);
-    Filter::compile(case["dialect"].as_str().unwrap(), &policy, options.as_deref())
+    Filter::compile(
+        case["dialect"].as_str().unwrap(),
+        &policy,
+        options.as_deref(),
+    )
 }
 
 /// The C form of a case's message of parts; `None` when C cannot say it (a header given no
@@ -364,7 +369,7 @@ impl Rng {
         (self.next() % n as u64) as usize
     }
     fn coin(&mut self) -> bool {
-        self.next() % 2 == 0
+        self.next().is_multiple_of(2)
     }
 }
 
@@ -373,10 +378,22 @@ const POLICIES: &[(&str, Option<&str>, &str)] = &[
     ("sns", None, r#"{"a": ["x"]}"#),
     ("sns", None, r#"{"b": [{"exists": false}]}"#),
     ("sns", None, "{}"),
-    ("sns", None, r#"{"a": [{"prefix": "x"}], "n": [{"numeric": [">", 0]}]}"#),
-    ("sns", Some(r#"{"scope": "MessageBody"}"#), r#"{"a": ["x"]}"#),
+    (
+        "sns",
+        None,
+        r#"{"a": [{"prefix": "x"}], "n": [{"numeric": [">", 0]}]}"#,
+    ),
+    (
+        "sns",
+        Some(r#"{"scope": "MessageBody"}"#),
+        r#"{"a": ["x"]}"#,
+    ),
     ("sns", Some(r#"{"scope": "MessageBody"}"#), "{}"),
-    ("sns", Some(r#"{"scope": "MessageBody"}"#), r#"{"n": [{"numeric": [">", 1]}]}"#),
+    (
+        "sns",
+        Some(r#"{"scope": "MessageBody"}"#),
+        r#"{"n": [{"numeric": [">", 1]}]}"#,
+    ),
     ("basaltic", None, r#"{"a": ["x"]}"#),
     ("basaltic", None, r#"{"b": [{"exists": false}]}"#),
     ("eventgrid", None, "{}"),
@@ -385,7 +402,11 @@ const POLICIES: &[(&str, Option<&str>, &str)] = &[
     ("stream", None, "a = x"),
     ("stream", None, "b missing"),
     ("expr", None, r#"{"key": "a", "op": "in", "value": ["x"]}"#),
-    ("expr", None, r#"{"op": "NOT", "exp": [{"key": "b", "op": "exists"}]}"#),
+    (
+        "expr",
+        None,
+        r#"{"op": "NOT", "exp": [{"key": "b", "op": "exists"}]}"#,
+    ),
 ];
 
 const BODIES: &[&str] = &[
@@ -399,7 +420,11 @@ const BODIES: &[&str] = &[
 
 const ATTRIBUTES: &[&[(&str, &str, &str)]] = &[
     &[("a", "String", "x")],
-    &[("a", "String", "y"), ("b", "Number", "1"), ("n", "Number", "3")],
+    &[
+        ("a", "String", "y"),
+        ("b", "Number", "1"),
+        ("n", "Number", "3"),
+    ],
     &[],
     &[("a", "Strung", "x")],
     &[("a", "Binary", "x")],
@@ -464,10 +489,15 @@ fn a_set_returns_exactly_the_one_by_one_ids_of_the_filters_that_can_read_the_mes
                 cannot,
                 "{what}: {groups:?} / {one_by_one:?}"
             );
-            for (id, o) in one_by_one.iter().filter(|(_, o)| o != "match" && o != "no-match") {
+            for (id, o) in one_by_one
+                .iter()
+                .filter(|(_, o)| o != "match" && o != "no-match")
+            {
                 let f = members.iter().find(|(m, _)| m == id).unwrap().1;
                 assert!(
-                    groups.iter().any(|(code, dialect, _)| code == o && dialect == POLICIES[f].0),
+                    groups
+                        .iter()
+                        .any(|(code, dialect, _)| code == o && dialect == POLICIES[f].0),
                     "{what}: {id} says {o} alone, the set {groups:?}"
                 );
             }
@@ -478,5 +508,8 @@ fn a_set_returns_exactly_the_one_by_one_ids_of_the_filters_that_can_read_the_mes
             }
         }
     }
-    assert!(partial > 200 && complete > 200, "{partial} partial, {complete} complete");
+    assert!(
+        partial > 200 && complete > 200,
+        "{partial} partial, {complete} complete"
+    );
 }

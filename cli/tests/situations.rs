@@ -97,9 +97,13 @@ fn match_and_route_give_every_situation_its_verdict_or_code() {
             args.extend(["--options", o]);
         }
         let got = run(&args, &format!("{line}\n"));
-        let split: Option<Vec<&str>> = case
-            .get("lines_split")
-            .map(|s| s.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect());
+        let split: Option<Vec<&str>> = case.get("lines_split").map(|s| {
+            s.as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_str().unwrap())
+                .collect()
+        });
         match &split {
             Some(events) => {
                 let got: Vec<String> = got.iter().map(outcome).collect();
@@ -124,7 +128,12 @@ fn match_and_route_give_every_situation_its_verdict_or_code() {
             &format!("{line}\n"),
         );
         let expected: Vec<&str> = split.clone().unwrap_or_else(|| vec![want]);
-        let witness_says = outcome(&run(&["match", "--json", "-d", "sns", "-f", "{}"], &format!("{line}\n"))[0]);
+        let witness_says = outcome(
+            &run(
+                &["match", "--json", "-d", "sns", "-f", "{}"],
+                &format!("{line}\n"),
+            )[0],
+        );
         assert_eq!(routed.len(), expected.len(), "route: {text}: {routed:?}");
         for (result, want) in routed.iter().zip(&expected) {
             let ids: Vec<&str> = result["ids"]
@@ -133,7 +142,11 @@ fn match_and_route_give_every_situation_its_verdict_or_code() {
                 .iter()
                 .map(|i| i.as_str().unwrap())
                 .collect();
-            assert_eq!(ids.contains(&"case"), *want == "match", "route: {text}: {result}");
+            assert_eq!(
+                ids.contains(&"case"),
+                *want == "match",
+                "route: {text}: {result}"
+            );
             let codes: Vec<&str> = result["errors"]
                 .as_array()
                 .map(|e| e.iter().map(|g| g["code"].as_str().unwrap()).collect())

@@ -387,7 +387,8 @@ pub fn explain_bytes(
     json: &[u8],
 ) -> Result<Explanation, ExplainError> {
     if filter.json_body() == Some(crate::JsonBody::Event) {
-        if let Err(e) = filtervm_vm::json::validate(json, filtervm_vm::json::LoneSurrogates::Replace)
+        if let Err(e) =
+            filtervm_vm::json::validate(json, filtervm_vm::json::LoneSurrogates::Replace)
         {
             return Err(crate::not_json_error(filter.dialect(), &e).into());
         }

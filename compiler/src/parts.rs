@@ -449,7 +449,8 @@ impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> MessageParts<'m, A, H> {
 
     /// [`MessageParts::pick`], with the error of a part that cannot be read.
     pub(crate) fn select(&self, options: &Options) -> Result<SelectedPart<'m, A, H>, MessageError> {
-        self.pick(options).map_err(|unread| self.unread_error(options, unread))
+        self.pick(options)
+            .map_err(|unread| self.unread_error(options, unread))
     }
 
     /// The error of a part filters compiled with `options` could not read.
@@ -520,7 +521,10 @@ pub(crate) fn check_headers<H: Headers + ?Sized>(
             0 => {
                 return Err(error(
                     name,
-                    format!("header `{}` is given no value: a header has a value", shown()),
+                    format!(
+                        "header `{}` is given no value: a header has a value",
+                        shown()
+                    ),
                 ));
             }
             1 => {}
@@ -736,7 +740,10 @@ mod tests {
             );
             assert!(err.message.contains("header `r` is given"), "{err}");
         }
-        assert_eq!(e.matches_parts(&expr, &MessageParts::headers(&list)), Ok(true));
+        assert_eq!(
+            e.matches_parts(&expr, &MessageParts::headers(&list)),
+            Ok(true)
+        );
         assert_eq!(
             e.matches_parts(&expr, &MessageParts::headers(&repeated[..])),
             Ok(true)

@@ -540,8 +540,7 @@ fn read_parts<'a>(
                 )?;
             }
             "headers" => {
-                message.headers =
-                    unless_unread(MessagePart::Headers, wanted, read_headers(value))?;
+                message.headers = unless_unread(MessagePart::Headers, wanted, read_headers(value))?;
             }
             _ => message.body = read_body(value),
         }

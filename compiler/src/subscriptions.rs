@@ -1808,7 +1808,11 @@ mod tests {
                 unjudged[0].error.code,
                 unjudged[0].error.pointer.as_str()
             ),
-            (Dialect::Stream, ErrorCode::InvalidMessage, "/headers/region")
+            (
+                Dialect::Stream,
+                ErrorCode::InvalidMessage,
+                "/headers/region"
+            )
         );
 
         // An Event Grid batch given whole: the grid group refuses it, the others judge.
@@ -1819,7 +1823,11 @@ mod tests {
             .find(|u| u.options.dialect() == Dialect::EventGrid)
             .unwrap();
         assert_eq!(grid.error.code, ErrorCode::InvalidMessage);
-        assert!(grid.error.message.contains("read_messages"), "{}", grid.error);
+        assert!(
+            grid.error.message.contains("read_messages"),
+            "{}",
+            grid.error
+        );
         // Event by event, as `filtervm route` reads it: the grid group judges each event.
         let mut per_event = Vec::new();
         set.matching_messages(&mut scratch, batch, |event, matches| {
@@ -1834,9 +1842,11 @@ mod tests {
     fn a_document_unreadable_for_one_group_is_judged_by_the_others() {
         let mut set = SubscriptionSet::new();
         set.insert("attrs", &sns(json!({"a": ["x"]}))).unwrap();
-        set.insert("body", &body_filter(json!({"b": ["y"]}))).unwrap();
+        set.insert("body", &body_filter(json!({"b": ["y"]})))
+            .unwrap();
         let mut scratch = SetScratch::new();
-        let doc = br#"{"attributes": {"a": {"Type": "Strung", "Value": "x"}}, "body": "{\"b\": \"y\"}"}"#;
+        let doc =
+            br#"{"attributes": {"a": {"Type": "Strung", "Value": "x"}}, "body": "{\"b\": \"y\"}"}"#;
         let matches = set.matching_document(&mut scratch, doc);
         assert_eq!(ids(&matches), ["body"]);
         let unjudged: Vec<UnjudgedGroup> = matches.unjudged().collect();
@@ -1847,7 +1857,11 @@ mod tests {
         // Not JSON at all: every group reports it.
         let matches = set.matching_document(&mut scratch, b"{oops");
         assert!(matches.is_empty());
-        assert!(matches.unjudged().all(|u| u.error.code == ErrorCode::MessageNotJson));
+        assert!(
+            matches
+                .unjudged()
+                .all(|u| u.error.code == ErrorCode::MessageNotJson)
+        );
         assert_eq!(matches.unjudged().count(), 2);
     }
 

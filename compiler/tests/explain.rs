@@ -14,9 +14,7 @@ use filtervm_compiler::explain::{
     HINT_KEY_CASE, HINT_MISSING_KEY, HINT_NO_ATTRIBUTES, HINT_NOT_A_NUMBER, HINT_OLD_STAR,
     HINT_SCOPE, HINT_TYPE, HINT_VALUE_CASE, Held, Kind, explain_json,
 };
-use filtervm_compiler::{
-    Dialect, Evaluator, Filter, Options, compile_value, message_from_json,
-};
+use filtervm_compiler::{Dialect, Evaluator, Filter, Options, compile_value, message_from_json};
 use filtervm_vm::json;
 use filtervm_vm::value::Leaf;
 use serde_json::{Value, json};

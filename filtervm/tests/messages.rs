@@ -18,7 +18,10 @@ fn a_flat_event_to_an_attribute_scope_filter_has_no_attributes() {
     let filter = Filter::new(Dialect::Sns, r#"{"store": ["x"]}"#).unwrap();
     let event = Message::json(br#"{"store": "x", "total": 5}"#);
     assert_eq!(filter.matches(&event), Ok(false));
-    assert_eq!(filter.explain(&event).unwrap().hints[0].code, "SCOPE_MISMATCH");
+    assert_eq!(
+        filter.explain(&event).unwrap().hints[0].code,
+        "SCOPE_MISMATCH"
+    );
     let everything = Filter::new(Dialect::Sns, "{}").unwrap();
     assert_eq!(everything.matches(&event), Ok(true));
     // With the hint followed, the event is the body.
@@ -182,8 +185,14 @@ fn event_grid_batches_give_one_verdict_per_event() {
         }
     }
     // A truncated event is not JSON: MESSAGE_NOT_JSON, whatever door it came through.
-    for message in [Message::json(b"{\"subject\": "), Message::body(b"{\"subject\": ")] {
-        assert_eq!(filter.matches(&message).unwrap_err().code, ErrorCode::MessageNotJson);
+    for message in [
+        Message::json(b"{\"subject\": "),
+        Message::body(b"{\"subject\": "),
+    ] {
+        assert_eq!(
+            filter.matches(&message).unwrap_err().code,
+            ErrorCode::MessageNotJson
+        );
     }
     let cloud = Filter::new(
         EventGridSchema::CloudEvents,

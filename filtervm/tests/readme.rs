@@ -91,7 +91,10 @@ fn the_readme_set_example_runs() -> Result<(), Box<dyn std::error::Error>> {
     let matches = set.matching(&mut scratch, &no_headers);
     assert_eq!(matches.len(), 3);
     let unjudged: Vec<_> = matches.unjudged().collect();
-    assert_eq!((unjudged[0].subscriptions, unjudged[0].error.code.as_str()), (1, "MESSAGE_SHAPE"));
+    assert_eq!(
+        (unjudged[0].subscriptions, unjudged[0].error.code.as_str()),
+        (1, "MESSAGE_SHAPE")
+    );
 
     // Live updates: readers load a snapshot lock-free while writers publish changes.
     let live = LiveSet::from(set);

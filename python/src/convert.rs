@@ -3,9 +3,7 @@
 //! (`str` and `bytes` read where they lie; only numbers get a text of their own).
 
 use filtervm_bindings::filtervm::{AttributeType, Attributes, Headers, MessagePart, Text};
-use filtervm_bindings::{
-    HeaderValue, Input, Parts, attribute_type, unknown_attribute_type,
-};
+use filtervm_bindings::{HeaderValue, Input, Parts, attribute_type, unknown_attribute_type};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -379,8 +377,12 @@ impl<'py> MessageArgs<'py> {
         body: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<MessageArgs<'py>> {
         let given = |v: Option<&Bound<'py, PyAny>>| v.filter(|v| !v.is_none()).cloned();
-        let (message, attributes, headers, body) =
-            (given(message), given(attributes), given(headers), given(body));
+        let (message, attributes, headers, body) = (
+            given(message),
+            given(attributes),
+            given(headers),
+            given(body),
+        );
         let parts = attributes.is_some() || headers.is_some() || body.is_some();
         if message.is_some() && parts {
             return Err(PyTypeError::new_err(
@@ -518,7 +520,10 @@ fn attribute_value<'py>(
     };
     if value.is_instance_of::<PyString>() {
         let s = value.cast_into::<PyString>().map_err(PyErr::from)?;
-        return Ok(Ok((AttributeType::String, AttributeValue::Str(PyText::new(s)?))));
+        return Ok(Ok((
+            AttributeType::String,
+            AttributeValue::Str(PyText::new(s)?),
+        )));
     }
     if value.is_instance_of::<PyBool>() {
         return Err(wrong(
@@ -550,7 +555,11 @@ fn attribute_value<'py>(
 /// `e`, of the same exception class, with the name of the attribute it is about.
 fn named(name: &Bound<'_, PyString>, e: PyErr) -> PyErr {
     let py = name.py();
-    let message = format!("attribute `{}`: {}", name.to_str().unwrap_or("?"), e.value(py));
+    let message = format!(
+        "attribute `{}`: {}",
+        name.to_str().unwrap_or("?"),
+        e.value(py)
+    );
     if e.is_instance_of::<PyValueError>(py) {
         PyValueError::new_err(message)
     } else {
@@ -577,7 +586,9 @@ fn number<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<AttributeValue>> {
                 "a Number is finite, not {f}"
             )));
         }
-        return Ok(Some(AttributeValue::Number(LazyNumber::new(Number::Float(f)))));
+        return Ok(Some(AttributeValue::Number(LazyNumber::new(
+            Number::Float(f),
+        ))));
     }
     if is_decimal(value)? {
         return decimal_text(value).map(|t| Some(AttributeValue::Owned(t)));
@@ -614,9 +625,9 @@ fn typed_attribute<'py>(
             shown()
         ))
     })?;
-    let data_type = data_type.cast::<PyString>().map_err(|_| {
-        PyTypeError::new_err(format!("attribute `{}`: the type is a str", shown()))
-    })?;
+    let data_type = data_type
+        .cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err(format!("attribute `{}`: the type is a str", shown())))?;
     let given = data_type.to_str()?;
     let Some(data_type) = attribute_type(given.as_bytes()) else {
         return Ok(Err(unknown_attribute_type(
@@ -630,9 +641,9 @@ fn typed_attribute<'py>(
         intern!(py, "value"),
     ])?;
     let text = match value {
-        Some(v) if v.is_instance_of::<PyString>() => {
-            AttributeValue::Str(PyText::new(v.cast_into::<PyString>().map_err(PyErr::from)?)?)
-        }
+        Some(v) if v.is_instance_of::<PyString>() => AttributeValue::Str(PyText::new(
+            v.cast_into::<PyString>().map_err(PyErr::from)?,
+        )?),
         Some(v) => match number(&v).map_err(|e| named(name, e))? {
             Some(text) => text,
             None => {

@@ -59,9 +59,9 @@ fn to_exception(py: Python<'_>, failure: &Failure) -> PyResult<PyErr> {
 
 /// A `MessageError` raised by the bindings themselves (`INVALID_MESSAGE`).
 pub(crate) fn message_error(message: String) -> PyErr {
-    failure(Failure::from(
-        engine::filtervm::MessageError::new("", message),
-    ))
+    failure(Failure::from(engine::filtervm::MessageError::new(
+        "", message,
+    )))
 }
 
 fn options_text(options: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u8>>> {
@@ -125,7 +125,10 @@ fn lint<'py>(
     compile(py, dialect, policy, options)?.lint(py)
 }
 
-fn warnings<'py>(py: Python<'py>, warnings: Vec<engine::filtervm::Warning>) -> PyResult<Bound<'py, PyList>> {
+fn warnings<'py>(
+    py: Python<'py>,
+    warnings: Vec<engine::filtervm::Warning>,
+) -> PyResult<Bound<'py, PyList>> {
     let class = LINT_WARNING.import(py, TYPES, "LintWarning")?;
     let items = warnings
         .into_iter()
@@ -270,7 +273,10 @@ impl Filter {
 
     /// Pickling: a compiled filter is compiled again from its policy and options; a filter
     /// loaded from bytes is loaded again from its bytes.
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let module = py.import("filtervm._filtervm")?;
         match self.inner.source() {
             Some(policy) => Ok((

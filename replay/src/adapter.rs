@@ -190,7 +190,11 @@ type FieldHeaders<'a> = Vec<(&'a str, Vec<&'a str>)>;
 /// the part its dialect reads); the error of a type name that is no type.
 fn field_parts(
     fields: &[MessageField],
-) -> (FieldAttributes<'_>, FieldHeaders<'_>, Option<filtervm::MessageError>) {
+) -> (
+    FieldAttributes<'_>,
+    FieldHeaders<'_>,
+    Option<filtervm::MessageError>,
+) {
     let mut attributes = Vec::with_capacity(fields.len());
     let mut headers = Vec::with_capacity(fields.len());
     let mut unreadable = None;
@@ -216,7 +220,10 @@ fn field_parts(
                 None => {
                     unreadable.get_or_insert_with(|| {
                         filtervm::MessageError::new(
-                            format!("/attributes/{}/Type", name.replace('~', "~0").replace('/', "~1")),
+                            format!(
+                                "/attributes/{}/Type",
+                                name.replace('~', "~0").replace('/', "~1")
+                            ),
                             format!(
                                 "attribute `{}`: unknown type `{}` (expected String, Number, \
                                  String.Array, Binary or a custom String.x / Number.x / Binary.x \
@@ -289,8 +296,7 @@ impl CompiledFilter {
         let dialect = dialect(dialect_name).map_err(|e| vec![e])?;
         let options = options(dialect, options_text)?;
         let part = MessagePart::of(&options);
-        let filter =
-            Filter::new(options, policy).map_err(|e| FilterError::from_compile(&e))?;
+        let filter = Filter::new(options, policy).map_err(|e| FilterError::from_compile(&e))?;
         Ok(CompiledFilter { part, filter })
     }
 
@@ -320,7 +326,9 @@ impl Matcher {
         message: MessageRef<'_>,
     ) -> Result<bool, MessageError> {
         let matcher = &mut self.matcher;
-        Ok(with_message(message, |m| matcher.matches(&filter.filter, m))??)
+        Ok(with_message(message, |m| {
+            matcher.matches(&filter.filter, m)
+        })??)
     }
 }
 

@@ -242,9 +242,8 @@ impl FiltervmMatch {
         messages: &dyn Array,
         mut filter_of: impl FnMut(usize) -> Result<Option<&'f CompiledFilter>>,
     ) -> Result<ArrayRef> {
-        let mut column = MessageColumn::new(messages).map_err(|e| {
-            DataFusionError::Execution(format!("{}: {e}", self.function()))
-        })?;
+        let mut column = MessageColumn::new(messages)
+            .map_err(|e| DataFusionError::Execution(format!("{}: {e}", self.function())))?;
         let mut matcher = Matcher::new();
         let mut verdicts = BooleanBuilder::with_capacity(messages.len());
         let mut errors = StringBuilder::new();
@@ -615,9 +614,8 @@ impl ScalarUDFImpl for FiltervmRoute {
             };
             // Null when nothing is known of the message: a null cell, a cell too large to
             // read, or (for the ids) no group of the set could judge it.
-            let every_group_unjudged =
-                !unjudged.is_empty() && unjudged.iter().map(|u| u.subscriptions).sum::<usize>()
-                    == subscriptions.len();
+            let every_group_unjudged = !unjudged.is_empty()
+                && unjudged.iter().map(|u| u.subscriptions).sum::<usize>() == subscriptions.len();
             match self.output {
                 RouteOutput::Ids if routed && !every_group_unjudged => {
                     for &position in &matched {

@@ -7,8 +7,6 @@
 
 #![expect(
     clippy::unwrap_used,
-    clippy::indexing_slicing,
-    clippy::panic,
     reason = "test helpers: a failed query should fail the test loudly"
 )]
 
@@ -69,10 +67,12 @@ async fn every_situation_has_the_same_verdict_or_code_in_sql() {
         if let Some(o) = case.get("options") {
             sub["options"] = o.clone();
         }
-        let subscriptions = format!("{sub}\n{}\n", json!({"id": "witness", "dialect": "sns", "policy": {}}));
+        let subscriptions = format!(
+            "{sub}\n{}\n",
+            json!({"id": "witness", "dialect": "sns", "policy": {}})
+        );
         let subscriptions = Arc::new(Subscriptions::from_ndjson(&subscriptions).unwrap());
-        let (state, _) =
-            session::session_state(SessionConfig::new(), Some(subscriptions)).unwrap();
+        let (state, _) = session::session_state(SessionConfig::new(), Some(subscriptions)).unwrap();
         let ctx = SessionContext::new_with_state(state);
         ctx.register_batch(
             "t",
@@ -99,7 +99,12 @@ async fn every_situation_has_the_same_verdict_or_code_in_sql() {
             error[..error.find(':').unwrap()].to_owned()
         } else {
             assert!(error.is_null(0), "{text}");
-            if verdict.value(0) { "match" } else { "no-match" }.to_owned()
+            if verdict.value(0) {
+                "match"
+            } else {
+                "no-match"
+            }
+            .to_owned()
         };
         assert_eq!(got, want, "filtervm_match: {text}");
         let witness = row.column(2).as_boolean();
@@ -115,7 +120,11 @@ async fn every_situation_has_the_same_verdict_or_code_in_sql() {
             })
             .collect();
         let judged = want == "match" || want == "no-match";
-        assert_eq!(codes.contains(&want.to_owned()), !judged, "filtervm_unjudged: {text}");
+        assert_eq!(
+            codes.contains(&want.to_owned()),
+            !judged,
+            "filtervm_unjudged: {text}"
+        );
         if routed.is_null(0) {
             // Null only when no group could judge the cell.
             assert!(!judged && witness.is_null(0), "filtervm_route: {text}");
@@ -129,7 +138,11 @@ async fn every_situation_has_the_same_verdict_or_code_in_sql() {
             assert_eq!(ids.contains(&"case".to_owned()), want == "match", "{text}");
             // The witness gets what it gets alone, whatever the case's group makes of the cell.
             let witness_matches = !witness.is_null(0) && witness.value(0);
-            assert_eq!(ids.contains(&"witness".to_owned()), witness_matches, "{text}");
+            assert_eq!(
+                ids.contains(&"witness".to_owned()),
+                witness_matches,
+                "{text}"
+            );
         }
         checked += 1;
     }

@@ -29,7 +29,8 @@ use super::{EXIT_NEGATIVE, EXIT_OK, Failure};
 use clap::Args;
 use filtervm_compiler::{
     Dialect, Evaluator, Filter, Matches, MessageError, MessageParts, MessageShape, Options,
-    SetScratch, SnsScope, SubscriptionSet, compile_text, compile_value, read_message, read_messages,
+    SetScratch, SnsScope, SubscriptionSet, compile_text, compile_value, read_message,
+    read_messages,
 };
 use filtervm_vm::json::{Map, Value};
 use filtervm_vm::message::{Attribute, AttributeType, Header};
