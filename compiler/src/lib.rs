@@ -214,7 +214,8 @@ pub(crate) enum JsonBody {
 /// | headers (stream, expr), borrowed | [`Evaluator::matches_headers`] |
 /// | an owned [`Message`] | [`Evaluator::matches`], [`Evaluator::try_matches`] |
 /// | a message with several parts, borrowed | [`Evaluator::matches_parts`] |
-/// | one JSON document in any message shape ([`read_message`]) | [`Evaluator::matches_parts`] on [`ReadMessage::parts`], [`Evaluator::matches_json`] |
+/// | one JSON document in any message shape, as received ([`read_message`]) | [`Evaluator::matches_document`] (or [`Evaluator::matches_parts`] on [`ReadMessage::parts`]) |
+/// | the same, as a `serde_json::Value` | [`Evaluator::matches_json`] |
 #[derive(Debug, Default)]
 pub struct Evaluator {
     bindings: Bindings,

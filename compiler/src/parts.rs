@@ -486,7 +486,7 @@ pub(crate) fn check_attributes<A: Attributes + ?Sized>(
                 pointer::push("/attributes", &name),
                 format!(
                     "attribute `{}` is a {data_type}, and a basaltic message carries String and \
-                     Number attributes only (B-4)",
+                     Number attributes only",
                     excerpt(&name)
                 ),
             ));
