@@ -11,6 +11,7 @@
 # PYTHON is an interpreter with the package installed (`pip install ./python`); without it the
 # Python routes are skipped.
 set -euo pipefail
+export PYTHONHASHSEED=0 # the same dict layouts in every run
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 data="${1:?usage: callgrind.sh BENCH_DATA_DIR}"
 data="$(cd "$data" && pwd)"

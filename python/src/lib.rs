@@ -453,31 +453,35 @@ impl SubscriptionSet {
         if strict && !unjudged.is_empty() {
             return Err(unjudged_error(py, &unjudged));
         }
+        // A `Matches` is built as `list` builds one (its type adds no `__init__`): no Python
+        // frame per message.
+        let result = MATCHES.import(py, TYPES, "Matches")?.call0()?;
+        let out = result.cast::<PyList>()?;
         let ids = self.ids.bind(py);
-        let out = PyList::empty(py);
         for key in found {
             // An id removed by another thread since the match is left out.
             if let Some(id) = ids.get_item(key)? {
                 out.append(id)?;
             }
         }
-        let record = UNJUDGED.import(py, TYPES, "Unjudged")?;
-        let groups = unjudged
-            .iter()
-            .map(|g| {
-                record.call1((
-                    g.dialect,
-                    json_loads(py, &g.options)?,
-                    g.subscriptions,
-                    g.code,
-                    g.pointer.as_str(),
-                    g.message.as_str(),
-                ))
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        MATCHES
-            .import(py, TYPES, "Matches")?
-            .call1((out, PyList::new(py, groups)?))
+        if !unjudged.is_empty() {
+            let record = UNJUDGED.import(py, TYPES, "Unjudged")?;
+            let groups = unjudged
+                .iter()
+                .map(|g| {
+                    record.call1((
+                        g.dialect,
+                        json_loads(py, &g.options)?,
+                        g.subscriptions,
+                        g.code,
+                        g.pointer.as_str(),
+                        g.message.as_str(),
+                    ))
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            result.setattr(pyo3::intern!(py, "_unjudged"), PyList::new(py, groups)?)?;
+        }
+        Ok(result)
     }
 
     /// The filter of subscription `id`, or `default` when it is not in the set.

@@ -71,6 +71,11 @@ def test_a_group_that_cannot_read_the_message_never_costs_the_others_their_deliv
     assert [(g.code, g.pointer) for g in got.unjudged] == [("INVALID_MESSAGE", "/headers/region")]
     ok = s.matching(attributes={"event": "paid"}, headers={"region": "eu-west"})
     assert ok == ["paid", "eu", "all"] and ok.complete and ok.unjudged == []
+    # Results pickle and copy with their unjudged groups.
+    for result in (got, ok):
+        for other in (pickle.loads(pickle.dumps(result)), copy.copy(result), copy.deepcopy(result)):
+            assert type(other) is filtervm.Matches and other == result
+            assert other.unjudged == result.unjudged and other.complete == result.complete
 
 
 def test_typed_numbers_are_their_text_and_bools_are_refused():

@@ -94,12 +94,19 @@ class Matches(list):
     added: a ``list``, with the groups of subscriptions that could not judge the message in
     ``unjudged``."""
 
-    unjudged: List[Unjudged]
-    """The groups that could not judge the message (empty when every group did)."""
+    # No `__new__` or `__init__` of its own: the extension builds a result as `list` builds one
+    # (C only, no Python frame per message) and sets `_unjudged` only when some group could not
+    # judge the message.
+    __slots__ = ("_unjudged",)
 
-    def __init__(self, ids: Iterable[Any] = (), unjudged: Iterable[Unjudged] = ()) -> None:
-        super().__init__(ids)
-        self.unjudged = list(unjudged)
+    @property
+    def unjudged(self) -> List[Unjudged]:
+        """The groups that could not judge the message (empty when every group did)."""
+        try:
+            return self._unjudged
+        except AttributeError:
+            self._unjudged: List[Unjudged] = []
+            return self._unjudged
 
     @property
     def complete(self) -> bool:
@@ -107,4 +114,11 @@ class Matches(list):
         return not self.unjudged
 
     def __reduce__(self):
-        return (Matches, (list(self), self.unjudged))
+        return (_matches, (list(self), self.unjudged))
+
+
+def _matches(ids: Iterable[Any], unjudged: Iterable[Unjudged]) -> Matches:
+    """A :class:`Matches` of `ids` and `unjudged` (what a pickled one is rebuilt with)."""
+    result = Matches(ids)
+    result._unjudged = list(unjudged)
+    return result
