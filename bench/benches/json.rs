@@ -103,6 +103,10 @@ fn bench_quamina(
         q.add_pattern(i as u64, p)
             .expect("quamina takes the pattern");
     }
+    assert!(
+        lines.iter().all(|l| q.matches_for_event(l).is_ok()),
+        "quamina {label} reads every line"
+    );
     group.bench_function(format!("quamina/matches_for_event_{label}"), |b| {
         b.iter(|| {
             let mut n = 0;
@@ -124,6 +128,21 @@ fn bench_workload(
 ) {
     let lines = lines(name);
     assert_eq!(lines.len(), SAMPLE, "{name}: fewer lines than the sample");
+    // Every reader's answer on every line is checked before it is timed: a reader that fails or
+    // finds nothing is not measured.
+    assert!(
+        lines
+            .iter()
+            .all(|l| json::validate(l, LoneSurrogates::Replace).is_ok()),
+        "{name}: filtervm validates every line"
+    );
+    assert!(
+        lines.iter().all(
+            |l| serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok()
+                && serde_json::from_slice::<serde_json::Value>(l).is_ok()
+        ),
+        "{name}: serde_json reads every line"
+    );
     let mut group = c.benchmark_group(format!("json_{name}"));
 
     group.bench_function("filtervm/validate", |b| {
@@ -193,6 +212,11 @@ fn bench_workload(
 
     for (label, paths) in selectors {
         if let [only] = paths {
+            let found = lines
+                .iter()
+                .filter(|l| sonic_rs::get(l.as_slice(), [*only]).is_ok())
+                .count();
+            assert_eq!(found, SAMPLE, "sonic-rs {label}: the path on every line");
             group.bench_function(format!("sonic_rs/get_{label}"), |b| {
                 b.iter(|| {
                     for line in &lines {
@@ -221,6 +245,15 @@ fn bench_workload(
 
     let mut buffers = simd_json::Buffers::new(4096);
     let mut copy = Vec::new();
+    let parsed = lines
+        .iter()
+        .filter(|l| {
+            copy.clear();
+            copy.extend_from_slice(l);
+            simd_json::value::borrowed::to_value_with_buffers(&mut copy, &mut buffers).is_ok()
+        })
+        .count();
+    assert_eq!(parsed, SAMPLE, "simd-json reads every line");
     group.bench_function("simd_json/borrowed_value", |b| {
         b.iter(|| {
             for line in &lines {

@@ -7,13 +7,16 @@
 //!   struct; `quamina_match` is quamina's automaton on the event already flattened (its JSON
 //!   flattening is `quamina_flatten`); `cel` executes a compiled CEL program on a prebuilt
 //!   context; `reference` is filtervm's reference interpreter (policy JSON on message JSON).
-//! - `set/<workload>/<engine>`: 10k subscriptions, per message (rotating over 1000 messages):
-//!   `filtervm_set` binds once and matches the whole `SubscriptionSet`; `one_by_one` binds and runs each
-//!   of the 10k programs; `quamina_match` runs quamina's automaton of the 10k patterns on the
-//!   pre-flattened event.
+//! - `set/<workload>/<engine>`: 10k subscriptions; one iteration runs the first
+//!   [`SET_MESSAGES`] lines of `attrs.jsonl` (the same messages as the instruction counts):
+//!   `filtervm_set` binds once and matches the whole `SubscriptionSet`; `one_by_one` binds and runs
+//!   each of the 10k programs; `quamina_match` runs quamina's automaton of the 10k patterns on the
+//!   pre-flattened event. The set's ids are checked equal to one-by-one's on every message first.
 //!
-//! - `e2e/<workload>/<engine>`: from what the broker holds to the verdict, per message (rotating
-//!   over 1,000 NDJSON lines as bytes). `pol{1,3,8}c` on attrs lines as SNS bodies (body scope):
+//! - `e2e/<workload>/<engine>`: from what the broker holds to the verdict; one iteration runs
+//!   every line of the sample ([`E2E_MESSAGES`] NDJSON lines as bytes; the 10k sets: the
+//!   [`SET_MESSAGES`] lines the instruction counts run), every engine's answer checked equal to
+//!   filtervm one-by-one's on every line first. `pol{1,3,8}c` on attrs lines as SNS bodies (body scope):
 //!   `filtervm_bytes` reads the raw bytes (validating all of them), binds what the program reads
 //!   and runs it; `quamina` is quamina-rs `matches_for_event` on the same bytes. `cityfeat`:
 //!   each feature wrapped as an Event Grid event (`data`), 5 `StringIn` filters on
@@ -33,7 +36,9 @@
 //!   when adding costs in proportion to the policy, not the set.
 //!
 //! A peer that panics or disagrees with filtervm on a workload is reported "peer failed" and left
-//! out; the run goes on. `scripts/bench.sh` runs this and writes `BENCHMARKS.md`.
+//! out; the run goes on. Each group whose iteration runs several messages prints
+//! `per-iteration: GROUP N`, for `scripts/bench_report.py` to divide by. `scripts/bench.sh` runs
+//! this and writes `BENCHMARKS.md`.
 
 #![allow(missing_docs, clippy::expect_used, clippy::unwrap_used)]
 
@@ -41,12 +46,12 @@ use cel_interpreter::objects::Map as CelMap;
 use cel_interpreter::{Context, Program as CelProgram, Value as CelValue};
 use criterion::{Criterion, criterion_group, criterion_main};
 use filtervm_bench::{
-    CityfeatFloor, Decoded, HandBound, PASSING_HEADERS, Single, attributes, body_scope,
-    body_single, cel, cityfeat_event, cityfeat_filters, compile_workloads, decode, hand,
-    hand_headers, header_filter, lines, parts, reference_message, single_event, single_message,
-    singles,
+    CityfeatFloor, Decoded, E2E_MESSAGES, HandBound, PASSING_HEADERS, SET_MESSAGES, Single,
+    attributes, body_scope, body_single, cel, cityfeat_event, cityfeat_filters, compile_workloads,
+    decode, hand, hand_headers, header_filter, lines, parts, reference_message, single_event,
+    single_message, singles,
 };
-use filtervm_compiler::{Dialect, Evaluator, compile, compile_text};
+use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text};
 use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::Bindings;
 use quamina::Quamina;
@@ -234,15 +239,16 @@ fn single(c: &mut Criterion, s: &Single) {
         ReferenceValue::from(&s.policy),
         ReferenceValue::from(&vector),
     );
+    // Validated once (as the policy is compiled once); the timing is evaluation only.
     let reference = peer("reference", &s.name, expected, || {
         let v = filtervm_conformance::reference::evaluate(s.dialect, &options, &policy, &vector)
-            .map_err(|e| e.0)?;
+            .map_err(|e| e.to_string())?;
         Ok(((), v))
     });
     if reference.is_some() {
         group.bench_function("reference", |b| {
             b.iter(|| {
-                filtervm_conformance::reference::evaluate(
+                filtervm_conformance::reference::evaluate_valid(
                     s.dialect,
                     &options,
                     black_box(&policy),
@@ -274,15 +280,14 @@ fn set(c: &mut Criterion, name: &str) {
     for (i, f) in filters.iter().enumerate() {
         set.insert(i as u64, f).expect("adds");
     }
-    let events: Vec<Value> = lines("attrs", 1000)
+    let events: Vec<Value> = lines("attrs", SET_MESSAGES)
         .iter()
         .map(|l| serde_json::from_str(l).expect("message"))
         .collect();
     let messages: Vec<_> = events.iter().map(attributes).collect();
     let event_bytes: Vec<Vec<u8>> = events.iter().map(|e| e.to_string().into_bytes()).collect();
 
-    // The set agrees with one-by-one evaluation (on a few messages; the differential tests check
-    // this at length).
+    // The set agrees with one-by-one evaluation on every message the bench runs.
     let mut matcher = SetScratch::new();
     let mut evaluator = Evaluator::new();
     let mut expected_counts = Vec::new();
@@ -292,33 +297,32 @@ fn set(c: &mut Criterion, name: &str) {
             .ids()
             .copied()
             .collect();
+        let want: Vec<u64> = filters
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| evaluator.matches(f, m))
+            .map(|(i, _)| i as u64)
+            .collect();
+        assert_eq!(got, want, "{name}: the set disagrees with one-by-one");
         expected_counts.push(got.len());
-        if expected_counts.len() <= 20 {
-            let want: Vec<u64> = filters
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| evaluator.matches(f, m))
-                .map(|(i, _)| i as u64)
-                .collect();
-            assert_eq!(got, want, "{name}: the set disagrees with one-by-one");
-        }
     }
 
-    let mut group = c.benchmark_group(format!("set/{name}"));
-    let n = messages.len();
-    let mut i = 0usize;
+    let group_name = format!("set/{name}");
+    println!("per-iteration: {group_name} {}", messages.len());
+    let mut group = c.benchmark_group(group_name);
     group.bench_function("filtervm_set", |b| {
         b.iter(|| {
-            i = (i + 1) % n;
-            set.matching(&mut matcher, &parts(black_box(&messages[i])))
-                .len()
+            messages
+                .iter()
+                .map(|m| set.matching(&mut matcher, &parts(black_box(m))).len())
+                .sum::<usize>()
         })
     });
-    let mut i = 0usize;
     group.bench_function("filtervm_bind", |b| {
         b.iter(|| {
-            i = (i + 1) % n;
-            set.bind_only(&mut matcher, &parts(black_box(&messages[i])))
+            for m in &messages {
+                set.bind_only(&mut matcher, &parts(black_box(m)));
+            }
         })
     });
 
@@ -330,7 +334,7 @@ fn set(c: &mut Criterion, name: &str) {
         }
         // It must find the same number of matches as the set, message by message.
         let mut bufs = NfaBuffers::new();
-        for (bytes, want) in event_bytes.iter().zip(&expected_counts).take(50) {
+        for (bytes, want) in event_bytes.iter().zip(&expected_counts) {
             let fields = flatten(&q, bytes)?;
             let got = q
                 .automaton()
@@ -348,27 +352,32 @@ fn set(c: &mut Criterion, name: &str) {
             .map(|b| flatten(&q, b).expect("flattens"))
             .collect();
         let mut bufs = NfaBuffers::new();
-        let mut i = 0usize;
         group.bench_function("quamina_match", |b| {
             b.iter(|| {
-                i = (i + 1) % n;
-                q.automaton()
-                    .matches_for_fields_direct(black_box(&flattened[i]), &mut bufs)
-                    .len()
+                flattened
+                    .iter()
+                    .map(|f| {
+                        q.automaton()
+                            .matches_for_fields_direct(black_box(f), &mut bufs)
+                            .len()
+                    })
+                    .sum::<usize>()
             })
         });
     }
 
     group.sample_size(10);
-    group.measurement_time(Duration::from_secs(3));
-    let mut i = 0usize;
+    group.measurement_time(Duration::from_secs(10));
     group.bench_function("one_by_one", |b| {
         b.iter(|| {
-            i = (i + 1) % n;
-            filters
-                .iter()
-                .filter(|f| evaluator.matches(f, black_box(&messages[i])))
-                .count()
+            let mut n = 0;
+            for m in &messages {
+                n += filters
+                    .iter()
+                    .filter(|f| evaluator.matches(f, black_box(m)))
+                    .count();
+            }
+            n
         })
     });
     group.finish();
@@ -382,7 +391,7 @@ fn sets_bench(c: &mut Criterion) {
 }
 
 /// quamina-rs with `patterns`, checked to agree with `expected` (per line: the number of
-/// matches) on the first lines.
+/// matches) on every line.
 fn quamina_of(
     name: &str,
     patterns: &[String],
@@ -395,7 +404,7 @@ fn quamina_of(
             q.add_pattern(i as u64, p)
                 .map_err(|e| format!("pattern {i}: {e}"))?;
         }
-        for (line, want) in lines.iter().zip(expected).take(200) {
+        for (line, want) in lines.iter().zip(expected) {
             let got = q.matches_for_event(line).map_err(|e| e.to_string())?.len();
             if got != *want {
                 return Ok((q, false));
@@ -405,30 +414,83 @@ fn quamina_of(
     })
 }
 
+/// A benchmark group of end-to-end rows whose every iteration runs all `lines` (printed for the
+/// report to divide by).
+fn e2e_group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+    lines: usize,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let group = format!("e2e/{name}");
+    println!("per-iteration: {group} {lines}");
+    c.benchmark_group(group)
+}
+
+/// Times `engine` over every line of `lines` as one iteration.
+fn bench_lines(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    lines: &[Vec<u8>],
+    mut engine: impl FnMut(&[u8]) -> usize,
+) {
+    group.bench_function(name, |b| {
+        b.iter(|| lines.iter().map(|l| engine(black_box(l))).sum::<usize>())
+    });
+}
+
 fn bench_quamina(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     q: &Quamina<u64>,
     lines: &[Vec<u8>],
 ) {
-    let n = lines.len();
-    let mut i = 0usize;
-    group.bench_function("quamina", |b| {
-        b.iter(|| {
-            i = (i + 1) % n;
-            q.matches_for_event(black_box(&lines[i]))
-                .map_or(0, |m| m.len())
-        })
+    bench_lines(group, "quamina", lines, |l| {
+        q.matches_for_event(l).map_or(0, |m| m.len())
     });
+}
+
+/// The matches of each body-scope filter in `filters`, one by one, on each line: what every other
+/// engine of a row must find.
+fn one_by_one_bytes(filters: &[Filter], lines: &[Vec<u8>]) -> Vec<usize> {
+    let mut evaluator = Evaluator::new();
+    lines
+        .iter()
+        .map(|l| {
+            filters
+                .iter()
+                .filter(|f| evaluator.matches_bytes(f, l) == Ok(true))
+                .count()
+        })
+        .collect()
+}
+
+/// A set of `filters` (ids in order), checked to find on every line what one-by-one finds.
+fn checked_set(
+    name: &str,
+    filters: &[Filter],
+    lines: &[Vec<u8>],
+    expected: &[usize],
+) -> SubscriptionSet<u64> {
+    let mut set = SubscriptionSet::new();
+    for (i, f) in filters.iter().enumerate() {
+        set.insert(i as u64, f).expect("adds");
+    }
+    let mut matcher = SetScratch::new();
+    for (line, want) in lines.iter().zip(expected) {
+        let got = set
+            .try_matching(&mut matcher, &MessageParts::body(line))
+            .map_or(0, |m| m.len());
+        assert_eq!(got, *want, "{name}: the set disagrees with one-by-one");
+    }
+    set
 }
 
 /// Raw JSON bytes → verdict, against quamina-rs on the same bytes.
 fn e2e_bench(c: &mut Criterion) {
     let mut c = configure(c);
-    let attrs: Vec<Vec<u8>> = lines("attrs", 1000)
+    let attrs: Vec<Vec<u8>> = lines("attrs", E2E_MESSAGES)
         .into_iter()
         .map(String::into_bytes)
         .collect();
-    let n = attrs.len();
     for clauses in [1, 3, 8] {
         let single = body_single(clauses);
         let program = &single.program;
@@ -441,14 +503,10 @@ fn e2e_bench(c: &mut Criterion) {
                 usize::from(program.eval(&bound, &mut registers))
             })
             .collect();
-        let mut group = c.benchmark_group(format!("e2e/{}", single.name));
-        let mut i = 0usize;
-        group.bench_function("filtervm_bytes", |b| {
-            b.iter(|| {
-                i = (i + 1) % n;
-                let bound = bindings.bind_json(program.keys(), black_box(&attrs[i]));
-                program.eval(&bound, &mut registers)
-            })
+        let mut group = e2e_group(&mut c, &single.name, attrs.len());
+        bench_lines(&mut group, "filtervm_bytes", &attrs, |l| {
+            let bound = bindings.bind_json(program.keys(), l);
+            usize::from(program.eval(&bound, &mut registers))
         });
         if let Some(q) = quamina_of(
             &single.name,
@@ -469,12 +527,8 @@ fn e2e_bench(c: &mut Criterion) {
             "{}: the hand-written floor disagrees",
             single.name
         );
-        let mut i = 0usize;
-        group.bench_function("hand_serde", |b| {
-            b.iter(|| {
-                i = (i + 1) % n;
-                by_hand(black_box(&attrs[i]))
-            })
+        bench_lines(&mut group, "hand_serde", &attrs, |l| {
+            usize::from(by_hand(l))
         });
         group.finish();
     }
@@ -492,55 +546,30 @@ fn e2e_bench(c: &mut Criterion) {
         .iter()
         .filter(|l| wanted.iter().any(|w| l.contains(w.as_str())))
         .collect();
-    sample.extend(all.iter().take(1000 - sample.len()));
+    sample.extend(all.iter().take(E2E_MESSAGES - sample.len()));
     let events: Vec<Vec<u8>> = sample.iter().map(|l| cityfeat_event(l)).collect();
-    let n = events.len();
-    let filters: Vec<_> = specs
+    let filters: Vec<Filter> = specs
         .iter()
         .map(|(f, _)| compile(Dialect::EventGrid, f, &Dialect::EventGrid.into()).expect("compiles"))
         .collect();
-    let mut set = SubscriptionSet::new();
-    for (i, f) in filters.iter().enumerate() {
-        set.insert(i as u64, f).expect("adds");
-    }
-    let mut matcher = SetScratch::new();
-    let mut evaluator = Evaluator::new();
-    let expected: Vec<usize> = events
-        .iter()
-        .map(|e| {
-            let one_by_one = filters
-                .iter()
-                .filter(|f| evaluator.matches_bytes(f, e) == Ok(true))
-                .count();
-            let from_set = set
-                .try_matching(&mut matcher, &MessageParts::body(e))
-                .map_or(0, |m| m.len());
-            assert_eq!(one_by_one, from_set, "the set disagrees with one-by-one");
-            from_set
-        })
-        .collect();
+    let expected = one_by_one_bytes(&filters, &events);
     assert!(
         expected.iter().any(|&m| m > 0),
         "some cityfeat event matches"
     );
-    let mut group = c.benchmark_group("e2e/cityfeat_eventgrid_5");
-    let mut i = 0usize;
-    group.bench_function("filtervm_set_bytes", |b| {
-        b.iter(|| {
-            i = (i + 1) % n;
-            set.try_matching(&mut matcher, &MessageParts::body(black_box(&events[i])))
-                .map_or(0, |m| m.len())
-        })
+    let set = checked_set("cityfeat", &filters, &events, &expected);
+    let mut matcher = SetScratch::new();
+    let mut evaluator = Evaluator::new();
+    let mut group = e2e_group(&mut c, "cityfeat_eventgrid_5", events.len());
+    bench_lines(&mut group, "filtervm_set_bytes", &events, |e| {
+        set.try_matching(&mut matcher, &MessageParts::body(e))
+            .map_or(0, |m| m.len())
     });
-    let mut i = 0usize;
-    group.bench_function("filtervm_bytes_each", |b| {
-        b.iter(|| {
-            i = (i + 1) % n;
-            filters
-                .iter()
-                .filter(|f| evaluator.matches_bytes(f, black_box(&events[i])) == Ok(true))
-                .count()
-        })
+    bench_lines(&mut group, "filtervm_bytes_each", &events, |e| {
+        filters
+            .iter()
+            .filter(|f| evaluator.matches_bytes(f, e) == Ok(true))
+            .count()
     });
     let patterns: Vec<String> = specs.iter().map(|(_, p)| p.clone()).collect();
     if let Some(q) = quamina_of("cityfeat", &patterns, &events, &expected) {
@@ -548,18 +577,13 @@ fn e2e_bench(c: &mut Criterion) {
     }
     // The floor: `data.properties.MAPBLKLOT` read by `serde_json` into a struct.
     let floor = CityfeatFloor::new(&specs);
-    let by_hand = |event: &[u8]| floor.event_matches(event);
-    let from_hand: Vec<usize> = events.iter().map(|e| by_hand(e)).collect();
+    let from_hand: Vec<usize> = events.iter().map(|e| floor.event_matches(e)).collect();
     assert_eq!(
         from_hand, expected,
         "cityfeat: the hand-written floor disagrees"
     );
-    let mut i = 0usize;
-    group.bench_function("hand_serde", |b| {
-        b.iter(|| {
-            i = (i + 1) % n;
-            by_hand(black_box(&events[i]))
-        })
+    bench_lines(&mut group, "hand_serde", &events, |e| {
+        floor.event_matches(e)
     });
     group.finish();
 
@@ -567,69 +591,59 @@ fn e2e_bench(c: &mut Criterion) {
     // (quamina reads them as they are): bigger documents, most members skipped.
     let bodies: Vec<Vec<u8>> = sample.iter().map(|l| l.as_bytes().to_vec()).collect();
     let patterns = lines("cl_exact", 5);
-    let mut set = SubscriptionSet::new();
-    for (i, p) in patterns.iter().enumerate() {
-        let policy: Value = serde_json::from_str(p).expect("pattern");
-        let filter = compile(Dialect::Sns, &policy, &body_scope()).expect("compiles");
-        set.insert(i as u64, &filter).expect("adds");
-    }
-    let expected: Vec<usize> = bodies
+    let filters: Vec<Filter> = patterns
         .iter()
-        .map(|b| {
-            set.try_matching(&mut matcher, &MessageParts::body(b))
-                .map_or(0, |m| m.len())
+        .map(|p| {
+            let policy: Value = serde_json::from_str(p).expect("pattern");
+            compile(Dialect::Sns, &policy, &body_scope()).expect("compiles")
         })
         .collect();
+    let expected = one_by_one_bytes(&filters, &bodies);
     assert!(
         expected.iter().any(|&m| m > 0),
         "some cityfeat body matches"
     );
-    let mut group = c.benchmark_group("e2e/cityfeat_sns_5");
-    let mut i = 0usize;
-    group.bench_function("filtervm_set_bytes", |b| {
-        b.iter(|| {
-            i = (i + 1) % n;
-            set.try_matching(&mut matcher, &MessageParts::body(black_box(&bodies[i])))
-                .map_or(0, |m| m.len())
-        })
+    let set = checked_set("cityfeat_sns", &filters, &bodies, &expected);
+    let mut group = e2e_group(&mut c, "cityfeat_sns_5", bodies.len());
+    bench_lines(&mut group, "filtervm_set_bytes", &bodies, |b| {
+        set.try_matching(&mut matcher, &MessageParts::body(b))
+            .map_or(0, |m| m.len())
     });
     if let Some(q) = quamina_of("cityfeat_sns", &patterns, &bodies, &expected) {
         bench_quamina(&mut group, &q, &bodies);
     }
     // The floor: `properties.MAPBLKLOT` read by `serde_json`, compared exactly (SNS equality).
-    let by_hand = |body: &[u8]| floor.body_matches(body);
-    let from_hand: Vec<usize> = bodies.iter().map(|b| by_hand(b)).collect();
+    let from_hand: Vec<usize> = bodies.iter().map(|b| floor.body_matches(b)).collect();
     assert_eq!(
         from_hand, expected,
         "cityfeat as SNS bodies: the hand-written floor disagrees"
     );
-    let mut i = 0usize;
-    group.bench_function("hand_serde", |b| {
-        b.iter(|| {
-            i = (i + 1) % n;
-            by_hand(black_box(&bodies[i]))
-        })
-    });
+    bench_lines(&mut group, "hand_serde", &bodies, |b| floor.body_matches(b));
     group.finish();
 
-    // 10k subscriptions from raw JSON, one set (body scope).
+    // 10k subscriptions from raw JSON, one set (body scope), on the lines the instruction counts
+    // run; every line checked against one-by-one first.
+    let set_lines: Vec<Vec<u8>> = attrs.iter().take(SET_MESSAGES).cloned().collect();
     for name in ["pol10k_exact", "pol10k_num"] {
-        let mut set = SubscriptionSet::new();
-        for (i, l) in lines(name, usize::MAX).iter().enumerate() {
-            let p: Value = serde_json::from_str(l).expect("policy");
-            let f = compile(Dialect::Sns, &p, &body_scope()).expect("compiles");
-            set.insert(i as u64, &f).expect("adds");
-        }
-        let mut matcher = SetScratch::new();
-        let mut group = c.benchmark_group(format!("e2e/{name}"));
-        let mut i = 0usize;
-        group.bench_function("filtervm_set_bytes", |b| {
-            b.iter(|| {
-                i = (i + 1) % n;
-                set.try_matching(&mut matcher, &MessageParts::body(black_box(&attrs[i])))
-                    .map_or(0, |m| m.len())
+        let policies = lines(name, usize::MAX);
+        let filters: Vec<Filter> = policies
+            .iter()
+            .map(|l| {
+                let p: Value = serde_json::from_str(l).expect("policy");
+                compile(Dialect::Sns, &p, &body_scope()).expect("compiles")
             })
+            .collect();
+        let expected = one_by_one_bytes(&filters, &set_lines);
+        let set = checked_set(name, &filters, &set_lines, &expected);
+        let mut matcher = SetScratch::new();
+        let mut group = e2e_group(&mut c, name, set_lines.len());
+        bench_lines(&mut group, "filtervm_set_bytes", &set_lines, |l| {
+            set.try_matching(&mut matcher, &MessageParts::body(l))
+                .map_or(0, |m| m.len())
         });
+        if let Some(q) = quamina_of(name, &policies, &set_lines, &expected) {
+            bench_quamina(&mut group, &q, &set_lines);
+        }
         group.finish();
     }
 

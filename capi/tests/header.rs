@@ -16,7 +16,8 @@ fn the_committed_header_is_what_cbindgen_generates() {
     bindings.write(&mut generated);
     let generated = String::from_utf8(generated).unwrap();
     let path = crate_dir.join("include/filtervm.h");
-    if std::env::var_os("FILTERVM_BLESS").is_some() {
+    // Only `1` rewrites: `FILTERVM_BLESS=0` (or any other value) checks, as the golden tests do.
+    if std::env::var("FILTERVM_BLESS").is_ok_and(|v| v == "1") {
         std::fs::write(&path, &generated).unwrap();
         return;
     }

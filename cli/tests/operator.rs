@@ -302,7 +302,7 @@ fn completions_and_the_manual_page_come_from_the_clap_definitions() {
 }
 
 /// A run on pipes prints no progress and no summary; under a pseudo-terminal (`script` from
-/// util-linux, skipped when it is not installed) the summary appears, and the progress bar too
+/// util-linux, skipped when it is not installed, a failure when `CI` is set) the summary appears, and the progress bar too
 /// when standard output goes to a file.
 #[test]
 fn progress_and_summary_only_on_a_terminal() {
@@ -331,6 +331,10 @@ fn progress_and_summary_only_on_a_terminal() {
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
 
     if Command::new("script").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "`script` (util-linux) is not installed, and CI must run every check"
+        );
         eprintln!("skipped: `script` (util-linux) is not installed");
         return;
     }

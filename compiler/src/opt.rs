@@ -7,8 +7,11 @@
 //! (cheap and selective tests first).
 
 use crate::ir::{Node, NodeKind, Pred, StrOp, Test};
+use filtervm_vm::key::Key;
 use filtervm_vm::program::Interval;
 use filtervm_vm::value::Shapes;
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 /// Runs every pass until nothing changes (bounded rounds), then orders children by cost.
@@ -246,29 +249,77 @@ pub fn dedup(mut node: Node) -> Node {
     node
 }
 
-/// [`dedup`] at one node.
+/// [`dedup`] at one node. Each child is compared ([`Node::same`]) only with the kept children of
+/// the same [`structure_hash`], so a wide `and`/`or` costs time linear in its children, not
+/// quadratic.
 fn dedup_node(node: &mut Node) {
     if let NodeKind::And(c) | NodeKind::Or(c) = &mut node.kind {
         let mut kept = 0;
+        let mut by_hash: HashMap<u64, Vec<usize>> = HashMap::new();
         for i in 0..c.len() {
             let (earlier, rest) = c.split_at_mut(i);
             let Some(child) = rest.first_mut() else {
                 break;
             };
-            let seen = earlier
-                .get(..kept)
-                .is_some_and(|kept| kept.iter().any(|o| o.same(child)));
+            let hash = structure_hash(child);
+            let seen = by_hash.get(&hash).is_some_and(|positions| {
+                positions
+                    .iter()
+                    .any(|&k| earlier.get(k).is_some_and(|o| o.same(child)))
+            });
             if !seen {
                 if kept < i
                     && let Some(slot) = earlier.get_mut(kept)
                 {
                     std::mem::swap(slot, child);
                 }
+                by_hash.entry(hash).or_default().push(kept);
                 kept += 1;
             }
         }
         c.truncate(kept);
         unwrap_single(node);
+    }
+}
+
+/// A hash of a node's structure that agrees with [`Node::same`]: nodes that are the same hash
+/// the same (origins are ignored; `-0` and `0` bounds hash alike, as they compare equal).
+fn structure_hash(node: &Node) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    hash_node(node, &mut hasher);
+    hasher.finish()
+}
+
+fn hash_node(node: &Node, h: &mut DefaultHasher) {
+    std::mem::discriminant(&node.kind).hash(h);
+    match &node.kind {
+        NodeKind::True | NodeKind::False => {}
+        NodeKind::And(c) | NodeKind::Or(c) => {
+            c.len().hash(h);
+            c.iter().for_each(|c| hash_node(c, h));
+        }
+        NodeKind::Not(c) => hash_node(c, h),
+        NodeKind::Test(t) => {
+            t.key.hash(h);
+            std::mem::discriminant(&t.pred).hash(h);
+            let bound = |x: f64| if x == 0.0 { 0 } else { x.to_bits() };
+            match &t.pred {
+                Pred::Shape(s) => s.hash(h),
+                Pred::HasType(l) => l.hash(h),
+                Pred::Str { op, case, values } => (op, case, values).hash(h),
+                Pred::Wildcard(w) => w.source().hash(h),
+                Pred::Segment(p) => p.source().hash(h),
+                Pred::Cidr(c) => c.hash(h),
+                Pred::Num { source, ranges } => {
+                    source.hash(h);
+                    for r in ranges {
+                        (bound(r.lo), bound(r.hi), r.lo_inclusive, r.hi_inclusive).hash(h);
+                    }
+                }
+                Pred::Dec(ranges) => ranges.len().hash(h),
+                Pred::Bool(b) => b.hash(h),
+            }
+        }
     }
 }
 
@@ -291,9 +342,13 @@ fn merge_node(node: &mut Node) {
 }
 
 /// Merges tests of one key, in place: each test is merged into the first earlier (kept) test of
-/// its key that takes it, and a merged test takes the origin of the `or` it stands for.
+/// its key that takes it, and a merged test takes the origin of the `or` it stands for. The kept
+/// tests of each key are found through a map, and merged values are put in order once at the end,
+/// so a wide `or` costs time linear in its children (times the log of a merged list's length).
 fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
     let mut kept = 0;
+    let mut by_key: HashMap<Key, Vec<usize>> = HashMap::new();
+    let mut merged_into: Vec<usize> = Vec::new();
     for i in 0..children.len() {
         let (earlier, rest) = children.split_at_mut(i);
         let Some(child) = rest.first_mut() else {
@@ -301,23 +356,28 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
         };
         let mut merged = false;
         if let NodeKind::Test(t) = &child.kind {
-            for o in earlier.iter_mut().take(kept) {
+            for &k in by_key.get(&t.key).into_iter().flatten() {
+                let Some(o) = earlier.get_mut(k) else {
+                    continue;
+                };
                 let done = match &mut o.kind {
-                    NodeKind::Test(into) if into.key == t.key => {
-                        merge_pred(&mut into.pred, &t.pred)
-                    }
+                    NodeKind::Test(into) => merge_pred(&mut into.pred, &t.pred),
                     _ => false,
                 };
                 if done {
                     if o.origin != *or_origin {
                         o.origin = or_origin.clone();
                     }
+                    merged_into.push(k);
                     merged = true;
                     break;
                 }
             }
         }
         if !merged {
+            if let NodeKind::Test(t) = &child.kind {
+                by_key.entry(t.key.clone()).or_default().push(kept);
+            }
             if kept < i
                 && let Some(slot) = earlier.get_mut(kept)
             {
@@ -327,9 +387,21 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
         }
     }
     children.truncate(kept);
+    merged_into.sort_unstable();
+    merged_into.dedup();
+    for k in merged_into {
+        if let Some(Node {
+            kind: NodeKind::Test(t),
+            ..
+        }) = children.get_mut(k)
+        {
+            tidy_merged(&mut t.pred);
+        }
+    }
 }
 
-/// Merges `from` into `into` when both are the same mergeable kind; returns whether it did.
+/// Merges `from` into `into` when both are the same mergeable kind; returns whether it did. The
+/// merged values are put in order by [`tidy_merged`] once every merge of the `or` is done.
 fn merge_pred(into: &mut Pred, from: &Pred) -> bool {
     match (into, from) {
         (
@@ -341,8 +413,6 @@ fn merge_pred(into: &mut Pred, from: &Pred) -> bool {
             },
         ) if op == op2 && case == case2 => {
             values.extend(v2.iter().cloned());
-            values.sort();
-            values.dedup();
             true
         }
         (
@@ -353,7 +423,6 @@ fn merge_pred(into: &mut Pred, from: &Pred) -> bool {
             },
         ) if source == s2 => {
             ranges.extend(r2.iter().copied());
-            ranges.retain(|r| !r.is_empty());
             true
         }
         (Pred::Dec(r), Pred::Dec(r2)) => {
@@ -369,6 +438,18 @@ fn merge_pred(into: &mut Pred, from: &Pred) -> bool {
             true
         }
         _ => false,
+    }
+}
+
+/// A test that took merges: string values sorted and deduplicated, empty intervals dropped.
+fn tidy_merged(pred: &mut Pred) {
+    match pred {
+        Pred::Str { values, .. } => {
+            values.sort();
+            values.dedup();
+        }
+        Pred::Num { ranges, .. } => ranges.retain(|r| !r.is_empty()),
+        _ => {}
     }
 }
 

@@ -2,6 +2,7 @@
 //! differential checker (VM versus reference).
 
 pub mod generate;
+pub mod growth;
 pub mod paths;
 pub mod reference;
 pub mod runner;

@@ -1,5 +1,6 @@
 //! `filtervm-conformance FILE...`: runs conformance vectors through the VM and the reference
-//! interpreter; prints `FAIL id: ...` per failing case and `N passed, M failed`.
+//! interpreter; prints `FAIL id: ...` per failing case and `N passed, M failed`, and fails when
+//! any case fails or none ran (`FILTERVM_CASES=TEXT` keeps the cases whose id contains TEXT).
 //!
 //! `filtervm-conformance --reference ...` runs the reference interpreter over a message stream for
 //! `filtervm bench` (see `filtervm_conformance::serve`).
@@ -16,31 +17,17 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let filter = std::env::var("FILTERVM_CASES").ok();
-    let (mut passed, mut failed) = (0usize, 0usize);
-    for file in &files {
-        let results = match filtervm_conformance::runner::run_file(std::path::Path::new(file)) {
-            Ok(r) => r,
-            Err(e) => {
-                println!("FAIL {file}: cannot read: {e}");
-                failed += 1;
-                continue;
-            }
-        };
-        for r in results {
-            if filter.as_ref().is_some_and(|f| !r.id.contains(f.as_str())) {
-                continue;
-            }
-            match r.failure {
-                None => passed += 1,
-                Some(why) => {
-                    println!("FAIL {}: {why}", r.id);
-                    failed += 1;
-                }
-            }
-        }
+    let paths: Vec<&std::path::Path> = files.iter().map(std::path::Path::new).collect();
+    let summary = filtervm_conformance::runner::run_files(&paths, filter.as_deref());
+    for failure in &summary.failures {
+        println!("{failure}");
     }
-    println!("{passed} passed, {failed} failed");
-    if failed == 0 {
+    println!(
+        "{} passed, {} failed",
+        summary.passed,
+        summary.failures.len()
+    );
+    if summary.ok() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -13,10 +13,13 @@
 //!   ([`Evaluator::matches_attributes`], [`Evaluator::matches_headers`]).
 //!
 //! All of them must give the reference's verdict (unless binding overflowed, where the VM fails
-//! closed by design).
+//! closed by design). When the reference stops at one of its documented limits
+//! ([`ReferenceError::Limit`]) the paths must still agree with each other, and the caller is told
+//! ([`Checked::reference_limited`]) so that it can count such cases; any other reference error is
+//! a failure.
 
-use crate::reference;
 use crate::reference::json::Value;
+use crate::reference::{self, ReferenceError};
 use crate::runner::{compile, read_message};
 use filtervm_compiler::{Dialect, ErrorCode, Evaluator, Filter};
 use filtervm_vm::bind::Bindings;
@@ -30,13 +33,24 @@ pub struct Verdicts {
     pub paths: Vec<(&'static str, bool)>,
     /// Whether binding overflowed (then the VM fails closed and may differ from the reference).
     pub overflowed: bool,
-    /// The reference's verdict (`Err` when it could not judge the message).
-    pub reference: Result<bool, String>,
+    /// The reference's verdict, or why it gave none.
+    pub reference: Result<bool, ReferenceError>,
+}
+
+/// What [`check`] found when everything agreed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked {
+    /// The verdict every path (and the reference, when it answered) gave.
+    pub verdict: bool,
+    /// Whether the reference stopped at one of its documented limits (so only the VM's paths were
+    /// compared with each other).
+    pub reference_limited: bool,
 }
 
 impl Verdicts {
-    /// `Ok(verdict)` when every path agrees with the reference (or, when the reference cannot
-    /// judge or binding overflowed, with each other); otherwise what disagrees.
+    /// `Ok(verdict)` when every path agrees with the reference (or, when the reference stopped at
+    /// one of its documented limits or binding overflowed, with each other); otherwise what
+    /// disagrees, or why the reference failed.
     pub fn agreed(&self) -> Result<bool, String> {
         let Some(&(_, first)) = self.paths.first() else {
             return Err("no path ran".to_owned());
@@ -52,7 +66,10 @@ impl Verdicts {
                 "VM says {first} ({} paths), reference says {r}",
                 self.paths.len()
             )),
-            _ => Ok(first),
+            Ok(_) | Err(ReferenceError::Limit(_)) => Ok(first),
+            Err(e) => Err(format!(
+                "the VM says {first}, the reference gives no verdict: {e}"
+            )),
         }
     }
 }
@@ -124,7 +141,7 @@ pub fn verdicts(
         }
         _ => {}
     }
-    let reference = reference::evaluate(dialect, options, policy, message).map_err(|e| e.0);
+    let reference = reference::evaluate(dialect, options, policy, message);
     Ok(Verdicts {
         paths,
         overflowed,
@@ -134,13 +151,20 @@ pub fn verdicts(
 
 /// Compiles `policy` and runs `message` through every path ([`verdicts`]): the agreed verdict,
 /// or what went wrong (a policy the compiler rejects, a message the reader rejects, a
-/// disagreement).
+/// disagreement, a reference error other than its documented limits).
 pub fn check(
     dialect: Dialect,
     options: &Value,
     policy: &Value,
     message: &Value,
-) -> Result<bool, String> {
+) -> Result<Checked, String> {
     let filter = compile(dialect, policy, options).map_err(|e| format!("policy rejected: {e}"))?;
-    verdicts(dialect, options, policy, &filter, message)?.agreed()
+    let verdicts = verdicts(dialect, options, policy, &filter, message)?;
+    Ok(Checked {
+        verdict: verdicts.agreed()?,
+        reference_limited: verdicts
+            .reference
+            .as_ref()
+            .is_err_and(ReferenceError::is_limit),
+    })
 }

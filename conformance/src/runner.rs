@@ -1,5 +1,13 @@
-//! The vector runner: every case runs through BOTH the VM and the reference interpreter, and
-//! passes only when both give the expected answer (or, for `invalid`, the compiler rejects it).
+//! The vector runner: every case runs through BOTH the compiler + VM and the reference
+//! interpreter, and passes only when both give the expected answer: the same verdict for `match`
+//! and `no-match`, and for `invalid` a rejection by the compiler AND by the reference's own
+//! validation, both naming the vector's `error` word in their code or message (a case without
+//! `error` passes only when the reference's code and JSON Pointer are one of the compiler's
+//! errors; in every case the reference's code must be one of the compiler's codes). A line is not
+//! a case when it names a member `FORMAT.md` does not (`source` and `why` are allowed) or has no
+//! `id`; `null` is a value, not an absence; an id used twice, an empty `error`, `error` on a case
+//! that is not `invalid`, a file without cases and a filter selecting none all fail
+//! ([`run_text`], [`run_files`]).
 //!
 //! A vector's `policy`, `options` and `message` are handed on as the exact JSON text the vector
 //! wrote: the product compiles the policy text ([`compile_text`]) and reads the options text
@@ -125,32 +133,47 @@ pub fn matches(filter: &Filter, message: &Value) -> Result<bool, MessageError> {
 /// The outcome of one case.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaseResult {
-    /// The case id (or `FILE:LINE` when the line had none).
+    /// The case id (or `FILE:LINE` when the line could not be read as a case).
     pub id: String,
     /// `None` when the case passed; otherwise why it failed.
     pub failure: Option<String>,
 }
 
-/// One vector line (`FORMAT.md`); the JSON parts stay text.
+/// A member that is present, whatever its value (`null` included): `serde`'s `Option` would read
+/// `null` as absent, and `"policy": null` is a policy (`FORMAT.md`: absent and `null` differ).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// One vector line (`FORMAT.md`); the JSON parts stay text. A member the format does not name is
+/// an error (a misspelled `expect` or `error` must not pass unnoticed).
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Vector<'a> {
     id: Option<String>,
     dialect: Option<String>,
-    #[serde(borrow)]
+    #[serde(default, borrow, deserialize_with = "present")]
     options: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(default, borrow, deserialize_with = "present")]
     policy: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(default, borrow, deserialize_with = "present")]
     message: Option<&'a RawValue>,
     expect: Option<String>,
     error: Option<String>,
+    /// Provenance (`FORMAT.md`: ignored by runners).
+    #[serde(default, borrow, rename = "source")]
+    _source: Option<&'a RawValue>,
+    /// A one-line reason (ignored by runners).
+    #[serde(default, borrow, rename = "why")]
+    _why: Option<&'a RawValue>,
 }
 
-/// Runs one case given as a vector line.
+/// Runs one case given as a vector line. `Err` when the line is not a case at all (not JSON, a
+/// member the format does not name, no `id`).
 pub fn run_line(line: &str) -> Result<CaseResult, String> {
     let case: Vector<'_> =
         serde_json::from_str(line).map_err(|e| format!("unreadable line: {e}"))?;
-    let id = case.id.clone().unwrap_or_else(|| "(no id)".to_owned());
+    let id = case.id.clone().ok_or("the case has no `id`")?;
     let failure = check_case(&case).err();
     Ok(CaseResult { id, failure })
 }
@@ -169,27 +192,19 @@ fn check_case(case: &Vector<'_>) -> Result<(), String> {
     let options_text = case.options.map_or("null", RawValue::get);
     let policy_text = case.policy.ok_or("the case has no policy")?.get();
     let expect = case.expect.as_deref().ok_or("the case has no expect")?;
+    if case.error.is_some() && expect != "invalid" {
+        return Err(format!(
+            "`error` belongs to invalid cases, and this one expects {expect}"
+        ));
+    }
     let compiled = Options::from_json(dialect, options_text)
         .and_then(|options| compile_text(dialect, policy_text, &options).map(|f| (f, options)));
     match expect {
-        "invalid" => match compiled {
-            Ok(_) => Err("expected invalid, got a compiled filter".to_owned()),
-            Err(e) => {
-                let Some(word) = &case.error else {
-                    return Ok(());
-                };
-                let word = word.to_lowercase();
-                let found = e.errors.iter().any(|pe| {
-                    pe.code.as_str().to_lowercase().contains(&word)
-                        || pe.message.to_lowercase().contains(&word)
-                });
-                if found {
-                    Ok(())
-                } else {
-                    Err(format!("expected invalid with `{word}`, got: {e}"))
-                }
-            }
-        },
+        "invalid" => check_invalid(
+            compiled.err(),
+            reference::validate_text(dialect, options_text, policy_text).err(),
+            case.error.as_deref(),
+        ),
         "match" | "no-match" => {
             let expected = expect == "match";
             let (filter, options) =
@@ -221,20 +236,96 @@ fn check_case(case: &Vector<'_>) -> Result<(), String> {
     }
 }
 
+/// An `invalid` case: the compiler AND the reference's own validation must reject it, and
+/// - with an `error` word, both errors must contain it (in the code or the message, ignoring case);
+/// - without one, both must name the same error: the reference's code and pointer must be those of
+///   one of the compiler's errors (so that no rejection, for whatever reason, passes).
+///
+/// In both cases the reference's code must be one of the compiler's codes.
+fn check_invalid(
+    compiler: Option<CompileError>,
+    reference: Option<reference::Rejection>,
+    word: Option<&str>,
+) -> Result<(), String> {
+    let (compiler, reference) = match (compiler, reference) {
+        (None, None) => {
+            return Err(
+                "expected invalid, got a compiled filter (the reference accepts it too)".to_owned(),
+            );
+        }
+        (None, Some(r)) => {
+            return Err(format!(
+                "expected invalid, got a compiled filter (the reference rejects it: {r})"
+            ));
+        }
+        (Some(e), None) => {
+            return Err(format!(
+                "expected invalid: the compiler rejects it ({e}) but the reference accepts it"
+            ));
+        }
+        (Some(e), Some(r)) => (e, r),
+    };
+    if let Some(word) = word {
+        if word.trim().is_empty() {
+            return Err("`error` is empty: name the code or a word of the error".to_owned());
+        }
+        let lower = word.to_lowercase();
+        let in_compiler = compiler.errors.iter().any(|pe| {
+            pe.code.as_str().to_lowercase().contains(&lower)
+                || pe.message.to_lowercase().contains(&lower)
+        });
+        if !in_compiler {
+            return Err(format!("expected invalid with `{word}`, got: {compiler}"));
+        }
+        if !reference.mentions(word) {
+            return Err(format!(
+                "expected invalid with `{word}`, the reference says: {reference}"
+            ));
+        }
+    } else if !compiler
+        .errors
+        .iter()
+        .any(|pe| pe.code.as_str() == reference.code && pe.pointer == reference.pointer)
+    {
+        return Err(format!(
+            "the case names no `error`, and the compiler and the reference disagree on the error: \
+             compiler: {compiler}; reference: {reference}"
+        ));
+    }
+    if !compiler
+        .errors
+        .iter()
+        .any(|pe| pe.code.as_str() == reference.code)
+    {
+        return Err(format!(
+            "the compiler and the reference reject it with different codes: compiler: \
+             {compiler}; reference: {reference}"
+        ));
+    }
+    Ok(())
+}
+
 /// The results of a vector file, plus lines that could not be read (as failures).
 pub fn run_file(path: &Path) -> Result<Vec<CaseResult>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(run_text(&path.display().to_string(), &text))
 }
 
-/// Runs every non-blank line of a JSON Lines text.
+/// Runs every non-blank line of a JSON Lines text. A line that is not a case fails as
+/// `NAME:LINE`; an id used twice fails at its second use (`FORMAT.md`: unique within the file);
+/// a text without any case fails as `NAME` (a file that runs nothing checks nothing).
 pub fn run_text(name: &str, text: &str) -> Vec<CaseResult> {
     let mut results = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         match run_line(line) {
+            Ok(result) if !seen.insert(result.id.clone()) => results.push(CaseResult {
+                failure: Some(format!("the id is used twice in {name} (line {})", n + 1)),
+                ..result
+            }),
             Ok(result) => results.push(result),
             Err(failure) => results.push(CaseResult {
                 id: format!("{name}:{}", n + 1),
@@ -242,5 +333,62 @@ pub fn run_text(name: &str, text: &str) -> Vec<CaseResult> {
             }),
         }
     }
+    if results.is_empty() {
+        results.push(CaseResult {
+            id: name.to_owned(),
+            failure: Some("no case in the file".to_owned()),
+        });
+    }
     results
+}
+
+/// What [`run_files`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Cases that passed.
+    pub passed: usize,
+    /// Every failure, as the runner prints it (`FAIL id: why`).
+    pub failures: Vec<String>,
+}
+
+impl Summary {
+    /// Whether the run succeeded: some case ran and none failed.
+    pub fn ok(&self) -> bool {
+        self.failures.is_empty() && self.passed > 0
+    }
+}
+
+/// Runs vector files, keeping only the cases whose id contains `filter` (when given; a line that
+/// is not a case is always reported). Running no case at all is a failure: an empty file, or a
+/// filter that selects nothing.
+pub fn run_files(files: &[&Path], filter: Option<&str>) -> Summary {
+    let mut summary = Summary::default();
+    for file in files {
+        let results = match run_file(file) {
+            Ok(r) => r,
+            Err(e) => {
+                summary
+                    .failures
+                    .push(format!("FAIL {}: cannot read: {e}", file.display()));
+                continue;
+            }
+        };
+        for r in results {
+            let unread = r.failure.is_some() && r.id.starts_with(&file.display().to_string());
+            if !unread && filter.is_some_and(|f| !r.id.contains(f)) {
+                continue;
+            }
+            match r.failure {
+                None => summary.passed += 1,
+                Some(why) => summary.failures.push(format!("FAIL {}: {why}", r.id)),
+            }
+        }
+    }
+    if summary.passed + summary.failures.len() == 0 {
+        summary.failures.push(match filter {
+            Some(f) => format!("FAIL: FILTERVM_CASES=`{f}` selects no case"),
+            None => "FAIL: no case ran".to_owned(),
+        });
+    }
+    summary
 }

@@ -65,13 +65,12 @@ fn parse(args: &[String]) -> Result<Args, String> {
     })
 }
 
-/// The policy of one line, as the reference reads it (JSON; else, for `stream`, the text form).
-pub fn policy_of_line(dialect: Dialect, line: &str) -> Result<Value, String> {
-    match json::parse(line) {
-        Ok(v) => Ok(v),
-        Err(_) if dialect == Dialect::Stream => Ok(Value::String(line.to_owned())),
-        Err(e) => Err(format!("not JSON: {e}")),
-    }
+/// The policy of one line, as the reference reads policy text ([`reference::read_policy_text`]:
+/// JSON; else, for `stream`, the text form), checked by the reference's own validation.
+pub fn policy_of_line(dialect: Dialect, options: &Value, line: &str) -> Result<Value, String> {
+    let policy = reference::read_policy_text(dialect, line).map_err(|e| e.to_string())?;
+    reference::validate(dialect, options, &policy).map_err(|e| format!("invalid: {e}"))?;
+    Ok(policy)
 }
 
 /// Runs the mode (`args` without the leading `--reference`).
@@ -94,7 +93,7 @@ fn run(args: &[String]) -> Result<(), String> {
         .filter(|l| !l.trim().is_empty())
         .enumerate()
         .map(|(i, l)| {
-            policy_of_line(args.dialect, l)
+            policy_of_line(args.dialect, &args.options, l)
                 .map_err(|e| format!("{}: policy {}: {e}", args.policies, i + 1))
         })
         .collect::<Result<_, _>>()?;
@@ -114,7 +113,7 @@ fn run(args: &[String]) -> Result<(), String> {
         let t = Instant::now();
         let mut hits = Vec::new();
         for (i, p) in policies.iter().enumerate() {
-            if reference::evaluate(args.dialect, &args.options, p, &message)
+            if reference::evaluate_valid(args.dialect, &args.options, p, &message)
                 .map_err(|e| format!("message {}, policy {}: {e}", messages + 1, i + 1))?
             {
                 hits.push(i.to_string());
@@ -159,10 +158,12 @@ mod tests {
         assert_eq!(a.seconds, Some(0.5));
         assert!(parse(&["--dialect".into()]).is_err());
         assert!(
-            policy_of_line(Dialect::Stream, "a = b")
+            policy_of_line(Dialect::Stream, &Value::Null, "a = b")
                 .unwrap()
                 .is_string()
         );
-        assert!(policy_of_line(Dialect::Sns, "a = b").is_err());
+        assert!(policy_of_line(Dialect::Sns, &Value::Null, "a = b").is_err());
+        let invalid = policy_of_line(Dialect::Stream, &Value::Null, "a = **x").unwrap_err();
+        assert!(invalid.contains("STREAM_INVALID_PATTERN"), "{invalid}");
     }
 }

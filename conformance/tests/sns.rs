@@ -1550,3 +1550,24 @@ fn differential_vm_agrees_with_reference_on_random_cases() {
         "only {matched} of {compared} matched"
     );
 }
+
+/// The message readers take an attribute's type and value in every spelling they document
+/// (`Type`/`type`/`DataType`, `Value`/`value`/`StringValue`), mixed too; the reference reads the
+/// same ones (the `message_attributes` fuzz target found the reference reading `type` as no type).
+#[test]
+fn attribute_fields_in_every_spelling_in_both_engines() {
+    let policy = json!({"k": [{"wildcard": "a\\*b"}], "n": [{"numeric": [">", 1]}]});
+    for (t, v) in [
+        ("Type", "Value"),
+        ("type", "value"),
+        ("type", "Value"),
+        ("Type", "value"),
+        ("DataType", "StringValue"),
+    ] {
+        let message = json!({"attributes": {
+            "k": {t: "String", v: "a*b"},
+            "n": {t: "Number", v: "2"}
+        }});
+        check(policy.clone(), &message, true);
+    }
+}

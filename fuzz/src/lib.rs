@@ -13,8 +13,8 @@ use filtervm_compiler::{
     compile_value,
 };
 use filtervm_conformance::generate::{self, Bytes, Case, Outcome};
-use filtervm_conformance::reference;
 use filtervm_conformance::reference::json::Value;
+use filtervm_conformance::reference::{self, ReferenceError};
 use filtervm_conformance::runner;
 use filtervm_vm::bind::Bindings;
 use filtervm_vm::message::Message;
@@ -184,25 +184,34 @@ pub fn run_program(program: &Program, message: &Message) -> (bool, bool) {
     (verdict, bound.overflowed())
 }
 
-/// Checks that the VM's verdict equals the reference's (when the reference answers).
+/// Checks that the VM's verdict equals the reference's. The reference may stop only at one of its
+/// documented limits ([`ReferenceError::Limit`]); any other error is a finding (a policy the
+/// compiler accepted and the reference rejects, or a message the product read and the reference
+/// cannot).
 pub fn agree(dialect: Dialect, options: &Value, policy: &Value, message: &Value, vm: bool) {
-    if let Ok(expected) = reference::evaluate(dialect, options, policy, message)
-        && expected != vm
-    {
-        let case = Case {
-            dialect,
-            options: options.clone(),
-            policy: policy.clone(),
-            message: message.clone(),
-        };
-        eprintln!("{}", case.to_vector("fuzz-finding", expected));
-        panic!("VM says {vm}, reference says {expected}");
+    let case = || Case {
+        dialect,
+        options: options.clone(),
+        policy: policy.clone(),
+        message: message.clone(),
+    };
+    match reference::evaluate(dialect, options, policy, message) {
+        Ok(expected) if expected != vm => {
+            eprintln!("{}", case().to_vector("fuzz-finding", expected));
+            panic!("VM says {vm}, reference says {expected}");
+        }
+        Ok(_) | Err(ReferenceError::Limit(_)) => {}
+        Err(e) => {
+            eprintln!("{}", case().to_vector("fuzz-finding", vm));
+            panic!("VM says {vm}, the reference gives no verdict: {e}");
+        }
     }
 }
 
 /// `compile_<dialect>`: arbitrary bytes as policy text. The first byte picks the options.
 ///
-/// Compiling returns a filter or errors that each carry a code. A filter survives the wire
+/// Compiling returns a filter or errors that each carry a code, and the reference's own
+/// validation accepts exactly the policies the compiler accepts. A filter survives the wire
 /// (`to_bytes` → `from_bytes` gives the same verdicts), and on the vectors' messages the VM
 /// agrees with the reference. For `stream`, the text form (a JSON string policy) is compiled too.
 pub fn compile_bytes(dialect: Dialect, data: &[u8]) {
@@ -211,21 +220,47 @@ pub fn compile_bytes(dialect: Dialect, data: &[u8]) {
     };
     let options = options_for(dialect, selector);
     let text = String::from_utf8_lossy(rest);
-    check_compiled(
+    let compiled = compile_text(dialect, &text, &options);
+    let validated = reference::validate_text(dialect, &options.to_string(), &text);
+    same_validation(
         dialect,
-        &options,
-        compile_text(dialect, &text, &options),
-        || reference::json::parse(&text).ok(),
+        &text,
+        compiled.as_ref().err(),
+        validated.as_ref().err(),
     );
+    check_compiled(dialect, &options, compiled, || {
+        validated.ok().map(|(_, policy)| policy)
+    });
     if dialect == Dialect::Stream {
         let policy = Value::String(text.clone().into_owned());
         let product_policy = filtervm_vm::json::Value::String(text.clone().into_owned());
-        check_compiled(
+        let compiled = compile_value(dialect, &product_policy, &options);
+        let validated = reference::validate(dialect, &options_json(&options), &policy);
+        same_validation(
             dialect,
-            &options,
-            compile_value(dialect, &product_policy, &options),
-            || Some(policy.clone()),
+            &text,
+            compiled.as_ref().err(),
+            validated.as_ref().err(),
         );
+        check_compiled(dialect, &options, compiled, || Some(policy.clone()));
+    }
+}
+
+/// The compiler and the reference's validation accept and reject the same policies.
+fn same_validation(
+    dialect: Dialect,
+    text: &str,
+    compiler: Option<&filtervm_compiler::CompileError>,
+    reference: Option<&reference::Rejection>,
+) {
+    match (compiler, reference) {
+        (None, Some(r)) => {
+            panic!("{dialect}: the compiler accepts {text:?}, the reference rejects it: {r}")
+        }
+        (Some(e), None) => {
+            panic!("{dialect}: the reference accepts {text:?}, the compiler rejects it: {e}")
+        }
+        _ => {}
     }
 }
 
@@ -302,12 +337,21 @@ pub fn differential(data: &[u8]) {
             eprintln!("{}", case.to_vector("fuzz-error", false));
             panic!("the message or the reference failed: {e}");
         }
+        // A documented limit of the reference: the VM's paths are still compared below.
+        Outcome::Limit(_) => {}
     }
     if let Err(e) =
         filtervm_conformance::paths::check(case.dialect, &case.options, &case.policy, &case.message)
     {
         eprintln!("{}", case.to_vector("fuzz-finding", false));
         panic!("{e}");
+    }
+    // The same policy, mutated (often invalid): the compiler and the reference's validation
+    // accept and reject the same ones.
+    let options = generate::mutate::options(&case.options, &mut source);
+    let policy = generate::mutate::policy(&case.policy, &mut source);
+    if let generate::Validation::Disagree(why) = generate::validation(dialect, &options, &policy) {
+        panic!("{why}\n  options: {options}\n  policy: {policy}");
     }
 }
 

@@ -14,7 +14,8 @@
 //! `rows_per_s` from wall time, `rows_per_cpu_s` from the CPU time the process used (all
 //! threads), which is rows per second per core busy and does not change when other processes
 //! share the machine. Every query's answer is checked against the others' (filtervm against the
-//! JSON functions) and the bench fails when they disagree. Prints `name: value` lines.
+//! JSON functions; the cluster against the JSON functions on one local partition) before its
+//! figures are printed, and the bench fails when they disagree. Prints `name: value` lines.
 
 #![expect(
     clippy::unwrap_used,
@@ -101,6 +102,28 @@ async fn time(ctx: &SessionContext, sql: &str) -> Timing {
         cpu: cpu[cpu.len() / 2],
         answer,
     }
+}
+
+/// The figure lines of one query (printed only once its answer was checked).
+fn figure_lines(label: &str, rows: usize, timing: &Timing) -> [String; 3] {
+    [
+        format!("{label}_rows_per_s: {:.0}", rows as f64 / timing.wall),
+        format!("{label}_rows_per_cpu_s: {:.0}", rows as f64 / timing.cpu),
+        format!("{label}_answer: {}", timing.answer),
+    ]
+}
+
+/// A local DataFusion session on `partitions` partitions with the filtervm functions, the JSON
+/// functions and the archive at `path` as `events`.
+async fn local(subs: &Arc<Subscriptions>, path: &Path, partitions: usize) -> SessionContext {
+    let config = SessionConfig::new().with_target_partitions(partitions);
+    let (mut state, _) = session::session_state(config, Some(Arc::clone(subs))).unwrap();
+    datafusion_functions_json::register_all(&mut state as &mut dyn FunctionRegistry).unwrap();
+    let ctx = SessionContext::new_with_state(state);
+    session::register_archive(&ctx, "events", path, None)
+        .await
+        .unwrap();
+    ctx
 }
 
 /// The archive: `copies` copies of `file` (a workload) as NDJSON files (one per copy), and the
@@ -278,23 +301,18 @@ async fn main() {
         };
         for (format, path) in formats {
             let mut answers: Vec<(&str, i64)> = Vec::new();
+            // Printed once every answer has been compared.
+            let mut figures = Vec::new();
             for partitions in [1, 2] {
-                let config = SessionConfig::new().with_target_partitions(partitions);
-                let (mut state, _) =
-                    session::session_state(config, Some(Arc::clone(&subs))).unwrap();
-                datafusion_functions_json::register_all(&mut state as &mut dyn FunctionRegistry)
-                    .unwrap();
-                let ctx = SessionContext::new_with_state(state);
-                session::register_archive(&ctx, "events", path, None)
-                    .await
-                    .unwrap();
+                let ctx = local(&subs, path, partitions).await;
                 for (query, sql) in &queries {
                     let timing = time(&ctx, sql).await;
                     answers.push((query, timing.answer));
-                    let label = format!("{name}_{format}_{query}_p{partitions}");
-                    println!("{label}_rows_per_s: {:.0}", rows as f64 / timing.wall);
-                    println!("{label}_rows_per_cpu_s: {:.0}", rows as f64 / timing.cpu);
-                    println!("{label}_answer: {}", timing.answer);
+                    figures.push(figure_lines(
+                        &format!("{name}_{format}_{query}_p{partitions}"),
+                        rows,
+                        &timing,
+                    ));
                 }
             }
             let answer = |query: &str| {
@@ -316,11 +334,20 @@ async fn main() {
                 answer("route10k_json_functions_join"),
                 "{name}: route"
             );
+            figures.iter().flatten().for_each(|l| println!("{l}"));
         }
 
         // Ballista: 1 and 2 executors of one task slot each, in this process, over NDJSON.
         if name != "attrs" || !only("ballista") {
             continue;
+        }
+        // The answers the cluster must give: the JSON functions' on one local partition.
+        let reference = local(&subs, &ndjson, 1).await;
+        let mut expected = Vec::new();
+        for sql in [&peer_match_sql, &peer_route_sql] {
+            expected.push(count(
+                &reference.sql(sql).await.unwrap().collect().await.unwrap(),
+            ));
         }
         for executors in [1, 2] {
             let started = cluster::start_in_process(executors, 1, Some(Arc::clone(&subs)))
@@ -332,12 +359,19 @@ async fn main() {
             session::register_archive(&ctx, "events", &ndjson, None)
                 .await
                 .unwrap();
-            for (query, sql) in [("match", &match_sql), ("route10k", &route_sql)] {
+            for ((query, sql), want) in [("match", &match_sql), ("route10k", &route_sql)]
+                .into_iter()
+                .zip(&expected)
+            {
                 let timing = time(&ctx, sql).await;
+                assert_eq!(
+                    timing.answer, *want,
+                    "{name}: Ballista {query}, {executors} executors"
+                );
                 let label = format!("{name}_ballista_ndjson_{query}_e{executors}");
-                println!("{label}_rows_per_s: {:.0}", rows as f64 / timing.wall);
-                println!("{label}_rows_per_cpu_s: {:.0}", rows as f64 / timing.cpu);
-                println!("{label}_answer: {}", timing.answer);
+                figure_lines(&label, rows, &timing)
+                    .iter()
+                    .for_each(|l| println!("{l}"));
             }
         }
     }

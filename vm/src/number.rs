@@ -572,7 +572,7 @@ pub(crate) fn exact_binary64(significand: u64, scale: i64, negative: bool) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::{Duration, Instant};
+    use std::time::Instant;
 
     fn dec(text: &str) -> Decimal {
         Decimal::parse(text).unwrap_or_else(|| panic!("{text:?} should parse"))
@@ -667,7 +667,6 @@ mod tests {
 
     #[test]
     fn parse_json_number_long_inputs_are_fast() {
-        let start = Instant::now();
         let huge = format!("1{}", "0".repeat(10_000));
         assert_eq!(parse_json_number(&huge), None);
         let tiny = format!("0.{}", "1234567890".repeat(1_000));
@@ -679,7 +678,39 @@ mod tests {
         assert_eq!(parse_json_number(&mixed), Some(-1e10));
         let long_int = format!("{}e-9990", "1".repeat(10_000));
         assert!(parse_json_number(&long_int).unwrap() > 1.0);
-        assert!(start.elapsed() < Duration::from_secs(2));
+        // Linear in the digits: 4 times as many cost at most about 4 times as much.
+        let ratio = growth(250_000, |n| {
+            let huge = format!("1{}", "0".repeat(n));
+            let half = n / 2;
+            let mixed = format!("-{}.{}e-{}", "9".repeat(half), "9".repeat(half), half - 10);
+            for _ in 0..2 {
+                assert_eq!(parse_json_number(&huge), None);
+                assert!(parse_json_number(&mixed).is_some());
+            }
+        });
+        assert!(
+            ratio < 8.0,
+            "4 times the digits took {ratio:.1} times as long"
+        );
+    }
+
+    /// How the cost of `work(n)` grows from `n` to `4n`: the fastest of 7 runs at each size,
+    /// divided. Linear work gives about 4 and quadratic about 16, so tests bound it by 8, which a
+    /// loaded machine (which only ever slows a run down) does not reach by itself. The sizes are
+    /// chosen so that the data outgrows the first-level caches at both, or the step from cache to
+    /// memory would look like growth.
+    fn growth(n: usize, work: impl Fn(usize)) -> f64 {
+        let fastest = |n: usize| {
+            (0..7)
+                .map(|_| {
+                    let start = Instant::now();
+                    work(n);
+                    start.elapsed()
+                })
+                .min()
+                .unwrap_or_default()
+        };
+        fastest(4 * n).as_secs_f64() / fastest(n).as_secs_f64().max(1e-9)
     }
 
     #[test]
@@ -875,18 +906,26 @@ mod tests {
 
     #[test]
     fn decimal_long_inputs_compare_in_linear_time() {
-        let start = Instant::now();
         let a = dec(&format!("1{}", "0".repeat(10_000)));
         let b = dec(&format!("{}1", "9".repeat(10_000)));
         let c = dec(&format!("1{}.{}1", "0".repeat(10_000), "0".repeat(10_000)));
         let d = dec(&format!("0.{}1", "0".repeat(10_000)));
         let e = dec(&format!("1e{}", 10_000));
         assert!(b > a && c > a && e == a && d > Decimal::zero() && d < dec("1e-9999"));
-        for _ in 0..1_000 {
-            assert!(c > a);
-            assert!(c != b);
-        }
-        assert!(start.elapsed() < Duration::from_secs(2));
+        // Parsing and comparing numbers of n digits at n and 4n ([`growth`]).
+        let ratio = growth(250_000, |n| {
+            let a = dec(&format!("1{}", "0".repeat(n)));
+            let b = dec(&format!("{}1", "9".repeat(n)));
+            let c = dec(&format!("1{}.{}1", "0".repeat(n), "0".repeat(n)));
+            for _ in 0..200 {
+                assert!(c > a);
+                assert!(c != b);
+            }
+        });
+        assert!(
+            ratio < 8.0,
+            "4 times the digits took {ratio:.1} times as long"
+        );
     }
 
     #[test]

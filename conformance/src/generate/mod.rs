@@ -9,6 +9,7 @@
 pub mod basaltic;
 pub mod eventgrid;
 pub mod expr;
+pub mod mutate;
 pub mod set_walk;
 pub mod sns;
 pub mod stream;
@@ -195,7 +196,11 @@ pub enum Outcome {
         /// The reference's verdict.
         reference: bool,
     },
-    /// The message could not be read or the reference could not answer.
+    /// The reference stopped at one of its documented limits (`reference` module docs): nothing
+    /// was compared.
+    Limit(String),
+    /// The message could not be read, or the reference gave no verdict for another reason
+    /// (rejecting a policy the compiler accepted, for one).
     Error(String),
 }
 
@@ -215,7 +220,37 @@ pub fn check(case: &Case) -> Outcome {
     match crate::reference::evaluate(case.dialect, &case.options, &case.policy, &case.message) {
         Ok(reference) if reference == vm => Outcome::Agree(vm),
         Ok(reference) => Outcome::Disagree { vm, reference },
-        Err(e) => Outcome::Error(e.0),
+        Err(crate::reference::ReferenceError::Limit(e)) => Outcome::Limit(e),
+        Err(e) => Outcome::Error(e.to_string()),
+    }
+}
+
+/// How the compiler and the reference's own validation judged one policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Validation {
+    /// Both accept it.
+    BothAccept,
+    /// Both reject it.
+    BothReject,
+    /// One accepts what the other rejects: a finding (what each said).
+    Disagree(String),
+}
+
+/// Compiles `policy` with `options` (as [`crate::runner::compile`] reads a vector's) and validates
+/// it with the reference ([`crate::reference::validate`]); a policy one accepts and the other
+/// rejects is a disagreement.
+pub fn validation(dialect: Dialect, options: &Value, policy: &Value) -> Validation {
+    let compiler = crate::runner::compile(dialect, policy, options);
+    let reference = crate::reference::validate(dialect, options, policy);
+    match (compiler, reference) {
+        (Ok(_), Ok(())) => Validation::BothAccept,
+        (Err(_), Err(_)) => Validation::BothReject,
+        (Ok(_), Err(r)) => Validation::Disagree(format!(
+            "the compiler accepts the policy, the reference rejects it: {r}"
+        )),
+        (Err(e), Ok(())) => Validation::Disagree(format!(
+            "the reference accepts the policy, the compiler rejects it: {e}"
+        )),
     }
 }
 
@@ -257,10 +292,9 @@ pub fn message_for(
         Dialect::Stream => {
             // The text form is read back to the JSON form, whose clauses name the headers.
             let json_form = match policy {
-                Value::String(text) => filtervm_compiler::dialect::stream::parse_text(text)
-                    .ok()
-                    .and_then(|f| crate::reference::json::parse(&f.to_json().to_string()).ok())
-                    .unwrap_or(Value::Null),
+                Value::String(text) => {
+                    crate::reference::stream_text::parse(text).unwrap_or(Value::Null)
+                }
                 other => other.clone(),
             };
             stream::message(source, &json_form)

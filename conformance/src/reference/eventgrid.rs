@@ -1,20 +1,278 @@
-//! Reference evaluation of `eventgrid` policies (`docs/dialects/eventgrid-filters.md`), written
-//! the plain way: the filter JSON is read as it stands and applied to the event JSON.
+//! Reference validation and evaluation of `eventgrid` policies
+//! (`docs/dialects/eventgrid-filters.md`), written the plain way: the filter JSON is read as it
+//! stands and applied to the event JSON.
 //!
-//! Nothing here comes from the compiler or the VM: key resolution, ignore-case comparison (simple
-//! uppercase mapping, EG-31) and exact decimal comparison (EG-33) are written again. The policy
-//! is assumed valid (the compiler validated it).
+//! Nothing here comes from the compiler or the VM: the checks of EG-40 (with EG-40a's words), key
+//! resolution, ignore-case comparison (simple uppercase mapping, EG-31) and exact decimal
+//! comparison (EG-33) are written again.
 
-use super::ReferenceError;
 use super::json::{Map, Value};
+use super::{Codes, ReferenceError, Rejection, options, pointer};
 use std::cmp::Ordering;
 
-/// Evaluates a (valid) policy against an event (EG-2: event type AND subject AND every filter).
+/// Every EG-40 violation but a limit.
+const INVALID: &str = "EVENTGRID_INVALID_FILTER";
+/// EG-40 items 7-9, and policy text over 256 KiB.
+const LIMIT: &str = "EVENTGRID_LIMIT_EXCEEDED";
+
+/// The codes of policy text errors.
+pub const CODES: Codes = Codes {
+    invalid: INVALID,
+    limit: LIMIT,
+};
+
+/// EG-40.7: most advanced filter entries; EG-40.8: most filter values across them.
+const MAX_ENTRIES: usize = 25;
+/// EG-40.8.
+const MAX_VALUES: usize = 25;
+/// EG-40.9: most characters in a string filter value.
+const MAX_CHARS: usize = 512;
+
+/// What an operator's operand is (EG-13).
+enum Operand {
+    /// `value`: a number.
+    Number,
+    /// `value`: a boolean.
+    Bool,
+    /// `values`: numbers.
+    Numbers,
+    /// `values`: strings.
+    Strings,
+    /// `values`: `[low, high]` pairs.
+    Ranges,
+    /// The null operators: nothing (EG-41).
+    Nothing,
+}
+
+/// The 19 operators of EG-13 and their operands.
+fn operand_of(operator: &str) -> Option<Operand> {
+    Some(match operator {
+        "NumberIn" | "NumberNotIn" => Operand::Numbers,
+        "NumberLessThan"
+        | "NumberGreaterThan"
+        | "NumberLessThanOrEquals"
+        | "NumberGreaterThanOrEquals" => Operand::Number,
+        "NumberInRange" | "NumberNotInRange" => Operand::Ranges,
+        "BoolEquals" => Operand::Bool,
+        "StringContains"
+        | "StringNotContains"
+        | "StringBeginsWith"
+        | "StringNotBeginsWith"
+        | "StringEndsWith"
+        | "StringNotEndsWith"
+        | "StringIn"
+        | "StringNotIn" => Operand::Strings,
+        "IsNullOrUndefined" | "IsNotNull" => Operand::Nothing,
+        _ => return None,
+    })
+}
+
+fn reject<T>(code: &'static str, at: &str, message: impl Into<String>) -> Result<T, Rejection> {
+    Err(Rejection::new(code, at, message))
+}
+
+/// Whether the options choose the CloudEvents schema (`FORMAT.md`: `schema` is `EventGridSchema`,
+/// the default, or `CloudEventSchemaV1_0`).
+fn cloud_events(options: &Value) -> Result<bool, Rejection> {
+    let members = options::members(options, &["schema"])?;
+    Ok(options::one_of(
+        members,
+        "schema",
+        &["EventGridSchema", "CloudEventSchemaV1_0"],
+    )? == Some("CloudEventSchemaV1_0"))
+}
+
+/// Checks options and policy (EG-1, EG-40, EG-41): the first violation.
+pub fn validate(options: &Value, policy: &Value) -> Result<(), Rejection> {
+    cloud_events(options)?;
+    let Value::Object(filter) = policy else {
+        return reject(INVALID, "", "an Event Grid filter is a JSON object (EG-1)");
+    };
+    // EG-40.10.
+    match filter.get("includedEventTypes") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(types)) => {
+            if let Some(i) = types.iter().position(|t| !t.is_string()) {
+                return reject(
+                    INVALID,
+                    &pointer::index("/includedEventTypes", i),
+                    "`includedEventTypes` holds event type strings",
+                );
+            }
+        }
+        Some(_) => {
+            return reject(
+                INVALID,
+                "/includedEventTypes",
+                "`includedEventTypes` is null or an array of strings",
+            );
+        }
+    }
+    for name in ["subjectBeginsWith", "subjectEndsWith"] {
+        if filter.get(name).is_some_and(|v| !v.is_string()) {
+            return reject(
+                INVALID,
+                &pointer::push("", name),
+                format!("`{name}` is a string"),
+            );
+        }
+    }
+    for name in ["isSubjectCaseSensitive", "enableAdvancedFilteringOnArrays"] {
+        if filter.get(name).is_some_and(|v| v.as_bool().is_none()) {
+            return reject(
+                INVALID,
+                &pointer::push("", name),
+                format!("`{name}` is true or false"),
+            );
+        }
+    }
+    // EG-40.1.
+    let entries = match filter.get("advancedFilters") {
+        None => return Ok(()),
+        Some(Value::Array(entries)) => entries,
+        Some(_) => {
+            return reject(
+                INVALID,
+                "/advancedFilters",
+                "`advancedFilters` is an array of filter objects",
+            );
+        }
+    };
+    // EG-40.7.
+    if entries.len() > MAX_ENTRIES {
+        return reject(
+            LIMIT,
+            &pointer::index("/advancedFilters", MAX_ENTRIES),
+            format!(
+                "{} advanced filters exceed the limit of {MAX_ENTRIES}",
+                entries.len()
+            ),
+        );
+    }
+    let mut values = 0usize;
+    for (i, entry) in entries.iter().enumerate() {
+        check_entry(entry, &pointer::index("/advancedFilters", i), &mut values)?;
+    }
+    Ok(())
+}
+
+/// Counts one filter value (EG-40.8); the 26th is an error.
+fn count(values: &mut usize, at: &str) -> Result<(), Rejection> {
+    *values += 1;
+    if *values > MAX_VALUES {
+        return reject(
+            LIMIT,
+            at,
+            format!(
+                "more than {MAX_VALUES} filter values across all advanced filters exceed the limit of {MAX_VALUES}"
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// EG-40 items 1-6, 8, 9 for one entry.
+fn check_entry(entry: &Value, at: &str, values: &mut usize) -> Result<(), Rejection> {
+    let Value::Object(entry) = entry else {
+        return reject(INVALID, at, "an advanced filter entry is an object");
+    };
+    let op_at = pointer::push(at, "operatorType");
+    let operand = match entry.get("operatorType") {
+        None => return reject(INVALID, &op_at, "the operator (`operatorType`) is missing"),
+        Some(Value::String(name)) => match operand_of(name) {
+            Some(operand) => operand,
+            None => return reject(INVALID, &op_at, format!("unknown operator `{name}`")),
+        },
+        Some(_) => return reject(INVALID, &op_at, "the operator (`operatorType`) is a string"),
+    };
+    let key_at = pointer::push(at, "key");
+    match entry.get("key") {
+        Some(Value::String(k)) if !k.is_empty() => {}
+        Some(Value::String(_)) => return reject(INVALID, &key_at, "the key is empty"),
+        None => return reject(INVALID, &key_at, "the key is missing"),
+        Some(_) => return reject(INVALID, &key_at, "the key is a string"),
+    }
+    let value_at = pointer::push(at, "value");
+    let values_at = pointer::push(at, "values");
+    match operand {
+        Operand::Nothing => Ok(()),
+        Operand::Number | Operand::Bool => {
+            let Some(value) = entry.get("value") else {
+                return reject(INVALID, &value_at, "the operator needs a `value`");
+            };
+            count(values, &value_at)?;
+            let right = match operand {
+                Operand::Number => matches!(value, Value::Number(_)),
+                _ => matches!(value, Value::Bool(_)),
+            };
+            if right {
+                Ok(())
+            } else {
+                reject(INVALID, &value_at, "the `value` has the wrong JSON type")
+            }
+        }
+        Operand::Numbers | Operand::Strings | Operand::Ranges => {
+            let items = match entry.get("values") {
+                Some(Value::Array(items)) if !items.is_empty() => items,
+                Some(Value::Array(_)) => {
+                    return reject(INVALID, &values_at, "the `values` array is empty");
+                }
+                None => return reject(INVALID, &values_at, "the operator needs `values`"),
+                Some(_) => return reject(INVALID, &values_at, "the `values` member is an array"),
+            };
+            for (i, item) in items.iter().enumerate() {
+                let item_at = pointer::index(&values_at, i);
+                count(values, &item_at)?;
+                match operand {
+                    Operand::Numbers if !matches!(item, Value::Number(_)) => {
+                        return reject(INVALID, &item_at, "the `values` are numbers");
+                    }
+                    Operand::Strings => match item {
+                        Value::String(s) if s.chars().count() > MAX_CHARS => {
+                            return reject(
+                                LIMIT,
+                                &item_at,
+                                format!(
+                                    "a string filter value is longer than the limit of {MAX_CHARS} characters"
+                                ),
+                            );
+                        }
+                        Value::String(_) => {}
+                        _ => return reject(INVALID, &item_at, "the `values` are strings"),
+                    },
+                    Operand::Ranges => check_range(item, &item_at)?,
+                    _ => {}
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// EG-40.6: `[low, high]`, two numbers, `low <= high` (every message says `range`).
+fn check_range(item: &Value, at: &str) -> Result<(), Rejection> {
+    let Some([low, high]) = item.as_array().map(Vec::as_slice) else {
+        return reject(
+            INVALID,
+            at,
+            "a range value is an array [low, high] of two numbers",
+        );
+    };
+    let (Value::Number(low), Value::Number(high)) = (low, high) else {
+        return reject(INVALID, at, "a range bound is a number");
+    };
+    if compare_numbers(low.as_str(), high.as_str()) == Some(Ordering::Greater) {
+        return reject(INVALID, at, "a range's low bound is above its high bound");
+    }
+    Ok(())
+}
+
+/// Evaluates a valid policy against an event (EG-2: event type AND subject AND every filter).
 pub fn evaluate(options: &Value, policy: &Value, message: &Value) -> Result<bool, ReferenceError> {
-    let cloud = options.get("schema").and_then(Value::as_str) == Some("CloudEventSchemaV1_0");
+    let cloud = cloud_events(options)?;
     let filter = policy
         .as_object()
-        .ok_or_else(|| ReferenceError("the policy is not an object".into()))?;
+        .ok_or_else(|| ReferenceError::failed("the policy is not an object"))?;
     let event = message.as_object();
 
     // EG-5..EG-8.

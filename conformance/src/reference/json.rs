@@ -580,6 +580,8 @@ pub struct ParseError {
     pub at: usize,
     /// What was wrong.
     pub what: String,
+    /// Whether the text was only nested deeper than the reader's limit (see [`parse_with`]).
+    pub too_deep: bool,
 }
 
 impl fmt::Display for ParseError {
@@ -590,7 +592,20 @@ impl fmt::Display for ParseError {
 
 /// Reads `text` as one JSON value (see the module documentation).
 pub fn parse(text: &str) -> Result<Value, ParseError> {
+    parse_with(text, MAX_DEPTH, false)
+}
+
+/// [`parse`] with another nesting limit (`max_depth` levels of arrays and objects) and, when
+/// `reject_duplicates`, an error for an object that names a member twice (instead of keeping the
+/// last value).
+pub fn parse_with(
+    text: &str,
+    max_depth: usize,
+    reject_duplicates: bool,
+) -> Result<Value, ParseError> {
     let mut reader = Reader::new(text);
+    reader.max_depth = max_depth;
+    reader.reject_duplicates = reject_duplicates;
     reader.space();
     let value = reader.value(0)?;
     reader.space();
@@ -605,17 +620,25 @@ pub fn parse(text: &str) -> Result<Value, ParseError> {
 struct Reader<'a> {
     text: &'a str,
     at: usize,
+    max_depth: usize,
+    reject_duplicates: bool,
 }
 
 impl<'a> Reader<'a> {
     fn new(text: &'a str) -> Reader<'a> {
-        Reader { text, at: 0 }
+        Reader {
+            text,
+            at: 0,
+            max_depth: MAX_DEPTH,
+            reject_duplicates: false,
+        }
     }
 
     fn error(&self, what: &str) -> ParseError {
         ParseError {
             at: self.at,
             what: what.to_owned(),
+            too_deep: false,
         }
     }
 
@@ -666,8 +689,11 @@ impl<'a> Reader<'a> {
     }
 
     fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
-        if depth > MAX_DEPTH {
-            return Err(self.error("nested too deep"));
+        if depth > self.max_depth {
+            return Err(ParseError {
+                too_deep: true,
+                ..self.error("nested too deep")
+            });
         }
         self.expect(b'{')?;
         let mut map = Map::new();
@@ -681,7 +707,12 @@ impl<'a> Reader<'a> {
             if self.peek() != Some(b'"') {
                 return Err(self.error("expected a member name"));
             }
+            let name_at = self.at;
             let name = self.string()?;
+            if self.reject_duplicates && map.contains_key(&name) {
+                self.at = name_at;
+                return Err(self.error(&format!("the member `{name}` is named twice")));
+            }
             self.space();
             self.expect(b':')?;
             self.space();
@@ -700,8 +731,11 @@ impl<'a> Reader<'a> {
     }
 
     fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
-        if depth > MAX_DEPTH {
-            return Err(self.error("nested too deep"));
+        if depth > self.max_depth {
+            return Err(ParseError {
+                too_deep: true,
+                ..self.error("nested too deep")
+            });
         }
         self.expect(b'[')?;
         let mut items = Vec::new();

@@ -1,30 +1,219 @@
-//! Reference evaluation of `stream` policies (`docs/dialects/stream-filters.md`, building on
-//! `docs/dialects/004_0db22b3017d8b844.txt`), straight from the JSON form.
+//! Reference validation and evaluation of `stream` policies (`docs/dialects/stream-filters.md`,
+//! building on `docs/dialects/004_0db22b3017d8b844.txt`), straight from the JSON form; the text
+//! form is read into the JSON form by the reference's own reader ([`super::stream_text`]).
 //!
-//! The text form is turned into the JSON form by the compiler's text-form *parser* (front end,
-//! shared on purpose); everything after that — the pattern matcher, the number grammar, the clause
-//! semantics — is written again here, the obvious way.
+//! Nothing is shared with the compiler: the checks of S7-S14 and the seed's pattern rules, the
+//! pattern matcher, the number grammar and the clause semantics are written again here.
 
-use super::ReferenceError;
-use super::json::{self, Value};
+use super::json::Value;
 use super::number::parse_number;
+use super::stream_rules::{
+    INVALID, LIMIT, MAX_CLAUSES, MAX_GROUPS, MAX_IN_ENTRIES, check_header, check_pattern,
+};
+use super::{Codes, ReferenceError, Rejection, options, pointer, stream_text};
+use std::borrow::Cow;
 
-/// Evaluates a (valid) policy against `{"headers": {NAME: VALUE}}`.
+/// The codes of policy text errors.
+pub const CODES: Codes = Codes {
+    invalid: INVALID,
+    limit: LIMIT,
+};
+
+fn reject<T>(code: &'static str, at: &str, message: impl Into<String>) -> Result<T, Rejection> {
+    Err(Rejection::new(code, at, message))
+}
+
+/// The policy's JSON form: itself, or the text form read into it.
+fn json_form(policy: &Value) -> Result<Cow<'_, Value>, Rejection> {
+    match policy {
+        Value::String(text) => stream_text::parse(text).map(Cow::Owned),
+        other => Ok(Cow::Borrowed(other)),
+    }
+}
+
+/// Checks options (none) and policy: the first violation.
+pub fn validate(options: &Value, policy: &Value) -> Result<(), Rejection> {
+    options::members(options, &[])?;
+    let policy = json_form(policy)?;
+    let Value::Object(filter) = policy.as_ref() else {
+        return reject(
+            INVALID,
+            "",
+            "a filter is an object {\"groups\": [...]} or the text form",
+        );
+    };
+    if let Some(name) = filter.keys().find(|k| *k != "groups") {
+        return reject(
+            INVALID,
+            &pointer::push("", name),
+            format!("unknown member `{name}` (S8)"),
+        );
+    }
+    let groups = match filter.get("groups") {
+        Some(Value::Array(groups)) => groups,
+        Some(_) => return reject(INVALID, "/groups", "`groups` is an array of groups"),
+        None => return reject(INVALID, "", "a filter needs `groups`"),
+    };
+    // S12.
+    if groups.is_empty() {
+        return reject(INVALID, "/groups", "`groups` is empty (S12)");
+    }
+    if groups.len() > MAX_GROUPS {
+        return reject(
+            LIMIT,
+            &pointer::index("/groups", MAX_GROUPS),
+            format!("a filter holds at most {MAX_GROUPS} groups"),
+        );
+    }
+    for (g, group) in groups.iter().enumerate() {
+        let at = pointer::index("/groups", g);
+        let Value::Array(clauses) = group else {
+            return reject(INVALID, &at, "a group is an array of clauses");
+        };
+        if clauses.is_empty() {
+            return reject(INVALID, &at, "the group is empty (S12)");
+        }
+        if clauses.len() > MAX_CLAUSES {
+            return reject(
+                LIMIT,
+                &pointer::index(&at, MAX_CLAUSES),
+                format!("a group holds at most {MAX_CLAUSES} clauses"),
+            );
+        }
+        for (c, clause) in clauses.iter().enumerate() {
+            check_clause(clause, &pointer::index(&at, c))?;
+        }
+    }
+    Ok(())
+}
+
+/// S8, S10, S11, S13 for one clause of the JSON form.
+fn check_clause(clause: &Value, at: &str) -> Result<(), Rejection> {
+    let Value::Object(clause) = clause else {
+        return reject(
+            INVALID,
+            at,
+            "a clause is an object {\"op\", \"header\", \"values\"}",
+        );
+    };
+    if let Some(name) = clause
+        .keys()
+        .find(|k| !["op", "header", "values"].contains(&k.as_str()))
+    {
+        return reject(
+            INVALID,
+            &pointer::push(at, name),
+            format!("unknown member `{name}` (S8)"),
+        );
+    }
+    let op = match clause.get("op") {
+        Some(Value::String(op))
+            if ["=", "!=", "in", "exists", "missing", "<", "<=", ">", ">="]
+                .contains(&op.as_str()) =>
+        {
+            op.as_str()
+        }
+        Some(other) => {
+            return reject(
+                INVALID,
+                &pointer::push(at, "op"),
+                format!("unknown operator {other} (S13)"),
+            );
+        }
+        None => return reject(INVALID, at, "the clause has no `op` (S8)"),
+    };
+    let header_at = pointer::push(at, "header");
+    match clause.get("header") {
+        Some(Value::String(h)) => {
+            check_header(h).map_err(|(code, message)| Rejection::new(code, &header_at, message))?;
+        }
+        Some(_) => return reject(INVALID, &header_at, "`header` is a string (S8)"),
+        None => return reject(INVALID, at, "the clause has no `header` (S8)"),
+    }
+    let values_at = pointer::push(at, "values");
+    let values: &[Value] = match clause.get("values") {
+        None => &[],
+        Some(Value::Array(values)) => values,
+        Some(_) => return reject(INVALID, &values_at, "`values` is an array (S8)"),
+    };
+    let count_at = if clause.contains_key("values") {
+        values_at.as_str()
+    } else {
+        at
+    };
+    let pattern = |v: &Value, at: &str| -> Result<(), Rejection> {
+        match v {
+            Value::String(p) => {
+                check_pattern(p).map_err(|(code, message)| Rejection::new(code, at, message))
+            }
+            _ => reject(INVALID, at, format!("`{op}` takes string patterns (S10)")),
+        }
+    };
+    match op {
+        "=" | "!=" => match values {
+            [only] => pattern(only, &pointer::index(&values_at, 0)),
+            _ => reject(
+                INVALID,
+                count_at,
+                format!("`{op}` takes exactly one pattern (S10)"),
+            ),
+        },
+        "in" => {
+            if values.is_empty() {
+                return reject(
+                    INVALID,
+                    count_at,
+                    "an `in` list needs 1 to 32 patterns (S11)",
+                );
+            }
+            if values.len() > MAX_IN_ENTRIES {
+                return reject(
+                    LIMIT,
+                    &pointer::index(&values_at, MAX_IN_ENTRIES),
+                    format!("an `in` list holds at most {MAX_IN_ENTRIES} patterns"),
+                );
+            }
+            for (i, v) in values.iter().enumerate() {
+                pattern(v, &pointer::index(&values_at, i))?;
+            }
+            Ok(())
+        }
+        "exists" | "missing" => {
+            if values.is_empty() {
+                Ok(())
+            } else {
+                reject(INVALID, &values_at, format!("`{op}` takes no values (S10)"))
+            }
+        }
+        _ => match values {
+            [Value::Number(n)] if n.as_str().parse::<f64>().is_ok_and(f64::is_finite) => Ok(()),
+            [Value::Number(n)] => reject(
+                INVALID,
+                &pointer::index(&values_at, 0),
+                format!("the number {n} is not finite as a binary64 (S9)"),
+            ),
+            [_] => reject(
+                INVALID,
+                &pointer::index(&values_at, 0),
+                format!("`{op}` takes one JSON number (S10)"),
+            ),
+            _ => reject(
+                INVALID,
+                count_at,
+                format!("`{op}` takes exactly one number (S10)"),
+            ),
+        },
+    }
+}
+
+/// Evaluates a valid policy against `{"headers": {NAME: VALUE}}`.
 pub fn evaluate(options: &Value, policy: &Value, message: &Value) -> Result<bool, ReferenceError> {
     let _ = options;
-    let policy = match policy {
-        Value::String(text) => {
-            let filter = filtervm_compiler::dialect::stream::parse_text(text)
-                .map_err(|e| ReferenceError(format!("text form rejected: {e}")))?;
-            json::parse(&filter.to_json().to_string())
-                .map_err(|e| ReferenceError(format!("the JSON form of the text form: {e}")))?
-        }
-        other => other.clone(),
-    };
+    let policy = json_form(policy)?;
     let groups = policy
         .get("groups")
         .and_then(Value::as_array)
-        .ok_or_else(|| ReferenceError("policy has no groups array".into()))?;
+        .ok_or_else(|| ReferenceError::failed("policy has no groups array"))?;
     let headers = message.get("headers").and_then(Value::as_object);
     let header =
         |name: &str| -> Option<&str> { headers.and_then(|h| h.get(name)).and_then(Value::as_str) };
@@ -32,7 +221,7 @@ pub fn evaluate(options: &Value, policy: &Value, message: &Value) -> Result<bool
     for group in groups {
         let clauses = group
             .as_array()
-            .ok_or_else(|| ReferenceError("a group is not an array".into()))?;
+            .ok_or_else(|| ReferenceError::failed("a group is not an array"))?;
         let mut all = true;
         for clause in clauses {
             if !clause_holds(clause, &header)? {
@@ -54,11 +243,11 @@ fn clause_holds<'m>(
     let op = clause
         .get("op")
         .and_then(Value::as_str)
-        .ok_or_else(|| ReferenceError("clause without op".into()))?;
+        .ok_or_else(|| ReferenceError::failed("clause without op"))?;
     let name = clause
         .get("header")
         .and_then(Value::as_str)
-        .ok_or_else(|| ReferenceError("clause without header".into()))?;
+        .ok_or_else(|| ReferenceError::failed("clause without header"))?;
     let values: Vec<Value> = clause
         .get("values")
         .and_then(Value::as_array)
@@ -70,15 +259,17 @@ fn clause_holds<'m>(
             .first()
             .and_then(Value::as_str)
             .map(str::to_owned)
-            .ok_or_else(|| ReferenceError(format!("`{op}` without a string operand")))
+            .ok_or_else(|| ReferenceError::failed(format!("`{op}` without a string operand")))
     };
     let first_number = || -> Result<f64, ReferenceError> {
         match values.first() {
             Some(Value::Number(n)) => n
                 .as_str()
                 .parse::<f64>()
-                .map_err(|_| ReferenceError(format!("bad number {n}"))),
-            _ => Err(ReferenceError(format!("`{op}` without a number operand"))),
+                .map_err(|_| ReferenceError::failed(format!("bad number {n}"))),
+            _ => Err(ReferenceError::failed(format!(
+                "`{op}` without a number operand"
+            ))),
         }
     };
     Ok(match op {
@@ -115,7 +306,7 @@ fn clause_holds<'m>(
                 },
             }
         }
-        other => return Err(ReferenceError(format!("unknown op {other}"))),
+        other => return Err(ReferenceError::failed(format!("unknown op {other}"))),
     })
 }
 
