@@ -11,55 +11,19 @@
     clippy::panic
 )]
 
-use serde_json::{Value, json};
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
+use common::filtervm;
 
-const BIN: &str = env!("CARGO_BIN_EXE_filtervm");
+use serde_json::{Value, json};
 
 /// Runs `filtervm ARGS` with `input` on stdin; its standard output's JSON lines.
 fn run(args: &[&str], input: &str) -> Vec<Value> {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = filtervm(args, input.as_bytes());
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
-}
-
-/// The document form of a message of parts.
-fn document_of(parts: &Value) -> String {
-    let mut doc = serde_json::Map::new();
-    if let Some(body) = parts.get("body") {
-        doc.insert("body".into(), body.clone());
-    }
-    if let Some(attributes) = parts.get("attributes") {
-        let mut map = serde_json::Map::new();
-        for a in attributes.as_array().unwrap() {
-            map.insert(
-                a[0].as_str().unwrap().into(),
-                json!({"Type": a[1], "Value": a[2]}),
-            );
-        }
-        doc.insert("attributes".into(), Value::Object(map));
-    }
-    if let Some(headers) = parts.get("headers") {
-        doc.insert("headers".into(), headers.clone());
-    }
-    Value::Object(doc).to_string()
 }
 
 /// A `match --json` result line as the fixture writes an outcome.
@@ -82,7 +46,7 @@ fn match_and_route_give_every_situation_its_verdict_or_code() {
         let case: Value = serde_json::from_str(text).unwrap();
         let want = case["expect"].as_str().unwrap();
         let line = match (case.get("parts"), case.get("document")) {
-            (Some(parts), _) => document_of(parts),
+            (Some(_), _) => case["parts_document"].as_str().unwrap().to_owned(),
             (None, Some(document)) => document.as_str().unwrap().to_owned(),
             _ => panic!("{text}"),
         };

@@ -6,8 +6,9 @@
 //! `policy` (JSON; a string is the stream text form), and a message: `parts` — `{"body": TEXT,
 //! "attributes": [[NAME, TYPE, VALUE], ...], "headers": {NAME: VALUE or [VALUES]}}`, each part
 //! optional — or `document`, one JSON document's text. `expect` is `match`, `no-match` or the
-//! stable code of the error. A message of parts is also given as the document of those parts
-//! (`{"body", "attributes": {NAME: {"Type", "Value"}}, "headers"}`), which must mean the same.
+//! stable code of the error. A message of parts is also given as the document of those parts,
+//! `parts_document` (`{"body", "attributes": {NAME: {"Type", "Value"}}, "headers"}`; this test
+//! checks it is that document), which must mean the same.
 //! `lines_split`: for a batch given whole, the verdict of each event when `filtervm match` and
 //! `route` split the line.
 
@@ -44,8 +45,8 @@ fn filter(case: &Value) -> Filter {
     Filter::new(options, &policy).unwrap()
 }
 
-/// The document form of a message of parts.
-fn document_of(parts: &Value) -> String {
+/// The document form of a message of parts (what the fixture's `parts_document` must hold).
+fn document_of(parts: &Value) -> Value {
     let mut doc = serde_json::Map::new();
     if let Some(body) = parts.get("body") {
         doc.insert("body".into(), body.clone());
@@ -63,7 +64,7 @@ fn document_of(parts: &Value) -> String {
     if let Some(headers) = parts.get("headers") {
         doc.insert("headers".into(), headers.clone());
     }
-    Value::Object(doc).to_string()
+    Value::Object(doc)
 }
 
 /// A verdict or a code, as the fixture writes it.
@@ -200,7 +201,14 @@ fn every_situation_has_its_verdict_or_code_in_every_form() {
         match (case.get("parts"), case.get("document")) {
             (Some(parts), None) => {
                 with_parts(parts, |message| check.run(&mut scratch, message, "parts"));
-                let document = document_of(parts);
+                // The fixture writes the document of the parts for the entry points that take
+                // one document (a line, a cell); it must be that document.
+                let document = case["parts_document"].as_str().unwrap();
+                assert_eq!(
+                    serde_json::from_str::<Value>(document).unwrap(),
+                    document_of(parts),
+                    "{name}: parts_document"
+                );
                 check.run(
                     &mut scratch,
                     &Message::json(document.as_bytes()),

@@ -37,17 +37,6 @@ def kwargs_of(parts: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def document_of(parts: Dict[str, Any]) -> str:
-    doc: Dict[str, Any] = {}
-    if "body" in parts:
-        doc["body"] = parts["body"]
-    if "attributes" in parts:
-        doc["attributes"] = {n: {"Type": t, "Value": v} for n, t, v in parts["attributes"]}
-    if "headers" in parts:
-        doc["headers"] = parts["headers"]
-    return json.dumps(doc)
-
-
 def outcome(f: filtervm.Filter, *args: Any, **kwargs: Any) -> str:
     try:
         return "match" if f.matches(*args, **kwargs) else "no-match"
@@ -59,7 +48,7 @@ def forms(case: Dict[str, Any]) -> List[Dict[str, Any]]:
     if "parts" in case:
         return [
             {"kwargs": kwargs_of(case["parts"])},
-            {"args": [document_of(case["parts"])]},
+            {"args": [case["parts_document"]]},
         ]
     return [{"args": [case["document"]]}]
 
