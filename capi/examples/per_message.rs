@@ -13,20 +13,32 @@
 //!
 //! - `rust_library_bound`: the library on a message built beforehand (`Evaluator::matches`:
 //!   bind + run), the figure BENCHMARKS.md's single-policy tables split into bind and eval;
-//! - `rust_library_built`: the same, building the message's attributes from their text on each
-//!   call (what any binding has to do with a message it is handed);
-//! - `rust_adapter_attributes`: through the bindings' adapter (`engine::Filter::matches`), the
-//!   work the C ABI and Python do after reading their arguments;
-//! - `rust_library_body` / `rust_adapter_body`: the raw body, read by the library's line reader
-//!   (`message_from_line`) or through the adapter.
+//! - `rust_library_borrowed`: the library on the attributes as a broker holds them, borrowed
+//!   (`(name, type, value)` triples of text, `filtervm::Matcher`: bind + run, nothing copied) —
+//!   the Rust figure the bindings are compared with;
+//! - `rust_library_bytes`: the same with the triples' text as byte strings, as C holds it
+//!   (the value a filter reads is checked to be UTF-8 when it is bound);
+//! - `rust_library_built`: the library on an owned message built from the attributes' text on
+//!   each call (what the bindings did before they passed the caller's bytes through);
+//! - `rust_adapter_attributes`: through the bindings' adapter (`filtervm-bindings`) on the same
+//!   borrowed triples, the work the C ABI and Python do after reading their arguments;
+//! - `rust_library_body` / `rust_adapter_body`: the raw body, through the library's
+//!   `Message::body` or through the adapter.
 
-use filtervm_capi::engine::{self, Attribute, Message};
-use filtervm_compiler::{Dialect, Evaluator, Options, compile_text, message_from_line};
-use filtervm_vm::message::{Attribute as VmAttribute, AttributeType, Message as VmMessage};
+use filtervm::{AttributeType, Dialect, Matcher, Message, SnsScope};
+use filtervm_bindings::{Filter as AdapterFilter, Input, Parts};
+use filtervm_compiler::{Evaluator, Options, compile_text};
+use filtervm_vm::message::{Attribute as VmAttribute, Message as VmMessage};
 use std::hint::black_box;
 use std::time::Instant;
 
 const MESSAGES: usize = 10_000;
+
+/// Attributes as triples of text.
+type Triples<'a> = [(&'a str, AttributeType, &'a str)];
+
+/// One attribute as byte strings.
+type ByteTriple<'a> = (&'a [u8], AttributeType, &'a [u8]);
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,15 +52,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .take(MESSAGES)
         .map(str::to_owned)
         .collect();
-    let triples: Vec<Vec<(String, &'static str, String)>> =
+    let triples: Vec<Vec<(String, AttributeType, String)>> =
         lines.iter().map(|l| triples(l)).collect::<Result<_, _>>()?;
+    let borrowed: Vec<Vec<(&str, AttributeType, &str)>> = triples
+        .iter()
+        .map(|t| {
+            t.iter()
+                .map(|(n, ty, v)| (n.as_str(), *ty, v.as_str()))
+                .collect()
+        })
+        .collect();
 
-    let attribute_scope = Options::from(Dialect::Sns);
-    let body_scope = Options::from_json(Dialect::Sns, r#"{"scope": "MessageBody"}"#)?;
-    let library = compile_text(Dialect::Sns, &policy, &attribute_scope)?;
-    let library_body = compile_text(Dialect::Sns, &policy, &body_scope)?;
-    let adapter = engine::compile("sns", policy.as_bytes(), None)?;
-    let adapter_body = engine::compile(
+    let library = compile_text(Dialect::Sns, &policy, &Options::from(Dialect::Sns))?;
+    let facade = filtervm::Filter::new(Dialect::Sns, &policy)?;
+    let facade_body = filtervm::Filter::new(SnsScope::MessageBody, &policy)?;
+    let adapter = AdapterFilter::compile("sns", policy.as_bytes(), None)?;
+    let adapter_body = AdapterFilter::compile(
         "sns",
         policy.as_bytes(),
         Some(br#"{"scope": "MessageBody"}"#.as_slice()),
@@ -56,10 +75,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let bound: Vec<VmMessage> = triples.iter().map(|t| vm_message(t)).collect();
     let mut evaluator = Evaluator::new();
+    let mut matcher = Matcher::new();
     let mut matched = 0usize;
     report("rust_library_bound", lines.len(), || {
         for m in &bound {
             matched += usize::from(evaluator.matches(&library, black_box(m)));
+        }
+    });
+    report("rust_library_borrowed", lines.len(), || {
+        for m in &borrowed {
+            let message = Message::attributes(black_box(&m[..]));
+            matched += usize::from(matcher.matches(&facade, &message).unwrap_or(false));
+        }
+    });
+    // The same triples as byte strings, as a C caller holds them (read where they lie; a value
+    // a filter reads is checked to be UTF-8).
+    let bytes: Vec<Vec<ByteTriple<'_>>> = borrowed
+        .iter()
+        .map(|t| {
+            t.iter()
+                .map(|(n, ty, v)| (n.as_bytes(), *ty, v.as_bytes()))
+                .collect()
+        })
+        .collect();
+    report("rust_library_bytes", lines.len(), || {
+        for m in &bytes {
+            let message = Message::attributes(black_box(&m[..]));
+            matched += usize::from(matcher.matches(&facade, &message).unwrap_or(false));
         }
     });
     report("rust_library_built", lines.len(), || {
@@ -68,35 +110,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     });
     report("rust_adapter_attributes", lines.len(), || {
-        for t in &triples {
-            // As the C ABI and the Python package build them: one vector, one attribute each.
-            let mut attributes = Vec::with_capacity(t.len());
-            for (n, ty, v) in black_box(t) {
-                if let Ok(a) = Attribute::new(n.clone(), ty, v.clone()) {
-                    attributes.push(a);
-                }
-            }
-            let message = Message {
-                attributes: Some(attributes),
-                ..Message::default()
-            };
-            matched += usize::from(adapter.matches(message).unwrap_or(false));
+        for m in &borrowed {
+            let input: Input<'_, Triples<'_>, [(&str, &str)]> = Input::Parts(Parts {
+                attributes: Some(black_box(&m[..])),
+                ..Parts::default()
+            });
+            matched += usize::from(adapter.matches(&input).unwrap_or(false));
         }
     });
     report("rust_library_body", lines.len(), || {
         for l in &lines {
-            if let Ok(m) = message_from_line(Dialect::Sns, &body_scope, black_box(l)) {
-                matched += usize::from(evaluator.matches(&library_body, &m));
-            }
+            let message = Message::body(black_box(l.as_bytes()));
+            matched += usize::from(matcher.matches(&facade_body, &message).unwrap_or(false));
         }
     });
     report("rust_adapter_body", lines.len(), || {
         for l in &lines {
-            let message = Message {
+            let input: Input<'_, Triples<'_>, [(&str, &str)]> = Input::Parts(Parts {
                 body: Some(black_box(l.as_bytes())),
-                ..Message::default()
-            };
-            matched += usize::from(adapter_body.matches(message).unwrap_or(false));
+                ..Parts::default()
+            });
+            matched += usize::from(adapter_body.matches(&input).unwrap_or(false));
         }
     });
     let per_route = bound
@@ -110,14 +144,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// A flat JSON object's members as (name, type, value text); other members are left out.
-fn triples(line: &str) -> Result<Vec<(String, &'static str, String)>, serde_json::Error> {
+fn triples(line: &str) -> Result<Vec<(String, AttributeType, String)>, serde_json::Error> {
     let value: serde_json::Value = serde_json::from_str(line)?;
     let mut out = Vec::new();
     if let serde_json::Value::Object(members) = value {
         for (name, v) in members {
             match v {
-                serde_json::Value::String(s) => out.push((name, "String", s)),
-                serde_json::Value::Number(n) => out.push((name, "Number", n.to_string())),
+                serde_json::Value::String(s) => out.push((name, AttributeType::String, s)),
+                serde_json::Value::Number(n) => {
+                    out.push((name, AttributeType::Number, n.to_string()));
+                }
                 _ => {}
             }
         }
@@ -125,17 +161,13 @@ fn triples(line: &str) -> Result<Vec<(String, &'static str, String)>, serde_json
     Ok(out)
 }
 
-fn vm_message(triples: &[(String, &'static str, String)]) -> VmMessage {
+fn vm_message(triples: &[(String, AttributeType, String)]) -> VmMessage {
     VmMessage::Attributes(
         triples
             .iter()
-            .map(|(name, ty, value)| VmAttribute {
+            .map(|(name, data_type, value)| VmAttribute {
                 name: name.clone(),
-                data_type: if *ty == "Number" {
-                    AttributeType::Number
-                } else {
-                    AttributeType::String
-                },
+                data_type: *data_type,
                 value: value.clone(),
             })
             .collect(),

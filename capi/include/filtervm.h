@@ -6,9 +6,10 @@
  *   FILTERVM_BLESS=1 cargo test -p filtervm-capi --test header
  *
  * Conventions: functions that can fail return an int32_t status, FVM_OK (0) or, for the match
- * functions, FVM_MATCH (1) / FVM_NO_MATCH (0), and a negative FVM_ERR_* on failure; when the last
- * argument `error` is not NULL it receives NULL on success and a new fvm_error on failure (free
- * it with fvm_error_free). Byte strings are a pointer and a length (the pointer may be NULL when
+ * functions, FVM_MATCH (1) / FVM_NO_MATCH (0), and a negative FVM_ERR_* on failure; for
+ * fvm_set_matching FVM_PARTIAL (2) when some groups of subscriptions could not judge the message
+ * (the others' ids are written). When the last argument `error` is not NULL it receives NULL on
+ * success and a new fvm_error on failure or FVM_PARTIAL (free it with fvm_error_free). Byte strings are a pointer and a length (the pointer may be NULL when
  * the length is 0). No panic crosses the boundary (FVM_ERR_PANIC). Every object the library
  * allocates has a free function, which accepts NULL. Thread safety is given per function.
  */
@@ -33,6 +34,15 @@
  * The message does not match.
  */
 #define FVM_NO_MATCH 0
+
+/**
+ * `fvm_set_matching`: the ids of the subscriptions that judged the message and match it are
+ * written, but some groups of subscriptions could not judge it: `*error` lists each (its code,
+ * pointer and message, and `fvm_error_dialect`, `fvm_error_options`,
+ * `fvm_error_subscriptions`). Their subscriptions are in no result: deliver the ids, and report
+ * or retry the others.
+ */
+#define FVM_PARTIAL 2
 
 /**
  * The policy or its options are invalid (the error lists every problem).
@@ -92,8 +102,10 @@
 #define FVM_PART_HEADERS 8
 
 /**
- * What went wrong: a status and one or more details (code, JSON Pointer, message). Owned by
- * the caller; free it with `fvm_error_free`.
+ * What went wrong: a status and one or more details (code, JSON Pointer, message; for
+ * `FVM_PARTIAL`, one detail per group of subscriptions that could not judge the message, with
+ * its dialect, options and subscription count). Owned by the caller; free it with
+ * `fvm_error_free`.
  */
 typedef struct fvm_error fvm_error;
 
@@ -111,10 +123,12 @@ typedef struct fvm_filter fvm_filter;
 typedef struct fvm_set fvm_set;
 
 /**
- * One typed attribute of a message: name and value are byte strings (UTF-8), the type a
- * NUL-terminated name (`"String"`, `"Number"`, `"String.Array"`, `"Binary"`, or an SNS custom
- * `"String.x"`, `"Number.x"`, `"Binary.x"`). For `String.Array` the value is the JSON text of
- * an array.
+ * One typed attribute of a message: name and value are byte strings, read where they lie
+ * (nothing is copied; a value that is not UTF-8 is present but satisfies no string test), the
+ * type a NUL-terminated name (`"String"`, `"Number"`, `"String.Array"`, `"Binary"`, or an SNS
+ * custom `"String.x"`, `"Number.x"`, `"Binary.x"`; another name makes the attributes
+ * unreadable: `INVALID_MESSAGE` for the filters that read them). For `String.Array` the value is
+ * the JSON text of an array.
  */
 typedef struct fvm_attribute {
   /**
@@ -140,8 +154,10 @@ typedef struct fvm_attribute {
 } fvm_attribute;
 
 /**
- * One header value: a name and a value, byte strings (UTF-8). A name given several times is a
- * header with several values (`expr`; a `stream` header has one value).
+ * One header value: a name and a value, byte strings read where they lie. A name given several
+ * times is a header with several values: `expr` filters read them all (any may match), a
+ * `stream` header has one value (a `stream` filter reports `INVALID_MESSAGE` naming the header;
+ * in a set, the other groups still judge the message).
  */
 typedef struct fvm_header {
   /**
@@ -163,13 +179,19 @@ typedef struct fvm_header {
 } fvm_header;
 
 /**
- * A message: the parts named by `parts` (`FVM_PART_*` bits) are read, the other fields are
- * ignored. Each filter reads the part its dialect needs: `sns` (attribute scope) and
- * `basaltic` the attributes, `sns` (`MessageBody` scope) and `eventgrid` the body, `stream`
- * and `expr` the headers; when that part is not given, the JSON document (`FVM_PART_JSON`, in
- * the dialect's shape: `{"attributes": ...}`, `{"body": "..."}`, `{"headers": ...}`, or for
- * `eventgrid` the event). A filter whose part is missing is an error (`FVM_ERR_MESSAGE`).
- * Nothing is kept after the call returns.
+ * A message: one JSON document as received (`FVM_PART_JSON` alone: the parts shape
+ * `{"attributes", "headers", "body"}`, the AWS SNS Publish and notification shapes, or any other
+ * document as the body itself, e.g. an Event Grid event), or the parts the caller holds
+ * (`FVM_PART_BODY`, `FVM_PART_ATTRIBUTES`, `FVM_PART_HEADERS`, any of them); the other fields
+ * are ignored. The bytes are read where they lie and nothing is kept after the call returns.
+ *
+ * Each filter reads the part its dialect needs: `sns` (attribute scope) and `basaltic` the
+ * attributes, `sns` (`MessageBody` scope), `eventgrid` and `eventbridge` the body (an Event
+ * Grid event is one JSON object: give each event of a batch on its own, `fvm_read_events`; an
+ * EventBridge event is the whole document, whatever its member names), `stream` and `expr` the
+ * headers. A message without attributes has the empty attribute set (sns rule 12: only
+ * `{}` matches it); a message without the body or headers a filter reads is `MESSAGE_SHAPE`.
+ * The library's documentation (`filtervm/MESSAGES.md`) has the table of every situation.
  */
 typedef struct fvm_message {
   /**
@@ -177,7 +199,7 @@ typedef struct fvm_message {
    */
   uint32_t parts;
   /**
-   * `FVM_PART_JSON`: the message as JSON text in the dialect's shape.
+   * `FVM_PART_JSON`: the message as one JSON document.
    */
   const uint8_t *json;
   /**
@@ -209,6 +231,20 @@ typedef struct fvm_message {
    */
   size_t header_count;
 } fvm_message;
+
+/**
+ * One event of a batch: its place in the document given to `fvm_read_events`.
+ */
+typedef struct fvm_span {
+  /**
+   * The offset of its first byte.
+   */
+  size_t offset;
+  /**
+   * Its length in bytes.
+   */
+  size_t len;
+} fvm_span;
 
 #ifdef __cplusplus
 extern "C" {
@@ -390,14 +426,19 @@ int32_t fvm_set_remove(struct fvm_set *set, uint64_t id, struct fvm_error **erro
 size_t fvm_set_len(const struct fvm_set *set);
 
 /**
- * The ids of the subscriptions whose filter matches `message`, in no particular order.
+ * The ids of the subscriptions whose filter matches `message`, in the order they were first
+ * added.
  *
  * Writes the number of matching ids to `*count`. When it is at most `capacity`, the ids are in
- * `ids[0..*count]` and the status is `FVM_OK`; otherwise the first `capacity` of them are
- * written and the status is `FVM_ERR_BUFFER_TOO_SMALL` (no error object): call again with a
- * buffer of `*count` ids. `ids` may be NULL when `capacity` is 0 (to ask for the size).
- * A message that a group of filters cannot read (see `fvm_message`) fails the whole call
- * (`FVM_ERR_MESSAGE`, `*count` = 0).
+ * `ids[0..*count]` and the status is `FVM_OK`, or `FVM_PARTIAL` when some groups of
+ * subscriptions (one dialect and options each) could not judge the message: `*error` then lists
+ * each such group — its code (`MESSAGE_SHAPE`: the message lacks the part the group reads;
+ * `INVALID_MESSAGE`: the part breaks the dialect's rules, e.g. a `stream` header given two
+ * values; ...), message, dialect, options and number of subscriptions — and the ids of every
+ * other group are written: one group's subscribers never lose a message because another cannot
+ * read it. When the count is above `capacity`, the first `capacity` ids are written and the
+ * status is `FVM_ERR_BUFFER_TOO_SMALL` (no error object): call again with a buffer of `*count`
+ * ids. `ids` may be NULL when `capacity` is 0 (to ask for the size).
  *
  * Thread-safe: any number of threads may match with one set at once.
  *
@@ -411,6 +452,30 @@ int32_t fvm_set_matching(const struct fvm_set *set,
                          size_t capacity,
                          size_t *count,
                          struct fvm_error **error);
+
+/**
+ * The events of one JSON document as Event Grid delivers them: for an array of events (a
+ * batch, a CloudEvents batch) the span of each event, for any other document one span, the
+ * whole of it. A filter judges one event (given whole, a batch is `INVALID_MESSAGE`): match
+ * each span as the body (`FVM_PART_BODY`).
+ *
+ * Writes the number of events to `*count`; the spans are in `spans[0..*count]` and the status
+ * `FVM_OK` when they fit in `capacity`, else the first `capacity` are written and the status is
+ * `FVM_ERR_BUFFER_TOO_SMALL` (no error object). Bytes that are not JSON are `FVM_ERR_MESSAGE`
+ * (`MESSAGE_NOT_JSON`).
+ *
+ * Thread-safe.
+ *
+ * # Safety
+ * `json` points to `json_len` bytes; `spans` is NULL or valid for `capacity` writes; `count` is
+ * valid for a write; `error` is NULL or valid for a write.
+ */
+int32_t fvm_read_events(const uint8_t *json,
+                        size_t json_len,
+                        struct fvm_span *spans,
+                        size_t capacity,
+                        size_t *count,
+                        struct fvm_error **error);
 
 /**
  * The status the failed call returned (`FVM_ERR_*`); 0 for NULL.
@@ -467,6 +532,40 @@ const char *fvm_error_pointer(const struct fvm_error *error, size_t index, size_
  * `error` is NULL or a live error; `len` is NULL or valid for a write.
  */
 const char *fvm_error_message(const struct fvm_error *error, size_t index, size_t *len);
+
+/**
+ * The group detail `index` is about (a detail of an `FVM_PARTIAL` error): its dialect's name, a
+ * static NUL-terminated string; NULL for a detail about no group, or `index` out of range.
+ *
+ * Thread-safe.
+ *
+ * # Safety
+ * `error` is NULL or a live error.
+ */
+const char *fvm_error_dialect(const struct fvm_error *error, size_t index);
+
+/**
+ * The options of the group detail `index` is about, as JSON text with every option written out
+ * (`{}` for a dialect without options), NUL-terminated, owned by the error; its length in
+ * `*len` when `len` is not NULL. NULL for a detail about no group, or `index` out of range.
+ *
+ * Thread-safe.
+ *
+ * # Safety
+ * `error` is NULL or a live error; `len` is NULL or valid for a write.
+ */
+const char *fvm_error_options(const struct fvm_error *error, size_t index, size_t *len);
+
+/**
+ * The number of subscriptions of the group detail `index` is about (none of which was
+ * judged); 0 for a detail about no group, or `index` out of range.
+ *
+ * Thread-safe.
+ *
+ * # Safety
+ * `error` is NULL or a live error.
+ */
+size_t fvm_error_subscriptions(const struct fvm_error *error, size_t index);
 
 /**
  * Frees an error (NULL is ignored).

@@ -5,7 +5,8 @@
               NULL and every length bounded before a slice is made of it"
 )]
 
-use crate::engine::{self, Attribute, Failure, FailureKind, Filter, Header, Message, Set};
+use crate::message::{bytes, with_message};
+use filtervm_bindings::{DocumentInput, Failure, FailureKind, Filter, Input, PANIC, Set, Unjudged};
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -17,6 +18,12 @@ pub const FVM_OK: i32 = 0;
 pub const FVM_MATCH: i32 = 1;
 /// The message does not match.
 pub const FVM_NO_MATCH: i32 = 0;
+/// `fvm_set_matching`: the ids of the subscriptions that judged the message and match it are
+/// written, but some groups of subscriptions could not judge it: `*error` lists each (its code,
+/// pointer and message, and `fvm_error_dialect`, `fvm_error_options`,
+/// `fvm_error_subscriptions`). Their subscriptions are in no result: deliver the ids, and report
+/// or retry the others.
+pub const FVM_PARTIAL: i32 = 2;
 /// The policy or its options are invalid (the error lists every problem).
 pub const FVM_ERR_POLICY: i32 = -1;
 /// The message cannot be read for the filter (the error has one detail).
@@ -43,8 +50,6 @@ pub const FVM_PART_ATTRIBUTES: u32 = 4;
 /// `fvm_message.parts`: `headers` is set (headers: stream, expr).
 pub const FVM_PART_HEADERS: u32 = 8;
 
-const ALL_PARTS: u32 = FVM_PART_JSON | FVM_PART_BODY | FVM_PART_ATTRIBUTES | FVM_PART_HEADERS;
-
 /// A compiled filter. Immutable: any number of threads may match with one filter at once.
 pub struct FvmFilter {
     filter: Filter,
@@ -66,8 +71,10 @@ const _: () = {
     shared_between_threads::<FvmSet>();
 };
 
-/// What went wrong: a status and one or more details (code, JSON Pointer, message). Owned by
-/// the caller; free it with `fvm_error_free`.
+/// What went wrong: a status and one or more details (code, JSON Pointer, message; for
+/// `FVM_PARTIAL`, one detail per group of subscriptions that could not judge the message, with
+/// its dialect, options and subscription count). Owned by the caller; free it with
+/// `fvm_error_free`.
 pub struct FvmError {
     status: i32,
     details: Vec<ErrorDetail>,
@@ -77,12 +84,17 @@ struct ErrorDetail {
     code: Vec<u8>,
     pointer: Vec<u8>,
     message: Vec<u8>,
+    /// The group's dialect, options (JSON, NUL-terminated) and subscription count, for a
+    /// detail about a group of a set that could not judge a message.
+    group: Option<(&'static CStr, Vec<u8>, usize)>,
 }
 
-/// One typed attribute of a message: name and value are byte strings (UTF-8), the type a
-/// NUL-terminated name (`"String"`, `"Number"`, `"String.Array"`, `"Binary"`, or an SNS custom
-/// `"String.x"`, `"Number.x"`, `"Binary.x"`). For `String.Array` the value is the JSON text of
-/// an array.
+/// One typed attribute of a message: name and value are byte strings, read where they lie
+/// (nothing is copied; a value that is not UTF-8 is present but satisfies no string test), the
+/// type a NUL-terminated name (`"String"`, `"Number"`, `"String.Array"`, `"Binary"`, or an SNS
+/// custom `"String.x"`, `"Number.x"`, `"Binary.x"`; another name makes the attributes
+/// unreadable: `INVALID_MESSAGE` for the filters that read them). For `String.Array` the value is
+/// the JSON text of an array.
 #[repr(C)]
 pub struct FvmAttribute {
     /// The name (case-sensitive).
@@ -97,8 +109,10 @@ pub struct FvmAttribute {
     pub value_len: usize,
 }
 
-/// One header value: a name and a value, byte strings (UTF-8). A name given several times is a
-/// header with several values (`expr`; a `stream` header has one value).
+/// One header value: a name and a value, byte strings read where they lie. A name given several
+/// times is a header with several values: `expr` filters read them all (any may match), a
+/// `stream` header has one value (a `stream` filter reports `INVALID_MESSAGE` naming the header;
+/// in a set, the other groups still judge the message).
 #[repr(C)]
 pub struct FvmHeader {
     /// The name (case-sensitive).
@@ -111,18 +125,24 @@ pub struct FvmHeader {
     pub value_len: usize,
 }
 
-/// A message: the parts named by `parts` (`FVM_PART_*` bits) are read, the other fields are
-/// ignored. Each filter reads the part its dialect needs: `sns` (attribute scope) and
-/// `basaltic` the attributes, `sns` (`MessageBody` scope) and `eventgrid` the body, `stream`
-/// and `expr` the headers; when that part is not given, the JSON document (`FVM_PART_JSON`, in
-/// the dialect's shape: `{"attributes": ...}`, `{"body": "..."}`, `{"headers": ...}`, or for
-/// `eventgrid` the event). A filter whose part is missing is an error (`FVM_ERR_MESSAGE`).
-/// Nothing is kept after the call returns.
+/// A message: one JSON document as received (`FVM_PART_JSON` alone: the parts shape
+/// `{"attributes", "headers", "body"}`, the AWS SNS Publish and notification shapes, or any other
+/// document as the body itself, e.g. an Event Grid event), or the parts the caller holds
+/// (`FVM_PART_BODY`, `FVM_PART_ATTRIBUTES`, `FVM_PART_HEADERS`, any of them); the other fields
+/// are ignored. The bytes are read where they lie and nothing is kept after the call returns.
+///
+/// Each filter reads the part its dialect needs: `sns` (attribute scope) and `basaltic` the
+/// attributes, `sns` (`MessageBody` scope), `eventgrid` and `eventbridge` the body (an Event
+/// Grid event is one JSON object: give each event of a batch on its own, `fvm_read_events`; an
+/// EventBridge event is the whole document, whatever its member names), `stream` and `expr` the
+/// headers. A message without attributes has the empty attribute set (sns rule 12: only
+/// `{}` matches it); a message without the body or headers a filter reads is `MESSAGE_SHAPE`.
+/// The library's documentation (`filtervm/MESSAGES.md`) has the table of every situation.
 #[repr(C)]
 pub struct FvmMessage {
     /// Which parts are given: `FVM_PART_*` bits.
     pub parts: u32,
-    /// `FVM_PART_JSON`: the message as JSON text in the dialect's shape.
+    /// `FVM_PART_JSON`: the message as one JSON document.
     pub json: *const u8,
     /// Its length in bytes.
     pub json_len: usize,
@@ -169,6 +189,27 @@ impl FvmError {
                     code: terminated(d.code),
                     pointer: terminated(&d.pointer),
                     message: terminated(&d.message),
+                    group: None,
+                })
+                .collect(),
+        }
+    }
+
+    /// `FVM_PARTIAL`: the groups of a set that could not judge a message.
+    fn partial(groups: &[Unjudged]) -> FvmError {
+        FvmError {
+            status: FVM_PARTIAL,
+            details: groups
+                .iter()
+                .map(|g| ErrorDetail {
+                    code: terminated(g.code),
+                    pointer: terminated(&g.pointer),
+                    message: terminated(&g.message),
+                    group: Some((
+                        dialect_name(g.dialect),
+                        terminated(&g.options),
+                        g.subscriptions,
+                    )),
                 })
                 .collect(),
         }
@@ -183,9 +224,10 @@ impl FvmError {
         FvmError {
             status: FVM_ERR_PANIC,
             details: vec![ErrorDetail {
-                code: terminated("PANIC"),
+                code: terminated(PANIC),
                 pointer: terminated(""),
                 message: terminated(&format!("internal error in filtervm (a bug): {what}")),
+                group: None,
             }],
         }
     }
@@ -222,48 +264,6 @@ unsafe fn guard(error: *mut *mut FvmError, body: impl FnOnce() -> Result<i32, Fa
     }
 }
 
-/// `len` bytes at `ptr`, which may be NULL when `len` is 0.
-///
-/// # Safety
-/// Unless NULL, `ptr` points to `len` readable bytes that outlive `'a`.
-unsafe fn bytes<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a [u8], Failure> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if ptr.is_null() {
-        return Err(Failure::argument(format!(
-            "{what} is NULL with a length of {len}"
-        )));
-    }
-    if len > isize::MAX as usize {
-        return Err(Failure::argument(format!(
-            "{what} has an impossible length"
-        )));
-    }
-    // SAFETY: non-NULL, at most isize::MAX, and the caller promises `len` readable bytes.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
-}
-
-/// `count` items at `ptr` (NULL allowed when `count` is 0).
-///
-/// # Safety
-/// Unless NULL, `ptr` points to `count` initialized items that outlive `'a`.
-unsafe fn items<'a, T>(ptr: *const T, count: usize, what: &str) -> Result<&'a [T], Failure> {
-    if count == 0 {
-        return Ok(&[]);
-    }
-    if ptr.is_null() {
-        return Err(Failure::argument(format!(
-            "{what} is NULL with a count of {count}"
-        )));
-    }
-    if count > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
-        return Err(Failure::argument(format!("{what} has an impossible count")));
-    }
-    // SAFETY: non-NULL, a size within isize::MAX, and the caller promises `count` items.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
-}
-
 /// A NUL-terminated string as UTF-8.
 ///
 /// # Safety
@@ -276,80 +276,6 @@ unsafe fn c_str<'a>(ptr: *const c_char, what: &str) -> Result<&'a str, Failure> 
     let text = unsafe { CStr::from_ptr(ptr) };
     text.to_str()
         .map_err(|_| Failure::argument(format!("{what} is not UTF-8")))
-}
-
-/// Reads a C message into the adapter's form (attributes and headers copied; JSON and body
-/// borrowed). Attribute values that `reads` says are not read are left out
-/// ([`Filter::reads_attribute`]).
-///
-/// # Safety
-/// Unless NULL, `message` and every pointer it holds for its `parts` are valid as documented
-/// on [`FvmMessage`].
-unsafe fn message<'a>(
-    message: *const FvmMessage,
-    reads: &dyn Fn(&str) -> bool,
-) -> Result<Message<'a>, Failure> {
-    if message.is_null() {
-        return Err(Failure::argument("the message is NULL"));
-    }
-    // SAFETY: non-NULL; the caller promises a valid `fvm_message`.
-    let m = unsafe { &*message };
-    if m.parts & !ALL_PARTS != 0 {
-        return Err(Failure::argument(format!(
-            "unknown bits in fvm_message.parts: {:#x}",
-            m.parts & !ALL_PARTS
-        )));
-    }
-    if m.parts == 0 {
-        return Err(Failure::argument(
-            "fvm_message.parts names no part: set FVM_PART_JSON, _BODY, _ATTRIBUTES or _HEADERS",
-        ));
-    }
-    let mut out = Message::default();
-    if m.parts & FVM_PART_JSON != 0 {
-        // SAFETY: the caller's promise for the JSON part.
-        out.document = Some(engine::Document::Json(unsafe {
-            bytes(m.json, m.json_len, "fvm_message.json")?
-        }));
-    }
-    if m.parts & FVM_PART_BODY != 0 {
-        // SAFETY: the caller's promise for the body part.
-        out.body = Some(unsafe { bytes(m.body, m.body_len, "fvm_message.body")? });
-    }
-    if m.parts & FVM_PART_ATTRIBUTES != 0 {
-        // SAFETY: the caller's promise for the attributes part.
-        let attributes =
-            unsafe { items(m.attributes, m.attribute_count, "fvm_message.attributes")? };
-        let mut read = Vec::with_capacity(attributes.len());
-        for a in attributes {
-            // SAFETY: each attribute's pointers are valid (the caller's promise).
-            let (name, data_type, value) = unsafe {
-                (
-                    bytes(a.name, a.name_len, "an attribute name")?,
-                    c_str(a.data_type, "an attribute type")?,
-                    bytes(a.value, a.value_len, "an attribute value")?,
-                )
-            };
-            read.push(Attribute::from_bytes(name, data_type, value, reads)?);
-        }
-        out.attributes = Some(read);
-    }
-    if m.parts & FVM_PART_HEADERS != 0 {
-        // SAFETY: the caller's promise for the headers part.
-        let headers = unsafe { items(m.headers, m.header_count, "fvm_message.headers")? };
-        let mut pairs = Vec::with_capacity(headers.len());
-        for h in headers {
-            // SAFETY: each header's pointers are valid (the caller's promise).
-            pairs.push(unsafe {
-                (
-                    bytes(h.name, h.name_len, "a header name")?,
-                    bytes(h.value, h.value_len, "a header value")?,
-                )
-            });
-        }
-        out.headers = Some(Header::from_byte_pairs(pairs)?);
-    }
-    Ok(out)
 }
 
 /// The library's version (`"0.1.0"`), a static NUL-terminated string.
@@ -404,7 +330,7 @@ pub unsafe extern "C" fn fvm_compile(
             } else {
                 Some(bytes(options, options_len, "the options")?)
             };
-            let filter = engine::compile(dialect, policy, options)?;
+            let filter = Filter::compile(dialect, policy, options)?;
             *out = Box::into_raw(Box::new(FvmFilter { filter }));
             Ok(FVM_OK)
         })
@@ -437,8 +363,12 @@ pub unsafe extern "C" fn fvm_filter_dialect(filter: *const FvmFilter) -> *const 
         return std::ptr::null();
     }
     // SAFETY: a live filter (the caller's promise).
-    let name = unsafe { &*filter }.filter.dialect();
-    let c: &'static CStr = match name {
+    dialect_name(unsafe { &*filter }.filter.dialect()).as_ptr()
+}
+
+/// A dialect's name as a static C string.
+fn dialect_name(name: &str) -> &'static CStr {
+    match name {
         "sns" => c"sns",
         "basaltic" => c"basaltic",
         "eventgrid" => c"eventgrid",
@@ -446,8 +376,7 @@ pub unsafe extern "C" fn fvm_filter_dialect(filter: *const FvmFilter) -> *const 
         "expr" => c"expr",
         "eventbridge" => c"eventbridge",
         _ => c"unknown",
-    };
-    c.as_ptr()
+    }
 }
 
 /// Whether `message` matches: `FVM_MATCH` (1), `FVM_NO_MATCH` (0), or a negative status
@@ -473,9 +402,7 @@ pub unsafe extern "C" fn fvm_filter_matches(
                 return Err(Failure::argument("the filter is NULL"));
             }
             let filter = &(*filter).filter;
-            let reads = |name: &str| filter.reads_attribute(name);
-            let read = self::message(message, &reads)?;
-            Ok(verdict(filter.matches(read)?))
+            with_message(message, |input| Ok(verdict(filter.matches(input)?)))
         })
     }
 }
@@ -506,7 +433,8 @@ pub unsafe extern "C" fn fvm_filter_matches_json(
                 return Err(Failure::argument("the filter is NULL"));
             }
             let json = bytes(json, json_len, "the message")?;
-            Ok(verdict((*filter).filter.matches(Message::json(json))?))
+            let input: DocumentInput<'_> = Input::Document(json);
+            Ok(verdict((*filter).filter.matches(&input)?))
         })
     }
 }
@@ -690,18 +618,23 @@ pub unsafe extern "C" fn fvm_set_len(set: *const FvmSet) -> usize {
 }
 
 thread_local! {
-    /// Each thread's buffer of matching ids, reused across calls.
-    static IDS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    /// Each thread's buffers of matching ids and unjudged groups, reused across calls.
+    static FOUND: RefCell<(Vec<u64>, Vec<Unjudged>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
-/// The ids of the subscriptions whose filter matches `message`, in no particular order.
+/// The ids of the subscriptions whose filter matches `message`, in the order they were first
+/// added.
 ///
 /// Writes the number of matching ids to `*count`. When it is at most `capacity`, the ids are in
-/// `ids[0..*count]` and the status is `FVM_OK`; otherwise the first `capacity` of them are
-/// written and the status is `FVM_ERR_BUFFER_TOO_SMALL` (no error object): call again with a
-/// buffer of `*count` ids. `ids` may be NULL when `capacity` is 0 (to ask for the size).
-/// A message that a group of filters cannot read (see `fvm_message`) fails the whole call
-/// (`FVM_ERR_MESSAGE`, `*count` = 0).
+/// `ids[0..*count]` and the status is `FVM_OK`, or `FVM_PARTIAL` when some groups of
+/// subscriptions (one dialect and options each) could not judge the message: `*error` then lists
+/// each such group — its code (`MESSAGE_SHAPE`: the message lacks the part the group reads;
+/// `INVALID_MESSAGE`: the part breaks the dialect's rules, e.g. a `stream` header given two
+/// values; ...), message, dialect, options and number of subscriptions — and the ids of every
+/// other group are written: one group's subscribers never lose a message because another cannot
+/// read it. When the count is above `capacity`, the first `capacity` ids are written and the
+/// status is `FVM_ERR_BUFFER_TOO_SMALL` (no error object): call again with a buffer of `*count`
+/// ids. `ids` may be NULL when `capacity` is 0 (to ask for the size).
 ///
 /// Thread-safe: any number of threads may match with one set at once.
 ///
@@ -727,12 +660,13 @@ pub unsafe extern "C" fn fvm_set_matching(
             if ids.is_null() && capacity > 0 {
                 return Err(Failure::argument("`ids` is NULL with a capacity above 0"));
             }
-            let read = self::message(message, &|_| true)?;
             let held = (*set).set.read().unwrap_or_else(lock_failed);
-            IDS.with(|found| {
-                let mut found = found.borrow_mut();
+            FOUND.with(|found| {
+                let (found, unjudged) = &mut *found.borrow_mut();
                 found.clear();
-                held.matching(read, &mut found)?;
+                unjudged.clear();
+                let complete =
+                    with_message(message, |input| Ok(held.matching(input, found, unjudged)))?;
                 *count = found.len();
                 let n = found.len().min(capacity);
                 if n > 0 {
@@ -741,9 +675,74 @@ pub unsafe extern "C" fn fvm_set_matching(
                 }
                 Ok(if found.len() > capacity {
                     FVM_ERR_BUFFER_TOO_SMALL
-                } else {
+                } else if complete {
                     FVM_OK
+                } else {
+                    // SAFETY: `error` is NULL or valid for a write (the caller's promise).
+                    report(error, FvmError::partial(unjudged))
                 })
+            })
+        })
+    }
+}
+
+/// One event of a batch: its place in the document given to `fvm_read_events`.
+#[repr(C)]
+pub struct FvmSpan {
+    /// The offset of its first byte.
+    pub offset: usize,
+    /// Its length in bytes.
+    pub len: usize,
+}
+
+/// The events of one JSON document as Event Grid delivers them: for an array of events (a
+/// batch, a CloudEvents batch) the span of each event, for any other document one span, the
+/// whole of it. A filter judges one event (given whole, a batch is `INVALID_MESSAGE`): match
+/// each span as the body (`FVM_PART_BODY`).
+///
+/// Writes the number of events to `*count`; the spans are in `spans[0..*count]` and the status
+/// `FVM_OK` when they fit in `capacity`, else the first `capacity` are written and the status is
+/// `FVM_ERR_BUFFER_TOO_SMALL` (no error object). Bytes that are not JSON are `FVM_ERR_MESSAGE`
+/// (`MESSAGE_NOT_JSON`).
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `json` points to `json_len` bytes; `spans` is NULL or valid for `capacity` writes; `count` is
+/// valid for a write; `error` is NULL or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_read_events(
+    json: *const u8,
+    json_len: usize,
+    spans: *mut FvmSpan,
+    capacity: usize,
+    count: *mut usize,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if count.is_null() {
+                return Err(Failure::argument("`count` is NULL"));
+            }
+            *count = 0;
+            if spans.is_null() && capacity > 0 {
+                return Err(Failure::argument("`spans` is NULL with a capacity above 0"));
+            }
+            let json = bytes(json, json_len, "the document")?;
+            let events = filtervm_bindings::read_events(json)?;
+            *count = events.len();
+            for (i, event) in events.iter().take(capacity).enumerate() {
+                // SAFETY: `spans` is valid for `capacity` writes, `i` below that.
+                spans.add(i).write(FvmSpan {
+                    offset: event.start,
+                    len: event.len(),
+                });
+            }
+            Ok(if events.len() > capacity {
+                FVM_ERR_BUFFER_TOO_SMALL
+            } else {
+                FVM_OK
             })
         })
     }
@@ -782,12 +781,12 @@ unsafe fn detail_field(
     error: *const FvmError,
     index: usize,
     len: *mut usize,
-    field: fn(&ErrorDetail) -> &[u8],
+    field: fn(&ErrorDetail) -> Option<&[u8]>,
 ) -> *const c_char {
     // SAFETY: NULL or live (the caller's promise).
     let text = unsafe { error.as_ref() }
         .and_then(|e| e.details.get(index))
-        .map(field);
+        .and_then(field);
     if !len.is_null() {
         // SAFETY: valid for a write (the caller's promise).
         unsafe { *len = text.map_or(0, |t| t.len().saturating_sub(1)) };
@@ -805,7 +804,7 @@ unsafe fn detail_field(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fvm_error_code(error: *const FvmError, index: usize) -> *const c_char {
     // SAFETY: the caller's promise.
-    unsafe { detail_field(error, index, std::ptr::null_mut(), |d| &d.code) }
+    unsafe { detail_field(error, index, std::ptr::null_mut(), |d| Some(&d.code)) }
 }
 
 /// Detail `index`'s JSON Pointer into the policy or message (`""` for the whole of it; for the
@@ -824,7 +823,7 @@ pub unsafe extern "C" fn fvm_error_pointer(
     len: *mut usize,
 ) -> *const c_char {
     // SAFETY: the caller's promise.
-    unsafe { detail_field(error, index, len, |d| &d.pointer) }
+    unsafe { detail_field(error, index, len, |d| Some(&d.pointer)) }
 }
 
 /// Detail `index`'s message (UTF-8, NUL-terminated, owned by the error; its length in `*len`
@@ -841,7 +840,61 @@ pub unsafe extern "C" fn fvm_error_message(
     len: *mut usize,
 ) -> *const c_char {
     // SAFETY: the caller's promise.
-    unsafe { detail_field(error, index, len, |d| &d.message) }
+    unsafe { detail_field(error, index, len, |d| Some(&d.message)) }
+}
+
+/// The group detail `index` is about (a detail of an `FVM_PARTIAL` error): its dialect's name, a
+/// static NUL-terminated string; NULL for a detail about no group, or `index` out of range.
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `error` is NULL or a live error.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_error_dialect(error: *const FvmError, index: usize) -> *const c_char {
+    // SAFETY: NULL or live (the caller's promise).
+    unsafe { error.as_ref() }
+        .and_then(|e| e.details.get(index))
+        .and_then(|d| d.group.as_ref())
+        .map_or(std::ptr::null(), |(dialect, ..)| dialect.as_ptr())
+}
+
+/// The options of the group detail `index` is about, as JSON text with every option written out
+/// (`{}` for a dialect without options), NUL-terminated, owned by the error; its length in
+/// `*len` when `len` is not NULL. NULL for a detail about no group, or `index` out of range.
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `error` is NULL or a live error; `len` is NULL or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_error_options(
+    error: *const FvmError,
+    index: usize,
+    len: *mut usize,
+) -> *const c_char {
+    // SAFETY: the caller's promise.
+    unsafe {
+        detail_field(error, index, len, |d| {
+            d.group.as_ref().map(|(_, options, _)| options.as_slice())
+        })
+    }
+}
+
+/// The number of subscriptions of the group detail `index` is about (none of which was
+/// judged); 0 for a detail about no group, or `index` out of range.
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `error` is NULL or a live error.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_error_subscriptions(error: *const FvmError, index: usize) -> usize {
+    // SAFETY: NULL or live (the caller's promise).
+    unsafe { error.as_ref() }
+        .and_then(|e| e.details.get(index))
+        .and_then(|d| d.group.as_ref())
+        .map_or(0, |(.., subscriptions)| *subscriptions)
 }
 
 /// Frees an error (NULL is ignored).

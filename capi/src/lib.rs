@@ -10,18 +10,22 @@
 //! Conventions of every function:
 //!
 //! - A function that can fail returns an `int32_t` status: `FVM_OK` (0) or, for the match
-//!   functions, `FVM_MATCH` (1) / `FVM_NO_MATCH` (0); a negative `FVM_ERR_*` on failure. When the
-//!   last argument `error` is not NULL, `*error` is set to NULL on success and to a new error
-//!   object on failure (read it with `fvm_error_*`, free it with `fvm_error_free`).
+//!   functions, `FVM_MATCH` (1) / `FVM_NO_MATCH` (0); a negative `FVM_ERR_*` on failure; and for
+//!   `fvm_set_matching`, `FVM_PARTIAL` (2) when some groups of subscriptions could not judge the
+//!   message (the others' ids are written). When the last argument `error` is not NULL, `*error`
+//!   is set to NULL on success and to a new error object on failure or `FVM_PARTIAL` (read it
+//!   with `fvm_error_*`, free it with `fvm_error_free`).
 //! - Byte strings are a pointer and a length; the pointer may be NULL when the length is 0.
 //!   Nothing needs to be NUL-terminated except the dialect name and attribute type names.
 //! - No panic crosses the boundary: every entry point catches one and reports `FVM_ERR_PANIC`
 //!   (code `PANIC`), which would be a bug in filtervm.
 //! - Every object the library allocates has its free function; each accepts NULL.
 //!
-//! The [`engine`] module is the adapter to the filtervm library; the Python package uses it too.
+//! Every call into filtervm goes through the bindings' adapter (`filtervm-bindings`), which the
+//! Python package uses too: a message is read by the library's one reading path, and every
+//! error has the library's code. A C message is read where it lies: nothing is copied.
 
-pub mod engine;
 mod ffi;
+mod message;
 
 pub use ffi::*;

@@ -135,7 +135,9 @@ fn match_keeps_going_after_hostile_lines() {
         lines(&[deep.as_bytes(), attributes.as_bytes(), b"{}"]),
     );
     assert_no_panic(&out);
-    assert_eq!(stdout_lines(&out), ["error", "match", "no-match"]);
+    // The deep line is JSON, read without recursion: a document with no attributes, which a
+    // basaltic filter judges (B-2: `{}` alone would match it).
+    assert_eq!(stdout_lines(&out), ["no-match", "match", "no-match"]);
 
     // An SNS body nested 100,000 levels is JSON, read without recursion: `a` is an object, not
     // a leaf (rule 19), so `exists: false` holds.
@@ -162,8 +164,8 @@ fn match_keeps_going_after_hostile_lines() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    // Event Grid: a deep event is JSON (not an object, so no subject), then one is judged, then
-    // one that is not JSON is an error.
+    // Event Grid: a deep array is JSON, but no event (an event is one JSON object): an error;
+    // then one is judged, then one that is not JSON is an error.
     let out = filtervm(
         &[
             "match",
@@ -175,7 +177,9 @@ fn match_keeps_going_after_hostile_lines() {
         lines(&[deep.as_bytes(), br#"{"subject": "abc"}"#, b"{"]),
     );
     assert_no_panic(&out);
-    assert_eq!(stdout_lines(&out), ["no-match", "match", "error"]);
+    assert_eq!(stdout_lines(&out), ["error", "match", "error"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("one JSON object"), "{stderr}");
 }
 
 /// Valid SNS bodies are judged whatever their members nobody reads hold: nested 200 or 100,000

@@ -147,6 +147,62 @@ fn route_output_is_in_input_order_on_any_number_of_threads() {
 }
 
 #[test]
+fn route_reads_every_message_shape_as_match_does() {
+    // Subscriptions on attributes (sns, basaltic) and on the body (sns body scope).
+    let subs = temp(
+        "shapes-subs.ndjson",
+        concat!(
+            r#"{"id": 1, "dialect": "sns", "policy": {"event": ["paid"]}}"#,
+            "\n",
+            r#"{"id": 2, "dialect": "sns", "options": {"scope": "MessageBody"}, "policy": {"total": [{"numeric": [">", 10]}]}}"#,
+            "\n",
+            r#"{"id": 3, "dialect": "basaltic", "policy": {"event": ["paid"]}}"#,
+            "\n",
+            r#"{"id": 4, "dialect": "sns", "policy": {}}"#,
+            "\n",
+        ),
+    );
+    // The same message in every shape `match` reads (README, "Message shapes"): an SNS
+    // notification (its `Message` is the body), a Publish API request, attributes as delivered to
+    // SQS/Lambda, the parts shape, a plain event (the body, no attributes).
+    let messages = temp(
+        "shapes.ndjson",
+        concat!(
+            r#"{"Type": "Notification", "MessageId": "m", "TopicArn": "arn:aws:sns:us-east-1:1:t", "Message": "{\"total\": 12}", "MessageAttributes": {"event": {"Type": "String", "Value": "paid"}}}"#,
+            "\n",
+            r#"{"TopicArn": "arn:aws:sns:us-east-1:1:t", "Message": "{\"total\": 12}", "MessageAttributes": {"event": {"DataType": "String", "StringValue": "paid"}}}"#,
+            "\n",
+            r#"{"attributes": {"event": {"Type": "String", "Value": "paid"}}, "body": "{\"total\": 9}"}"#,
+            "\n",
+            r#"{"attributes": {"event": {"DataType": "String", "StringValue": "new"}}, "body": {"total": 11}}"#,
+            "\n",
+            r#"{"total": 12, "event": "paid"}"#,
+            "\n",
+        ),
+    );
+    let out = filtervm(&["route", "-s", path(&subs), path(&messages)], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = routed(&out);
+    assert_eq!(got, one_by_one(&subs, &messages));
+    let ids = |line: u64| got[&line].join(" ");
+    assert_eq!(ids(1), "1 2 3 4", "the notification's attributes and body");
+    assert_eq!(
+        ids(2),
+        "1 2 3 4",
+        "the Publish request's attributes and body"
+    );
+    assert_eq!(ids(3), "1 3 4");
+    assert_eq!(ids(4), "2 4");
+    // A plain event has no attributes: only `{}` receives it on attributes (sns rule 12).
+    assert_eq!(ids(5), "2 4");
+}
+
+#[test]
 fn a_message_a_group_cannot_read_is_an_error_naming_the_group() {
     let subs = Path::new(EXAMPLES).join("subscriptions.ndjson");
     // Untyped attributes: the basaltic subscriptions cannot read the line; the others can.
@@ -265,8 +321,11 @@ fn by_subscription_counts_and_first_lines() {
 #[test]
 fn route_exit_status_and_usage_errors() {
     let subs = Path::new(EXAMPLES).join("subscriptions.ndjson");
-    // Nothing routed: 1.
-    let out = filtervm(&["route", "-s", path(&subs)], b"{\"headers\": {}}\n\n");
+    // Nothing routed, every group judging the line: 1.
+    let out = filtervm(
+        &["route", "-s", path(&subs)],
+        b"{\"attributes\": {}, \"headers\": {}, \"subject\": \"x\"}\n\n",
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),

@@ -1,6 +1,7 @@
-//! Message shapes through the `filtervm` binary: a message whose shape the filter cannot read is
-//! an error line (never a verdict), the shapes real systems emit are read, and `explain` reads a
-//! message exactly as `match` reads a line.
+//! Message shapes through the `filtervm` binary: a message without the part a filter reads is
+//! judged where the dialect gives that a meaning (an SNS message with no attributes, with a note
+//! naming the likely mistake) and an error line otherwise (never a quiet verdict), the shapes real
+//! systems emit are read, and `explain` reads a message exactly as `match` reads a line.
 
 #![allow(
     clippy::unwrap_used,
@@ -50,17 +51,18 @@ fn json_lines(out: &Output) -> Vec<Value> {
 
 const BODY_SCOPE: &str = r#"{"scope":"MessageBody"}"#;
 
-/// A flat NDJSON event given to an sns filter in attribute scope: an error line per event with
-/// code MESSAGE_SHAPE and the hint naming the option, exit 2 (not 100,000 quiet `no-match`es).
+/// A flat NDJSON event given to an sns filter in attribute scope: a message with no attributes,
+/// judged as SNS judges it (rule 12: no match), and one note on standard error naming the option
+/// (not 100,000 unexplained `no-match`es).
 #[test]
-fn a_flat_event_to_an_attribute_scope_filter_is_an_error_with_the_scope_hint() {
+fn a_flat_event_to_an_attribute_scope_filter_is_judged_with_a_note() {
     let events = "{\"store\": \"example_corp\", \"total\": 5}\n{\"store\": \"other\"}\n";
     let args = ["match", "-d", "sns", "-f", r#"{"store": ["example_corp"]}"#];
     let out = filtervm(&args, events);
-    assert_eq!(stdout(&out), "error\nerror\n");
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), "no-match\nno-match\n");
+    assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("<stdin>:1: MESSAGE_SHAPE"), "{err}");
+    assert!(err.contains("2 of 2 messages have no attributes"), "{err}");
     assert!(
         err.contains(r#"--options '{"scope":"MessageBody"}'"#),
         "{err}"
@@ -68,14 +70,10 @@ fn a_flat_event_to_an_attribute_scope_filter_is_an_error_with_the_scope_hint() {
     let mut json = args.to_vec();
     json.push("--json");
     let lines = json_lines(&filtervm(&json, events));
-    assert_eq!(lines[0]["line"], 1);
-    assert_eq!(lines[0]["error"]["code"], "MESSAGE_SHAPE");
-    assert!(
-        lines[0]["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains(r#"--options '{"scope":"MessageBody"}'"#)
-    );
+    assert_eq!(lines[0], json!({"line": 1, "match": false}));
+    // `{}` receives every message, one without attributes too (rule 2).
+    let out = filtervm(&["match", "-d", "sns", "-f", "{}"], events);
+    assert_eq!(stdout(&out), "match\nmatch\n");
     // With the hint followed, the same lines are bodies and are judged.
     let mut fixed = args.to_vec();
     fixed.extend(["--options", BODY_SCOPE]);
@@ -176,21 +174,23 @@ fn a_body_filter_reads_a_bare_document_as_the_body() {
     assert_eq!(out.status.code(), Some(0));
 }
 
-/// An attribute-scope filter given a message with only a body: an error with the hint.
+/// An attribute-scope filter given a message with only a body: judged (rule 12), with the note;
+/// a stream filter given it cannot judge it: an error naming the headers.
 #[test]
-fn attribute_scope_given_only_a_body_is_an_error_with_the_hint() {
-    let out = filtervm(
-        &["match", "-d", "sns", "-f", r#"{"store": ["x"]}"#],
-        "{\"body\": \"{\\\"store\\\": \\\"x\\\"}\"}\n",
-    );
-    assert_eq!(stdout(&out), "error\n");
-    assert_eq!(out.status.code(), Some(2));
+fn attribute_scope_given_only_a_body_is_judged_with_the_note() {
+    let line = "{\"body\": \"{\\\"store\\\": \\\"x\\\"}\"}\n";
+    let out = filtervm(&["match", "-d", "sns", "-f", r#"{"store": ["x"]}"#], line);
+    assert_eq!(stdout(&out), "no-match\n");
+    assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("MESSAGE_SHAPE"), "{err}");
     assert!(
         err.contains(r#"--options '{"scope":"MessageBody"}'"#),
         "{err}"
     );
+    let out = filtervm(&["match", "-d", "stream", "-f", "store exists"], line);
+    assert_eq!(stdout(&out), "error\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("MESSAGE_SHAPE"), "{}", stderr(&out));
 }
 
 /// An Event Grid array of events (or a CloudEvents batch): one verdict per event, with its index;
@@ -269,7 +269,8 @@ fn explain_reads_messages_as_match_does() {
         "",
     );
     assert!(stdout(&out).starts_with("match"), "{}", stdout(&out));
-    // The same document to an attribute-scope filter: the error `match` prints, exit 2.
+    // The same document to an attribute-scope filter: a message with no attributes, judged as
+    // `match` judges it, and the hint naming the scope.
     let out = filtervm(
         &[
             "explain",
@@ -282,13 +283,15 @@ fn explain_reads_messages_as_match_does() {
         ],
         "",
     );
+    assert!(stdout(&out).starts_with("no match"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("SCOPE_MISMATCH"), "{}", stdout(&out));
+    // A stream filter cannot judge it: the error `match` prints, exit 2.
+    let out = filtervm(
+        &["explain", "-d", "stream", "-f", "store exists", "-m", &raw],
+        "",
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("MESSAGE_SHAPE"), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains(r#"--options '{"scope":"MessageBody"}'"#),
-        "{}",
-        stderr(&out)
-    );
     // An AWS notification, and an Event Grid batch explained event by event.
     let envelope = file(
         "envelope.json",

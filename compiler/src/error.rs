@@ -156,8 +156,11 @@ error_codes! {
     /// every dialect. Smallest input: the options `[]`.
     InvalidOptions = "INVALID_OPTIONS", Options;
     /// A message whose parts are in the wrong form (`attributes` that are not an object, an
-    /// attribute without a string value, ...). Smallest input: the basaltic message
-    /// `{"attributes": []}`.
+    /// attribute without a string or number value, an attribute of an unknown type, a basaltic
+    /// attribute that is not a String or Number, a header given no value, a stream header given
+    /// several), or an Event Grid event that is not one JSON object (an array: a batch given as
+    /// one event; a scalar). The table of these situations is `filtervm/MESSAGES.md`. Smallest
+    /// input: the basaltic message `{"attributes": []}`.
     InvalidMessage = "INVALID_MESSAGE", Message;
     /// An sns body with more combinations of array elements than binding judges element by
     /// element (it is treated as not matching; `Evaluator::try_matches` reports it). Smallest
@@ -169,12 +172,14 @@ error_codes! {
     /// `Evaluator::try_matches_bytes` (as SNS it matches only policies that read nothing from
     /// the body). Smallest input: the Event Grid event `{`.
     MessageNotJson = "MESSAGE_NOT_JSON", Message;
-    /// A message without the part its filter reads: a JSON document in none of the message
-    /// shapes (read as a body) given to a filter on attributes or headers, attributes given to
-    /// a filter on the body, raw JSON bytes given to `Evaluator::matches_bytes` for a basaltic,
-    /// stream or expr filter or an sns filter in attribute scope. The message names the likely
-    /// fix (for sns: `--options '{"scope":"MessageBody"}'`). Smallest input: the bytes `{}` given
-    /// to `Evaluator::matches_bytes` for the basaltic policy `{}`.
+    /// A message without the part its filter reads, where the dialect gives the absence no
+    /// meaning ([`Absent::Missing`](crate::Absent::Missing)): a JSON document in none of the
+    /// message shapes (read as a body) given to a filter on headers, attributes given to a
+    /// filter on the body, raw JSON bytes given to `Evaluator::matches_bytes` for a basaltic,
+    /// stream or expr filter or an sns filter in attribute scope (that entry point reads JSON
+    /// bodies only). A message without attributes is not one: sns attribute-scope and basaltic
+    /// filters judge it as the empty attribute set. The message names the likely fix. Smallest
+    /// input: the bytes `{}` given to `Evaluator::matches_bytes` for the basaltic policy `{}`.
     MessageShape = "MESSAGE_SHAPE", Message;
     /// A `basaltic` message that fails the publish-time check of B-13 (at most 20 attributes,
     /// names of 1-256 bytes, values of at most 1,024 bytes). Smallest input: a message with an

@@ -329,7 +329,17 @@ pub fn explain_json(
 ) -> Result<Explanation, ExplainError> {
     let json = serde_json::to_vec(message)
         .map_err(|e| ExplainError::Message(MessageError::new("", e.to_string())))?;
-    let message = crate::shape::read_for(&json, filter.options())?;
+    explain_document(filter, policy, &json)
+}
+
+/// Reads one JSON document as received, as [`crate::Evaluator::matches_document`] reads it, and
+/// explains it; `policy` is the policy as compiled, if known.
+pub fn explain_document(
+    filter: &Filter,
+    policy: Option<&Value>,
+    json: &[u8],
+) -> Result<Explanation, ExplainError> {
+    let message = crate::shape::read_for(json, filter.options())?;
     explain_parts(filter, policy, &message.parts())
 }
 
@@ -346,14 +356,18 @@ pub fn explain_parts<A: Attributes + ?Sized, H: Headers + ?Sized>(
     policy: Option<&Value>,
     message: &MessageParts<'_, A, H>,
 ) -> Result<Explanation, ExplainError> {
-    if let SelectedPart::Body {
-        bytes,
-        strict: true,
-    } = message.select(filter.options())?
-        && let Err(e) =
-            filtervm_vm::json::validate(bytes, filtervm_vm::json::LoneSurrogates::Replace)
-    {
-        return Err(crate::not_json_error(filter.dialect(), &e).into());
+    if let SelectedPart::Body { bytes, strict } = message.select(filter.options())? {
+        if strict
+            && let Err(e) =
+                filtervm_vm::json::validate(bytes, filtervm_vm::json::LoneSurrogates::Replace)
+        {
+            return Err(crate::not_json_error(filter.dialect(), &e).into());
+        }
+        if filter.json_body() == Some(crate::JsonBody::Event)
+            && let Some(e) = crate::event_shape_error(bytes)
+        {
+            return Err(e.into());
+        }
     }
     let part = crate::dialect::owned_part(filter.options(), message)?;
     let others = OtherParts {
@@ -378,11 +392,18 @@ pub fn explain_bytes(
     policy: Option<&Value>,
     json: &[u8],
 ) -> Result<Explanation, ExplainError> {
-    if matches!(filter.dialect(), Dialect::EventGrid | Dialect::EventBridge)
-        && let Err(e) =
-            filtervm_vm::json::validate(json, filtervm_vm::json::LoneSurrogates::Replace)
+    if matches!(
+        filter.json_body(),
+        Some(crate::JsonBody::Event | crate::JsonBody::EventBridge)
+    ) && let Err(e) =
+        filtervm_vm::json::validate(json, filtervm_vm::json::LoneSurrogates::Replace)
     {
         return Err(crate::not_json_error(filter.dialect(), &e).into());
+    }
+    if filter.json_body() == Some(crate::JsonBody::Event)
+        && let Some(e) = crate::event_shape_error(json)
+    {
+        return Err(e.into());
     }
     explain(
         filter,

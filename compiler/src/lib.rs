@@ -70,7 +70,7 @@ pub use error::{CompileError, ErrorCategory, ErrorCode, MessageError, PolicyErro
 pub use options::{
     EventGridOptions, EventGridSchema, ExprOptions, Options, OptionsJson, SnsOptions, SnsScope,
 };
-pub use parts::{MessagePart, MessageParts};
+pub use parts::{Absent, MessagePart, MessageParts};
 pub use shape::{MessageShape, ReadMessage, ReadMessages, read_message, read_messages};
 pub use subscriptions::{
     Applied, Change, GroupMessage, InsertError, Insertion, LiveSet, Matches, MatchingIds,
@@ -178,7 +178,7 @@ impl Filter {
 }
 
 /// What a dialect with `options` reads from raw JSON bytes, if anything.
-fn json_body(options: &Options) -> Option<JsonBody> {
+pub(crate) fn json_body(options: &Options) -> Option<JsonBody> {
     match options {
         Options::EventGrid(_) => Some(JsonBody::Event),
         Options::EventBridge => Some(JsonBody::EventBridge),
@@ -187,12 +187,19 @@ fn json_body(options: &Options) -> Option<JsonBody> {
     }
 }
 
+/// Whether filters with `options` read events ([`JsonBody::Event`]): a document that is an array
+/// of events (a batch) is then read event by event ([`read_messages`]).
+pub(crate) fn reads_events(options: &Options) -> bool {
+    json_body(options) == Some(JsonBody::Event)
+}
+
 /// What a dialect reads from raw JSON bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum JsonBody {
     /// An SNS message body (body scope): a body that is not JSON keeps its dialect meaning.
     SnsBody,
-    /// An Event Grid event: bytes that are not JSON cannot be judged.
+    /// An Event Grid event: bytes that are not JSON, or JSON that is not one object, cannot be
+    /// judged.
     Event,
     /// An EventBridge event: bytes that are not JSON, a document that is not an object (EB-3),
     /// nesting deeper than 1,000 levels (EB-34) and bodies beyond the binding limits cannot be
@@ -212,7 +219,8 @@ pub(crate) enum JsonBody {
 /// | headers (stream, expr), borrowed | [`Evaluator::matches_headers`] |
 /// | an owned [`Message`] | [`Evaluator::matches`], [`Evaluator::try_matches`] |
 /// | a message with several parts, borrowed | [`Evaluator::matches_parts`] |
-/// | one JSON document in any message shape ([`read_message`]) | [`Evaluator::matches_parts`] on [`ReadMessage::parts`], [`Evaluator::matches_json`] |
+/// | one JSON document in any message shape, as received ([`read_message`]) | [`Evaluator::matches_document`] (or [`Evaluator::matches_parts`] on [`ReadMessage::parts`]) |
+/// | the same, as a `serde_json::Value` | [`Evaluator::matches_json`] |
 #[derive(Debug, Default)]
 pub struct Evaluator {
     bindings: Bindings,
@@ -247,8 +255,9 @@ impl Evaluator {
 
     /// Like [`Evaluator::matches`], but a message that could not be judged whole is an error:
     /// [`ErrorCode::MessageTooComplex`] for a body beyond the binding limits,
-    /// [`ErrorCode::MessageNotJson`] for an Event Grid event that is not JSON. (An SNS body that
-    /// is not JSON has a verdict: sns rule 14.)
+    /// [`ErrorCode::MessageNotJson`] for an Event Grid event that is not JSON,
+    /// [`ErrorCode::InvalidMessage`] for one that is JSON but not an object (a batch, a scalar).
+    /// (An SNS body that is not JSON has a verdict: sns rule 14.)
     pub fn try_matches(
         &mut self,
         filter: &Filter,
@@ -257,6 +266,11 @@ impl Evaluator {
         let bound = self.bindings.bind(filter.program.keys(), message);
         let verdict = filter.program.eval(&bound, &mut self.registers);
         judged(filter, &bound)?;
+        if let (Some(JsonBody::Event), Message::Body(bytes)) = (filter.json_body(), message)
+            && let Some(e) = event_shape_error(bytes)
+        {
+            return Err(e);
+        }
         Ok(verdict)
     }
 
@@ -265,10 +279,11 @@ impl Evaluator {
     /// depth, lone surrogate escapes read as U+FFFD), with no allocation once warm.
     ///
     /// Errors: [`ErrorCode::MessageNotJson`] for an Event Grid or EventBridge event that is not
-    /// JSON; for an EventBridge event, [`ErrorCode::InvalidMessage`] when it is not a JSON object
-    /// (EB-3) and [`ErrorCode::MessageTooComplex`] when it nests deeper than 1,000 levels (EB-34)
-    /// or is beyond the binding limits; [`ErrorCode::MessageShape`] for a filter whose dialect
-    /// does not read a JSON body. An SNS
+    /// JSON; [`ErrorCode::InvalidMessage`] for an Event Grid event that is not an object (an
+    /// array of events, a scalar) and for an EventBridge event that is not a JSON object (EB-3);
+    /// [`ErrorCode::MessageTooComplex`] for an EventBridge event that nests deeper than 1,000
+    /// levels (EB-34) or is beyond the binding limits; [`ErrorCode::MessageShape`] for a filter
+    /// whose dialect does not read a JSON body. An SNS
     /// body that is not JSON keeps its dialect meaning (sns rule 14: it matches only the empty
     /// policy); one too complex to judge element by element matches only the empty policy too,
     /// and [`Evaluator::try_matches_bytes`] reports it.
@@ -276,10 +291,13 @@ impl Evaluator {
         let kind = filter.json_body().ok_or_else(|| not_json_dialect(filter))?;
         let bound = self.bindings.bind_json(filter.program.keys(), json);
         let verdict = filter.program.eval(&bound, &mut self.registers);
-        if kind == JsonBody::Event
-            && let Some(e) = bound.not_json()
-        {
-            return Err(not_json_error(filter.dialect(), e));
+        if kind == JsonBody::Event {
+            if let Some(e) = bound.not_json() {
+                return Err(not_json_error(filter.dialect(), e));
+            }
+            if let Some(e) = event_shape_error(json) {
+                return Err(e);
+            }
         }
         if kind == JsonBody::EventBridge {
             judged(filter, &bound)?;
@@ -305,13 +323,18 @@ impl Evaluator {
         json: &[u8],
         document: bool,
     ) -> Result<bool, MessageError> {
-        filter.json_body().ok_or_else(|| not_json_dialect(filter))?;
+        let kind = filter.json_body().ok_or_else(|| not_json_dialect(filter))?;
         let bound = self.bindings.bind_json(filter.program.keys(), json);
         let verdict = filter.program.eval(&bound, &mut self.registers);
         if document && let Some(e) = bound.not_json() {
             return Err(not_json_error(filter.dialect(), e));
         }
         judged(filter, &bound)?;
+        if kind == JsonBody::Event
+            && let Some(e) = event_shape_error(json)
+        {
+            return Err(e);
+        }
         Ok(verdict)
     }
 
@@ -341,18 +364,25 @@ impl Evaluator {
     /// Reads `message` as [`read_message`] reads a JSON document (the parts shape, the AWS SNS
     /// shapes, or any other document as the body itself), then matches the filter's part of it
     /// with [`Evaluator::matches_parts`]: `{"store": "x"}` is an SNS body for a body-scope
-    /// filter, and an error with a hint for a filter on attributes or headers.
+    /// filter, and a message without attributes for a filter on attributes.
     ///
-    /// Prefer [`read_message`] on the bytes as received: a `serde_json::Value` holds numbers as
-    /// `serde_json` reads them. The document is one message: for `eventgrid` an array is one
-    /// event, not a batch (see [`read_messages`] to split one).
+    /// Prefer [`Evaluator::matches_document`] on the bytes as received: a `serde_json::Value`
+    /// holds numbers as `serde_json` reads them.
     pub fn matches_json(
         &mut self,
         filter: &Filter,
         message: &serde_json::Value,
     ) -> Result<bool, MessageError> {
         let json = serde_json::to_vec(message).map_err(|e| MessageError::new("", e.to_string()))?;
-        let message = shape::read_for(&json, filter.options())?;
+        self.matches_document(filter, &json)
+    }
+
+    /// Matches one JSON document as received: read as [`read_message`] reads it, no further than
+    /// the filter needs, and matched by its parts ([`Evaluator::matches_parts`]). The document is
+    /// one message: an Event Grid array of events given whole is an error (split it with
+    /// [`read_messages`]).
+    pub fn matches_document(&mut self, filter: &Filter, json: &[u8]) -> Result<bool, MessageError> {
+        let message = shape::read_for(json, filter.options())?;
         self.matches_parts(filter, &message.parts())
     }
 }
@@ -395,6 +425,34 @@ pub(crate) fn not_json_error(dialect: Dialect, e: &filtervm_vm::json::Error) -> 
         pointer: String::new(),
         message,
     }
+}
+
+/// The error of an event (a filter's JSON body of the kind [`JsonBody::Event`]) that is JSON but
+/// not one object: an Event Grid array of events (a batch, to be split into its events) or a
+/// scalar. `None` for an object. The bytes must be JSON (their first byte tells the kind).
+pub(crate) fn event_shape_error(bytes: &[u8]) -> Option<MessageError> {
+    let first = bytes
+        .iter()
+        .copied()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
+    let message = match first {
+        b'{' => return None,
+        b'[' => "the event is a JSON array, and an event is one JSON object: an array of events \
+                 (how Event Grid delivers them, a CloudEvents batch) is matched event by event \
+                 (split it with `read_messages` in Rust, `filtervm.read_events` in Python, \
+                 `fvm_read_events` in C)"
+            .to_owned(),
+        other => {
+            let what = match other {
+                b'"' => "a string",
+                b'n' => "null",
+                b't' | b'f' => "a boolean",
+                _ => "a number",
+            };
+            format!("the event is {what}, and an event is one JSON object")
+        }
+    };
+    Some(MessageError::new("", message))
 }
 
 /// The error of raw JSON bytes given to a filter that reads attributes or headers.

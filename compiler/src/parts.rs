@@ -8,8 +8,10 @@
 //! | `sns` (`MessageBody` scope), `eventgrid` | the JSON body (an SNS body, an Event Grid event), raw bytes |
 //! | `stream`, `expr` | headers |
 //!
-//! A [`MessageParts`] carries what the broker has; a filter whose part is missing is an error
-//! ([`ErrorCode::MessageShape`]) naming the likely fix, never a quiet "no match".
+//! A [`MessageParts`] carries what the broker has. A message without the part a filter reads is
+//! judged where the dialect gives that a meaning ([`Absent::of`]: an SNS or basaltic message
+//! with no attributes has the empty attribute set), and is an error otherwise
+//! ([`ErrorCode::MessageShape`], naming the likely fix), never a quiet "no match".
 //!
 //! ```
 //! use filtervm_compiler::{compile_text, Dialect, Evaluator, MessageParts, Options, SnsScope};
@@ -29,17 +31,23 @@
 //! assert!(!evaluator.matches_parts(&on_body, &message).unwrap());
 //! assert!(evaluator.matches_parts(&on_attributes, &message).unwrap());
 //!
-//! // A body alone cannot be judged by a filter on attributes: an error with a hint.
+//! // A body alone is an SNS message with no attributes: sns rule 12 judges it (only `{}` would
+//! // match it)...
 //! let body_only = MessageParts::body(br#"{"event": "order.paid"}"#);
-//! let e = evaluator.matches_parts(&on_attributes, &body_only).unwrap_err();
+//! assert!(!evaluator.matches_parts(&on_attributes, &body_only).unwrap());
+//! // ...while a stream filter, whose reference defines no message without headers, cannot.
+//! let on_headers = compile_text(Dialect::Stream, "event = order.paid", &Options::Stream).unwrap();
+//! let e = evaluator.matches_parts(&on_headers, &body_only).unwrap_err();
 //! assert_eq!(e.code.as_str(), "MESSAGE_SHAPE");
-//! assert!(e.message.contains(r#"{"scope":"MessageBody"}"#));
+//! assert!(e.message.contains("read headers"));
 //! ```
 
-use crate::error::{ErrorCode, MessageError};
+use crate::error::{ErrorCode, MessageError, excerpt, pointer};
 use crate::options::{Options, SnsScope};
 use crate::{Evaluator, Filter};
-use filtervm_vm::message::{Attribute, Attributes, Header, Headers};
+use filtervm_vm::message::{
+    Attribute, AttributeType, Attributes, Header, HeaderValues, Headers, Text,
+};
 use std::fmt;
 
 /// The part of a message a filter reads.
@@ -48,7 +56,7 @@ pub enum MessagePart {
     /// Typed attributes: name, declared type, value (`basaltic`, `sns` in attribute scope).
     Attributes,
     /// The JSON body as raw bytes: an SNS message body (`sns` in body scope), an Event Grid
-    /// event (`eventgrid`).
+    /// event (`eventgrid`), an EventBridge event (`eventbridge`).
     Body,
     /// Headers, each with one or more values (`stream`, `expr`).
     Headers,
@@ -69,6 +77,15 @@ impl MessagePart {
             Options::Sns(_) | Options::Basaltic => MessagePart::Attributes,
             Options::EventGrid(_) | Options::EventBridge => MessagePart::Body,
             Options::Stream | Options::Expr(_) => MessagePart::Headers,
+        }
+    }
+
+    /// The part's index in [`MessagePart::ALL`].
+    pub const fn index(self) -> usize {
+        match self {
+            MessagePart::Attributes => 0,
+            MessagePart::Body => 1,
+            MessagePart::Headers => 2,
         }
     }
 
@@ -98,6 +115,9 @@ pub struct MessageParts<'m, A: Attributes + ?Sized = [Attribute], H: Headers + ?
     body_is_document: bool,
     attributes: Option<&'m A>,
     headers: Option<&'m H>,
+    /// Per part ([`MessagePart::index`]): the error of a part the broker holds but could not
+    /// read ([`MessageParts::with_unreadable`]).
+    unreadable: [Option<&'m MessageError>; 3],
 }
 
 impl<A: Attributes + ?Sized, H: Headers + ?Sized> Clone for MessageParts<'_, A, H> {
@@ -114,6 +134,7 @@ impl<A: Attributes + ?Sized, H: Headers + ?Sized> fmt::Debug for MessageParts<'_
             .field("body_bytes", &self.body.map(<[u8]>::len))
             .field("attributes", &self.attributes.map(|a| a.entries().count()))
             .field("headers", &self.headers.map(|h| h.entries().count()))
+            .field("unreadable", &self.unreadable)
             .finish()
     }
 }
@@ -155,6 +176,7 @@ impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> MessageParts<'m, A, H> {
             body_is_document: false,
             attributes: None,
             headers: None,
+            unreadable: [None; 3],
         }
     }
 
@@ -184,6 +206,7 @@ impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> MessageParts<'m, A, H> {
             body_is_document: self.body_is_document,
             attributes: Some(attributes),
             headers: self.headers,
+            unreadable: self.unreadable,
         }
     }
 
@@ -194,7 +217,23 @@ impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> MessageParts<'m, A, H> {
             body_is_document: self.body_is_document,
             attributes: self.attributes,
             headers: Some(headers),
+            unreadable: self.unreadable,
         }
+    }
+
+    /// This message with `part` given but unreadable: the broker holds it and could not read it
+    /// (an attribute of an unknown type, say). Filters that read `part` cannot judge the message
+    /// and report `error`; the others judge it by their own parts.
+    pub fn with_unreadable(mut self, part: MessagePart, error: &'m MessageError) -> Self {
+        if let Some(slot) = self.unreadable.get_mut(part.index()) {
+            *slot = Some(error);
+        }
+        self
+    }
+
+    /// The error of `part` when the broker gave it unreadable.
+    pub fn unreadable_part(&self, part: MessagePart) -> Option<&'m MessageError> {
+        self.unreadable.get(part.index()).copied().flatten()
     }
 
     /// The JSON body, if the message has one.
@@ -212,13 +251,14 @@ impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> MessageParts<'m, A, H> {
         self.headers
     }
 
-    /// Whether the message has `part`.
+    /// Whether the message has `part` (given readable or not).
     pub fn has(&self, part: MessagePart) -> bool {
-        match part {
-            MessagePart::Attributes => self.attributes.is_some(),
-            MessagePart::Body => self.body.is_some(),
-            MessagePart::Headers => self.headers.is_some(),
-        }
+        self.unreadable_part(part).is_some()
+            || match part {
+                MessagePart::Attributes => self.attributes.is_some(),
+                MessagePart::Body => self.body.is_some(),
+                MessagePart::Headers => self.headers.is_some(),
+            }
     }
 
     /// The parts the message has.
@@ -260,7 +300,10 @@ pub fn missing_part_error(options: &Options, present: &[MessagePart]) -> Message
         ),
         (_, MessagePart::Body) if !present.is_empty() => format!(
             " ({dialect} filters read the JSON {}: pass its bytes)",
-            if dialect == crate::Dialect::EventGrid {
+            if matches!(
+                dialect,
+                crate::Dialect::EventGrid | crate::Dialect::EventBridge
+            ) {
                 "event"
             } else {
                 "body"
@@ -289,15 +332,8 @@ pub fn missing_part_error(options: &Options, present: &[MessagePart]) -> Message
 /// is given and the likely fix.
 fn document_missing_part_error(options: &Options) -> MessageError {
     let dialect = options.dialect();
-    let message = match (options, MessagePart::of(options)) {
-        (Options::Sns(_), _) => format!(
-            "a {dialect} filter in attribute scope reads typed attributes, but the message is a \
-             JSON document without them (given as {{\"attributes\": {{...}}}} or \
-             {{\"MessageAttributes\": {{...}}}}), so it is only a message body: to filter on the \
-             body, compile with the options {{\"scope\":\"MessageBody\"}} (--options \
-             '{{\"scope\":\"MessageBody\"}}')"
-        ),
-        (_, MessagePart::Headers) => format!(
+    let message = match MessagePart::of(options) {
+        MessagePart::Headers => format!(
             "a {dialect} filter reads headers, but the message is a JSON document without them, \
              so it is only a message body, which {dialect} filters do not read: give the headers \
              as {{\"headers\": {{\"name\": \"value\"}}}}"
@@ -316,48 +352,265 @@ fn document_missing_part_error(options: &Options) -> MessageError {
     }
 }
 
+/// What a message without the part a filter reads is to that filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Absent {
+    /// The part is there, empty: a message with no attributes has the empty attribute set, and
+    /// the filter judges it (sns rule 12: it fails every policy but `{}`).
+    Empty,
+    /// The filter cannot judge the message: [`ErrorCode::MessageShape`], with a hint naming the
+    /// likely fix.
+    Missing,
+}
+
+impl Absent {
+    /// What filters compiled with `options` make of a message without their part: one row per
+    /// dialect, where its reference defines a message without the part.
+    pub fn of(options: &Options) -> Absent {
+        match options {
+            // sns rules 2 and 12: "messages with no attributes" are messages; `{}` receives them
+            // and every other attribute-scope policy fails them.
+            Options::Sns(o) if o.scope == SnsScope::MessageAttributes => Absent::Empty,
+            // basaltic B-2 and B-9: "a message with no attributes (at all)" matches `{}` and
+            // `exists: false`.
+            Options::Basaltic => Absent::Empty,
+            // Every SNS message has a body (sns rule 14 judges its text): a message given
+            // without one is not an SNS message the filter can judge.
+            Options::Sns(_) => Absent::Missing,
+            // An Event Grid subscription filters events: without one there is nothing to judge.
+            Options::EventGrid(_) => Absent::Missing,
+            // An EventBridge pattern matches events (EB-1): without one there is nothing to
+            // judge.
+            Options::EventBridge => Absent::Missing,
+            // The stream and expr references define headers that are absent, not a message
+            // without headers.
+            Options::Stream | Options::Expr(_) => Absent::Missing,
+        }
+    }
+}
+
 /// The part of a message a filter reads, found in its parts.
 pub(crate) enum SelectedPart<'m, A: ?Sized, H: ?Sized> {
-    /// Typed attributes.
-    Attributes(&'m A),
-    /// Headers.
-    Headers(&'m H),
+    /// Typed attributes (`None`: the message has none, the empty attribute set).
+    Attributes(Option<&'m A>),
+    /// Headers (`None`: the message has none, the empty set).
+    Headers(Option<&'m H>),
     /// The JSON body. `strict`: bytes that are not JSON are an error (an Event Grid event, or a
     /// document read as the body); else they are an SNS body that is not JSON, which keeps its
     /// dialect meaning (it matches only policies that read nothing from the body).
     Body { bytes: &'m [u8], strict: bool },
 }
 
+/// Why a filter could not read its part of a message (before binding).
+#[derive(Debug)]
+pub(crate) enum Unread<'m> {
+    /// The message lacks the part, and the dialect gives that no meaning ([`Absent::Missing`]).
+    Missing,
+    /// The broker gave the part but could not read it ([`MessageParts::with_unreadable`]).
+    Unreadable(&'m MessageError),
+    /// The part breaks the dialect's rules for it ([`check_attributes`], [`check_headers`]).
+    Invalid(MessageError),
+}
+
+/// The attributes of a message without any (the empty attribute set, [`Absent::Empty`]).
+pub(crate) const NO_ATTRIBUTES: &[Attribute] = &[];
+/// The headers of a message without any.
+pub(crate) const NO_HEADERS: &[Header] = &[];
+
 impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> MessageParts<'m, A, H> {
-    /// The part filters compiled with `options` read, or the error naming what is missing: the
-    /// one step between a message's parts and binding, for matching and explaining alike.
-    pub(crate) fn select(&self, options: &Options) -> Result<SelectedPart<'m, A, H>, MessageError> {
-        let missing = || {
-            if self.body_is_document {
-                return document_missing_part_error(options);
-            }
-            let present: Vec<MessagePart> = self.parts().collect();
-            missing_part_error(options, &present)
+    /// The part filters compiled with `options` read, checked by the dialect's rules, or why it
+    /// cannot be read: the one step between a message's parts and binding, for matching (one
+    /// filter or a set) and explaining alike. Nothing is allocated unless the part breaks a rule.
+    #[inline]
+    pub(crate) fn pick(&self, options: &Options) -> Result<SelectedPart<'m, A, H>, Unread<'m>> {
+        let part = MessagePart::of(options);
+        if let Some(e) = self.unreadable_part(part) {
+            return Err(Unread::Unreadable(e));
+        }
+        let empty = || match Absent::of(options) {
+            Absent::Empty => Ok(()),
+            Absent::Missing => Err(Unread::Missing),
         };
-        Ok(match MessagePart::of(options) {
+        Ok(match part {
             MessagePart::Body => SelectedPart::Body {
-                bytes: self.body.ok_or_else(missing)?,
+                bytes: self.body.ok_or(Unread::Missing)?,
                 strict: self.body_is_document || !matches!(options, Options::Sns(_)),
             },
-            MessagePart::Attributes => {
-                SelectedPart::Attributes(self.attributes.ok_or_else(missing)?)
-            }
-            MessagePart::Headers => SelectedPart::Headers(self.headers.ok_or_else(missing)?),
+            MessagePart::Attributes => SelectedPart::Attributes(match self.attributes {
+                Some(attributes) => {
+                    check_attributes(options, attributes).map_err(Unread::Invalid)?;
+                    Some(attributes)
+                }
+                None => empty().map(|()| None)?,
+            }),
+            MessagePart::Headers => SelectedPart::Headers(match self.headers {
+                Some(headers) => {
+                    check_headers(options, headers).map_err(Unread::Invalid)?;
+                    Some(headers)
+                }
+                None => empty().map(|()| None)?,
+            }),
         })
     }
+
+    /// [`MessageParts::pick`], with the error of a part that cannot be read.
+    pub(crate) fn select(&self, options: &Options) -> Result<SelectedPart<'m, A, H>, MessageError> {
+        self.pick(options)
+            .map_err(|unread| self.unread_error(options, unread))
+    }
+
+    /// The error of a part filters compiled with `options` could not read.
+    pub(crate) fn unread_error(&self, options: &Options, unread: Unread<'_>) -> MessageError {
+        match unread {
+            Unread::Missing if self.body_is_document => document_missing_part_error(options),
+            Unread::Missing => {
+                let present: Vec<MessagePart> = self.parts().collect();
+                missing_part_error(options, &present)
+            }
+            Unread::Unreadable(e) => e.clone(),
+            Unread::Invalid(e) => e,
+        }
+    }
+}
+
+/// Checks typed attributes by the rules of the dialect of `options` for them, beyond their form
+/// (which every reader checks): basaltic attributes are `String` or `Number` (B-4).
+pub(crate) fn check_attributes<A: Attributes + ?Sized>(
+    options: &Options,
+    attributes: &A,
+) -> Result<(), MessageError> {
+    match options {
+        Options::Basaltic => {}
+        Options::Sns(_)
+        | Options::EventGrid(_)
+        | Options::EventBridge
+        | Options::Stream
+        | Options::Expr(_) => {
+            return Ok(());
+        }
+    }
+    for (name, data_type, _) in attributes.entries() {
+        if !matches!(data_type, AttributeType::String | AttributeType::Number) {
+            let name = String::from_utf8_lossy(name.bytes());
+            return Err(MessageError::new(
+                pointer::push("/attributes", &name),
+                format!(
+                    "attribute `{}` is a {data_type}, and a basaltic message carries String and \
+                     Number attributes only",
+                    excerpt(&name)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks headers by the rules of the dialect of `options` for them: every header has a value
+/// (`stream` and `expr`), and a `stream` header has exactly one (the stream reference knows
+/// one value per header; `expr` reads several, any of which may satisfy a condition). A header
+/// given several values — a list, or its name repeated — is an error for `stream` filters only.
+pub(crate) fn check_headers<H: Headers + ?Sized>(
+    options: &Options,
+    headers: &H,
+) -> Result<(), MessageError> {
+    let one_value = match options {
+        Options::Stream => true,
+        Options::Expr(_) => false,
+        Options::Sns(_) | Options::Basaltic | Options::EventGrid(_) | Options::EventBridge => {
+            return Ok(());
+        }
+    };
+    let error = |name: &[u8], message: String| {
+        MessageError::new(
+            pointer::push("/headers", &String::from_utf8_lossy(name)),
+            message,
+        )
+    };
+    for (name, values) in headers.entries() {
+        let name = name.bytes();
+        let shown = || excerpt(&String::from_utf8_lossy(name)).to_string();
+        match values.values().len() {
+            0 => {
+                return Err(error(
+                    name,
+                    format!(
+                        "header `{}` is given no value: a header has a value",
+                        shown()
+                    ),
+                ));
+            }
+            1 => {}
+            n if one_value => {
+                return Err(error(name, several_values(&shown(), n)));
+            }
+            _ => {}
+        }
+    }
+    if one_value && let Some(name) = repeated_name(headers) {
+        let shown = excerpt(&String::from_utf8_lossy(name)).to_string();
+        return Err(error(name, several_values(&shown, 2)));
+    }
+    Ok(())
+}
+
+/// The error text of a `stream` header given several values.
+fn several_values(name: &str, n: usize) -> String {
+    let count = if n > 2 {
+        format!("{n} values")
+    } else {
+        "several values".to_owned()
+    };
+    format!(
+        "header `{name}` is given {count}, and a stream header has one value (stream filters \
+         read one value per header; expr filters read several, any of which may match)"
+    )
+}
+
+/// The first header name given twice, if any: pairwise for a few headers, through a hash set
+/// for many.
+fn repeated_name<H: Headers + ?Sized>(headers: &H) -> Option<&[u8]> {
+    const FEW: usize = 16;
+    let mut few: [&[u8]; FEW] = [&[]; FEW];
+    let mut n = 0;
+    let mut many: Option<std::collections::HashSet<&[u8]>> = None;
+    for (name, _) in headers.entries() {
+        let name = name.bytes();
+        if let Some(seen) = &mut many {
+            if !seen.insert(name) {
+                return Some(name);
+            }
+            continue;
+        }
+        let earlier = few.get(..n).unwrap_or_default();
+        if earlier.contains(&name) {
+            return Some(name);
+        }
+        match few.get_mut(n) {
+            Some(slot) => {
+                *slot = name;
+                n += 1;
+            }
+            None => {
+                let mut seen: std::collections::HashSet<&[u8]> = few.iter().copied().collect();
+                seen.insert(name);
+                many = Some(seen);
+            }
+        }
+    }
+    None
 }
 
 impl Evaluator {
     /// Matches a message given by its parts: the filter reads its part (see
     /// [`MessagePart::of`]) and nothing else.
     ///
-    /// Errors, never a quiet `false`: [`ErrorCode::MessageShape`] when the message lacks the
-    /// part (with a hint), [`ErrorCode::MessageTooComplex`] for a body beyond the binding
+    /// A message without the part is judged where the dialect gives that a meaning
+    /// ([`Absent::of`]: a message with no attributes has the empty attribute set), and is an
+    /// error otherwise. Errors, never a quiet `false`: [`ErrorCode::MessageShape`] when the
+    /// message lacks the part (with a hint), [`ErrorCode::InvalidMessage`] for a part that breaks
+    /// the dialect's rules (a `stream` header given several values, a basaltic attribute that is
+    /// not a String or a Number, an Event Grid event that is not a JSON object) or that the
+    /// broker could not read, [`ErrorCode::MessageTooComplex`] for a body beyond the binding
     /// limits, [`ErrorCode::MessageNotJson`] for an Event Grid event (or a whole document read
     /// by [`crate::read_message`]) that is not JSON. An SNS body given as such that is not JSON
     /// keeps its dialect meaning: it matches only policies that read nothing from the body.
@@ -368,8 +621,12 @@ impl Evaluator {
     ) -> Result<bool, MessageError> {
         match message.select(filter.options())? {
             SelectedPart::Body { bytes, strict } => self.judge_bytes(filter, bytes, strict),
-            SelectedPart::Attributes(attributes) => Ok(self.matches_attributes(filter, attributes)),
-            SelectedPart::Headers(headers) => Ok(self.matches_headers(filter, headers)),
+            SelectedPart::Attributes(Some(attributes)) => {
+                Ok(self.matches_attributes(filter, attributes))
+            }
+            SelectedPart::Attributes(None) => Ok(self.matches_attributes(filter, NO_ATTRIBUTES)),
+            SelectedPart::Headers(Some(headers)) => Ok(self.matches_headers(filter, headers)),
+            SelectedPart::Headers(None) => Ok(self.matches_headers(filter, NO_HEADERS)),
         }
     }
 }
@@ -413,20 +670,37 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_part_is_an_error_with_a_hint_not_a_verdict() {
+    fn a_message_without_attributes_has_none_sns_rule_12_basaltic_b_2() {
         let mut e = Evaluator::new();
-        let sns = filter(Dialect::Sns, Options::from(Dialect::Sns), r#"{"a": ["x"]}"#);
-        let err = e
-            .matches_parts(&sns, &MessageParts::body(b"{\"a\": \"x\"}"))
-            .unwrap_err();
-        assert_eq!(err.code, ErrorCode::MessageShape);
-        assert!(
-            err.message
-                .contains("--options '{\"scope\":\"MessageBody\"}'"),
-            "{err}"
-        );
-        assert!(err.message.contains("the message has body"), "{err}");
+        let body_only = MessageParts::body(b"{\"a\": \"x\"}");
+        let headers = [("h", "v")];
+        let headers_only = MessageParts::headers(&headers[..]);
+        for (dialect, options) in [
+            (Dialect::Sns, Options::from(Dialect::Sns)),
+            (Dialect::Basaltic, Options::Basaltic),
+        ] {
+            assert_eq!(Absent::of(&options), Absent::Empty);
+            let on_a = filter(dialect, options.clone(), r#"{"a": ["x"]}"#);
+            let everything = filter(dialect, options.clone(), "{}");
+            let not_a = filter(dialect, options.clone(), r#"{"a": [{"exists": false}]}"#);
+            for message in [&body_only, &MessageParts::new()] {
+                assert_eq!(e.matches_parts(&on_a, message), Ok(false), "{dialect}");
+                assert_eq!(e.matches_parts(&everything, message), Ok(true), "{dialect}");
+            }
+            assert_eq!(e.matches_parts(&everything, &headers_only), Ok(true));
+            // sns rule 12: `exists: false` fails a message with no attributes; basaltic B-9:
+            // it holds.
+            assert_eq!(
+                e.matches_parts(&not_a, &body_only),
+                Ok(dialect == Dialect::Basaltic),
+                "{dialect}"
+            );
+        }
+    }
 
+    #[test]
+    fn a_missing_body_or_headers_is_an_error_with_a_hint_not_a_verdict() {
+        let mut e = Evaluator::new();
         let stream = filter(Dialect::Stream, Options::Stream, "store missing");
         let err = e
             .matches_parts(&stream, &MessageParts::body(b"{}"))
@@ -446,6 +720,102 @@ mod tests {
         assert!(err.message.contains("MessageAttributes"), "{err}");
         let err = e.matches_parts(&body, &MessageParts::new()).unwrap_err();
         assert!(err.message.ends_with("the message has nothing"), "{err}");
+        for options in [
+            Options::from(Dialect::EventGrid),
+            Options::Stream,
+            Options::from(Dialect::Expr),
+            Options::from(SnsScope::MessageBody),
+        ] {
+            assert_eq!(Absent::of(&options), Absent::Missing, "{options}");
+        }
+    }
+
+    #[test]
+    fn a_stream_header_has_one_value_expr_reads_several() {
+        let mut e = Evaluator::new();
+        let stream = filter(Dialect::Stream, Options::Stream, "r = x");
+        let expr = filter(
+            Dialect::Expr,
+            Options::from(Dialect::Expr),
+            r#"{"key": "r", "op": "in", "value": ["y"]}"#,
+        );
+        let list = std::collections::BTreeMap::from([("r", vec!["x", "y"])]);
+        let repeated = [("r", "x"), ("other", "z"), ("r", "y")];
+        for err in [
+            e.matches_parts(&stream, &MessageParts::headers(&list)),
+            e.matches_parts(&stream, &MessageParts::headers(&repeated[..])),
+        ] {
+            let err = err.unwrap_err();
+            assert_eq!(
+                (err.code, err.pointer.as_str()),
+                (ErrorCode::InvalidMessage, "/headers/r")
+            );
+            assert!(err.message.contains("header `r` is given"), "{err}");
+        }
+        assert_eq!(
+            e.matches_parts(&expr, &MessageParts::headers(&list)),
+            Ok(true)
+        );
+        assert_eq!(
+            e.matches_parts(&expr, &MessageParts::headers(&repeated[..])),
+            Ok(true)
+        );
+        // Many headers: a repeated name is found through the hash set too.
+        let many: Vec<(String, &str)> = (0..40)
+            .map(|i| (format!("h{i}"), "v"))
+            .chain([("h3".to_owned(), "w")])
+            .collect();
+        let err = e
+            .matches_parts(&stream, &MessageParts::headers(&many))
+            .unwrap_err();
+        assert_eq!(err.pointer, "/headers/h3");
+        let distinct: Vec<(String, &str)> = (0..40).map(|i| (format!("h{i}"), "v")).collect();
+        assert_eq!(
+            e.matches_parts(&stream, &MessageParts::headers(&distinct)),
+            Ok(false)
+        );
+        // No value at all: an error for both.
+        let empty = std::collections::BTreeMap::from([("r", Vec::<&str>::new())]);
+        for f in [&stream, &expr] {
+            let err = e
+                .matches_parts(f, &MessageParts::headers(&empty))
+                .unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidMessage);
+        }
+    }
+
+    #[test]
+    fn basaltic_attributes_are_strings_and_numbers_b_4() {
+        let mut e = Evaluator::new();
+        let basaltic = filter(Dialect::Basaltic, Options::Basaltic, r#"{"a": ["x"]}"#);
+        let sns = filter(Dialect::Sns, Options::from(Dialect::Sns), r#"{"a": ["x"]}"#);
+        let attributes = [
+            ("a", AttributeType::String, "x"),
+            ("b/c", AttributeType::Binary, ""),
+        ];
+        let err = e
+            .matches_parts(&basaltic, &MessageParts::attributes(&attributes[..]))
+            .unwrap_err();
+        assert_eq!(
+            (err.code, err.pointer.as_str()),
+            (ErrorCode::InvalidMessage, "/attributes/b~1c")
+        );
+        assert_eq!(
+            e.matches_parts(&sns, &MessageParts::attributes(&attributes[..])),
+            Ok(true)
+        );
+    }
+
+    #[test]
+    fn an_unreadable_part_fails_its_readers_only() {
+        let mut e = Evaluator::new();
+        let sns = filter(Dialect::Sns, Options::from(Dialect::Sns), "{}");
+        let body = filter(Dialect::Sns, Options::from(SnsScope::MessageBody), "{}");
+        let error = MessageError::new("/attributes/a/Type", "unknown type");
+        let message = MessageParts::body(b"{}").with_unreadable(MessagePart::Attributes, &error);
+        assert!(message.has(MessagePart::Attributes));
+        assert_eq!(e.matches_parts(&sns, &message), Err(error.clone()));
+        assert_eq!(e.matches_parts(&body, &message), Ok(true));
     }
 
     #[test]

@@ -41,12 +41,14 @@
 //!   own `attributes` and `headers` members, beside the others, are its attributes and headers
 //!   for a filter that reads them (and must then be in their form): a log line may carry each
 //!   part its subscribers read, as the `filtervm route` example does. A document without them
-//!   has no attributes and no headers: an attribute or header filter reports it. The empty
-//!   object `{}` is the one document that is every shape at once: it has no attributes, no
-//!   headers, and `{}` as its body.
+//!   has no attributes and no headers ([`crate::Absent::of`] says what each filter makes of
+//!   that: sns and basaltic filters judge the empty attribute set, stream and expr filters
+//!   report the missing headers). The empty object `{}` is the one document that is every
+//!   shape at once: it has no attributes, no headers, and `{}` as its body.
 //! - **Batches**: for `eventgrid` filters, [`read_messages`] splits a top-level array of objects
-//!   into its events, each the body of one message; any other array is one event (that is not an
-//!   object). For the other dialects an array is a body like any other document.
+//!   into its events, each the body of one message; any other array is one message whose body
+//!   is the array, which an `eventgrid` filter refuses (an event is one JSON object). For the
+//!   other dialects an array is a body like any other document.
 //!
 //! The document is read with [`filtervm_vm::json`]: numbers and attribute values keep their exact
 //! text, and a body is bytes, never a parsed and re-printed tree. Only the `attributes`, `headers`
@@ -70,15 +72,18 @@
 //! assert!(evaluator.matches_parts(&on_attributes, &message.parts()).unwrap());
 //! assert!(evaluator.matches_parts(&on_body, &message.parts()).unwrap());
 //!
-//! // A plain event is a body: the body filter reads it, the attribute filter cannot.
+//! // A plain event is a body, with no attributes: the body filter reads it, and to the filter on
+//! // attributes it is a message with none (sns rule 12: it does not match).
 //! let event = read_message(br#"{"store": "x", "total": 5}"#).unwrap();
 //! assert!(evaluator.matches_parts(&on_body, &event.parts()).unwrap());
-//! let e = evaluator.matches_parts(&on_attributes, &event.parts()).unwrap_err();
+//! assert!(!evaluator.matches_parts(&on_attributes, &event.parts()).unwrap());
+//!
+//! // A stream filter reads headers, which the event does not have: an error, not a verdict.
+//! let on_headers = compile_text(Dialect::Stream, "store exists", &Options::Stream).unwrap();
+//! let e = evaluator.matches_parts(&on_headers, &event.parts()).unwrap_err();
 //! assert_eq!(e.code.as_str(), "MESSAGE_SHAPE");
-//! assert!(e.message.contains(r#"--options '{"scope":"MessageBody"}'"#));
 //! ```
 
-use crate::dialect::Dialect;
 use crate::error::{ErrorCode, MessageError, pointer};
 use crate::options::Options;
 use crate::parts::{MessagePart, MessageParts};
@@ -243,7 +248,7 @@ pub fn read_messages<'a>(
     json: &'a [u8],
     options: &Options,
 ) -> Result<ReadMessages<'a>, MessageError> {
-    if matches!(options, Options::EventGrid(_))
+    if crate::reads_events(options)
         && let Some(events) = batch(json)?
     {
         return Ok(ReadMessages {
@@ -251,12 +256,12 @@ pub fn read_messages<'a>(
         });
     }
     Ok(ReadMessages {
-        inner: Messages::One(Some(read(json, Some(options))?)),
+        inner: Messages::One(Some(read(json, Some(options), false)?)),
     })
 }
 
 /// The events of `json` when it is a non-empty array of objects.
-fn batch(json: &[u8]) -> Result<Option<Vec<ReadMessage<'_>>>, MessageError> {
+pub(crate) fn batch(json: &[u8]) -> Result<Option<Vec<ReadMessage<'_>>>, MessageError> {
     let Outline::Array(elements) = json::outline(json).map_err(not_json)? else {
         return Ok(None);
     };
@@ -284,48 +289,68 @@ fn batch(json: &[u8]) -> Result<Option<Vec<ReadMessage<'_>>>, MessageError> {
 /// Pointer of the offending member), [`ErrorCode::MessageShape`] for an SNS envelope that is
 /// not a notification.
 pub fn read_message(json: &[u8]) -> Result<ReadMessage<'_>, MessageError> {
-    read(json, None)
+    read(json, None, false)
 }
 
-/// [`read_message`] for filters with `options`: one message (no batch is split), its parts
-/// checked by the rules of the dialect's messages.
+/// [`read_message`] for the filters of a set, every part read as some filter would read it: a
+/// document's `attributes` or `headers` member in the wrong form is an error here (where
+/// [`read_message`] leaves it out), so that a set reads the document as each of its filters
+/// does ([`read_for`]) or falls back to reading it for each of them.
+pub(crate) fn read_for_all(json: &[u8]) -> Result<ReadMessage<'_>, MessageError> {
+    read(json, None, true)
+}
+
+/// [`read_message`] for filters with `options`: one message (no batch is split), read no
+/// further than they need.
 pub(crate) fn read_for<'a>(
     json: &'a [u8],
     options: &Options,
 ) -> Result<ReadMessage<'a>, MessageError> {
-    read(json, Some(options))
+    read(json, Some(options), false)
 }
 
-/// [`read_message`], for filters with `options` when they are known: the parts are checked by
-/// the rules of the dialect's messages (basaltic attributes are `String` or `Number`, B-4;
-/// stream headers have one value each), and a document that is a body is read no further than
-/// the filter needs (the `attributes` and `headers` members beside its own are looked for only
-/// by a filter that reads them, and then must be in their form).
-fn read<'a>(json: &'a [u8], options: Option<&Options>) -> Result<ReadMessage<'a>, MessageError> {
+/// [`read_message`], for filters with `options` when they are known: a document that is a body
+/// is read no further than the filter needs (the `attributes` and `headers` members beside its
+/// own are looked for only by a filter that reads them, and then must be in their form), and a
+/// part in the wrong form that the filter does not read is left out. The dialects' own rules for
+/// their part (a `stream` header has one value, basaltic attributes are `String` or `Number`)
+/// are checked when the part is matched ([`crate::parts`]), whatever form it came in.
+fn read<'a>(
+    json: &'a [u8],
+    options: Option<&Options>,
+    strict: bool,
+) -> Result<ReadMessage<'a>, MessageError> {
     if options == Some(&Options::EventBridge) {
         // EB-1: the message is the event, whatever its member names; it is checked whole (JSON,
         // an object, EB-3) when it is matched.
         return Ok(ReadMessage::document(json, MessageShape::Document));
     }
     match json::outline(json).map_err(not_json)? {
-        Outline::Object(members) => read_object(json, members, options),
-        Outline::Array(_) | Outline::Scalar(_) => {
+        Outline::Object(members) => read_object(json, members, options, strict),
+        Outline::Array(elements) => {
+            // A filter on the body checks the document when it binds it; for the others (and
+            // for a reader of every part) the document is checked here: a document that is not
+            // JSON is an error whatever part a filter reads.
+            if options.map(MessagePart::of) != Some(MessagePart::Body) {
+                for element in elements {
+                    element.map_err(not_json)?;
+                }
+            }
             Ok(ReadMessage::document(json, MessageShape::Document))
         }
+        Outline::Scalar(_) => Ok(ReadMessage::document(json, MessageShape::Document)),
     }
 }
 
 /// The `attributes` or `headers` member that `options`' filters read, of a top-level object,
-/// the other members ignored and an absent member read as none (the part, empty), checked by
-/// the dialect's rules: how [`crate::message_from_line`] reads a log line for a filter on
-/// attributes or headers (`filtervm route` reads its logs so, each line carrying each part its
-/// subscribers read beside the event's own members). [`read_messages`] tells the shape first and
-/// reports a line without the filter's part; it is what `match` and `explain` read with.
+/// the other members ignored and an absent member read as none (the part, empty): how
+/// [`crate::message_from_line`] reads a line for a filter on attributes or headers (the
+/// conformance tools read lines so). The entry points read documents with [`read_messages`]
+/// instead, which tells the shape first.
 pub(crate) fn read_member_parts<'a>(
     json: &'a [u8],
     options: &Options,
 ) -> Result<ReadMessage<'a>, MessageError> {
-    let dialect = Some(options.dialect());
     let Outline::Object(members) = json::outline(json).map_err(not_json)? else {
         return Err(MessageError::new(
             "",
@@ -344,11 +369,11 @@ pub(crate) fn read_member_parts<'a>(
         match (wrapper_member(&name), wanted) {
             (Some(("attributes", _)), MessagePart::Attributes) => {
                 let value = members.value().map_err(not_json)?;
-                message.attributes = read_attributes("/attributes", &value, dialect)?;
+                message.attributes = read_attributes("/attributes", &value)?;
             }
             (Some(("headers", _)), MessagePart::Headers) => {
                 let value = members.value().map_err(not_json)?;
-                message.headers = read_headers(&value, dialect)?;
+                message.headers = read_headers(&value)?;
             }
             _ => {}
         }
@@ -409,8 +434,8 @@ fn read_object<'a>(
     json: &'a [u8],
     members: json::Members<'a>,
     options: Option<&Options>,
+    strict: bool,
 ) -> Result<ReadMessage<'a>, MessageError> {
-    let dialect = options.map(Options::dialect);
     let wanted = options.map(MessagePart::of);
     let (mut parts_shape, mut sns_shape, mut document) = (true, true, false);
     let mut kept: Vec<(&'static str, RawValue<'a>)> = Vec::new();
@@ -438,7 +463,7 @@ fn read_object<'a>(
         }
     }
     if document {
-        return read_document(json, &kept, dialect, wanted);
+        return read_document(json, &kept, wanted, strict);
     }
     if kept.is_empty() {
         // `{}`: nothing to misread; no attributes, no headers, and the empty object as body.
@@ -451,9 +476,9 @@ fn read_object<'a>(
     }
     let has = |names: &[&str]| kept.iter().any(|(n, _)| names.contains(n));
     if parts_shape {
-        read_parts(&kept, dialect, wanted)
+        read_parts(&kept, wanted)
     } else if has(&["Message", "MessageAttributes"]) {
-        read_sns(&kept, dialect, wanted)
+        read_sns(&kept, wanted)
     } else {
         Ok(ReadMessage::document(json, MessageShape::Document))
     }
@@ -466,12 +491,12 @@ fn is_carried_part(name: &str) -> bool {
 
 /// A document that is the body, with the `attributes` and `headers` members it carries beside
 /// its own (`members`): read when the filter reads them (then they must be in their form), or,
-/// with no filter known, kept when they are in their form.
+/// with no filter known, kept when they are in their form (`strict`: they must be).
 fn read_document<'a>(
     json: &'a [u8],
     members: &[(&'static str, RawValue<'a>)],
-    dialect: Option<Dialect>,
     wanted: Option<MessagePart>,
+    strict: bool,
 ) -> Result<ReadMessage<'a>, MessageError> {
     let mut message = ReadMessage::document(json, MessageShape::Document);
     for (name, value) in members {
@@ -485,12 +510,12 @@ fn read_document<'a>(
         }
         let read = match part {
             MessagePart::Attributes => {
-                read_attributes("/attributes", value, dialect).map(|a| message.attributes = a)
+                read_attributes("/attributes", value).map(|a| message.attributes = a)
             }
-            _ => read_headers(value, dialect).map(|h| message.headers = h),
+            _ => read_headers(value).map(|h| message.headers = h),
         };
         if let Err(e) = read
-            && wanted.is_some()
+            && (wanted.is_some() || strict)
         {
             return Err(e);
         }
@@ -502,7 +527,6 @@ fn read_document<'a>(
 /// member counts).
 fn read_parts<'a>(
     members: &[(&'static str, RawValue<'a>)],
-    dialect: Option<Dialect>,
     wanted: Option<MessagePart>,
 ) -> Result<ReadMessage<'a>, MessageError> {
     let mut message = ReadMessage {
@@ -517,12 +541,11 @@ fn read_parts<'a>(
                 message.attributes = unless_unread(
                     MessagePart::Attributes,
                     wanted,
-                    read_attributes("/attributes", value, dialect),
+                    read_attributes("/attributes", value),
                 )?;
             }
             "headers" => {
-                message.headers =
-                    unless_unread(MessagePart::Headers, wanted, read_headers(value, dialect))?;
+                message.headers = unless_unread(MessagePart::Headers, wanted, read_headers(value))?;
             }
             _ => message.body = read_body(value),
         }
@@ -534,7 +557,6 @@ fn read_parts<'a>(
 /// absent).
 fn read_sns<'a>(
     members: &[(&'static str, RawValue<'a>)],
-    dialect: Option<Dialect>,
     wanted: Option<MessagePart>,
 ) -> Result<ReadMessage<'a>, MessageError> {
     let mut message = ReadMessage {
@@ -550,7 +572,7 @@ fn read_sns<'a>(
                 message.attributes = unless_unread(
                     MessagePart::Attributes,
                     wanted,
-                    read_attributes("/MessageAttributes", value, dialect),
+                    read_attributes("/MessageAttributes", value),
                 )?;
             }
             "Type" => match value.as_str() {
@@ -623,12 +645,12 @@ fn member_tree(at: &str, value: &RawValue<'_>) -> Result<Option<json::Map>, Mess
 }
 
 /// Typed attributes: `NAME: {"Type": T, "Value": V}` (or `type`/`value`, `DataType` with
-/// `StringValue`/`BinaryValue`), `null` for none; `base` is the member's pointer. Basaltic attributes are
-/// `String` or `Number` (B-4).
+/// `StringValue`/`BinaryValue`), `null` for none; `base` is the member's pointer. `V` is a string,
+/// or a number read as its text as written (`301.5`, `1e400`). The dialects' own rules for
+/// attributes (basaltic: `String` or `Number`, B-4) are checked when a filter reads them.
 fn read_attributes(
     base: &str,
     value: &RawValue<'_>,
-    dialect: Option<Dialect>,
 ) -> Result<Option<Vec<Attribute>>, MessageError> {
     let Some(map) = member_tree(base, value).map_err(|e| MessageError {
         message: format!(
@@ -658,19 +680,6 @@ fn read_attributes(
             Some((_, Value::String(t))) => AttributeType::from_name(t),
             _ => None,
         };
-        let basaltic = dialect == Some(Dialect::Basaltic);
-        if basaltic
-            && let (Some((field, _)), Some(AttributeType::StringArray | AttributeType::Binary)) =
-                (type_field, data_type)
-        {
-            return Err(MessageError::new(
-                pointer::push(&at, field),
-                format!(
-                    "`{field}` must be \"String\" or \"Number\" (a basaltic message carries \
-                     String and Number attributes)"
-                ),
-            ));
-        }
         let Some(data_type) = data_type else {
             let field = type_field.map_or("Type", |(k, _)| k);
             return Err(MessageError::new(
@@ -684,30 +693,34 @@ fn read_attributes(
         let value_field = ["Value", "value", "StringValue", "BinaryValue"]
             .into_iter()
             .find_map(|k| fields.get(k).map(|v| (k, v)));
-        let Some((_, Value::String(text))) = value_field else {
-            let field = value_field.map_or("Value", |(k, _)| k);
-            return Err(MessageError::new(
-                pointer::push(&at, field),
-                format!(
-                    "`{field}` must be a string (numbers too are written as strings, e.g. \"5\")"
-                ),
-            ));
+        let text = match value_field {
+            Some((_, Value::String(text))) => text.clone(),
+            Some((_, Value::Number(number))) => number.as_str().to_owned(),
+            _ => {
+                let field = value_field.map_or("Value", |(k, _)| k);
+                return Err(MessageError::new(
+                    pointer::push(&at, field),
+                    format!(
+                        "attribute `{}`: `{field}` must be a string (or a number, read as its \
+                         text as written)",
+                        crate::error::excerpt(name)
+                    ),
+                ));
+            }
         };
         attributes.push(Attribute {
             name: name.clone(),
             data_type,
-            value: text.clone(),
+            value: text,
         });
     }
     Ok(Some(attributes))
 }
 
-/// Headers: `NAME: VALUE`, `VALUE` a string or a non-empty array of strings (stream headers:
-/// a string); `null` for none.
-fn read_headers(
-    value: &RawValue<'_>,
-    dialect: Option<Dialect>,
-) -> Result<Option<Vec<Header>>, MessageError> {
+/// Headers: `NAME: VALUE`, `VALUE` a string or a non-empty array of strings (a header given
+/// several values, which only some dialects read: [`crate::parts`] checks that when a filter
+/// reads them); `null` for none.
+fn read_headers(value: &RawValue<'_>) -> Result<Option<Vec<Header>>, MessageError> {
     let Some(map) = member_tree("/headers", value).map_err(|e| MessageError {
         message: format!("`headers` {}: {{NAME: VALUE}}", e.message),
         ..e
@@ -720,16 +733,6 @@ fn read_headers(
         let at = pointer::push("/headers", name);
         let values = match value {
             Value::String(s) => vec![s.clone()],
-            _ if dialect == Some(Dialect::Stream) => {
-                return Err(MessageError::new(
-                    at,
-                    format!(
-                        "the value of header `{}` must be a string (stream header values are \
-                         text; write numbers as strings, e.g. \"5\")",
-                        crate::error::excerpt(name)
-                    ),
-                ));
-            }
             Value::Array(items) if !items.is_empty() => items
                 .iter()
                 .enumerate()
@@ -904,7 +907,7 @@ mod tests {
                 "/attributes/a/Type",
             ),
             (
-                br#"{"attributes": {"a": {"Type": "Number", "Value": 5}}}"#,
+                br#"{"attributes": {"a": {"Type": "Number", "Value": true}}}"#,
                 ErrorCode::InvalidMessage,
                 "/attributes/a/Value",
             ),
@@ -968,19 +971,46 @@ mod tests {
     }
 
     #[test]
-    fn dialect_rules_apply_when_the_filter_is_known() {
+    fn dialect_rules_apply_when_a_filter_reads_the_part_not_when_reading() {
+        // Read whatever the filter: the dialects' own rules are checked when the part is matched
+        // (`crate::parts`), the same for a document as for a message of parts.
         let binary = br#"{"attributes": {"a": {"type": "Binary", "value": "x"}}}"#;
-        assert!(read_message(binary).is_ok());
-        let e = read_messages(binary, &Options::Basaltic).unwrap_err();
+        assert!(read_messages(binary, &Options::Basaltic).is_ok());
+        let basaltic = crate::compile_text(Dialect::Basaltic, "{}", &Options::Basaltic).unwrap();
+        let e = crate::Evaluator::new()
+            .matches_document(&basaltic, binary)
+            .unwrap_err();
         assert_eq!(
             (e.code, e.pointer.as_str()),
-            (ErrorCode::InvalidMessage, "/attributes/a/type")
+            (ErrorCode::InvalidMessage, "/attributes/a")
         );
         let multi = br#"{"headers": {"a": ["x", "y"]}}"#;
-        assert!(read_messages(multi, &Options::from(Dialect::Expr)).is_ok());
-        let e = read_messages(multi, &Options::Stream).unwrap_err();
+        assert!(read_messages(multi, &Options::Stream).is_ok());
+        let stream = crate::compile_text(Dialect::Stream, "a exists", &Options::Stream).unwrap();
+        let e = crate::Evaluator::new()
+            .matches_document(&stream, multi)
+            .unwrap_err();
         assert_eq!(e.pointer, "/headers/a");
-        assert!(e.message.contains("stream header values are text"), "{e}");
+        assert!(e.message.contains("a stream header has one value"), "{e}");
+    }
+
+    #[test]
+    fn a_typed_attribute_value_given_as_a_number_is_its_text() {
+        let m = read_message(
+            br#"{"attributes": {"a": {"Type": "Number", "Value": 301.50}, "b": {"DataType": "String", "StringValue": 1e400}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            attrs(&m),
+            [
+                ("a".into(), AttributeType::Number, "301.50".into()),
+                ("b".into(), AttributeType::String, "1e400".into()),
+            ]
+        );
+        let e = read_message(br#"{"attributes": {"price": {"Type": "Number", "Value": [1]}}}"#)
+            .unwrap_err();
+        assert_eq!(e.pointer, "/attributes/price/Value");
+        assert!(e.message.contains("attribute `price`"), "{e}");
     }
 
     #[test]

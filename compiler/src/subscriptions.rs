@@ -73,9 +73,11 @@
 //! at its next change. See [`LiveSet`] for the guarantees.
 
 use crate::error::{ErrorCode, MessageError};
-use crate::parts::{MessagePart, MessageParts, missing_part_error};
+use crate::parts::{
+    MessagePart, MessageParts, NO_ATTRIBUTES, NO_HEADERS, SelectedPart, Unread, missing_part_error,
+};
 use crate::set::{Handle, Holder, Holders, MatchState, PolicySet};
-use crate::{Dialect, Filter, Options};
+use crate::{Dialect, Filter, MessageShape, Options};
 use arc_swap::ArcSwap;
 use filtervm_vm::bind::{Bindings, Bound, Judgement, map_bytes};
 use filtervm_vm::message::{Attributes, Headers, Message};
@@ -554,32 +556,115 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
             let Some(group) = group.as_ref().filter(|g| !g.engine.is_empty()) else {
                 continue;
             };
-            let SetScratch {
-                bindings,
-                state,
-                hits,
-                unjudged,
-                ..
-            } = &mut *scratch;
-            let keys = group.engine.keys();
-            let bound = match group.part {
-                MessagePart::Body => message.get_body().map(|b| bindings.bind_json(keys, b)),
-                MessagePart::Attributes => message
-                    .get_attributes()
-                    .map(|a| bindings.bind_attributes(keys, a)),
-                MessagePart::Headers => message
-                    .get_headers()
-                    .map(|h| bindings.bind_headers(keys, h)),
+            match_group(group, handle(g), message, scratch, None);
+        }
+        self.done(scratch)
+    }
+
+    /// The subscriptions whose filter matches one JSON document as received, read as
+    /// [`crate::read_message`] reads it (every shape), each group reading its part as
+    /// [`crate::Evaluator::matches_document`] reads it for one of its filters. A document whose
+    /// part some group reads is in the wrong form leaves that group unjudged (with the error)
+    /// and the others judge it; a document that is not JSON leaves every group unjudged.
+    pub fn matching_document<'s>(
+        &'s self,
+        scratch: &'s mut SetScratch,
+        json: &[u8],
+    ) -> Matches<'s, Id> {
+        // Read once for every group; a part in the wrong form fails that reading, and then each
+        // group reads the document as one of its filters would (only its part), so that only the
+        // groups reading that part are unjudged.
+        // An EventBridge group reads the whole document as its event (EB-1), whatever its member
+        // names: a document in a wrapper shape is then read per group too.
+        if let Ok(read) = crate::shape::read_for_all(json)
+            && (read.shape() == MessageShape::Document || !self.has_eventbridge())
+        {
+            return self.matching(scratch, &read.parts());
+        }
+        scratch.begin(self);
+        for (g, group) in self.groups.iter().enumerate() {
+            let Some(group) = group.as_ref().filter(|g| !g.engine.is_empty()) else {
+                continue;
             };
-            match bound {
-                Some(bound) => judge(group, handle(g), &bound, state, hits, unjudged),
-                None => unjudged.push(Unjudged {
+            match crate::shape::read_for(json, &group.options) {
+                Ok(read) => {
+                    let parts = read.parts();
+                    match_group(group, handle(g), &parts, scratch, Some(&parts));
+                }
+                Err(e) => scratch.unjudged.push(Unjudged {
                     group: handle(g),
-                    reason: Reason::Missing,
+                    reason: Reason::Invalid(e),
                 }),
             }
         }
         self.done(scratch)
+    }
+
+    /// Whether a group of the set holds EventBridge patterns.
+    fn has_eventbridge(&self) -> bool {
+        self.groups
+            .iter()
+            .flatten()
+            .any(|g| g.options == Options::EventBridge && !g.engine.is_empty())
+    }
+
+    /// Matches every message of one JSON document as received — a line of a log — each group
+    /// reading the document as [`crate::read_messages`] reads it for one of its filters, and
+    /// calls `each` with the result of each message: a document that is a batch of events (an
+    /// array of objects) is matched event by event (`each(Some(index), ...)`: the groups that
+    /// read events judge that event, the others the whole document, as each of their filters
+    /// would); any other document once (`each(None, ...)`, as
+    /// [`SubscriptionSet::matching_document`]). `filtervm route` reads its lines so, which is how
+    /// it never disagrees with `filtervm match`.
+    pub fn matching_messages<F>(&self, scratch: &mut SetScratch, json: &[u8], mut each: F)
+    where
+        F: FnMut(Option<usize>, &Matches<'_, Id>),
+    {
+        let events = match crate::shape::batch(json) {
+            Ok(Some(events)) => events,
+            _ => {
+                let matches = self.matching_document(scratch, json);
+                each(None, &matches);
+                return;
+            }
+        };
+        // The whole document, for the groups that do not read events (read once; per group when
+        // a part some group does not read is in the wrong form).
+        let whole = crate::shape::read_for_all(json);
+        for (index, event) in events.iter().enumerate() {
+            scratch.begin(self);
+            let event = event.parts();
+            for (g, group) in self.groups.iter().enumerate() {
+                let Some(group) = group.as_ref().filter(|g| !g.engine.is_empty()) else {
+                    continue;
+                };
+                if crate::reads_events(&group.options) {
+                    match_group(group, handle(g), &event, scratch, Some(&event));
+                    continue;
+                }
+                let own;
+                let read = match &whole {
+                    Ok(read) => read,
+                    Err(_) => match crate::shape::read_for(json, &group.options) {
+                        Ok(read) => {
+                            own = read;
+                            &own
+                        }
+                        Err(e) => {
+                            scratch.unjudged.push(Unjudged {
+                                group: handle(g),
+                                reason: Reason::Invalid(e),
+                            });
+                            continue;
+                        }
+                    },
+                };
+                let parts = read.parts();
+                match_group(group, handle(g), &parts, scratch, Some(&parts));
+            }
+            let matches = self.done(scratch);
+            each(Some(index), &matches);
+        }
     }
 
     /// Like [`SubscriptionSet::matching`], but a message some group could not judge is an
@@ -630,24 +715,31 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
                 ..
             } = &mut *scratch;
             let keys = group.engine.keys();
-            match read(&group.options) {
+            // A body given as such: an SNS body that is not JSON keeps its dialect meaning.
+            let strict = !matches!(group.options, Options::Sns(_));
+            let (bound, body) = match read(&group.options) {
                 Ok(GroupMessage::Body(bytes)) => {
-                    let bound = bindings.bind_json(keys, bytes);
-                    judge(group, handle(g), &bound, state, hits, unjudged);
+                    (bindings.bind_json(keys, bytes), Some((bytes, strict)))
                 }
                 Ok(GroupMessage::Message(message)) => {
                     let bound = bindings.bind(keys, &message);
-                    judge(group, handle(g), &bound, state, hits, unjudged);
+                    let reason = judge(group, &bound, owned_body(&message, strict));
+                    record(group, handle(g), &bound, reason, state, hits, unjudged);
+                    continue;
                 }
                 Ok(GroupMessage::Borrowed(message)) => {
-                    let bound = bindings.bind(keys, message);
-                    judge(group, handle(g), &bound, state, hits, unjudged);
+                    (bindings.bind(keys, message), owned_body(message, strict))
                 }
-                Err(e) => unjudged.push(Unjudged {
-                    group: handle(g),
-                    reason: Reason::Unreadable(e),
-                }),
-            }
+                Err(e) => {
+                    unjudged.push(Unjudged {
+                        group: handle(g),
+                        reason: Reason::Invalid(e),
+                    });
+                    continue;
+                }
+            };
+            let reason = judge(group, &bound, body);
+            record(group, handle(g), &bound, reason, state, hits, unjudged);
         }
         self.done(scratch)
     }
@@ -691,31 +783,117 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
     }
 }
 
-/// Matches a message bound for `group` (index `g`) unless binding could not judge it: an SNS
-/// body too complex to judge, or an event that is not JSON, is unjudged. An SNS body that is not
-/// JSON keeps its dialect meaning (bound with every body key absent, it is a verdict).
-fn judge(
+/// Matches `message` against `group` (index `g`): its part picked and checked by the dialect's
+/// rules ([`MessageParts::pick`]), bound, judged. A part the group cannot read leaves the group
+/// unjudged; its error is built when [`Matches::unjudged`] is read (`Missing`), or at once for
+/// a message of one group's own reading (`own`: the parts the group's error names).
+#[inline]
+fn match_group<A: Attributes + ?Sized, H: Headers + ?Sized>(
+    group: &Group,
+    g: u32,
+    message: &MessageParts<'_, A, H>,
+    scratch: &mut SetScratch,
+    own: Option<&MessageParts<'_>>,
+) {
+    let SetScratch {
+        bindings,
+        state,
+        hits,
+        unjudged,
+        ..
+    } = scratch;
+    let keys = group.engine.keys();
+    let (bound, body) = match message.pick(&group.options) {
+        Ok(SelectedPart::Body { bytes, strict }) => {
+            (bindings.bind_json(keys, bytes), Some((bytes, strict)))
+        }
+        Ok(SelectedPart::Attributes(attributes)) => (
+            match attributes {
+                Some(a) => bindings.bind_attributes(keys, a),
+                None => bindings.bind_attributes(keys, NO_ATTRIBUTES),
+            },
+            None,
+        ),
+        Ok(SelectedPart::Headers(headers)) => (
+            match headers {
+                Some(h) => bindings.bind_headers(keys, h),
+                None => bindings.bind_headers(keys, NO_HEADERS),
+            },
+            None,
+        ),
+        Err(Unread::Missing) if own.is_none() => {
+            unjudged.push(Unjudged {
+                group: g,
+                reason: Reason::Missing,
+            });
+            return;
+        }
+        Err(unread) => {
+            let error = match own {
+                Some(parts) => parts.unread_error(&group.options, unread),
+                None => message.unread_error(&group.options, unread),
+            };
+            unjudged.push(Unjudged {
+                group: g,
+                reason: Reason::Invalid(error),
+            });
+            return;
+        }
+    };
+    let reason = judge(group, &bound, body);
+    record(group, g, &bound, reason, state, hits, unjudged);
+}
+
+/// Why `group` could not judge a message bound as `bound`, if it could not: an SNS body too
+/// complex to judge, an event that is not JSON or not an object, a document read as the body
+/// that is not JSON. An SNS body given as such that is not JSON keeps its dialect meaning
+/// (bound with every body key absent, it is a verdict). `body`: the body's bytes and whether
+/// they must be JSON ([`SelectedPart::Body`]).
+fn judge(group: &Group, bound: &Bound<'_>, body: Option<(&[u8], bool)>) -> Option<Reason> {
+    let strict = body.is_some_and(|(_, strict)| strict);
+    match bound.judgement() {
+        Judgement::Judged => {}
+        Judgement::NotJson(_) if !strict => {}
+        Judgement::NotJson(e) => return Some(Reason::NotJson(e.clone())),
+        Judgement::Overflowed => return Some(Reason::TooComplex),
+        Judgement::Unsupported => {
+            return Some(Reason::Invalid(
+                crate::dialect::eventbridge::unsupported_error(),
+            ));
+        }
+    }
+    if group.options.dialect() == Dialect::EventBridge
+        && let Err(e) = crate::dialect::eventbridge::judged_event(bound)
+    {
+        return Some(Reason::Invalid(e));
+    }
+    if let Some((bytes, _)) = body
+        && crate::json_body(&group.options) == Some(crate::JsonBody::Event)
+        && let Some(e) = crate::event_shape_error(bytes)
+    {
+        return Some(Reason::Invalid(e));
+    }
+    None
+}
+
+/// The body of an owned message, and whether it must be JSON.
+fn owned_body(message: &Message, strict: bool) -> Option<(&[u8], bool)> {
+    match message {
+        Message::Body(bytes) => Some((bytes, strict)),
+        _ => None,
+    }
+}
+
+/// Records the verdicts of a message `group` (index `g`) judged, or why it could not.
+fn record(
     group: &Group,
     g: u32,
     bound: &Bound<'_>,
+    reason: Option<Reason>,
     state: &mut MatchState,
     hits: &mut Vec<Handle>,
     unjudged: &mut Vec<Unjudged>,
 ) {
-    let reason = match bound.judgement() {
-        Judgement::Judged if group.options.dialect() == Dialect::EventBridge => {
-            crate::dialect::eventbridge::judged_event(bound)
-                .err()
-                .map(Reason::Unreadable)
-        }
-        Judgement::Judged => None,
-        Judgement::NotJson(_) if group.options.dialect() == Dialect::Sns => None,
-        Judgement::NotJson(e) => Some(Reason::NotJson(e.clone())),
-        Judgement::Overflowed => Some(Reason::TooComplex),
-        Judgement::Unsupported => Some(Reason::Unreadable(
-            crate::dialect::eventbridge::unsupported_error(),
-        )),
-    };
     match reason {
         None => state.matching(&group.engine, bound, hits),
         Some(reason) => unjudged.push(Unjudged { group: g, reason }),
@@ -811,11 +989,13 @@ enum Reason {
     Missing,
     /// An SNS body beyond the binding limits.
     TooComplex,
-    /// An event that is not JSON.
+    /// An event (or a document read as the body) that is not JSON.
     NotJson(filtervm_vm::json::Error),
-    /// The caller's reader failed ([`SubscriptionSet::matching_with`]), or an EventBridge event
-    /// is no JSON object or nests too deep (EB-3, EB-34).
-    Unreadable(MessageError),
+    /// A part the group cannot read: in the wrong form, against the dialect's rules, given
+    /// unreadable, an EventBridge event that is no JSON object, nests too deep (EB-3, EB-34) or
+    /// has an `exists: false` the binder does not judge, or the caller's reader failed
+    /// ([`SubscriptionSet::matching_with`]).
+    Invalid(MessageError),
 }
 
 #[derive(Debug, Clone)]
@@ -919,7 +1099,7 @@ impl<'s, Id> Matches<'s, Id> {
                     ),
                 },
                 Reason::NotJson(e) => crate::not_json_error(dialect, e),
-                Reason::Unreadable(e) => e.clone(),
+                Reason::Invalid(e) => e.clone(),
             };
             Some(UnjudgedGroup {
                 options: group.options.clone(),
@@ -1351,7 +1531,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::{Evaluator, SnsScope, compile, compile_text};
+    use crate::{Dialect, Evaluator, SnsScope, compile, compile_text};
     use ahash::AHashMap;
     use filtervm_vm::message::AttributeType;
     use serde_json::json;
@@ -1625,21 +1805,88 @@ mod tests {
             "{e}"
         );
 
-        // A body alone for attribute filters: the hint names the body scope.
+        // A body alone: the sns and basaltic groups judge a message with no attributes (sns
+        // rule 12, B-2), the body groups judge the body, the header groups report.
         let matches = set.matching(&mut scratch, &MessageParts::body(body));
-        let sns_group = matches
-            .unjudged()
-            .find(|u| u.options == Options::from(Dialect::Sns))
-            .unwrap();
-        assert_eq!(sns_group.subscriptions, 2);
-        assert!(
-            sns_group
-                .error
-                .message
-                .contains(r#"--options '{"scope":"MessageBody"}'"#),
-            "{}",
-            sns_group.error
+        assert_eq!(ids(&matches), ["body", "grid"]);
+        let dialects: Vec<Dialect> = matches.unjudged().map(|u| u.options.dialect()).collect();
+        assert_eq!(dialects, [Dialect::Stream, Dialect::Expr]);
+
+        // A stream header given two values: the stream group alone cannot judge it.
+        let two = [("region", "eu-west"), ("region", "eu-north")];
+        let matches = set.matching(
+            &mut scratch,
+            &MessageParts::body(body)
+                .with_attributes(&attributes[..])
+                .with_headers(&two[..]),
         );
+        assert_eq!(
+            ids(&matches),
+            ["sns", "sns2", "basaltic", "body", "grid", "expr"]
+        );
+        let unjudged: Vec<UnjudgedGroup> = matches.unjudged().collect();
+        assert_eq!(unjudged.len(), 1);
+        assert_eq!(
+            (
+                unjudged[0].options.dialect(),
+                unjudged[0].error.code,
+                unjudged[0].error.pointer.as_str()
+            ),
+            (
+                Dialect::Stream,
+                ErrorCode::InvalidMessage,
+                "/headers/region"
+            )
+        );
+
+        // An Event Grid batch given whole: the grid group refuses it, the others judge.
+        let batch = br#"[{"subject": "/orders/1"}, {"subject": "/orders/2"}]"#;
+        let matches = set.matching_document(&mut scratch, batch);
+        let grid = matches
+            .unjudged()
+            .find(|u| u.options.dialect() == Dialect::EventGrid)
+            .unwrap();
+        assert_eq!(grid.error.code, ErrorCode::InvalidMessage);
+        assert!(
+            grid.error.message.contains("read_messages"),
+            "{}",
+            grid.error
+        );
+        // Event by event, as `filtervm route` reads it: the grid group judges each event.
+        let mut per_event = Vec::new();
+        set.matching_messages(&mut scratch, batch, |event, matches| {
+            per_event.push((event, ids(matches).contains(&"grid")));
+        });
+        assert_eq!(per_event, [(Some(0), true), (Some(1), true)]);
+    }
+
+    /// A document some group cannot read (its part in the wrong form) leaves that group
+    /// unjudged; the others judge it.
+    #[test]
+    fn a_document_unreadable_for_one_group_is_judged_by_the_others() {
+        let mut set = SubscriptionSet::new();
+        set.insert("attrs", &sns(json!({"a": ["x"]}))).unwrap();
+        set.insert("body", &body_filter(json!({"b": ["y"]})))
+            .unwrap();
+        let mut scratch = SetScratch::new();
+        let doc =
+            br#"{"attributes": {"a": {"Type": "Strung", "Value": "x"}}, "body": "{\"b\": \"y\"}"}"#;
+        let matches = set.matching_document(&mut scratch, doc);
+        assert_eq!(ids(&matches), ["body"]);
+        let unjudged: Vec<UnjudgedGroup> = matches.unjudged().collect();
+        assert_eq!(
+            (unjudged[0].error.code, unjudged[0].error.pointer.as_str()),
+            (ErrorCode::InvalidMessage, "/attributes/a/Type")
+        );
+        // Not JSON at all: every group reports it.
+        let matches = set.matching_document(&mut scratch, b"{oops");
+        assert!(matches.is_empty());
+        assert!(
+            matches
+                .unjudged()
+                .all(|u| u.error.code == ErrorCode::MessageNotJson)
+        );
+        assert_eq!(matches.unjudged().count(), 2);
     }
 
     #[test]

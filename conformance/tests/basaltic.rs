@@ -346,14 +346,16 @@ fn seed_complete_example_table() {
 
 #[test]
 fn message_shape_errors_point_into_the_message() {
-    let bad = json!({"attributes": {"a": {"type": "String", "value": 5}}});
+    // A value that is neither a string nor a number (a number is read as its text).
+    let bad = json!({"attributes": {"a": {"type": "String", "value": true}}});
     let err = read_message(Dialect::Basaltic, &Value::Null, &bad).unwrap_err();
     assert_eq!(err.pointer, "/attributes/a/value");
+    // B-4: a basaltic attribute is a String or a Number; the error names the attribute.
     let bad = json!({"attributes": {"a": {"type": "Binary", "value": "x"}}});
     assert_eq!(
         read_message(Dialect::Basaltic, &Value::Null, &bad)
             .unwrap_err()
             .pointer,
-        "/attributes/a/type"
+        "/attributes/a"
     );
 }

@@ -85,8 +85,12 @@ fn check(name: &str, dialects: &[Dialect], cases: usize, seed: u64) {
         t.hits,
         t.drawn
     );
-    // Parts left out now and then: missing parts are seen reported.
-    assert!(t.unjudged > 0, "{name}: no group was ever unjudged");
+    // Parts left out now and then: missing parts are seen reported (a message without
+    // attributes has the empty attribute set, sns rule 12 and B-2, and is judged: a set of
+    // basaltic filters alone judges every message it is given).
+    if dialects != [Dialect::Basaltic] {
+        assert!(t.unjudged > 0, "{name}: no group was ever unjudged");
+    }
     if dialects
         .iter()
         .any(|d| matches!(d, Dialect::Sns | Dialect::Expr | Dialect::Stream))

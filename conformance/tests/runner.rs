@@ -133,10 +133,19 @@ fn null_is_a_value_not_an_absence() {
         r#"{"id": "p", "dialect": "stream", "policy": null, "message": {"headers": {}}, "expect": "no-match"}"#,
         &["compile error", "STREAM_INVALID_FILTER"],
     );
-    // `"message": null` is a message, which the dialect's reader rejects.
+    // `"message": null` is a message: a document in none of the wrapper shapes, so a body
+    // without headers, which a stream filter cannot judge (`filtervm/MESSAGES.md`)...
     fails(
+        r#"{"id": "m", "dialect": "stream", "policy": {"groups": [[{"op": "exists", "header": "h"}]]}, "message": null, "expect": "match"}"#,
+        &["message error", "MESSAGE_SHAPE"],
+    );
+    // ... and a basaltic filter judges as a message with the empty attribute set (B-2, B-9):
+    // `{}` matches it, a policy naming an attribute does not.
+    passes(
         r#"{"id": "m", "dialect": "basaltic", "policy": {}, "message": null, "expect": "match"}"#,
-        &["message error"],
+    );
+    passes(
+        r#"{"id": "m", "dialect": "basaltic", "policy": {"a": ["x"]}, "message": null, "expect": "no-match"}"#,
     );
     // `"options": null` is the defaults.
     passes(

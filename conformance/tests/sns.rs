@@ -1329,11 +1329,11 @@ fn messages_in_the_wrong_shape_are_errors() {
     let filter = compile(Dialect::Sns, &json!({"k": ["v"]}), &Value::Null).unwrap();
     let mut ev = Evaluator::new();
     for bad in [
-        json!([]),
         json!({"attributes": []}),
         json!({"attributes": {"k": "v"}}),
         json!({"attributes": {"k": {"Type": "Text", "Value": "v"}}}),
-        json!({"attributes": {"k": {"Type": "String", "Value": 1}}}),
+        json!({"attributes": {"k": {"Type": "String", "Value": true}}}),
+        json!({"attributes": {"k": {"Type": "String", "Value": ["v"]}}}),
     ] {
         assert!(
             ev.matches_json(&filter, &product_message(&bad).unwrap())
@@ -1341,6 +1341,22 @@ fn messages_in_the_wrong_shape_are_errors() {
             "{bad}"
         );
     }
+    // A document in none of the wrapper shapes is a body: its attributes are the empty set,
+    // which only `{}` matches (docs/dialects/sns-filters.md rule 12), never an error.
+    let empty = compile(Dialect::Sns, &json!({}), &Value::Null).unwrap();
+    for plain in [json!([]), json!({"k": "v"})] {
+        let m = product_message(&plain).unwrap();
+        assert!(!ev.matches_json(&filter, &m).unwrap(), "{plain}");
+        assert!(ev.matches_json(&empty, &m).unwrap(), "{plain}");
+    }
+    // A value given as a JSON number is read as its text, as written.
+    let one = compile(Dialect::Sns, &json!({"k": ["1.50"]}), &Value::Null).unwrap();
+    let number = message_from_line(
+        Dialect::Sns,
+        &Options::from(Dialect::Sns),
+        r#"{"attributes": {"k": {"Type": "String", "Value": 1.50}}}"#,
+    );
+    assert!(ev.matches(&one, &number.unwrap()));
     // The AWS API spellings are read too.
     let api = json!({"attributes": {"k": {"DataType": "String", "StringValue": "v"}}});
     assert!(

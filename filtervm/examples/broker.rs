@@ -180,11 +180,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                             .with_headers(&m.headers[..]);
                         let snapshot = live.load();
                         let matches = snapshot
-                            .matching(&mut scratch, &message)
+                            .try_matching(&mut scratch, &message)
                             .map_err(|e| format!("message {i}: {e}"))?;
-                        if !matches.is_complete() {
-                            return Err(format!("message {i}: a group could not judge it"));
-                        }
                         let mut got: Vec<SubscriptionId> = matches.ids().cloned().collect();
                         got.sort();
                         let ids: Vec<SubscriptionId> = all

@@ -29,10 +29,16 @@
 //! let on_body = Filter::new(SnsScope::MessageBody, r#"{"store": ["example_corp"]}"#)?;
 //! assert!(on_body.matches(&Message::json(br#"{"store": "example_corp", "items": 3}"#))?);
 //!
-//! // A message the filter cannot read is an error naming the fix, never a quiet "no match".
-//! let e = filter.matches(&Message::json(br#"{"store": "example_corp"}"#)).unwrap_err();
+//! // A plain JSON event has no attributes: sns rule 12 judges it (only `{}` matches such a
+//! // message), and explain names the likely mistake.
+//! let event = Message::json(br#"{"store": "example_corp"}"#);
+//! assert!(!filter.matches(&event)?);
+//! assert_eq!(filter.explain(&event)?.hints[0].code, "SCOPE_MISMATCH");
+//!
+//! // A message a filter cannot judge is an error naming the fix, never a quiet "no match".
+//! let stream = Filter::new(Dialect::Stream, "store = example_corp")?;
+//! let e = stream.matches(&event).unwrap_err();
 //! assert_eq!(e.code.as_str(), "MESSAGE_SHAPE");
-//! assert!(e.message.contains(r#"{"scope":"MessageBody"}"#));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -70,7 +76,7 @@
 //! | filter | reads |
 //! |---|---|
 //! | `sns` in attribute scope (the default), `basaltic` | typed attributes: name, type (`String`, `Number`, `String.Array`, `Binary`), value text |
-//! | `sns` in body scope, `eventgrid` | the JSON body: an SNS message body, an Event Grid event or CloudEvent |
+//! | `sns` in body scope, `eventgrid`, `eventbridge` | the JSON body: an SNS message body, an Event Grid event or CloudEvent, an EventBridge event |
 //! | `stream`, `expr` | headers: name and one or more values |
 //!
 //! A broker gives the parts it holds, borrowed: [`Message::body`] (raw bytes as published),
@@ -89,6 +95,9 @@
 //! | any other document: an SNS body, an Event Grid event, a CloudEvent | `{"eventType": "order.paid", "subject": "orders/7", "data": {"total": 5}}` |
 //! | an Event Grid array of events, a CloudEvents batch | `[{"eventType": "a", ...}, {"eventType": "b", ...}]`: read each event with [`read_messages`] |
 //!
+//! An `eventbridge` filter reads every document as its event, whatever its member names (the
+//! event-ruler meaning, EB-1): `{"body": "x"}` is an event with a field `body`.
+//!
 //! Attribute values and body numbers keep their exact text (`"1.50"`, `1e400`): a body is read
 //! from its bytes, never parsed into a tree and printed again. [`read_message`] documents the
 //! rules exactly; it and [`read_messages`] give the parts of a document
@@ -103,16 +112,19 @@
 //!     verdicts.push(filter.matches(&Message::from(&event))?);
 //! }
 //! assert_eq!(verdicts, [true, false]);
-//! // Given whole, a batch is an error: which event would the verdict be about?
+//! // Given whole, a batch is no event: INVALID_MESSAGE, naming `read_messages`.
 //! assert!(filter.matches(&Message::json(batch)).is_err());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! A message without the part its filter reads is a [`MessageError`] with the code
-//! [`ErrorCode::MessageShape`] and a hint naming the likely fix (for an SNS filter in attribute
-//! scope given a plain JSON event: compile with the option `{"scope":"MessageBody"}`); bytes that
-//! are not JSON are [`ErrorCode::MessageNotJson`]; a part in the wrong form is
-//! [`ErrorCode::InvalidMessage`] with the JSON Pointer of the offending member.
+//! A message without the part its filter reads is judged where the dialect gives that a meaning
+//! (an SNS or basaltic message with no attributes has the empty attribute set, sns rule 12;
+//! [`Absent::of`]) and is a [`MessageError`] with the code [`ErrorCode::MessageShape`] and a hint
+//! naming the likely fix otherwise; bytes that are not JSON are [`ErrorCode::MessageNotJson`]; a
+//! part in the wrong form, or against its dialect's rules (a `stream` header given two values, an
+//! Event Grid event that is not one JSON object), is [`ErrorCode::InvalidMessage`] with the JSON
+//! Pointer of the offending member. [`messages`] has the table of every situation, which every
+//! entry point — Rust, C, Python, the command-line tool, replay — follows.
 //!
 //! # Matching many messages
 //!
@@ -139,13 +151,20 @@ pub use filtervm_compiler::explain::{
 pub use filtervm_compiler::lint::Warning;
 pub use filtervm_compiler::wire::LoadError;
 pub use filtervm_compiler::{
-    CompileError, Dialect, ErrorCategory, ErrorCode, EventGridOptions, EventGridSchema,
+    Absent, CompileError, Dialect, ErrorCategory, ErrorCode, EventGridOptions, EventGridSchema,
     ExprOptions, MAX_POLICY_BYTES, MessageError, MessagePart, MessageShape, Options, PolicyError,
     ReadMessage, ReadMessages, SnsOptions, SnsScope, read_message, read_messages,
 };
+/// User input quoted in an error message, cut to a readable length (the rule every error of the
+/// library follows; the bindings quote their callers' input through it too).
+#[doc(hidden)]
+pub use filtervm_vm::excerpt::excerpt;
 pub use filtervm_vm::message::{
     Attribute, AttributeType, Attributes, Header, HeaderValues, Headers, Text,
 };
+
+#[doc = include_str!("../MESSAGES.md")]
+pub mod messages {}
 
 mod set;
 pub use set::{
@@ -214,6 +233,26 @@ impl Filter {
         })
     }
 
+    /// The implementation crate's filter (its IR, its program), for the command-line tool and the
+    /// language bindings, which show them; no stability promise.
+    #[doc(hidden)]
+    pub fn compiled(&self) -> &compiler::Filter {
+        &self.inner
+    }
+
+    /// A filter of the implementation crate's compiled filter and the policy it was compiled from
+    /// (for explain and lint), for the command-line tool; no stability promise.
+    #[doc(hidden)]
+    pub fn from_compiled(
+        filter: compiler::Filter,
+        policy: Option<filtervm_vm::json::Value>,
+    ) -> Filter {
+        Filter {
+            inner: Arc::new(filter),
+            policy: policy.map(Arc::new),
+        }
+    }
+
     /// The dialect the filter was written in.
     pub fn dialect(&self) -> Dialect {
         self.inner.dialect()
@@ -232,13 +271,16 @@ impl Filter {
     /// Whether `message` matches, with scratch buffers cached per thread (see [`Matcher`] to
     /// hold them yourself).
     ///
-    /// Errors, never a quiet `false`: [`ErrorCode::MessageShape`] for a message without the part
-    /// the filter reads (with a hint), or a document given whole that is a batch of events;
+    /// Errors, never a quiet `false` ([`messages`] has every situation): [`ErrorCode::MessageShape`]
+    /// for a message without the part the filter reads where the dialect gives that no meaning
+    /// (with a hint; a message without attributes is judged, sns rule 12);
     /// [`ErrorCode::MessageNotJson`] for a document (or an Event Grid event) that is not JSON;
-    /// [`ErrorCode::InvalidMessage`] for a part in the wrong form; and
-    /// [`ErrorCode::MessageTooComplex`] for an SNS body with more combinations of array elements
-    /// than are judged element by element. An SNS body given with [`Message::body`] that is not
-    /// JSON keeps its meaning in SNS: it matches only policies that read nothing from the body.
+    /// [`ErrorCode::InvalidMessage`] for a part in the wrong form or against its dialect's rules
+    /// (a `stream` header given two values; an Event Grid event that is not one JSON object, a
+    /// batch given whole among them); and [`ErrorCode::MessageTooComplex`] for an SNS body with
+    /// more combinations of array elements than are judged element by element. An SNS body
+    /// given with [`Message::body`] that is not JSON keeps its meaning in SNS: it matches only
+    /// policies that read nothing from the body.
     pub fn matches<A: Attributes + ?Sized, H: Headers + ?Sized>(
         &self,
         message: &Message<'_, A, H>,
@@ -280,10 +322,7 @@ impl Filter {
         let policy = self.policy.as_deref();
         match &message.repr {
             Repr::Parts(parts) => compiler::explain::explain_parts(&self.inner, policy, parts),
-            Repr::Json(json) => {
-                let read = one_message(json, self.options())?;
-                compiler::explain::explain_parts(&self.inner, policy, &read.parts())
-            }
+            Repr::Json(json) => compiler::explain::explain_document(&self.inner, policy, json),
         }
     }
 
@@ -327,25 +366,6 @@ impl Filter {
     }
 }
 
-/// The one message of a document given whole: a batch of events is an error.
-fn one_message<'a>(json: &'a [u8], options: &Options) -> Result<ReadMessage<'a>, MessageError> {
-    let mut messages = read_messages(json, options)?;
-    if messages.is_batch() {
-        return Err(MessageError {
-            code: ErrorCode::MessageShape,
-            pointer: String::new(),
-            message: format!(
-                "the document is a batch of {} events: match each event (read them with \
-                 `read_messages`)",
-                messages.len()
-            ),
-        });
-    }
-    messages
-        .next()
-        .ok_or_else(|| MessageError::new("", "the document holds no message"))
-}
-
 /// Reusable scratch buffers for matching (the binding arena, the JSON reader's stacks, the
 /// registers): what [`Filter::matches`] caches per thread, held by the caller instead. Keep one
 /// per thread; once warm, matching allocates nothing but what reading a JSON document's
@@ -382,10 +402,7 @@ impl Matcher {
     ) -> Result<bool, MessageError> {
         match &message.repr {
             Repr::Parts(parts) => self.evaluator.matches_parts(&filter.inner, parts),
-            Repr::Json(json) => {
-                let read = one_message(json, filter.options())?;
-                self.evaluator.matches_parts(&filter.inner, &read.parts())
-            }
+            Repr::Json(json) => self.evaluator.matches_document(&filter.inner, json),
         }
     }
 }
@@ -502,6 +519,55 @@ impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> Message<'m, A, H> {
     pub fn with_headers<G: Headers + ?Sized>(self, headers: &'m G) -> Message<'m, A, G> {
         Message {
             repr: Repr::Parts(self.parts().with_headers(headers)),
+        }
+    }
+
+    /// One JSON document as received ([`Message::json`]), as a message whose attribute and
+    /// header types are `A` and `H`: for code generic over them (the language bindings).
+    pub fn document(json: &'m [u8]) -> Message<'m, A, H> {
+        Message {
+            repr: Repr::Json(json),
+        }
+    }
+
+    /// A message of the parts a broker holds, each optional: what the language bindings build
+    /// from their arguments (`Message::new().with_*` for parts known in advance).
+    ///
+    /// ```
+    /// use filtervm::{AttributeType, Dialect, Filter, Message};
+    /// let attributes = [("a", AttributeType::String, "x")];
+    /// let headers: Option<&[(&str, &str)]> = None;
+    /// let message = Message::from_parts(None, Some(&attributes[..]), headers);
+    /// assert!(Filter::new(Dialect::Sns, r#"{"a": ["x"]}"#)?.matches(&message)?);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_parts(
+        body: Option<&'m [u8]>,
+        attributes: Option<&'m A>,
+        headers: Option<&'m H>,
+    ) -> Message<'m, A, H> {
+        let mut parts = MessageParts::empty();
+        if let Some(body) = body {
+            parts = parts.with_body(body);
+        }
+        if let Some(attributes) = attributes {
+            parts = parts.with_attributes(attributes);
+        }
+        if let Some(headers) = headers {
+            parts = parts.with_headers(headers);
+        }
+        Message {
+            repr: Repr::Parts(parts),
+        }
+    }
+
+    /// This message with `part` given but unreadable: the broker holds the part and could not
+    /// read it (an attribute of an unknown type, say). Filters reading `part` report `error`
+    /// ([`ErrorCode::InvalidMessage`] as a rule); in a set, the other groups judge the message
+    /// by their own parts.
+    pub fn with_unreadable(self, part: MessagePart, error: &'m MessageError) -> Message<'m, A, H> {
+        Message {
+            repr: Repr::Parts(self.parts().with_unreadable(part, error)),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Many subscriptions matched together: [`SubscriptionSet`] and, for sets that change while
 //! messages flow, [`LiveSet`].
 
-use crate::{Filter, Message, MessageError, Repr};
+use crate::{Filter, Message, Repr};
 use filtervm_compiler as compiler;
 use filtervm_vm::message::{Attributes, Headers};
 use std::fmt;
@@ -32,7 +32,7 @@ pub use filtervm_compiler::{
 /// let delivered = br#"{"Type": "Notification", "Message": "{\"region\": \"eu-west-1\"}",
 ///     "MessageAttributes": {"total": {"Type": "Number", "Value": "250"}}}"#;
 /// let mut scratch = SetScratch::new();
-/// let matches = set.matching(&mut scratch, &Message::json(delivered))?;
+/// let matches = set.matching(&mut scratch, &Message::json(delivered));
 /// assert_eq!(matches.ids().collect::<Vec<_>>(), [&"eu-orders", &"big-orders"]);
 /// // The stream subscription could not judge a message without headers: reported, not dropped.
 /// assert!(!matches.is_complete());
@@ -71,6 +71,12 @@ impl<Id> SubscriptionSet<Id> {
     /// The subscriptions' ids, in insertion order.
     pub fn ids(&self) -> impl Iterator<Item = &Id> + '_ {
         self.inner.ids()
+    }
+
+    /// The options of the set's groups, one per group of subscriptions with the same dialect and
+    /// options (each reads its part of a message: `MessagePart::of`).
+    pub fn options(&self) -> impl Iterator<Item = &crate::Options> + '_ {
+        self.inner.options()
     }
 
     /// The number of distinct filters stored (identical filters count once).
@@ -113,36 +119,78 @@ impl<Id: Eq + Hash + Clone> SubscriptionSet<Id> {
     /// The subscriptions whose filter matches `message`, in insertion order, each once.
     ///
     /// Every group reads its part of the message: a filter on attributes its attributes, a
-    /// filter on the body the body's bytes, a filter on headers its headers. Groups whose part
-    /// the message lacks, or that could not judge it, are listed by [`Matches::unjudged`] with
-    /// the error and the number of subscriptions concerned — never counted as "no match"
-    /// silently; [`Matches::is_complete`] says whether there are any. The error here is for a
-    /// document given with [`Message::json`] that cannot be read at all.
+    /// filter on the body the body's bytes, a filter on headers its headers, each read as
+    /// [`Filter::matches`] reads it for one of the group's filters. A group that cannot judge the
+    /// message (its part is missing where the dialect gives that no meaning, or breaks the
+    /// dialect's rules; a document it cannot read) is listed by [`Matches::unjudged`] with the
+    /// error and the number of subscriptions concerned, and the other groups still deliver:
+    /// never all or nothing, never a quiet "no match". [`Matches::is_complete`] says whether
+    /// every group judged it; [`SubscriptionSet::try_matching`] makes an unjudged group an
+    /// error.
     pub fn matching<'s, A, H>(
         &'s self,
         scratch: &'s mut SetScratch,
         message: &Message<'_, A, H>,
-    ) -> Result<Matches<'s, Id>, MessageError>
+    ) -> Matches<'s, Id>
     where
         A: Attributes + ?Sized,
         H: Headers + ?Sized,
     {
         match_in(&self.inner, scratch, message)
     }
+
+    /// [`SubscriptionSet::matching`], strict: a message that some group could not judge is an
+    /// error listing those groups (their subscriptions' verdicts are unknown).
+    pub fn try_matching<'s, A, H>(
+        &'s self,
+        scratch: &'s mut SetScratch,
+        message: &Message<'_, A, H>,
+    ) -> Result<Matches<'s, Id>, UnjudgedError>
+    where
+        A: Attributes + ?Sized,
+        H: Headers + ?Sized,
+    {
+        strict(match_in(&self.inner, scratch, message))
+    }
 }
 
-/// Matches `message` against `set`: one reading of a whole document, then the set's groups.
+impl<Id: Eq + Hash + Clone> SubscriptionSet<Id> {
+    /// Matches every message of one JSON document as received — a line of a log — and calls
+    /// `each` with each result: a document that is a batch of events (an array of objects, how
+    /// Event Grid delivers them) is matched event by event (`each(Some(index), ...)`: the groups
+    /// that read events judge that event, the others the whole document, exactly as each of
+    /// their filters reads it with [`crate::read_messages`]); any other document once
+    /// (`each(None, ...)`, as [`SubscriptionSet::matching`] of [`Message::json`]). This is how
+    /// `filtervm route` reads a line, and why it never disagrees with `filtervm match`.
+    pub fn matching_messages<F>(&self, scratch: &mut SetScratch, json: &[u8], each: F)
+    where
+        F: FnMut(Option<usize>, &Matches<'_, Id>),
+    {
+        self.inner.matching_messages(scratch, json, each);
+    }
+}
+
+/// Matches `message` against `set`: a message of parts by its parts, a document read once for
+/// every group (each group reading its part as one of its filters would).
 fn match_in<'s, Id: Eq + Hash + Clone, A: Attributes + ?Sized, H: Headers + ?Sized>(
     set: &'s compiler::SubscriptionSet<Id>,
     scratch: &'s mut SetScratch,
     message: &Message<'_, A, H>,
-) -> Result<Matches<'s, Id>, MessageError> {
+) -> Matches<'s, Id> {
     match &message.repr {
-        Repr::Parts(parts) => Ok(set.matching(scratch, parts)),
-        Repr::Json(json) => {
-            let read = compiler::read_message(json)?;
-            Ok(set.matching(scratch, &read.parts()))
-        }
+        Repr::Parts(parts) => set.matching(scratch, parts),
+        Repr::Json(json) => set.matching_document(scratch, json),
+    }
+}
+
+/// `matches`, or the error of its unjudged groups.
+fn strict<Id>(matches: Matches<'_, Id>) -> Result<Matches<'_, Id>, UnjudgedError> {
+    if matches.is_complete() {
+        Ok(matches)
+    } else {
+        Err(UnjudgedError {
+            groups: matches.unjudged().collect(),
+        })
     }
 }
 
@@ -167,8 +215,9 @@ fn match_in<'s, Id: Eq + Hash + Clone, A: Attributes + ?Sized, H: Headers + ?Siz
 ///         let snapshot = live.load();
 ///         let ids: Vec<u64> = snapshot
 ///             .matching(&mut scratch, &Message::headers(&headers[..]))
-///             .map(|m| m.ids().copied().collect())
-///             .unwrap_or_default();
+///             .ids()
+///             .copied()
+///             .collect();
 ///         ids
 ///     })
 /// };
@@ -277,12 +326,25 @@ impl<Id: Eq + Hash + Clone> Snapshot<Id> {
         &'s self,
         scratch: &'s mut SetScratch,
         message: &Message<'_, A, H>,
-    ) -> Result<Matches<'s, Id>, MessageError>
+    ) -> Matches<'s, Id>
     where
         A: Attributes + ?Sized,
         H: Headers + ?Sized,
     {
         match_in(&self.inner, scratch, message)
+    }
+
+    /// [`SubscriptionSet::try_matching`] on this snapshot.
+    pub fn try_matching<'s, A, H>(
+        &'s self,
+        scratch: &'s mut SetScratch,
+        message: &Message<'_, A, H>,
+    ) -> Result<Matches<'s, Id>, UnjudgedError>
+    where
+        A: Attributes + ?Sized,
+        H: Headers + ?Sized,
+    {
+        strict(match_in(&self.inner, scratch, message))
     }
 
     /// The number of subscriptions in this snapshot.

@@ -1,6 +1,7 @@
-//! Messages through the library: a message whose shape the filter cannot read is an error with a
-//! hint (never a verdict), the shapes real systems emit are read, and explain reads a message as
-//! matching does.
+//! Messages through the library: a message without the part a filter reads is judged where the
+//! dialect gives that a meaning (an SNS message with no attributes) and an error with a hint
+//! otherwise (never a quiet verdict), the shapes real systems emit are read, and explain reads a
+//! message as matching does.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
@@ -10,17 +11,19 @@ use filtervm::{
 };
 use std::collections::{BTreeMap, HashMap};
 
-const HINT: &str = r#"--options '{"scope":"MessageBody"}'"#;
-
-/// A flat event given to an sns filter in attribute scope: MESSAGE_SHAPE with the hint.
+/// A flat event given to an sns filter in attribute scope: a message with no attributes (sns
+/// rule 12: only `{}` matches it), and explain names the likely mistake.
 #[test]
-fn a_flat_event_to_an_attribute_scope_filter_is_an_error_with_the_hint() {
+fn a_flat_event_to_an_attribute_scope_filter_has_no_attributes() {
     let filter = Filter::new(Dialect::Sns, r#"{"store": ["x"]}"#).unwrap();
-    let e = filter
-        .matches(&Message::json(br#"{"store": "x", "total": 5}"#))
-        .unwrap_err();
-    assert_eq!(e.code, ErrorCode::MessageShape);
-    assert!(e.message.contains(HINT), "{e}");
+    let event = Message::json(br#"{"store": "x", "total": 5}"#);
+    assert_eq!(filter.matches(&event), Ok(false));
+    assert_eq!(
+        filter.explain(&event).unwrap().hints[0].code,
+        "SCOPE_MISMATCH"
+    );
+    let everything = Filter::new(Dialect::Sns, "{}").unwrap();
+    assert_eq!(everything.matches(&event), Ok(true));
     // With the hint followed, the event is the body.
     let filter = Filter::new(SnsScope::MessageBody, r#"{"store": ["x"]}"#).unwrap();
     assert_eq!(
@@ -123,17 +126,17 @@ fn a_bare_document_is_the_body_in_body_scope() {
     assert_eq!(filter.matches(&Message::body(b"plain text")), Ok(false));
 }
 
-/// Attribute scope given only a body: an error with the hint.
+/// Attribute scope given only a body, in every form: a message with no attributes, judged.
 #[test]
-fn attribute_scope_given_only_a_body_is_an_error_with_the_hint() {
+fn attribute_scope_given_only_a_body_judges_no_attributes() {
     let filter = Filter::new(Dialect::Sns, r#"{"store": ["x"]}"#).unwrap();
+    let everything = Filter::new(Dialect::Sns, "{}").unwrap();
     for message in [
         Message::body(br#"{"store": "x"}"#),
         Message::json(br#"{"body": "{\"store\": \"x\"}"}"#),
     ] {
-        let e = filter.matches(&message).unwrap_err();
-        assert_eq!(e.code, ErrorCode::MessageShape, "{message:?}");
-        assert!(e.message.contains(HINT), "{e}");
+        assert_eq!(filter.matches(&message), Ok(false), "{message:?}");
+        assert_eq!(everything.matches(&message), Ok(true), "{message:?}");
     }
     // An AWS message always has attributes, maybe none: published without any, it is judged
     // (SNS would not deliver it), and explain points at the scope.
@@ -167,9 +170,30 @@ fn event_grid_batches_give_one_verdict_per_event() {
         .map(|e| filter.matches(&Message::from(&e)).unwrap())
         .collect();
     assert_eq!(verdicts, [true, false, true]);
-    let e = filter.matches(&Message::json(batch)).unwrap_err();
-    assert_eq!(e.code, ErrorCode::MessageShape);
-    assert!(e.message.contains("batch of 3 events"), "{e}");
+    // Given whole, a batch is no event: INVALID_MESSAGE naming the way to split it; so are
+    // scalars, given as a document or as a body.
+    for message in [Message::json(batch), Message::body(batch)] {
+        let e = filter.matches(&message).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidMessage);
+        assert!(e.message.contains("read_messages"), "{e}");
+    }
+    for scalar in [&b"5"[..], b"\"x\"", b"null", b" [] "] {
+        for message in [Message::json(scalar), Message::body(scalar)] {
+            let e = filter.matches(&message).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidMessage, "{message:?}");
+            assert!(e.message.contains("one JSON object"), "{e}");
+        }
+    }
+    // A truncated event is not JSON: MESSAGE_NOT_JSON, whatever door it came through.
+    for message in [
+        Message::json(b"{\"subject\": "),
+        Message::body(b"{\"subject\": "),
+    ] {
+        assert_eq!(
+            filter.matches(&message).unwrap_err().code,
+            ErrorCode::MessageNotJson
+        );
+    }
     let cloud = Filter::new(
         EventGridSchema::CloudEvents,
         r#"{"includedEventTypes": ["order.paid"]}"#,
@@ -203,8 +227,9 @@ fn borrowed_parts_explain_and_matcher_agree_with_matches() {
         assert_eq!(matcher.matches(filter, &both), Ok(true));
         assert!(filter.explain(&both).unwrap().matched);
     }
-    let json = br#"{"store": "x"}"#;
+    let json = br#"{"attributes": {"event": {"Type": "Binary", "Value": "x"}}}"#;
     let e = basaltic.matches(&Message::json(json)).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidMessage);
     let explained = basaltic.explain(&Message::json(json)).unwrap_err();
     assert_eq!(explained.code(), e.code);
     assert_eq!(explained.to_string(), e.to_string());

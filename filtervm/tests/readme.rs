@@ -40,10 +40,13 @@ fn the_readme_library_example_runs() -> Result<(), Box<dyn std::error::Error>> {
     let mut matcher = Matcher::new(); // scratch you hold (else cached per thread)
     assert!(matcher.matches(&big, &Message::body(br#"{"order": 8, "total": 1250.00}"#))?);
 
-    // A message the filter cannot read is an error naming the fix, never a quiet "no match".
-    let e = paid
-        .matches(&Message::json(br#"{"event": "order.paid"}"#))
-        .unwrap_err();
+    // A message without attributes has none (sns rule 12): here a plain JSON event, which
+    // a filter on attributes judges, and explain says what was probably meant.
+    let event = Message::json(br#"{"event": "order.paid", "amount": 150}"#);
+    assert!(!paid.matches(&event)?);
+    assert_eq!(paid.explain(&event)?.hints[0].code, "SCOPE_MISMATCH");
+    // A message a filter cannot judge is an error naming the fix, never a quiet "no match".
+    let e = eu.matches(&event).unwrap_err();
     assert_eq!(e.code.as_str(), "MESSAGE_SHAPE");
     // README example end
     Ok(())
@@ -76,18 +79,28 @@ fn the_readme_set_example_runs() -> Result<(), Box<dyn std::error::Error>> {
         .with_attributes(&attributes)
         .with_headers(&headers);
     let mut scratch = SetScratch::new(); // one per thread
-    let matches = set.matching(&mut scratch, &message)?;
+    let matches = set.matching(&mut scratch, &message);
     assert_eq!(
         matches.ids().copied().collect::<Vec<_>>(),
         ["paid", "eu-bodies", "also-paid"]
     );
     assert!(matches.is_complete()); // every group could read its part of the message
 
+    // Without headers the stream group cannot judge the message: the others still deliver.
+    let no_headers = Message::body(br#"{"region": "eu-west-1"}"#).with_attributes(&attributes);
+    let matches = set.matching(&mut scratch, &no_headers);
+    assert_eq!(matches.len(), 3);
+    let unjudged: Vec<_> = matches.unjudged().collect();
+    assert_eq!(
+        (unjudged[0].subscriptions, unjudged[0].error.code.as_str()),
+        (1, "MESSAGE_SHAPE")
+    );
+
     // Live updates: readers load a snapshot lock-free while writers publish changes.
     let live = LiveSet::from(set);
     live.remove(&"audit");
     let snapshot = live.load();
-    assert_eq!(snapshot.matching(&mut scratch, &message)?.len(), 3);
+    assert_eq!(snapshot.matching(&mut scratch, &message).len(), 3);
     // README set example end
     Ok(())
 }

@@ -1,16 +1,20 @@
-//! Python values into what the adapter takes: policies and options as JSON text, messages as
-//! the adapter's parts (a document, a body, attributes, headers).
+//! Python values into what the adapter takes: policies and options as JSON text, messages as the
+//! adapter's [`Input`] — a document's bytes, or the parts borrowed from the caller's objects
+//! (`str` and `bytes` read where they lie; only numbers get a text of their own).
 
-use filtervm_capi::engine::{Attribute, AttributeKind, Document, Header, Message};
+use filtervm_bindings::filtervm::{AttributeType, Attributes, Headers, MessagePart, Text};
+use filtervm_bindings::{HeaderValue, Input, Parts, attribute_type, unknown_attribute_type};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTuple,
     PyType,
 };
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 /// Policies and options written from Python values are cut at this depth: the text then nests
 /// deeper than the library's limit (128 levels), so the library rejects it with the dialect's
@@ -54,14 +58,6 @@ pub fn json_text(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     Ok(out.into_bytes())
 }
 
-/// A message document given as a `dict`, as JSON text: ints of any size and `Decimal`s exactly,
-/// members in the dict's order, so that the library reads every number as written.
-fn document_text(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    let mut out = String::new();
-    write_json(value, 0, TooDeep::Fail, &mut out)?;
-    Ok(out.into_bytes())
-}
-
 /// Writes `value` as JSON: `None`, `bool`, `int` (any size), finite `float`, `Decimal`, `str`,
 /// `list`/`tuple`, and `dict` with `str` keys (in their order).
 fn write_json(
@@ -78,7 +74,7 @@ fn write_json(
         TooDeep::Fail if depth > MAX_DOCUMENT_DEPTH => {
             return Err(crate::message_error(format!(
                 "the message nests deeper than {MAX_DOCUMENT_DEPTH} levels"
-            ))?);
+            )));
         }
         _ => {}
     }
@@ -89,12 +85,7 @@ fn write_json(
     } else if let Ok(s) = value.cast::<PyString>() {
         write_string(s.to_str()?, out);
     } else if value.is_instance_of::<PyInt>() {
-        match value.extract::<i64>() {
-            Ok(n) => {
-                let _ = write!(out, "{n}");
-            }
-            Err(_) => out.push_str(value.str()?.to_str()?),
-        }
+        out.push_str(&int_text(value)?);
     } else if let Ok(f) = value.cast::<PyFloat>() {
         out.push_str(&float_text(f.value())?);
     } else if let Ok(list) = value.cast::<PyList>() {
@@ -119,17 +110,7 @@ fn write_json(
         }
         out.push('}');
     } else if is_decimal(value)? {
-        let text = value.str()?;
-        let text = text.to_str()?;
-        if !text
-            .bytes()
-            .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
-        {
-            return Err(PyValueError::new_err(format!(
-                "a Decimal in JSON must be finite, not {text}"
-            )));
-        }
-        out.push_str(text);
+        out.push_str(&decimal_text(value)?);
     } else {
         return Err(PyTypeError::new_err(format!(
             "cannot write a {} as JSON (use dict, list, str, int, float, Decimal, bool or None)",
@@ -156,7 +137,15 @@ fn write_items<'py>(
     Ok(())
 }
 
-/// A float as JSON text: Python's shortest round-trip form (`repr`), finite only.
+/// An `int` as JSON text: any size, exactly.
+fn int_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    match value.extract::<i64>() {
+        Ok(n) => Ok(n.to_string()),
+        Err(_) => Ok(value.str()?.to_str()?.to_owned()),
+    }
+}
+
+/// A float as JSON text: the shortest round-trip form (as Python's `repr`), finite only.
 fn float_text(value: f64) -> PyResult<String> {
     if !value.is_finite() {
         return Err(PyValueError::new_err(format!(
@@ -165,8 +154,22 @@ fn float_text(value: f64) -> PyResult<String> {
     }
     // Rust's `{:?}` of an f64 is the shortest text that reads back to the same value, like
     // Python's repr; JSON needs an exponent without `+` and a mantissa with digits.
-    let text = format!("{value:?}");
-    Ok(text)
+    Ok(format!("{value:?}"))
+}
+
+/// A `Decimal` as JSON text: its `str`, finite only.
+fn decimal_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    let text = value.str()?;
+    let text = text.to_str()?;
+    if !text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
+    {
+        return Err(PyValueError::new_err(format!(
+            "a Decimal in JSON must be finite, not {text}"
+        )));
+    }
+    Ok(text.to_owned())
 }
 
 fn write_string(text: &str, out: &mut String) {
@@ -194,20 +197,21 @@ fn type_name(value: &Bound<'_, PyAny>) -> String {
         .map_or_else(|_| "value".to_owned(), |n| n.to_string())
 }
 
-/// Bytes of a `str`, `bytes` or `bytearray` argument, borrowed where Python allows it.
-pub enum Text<'py> {
-    /// Borrowed from a `str` or `bytes` object.
-    Borrowed(Bound<'py, PyAny>),
-    /// Copied from a `bytearray` (mutable, so not borrowed).
+/// A text argument (`body=`, a document given as text): `str` and `bytes` read where they lie
+/// (the object is kept alive while the message is matched), a `bytearray` copied (it may
+/// change).
+enum TextArg<'py> {
+    /// A `str` or `bytes` object.
+    Object(Bound<'py, PyAny>),
+    /// A copy: of a `bytearray`, or a document written from a `dict`.
     Owned(Vec<u8>),
 }
 
-impl Text<'_> {
-    /// The bytes.
-    pub fn bytes(&self) -> PyResult<&[u8]> {
+impl TextArg<'_> {
+    fn bytes(&self) -> PyResult<&[u8]> {
         match self {
-            Text::Owned(v) => Ok(v),
-            Text::Borrowed(obj) => {
+            TextArg::Owned(v) => Ok(v),
+            TextArg::Object(obj) => {
                 if let Ok(s) = obj.cast::<PyString>() {
                     Ok(s.to_str()?.as_bytes())
                 } else if let Ok(b) = obj.cast::<PyBytes>() {
@@ -220,11 +224,11 @@ impl Text<'_> {
     }
 }
 
-fn text<'py>(value: &Bound<'py, PyAny>, what: &str) -> PyResult<Text<'py>> {
+fn text_arg<'py>(value: &Bound<'py, PyAny>, what: &str) -> PyResult<TextArg<'py>> {
     if value.is_instance_of::<PyString>() || value.is_instance_of::<PyBytes>() {
-        Ok(Text::Borrowed(value.clone()))
+        Ok(TextArg::Object(value.clone()))
     } else if let Ok(b) = value.cast::<PyByteArray>() {
-        Ok(Text::Owned(b.to_vec()))
+        Ok(TextArg::Owned(b.to_vec()))
     } else {
         Err(PyTypeError::new_err(format!(
             "{what} must be str or bytes, not {}",
@@ -233,32 +237,168 @@ fn text<'py>(value: &Bound<'py, PyAny>, what: &str) -> PyResult<Text<'py>> {
     }
 }
 
-/// The parts of a message as given to `matches`, `explain` and `matching`, read from Python
-/// (the text parts stay borrowed from their objects).
-pub struct MessageArgs<'py> {
-    /// The message as JSON text: as given, or a `dict` written as JSON (ints of any size and
-    /// `Decimal`s exactly, members in the dict's order), so that the library reads every number
-    /// as written.
-    document: Option<Text<'py>>,
-    body: Option<Text<'py>>,
-    attributes: Option<Vec<Attribute>>,
-    headers: Option<Vec<Header>>,
+/// Text held by a Python `str`, read where it lies (the object is held, and a `str` never
+/// changes).
+pub struct PyText(PyBackedStr);
+
+impl PyText {
+    fn new(s: Bound<'_, PyString>) -> PyResult<PyText> {
+        PyBackedStr::try_from(s).map(PyText)
+    }
 }
 
+impl Text for PyText {
+    #[inline]
+    fn text(&self) -> Result<&str, &[u8]> {
+        Ok(self.0.as_str())
+    }
+}
+
+/// An attribute value as read from Python.
+pub enum AttributeValue {
+    /// A `str`, read where it lies.
+    Str(PyText),
+    /// Text made here: a list's JSON text, a `Decimal`'s or a big `int`'s text.
+    Owned(String),
+    /// A number whose text is made when a filter reads it.
+    Number(LazyNumber),
+    /// None: a Binary value (never read by a filter).
+    Empty,
+}
+
+impl Text for AttributeValue {
+    #[inline]
+    fn text(&self) -> Result<&str, &[u8]> {
+        Ok(match self {
+            AttributeValue::Str(s) => s.0.as_str(),
+            AttributeValue::Owned(s) => s,
+            AttributeValue::Number(n) => n.text(),
+            AttributeValue::Empty => "",
+        })
+    }
+}
+
+/// An `int` or a finite `float`, whose text is made when a filter reads it: most attributes a
+/// message carries are not read by the filters matching it, and a float's shortest text costs
+/// more than matching the message.
+pub struct LazyNumber {
+    number: Number,
+    text: OnceLock<String>,
+}
+
+/// A number as Python gave it.
+#[derive(Clone, Copy)]
+enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+impl LazyNumber {
+    fn new(number: Number) -> LazyNumber {
+        LazyNumber {
+            number,
+            text: OnceLock::new(),
+        }
+    }
+
+    /// The number's text: an `int`'s digits, a `float`'s shortest round-trip text (as
+    /// Python's `repr`, which JSON reads back as the same number).
+    fn text(&self) -> &str {
+        self.text.get_or_init(|| match self.number {
+            Number::Int(n) => n.to_string(),
+            Number::Float(f) => format!("{f:?}"),
+        })
+    }
+}
+
+/// One typed attribute as read from Python.
+pub struct AttributeArg {
+    name: PyText,
+    data_type: AttributeType,
+    value: AttributeValue,
+}
+
+/// A message's attributes as read from Python: the facade reads them where they lie.
+pub struct AttributeList(Vec<AttributeArg>);
+
+impl Attributes for AttributeList {
+    type Name = PyText;
+    type Value = AttributeValue;
+
+    #[inline]
+    fn entries(&self) -> impl Iterator<Item = (&PyText, AttributeType, &AttributeValue)> {
+        self.0.iter().map(|a| (&a.name, a.data_type, &a.value))
+    }
+}
+
+/// One header as read from Python: its name and its value or values.
+pub struct HeaderArg {
+    name: PyText,
+    values: HeaderValue<PyText>,
+}
+
+/// A message's headers as read from Python (a name given several times is one header with
+/// several values).
+pub struct HeaderList(Vec<HeaderArg>);
+
+impl Headers for HeaderList {
+    type Name = PyText;
+    type Values = HeaderValue<PyText>;
+
+    #[inline]
+    fn entries(&self) -> impl Iterator<Item = (&PyText, &HeaderValue<PyText>)> {
+        self.0.iter().map(|h| (&h.name, &h.values))
+    }
+}
+
+/// The parts of a message as given to `matches`, `explain` and `matching`, read from Python: the
+/// objects are held, and [`MessageArgs::with_input`] lends their text to the adapter.
+pub struct MessageArgs<'py> {
+    document: Option<TextArg<'py>>,
+    body: Option<TextArg<'py>>,
+    attributes: Option<AttributeList>,
+    headers: Option<HeaderList>,
+    /// The attributes, given but unreadable (an unknown type name), and why.
+    unreadable: Option<(MessagePart, filtervm_bindings::filtervm::MessageError)>,
+}
+
+/// The adapter's message with attributes and headers read where Python holds them.
+pub type PyInput<'a> = Input<'a, AttributeList, HeaderList>;
+
 impl<'py> MessageArgs<'py> {
-    /// Reads the arguments: `message` a `dict` (a document in the dialect's shape) or JSON text
-    /// (`str`/`bytes`); `attributes` and `headers` mappings; `body` text.
+    /// Reads the arguments: `message` a `dict` (a document: written as JSON text, ints of any
+    /// size and `Decimal`s exactly, members in the dict's order) or JSON text (`str`/`bytes`);
+    /// or the parts `attributes`, `headers` (mappings) and `body` (text). A document and parts
+    /// together are an error: a message is one or the other.
     pub fn new(
         message: Option<&Bound<'py, PyAny>>,
         attributes: Option<&Bound<'py, PyAny>>,
         headers: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
-        reads: Option<&dyn Fn(&str) -> bool>,
     ) -> PyResult<MessageArgs<'py>> {
-        let document = match message.filter(|m| !m.is_none()) {
+        let given = |v: Option<&Bound<'py, PyAny>>| v.filter(|v| !v.is_none()).cloned();
+        let (message, attributes, headers, body) = (
+            given(message),
+            given(attributes),
+            given(headers),
+            given(body),
+        );
+        let parts = attributes.is_some() || headers.is_some() || body.is_some();
+        if message.is_some() && parts {
+            return Err(PyTypeError::new_err(
+                "a message is a document (the first argument) or its parts (attributes=, \
+                 headers=, body=), not both: put the parts into the document \
+                 ({\"attributes\": ..., \"headers\": ..., \"body\": ...}) or pass only the parts",
+            ));
+        }
+        let document = match &message {
             None => None,
-            Some(m) if m.is_instance_of::<PyDict>() => Some(Text::Owned(document_text(m)?)),
-            Some(m) => Some(text(m, "a message").map_err(|_| {
+            Some(m) if m.is_instance_of::<PyDict>() => {
+                let mut out = String::new();
+                write_json(m, 0, TooDeep::Fail, &mut out)?;
+                Some(TextArg::Owned(out.into_bytes()))
+            }
+            Some(m) => Some(text_arg(m, "a message").map_err(|_| {
                 PyTypeError::new_err(format!(
                     "a message is a dict or JSON text (str or bytes), not {}; give attributes=, \
                      headers= or body= for the other forms",
@@ -266,18 +406,12 @@ impl<'py> MessageArgs<'py> {
                 ))
             })?),
         };
-        let body = body
-            .filter(|b| !b.is_none())
-            .map(|b| text(b, "body"))
-            .transpose()?;
+        let body = body.map(|b| text_arg(&b, "body")).transpose()?;
+        let mut unreadable = None;
         let attributes = attributes
-            .filter(|a| !a.is_none())
-            .map(|a| read_attributes(a, reads))
+            .map(|a| read_attributes(&a, &mut unreadable))
             .transpose()?;
-        let headers = headers
-            .filter(|h| !h.is_none())
-            .map(read_headers)
-            .transpose()?;
+        let headers = headers.map(|h| read_headers(&h)).transpose()?;
         if document.is_none() && body.is_none() && attributes.is_none() && headers.is_none() {
             return Err(PyTypeError::new_err(
                 "no message given: pass a message (dict or JSON text), or attributes=, headers= \
@@ -289,33 +423,29 @@ impl<'py> MessageArgs<'py> {
             body,
             attributes,
             headers,
+            unreadable,
         })
     }
 
-    /// The adapter's message: the parsed parts moved out, the text parts borrowed.
-    pub fn take(&mut self) -> PyResult<Message<'_>> {
-        let attributes = self.attributes.take();
-        let headers = self.headers.take();
-        let this: &Self = self;
-        let document = match &this.document {
-            None => None,
-            Some(t) => Some(Document::Json(t.bytes()?)),
+    /// Runs `f` on the adapter's message, its text borrowed from the objects held here (`f` may
+    /// release the GIL: the objects stay alive, and `str` and `bytes` do not change).
+    pub fn with_input<R>(&self, f: impl FnOnce(&PyInput<'_>) -> R) -> PyResult<R> {
+        if let Some(document) = &self.document {
+            return Ok(f(&Input::Document(document.bytes()?)));
+        }
+        let parts = Parts {
+            body: self.body.as_ref().map(TextArg::bytes).transpose()?,
+            attributes: self.attributes.as_ref(),
+            headers: self.headers.as_ref(),
+            unreadable: self.unreadable.clone(),
         };
-        Ok(Message {
-            document,
-            body: this.body.as_ref().map(Text::bytes).transpose()?,
-            attributes,
-            headers,
-        })
+        Ok(f(&Input::Parts(parts)))
     }
 
-    /// The total size of the text parts (JSON document and body), in bytes.
+    /// The total size of the text parts (a document, a body), in bytes.
     pub fn text_len(&self) -> PyResult<usize> {
         let mut n = 0;
-        if let Some(t) = &self.document {
-            n += t.bytes()?.len();
-        }
-        if let Some(t) = &self.body {
+        for t in [&self.document, &self.body].into_iter().flatten() {
             n += t.bytes()?.len();
         }
         Ok(n)
@@ -323,29 +453,32 @@ impl<'py> MessageArgs<'py> {
 }
 
 /// `attributes`: a mapping of name to value. A value is a `str` (String), an `int`, `float` or
-/// `Decimal` (Number), a `list`/`tuple` (String.Array, written as JSON), `bytes` (Binary, which
-/// filters never see), or a `dict` in the AWS form `{"DataType": T, "StringValue": V}` (also
-/// `{"Type": T, "Value": V}`, and `{"type", "value"}` as basaltic vectors write it). Values of
-/// names `reads` rejects are left out (the adapter's `Filter::reads_attribute`); their types
-/// still count.
-fn read_attributes(
-    value: &Bound<'_, PyAny>,
-    reads: Option<&dyn Fn(&str) -> bool>,
-) -> PyResult<Vec<Attribute>> {
-    let mut out = Vec::new();
-    let mut add = |name: Bound<'_, PyAny>, value: Bound<'_, PyAny>| -> PyResult<()> {
+/// `Decimal` (Number, read as its text), a `list`/`tuple` (String.Array, written as JSON),
+/// `bytes` (Binary, which filters never see), or a `dict` in the AWS form `{"DataType": T,
+/// "StringValue": V}` (also `{"Type": T, "Value": V}`, and `{"type", "value"}` as basaltic
+/// vectors write it), whose value may be a number (read as its text). An unknown type name makes
+/// the attributes unreadable for the filters that read them (`unreadable`, `INVALID_MESSAGE`); a
+/// value of a type no attribute has is a `TypeError` naming the attribute.
+fn read_attributes<'py>(
+    value: &Bound<'py, PyAny>,
+    unreadable: &mut Option<(MessagePart, filtervm_bindings::filtervm::MessageError)>,
+) -> PyResult<AttributeList> {
+    let mut out = Vec::with_capacity(value.len().unwrap_or(0));
+    let mut add = |name: Bound<'py, PyAny>, value: Bound<'py, PyAny>| -> PyResult<()> {
         let name = name
-            .cast::<PyString>()
-            .map_err(|_| PyTypeError::new_err("attribute names must be str"))?
-            .to_str()?;
-        let read = reads.is_none_or(|reads| reads(name));
-        let (data_type, text) = attribute_value(name, &value, read)?;
-        let name = name.to_owned();
-        out.push(match data_type {
-            Type::Kind(kind) => Attribute::of_kind(name, kind, text),
-            Type::Named(data_type) => {
-                Attribute::new(name, &data_type, text).map_err(crate::failure)?
+            .cast_into::<PyString>()
+            .map_err(|_| PyTypeError::new_err("attribute names must be str"))?;
+        let (data_type, text) = match attribute_value(&name, value)? {
+            Ok(read) => read,
+            Err(e) => {
+                unreadable.get_or_insert((MessagePart::Attributes, e));
+                (AttributeType::Binary, AttributeValue::Empty)
             }
+        };
+        out.push(AttributeArg {
+            name: PyText::new(name)?,
+            data_type,
+            value: text,
         });
         Ok(())
     };
@@ -354,7 +487,7 @@ fn read_attributes(
         for (name, value) in dict.iter() {
             add(name, value)?;
         }
-        return Ok(out);
+        return Ok(AttributeList(out));
     }
     let mapping = value.cast::<PyMapping>().map_err(|_| {
         PyTypeError::new_err(format!(
@@ -363,87 +496,116 @@ fn read_attributes(
         ))
     })?;
     for item in mapping.items()?.iter() {
-        let (name, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+        let (name, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
         add(name, value)?;
     }
-    Ok(out)
+    Ok(AttributeList(out))
 }
 
-/// An attribute's type: a base type known from the Python value, or a name to read.
-enum Type {
-    Kind(AttributeKind),
-    Named(String),
-}
+/// An attribute value read: its type and where its text is, or the message error of an
+/// unknown type name.
+type ReadValue<'py> =
+    Result<(AttributeType, AttributeValue), filtervm_bindings::filtervm::MessageError>;
 
-/// The type and value text of an attribute value (the text empty when `read` is false).
-fn attribute_value(name: &str, value: &Bound<'_, PyAny>, read: bool) -> PyResult<(Type, String)> {
-    let text = |make: &dyn Fn() -> PyResult<String>| if read { make() } else { Ok(String::new()) };
-    if let Ok(s) = value.cast::<PyString>() {
-        return Ok((
-            Type::Kind(AttributeKind::String),
-            text(&|| Ok(s.to_str()?.to_owned()))?,
-        ));
-    }
-    if value.is_instance_of::<PyBool>() {
-        return Err(PyTypeError::new_err(format!(
-            "attribute `{name}`: a bool has no attribute type; give \"true\" (String) or \
-             {{\"DataType\": ..., \"StringValue\": ...}}"
+/// The type and text of attribute `name`'s value.
+fn attribute_value<'py>(
+    name: &Bound<'py, PyString>,
+    value: Bound<'py, PyAny>,
+) -> PyResult<ReadValue<'py>> {
+    let wrong = |what: String| {
+        PyTypeError::new_err(format!(
+            "attribute `{}`: {what}",
+            name.to_str().unwrap_or("?")
+        ))
+    };
+    if value.is_instance_of::<PyString>() {
+        let s = value.cast_into::<PyString>().map_err(PyErr::from)?;
+        return Ok(Ok((
+            AttributeType::String,
+            AttributeValue::Str(PyText::new(s)?),
         )));
     }
-    if let Ok(fields) = value.cast::<PyDict>() {
-        return typed_attribute(name, fields, read);
-    }
-    let number = Type::Kind(AttributeKind::Number);
-    if value.is_instance_of::<PyInt>() {
-        return Ok((
-            number,
-            text(&|| match value.extract::<i64>() {
-                Ok(n) => Ok(n.to_string()),
-                Err(_) => Ok(value.str()?.to_str()?.to_owned()),
-            })?,
+    if value.is_instance_of::<PyBool>() {
+        return Err(wrong(
+            "a bool has no attribute type; give \"true\" (String) or {\"DataType\": ..., \
+             \"StringValue\": ...}"
+                .to_owned(),
         ));
     }
-    if let Ok(f) = value.cast::<PyFloat>() {
-        if !f.value().is_finite() {
-            return Err(PyValueError::new_err(format!(
-                "attribute `{name}`: a Number is finite, not {}",
-                f.value()
-            )));
-        }
-        return Ok((number, text(&|| float_text(f.value()))?));
+    if let Ok(fields) = value.cast::<PyDict>() {
+        return typed_attribute(name, fields);
+    }
+    if let Some(number) = number(&value).map_err(|e| named(name, e))? {
+        return Ok(Ok((AttributeType::Number, number)));
     }
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
-        return Ok((
-            Type::Kind(AttributeKind::StringArray),
-            text(&|| {
-                let mut out = String::new();
-                write_json(value, 0, TooDeep::Cut, &mut out)?;
-                Ok(out)
-            })?,
-        ));
+        let mut out = String::new();
+        write_json(&value, 0, TooDeep::Cut, &mut out)?;
+        return Ok(Ok((AttributeType::StringArray, AttributeValue::Owned(out))));
     }
     if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
-        return Ok((Type::Kind(AttributeKind::Binary), String::new()));
+        return Ok(Ok((AttributeType::Binary, AttributeValue::Empty)));
+    }
+    Err(wrong(format!(
+        "a value is str, int, float, Decimal, list, bytes or a typed dict, not {}",
+        type_name(&value)
+    )))
+}
+
+/// `e`, of the same exception class, with the name of the attribute it is about.
+fn named(name: &Bound<'_, PyString>, e: PyErr) -> PyErr {
+    let py = name.py();
+    let message = format!(
+        "attribute `{}`: {}",
+        name.to_str().unwrap_or("?"),
+        e.value(py)
+    );
+    if e.is_instance_of::<PyValueError>(py) {
+        PyValueError::new_err(message)
+    } else {
+        PyTypeError::new_err(message)
+    }
+}
+
+/// A number (`int`, finite `float`, `Decimal`) as an attribute value's text, `None` for another
+/// value.
+fn number<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<AttributeValue>> {
+    if value.is_instance_of::<PyBool>() {
+        return Ok(None);
+    }
+    if value.is_instance_of::<PyInt>() {
+        return Ok(Some(match value.extract::<i64>() {
+            Ok(n) => AttributeValue::Number(LazyNumber::new(Number::Int(n))),
+            Err(_) => AttributeValue::Owned(int_text(value)?),
+        }));
+    }
+    if let Ok(f) = value.cast::<PyFloat>() {
+        let f = f.value();
+        if !f.is_finite() {
+            return Err(PyValueError::new_err(format!(
+                "a Number is finite, not {f}"
+            )));
+        }
+        return Ok(Some(AttributeValue::Number(LazyNumber::new(
+            Number::Float(f),
+        ))));
     }
     if is_decimal(value)? {
-        return Ok((number, text(&|| Ok(value.str()?.to_str()?.to_owned()))?));
+        return decimal_text(value).map(|t| Some(AttributeValue::Owned(t)));
     }
-    Err(PyTypeError::new_err(format!(
-        "attribute `{name}`: a value is str, int, float, Decimal, list, bytes or a typed dict, \
-         not {}",
-        type_name(value)
-    )))
+    Ok(None)
 }
 
 /// A typed attribute: `{"DataType": T, "StringValue": V}` (AWS's Publish API), `{"Type": T,
 /// "Value": V}` (delivered to SQS/Lambda), `{"type": T, "value": V}` (basaltic vectors).
-/// `BinaryValue` stands for the value of a Binary attribute.
+/// `BinaryValue` stands for the value of a Binary attribute; a value given as a number is read
+/// as its text.
 fn typed_attribute<'py>(
-    name: &str,
+    name: &Bound<'py, PyString>,
     fields: &Bound<'py, PyDict>,
-    read: bool,
-) -> PyResult<(Type, String)> {
+) -> PyResult<ReadValue<'py>> {
     let py = fields.py();
+    let shown = || name.to_str().unwrap_or("?").to_owned();
     let first = |keys: [&Bound<'py, PyString>; 3]| -> PyResult<Option<Bound<'py, PyAny>>> {
         for k in keys {
             if let Some(v) = fields.get_item(k)? {
@@ -459,76 +621,110 @@ fn typed_attribute<'py>(
     ])?
     .ok_or_else(|| {
         PyValueError::new_err(format!(
-            "attribute `{name}`: a typed attribute needs \"DataType\" (or \"Type\")"
+            "attribute `{}`: a typed attribute needs \"DataType\" (or \"Type\")",
+            shown()
         ))
     })?;
     let data_type = data_type
         .cast::<PyString>()
-        .map_err(|_| PyTypeError::new_err(format!("attribute `{name}`: the type is a str")))?
-        .to_str()?;
-    let data_type = match data_type {
-        "String" => Type::Kind(AttributeKind::String),
-        "Number" => Type::Kind(AttributeKind::Number),
-        "String.Array" => Type::Kind(AttributeKind::StringArray),
-        "Binary" => Type::Kind(AttributeKind::Binary),
-        other => Type::Named(other.to_owned()),
+        .map_err(|_| PyTypeError::new_err(format!("attribute `{}`: the type is a str", shown())))?;
+    let given = data_type.to_str()?;
+    let Some(data_type) = attribute_type(given.as_bytes()) else {
+        return Ok(Err(unknown_attribute_type(
+            name.to_str()?.as_bytes(),
+            given.as_bytes(),
+        )));
     };
     let value = first([
         intern!(py, "StringValue"),
         intern!(py, "Value"),
         intern!(py, "value"),
     ])?;
-    match value {
-        Some(v) if read => Ok((data_type, v.extract::<String>()?)),
-        Some(v) if v.is_instance_of::<PyString>() => Ok((data_type, String::new())),
-        Some(v) => Ok((data_type, v.extract::<String>()?)),
-        None if fields.contains(intern!(py, "BinaryValue"))? => Ok((data_type, String::new())),
-        None => Err(PyValueError::new_err(format!(
-            "attribute `{name}`: a typed attribute needs \"StringValue\" (or \"Value\")"
-        ))),
-    }
+    let text = match value {
+        Some(v) if v.is_instance_of::<PyString>() => AttributeValue::Str(PyText::new(
+            v.cast_into::<PyString>().map_err(PyErr::from)?,
+        )?),
+        Some(v) => match number(&v).map_err(|e| named(name, e))? {
+            Some(text) => text,
+            None => {
+                return Err(PyTypeError::new_err(format!(
+                    "attribute `{}`: the value is a str (or a number, read as its text), not {}",
+                    shown(),
+                    type_name(&v)
+                )));
+            }
+        },
+        None if fields.contains(intern!(py, "BinaryValue"))? => AttributeValue::Empty,
+        None => {
+            return Err(PyValueError::new_err(format!(
+                "attribute `{}`: a typed attribute needs \"StringValue\" (or \"Value\")",
+                shown()
+            )));
+        }
+    };
+    Ok(Ok((data_type, text)))
 }
 
 /// `headers`: a mapping of name to a `str` or a list of `str` (a header with several values),
 /// or an iterable of `(name, value)` pairs (a repeated name adds a value).
-fn read_headers(value: &Bound<'_, PyAny>) -> PyResult<Vec<Header>> {
-    let header_value = |name: &str, v: &Bound<'_, PyAny>| -> PyResult<String> {
-        v.cast::<PyString>()
-            .map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "header `{name}`: values are str, not {}",
-                    type_name(v)
-                ))
-            })?
-            .to_str()
-            .map(str::to_owned)
+fn read_headers<'py>(value: &Bound<'py, PyAny>) -> PyResult<HeaderList> {
+    let string = |name: &Bound<'py, PyString>, v: Bound<'py, PyAny>| {
+        let v = v.cast_into::<PyString>().map_err(|e| {
+            PyTypeError::new_err(format!(
+                "header `{}`: values are str, not {}",
+                name.to_str().unwrap_or("?"),
+                type_name(&e.into_inner())
+            ))
+        })?;
+        PyText::new(v)
     };
-    if let Ok(mapping) = value.cast::<PyMapping>() {
-        let items = mapping.items()?;
-        let mut out = Vec::with_capacity(items.len());
-        for item in items.iter() {
-            let (name, v): (String, Bound<'_, PyAny>) = item.extract()?;
-            let values = if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+    let header_name = |n: Bound<'py, PyAny>| {
+        n.cast_into::<PyString>()
+            .map_err(|_| PyTypeError::new_err("header names must be str"))
+    };
+    // A dict is walked directly; other mappings through their items.
+    let mut out = Vec::new();
+    let mut add = |name: Bound<'py, PyAny>, v: Bound<'py, PyAny>| -> PyResult<()> {
+        let name = header_name(name)?;
+        let values = if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+            HeaderValue::Many(
                 v.try_iter()?
-                    .map(|x| header_value(&name, &x?))
-                    .collect::<PyResult<Vec<_>>>()?
-            } else {
-                vec![header_value(&name, &v)?]
-            };
-            out.push(Header::new(name, values));
+                    .map(|x| string(&name, x?))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )
+        } else {
+            HeaderValue::One(string(&name, v)?)
+        };
+        out.push(HeaderArg {
+            name: PyText::new(name)?,
+            values,
+        });
+        Ok(())
+    };
+    if let Ok(dict) = value.cast::<PyDict>() {
+        for (name, v) in dict.iter() {
+            add(name, v)?;
         }
-        return Ok(out);
+    } else if let Ok(mapping) = value.cast::<PyMapping>() {
+        for item in mapping.items()?.iter() {
+            let (name, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
+            add(name, v)?;
+        }
+    } else {
+        for pair in value.try_iter().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "headers must be a mapping or (name, value) pairs, not {}",
+                type_name(value)
+            ))
+        })? {
+            let (name, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) = pair?.extract()?;
+            let name = header_name(name)?;
+            let v = string(&name, v)?;
+            out.push(HeaderArg {
+                name: PyText::new(name)?,
+                values: HeaderValue::One(v),
+            });
+        }
     }
-    let mut pairs = Vec::new();
-    for pair in value.try_iter().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "headers must be a mapping or (name, value) pairs, not {}",
-            type_name(value)
-        ))
-    })? {
-        let (name, v): (String, Bound<'_, PyAny>) = pair?.extract()?;
-        let v = header_value(&name, &v)?;
-        pairs.push((name, v));
-    }
-    Ok(Header::group(pairs))
+    Ok(HeaderList(out))
 }

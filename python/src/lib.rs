@@ -1,16 +1,16 @@
-//! The `filtervm._filtervm` extension module: `compile`, `lint`, `Filter` and
+//! The `filtervm._filtervm` extension module: `compile`, `lint`, `read_events`, `Filter` and
 //! `SubscriptionSet`. The exceptions and record types are plain Python (`filtervm/_types.py`),
-//! built from here. Every call into the filtervm library goes through
-//! `filtervm_capi::engine`, the adapter the C ABI uses too.
+//! built from here. Every call into the filtervm library goes through `filtervm_bindings`, the
+//! adapter the C ABI uses too.
 
 mod convert;
 
 use convert::{MessageArgs, json_text};
-use filtervm_capi::engine::{self, Failure, FailureKind};
+use filtervm_bindings::{self as engine, Failure, FailureKind, Unjudged};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyType};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -23,7 +23,10 @@ static LINT_WARNING: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static POLICY_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static MESSAGE_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static LOAD_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static UNJUDGED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static MATCHES: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static JSON_LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static DEEPCOPY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 const TYPES: &str = "filtervm._types";
 
@@ -55,8 +58,10 @@ fn to_exception(py: Python<'_>, failure: &Failure) -> PyResult<PyErr> {
 }
 
 /// A `MessageError` raised by the bindings themselves (`INVALID_MESSAGE`).
-pub(crate) fn message_error(message: String) -> PyResult<PyErr> {
-    Ok(failure(Failure::message("", message)))
+pub(crate) fn message_error(message: String) -> PyErr {
+    failure(Failure::from(engine::filtervm::MessageError::new(
+        "", message,
+    )))
 }
 
 fn options_text(options: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u8>>> {
@@ -84,11 +89,26 @@ fn compile(
     let policy = json_text(policy)?;
     let options = options_text(options)?;
     let filter = py
-        .detach(|| engine::compile(dialect, &policy, options.as_deref()))
+        .detach(|| engine::Filter::compile(dialect, &policy, options.as_deref()))
         .map_err(failure)?;
     Ok(Filter {
         inner: Arc::new(filter),
     })
+}
+
+/// The events of one JSON document as Event Grid delivers them: for an array of events (a
+/// batch, a CloudEvents batch) each event's bytes, for any other document the document itself.
+/// A filter judges one event (a batch given whole raises MessageError): match each one with
+/// `body=`. Raises MessageError (MESSAGE_NOT_JSON) for text that is not JSON.
+#[pyfunction]
+fn read_events<'py>(py: Python<'py>, document: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    let bytes = json_text(document)?;
+    let spans = engine::read_events(&bytes).map_err(failure)?;
+    let events = spans
+        .into_iter()
+        .map(|span| PyBytes::new(py, bytes.get(span).unwrap_or_default()))
+        .collect::<Vec<_>>();
+    PyList::new(py, events)
 }
 
 /// Compiles a policy and returns its lint warnings: conditions that never or always hold,
@@ -105,7 +125,10 @@ fn lint<'py>(
     compile(py, dialect, policy, options)?.lint(py)
 }
 
-fn warnings<'py>(py: Python<'py>, warnings: Vec<engine::Warning>) -> PyResult<Bound<'py, PyList>> {
+fn warnings<'py>(
+    py: Python<'py>,
+    warnings: Vec<engine::filtervm::Warning>,
+) -> PyResult<Bound<'py, PyList>> {
     let class = LINT_WARNING.import(py, TYPES, "LintWarning")?;
     let items = warnings
         .into_iter()
@@ -164,7 +187,7 @@ impl Filter {
     }
 
     /// Whether the message matches (see the class documentation for the message forms).
-    /// Raises MessageError when the message cannot be read for this filter.
+    /// Raises MessageError when the message cannot be read or judged for this filter.
     #[pyo3(signature = (message = None, *, attributes = None, headers = None, body = None))]
     fn matches(
         &self,
@@ -175,22 +198,23 @@ impl Filter {
         body: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         let filter = &self.inner;
-        let reads = |name: &str| filter.reads_attribute(name);
-        let mut args = MessageArgs::new(message, attributes, headers, body, Some(&reads))?;
+        let args = MessageArgs::new(message, attributes, headers, body)?;
         let release = args.text_len()? >= RELEASE_GIL_BYTES;
-        let message = args.take()?;
-        let verdict = if release {
-            py.detach(|| filter.matches(message))
-        } else {
-            filter.matches(message)
-        };
+        let verdict = args.with_input(|input| {
+            if release {
+                py.detach(|| filter.matches(input))
+            } else {
+                filter.matches(input)
+            }
+        })?;
         verdict.map_err(failure)
     }
 
     /// Why the message does or does not match, as a dict: "matched", "verdict", "decided_by",
     /// "hints" (the classic mistakes, each with code, pointer, message), "conditions" (every
     /// condition of the policy with whether it held, the value it saw and its JSON Pointer) and
-    /// "instructions". Raises LoadError for a filter loaded from bytes (it has no IR).
+    /// "instructions". Raises LoadError for a filter loaded from bytes of the first wire format
+    /// (it has no IR).
     #[pyo3(signature = (message = None, *, attributes = None, headers = None, body = None))]
     fn explain<'py>(
         &self,
@@ -200,8 +224,10 @@ impl Filter {
         headers: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let mut args = MessageArgs::new(message, attributes, headers, body, None)?;
-        let text = self.inner.explain_json(args.take()?).map_err(failure)?;
+        let args = MessageArgs::new(message, attributes, headers, body)?;
+        let text = args
+            .with_input(|input| self.inner.explain_json(input))?
+            .map_err(failure)?;
         json_loads(py, &text)
     }
 
@@ -245,6 +271,42 @@ impl Filter {
         })
     }
 
+    /// Pickling: a compiled filter is compiled again from its policy and options; a filter
+    /// loaded from bytes is loaded again from its bytes.
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let module = py.import("filtervm._filtervm")?;
+        match self.inner.source() {
+            Some(policy) => Ok((
+                module.getattr("compile")?,
+                PyTuple::new(
+                    py,
+                    [
+                        self.inner.dialect().into_pyobject(py)?.into_any(),
+                        policy.into_pyobject(py)?.into_any(),
+                        self.inner.options_json().into_pyobject(py)?.into_any(),
+                    ],
+                )?,
+            )),
+            None => Ok((
+                module.getattr("Filter")?.getattr("from_bytes")?,
+                PyTuple::new(py, [PyBytes::new(py, &self.inner.to_bytes()).into_any()])?,
+            )),
+        }
+    }
+
+    /// A filter is immutable: its copy is itself.
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// A filter is immutable: its deep copy is itself.
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
+    }
+
     fn __repr__(&self) -> String {
         match self.inner.source() {
             Some(source) => {
@@ -269,6 +331,9 @@ impl Filter {
 /// of any dialect and options. Thread-safe: matching runs with the GIL released, from any
 /// number of threads at once; add and remove wait for the matching calls in progress.
 ///
+/// `len(s)`, `id in s`, `iter(s)` (the ids, in the order they were first added) and
+/// `s.get(id)` (its Filter, or None) work as on a dict; a set pickles and copies.
+///
 /// >>> s = SubscriptionSet()
 /// >>> s.add(("tenant", 7), filtervm.compile("sns", {"event": ["paid"]}))
 /// >>> s.matching(attributes={"event": "paid"})
@@ -280,6 +345,8 @@ struct SubscriptionSet {
     keys: Py<PyDict>,
     /// Key → Python id.
     ids: Py<PyDict>,
+    /// Python id → its Filter, in the order the ids were first added.
+    filters: Py<PyDict>,
     next_key: AtomicU64,
 }
 
@@ -292,12 +359,12 @@ impl SubscriptionSet {
             set: RwLock::new(engine::Set::new()),
             keys: PyDict::new(py).unbind(),
             ids: PyDict::new(py).unbind(),
+            filters: PyDict::new(py).unbind(),
             next_key: AtomicU64::new(0),
         }
     }
 
     /// Adds subscription `id` with `filter`, replacing its filter if `id` is already there.
-    /// The set keeps its own copy of the filter.
     fn add(
         &self,
         py: Python<'_>,
@@ -311,12 +378,12 @@ impl SubscriptionSet {
         if inserted {
             self.ids.bind(py).set_item(key, id)?;
         }
-        let filter = Arc::clone(&filter.get().inner);
+        let compiled = Arc::clone(&filter.get().inner);
         let added = py.detach(|| {
             self.set
                 .write()
                 .unwrap_or_else(PoisonError::into_inner)
-                .add(key, &filter)
+                .add(key, &compiled)
         });
         if let Err(e) = added {
             if inserted {
@@ -333,6 +400,8 @@ impl SubscriptionSet {
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(key)
             });
+        } else {
+            self.filters.bind(py).set_item(id, filter)?;
         }
         Ok(())
     }
@@ -353,9 +422,14 @@ impl SubscriptionSet {
     }
 
     /// The ids whose filter matches the message, in the order they were first added (the
-    /// message forms are those of Filter.matches). Each group of filters reads its part of the
-    /// message; a part that some filter needs and the message lacks raises MessageError.
-    #[pyo3(signature = (message = None, *, attributes = None, headers = None, body = None))]
+    /// message forms are those of Filter.matches), as a list with one more attribute:
+    /// `.unjudged`, the groups of subscriptions (one dialect and options each) that could not
+    /// judge the message — each an Unjudged(dialect, options, subscriptions, code, pointer,
+    /// message) — whose subscriptions are in no result. One group that cannot read a message
+    /// (a stream filter and a message without headers) never keeps the others from judging it.
+    /// With strict=True, a message some group could not judge raises MessageError instead,
+    /// listing each such group.
+    #[pyo3(signature = (message = None, *, attributes = None, headers = None, body = None, strict = false))]
     fn matching<'py>(
         &self,
         py: Python<'py>,
@@ -363,36 +437,119 @@ impl SubscriptionSet {
         attributes: Option<&Bound<'py, PyAny>>,
         headers: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let mut args = MessageArgs::new(message, attributes, headers, body, None)?;
-        let message = args.take()?;
-        let found = py
-            .detach(|| {
-                let mut found = Vec::new();
+        strict: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let args = MessageArgs::new(message, attributes, headers, body)?;
+        let (found, unjudged) = args.with_input(|input| {
+            py.detach(|| {
+                let (mut found, mut unjudged) = (Vec::new(), Vec::new());
                 self.set
                     .read()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .matching(message, &mut found)
-                    .map(|()| found)
+                    .matching(input, &mut found, &mut unjudged);
+                (found, unjudged)
             })
-            .map_err(failure)?;
+        })?;
+        if strict && !unjudged.is_empty() {
+            return Err(unjudged_error(py, &unjudged));
+        }
+        // A `Matches` is built as `list` builds one (its type adds no `__init__`): no Python
+        // frame per message.
+        let result = MATCHES.import(py, TYPES, "Matches")?.call0()?;
+        let out = result.cast::<PyList>()?;
         let ids = self.ids.bind(py);
-        let out = PyList::empty(py);
         for key in found {
             // An id removed by another thread since the match is left out.
             if let Some(id) = ids.get_item(key)? {
                 out.append(id)?;
             }
         }
-        Ok(out)
+        if !unjudged.is_empty() {
+            let record = UNJUDGED.import(py, TYPES, "Unjudged")?;
+            let groups = unjudged
+                .iter()
+                .map(|g| {
+                    record.call1((
+                        g.dialect,
+                        json_loads(py, &g.options)?,
+                        g.subscriptions,
+                        g.code,
+                        g.pointer.as_str(),
+                        g.message.as_str(),
+                    ))
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            result.setattr(pyo3::intern!(py, "_unjudged"), PyList::new(py, groups)?)?;
+        }
+        Ok(result)
+    }
+
+    /// The filter of subscription `id`, or `default` when it is not in the set.
+    #[pyo3(signature = (id, default = None))]
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+        default: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        Ok(self.filters.bind(py).get_item(id)?.or(default))
     }
 
     fn __len__(&self, py: Python<'_>) -> usize {
-        self.keys.bind(py).len()
+        self.filters.bind(py).len()
     }
 
     fn __contains__(&self, py: Python<'_>, id: &Bound<'_, PyAny>) -> PyResult<bool> {
-        self.keys.bind(py).contains(id)
+        self.filters.bind(py).contains(id)
+    }
+
+    /// The ids, in the order they were first added.
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.filters.bind(py).keys().try_iter().map(Bound::into_any)
+    }
+
+    /// Pickling: the (id, filter) pairs, added again in order.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyType>, Bound<'py, PyTuple>, Bound<'py, PyList>)> {
+        let py = slf.py();
+        Ok((
+            slf.get_type(),
+            PyTuple::empty(py),
+            slf.get().filters.bind(py).items(),
+        ))
+    }
+
+    /// Adds the (id, filter) pairs of `state` (a pickled set's).
+    fn __setstate__(&self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        for pair in state.try_iter()? {
+            let (id, filter): (Bound<'_, PyAny>, Bound<'_, Filter>) = pair?.extract()?;
+            self.add(py, &id, &filter)?;
+        }
+        Ok(())
+    }
+
+    /// A new set of the same subscriptions (filters are immutable and shared).
+    fn __copy__(slf: &Bound<'_, Self>) -> PyResult<SubscriptionSet> {
+        let py = slf.py();
+        let copy = SubscriptionSet::new(py);
+        copy.__setstate__(py, slf.get().filters.bind(py).items().as_any())?;
+        Ok(copy)
+    }
+
+    /// A new set of the same subscriptions, each id deep-copied (filters are immutable and
+    /// shared).
+    fn __deepcopy__(slf: &Bound<'_, Self>, memo: &Bound<'_, PyAny>) -> PyResult<SubscriptionSet> {
+        let py = slf.py();
+        let deepcopy = DEEPCOPY.get_or_try_init(py, || {
+            py.import("copy")?.getattr("deepcopy").map(Bound::unbind)
+        })?;
+        let copy = SubscriptionSet::new(py);
+        for (id, filter) in slf.get().filters.bind(py).iter() {
+            let id = deepcopy.bind(py).call1((id, memo))?;
+            copy.add(py, &id, filter.cast::<Filter>()?)?;
+        }
+        Ok(copy)
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
@@ -410,7 +567,36 @@ impl SubscriptionSet {
         if ids.contains(key)? {
             ids.del_item(key)?;
         }
+        let filters = self.filters.bind(py);
+        if filters.contains(id)? {
+            filters.del_item(id)?;
+        }
         Ok(())
+    }
+}
+
+/// The `MessageError` of `strict=True`: one detail per group that could not judge the message.
+fn unjudged_error(py: Python<'_>, groups: &[Unjudged]) -> PyErr {
+    let failure = Failure {
+        kind: FailureKind::Message,
+        details: groups
+            .iter()
+            .map(|g| engine::Detail {
+                code: g.code,
+                pointer: g.pointer.clone(),
+                message: format!(
+                    "{} {} subscription{} with options {} could not judge the message: {}",
+                    g.subscriptions,
+                    g.dialect,
+                    if g.subscriptions == 1 { "" } else { "s" },
+                    g.options,
+                    g.message
+                ),
+            })
+            .collect(),
+    };
+    match to_exception(py, &failure) {
+        Ok(e) | Err(e) => e,
     }
 }
 
@@ -420,6 +606,7 @@ impl SubscriptionSet {
 fn filtervm_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(lint, m)?)?;
+    m.add_function(wrap_pyfunction!(read_events, m)?)?;
     m.add_class::<Filter>()?;
     m.add_class::<SubscriptionSet>()?;
     m.add("DIALECTS", engine::dialects())?;

@@ -69,13 +69,19 @@ def test_message_errors_have_code_and_pointer():
     assert info.value.code == "INVALID_MESSAGE" and info.value.pointer == "/attributes/a/Type"
     with pytest.raises(filtervm.MessageError) as info:
         f.matches(b"{not json")
-    assert info.value.code == "INVALID_MESSAGE"
-    # The part the filter reads is missing: an error with a hint, not a silent no-match.
+    assert info.value.code == "MESSAGE_NOT_JSON"
+    # A body alone is a message without attributes: sns rule 12 judges it (no match), and
+    # explain names the likely mistake.
+    assert f.matches(body='{"a": "x"}') is False
+    hints = f.explain(body='{"a": "x"}')["hints"]
+    assert [h["code"] for h in hints] == ["SCOPE_MISMATCH"], hints
+    # The part a stream filter reads is missing: an error with a hint, not a silent no-match.
     with pytest.raises(filtervm.MessageError) as info:
-        f.matches(body='{"a": "x"}')
-    assert "MessageBody" in info.value.errors[0].message
-    with pytest.raises(filtervm.MessageError):
+        filtervm.compile("stream", "a missing").matches(body='{"a": "x"}')
+    assert info.value.code == "MESSAGE_SHAPE" and "headers" in info.value.errors[0].message
+    with pytest.raises(filtervm.MessageError) as info:
         filtervm.compile("basaltic", {"a": ["x"]}).matches(attributes={"a": ["x"]})
+    assert info.value.code == "INVALID_MESSAGE" and info.value.pointer == "/attributes/a"
     deep = {"attributes": {}}
     for _ in range(1000):
         deep = {"x": deep}
@@ -93,15 +99,17 @@ def test_argument_errors_are_type_and_value_errors():
         f.matches(42)
     with pytest.raises(TypeError):
         f.matches(attributes={"a": object()})
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="attribute `a`: a bool"):
         f.matches(attributes={"a": True})
+    with pytest.raises(TypeError, match="attribute `a`"):
+        f.matches(attributes={"a": {"DataType": "Number", "StringValue": True}})
     with pytest.raises(TypeError):
         f.matches(attributes=["a"])
     with pytest.raises(TypeError):
         f.matches(headers={"a": 1})
     with pytest.raises(TypeError):
         f.matches({1: "x"})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="attribute `a`"):
         f.matches(attributes={"a": math.nan})
     with pytest.raises(ValueError):
         filtervm.compile("sns", {"a": [{"numeric": [">", math.inf]}]})

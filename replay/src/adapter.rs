@@ -5,17 +5,24 @@
 //! evaluation state ([`Matcher`], [`Router`]) and one message as a column cell gives it
 //! ([`MessageRef`]). When the library's API changes, this module is what changes.
 //!
-//! A JSON body (an SNS body in body scope, an Event Grid event) is matched straight from the text
-//! cell's bytes; any other message is read into the library's owned [`Message`] (a text cell by
-//! `message_from_line`, a map or struct cell copied into owned attributes or headers) before it
-//! is bound to a filter's keys. A subscription set is the library's [`SubscriptionSet`], which
-//! binds a message once per (dialect, options) group of its subscriptions.
+//! Messages are read by the library's one reading path (the `filtervm` crate), as every entry
+//! point reads them: a text cell is one JSON document as received, read exactly as `filtervm
+//! match` reads a line (`Message::json`: the parts shape, the AWS SNS shapes, or any other
+//! document as the body itself — an SNS body, an Event Grid event), its bytes passed straight
+//! through; a map or struct cell gives attributes and headers, borrowed. What each situation
+//! means (a message without attributes, an Event Grid batch in one cell, ...) and which code it
+//! gets is the library's table (`filtervm/MESSAGES.md`). A subscription set is the library's
+//! [`SubscriptionSet`]: a group of subscriptions that cannot judge a message is reported
+//! ([`Unjudged`]) and the other groups still route it.
 
-use filtervm_compiler::{
-    CompileError, Dialect, ErrorCode, Evaluator, Filter, GroupMessage, Options, SetScratch,
-    SubscriptionSet, compile_text,
+use filtervm::{
+    AttributeType, CompileError, Dialect, Filter, Message, Options, SetScratch, SubscriptionSet,
+    UnjudgedGroup,
 };
-use filtervm_vm::message::{Attribute, AttributeType, Header, Message};
+
+/// The part of a message a filter reads: the library's own.
+pub use filtervm::MessagePart;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -26,9 +33,6 @@ pub const INVALID_SUBSCRIPTION: &str = "INVALID_SUBSCRIPTION";
 /// The error code of a dialect name filtervm does not know.
 pub const UNKNOWN_DIALECT: &str = "UNKNOWN_DIALECT";
 
-/// The error code of a message whose bytes are not UTF-8 text.
-pub const MESSAGE_NOT_UTF8: &str = "MESSAGE_NOT_UTF8";
-
 /// The error code of a message longer than [`MAX_MESSAGE_BYTES`].
 pub const MESSAGE_TOO_LARGE: &str = "MESSAGE_TOO_LARGE";
 
@@ -36,10 +40,6 @@ pub const MESSAGE_TOO_LARGE: &str = "MESSAGE_TOO_LARGE";
 /// times SNS's 256 KiB message limit, 4 times Event Grid's 1 MB event). Reading JSON text costs
 /// up to ~75 times its size in memory, so a longer cell is not read (its result is null).
 pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
-
-/// The error code of a message given in a form its filter's dialect cannot read (a map of
-/// attributes for an Event Grid filter, say).
-pub const MESSAGE_SHAPE: &str = "MESSAGE_SHAPE";
 
 /// A policy, options or subscription that filtervm rejected: its stable code, the JSON Pointer
 /// of the offending part (`""` for the whole) and what is wrong.
@@ -82,10 +82,11 @@ impl fmt::Display for FilterError {
     }
 }
 
-/// A message that could not be read in its filter's shape.
+/// A message that could not be read or judged by a filter: the library's code, pointer and
+/// message (or [`MESSAGE_TOO_LARGE`], this crate's own limit).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageError {
-    /// A stable code (`INVALID_MESSAGE`, [`MESSAGE_NOT_UTF8`], [`MESSAGE_SHAPE`], ...).
+    /// A stable code (`INVALID_MESSAGE`, `MESSAGE_SHAPE`, [`MESSAGE_TOO_LARGE`], ...).
     pub code: String,
     /// A JSON Pointer into the message.
     pub pointer: String,
@@ -103,8 +104,8 @@ impl MessageError {
     }
 }
 
-impl From<filtervm_compiler::MessageError> for MessageError {
-    fn from(e: filtervm_compiler::MessageError) -> MessageError {
+impl From<filtervm::MessageError> for MessageError {
+    fn from(e: filtervm::MessageError) -> MessageError {
         MessageError {
             code: e.code.as_str().to_owned(),
             pointer: e.pointer,
@@ -122,9 +123,6 @@ impl fmt::Display for MessageError {
         }
     }
 }
-
-/// The part of a message a filter reads: the library's own.
-pub use filtervm_compiler::MessagePart;
 
 /// One named value of a message given as a map or struct cell (an attribute or a header).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,40 +155,15 @@ pub enum FieldValue {
 /// One message as an Arrow cell holds it.
 #[derive(Debug, Clone, Copy)]
 pub enum MessageRef<'a> {
-    /// JSON text in the dialect's natural line form, as `filtervm match` reads a line: for `sns`
-    /// in body scope and `eventgrid` the raw body or event; otherwise the conformance vector
-    /// shape (`{"attributes": {...}}`, `{"headers": {...}}`).
-    Text(&'a str),
-    /// Bytes that should be such text but are not UTF-8.
-    NotUtf8,
-    /// Attributes or headers from a map or struct cell.
+    /// A text or binary cell: one JSON document as received, read as `filtervm match` reads a
+    /// line (its bytes as they are: bytes that are not UTF-8 are not JSON).
+    Text(&'a [u8]),
+    /// Attributes and headers from a map or struct cell.
     Fields(&'a [MessageField]),
 }
 
-/// Reads `message` as a filter of `dialect` with `options` reads messages.
-fn read_message(
-    dialect: Dialect,
-    options: &Options,
-    part: MessagePart,
-    message: MessageRef<'_>,
-) -> Result<Message, MessageError> {
-    match message {
-        MessageRef::Text(text) => {
-            check_size(text)?;
-            Ok(filtervm_compiler::message_from_line(
-                dialect, options, text,
-            )?)
-        }
-        MessageRef::NotUtf8 => Err(MessageError::new(
-            MESSAGE_NOT_UTF8,
-            "the message bytes are not UTF-8 text",
-        )),
-        MessageRef::Fields(fields) => fields_message(part, fields),
-    }
-}
-
 /// An error for message text beyond [`MAX_MESSAGE_BYTES`].
-fn check_size(text: &str) -> Result<(), MessageError> {
+fn check_size(text: &[u8]) -> Result<(), MessageError> {
     if text.len() > MAX_MESSAGE_BYTES {
         return Err(MessageError::new(
             MESSAGE_TOO_LARGE,
@@ -203,61 +176,91 @@ fn check_size(text: &str) -> Result<(), MessageError> {
     Ok(())
 }
 
-/// A message of attributes or headers from the fields of a map or struct cell.
-fn fields_message(part: MessagePart, fields: &[MessageField]) -> Result<Message, MessageError> {
-    match part {
-        MessagePart::Body => Err(MessageError::new(
-            MESSAGE_SHAPE,
-            "this filter reads a JSON body (sns body scope, eventgrid, eventbridge): pass the body's JSON text \
-             (a string or binary column), not a map or struct",
-        )),
-        MessagePart::Attributes => {
-            let mut out = Vec::with_capacity(fields.len());
-            for field in fields {
-                let (data_type, value) = match &field.value {
-                    FieldValue::Text(v) => (AttributeType::String, v.clone()),
-                    FieldValue::Number(v) => (AttributeType::Number, v.clone()),
-                    FieldValue::Texts(vs) => (
-                        AttributeType::StringArray,
-                        serde_json::Value::from(vs.clone()).to_string(),
-                    ),
-                    FieldValue::Typed { data_type, value } => {
-                        let Some(t) = AttributeType::from_name(data_type) else {
-                            return Err(MessageError {
-                                code: ErrorCode::InvalidMessage.as_str().to_owned(),
-                                pointer: format!("/{}", field.name),
-                                message: format!(
-                                    "unknown attribute type `{}` (expected String, Number, \
-                                     String.Array, Binary or a custom String.x / Number.x / \
-                                     Binary.x type)",
-                                    filtervm_vm::excerpt::excerpt(data_type)
-                                ),
-                            });
-                        };
-                        (t, value.clone())
-                    }
-                };
-                out.push(Attribute {
-                    name: field.name.clone(),
-                    data_type,
-                    value,
-                });
-            }
-            Ok(Message::Attributes(out))
+/// The attributes of a map or struct cell's fields, borrowed where they are text: a text value
+/// is a `String` attribute, a number a `Number`, a list of texts a `String.Array` (its JSON
+/// text), a typed struct its declared type. A type name that is no type makes the attributes
+/// unreadable (`INVALID_MESSAGE` for the filters that read them).
+type FieldAttributes<'a> = Vec<(&'a str, AttributeType, Cow<'a, str>)>;
+
+/// The headers of a map or struct cell's fields, borrowed (a list of texts is a header with
+/// several values).
+type FieldHeaders<'a> = Vec<(&'a str, Vec<&'a str>)>;
+
+/// Reads a map or struct cell's fields as attributes and as headers (each group of a set reads
+/// the part its dialect reads); the error of a type name that is no type.
+fn field_parts(
+    fields: &[MessageField],
+) -> (
+    FieldAttributes<'_>,
+    FieldHeaders<'_>,
+    Option<filtervm::MessageError>,
+) {
+    let mut attributes = Vec::with_capacity(fields.len());
+    let mut headers = Vec::with_capacity(fields.len());
+    let mut unreadable = None;
+    for field in fields {
+        let name = field.name.as_str();
+        headers.push((
+            name,
+            match &field.value {
+                FieldValue::Text(v) | FieldValue::Number(v) => vec![v.as_str()],
+                FieldValue::Texts(vs) => vs.iter().map(String::as_str).collect(),
+                FieldValue::Typed { value, .. } => vec![value.as_str()],
+            },
+        ));
+        let (data_type, value) = match &field.value {
+            FieldValue::Text(v) => (AttributeType::String, Cow::Borrowed(v.as_str())),
+            FieldValue::Number(v) => (AttributeType::Number, Cow::Borrowed(v.as_str())),
+            FieldValue::Texts(vs) => (
+                AttributeType::StringArray,
+                Cow::Owned(serde_json::Value::from(vs.clone()).to_string()),
+            ),
+            FieldValue::Typed { data_type, value } => match AttributeType::from_name(data_type) {
+                Some(t) => (t, Cow::Borrowed(value.as_str())),
+                None => {
+                    unreadable.get_or_insert_with(|| {
+                        filtervm::MessageError::new(
+                            format!(
+                                "/attributes/{}/Type",
+                                name.replace('~', "~0").replace('/', "~1")
+                            ),
+                            format!(
+                                "attribute `{}`: unknown type `{}` (expected String, Number, \
+                                 String.Array, Binary or a custom String.x / Number.x / Binary.x \
+                                 type)",
+                                filtervm::excerpt(name),
+                                filtervm::excerpt(data_type)
+                            ),
+                        )
+                    });
+                    continue;
+                }
+            },
+        };
+        attributes.push((name, data_type, value));
+    }
+    (attributes, headers, unreadable)
+}
+
+/// Runs `f` on the library's message of `message` (a text cell's bytes as they are; a map or
+/// struct cell's fields as attributes and headers, borrowed).
+fn with_message<R>(
+    message: MessageRef<'_>,
+    f: impl FnOnce(&Message<'_, [(&str, AttributeType, Cow<'_, str>)], [(&str, Vec<&str>)]>) -> R,
+) -> Result<R, MessageError> {
+    match message {
+        MessageRef::Text(text) => {
+            check_size(text)?;
+            Ok(f(&Message::document(text)))
         }
-        MessagePart::Headers => Ok(Message::Headers(
-            fields
-                .iter()
-                .map(|field| Header {
-                    name: field.name.clone(),
-                    values: match &field.value {
-                        FieldValue::Text(v) | FieldValue::Number(v) => vec![v.clone()],
-                        FieldValue::Texts(vs) => vs.clone(),
-                        FieldValue::Typed { value, .. } => vec![value.clone()],
-                    },
-                })
-                .collect(),
-        )),
+        MessageRef::Fields(fields) => {
+            let (attributes, headers, unreadable) = field_parts(fields);
+            let message = Message::from_parts(None, Some(&attributes[..]), Some(&headers[..]));
+            Ok(match &unreadable {
+                Some(e) => f(&message.with_unreadable(MessagePart::Attributes, e)),
+                None => f(&message),
+            })
+        }
     }
 }
 
@@ -292,12 +295,9 @@ impl CompiledFilter {
     ) -> Result<CompiledFilter, Vec<FilterError>> {
         let dialect = dialect(dialect_name).map_err(|e| vec![e])?;
         let options = options(dialect, options_text)?;
-        let filter =
-            compile_text(dialect, policy, &options).map_err(|e| FilterError::from_compile(&e))?;
-        Ok(CompiledFilter {
-            part: MessagePart::of(&options),
-            filter,
-        })
+        let part = MessagePart::of(&options);
+        let filter = Filter::new(options, policy).map_err(|e| FilterError::from_compile(&e))?;
+        Ok(CompiledFilter { part, filter })
     }
 
     /// The message part the filter reads.
@@ -309,7 +309,7 @@ impl CompiledFilter {
 /// Reusable evaluation buffers for matching one filter after another (one per batch).
 #[derive(Debug, Default)]
 pub struct Matcher {
-    evaluator: Evaluator,
+    matcher: filtervm::Matcher,
 }
 
 impl Matcher {
@@ -318,20 +318,17 @@ impl Matcher {
         Matcher::default()
     }
 
-    /// Whether `message` matches `filter`; an error when the message cannot be read in the
-    /// filter's shape.
+    /// Whether `message` matches `filter`; an error, with the library's code, when the filter
+    /// cannot read or judge the message (`filtervm/MESSAGES.md`).
     pub fn matches(
         &mut self,
         filter: &CompiledFilter,
         message: MessageRef<'_>,
     ) -> Result<bool, MessageError> {
-        let f = &filter.filter;
-        if let (MessagePart::Body, MessageRef::Text(text)) = (filter.part, message) {
-            check_size(text)?;
-            return Ok(self.evaluator.try_matches_bytes(f, text.as_bytes())?);
-        }
-        let message = read_message(f.dialect(), f.options(), filter.part, message)?;
-        Ok(self.evaluator.try_matches(f, &message)?)
+        let matcher = &mut self.matcher;
+        Ok(with_message(message, |m| {
+            matcher.matches(&filter.filter, m)
+        })??)
     }
 }
 
@@ -372,7 +369,7 @@ impl Subscriptions {
                         error,
                     };
                     // As policy text, so that a subscription's policy meets the same limits
-                    // (size, depth) as a policy file (`compile_text`).
+                    // (size, depth) as a policy file (`Filter::new`).
                     let policy_text = match &policy {
                         serde_json::Value::String(text) => text.clone(),
                         other => other.to_string(),
@@ -388,7 +385,7 @@ impl Subscriptions {
                             continue;
                         }
                     };
-                    let filter = match compile_text(dialect, &policy_text, &options) {
+                    let filter = match Filter::new(options, &policy_text) {
                         Ok(filter) => filter,
                         Err(e) => {
                             errors.extend(
@@ -493,7 +490,7 @@ impl Subscriptions {
                 "",
                 format!(
                     "unknown member `{}` (a subscription has id, dialect, policy and options)",
-                    filtervm_vm::excerpt::excerpt(name)
+                    filtervm::excerpt(name)
                 ),
             ));
         }
@@ -545,10 +542,38 @@ impl fmt::Display for SubscriptionError {
                 f,
                 "line {} (id {}): {}",
                 self.line,
-                filtervm_vm::excerpt::excerpt(id),
+                filtervm::excerpt(id),
                 self.error
             ),
             None => write!(f, "line {}: {}", self.line, self.error),
+        }
+    }
+}
+
+/// A group of subscriptions (one dialect and options value) that could not judge a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unjudged {
+    /// The group: its dialect, and its options when they are not the defaults
+    /// (`sns {"scope":"MessageBody"}`), as `filtervm route` names it.
+    pub group: String,
+    /// The number of its subscriptions, none of which was judged.
+    pub subscriptions: usize,
+    /// Why: the library's code, pointer and message.
+    pub error: MessageError,
+}
+
+impl From<UnjudgedGroup> for Unjudged {
+    fn from(g: UnjudgedGroup) -> Unjudged {
+        let dialect = g.options.dialect();
+        let group = if g.options == Options::from(dialect) {
+            dialect.name().to_owned()
+        } else {
+            format!("{} {}", dialect.name(), g.options)
+        };
+        Unjudged {
+            group,
+            subscriptions: g.subscriptions,
+            error: MessageError::from(g.error),
         }
     }
 }
@@ -566,47 +591,21 @@ impl Router {
     }
 
     /// Appends to `out` the positions of the subscriptions whose filters match `message`, in
-    /// subscriptions-file order. An error when a group of the set cannot read or judge the
-    /// message (the first such group's).
+    /// subscriptions-file order, and to `unjudged` the groups of the set that could not judge it
+    /// (whose subscriptions are then in no result; the other groups still route the message).
+    /// An error only for a message this crate does not read at all ([`MESSAGE_TOO_LARGE`]).
     pub fn route(
         &mut self,
         subscriptions: &Subscriptions,
         message: MessageRef<'_>,
         out: &mut Vec<u32>,
+        unjudged: &mut Vec<Unjudged>,
     ) -> Result<(), MessageError> {
-        // The first message this crate could not read, with its own code; the set reports the
-        // group it belongs to.
-        let mut unread: Option<MessageError> = None;
-        let matches = subscriptions
-            .set
-            .matching_with(&mut self.scratch, |options| {
-                let part = MessagePart::of(options);
-                let read = match (part, message) {
-                    (MessagePart::Body, MessageRef::Text(text)) => {
-                        check_size(text).map(|()| GroupMessage::Body(text.as_bytes()))
-                    }
-                    _ => read_message(options.dialect(), options, part, message)
-                        .map(GroupMessage::Message),
-                };
-                read.map_err(|e| {
-                    let placeholder = filtervm_compiler::MessageError {
-                        code: ErrorCode::InvalidMessage,
-                        pointer: e.pointer.clone(),
-                        message: e.message.clone(),
-                    };
-                    unread.get_or_insert(e);
-                    placeholder
-                })
-            });
-        match matches.unjudged().next() {
-            None => {
-                out.extend(matches.ids());
-                Ok(())
-            }
-            Some(group) => Err(match unread {
-                Some(e) if group.error.code == ErrorCode::InvalidMessage => e,
-                _ => MessageError::from(group.error),
-            }),
-        }
+        let scratch = &mut self.scratch;
+        with_message(message, |m| {
+            let matches = subscriptions.set.matching(scratch, m);
+            out.extend(matches.ids());
+            unjudged.extend(matches.unjudged().map(Unjudged::from));
+        })
     }
 }

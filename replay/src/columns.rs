@@ -79,6 +79,27 @@ impl<'a> TextColumn<'a> {
         }
     }
 
+    /// The bytes of the cell at `row`, UTF-8 or not; `None` when it is null (or out of range).
+    pub fn bytes(&self, row: usize) -> Option<&'a [u8]> {
+        macro_rules! cell {
+            ($array:expr, $as_bytes:expr) => {
+                if row >= $array.len() || $array.is_null(row) {
+                    None
+                } else {
+                    Some($as_bytes($array.value(row)))
+                }
+            };
+        }
+        match self {
+            TextColumn::Utf8(a) => cell!(a, str::as_bytes),
+            TextColumn::LargeUtf8(a) => cell!(a, str::as_bytes),
+            TextColumn::Utf8View(a) => cell!(a, str::as_bytes),
+            TextColumn::Binary(a) => cell!(a, std::convert::identity),
+            TextColumn::LargeBinary(a) => cell!(a, std::convert::identity),
+            TextColumn::BinaryView(a) => cell!(a, std::convert::identity),
+        }
+    }
+
     /// The cell at `row` as text; `None` when it is null or not UTF-8.
     pub fn str(&self, row: usize) -> Option<&'a str> {
         match self.get(row)? {
@@ -436,10 +457,7 @@ impl<'a> MessageColumn<'a> {
     /// The message at `row`; `None` when the cell is null.
     pub fn get(&mut self, row: usize) -> Option<MessageRef<'_>> {
         match &self.inner {
-            Inner::Text(column) => Some(match column.get(row)? {
-                Text::Str(s) => MessageRef::Text(s),
-                Text::NotUtf8 => MessageRef::NotUtf8,
-            }),
+            Inner::Text(column) => Some(MessageRef::Text(column.bytes(row)?)),
             Inner::Fields(column) => {
                 if column.read(row, &mut self.fields) {
                     Some(MessageRef::Fields(&self.fields))

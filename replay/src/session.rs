@@ -1,7 +1,7 @@
 //! Sessions that know the filtervm functions, and archives registered as tables.
 
 use crate::adapter::{SubscriptionError, Subscriptions};
-use crate::udf::{FilterCache, FiltervmMatch, FiltervmRoute};
+use crate::udf::{FilterCache, FiltervmMatch, FiltervmRoute, RouteOutput};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::{DataFusionError, Result};
 use datafusion::execution::{FunctionRegistry, SessionState, SessionStateBuilder};
@@ -76,8 +76,9 @@ impl Registered {
     }
 }
 
-/// Registers `filtervm_match` and `filtervm_route` (over `subscriptions`, or a stand-in that
-/// says how to load a set when there is none) in `registry` (a session state).
+/// Registers `filtervm_match`, `filtervm_match_error`, `filtervm_route` and `filtervm_unjudged`
+/// (the last two over `subscriptions`, or a stand-in that says how to load a set when there is
+/// none) in `registry` (a session state).
 pub fn register_functions(
     registry: &mut dyn FunctionRegistry,
     subscriptions: Option<Arc<Subscriptions>>,
@@ -85,12 +86,13 @@ pub fn register_functions(
     let matcher = FiltervmMatch::new();
     let cache = Arc::clone(matcher.cache());
     registry.register_udf(Arc::new(matcher.udf()))?;
-    let route = match subscriptions {
-        Some(subscriptions) => FiltervmRoute::new(subscriptions),
-        None => FiltervmRoute::unloaded(),
-    };
+    registry.register_udf(Arc::new(FiltervmMatch::errors(Arc::clone(&cache)).udf()))?;
+    let route = FiltervmRoute::with(subscriptions.clone(), RouteOutput::Ids);
     let routed = route.rows_routed();
     registry.register_udf(Arc::new(route.udf()))?;
+    registry.register_udf(Arc::new(
+        FiltervmRoute::with(subscriptions, RouteOutput::Unjudged).udf(),
+    ))?;
     Ok(Registered {
         matcher: cache,
         routed,

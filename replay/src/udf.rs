@@ -1,4 +1,5 @@
-//! The DataFusion scalar functions `filtervm_match` and `filtervm_route`.
+//! The DataFusion scalar functions `filtervm_match`, `filtervm_match_error`, `filtervm_route` and
+//! `filtervm_unjudged`.
 //!
 //! - `filtervm_match(dialect, policy, options, message) -> boolean`: whether `message` matches
 //!   the policy. `dialect`, `policy` and `options` are text (usually literals; `options` may be
@@ -6,16 +7,27 @@
 //!   options) and kept in a cache shared by every partition and query of the function; when the
 //!   three are literals, the policy is compiled while the query is planned, so an invalid policy
 //!   is a planning error carrying filtervm's code and JSON Pointer.
+//! - `filtervm_match_error(dialect, policy, options, message) -> utf8`: why `filtervm_match` is
+//!   null for this row — `CODE: message` with filtervm's stable code (`MESSAGE_SHAPE`,
+//!   `INVALID_MESSAGE`, ...) — or null when the filter judged the message.
 //! - `filtervm_route(message) -> list<utf8>`: the ids of the subscriptions of a set (loaded once,
-//!   shared by all partitions) whose filters match `message`, in subscriptions-file order.
+//!   shared by all partitions) whose filters match `message`, in subscriptions-file order. A
+//!   group of subscriptions that cannot judge the message does not keep the others from routing
+//!   it: null only when no group could judge it.
+//! - `filtervm_unjudged(message) -> list<utf8>`: the groups of the set that could not judge
+//!   `message`, each a JSON object `{"group", "subscriptions", "code", "message"}` (`route`'s
+//!   `"errors"`); empty when every group judged it.
 //!
 //! `message` is JSON text (a `Utf8`, `LargeUtf8`, `Utf8View`, `Binary`, `LargeBinary` or
 //! `BinaryView` column, read as `filtervm match` reads a line) or attributes/headers (a `Map` or a
-//! `Struct` column; see [`crate::columns`]). Both functions are strict: a null argument gives a
-//! null result. A message that cannot be read in its filter's shape also gives null
-//! (`filtervm_match` is then neither true nor false for it).
+//! `Struct` column; see [`crate::columns`]). The functions are strict: a null argument gives a
+//! null result. A message the filter cannot judge gives a null `filtervm_match` (neither true nor
+//! false) and says why in `filtervm_match_error`.
 
-use crate::adapter::{CompiledFilter, FilterError, Matcher, MessagePart, Router, Subscriptions};
+use crate::adapter::{
+    CompiledFilter, FilterError, Matcher, MessageError, MessagePart, Router, Subscriptions,
+    Unjudged,
+};
 use crate::columns::{MessageColumn, MessageKind, TextColumn};
 use datafusion::arrow::array::{Array, ArrayRef, BooleanBuilder, ListBuilder, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
@@ -32,8 +44,32 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// The name of the match function in SQL.
 pub const MATCH_NAME: &str = "filtervm_match";
 
+/// The name of the function that says why `filtervm_match` is null.
+pub const MATCH_ERROR_NAME: &str = "filtervm_match_error";
+
 /// The name of the route function in SQL.
 pub const ROUTE_NAME: &str = "filtervm_route";
+
+/// The name of the function listing the groups that could not judge a message.
+pub const UNJUDGED_NAME: &str = "filtervm_unjudged";
+
+/// What a match function returns for each row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatchOutput {
+    /// `filtervm_match`: the verdict (null when the message cannot be judged).
+    Verdict,
+    /// `filtervm_match_error`: `CODE: message` when the message cannot be judged, else null.
+    Error,
+}
+
+/// What the route function returns for each row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RouteOutput {
+    /// `filtervm_route`: the ids.
+    Ids,
+    /// `filtervm_unjudged`: the groups that could not judge the message.
+    Unjudged,
+}
 
 /// How many distinct filters a [`FilterCache`] keeps; past it the cache starts over (a query
 /// with a policy per row over millions of distinct policies must not keep them all).
@@ -146,19 +182,47 @@ fn scalar_text<'a>(function: &str, value: &'a ScalarValue) -> Result<Option<&'a 
     }
 }
 
-/// `filtervm_match(dialect, policy, options, message) -> boolean`.
+/// `filtervm_match(dialect, policy, options, message) -> boolean`, and
+/// `filtervm_match_error(...) -> utf8` (the same filters, the other output).
 #[derive(Debug)]
 pub struct FiltervmMatch {
     signature: Signature,
     cache: Arc<FilterCache>,
+    output: MatchOutput,
 }
 
 impl FiltervmMatch {
-    /// A new function with its own, empty filter cache.
+    /// A new `filtervm_match` with its own, empty filter cache.
     pub fn new() -> FiltervmMatch {
         FiltervmMatch {
             signature: Signature::user_defined(Volatility::Immutable),
             cache: Arc::new(FilterCache::default()),
+            output: MatchOutput::Verdict,
+        }
+    }
+
+    /// `filtervm_match_error` over the filter cache of `filtervm_match` (`cache`).
+    pub fn errors(cache: Arc<FilterCache>) -> FiltervmMatch {
+        FiltervmMatch {
+            signature: Signature::user_defined(Volatility::Immutable),
+            cache,
+            output: MatchOutput::Error,
+        }
+    }
+
+    /// The function's name in SQL.
+    fn function(&self) -> &'static str {
+        match self.output {
+            MatchOutput::Verdict => MATCH_NAME,
+            MatchOutput::Error => MATCH_ERROR_NAME,
+        }
+    }
+
+    /// The function's result type.
+    fn result_type(&self) -> DataType {
+        match self.output {
+            MatchOutput::Verdict => DataType::Boolean,
+            MatchOutput::Error => DataType::Utf8,
         }
     }
 
@@ -179,21 +243,33 @@ impl FiltervmMatch {
         mut filter_of: impl FnMut(usize) -> Result<Option<&'f CompiledFilter>>,
     ) -> Result<ArrayRef> {
         let mut column = MessageColumn::new(messages)
-            .map_err(|e| DataFusionError::Execution(format!("{MATCH_NAME}: {e}")))?;
+            .map_err(|e| DataFusionError::Execution(format!("{}: {e}", self.function())))?;
         let mut matcher = Matcher::new();
-        let mut out = BooleanBuilder::with_capacity(messages.len());
+        let mut verdicts = BooleanBuilder::with_capacity(messages.len());
+        let mut errors = StringBuilder::new();
         for row in 0..messages.len() {
             let filter = filter_of(row)?;
-            let verdict = match (filter, column.get(row)) {
-                (Some(filter), Some(message)) => matcher.matches(filter, message).ok(),
-                _ => None,
-            };
-            out.append_option(verdict);
+            let judged: Option<std::result::Result<bool, MessageError>> =
+                match (filter, column.get(row)) {
+                    (Some(filter), Some(message)) => Some(matcher.matches(filter, message)),
+                    _ => None,
+                };
+            match self.output {
+                MatchOutput::Verdict => verdicts.append_option(judged.and_then(|j| j.ok())),
+                MatchOutput::Error => errors.append_option(
+                    judged
+                        .and_then(|j| j.err())
+                        .map(|e| format!("{}: {}", e.code, e.message)),
+                ),
+            }
         }
         self.cache
             .rows
             .fetch_add(messages.len() as u64, Ordering::Relaxed);
-        Ok(Arc::new(out.finish()))
+        Ok(match self.output {
+            MatchOutput::Verdict => Arc::new(verdicts.finish()),
+            MatchOutput::Error => Arc::new(errors.finish()),
+        })
     }
 }
 
@@ -203,10 +279,10 @@ impl Default for FiltervmMatch {
     }
 }
 
-// Every instance computes the same function; the cache only saves work.
+// Every instance of one output computes the same function; the cache only saves work.
 impl PartialEq for FiltervmMatch {
-    fn eq(&self, _: &FiltervmMatch) -> bool {
-        true
+    fn eq(&self, other: &FiltervmMatch) -> bool {
+        self.output == other.output
     }
 }
 
@@ -214,13 +290,13 @@ impl Eq for FiltervmMatch {}
 
 impl Hash for FiltervmMatch {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        MATCH_NAME.hash(state);
+        self.function().hash(state);
     }
 }
 
 impl ScalarUDFImpl for FiltervmMatch {
     fn name(&self) -> &str {
-        MATCH_NAME
+        self.function()
     }
 
     fn signature(&self) -> &Signature {
@@ -243,7 +319,7 @@ impl ScalarUDFImpl for FiltervmMatch {
     }
 
     fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Boolean)
+        Ok(self.result_type())
     }
 
     /// Compiles a literal policy while the query is planned: an invalid one fails the query
@@ -268,7 +344,11 @@ impl ScalarUDFImpl for FiltervmMatch {
                 }
             }
         }
-        Ok(Arc::new(Field::new(MATCH_NAME, DataType::Boolean, true)))
+        Ok(Arc::new(Field::new(
+            self.function(),
+            self.result_type(),
+            true,
+        )))
     }
 
     fn is_strict(&self) -> bool {
@@ -289,7 +369,9 @@ impl ScalarUDFImpl for FiltervmMatch {
                 scalar_text(MATCH_NAME, p)?,
                 scalar_text(MATCH_NAME, o)?,
             ) else {
-                return Ok(ColumnarValue::Scalar(ScalarValue::Boolean(None)));
+                return Ok(ColumnarValue::Scalar(ScalarValue::try_from(
+                    &self.result_type(),
+                )?));
             };
             let compiled = self.cache.get(d, p, o);
             let filter = match compiled.as_ref() {
@@ -357,31 +439,55 @@ impl ScalarUDFImpl for FiltervmMatch {
     }
 }
 
-/// `filtervm_route(message) -> list<utf8>` over one subscription set.
+/// A group that could not judge a message, as `filtervm_unjudged` lists it (and `filtervm
+/// route` prints it): `{"group", "subscriptions", "code", "message"}`.
+fn unjudged_json(group: &Unjudged) -> String {
+    serde_json::json!({
+        "group": group.group,
+        "subscriptions": group.subscriptions,
+        "code": group.error.code,
+        "message": group.error.to_string(),
+    })
+    .to_string()
+}
+
+/// `filtervm_route(message) -> list<utf8>` over one subscription set, and
+/// `filtervm_unjudged(message) -> list<utf8>` (the same set, the other output).
 #[derive(Debug)]
 pub struct FiltervmRoute {
     signature: Signature,
     subscriptions: Option<Arc<Subscriptions>>,
     rows: Arc<AtomicU64>,
+    output: RouteOutput,
 }
 
 impl FiltervmRoute {
-    /// The function over `subscriptions`, shared (not copied) by every partition.
+    /// `filtervm_route` over `subscriptions`, shared (not copied) by every partition.
     pub fn new(subscriptions: Arc<Subscriptions>) -> FiltervmRoute {
+        FiltervmRoute::with(Some(subscriptions), RouteOutput::Ids)
+    }
+
+    /// `filtervm_route` without a subscription set: using it is a planning error that says how
+    /// to load one.
+    pub fn unloaded() -> FiltervmRoute {
+        FiltervmRoute::with(None, RouteOutput::Ids)
+    }
+
+    /// The function of `output` over `subscriptions` (`None`: not loaded).
+    pub fn with(subscriptions: Option<Arc<Subscriptions>>, output: RouteOutput) -> FiltervmRoute {
         FiltervmRoute {
             signature: Signature::user_defined(Volatility::Immutable),
-            subscriptions: Some(subscriptions),
+            subscriptions,
             rows: Arc::new(AtomicU64::new(0)),
+            output,
         }
     }
 
-    /// The function without a subscription set: using it is a planning error that says how to
-    /// load one.
-    pub fn unloaded() -> FiltervmRoute {
-        FiltervmRoute {
-            signature: Signature::user_defined(Volatility::Immutable),
-            subscriptions: None,
-            rows: Arc::new(AtomicU64::new(0)),
+    /// The function's name in SQL.
+    fn function(&self) -> &'static str {
+        match self.output {
+            RouteOutput::Ids => ROUTE_NAME,
+            RouteOutput::Unjudged => UNJUDGED_NAME,
         }
     }
 
@@ -398,8 +504,9 @@ impl FiltervmRoute {
     fn subscriptions(&self) -> Result<&Arc<Subscriptions>> {
         self.subscriptions.as_ref().ok_or_else(|| {
             DataFusionError::Plan(format!(
-                "{ROUTE_NAME}: no subscription set is loaded (give the subscriptions NDJSON file \
-                 with --subscriptions, to the client and to every scheduler and executor)"
+                "{}: no subscription set is loaded (give the subscriptions NDJSON file with \
+                 --subscriptions, to the client and to every scheduler and executor)",
+                self.function()
             ))
         })
     }
@@ -412,8 +519,9 @@ impl FiltervmRoute {
 
 impl PartialEq for FiltervmRoute {
     fn eq(&self, other: &FiltervmRoute) -> bool {
-        self.subscriptions.as_ref().map(|s| s.fingerprint())
-            == other.subscriptions.as_ref().map(|s| s.fingerprint())
+        self.output == other.output
+            && self.subscriptions.as_ref().map(|s| s.fingerprint())
+                == other.subscriptions.as_ref().map(|s| s.fingerprint())
     }
 }
 
@@ -421,7 +529,7 @@ impl Eq for FiltervmRoute {}
 
 impl Hash for FiltervmRoute {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        ROUTE_NAME.hash(state);
+        self.function().hash(state);
         self.subscriptions
             .as_ref()
             .map(|s| s.fingerprint())
@@ -431,7 +539,7 @@ impl Hash for FiltervmRoute {
 
 impl ScalarUDFImpl for FiltervmRoute {
     fn name(&self) -> &str {
-        ROUTE_NAME
+        self.function()
     }
 
     fn signature(&self) -> &Signature {
@@ -441,11 +549,12 @@ impl ScalarUDFImpl for FiltervmRoute {
     fn coerce_types(&self, arg_types: &[DataType]) -> Result<Vec<DataType>> {
         let [message] = arg_types else {
             return plan_err!(
-                "{ROUTE_NAME} takes 1 argument (message), got {}",
+                "{} takes 1 argument (message), got {}",
+                self.function(),
                 arg_types.len()
             );
         };
-        Ok(vec![coerce_message(ROUTE_NAME, message)?])
+        Ok(vec![coerce_message(self.function(), message)?])
     }
 
     fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
@@ -456,15 +565,15 @@ impl ScalarUDFImpl for FiltervmRoute {
         let subscriptions = self.subscriptions()?;
         if let [message] = args.arg_fields {
             let kind = MessageColumn::kind_of(message.data_type())
-                .map_err(|e| DataFusionError::Plan(format!("{ROUTE_NAME}: {e}")))?;
+                .map_err(|e| DataFusionError::Plan(format!("{}: {e}", self.function())))?;
             for part in subscriptions.parts() {
-                if let Some(e) = shape_error(ROUTE_NAME, part, kind) {
+                if let Some(e) = shape_error(self.function(), part, kind) {
                     return plan_err!("{e}");
                 }
             }
         }
         Ok(Arc::new(Field::new(
-            ROUTE_NAME,
+            self.function(),
             FiltervmRoute::list_type(),
             true,
         )))
@@ -477,31 +586,50 @@ impl ScalarUDFImpl for FiltervmRoute {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let subscriptions = self.subscriptions()?;
         let [message] = args.args.as_slice() else {
-            return exec_err!("{ROUTE_NAME} takes 1 argument, got {}", args.args.len());
+            return exec_err!(
+                "{} takes 1 argument, got {}",
+                self.function(),
+                args.args.len()
+            );
         };
         let (messages, scalar) = match message {
             ColumnarValue::Array(array) => (Arc::clone(array), false),
             ColumnarValue::Scalar(value) => (value.to_array()?, true),
         };
         let mut column = MessageColumn::new(messages.as_ref())
-            .map_err(|e| DataFusionError::Execution(format!("{ROUTE_NAME}: {e}")))?;
+            .map_err(|e| DataFusionError::Execution(format!("{}: {e}", self.function())))?;
         let mut router = Router::new();
         let mut matched: Vec<u32> = Vec::new();
+        let mut unjudged: Vec<Unjudged> = Vec::new();
         let mut out = ListBuilder::with_capacity(StringBuilder::new(), messages.len())
             .with_field(Arc::new(Field::new_list_field(DataType::Utf8, true)));
         for row in 0..messages.len() {
             matched.clear();
+            unjudged.clear();
             let routed = match column.get(row) {
-                Some(message) => router.route(subscriptions, message, &mut matched).is_ok(),
+                Some(message) => router
+                    .route(subscriptions, message, &mut matched, &mut unjudged)
+                    .is_ok(),
                 None => false,
             };
-            if routed {
-                for &position in &matched {
-                    out.values().append_option(subscriptions.id(position));
+            // Null when nothing is known of the message: a null cell, a cell too large to
+            // read, or (for the ids) no group of the set could judge it.
+            let every_group_unjudged = !unjudged.is_empty()
+                && unjudged.iter().map(|u| u.subscriptions).sum::<usize>() == subscriptions.len();
+            match self.output {
+                RouteOutput::Ids if routed && !every_group_unjudged => {
+                    for &position in &matched {
+                        out.values().append_option(subscriptions.id(position));
+                    }
+                    out.append(true);
                 }
-                out.append(true);
-            } else {
-                out.append_null();
+                RouteOutput::Unjudged if routed => {
+                    for group in &unjudged {
+                        out.values().append_value(unjudged_json(group));
+                    }
+                    out.append(true);
+                }
+                _ => out.append_null(),
             }
         }
         self.rows

@@ -132,37 +132,48 @@ static void test_filter_parts(void) {
     attrs[1] = attr("n", "Number", "5");
     CHECK(fvm_filter_matches(sns, &m, &e) == FVM_NO_MATCH && e == NULL);
 
-    /* The same message as JSON in the dialect's shape. */
+    /* The same message as one JSON document. */
     const char *doc = "{\"attributes\": {\"event\": {\"Type\": \"String\", \"Value\": \"order.paid\"},"
                       " \"n\": {\"Type\": \"Number\", \"Value\": \"6\"}}}";
     CHECK(fvm_filter_matches_json(sns, BYTES(doc), &e) == FVM_MATCH);
     CHECK(fvm_filter_matches_json(sns, BYTES("{\"attributes\": {}}"), &e) == FVM_NO_MATCH);
     CHECK(fvm_filter_matches_json(sns, BYTES("{oops"), &e) == FVM_ERR_MESSAGE);
-    CHECK(str_eq(fvm_error_code(e, 0), "INVALID_MESSAGE"));
+    CHECK(str_eq(fvm_error_code(e, 0), "MESSAGE_NOT_JSON"));
     fvm_error_free(e);
     CHECK(fvm_filter_matches_json(NULL, BYTES("{}"), &e) == FVM_ERR_ARGUMENT);
     fvm_error_free(e);
 
-    /* An unknown attribute type, an attribute value that is not UTF-8. */
+    /* An unknown attribute type: INVALID_MESSAGE. A Number value that is not UTF-8 is read where
+     * it lies: not a number, so absent (no match), never a copy or an error. */
     attrs[1] = attr("n", "Numbr", "5");
     CHECK(fvm_filter_matches(sns, &m, &e) == FVM_ERR_MESSAGE);
+    CHECK(str_eq(fvm_error_code(e, 0), "INVALID_MESSAGE"));
     CHECK(str_eq(fvm_error_pointer(e, 0, NULL), "/attributes/n/Type"));
     fvm_error_free(e);
     attrs[1] = attr("n", "Number", "\xff");
-    CHECK(fvm_filter_matches(sns, &m, &e) == FVM_ERR_MESSAGE);
-    fvm_error_free(e);
+    CHECK(fvm_filter_matches(sns, &m, &e) == FVM_NO_MATCH && e == NULL);
     attrs[1].data_type = NULL;
     CHECK(fvm_filter_matches(sns, &m, &e) == FVM_ERR_ARGUMENT);
     fvm_error_free(e);
 
-    /* The part the filter reads is missing: an error with a hint, never a silent no-match. */
+    /* A message without attributes has the empty attribute set (sns rule 12): judged. */
     fvm_header hs[] = {header("event", "order.paid")};
     fvm_message only_headers = {0};
     only_headers.parts = FVM_PART_HEADERS;
     only_headers.headers = hs;
     only_headers.header_count = 1;
-    CHECK(fvm_filter_matches(sns, &only_headers, &e) == FVM_ERR_MESSAGE);
-    CHECK(fvm_error_message(e, 0, NULL) != NULL && strstr(fvm_error_message(e, 0, NULL), "attributes"));
+    CHECK(fvm_filter_matches(sns, &only_headers, &e) == FVM_NO_MATCH && e == NULL);
+    fvm_filter *all = compile("sns", "{}", NULL);
+    CHECK(fvm_filter_matches(all, &only_headers, &e) == FVM_MATCH && e == NULL);
+    fvm_filter_free(all);
+
+    /* A document and parts together: an argument error. */
+    fvm_message both = m;
+    both.parts |= FVM_PART_JSON;
+    both.json = (const uint8_t *)"{}";
+    both.json_len = 2;
+    CHECK(fvm_filter_matches(sns, &both, &e) == FVM_ERR_ARGUMENT);
+    CHECK(str_eq(fvm_error_code(e, 0), "INVALID_ARGUMENT"));
     fvm_error_free(e);
 
     /* Bad message structs. */
@@ -200,7 +211,7 @@ static void test_filter_parts(void) {
     CHECK(fvm_filter_matches(body, &b, &e) == FVM_NO_MATCH && e == NULL);
     fvm_filter_free(body);
 
-    /* Event Grid: the body is the event. */
+    /* Event Grid: the body is the event, one JSON object. */
     fvm_filter *eg = compile("eventgrid", "{\"subjectBeginsWith\": \"/blobs/\"}", NULL);
     b.body = (const uint8_t *)"{\"id\": \"1\", \"subject\": \"/blobs/a.jpg\", \"eventType\": \"x\"}";
     b.body_len = strlen((const char *)b.body);
@@ -208,6 +219,40 @@ static void test_filter_parts(void) {
     b.body = (const uint8_t *)"[";
     b.body_len = 1;
     CHECK(fvm_filter_matches(eg, &b, &e) == FVM_ERR_MESSAGE);
+    CHECK(str_eq(fvm_error_code(e, 0), "MESSAGE_NOT_JSON"));
+    fvm_error_free(e);
+    /* A batch given whole, or a scalar: INVALID_MESSAGE, the batch with the way to split it. */
+    const char *batch = "[{\"subject\": \"/blobs/a\"}, {\"subject\": \"/other/b\"}]";
+    b.body = (const uint8_t *)batch;
+    b.body_len = strlen(batch);
+    CHECK(fvm_filter_matches(eg, &b, &e) == FVM_ERR_MESSAGE);
+    CHECK(str_eq(fvm_error_code(e, 0), "INVALID_MESSAGE"));
+    CHECK(strstr(fvm_error_message(e, 0, NULL), "fvm_read_events") != NULL);
+    fvm_error_free(e);
+    const char *scalars[] = {"5", "\"x\"", "null"};
+    for (int i = 0; i < 3; i++) {
+        b.body = (const uint8_t *)scalars[i];
+        b.body_len = strlen(scalars[i]);
+        CHECK(fvm_filter_matches(eg, &b, &e) == FVM_ERR_MESSAGE);
+        CHECK(str_eq(fvm_error_code(e, 0), "INVALID_MESSAGE"));
+        fvm_error_free(e);
+    }
+    /* fvm_read_events splits the batch; each event is then matched on its own. */
+    fvm_span spans[4];
+    size_t n = 0;
+    CHECK(fvm_read_events(BYTES(batch), spans, 4, &n, &e) == FVM_OK && n == 2 && e == NULL);
+    int verdicts[2];
+    for (size_t i = 0; i < n && i < 2; i++) {
+        b.body = (const uint8_t *)batch + spans[i].offset;
+        b.body_len = spans[i].len;
+        verdicts[i] = fvm_filter_matches(eg, &b, &e);
+    }
+    CHECK(verdicts[0] == FVM_MATCH && verdicts[1] == FVM_NO_MATCH);
+    CHECK(fvm_read_events(BYTES(batch), spans, 1, &n, &e) == FVM_ERR_BUFFER_TOO_SMALL && n == 2);
+    CHECK(fvm_read_events(BYTES("{\"id\": 1}"), spans, 4, &n, &e) == FVM_OK && n == 1);
+    CHECK(spans[0].offset == 0 && spans[0].len == 9);
+    CHECK(fvm_read_events(BYTES("[{"), spans, 4, &n, &e) == FVM_ERR_MESSAGE);
+    CHECK(str_eq(fvm_error_code(e, 0), "MESSAGE_NOT_JSON"));
     fvm_error_free(e);
     fvm_filter_free(eg);
 
@@ -240,11 +285,12 @@ static void test_filter_parts(void) {
     fvm_filter *ex = compile("expr", "{\"key\": \"region\", \"op\": \"in\", \"value\": [\"us-east\"]}", NULL);
     CHECK(ex != NULL);
     CHECK(fvm_filter_matches(ex, &h, &e) == FVM_MATCH);
+    /* Names are bytes, read where they lie: one that is not UTF-8 is no header the filter
+     * reads. */
     fvm_header bad_name[] = {{(const uint8_t *)"\xc3", 1, (const uint8_t *)"x", 1}};
     h.headers = bad_name;
     h.header_count = 1;
-    CHECK(fvm_filter_matches(ex, &h, &e) == FVM_ERR_MESSAGE);
-    fvm_error_free(e);
+    CHECK(fvm_filter_matches(ex, &h, &e) == FVM_NO_MATCH && e == NULL);
     fvm_filter_free(ex);
 }
 
@@ -347,11 +393,36 @@ static void test_set(void) {
     CHECK(fvm_set_matching(set, &m, ids, 8, NULL, &e) == FVM_ERR_ARGUMENT);
     fvm_error_free(e);
 
-    /* A group that cannot read the message fails the call: the stream filter needs headers. */
+    /* A group that cannot read the message never costs the others their delivery: the stream
+     * filter needs headers, the ids of every other group come back with FVM_PARTIAL and an error
+     * object naming the group. */
     m.parts = FVM_PART_ATTRIBUTES;
-    CHECK(fvm_set_matching(set, &m, ids, 8, &count, &e) == FVM_ERR_MESSAGE && count == 0);
-    CHECK(str_eq(fvm_error_code(e, 0), "INVALID_MESSAGE"));
+    CHECK(fvm_set_matching(set, &m, ids, 8, &count, &e) == FVM_PARTIAL && count == 4);
+    CHECK(!contains(ids, count, 3));
+    CHECK(fvm_error_status(e) == FVM_PARTIAL && fvm_error_count(e) == 1);
+    CHECK(str_eq(fvm_error_code(e, 0), "MESSAGE_SHAPE"));
+    CHECK(str_eq(fvm_error_dialect(e, 0), "stream"));
+    size_t options_len = 99;
+    CHECK(str_eq(fvm_error_options(e, 0, &options_len), "{}") && options_len == 2);
+    CHECK(fvm_error_subscriptions(e, 0) == 1);
+    CHECK(fvm_error_dialect(e, 1) == NULL && fvm_error_subscriptions(e, 1) == 0);
     fvm_error_free(e);
+    /* A stream header given two values: only the stream group cannot judge it. */
+    fvm_header twice[] = {header("event", "paid"), header("event", "other")};
+    m.parts = FVM_PART_ATTRIBUTES | FVM_PART_HEADERS;
+    m.headers = twice;
+    m.header_count = 2;
+    CHECK(fvm_set_matching(set, &m, ids, 8, &count, &e) == FVM_PARTIAL && count == 4);
+    CHECK(str_eq(fvm_error_code(e, 0), "INVALID_MESSAGE"));
+    CHECK(str_eq(fvm_error_pointer(e, 0, NULL), "/headers/event"));
+    fvm_error_free(e);
+    /* Errors of other calls are about no group. */
+    CHECK(fvm_set_matching(set, NULL, ids, 8, &count, &e) == FVM_ERR_ARGUMENT);
+    CHECK(fvm_error_dialect(e, 0) == NULL && fvm_error_options(e, 0, NULL) == NULL);
+    fvm_error_free(e);
+    m.headers = hs;
+    m.header_count = 1;
+    m.parts = FVM_PART_ATTRIBUTES;
 
     /* Remove: 1 when it was there, 0 when not; replace an id's filter by adding it again. */
     CHECK(fvm_set_remove(set, 3, &e) == 1);

@@ -28,12 +28,12 @@ use super::progress::{phase_bar, stderr_is_terminal};
 use super::{EXIT_NEGATIVE, EXIT_OK, Failure};
 use clap::Args;
 use filtervm_compiler::{
-    Dialect, Evaluator, Filter, GroupMessage, Matches, MessageError, MessageParts, MessageShape,
-    Options, SetScratch, SnsScope, SubscriptionSet, compile_text, compile_value, message_from_line,
+    Dialect, Evaluator, Filter, Matches, MessageError, MessageParts, MessageShape, Options,
+    SetScratch, SnsScope, SubscriptionSet, compile_text, compile_value, read_message,
     read_messages,
 };
 use filtervm_vm::json::{Map, Value};
-use filtervm_vm::message::{Attribute, AttributeType, Message};
+use filtervm_vm::message::{Attribute, AttributeType, Header};
 use std::io::{BufRead, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -75,7 +75,7 @@ pub(super) struct BenchArgs {
 /// One message: what the VM reads and what the reference reads (the vector shape, written with
 /// every number as the line wrote it).
 struct Sample {
-    message: Message,
+    message: SampleMessage,
     json: Value,
     /// The line as read from the file.
     line: Box<[u8]>,
@@ -154,9 +154,8 @@ pub(super) fn run(args: BenchArgs) -> Result<ExitCode, Failure> {
     // Binding alone (to the set's key tables), then the set. A message the set cannot judge
     // is listed with no ids and `unjudged`; one-by-one evaluation must say the same.
     let mut scratch = SetScratch::new();
-    let (bind_ns, _) = timed(&samples, budget, "bind", |s| match parts_of(&s.message) {
-        Some(parts) => set.bind_only(&mut scratch, &parts),
-        None => 0,
+    let (bind_ns, _) = timed(&samples, budget, "bind", |s| {
+        set.bind_only(&mut scratch, &parts_of(&s.message))
     });
     let mut by_set: Vec<Verdicts> = Vec::with_capacity(samples.len());
     for s in &samples {
@@ -330,27 +329,36 @@ impl Verdicts {
     }
 }
 
-/// The message's parts as the set reads them (`None` for an owned JSON tree or an unparsable
-/// body, which have no raw parts).
-fn parts_of(message: &Message) -> Option<MessageParts<'_>> {
-    match message {
-        Message::Attributes(a) => Some(MessageParts::new().with_attributes(a.as_slice())),
-        Message::Headers(h) => Some(MessageParts::new().with_headers(h.as_slice())),
-        Message::Body(b) => Some(MessageParts::body(b)),
-        Message::Json(_) | Message::Unparsable => None,
+/// A message of the bench's input, owned: the parts it has.
+#[derive(Debug, Default)]
+struct SampleMessage {
+    body: Option<Vec<u8>>,
+    attributes: Option<Vec<Attribute>>,
+    headers: Option<Vec<Header>>,
+}
+
+/// The message's parts, as the set and one-by-one evaluation read them.
+fn parts_of(message: &SampleMessage) -> MessageParts<'_> {
+    let mut parts = MessageParts::new();
+    if let Some(body) = &message.body {
+        parts = parts.with_body(body);
     }
+    if let Some(attributes) = &message.attributes {
+        parts = parts.with_attributes(attributes.as_slice());
+    }
+    if let Some(headers) = &message.headers {
+        parts = parts.with_headers(headers.as_slice());
+    }
+    parts
 }
 
 /// The set's answer on one message.
 fn set_matching<'s>(
     set: &'s SubscriptionSet<SubscriptionId>,
     scratch: &'s mut SetScratch,
-    message: &Message,
+    message: &SampleMessage,
 ) -> Matches<'s, SubscriptionId> {
-    match parts_of(message) {
-        Some(parts) => set.matching(scratch, &parts),
-        None => set.matching_with(scratch, |_| Ok(GroupMessage::Borrowed(message))),
-    }
+    set.matching(scratch, &parts_of(message))
 }
 
 /// `--from-bytes`: reads every line as `filtervm match` does and checks what the set says of
@@ -381,6 +389,18 @@ fn from_bytes(
         let read = read_messages(&s.line, options).map_err(|e| failed(i, e.to_string()))?;
         for message in read {
             per_pass += 1;
+            if message.shape() == MessageShape::Document
+                && matches!(options, Options::Sns(o) if o.scope == SnsScope::MessageAttributes)
+            {
+                return Err(failed(
+                    i,
+                    "`filtervm match` reads a flat object as a JSON body, a message with no \
+                     attributes (sns rule 12), where the bench reads its members as attributes: \
+                     give --from-bytes the messages in a shape with their attributes \
+                     ({\"attributes\": ...} or the AWS SNS shapes)"
+                        .to_owned(),
+                ));
+            }
             let matches = set.matching(scratch, &message.parts());
             if !expected.unjudged
                 && let Some(group) = matches.unjudged().next()
@@ -419,12 +439,9 @@ fn from_bytes(
 fn one_verdict(
     evaluator: &mut Evaluator,
     filter: &Filter,
-    message: &Message,
+    message: &SampleMessage,
 ) -> Result<bool, MessageError> {
-    match parts_of(message) {
-        Some(parts) => evaluator.matches_parts(filter, &parts),
-        None => evaluator.try_matches(filter, message),
-    }
+    evaluator.matches_parts(filter, &parts_of(message))
 }
 
 fn per(elapsed: Duration, n: usize) -> f64 {
@@ -620,35 +637,44 @@ fn run_reference(
     Ok((ns, results))
 }
 
-/// Reads one message line (see [`BenchArgs::messages`]) with filtervm's own readers: numbers
-/// keep their text and members their order.
-fn sample(dialect: Dialect, options: &Options, line: &str) -> Result<(Message, Value), String> {
+/// Reads one message line (see [`BenchArgs::messages`]): the raw body for an sns body filter, a
+/// flat object's members as attributes for an sns filter on attributes (the bench's own input
+/// format), and any other line as the library reads a JSON document ([`read_message`], the one
+/// reader every entry point shares: numbers keep their text and members their order).
+fn sample(
+    dialect: Dialect,
+    options: &Options,
+    line: &str,
+) -> Result<(SampleMessage, Value), String> {
     let body_scope = options.sns().scope == SnsScope::MessageBody;
     if dialect == Dialect::Sns && body_scope {
-        let message = message_from_line(dialect, options, line).map_err(|e| e.to_string())?;
+        let message = SampleMessage {
+            body: Some(line.as_bytes().to_vec()),
+            ..SampleMessage::default()
+        };
         let json = Value::Object(Map::from_iter([("body".to_owned(), Value::from(line))]));
         return Ok((message, json));
     }
     let value = filtervm_vm::json::parse(line.as_bytes()).map_err(|e| format!("not JSON: {e}"))?;
-    if dialect == Dialect::EventGrid {
-        // The event's bytes, as a broker holds it.
-        let message = message_from_line(dialect, options, line).map_err(|e| e.to_string())?;
-        return Ok((message, value));
-    }
     if dialect == Dialect::Sns {
         let Value::Object(members) = value else {
             return Err("a message must be a flat JSON object (name → value)".to_owned());
         };
         return Ok(flat_attributes(&members));
     }
-    let message = message_from_line(dialect, options, line).map_err(|e| e.to_string())?;
+    let read = read_message(line.as_bytes()).map_err(|e| e.to_string())?;
+    let message = SampleMessage {
+        body: read.body().map(<[u8]>::to_vec),
+        attributes: read.attributes().map(<[Attribute]>::to_vec),
+        headers: read.headers().map(<[Header]>::to_vec),
+    };
     Ok((message, value))
 }
 
 /// A flat object as SNS attributes: strings → `String`, numbers → `Number` (their JSON text),
 /// booleans → `String`, arrays → `String.Array` (their JSON text); `null` and objects are left
 /// out.
-fn flat_attributes(members: &Map) -> (Message, Value) {
+fn flat_attributes(members: &Map) -> (SampleMessage, Value) {
     let mut attrs = Vec::new();
     let mut vector = Map::new();
     for (name, v) in members {
@@ -678,7 +704,10 @@ fn flat_attributes(members: &Map) -> (Message, Value) {
         });
     }
     (
-        Message::Attributes(attrs),
+        SampleMessage {
+            attributes: Some(attrs),
+            ..SampleMessage::default()
+        },
         Value::Object(Map::from_iter([(
             "attributes".to_owned(),
             Value::Object(vector),
@@ -697,9 +726,7 @@ mod tests {
         )
         .unwrap();
         let (message, json) = flat_attributes(members.as_object().unwrap());
-        let Message::Attributes(attrs) = &message else {
-            panic!("attributes")
-        };
+        let attrs = message.attributes.as_ref().unwrap();
         assert_eq!(attrs.len(), 4);
         assert_eq!(attrs[1].data_type, AttributeType::Number);
         assert_eq!(attrs[1].value, "1.50");

@@ -156,7 +156,7 @@ pub(super) fn run(args: ExplainArgs) -> Result<ExitCode, Failure> {
 mod tests {
     use super::*;
     use crate::commands::matching::{Verdicts, verdict};
-    use filtervm_compiler::{Evaluator, Options, SnsScope};
+    use filtervm_compiler::{Options, SnsScope};
     use std::path::Path;
 
     /// Every conformance vector's message, read by `match` (its verdict function) and by
@@ -175,7 +175,7 @@ mod tests {
             }
         }
         files.sort();
-        let mut evaluator = Evaluator::new();
+        let mut matcher = filtervm::Matcher::new();
         let (mut compared, mut errors, mut in_own_scope) = (0, 0, 0);
         for file in files {
             for line in std::fs::read_to_string(&file).unwrap().lines() {
@@ -217,7 +217,8 @@ mod tests {
                         continue;
                     };
                     let id = format!("{} ({options})", case.get("id").unwrap());
-                    let matched = verdict(&mut evaluator, &filter, &bytes);
+                    let facade = filtervm::Filter::from_compiled(filter.clone(), None);
+                    let matched = verdict(&mut matcher, &facade, &bytes).map(|(v, _)| v);
                     let explained = explain_messages(&filter, Some(policy), &bytes);
                     match (&matched, &explained) {
                         (Ok(Verdicts::One(m)), Ok((false, e))) => {
@@ -240,8 +241,13 @@ mod tests {
                                 "{id}: {} / {e}",
                                 m.message
                             );
-                            assert_ne!(
-                                options, own,
+                            // The vectors judge an Event Grid event that is not an object
+                            // (EG-2); every entry point refuses it before evaluation
+                            // (filtervm/MESSAGES.md).
+                            let not_an_event =
+                                dialect == Dialect::EventGrid && !message.is_object();
+                            assert!(
+                                options != own || not_an_event,
                                 "{id}: the vector's own message is an error: {e}"
                             );
                             errors += 1;

@@ -7,7 +7,7 @@ use super::output::{Stderr, Stdout};
 use super::progress::Progress;
 use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, PolicyArgs, load_program, print_errors};
 use clap::Args;
-use filtervm_compiler::{ErrorCode, Evaluator, Filter, read_messages};
+use filtervm::{ErrorCode, Filter, Matcher, Message, read_messages};
 use std::io::Write as _;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
@@ -100,6 +100,14 @@ impl LineError {
     }
 }
 
+/// Whether `message` is one without attributes (with a body) that an sns filter on attributes
+/// judges (sns rule 12): the likely sign of a filter meant for the body.
+fn judged_without_attributes(filter: &Filter, message: &filtervm::ReadMessage<'_>) -> bool {
+    matches!(filter.options(), filtervm::Options::Sns(o) if o.scope == filtervm::SnsScope::MessageAttributes)
+        && message.attributes().is_none()
+        && message.body().is_some()
+}
+
 /// The verdicts of one line: one message, or the events of a batch (an Event Grid array of
 /// events, a CloudEvents batch), in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,38 +131,48 @@ impl Verdicts {
 
 /// Reads one message line and runs `filter` on it: its verdict (one per event for a batch), or
 /// why the line is not a message. Every line `match` judges goes through here, and `explain`
-/// reads its message the same way: [`read_messages`] tells the line's shape (the parts shape,
-/// the AWS SNS shapes, any other JSON document as the body itself, an Event Grid batch split
-/// into events) and each message is matched by its parts, the filter reading its own part.
+/// reads its message the same way: the library's [`read_messages`] tells the line's shape (the
+/// parts shape, the AWS SNS shapes, any other JSON document as the body itself, an Event Grid
+/// batch split into events) and each message is matched by its parts through the library's
+/// [`Matcher`], the filter reading its own part. `route` reads its lines through the same
+/// function for each group of subscriptions (`filtervm::SubscriptionSet::matching_messages`).
+///
+/// Also says whether the line was a message without attributes that an sns filter on attributes
+/// judged (sns rule 12: it matches only `{}`): `match` then notes that the filter may be meant
+/// for the body.
 pub(super) fn verdict(
-    evaluator: &mut Evaluator,
+    matcher: &mut Matcher,
     filter: &Filter,
     line: &[u8],
-) -> Result<Verdicts, LineError> {
+) -> Result<(Verdicts, bool), LineError> {
     let mut messages = read_messages(line, filter.options()).map_err(LineError::from)?;
     if messages.is_batch() {
-        return Ok(Verdicts::Events(
-            messages
-                .map(|m| {
-                    evaluator
-                        .matches_parts(filter, &m.parts())
-                        .map_err(LineError::from)
-                })
-                .collect(),
+        return Ok((
+            Verdicts::Events(
+                messages
+                    .map(|m| {
+                        matcher
+                            .matches(filter, &Message::from(&m))
+                            .map_err(LineError::from)
+                    })
+                    .collect(),
+            ),
+            false,
         ));
     }
     let message = messages.next().ok_or_else(|| LineError {
         code: ErrorCode::InvalidMessage.as_str().to_owned(),
         message: "the line holds no message".to_owned(),
     })?;
-    evaluator
-        .matches_parts(filter, &message.parts())
+    let verdict = matcher
+        .matches(filter, &Message::from(&message))
         .map(Verdicts::One)
-        .map_err(LineError::from)
+        .map_err(LineError::from)?;
+    Ok((verdict, judged_without_attributes(filter, &message)))
 }
 
-impl From<filtervm_compiler::MessageError> for LineError {
-    fn from(e: filtervm_compiler::MessageError) -> LineError {
+impl From<filtervm::MessageError> for LineError {
+    fn from(e: filtervm::MessageError) -> LineError {
         LineError {
             code: e.code.as_str().to_owned(),
             message: e.to_string(),
@@ -167,7 +185,7 @@ impl From<filtervm_compiler::MessageError> for LineError {
 /// standard output ends the run early and quietly.
 ///
 /// The input is read in batches of lines ([`super::batches`]), judged by `--threads` workers
-/// (each with its own [`Evaluator`], all through [`verdict`]) and written in input order, so the
+/// (each with its own [`Matcher`], all through [`verdict`]) and written in input order, so the
 /// output is the same whatever the number of threads.
 pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
     if args.policy.reads_stdin() && args.messages.as_deref().is_none_or(super::is_stdin) {
@@ -189,6 +207,7 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
             }
         }
     };
+    let filter = Filter::from_compiled(filter, None);
     let settings = Settings {
         output: if args.only_matching {
             Output::Lines
@@ -210,8 +229,8 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
     let read_error = judge_in_order(
         &mut reader,
         batches::threads(args.threads),
-        Evaluator::new,
-        |evaluator, batch| judge(evaluator, &filter, batch, &settings),
+        Matcher::new,
+        |matcher, batch| judge(matcher, &filter, batch, &settings),
         |judged| write(&mut out, &mut progress, &name, judged, &mut totals),
     )?;
     if let Some(e) = read_error {
@@ -226,7 +245,8 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
         selected,
         bad,
         ..
-    } = totals;
+    } = &totals;
+    let (messages, selected, bad) = (*messages, *selected, *bad);
     if settings.output == Output::Count {
         if settings.json {
             writeln!(
@@ -239,6 +259,15 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
     }
     out.flush()?;
     progress.finish(messages, selected, bad);
+    if totals.without_attributes > 0 && !out.is_closed() {
+        writeln!(
+            Stderr,
+            "{name}: note: {} of {messages} messages have no attributes, and an sns filter on \
+             attributes matches such a message only when its policy is {{}} (sns rule 12); to \
+             filter on the JSON body, use --options '{{\"scope\":\"MessageBody\"}}'",
+            totals.without_attributes
+        );
+    }
     if bad > 0 {
         if !out.is_closed() {
             writeln!(
@@ -281,10 +310,12 @@ struct Judged {
     last_line: u64,
     /// Input bytes read up to the end of the batch.
     consumed: u64,
+    /// Lines without attributes judged by an sns filter on attributes ([`verdict`]).
+    without_attributes: u64,
 }
 
 /// Judges the lines of `batch` with `filter`.
-fn judge(evaluator: &mut Evaluator, filter: &Filter, batch: &Batch, settings: &Settings) -> Judged {
+fn judge(matcher: &mut Matcher, filter: &Filter, batch: &Batch, settings: &Settings) -> Judged {
     let mut judged = Judged {
         consumed: batch.consumed,
         ..Judged::default()
@@ -307,8 +338,9 @@ fn judge(evaluator: &mut Evaluator, filter: &Filter, batch: &Batch, settings: &S
             continue;
         }
         judged.messages += 1;
-        match verdict(evaluator, filter, content) {
-            Ok(verdicts) => {
+        match verdict(matcher, filter, content) {
+            Ok((verdicts, without_attributes)) => {
+                judged.without_attributes += u64::from(without_attributes);
                 let chosen = verdicts.selected(settings.invert);
                 judged.selected += u64::from(chosen);
                 let out = &mut judged.out;
@@ -438,6 +470,7 @@ fn write(
     totals.selected += judged.selected;
     totals.bad += judged.bad;
     totals.last_line = judged.last_line;
+    totals.without_attributes += judged.without_attributes;
     progress.lines(judged.messages, judged.consumed);
     Ok(!out.is_closed())
 }

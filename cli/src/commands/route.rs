@@ -6,10 +6,15 @@
 //! the batches' results in input order ([`super::batches`]: at most two batches per worker are in
 //! flight, so memory stays bounded whatever the input).
 //!
+//! Each line is read exactly as `match` reads it, by the library's one reading path
+//! (`filtervm::SubscriptionSet::matching_messages`: the parts shape, the AWS SNS shapes, any other
+//! document as the body; an Event Grid batch is routed event by event).
+//!
 //! Output: per message `{"line":N,"ids":[...]}` (ids as written in the subscriptions file, in
-//! its order), with `"errors":[{"group","code","message"}]` when a group of subscriptions could
-//! not read the message; or with `--by-subscription`, per subscription at the end
-//! `{"id":ID,"count":N,"first_lines":[...]}`.
+//! its order; `{"line":N,"event":I,"ids":[...]}` for each event of a batch), with
+//! `"errors":[{"group","code","message"}]` when a group of subscriptions could not read the
+//! message (the other groups still deliver); or with `--by-subscription`, per subscription at the
+//! end `{"id":ID,"count":N,"first_lines":[...]}`.
 
 use super::batches::{self, Batch, judge_in_order};
 use super::diagnostics::{self, Source, Sources, Stream};
@@ -314,18 +319,36 @@ fn route_batch(
         consumed: batch.consumed,
         ..Routed::default()
     };
-    let (mut ids, mut errors) = (Vec::new(), Vec::new());
     for (number, line) in batch.lines() {
         match line {
             Line::Whole { content, .. } if content.iter().all(u8::is_ascii_whitespace) => continue,
             Line::Whole { content, .. } => {
                 routed.messages += 1;
-                router.route(subscriptions, content, &mut ids, &mut errors);
+                let mut reached = false;
+                let mut unread = false;
+                router.route(subscriptions, content, |event, ids, errors| {
+                    reached |= !ids.is_empty();
+                    if !errors.is_empty() {
+                        unread = true;
+                        for e in errors {
+                            let at = event.map_or(String::new(), |i| format!("event {i}: "));
+                            routed.reports.push(format!(
+                                "{number}: {at}the {} subscriptions cannot read this message: {}",
+                                e.group, e.error.message
+                            ));
+                        }
+                    }
+                    if by_subscription {
+                        routed.pairs.extend(ids.iter().map(|&s| (number, s)));
+                    } else {
+                        write_line(&mut routed.out, subscriptions, number, event, ids, errors);
+                    }
+                });
+                routed.routed += u64::from(reached);
+                routed.errors += u64::from(unread);
             }
             Line::TooLong { bytes } => {
                 routed.messages += 1;
-                ids.clear();
-                errors.clear();
                 let error = LineError::too_long(bytes, max_line_bytes);
                 routed.reports.push(format!("{number}: {}", error.message));
                 routed.errors += 1;
@@ -336,38 +359,27 @@ fn route_batch(
                     );
                     routed.out.extend_from_slice(line.as_bytes());
                 }
-                continue;
             }
-        }
-        routed.routed += u64::from(!ids.is_empty());
-        if !errors.is_empty() {
-            routed.errors += 1;
-            for e in &errors {
-                routed.reports.push(format!(
-                    "{number}: the {} subscriptions cannot read this message: {}",
-                    e.group, e.error.message
-                ));
-            }
-        }
-        if by_subscription {
-            routed.pairs.extend(ids.iter().map(|&s| (number, s)));
-        } else {
-            write_line(&mut routed.out, subscriptions, number, &ids, &errors);
         }
     }
     routed
 }
 
-/// One message's output line.
+/// One message's output line (`event`: its index in a batch).
 fn write_line(
     out: &mut Vec<u8>,
     subscriptions: &Subscriptions,
     number: u64,
+    event: Option<usize>,
     ids: &[u32],
     errors: &[GroupError],
 ) {
     use std::io::Write as _;
-    let _ = write!(out, "{{\"line\":{number},\"ids\":[");
+    let _ = write!(out, "{{\"line\":{number},");
+    if let Some(event) = event {
+        let _ = write!(out, "\"event\":{event},");
+    }
+    out.extend_from_slice(b"\"ids\":[");
     for (i, &s) in ids.iter().enumerate() {
         if i > 0 {
             out.push(b',');

@@ -8,19 +8,18 @@
 //! is not such an object, names an id twice, or holds an invalid policy or options is an
 //! [`Invalid`] subscription: the others are still loaded.
 //!
-//! [`Subscriptions`] holds them in one [`SubscriptionSet`] (its ids are the subscriptions'
-//! positions in the file, so its insertion order is the file's order). The set binds a message
-//! once per (dialect, options) group; each group reads the message line the way `match` reads it
-//! for that dialect and options ([`read_message`]). A group that cannot read a message reports it
-//! ([`GroupError`]): never a silent miss.
+//! [`Subscriptions`] holds them in the library's [`SubscriptionSet`] (its ids are the
+//! subscriptions' positions in the file, so its insertion order is the file's order). The set
+//! binds a message once per (dialect, options) group; each group reads the message line exactly
+//! as `match` reads it for that dialect and options (`SubscriptionSet::matching_messages`: the
+//! library's `read_messages`, an Event Grid batch split into its events). A group that cannot
+//! read a message reports it ([`GroupError`]) and the others still deliver: never a silent miss.
 
 use super::diagnostics::pointer_span;
 use super::matching::LineError;
+use filtervm::{Matches, SetScratch, SubscriptionSet, UnjudgedGroup};
 use filtervm_compiler::error::did_you_mean;
-use filtervm_compiler::{
-    CompileError, Dialect, ErrorCode, GroupMessage, MessageError, MessagePart, Options,
-    PolicyError, SetScratch, SubscriptionSet, UnjudgedGroup, compile_text, message_from_line,
-};
+use filtervm_compiler::{CompileError, Dialect, ErrorCode, Options, PolicyError, compile_text};
 use filtervm_vm::json::{self, Value};
 use std::collections::HashMap;
 
@@ -251,6 +250,7 @@ impl Subscriptions {
             .unwrap_or_default();
         let filter = compile_text(dialect, policy, &options)
             .map_err(|e| invalid(id.clone(), compile_problems(&e, "/policy")))?;
+        let filter = filtervm::Filter::from_compiled(filter, None);
         let index = self.ids.len();
         let added = u32::try_from(index)
             .map_err(|_| "more subscriptions than a set holds".to_owned())
@@ -297,63 +297,37 @@ impl Router {
         Router::default()
     }
 
-    /// Routes one message line: fills `ids` with the indices of the subscriptions that receive
-    /// it (in the order of the subscriptions file) and `errors` with the groups that could not
-    /// read it (their subscriptions are then not in `ids`).
+    /// Routes one message line, read exactly as `match` reads it for each group of
+    /// subscriptions: calls `each` once for a line that is one message, and once per event for
+    /// an Event Grid batch (with its index), with the indices of the subscriptions that receive
+    /// it (in the order of the subscriptions file) and the groups that could not read it (their
+    /// subscriptions are then not among the indices; the other groups still deliver).
     pub(super) fn route(
         &mut self,
         subscriptions: &Subscriptions,
         line: &[u8],
-        ids: &mut Vec<u32>,
-        errors: &mut Vec<GroupError>,
+        mut each: impl FnMut(Option<usize>, &[u32], &[GroupError]),
     ) {
-        ids.clear();
-        errors.clear();
-        let message = read_message(line);
-        let matches = subscriptions
-            .set
-            .matching_with(&mut self.scratch, |options| message.for_group(options));
-        ids.extend(matches.ids());
-        errors.extend(
-            matches
-                .unjudged()
-                .map(|UnjudgedGroup { options, error, .. }| GroupError {
-                    group: group_name(&options),
-                    error: LineError {
-                        code: error.code.as_str().to_owned(),
-                        message: error.to_string(),
+        let (mut ids, mut errors) = (Vec::new(), Vec::new());
+        subscriptions.set.matching_messages(
+            &mut self.scratch,
+            line,
+            |event, matches: &Matches<'_, u32>| {
+                ids.clear();
+                errors.clear();
+                ids.extend(matches.ids());
+                errors.extend(matches.unjudged().map(
+                    |UnjudgedGroup { options, error, .. }| GroupError {
+                        group: group_name(&options),
+                        error: LineError {
+                            code: error.code.as_str().to_owned(),
+                            message: error.to_string(),
+                        },
                     },
-                }),
+                ));
+                each(event, &ids, &errors);
+            },
         );
-    }
-}
-
-/// Reads one message line: the one place `route` reads messages. Each group of subscriptions
-/// then reads it as `match` reads a line for its dialect and options ([`LineMessage::for_group`]).
-fn read_message(line: &[u8]) -> LineMessage<'_> {
-    LineMessage {
-        text: std::str::from_utf8(line),
-    }
-}
-
-/// A message line, as [`read_message`] read it.
-struct LineMessage<'a> {
-    text: Result<&'a str, std::str::Utf8Error>,
-}
-
-impl<'a> LineMessage<'a> {
-    /// The message as subscriptions with `options` read it: an SNS body or an Event Grid event
-    /// is the line's bytes, the other dialects read the line in their JSON shape.
-    fn for_group(&self, options: &Options) -> Result<GroupMessage<'a>, MessageError> {
-        let text = self.text.map_err(|e| MessageError {
-            code: ErrorCode::InvalidMessage,
-            pointer: String::new(),
-            message: format!("not UTF-8: {e}"),
-        })?;
-        match MessagePart::of(options) {
-            MessagePart::Body => Ok(GroupMessage::Body(text.as_bytes())),
-            _ => message_from_line(options.dialect(), options, text).map(GroupMessage::from),
-        }
     }
 }
 
@@ -456,22 +430,37 @@ mod tests {
         ]);
         assert!(invalid.is_empty(), "{invalid:?}");
         let mut router = Router::new();
-        let (mut ids, mut errors) = (Vec::new(), Vec::new());
+        let mut route = |line: &[u8]| {
+            let mut out = Vec::new();
+            router.route(&subs, line, |event, ids, errors| {
+                out.push((event, ids.to_vec(), errors.to_vec()));
+            });
+            out
+        };
         let line = br#"{"attributes": {"event": {"type": "String", "value": "order.paid"}}, "headers": {"region": "eu-west"}, "subject": "orders/1"}"#;
-        router.route(&subs, line, &mut ids, &mut errors);
-        assert!(errors.is_empty(), "{errors:?}");
-        assert_eq!(ids, [0, 1, 2, 3]);
-        // Attributes that are not typed: the basaltic group cannot read the line.
-        router.route(
-            &subs,
-            br#"{"attributes": {"event": 5}, "headers": {"region": "us"}}"#,
-            &mut ids,
-            &mut errors,
+        let routed = route(line);
+        assert_eq!(routed.len(), 1);
+        assert!(routed[0].2.is_empty(), "{:?}", routed[0].2);
+        assert_eq!(routed[0].1, [0, 1, 2, 3]);
+        // Attributes that are not typed: the basaltic group cannot read the line; the others
+        // still judge it.
+        let routed = route(
+            br#"{"attributes": {"event": 5}, "headers": {"region": "eu-west"}, "subject": "orders/1"}"#,
         );
-        assert_eq!(ids, Vec::<u32>::new());
+        assert_eq!(routed[0].1, [1, 2, 3]);
+        let errors = &routed[0].2;
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(errors[0].group, "basaltic");
-        router.route(&subs, b"\xff", &mut ids, &mut errors);
-        assert_eq!(errors.len(), 4);
+        assert_eq!(errors[0].error.code, "INVALID_MESSAGE");
+        // Not JSON: no group can read it.
+        let routed = route(b"\xff");
+        assert_eq!(routed[0].2.len(), 4);
+        // An Event Grid batch: one result per event, the grid group judging each event.
+        let routed = route(br#"[{"subject": "orders/1"}, {"subject": "users/1"}]"#);
+        let per_event: Vec<(Option<usize>, bool)> = routed
+            .iter()
+            .map(|(event, ids, _)| (*event, ids.contains(&3)))
+            .collect();
+        assert_eq!(per_event, [(Some(0), true), (Some(1), false)]);
     }
 }

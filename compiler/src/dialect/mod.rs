@@ -232,7 +232,9 @@ pub(crate) fn owned_part<A: Attributes + ?Sized, H: Headers + ?Sized>(
     }
     Ok(match message.select(options)? {
         SelectedPart::Body { bytes, .. } => Message::Body(bytes.to_vec()),
-        SelectedPart::Attributes(attributes) => Message::Attributes(
+        SelectedPart::Attributes(None) => Message::Attributes(Vec::new()),
+        SelectedPart::Headers(None) => Message::Headers(Vec::new()),
+        SelectedPart::Attributes(Some(attributes)) => Message::Attributes(
             attributes
                 .entries()
                 .map(|(name, data_type, value)| Attribute {
@@ -242,7 +244,7 @@ pub(crate) fn owned_part<A: Attributes + ?Sized, H: Headers + ?Sized>(
                 })
                 .collect(),
         ),
-        SelectedPart::Headers(headers) => Message::Headers(
+        SelectedPart::Headers(Some(headers)) => Message::Headers(
             headers
                 .entries()
                 .map(|(name, values)| Header {

@@ -16,14 +16,24 @@ True
 []
 """
 
-from ._filtervm import DIALECTS, Filter, SubscriptionSet, __version__, compile, lint
+from ._filtervm import (
+    DIALECTS,
+    Filter,
+    SubscriptionSet,
+    __version__,
+    compile,
+    lint,
+    read_events,
+)
 from ._types import (
     ErrorDetail,
     FiltervmError,
     LintWarning,
     LoadError,
+    Matches,
     MessageError,
     PolicyError,
+    Unjudged,
 )
 
 __all__ = [
@@ -33,10 +43,13 @@ __all__ = [
     "FiltervmError",
     "LintWarning",
     "LoadError",
+    "Matches",
     "MessageError",
     "PolicyError",
     "SubscriptionSet",
+    "Unjudged",
     "__version__",
     "compile",
     "lint",
+    "read_events",
 ]

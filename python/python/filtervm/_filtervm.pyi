@@ -1,13 +1,26 @@
 """Type stubs of the extension module (the implementation is Rust: python/src/lib.rs)."""
 
 from decimal import Decimal
-from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    Dict,
+    Hashable,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
-from ._types import LintWarning
+from ._types import LintWarning, Matches
 
 __version__: str
 DIALECTS: List[str]
-"""The dialect names: "sns", "basaltic", "eventgrid", "stream", "expr"."""
+"""The dialect names: "sns", "basaltic", "eventgrid", "stream", "expr", "eventbridge"."""
 
 Json = Union[None, bool, int, float, Decimal, str, Sequence[Any], Mapping[str, Any]]
 """A JSON value as Python holds it (dict keys are str)."""
@@ -17,11 +30,20 @@ PolicyArg = Union[str, bytes, bytearray, Mapping[str, Any], Sequence[Any]]
 JSON value."""
 
 MessageArg = Union[str, bytes, bytearray, Mapping[str, Any]]
-"""A message document in the dialect's shape: a dict or JSON text."""
+"""A message as one JSON document: a dict or JSON text (the parts shape {"attributes",
+"headers", "body"}, the AWS SNS Publish and notification shapes, or any other document as the
+body itself, e.g. an Event Grid event)."""
 
-AttributeValue = Union[str, int, float, Decimal, Sequence[Any], bytes, Mapping[str, Any]]
-"""str -> String; int, float, Decimal -> Number; list/tuple -> String.Array; bytes -> Binary;
-{"DataType": T, "StringValue": V} (or {"Type": T, "Value": V}) -> type T."""
+Number = Union[int, float, Decimal]
+"""A number (not a bool): an attribute's value, read as its text."""
+
+TypedAttribute = Mapping[str, Union[str, Number, bytes]]
+"""{"DataType": T, "StringValue": V} (or {"Type": T, "Value": V}; V a str or a number, read
+as its text; {"DataType": "Binary", "BinaryValue": b"..."})."""
+
+AttributeValue = Union[str, int, float, Decimal, Sequence[Any], bytes, TypedAttribute]
+"""str -> String; int, float, Decimal -> Number (bool is refused: TypeError); list/tuple ->
+String.Array; bytes -> Binary; a TypedAttribute -> its type."""
 
 Headers = Union[Mapping[str, Union[str, Sequence[str]]], Iterable[Tuple[str, str]]]
 """name -> value or list of values, or (name, value) pairs (a repeated name adds a value)."""
@@ -46,12 +68,20 @@ def lint(
     compile."""
     ...
 
-class Filter:
-    """A compiled filter: immutable and thread-safe.
+def read_events(document: Union[str, bytes, bytearray]) -> List[bytes]:
+    """The events of an Event Grid array of events (a batch): each event's bytes, to match one
+    by one with body=; any other document is one event (itself). Raises MessageError
+    (MESSAGE_NOT_JSON) for text that is not JSON."""
+    ...
 
-    A message is a document in the dialect's shape (dict or JSON text), or attributes=,
-    headers= or body=; the filter reads the part its dialect needs (a missing part raises
-    MessageError)."""
+class Filter:
+    """A compiled filter: immutable and thread-safe; it pickles (compiled again from its
+    policy) and copies (a copy is the filter itself).
+
+    A message is one JSON document (dict or JSON text), or its parts attributes=, headers=
+    and body= (not both: TypeError); the filter reads the part its dialect needs. A message
+    without attributes has the empty attribute set (sns rule 12: only {} matches it); one
+    without the body or headers a filter reads raises MessageError (MESSAGE_SHAPE)."""
 
     @property
     def dialect(self) -> str:
@@ -103,11 +133,17 @@ class Filter:
     def from_bytes(data: bytes) -> Filter:
         """Loads to_bytes() output (verified; bad bytes raise LoadError)."""
         ...
+    def __copy__(self) -> Filter: ...
+    def __deepcopy__(self, memo: Any) -> Filter: ...
+
+_Default = TypeVar("_Default")
 
 class SubscriptionSet:
     """Subscriptions (any hashable ids, filters of any dialects) matched together.
 
-    Thread-safe: matching releases the GIL and runs from several threads at once."""
+    Thread-safe: matching releases the GIL and runs from several threads at once. len(s),
+    id in s, iter(s) (the ids, in the order first added) and s.get(id) work as on a dict; a
+    set pickles and copies."""
 
     def __init__(self) -> None: ...
     def add(self, id: Hashable, filter: Filter) -> None:
@@ -123,9 +159,17 @@ class SubscriptionSet:
         attributes: Optional[Mapping[str, AttributeValue]] = None,
         headers: Optional[Headers] = None,
         body: Optional[Union[str, bytes, bytearray]] = None,
-    ) -> List[Any]:
-        """The ids whose filter matches, in the order they were first added. Raises MessageError
-        when a filter of the set needs a part the message lacks, or cannot read it."""
+        strict: bool = False,
+    ) -> Matches:
+        """The ids whose filter matches, in the order they were first added, as a list whose
+        .unjudged lists the groups of subscriptions that could not judge the message (the
+        others still deliver). With strict=True such a group raises MessageError instead."""
+        ...
+    def get(self, id: Hashable, default: Optional[_Default] = None) -> Union[Filter, _Default, None]:
+        """The filter of subscription `id`, or `default`."""
         ...
     def __len__(self) -> int: ...
     def __contains__(self, id: object) -> bool: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __copy__(self) -> SubscriptionSet: ...
+    def __deepcopy__(self, memo: Any) -> SubscriptionSet: ...

@@ -1,5 +1,6 @@
 //! Test data and the one-by-one oracle: each message matched against each filter with the
-//! filtervm library directly (no DataFusion, no subscription set).
+//! filtervm library directly (no DataFusion, no subscription set), read as `filtervm match`
+//! reads a line (`Message::json`).
 
 #![allow(dead_code, reason = "each test file uses part of the helpers")]
 #![expect(
@@ -8,7 +9,7 @@
     reason = "test helpers: a malformed fixture should fail the test loudly"
 )]
 
-use filtervm_compiler::{Dialect, Evaluator, Options, compile, compile_text, message_from_line};
+use filtervm::{Dialect, Filter, Message, Options};
 use std::path::Path;
 
 /// A deterministic pseudo-random sequence (64-bit LCG).
@@ -76,8 +77,8 @@ pub const SUBSCRIPTIONS: &str = r#"{"id":"paid-eu","dialect":"sns","policy":{"ev
 {"id":"paid-eu-again","dialect":"sns","policy":{"eventType":["order.paid"],"data":{"region":[{"prefix":"eu-"}]}},"options":{"scope":"MessageBody"}}
 "#;
 
-/// One policy matched against one line, as `filtervm match` does: `None` when the line cannot
-/// be read in the dialect's shape.
+/// One policy matched against one line, as `filtervm match` does: `None` when the filter cannot
+/// judge the line.
 pub fn match_line(dialect: &str, policy: &str, options: &str, line: &str) -> Option<bool> {
     let dialect: Dialect = dialect.parse().unwrap();
     let options = if options.is_empty() {
@@ -85,15 +86,15 @@ pub fn match_line(dialect: &str, policy: &str, options: &str, line: &str) -> Opt
     } else {
         Options::from_json(dialect, options).unwrap()
     };
-    let filter = compile_text(dialect, policy, &options).unwrap();
-    let message = message_from_line(dialect, &options, line).ok()?;
-    Some(Evaluator::new().matches(&filter, &message))
+    let filter = Filter::new(options, policy).unwrap();
+    filter.matches(&Message::json(line.as_bytes())).ok()
 }
 
 /// Every subscription of `subscriptions` matched one by one against `line`: the ids that match,
-/// in file order; `None` when some subscription cannot read the line.
+/// in file order, of the subscriptions that can judge it; `None` when none can.
 pub fn route_line(subscriptions: &str, line: &str) -> Option<Vec<String>> {
     let mut ids = Vec::new();
+    let mut judged = false;
     for sub in subscriptions.lines().filter(|l| !l.trim().is_empty()) {
         let sub: serde_json::Value = serde_json::from_str(sub).unwrap();
         let dialect: Dialect = sub["dialect"].as_str().unwrap().parse().unwrap();
@@ -102,16 +103,19 @@ pub fn route_line(subscriptions: &str, line: &str) -> Option<Vec<String>> {
             sub.get("options").unwrap_or(&serde_json::Value::Null),
         )
         .unwrap();
-        let filter = compile(dialect, &sub["policy"], &options).unwrap();
-        let message = message_from_line(dialect, &options, line).ok()?;
-        if Evaluator::new().matches(&filter, &message) {
+        let filter = Filter::from_value(options, &sub["policy"]).unwrap();
+        let Ok(verdict) = filter.matches(&Message::json(line.as_bytes())) else {
+            continue;
+        };
+        judged = true;
+        if verdict {
             ids.push(match &sub["id"] {
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
             });
         }
     }
-    Some(ids)
+    judged.then_some(ids)
 }
 
 /// Writes `lines` into `files` NDJSON files under `dir` (round robin), returning `dir`.

@@ -1,0 +1,116 @@
+//! A subscription set as the bindings hold it: the facade's [`SubscriptionSet`] keyed by
+//! `u64` (each binding maps its own ids onto them), matched with the ids of the subscriptions
+//! that match and the groups that could not judge the message — never all or nothing.
+
+use crate::error::Failure;
+use crate::filter::Filter;
+use crate::message::Input;
+use filtervm::{Attributes, Headers, SetScratch, SubscriptionSet, UnjudgedGroup};
+use std::cell::RefCell;
+
+/// A group of subscriptions (one dialect and options value) that could not judge a message:
+/// its subscriptions are in no result, and the caller is told why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unjudged {
+    /// The group's dialect (`stream`, ...).
+    pub dialect: &'static str,
+    /// The group's options as JSON text, every option written out.
+    pub options: String,
+    /// The number of its subscriptions.
+    pub subscriptions: usize,
+    /// The stable code of why (`MESSAGE_SHAPE`, `INVALID_MESSAGE`, ...).
+    pub code: &'static str,
+    /// A JSON Pointer into the message.
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl From<UnjudgedGroup> for Unjudged {
+    fn from(group: UnjudgedGroup) -> Unjudged {
+        Unjudged {
+            dialect: group.options.dialect().name(),
+            options: group.options.to_json().to_string(),
+            subscriptions: group.subscriptions,
+            code: group.error.code.as_str(),
+            pointer: group.error.pointer,
+            message: group.error.message,
+        }
+    }
+}
+
+thread_local! {
+    /// Each thread's matching buffers (they serve any set).
+    static SCRATCH: RefCell<SetScratch> = RefCell::new(SetScratch::new());
+}
+
+/// Many subscriptions of any dialects and options, matched together; ids are the caller's.
+/// `add` and `remove` take `&mut self`; `matching` takes `&self` and may run on several threads at
+/// once (each thread matches with its own buffers).
+#[derive(Debug, Default)]
+pub struct Set {
+    set: SubscriptionSet<u64>,
+}
+
+impl Set {
+    /// An empty set.
+    pub fn new() -> Set {
+        Set::default()
+    }
+
+    /// The number of subscriptions.
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    /// Whether the set holds no subscription.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+
+    /// Whether subscription `id` is in the set.
+    pub fn contains(&self, id: u64) -> bool {
+        self.set.contains(&id)
+    }
+
+    /// Adds subscription `id` with `filter`, replacing its filter if `id` is already there. A
+    /// filter loaded from bytes of the first wire format (no IR) is refused
+    /// (`FILTER_WITHOUT_IR`); a set that cannot take one more filter is `SET_FULL`.
+    pub fn add(&mut self, id: u64, filter: &Filter) -> Result<(), Failure> {
+        self.set.insert(id, filter.facade())?;
+        Ok(())
+    }
+
+    /// Removes subscription `id`; false when it was not in the set.
+    pub fn remove(&mut self, id: u64) -> bool {
+        self.set.remove(&id)
+    }
+
+    /// Appends to `ids` the ids whose filter matches `input`, in the order they were first
+    /// added, and to `unjudged` each group of subscriptions that could not judge it (the facade's
+    /// [`SubscriptionSet::matching`]: each group reads its part, and the other groups still
+    /// deliver). Returns whether every group judged the message.
+    pub fn matching<A: Attributes + ?Sized, H: Headers + ?Sized>(
+        &self,
+        input: &Input<'_, A, H>,
+        ids: &mut Vec<u64>,
+        unjudged: &mut Vec<Unjudged>,
+    ) -> bool {
+        let message = input.message();
+        let mut run = |scratch: &mut SetScratch| {
+            let matches = self.set.matching(scratch, &message);
+            ids.extend(matches.ids());
+            let before = unjudged.len();
+            unjudged.extend(matches.unjudged().map(Unjudged::from));
+            unjudged.len() == before
+        };
+        let cached =
+            SCRATCH.try_with(|scratch| scratch.try_borrow_mut().ok().map(|mut s| run(&mut s)));
+        match cached {
+            Ok(Some(complete)) => complete,
+            // Another match on this thread holds the buffers (or the thread is ending): fresh
+            // ones.
+            _ => run(&mut SetScratch::new()),
+        }
+    }
+}

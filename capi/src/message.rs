@@ -1,0 +1,351 @@
+//! A C message read where it lies: the caller's byte strings are the values filters read
+//! (through the facade's borrowed `Attributes` and `Headers` traits), checked once for NULL and
+//! length, never copied.
+#![expect(
+    unsafe_code,
+    reason = "a C ABI: slices are made of the caller's pointers, each checked for NULL and its \
+              length bounded before the first slice is made of it"
+)]
+
+use crate::ffi::{
+    FVM_PART_ATTRIBUTES, FVM_PART_BODY, FVM_PART_HEADERS, FVM_PART_JSON, FvmAttribute, FvmHeader,
+    FvmMessage,
+};
+use filtervm_bindings::filtervm::{
+    AttributeType, Attributes, HeaderValues, Headers, MessagePart, Text,
+};
+use filtervm_bindings::{Failure, Input, Parts, attribute_type, unknown_attribute_type};
+use std::ffi::{CStr, c_char};
+
+/// Every `FVM_PART_*` bit.
+const ALL_PARTS: u32 = FVM_PART_JSON | FVM_PART_BODY | FVM_PART_ATTRIBUTES | FVM_PART_HEADERS;
+
+/// The most attributes whose types are read into a buffer on the stack; a message with more
+/// takes one allocation.
+const STACK_ATTRIBUTES: usize = 32;
+
+/// `len` bytes at `ptr`, which may be NULL when `len` is 0.
+///
+/// # Safety
+/// Unless NULL, `ptr` points to `len` readable bytes that outlive `'a`.
+#[inline]
+pub(crate) unsafe fn bytes<'a>(
+    ptr: *const u8,
+    len: usize,
+    what: &str,
+) -> Result<&'a [u8], Failure> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(Failure::argument(format!(
+            "{what} is NULL with a length of {len}"
+        )));
+    }
+    if len > isize::MAX as usize {
+        return Err(Failure::argument(format!(
+            "{what} has an impossible length"
+        )));
+    }
+    // SAFETY: non-NULL, at most isize::MAX, and the caller promises `len` readable bytes.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// `count` items at `ptr` (NULL allowed when `count` is 0).
+///
+/// # Safety
+/// Unless NULL, `ptr` points to `count` initialized items that outlive `'a`.
+unsafe fn items<'a, T>(ptr: *const T, count: usize, what: &str) -> Result<&'a [T], Failure> {
+    if count == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(Failure::argument(format!(
+            "{what} is NULL with a count of {count}"
+        )));
+    }
+    if count > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
+        return Err(Failure::argument(format!("{what} has an impossible count")));
+    }
+    // SAFETY: non-NULL, a size within isize::MAX, and the caller promises `count` items.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
+}
+
+/// The bytes of a byte string already checked by [`readable`] (or [`bytes`]).
+///
+/// # Safety
+/// `readable(ptr, len)` held for this pointer and length within the current call.
+#[inline(always)]
+unsafe fn checked<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    // A NULL pointer comes with a length of 0: a dangling, aligned pointer stands for it.
+    let ptr = if ptr.is_null() {
+        std::ptr::NonNull::<u8>::dangling().as_ptr().cast_const()
+    } else {
+        ptr
+    };
+    // SAFETY: non-NULL, bounded, and valid for the call (the caller's promise on
+    // `fvm_message`).
+    unsafe { std::slice::from_raw_parts(ptr, len) }
+}
+
+/// A message's typed attributes as C holds them: each `fvm_attribute`'s name and value read
+/// where they lie, its type name read once (into `types`).
+pub(crate) struct CAttributes<'a> {
+    /// Every attribute, each checked by [`with_message`].
+    attributes: &'a [FvmAttribute],
+    /// Each attribute's type (an unknown type name makes the part unreadable).
+    types: &'a [AttributeType],
+}
+
+impl Attributes for CAttributes<'_> {
+    type Name = [u8];
+    type Value = [u8];
+
+    #[inline]
+    fn entries(&self) -> impl Iterator<Item = (&[u8], AttributeType, &[u8])> {
+        self.attributes.iter().zip(self.types).map(|(a, &t)| {
+            // SAFETY: every attribute's name and value were checked by `with_message`, which
+            // made this value and does not let it outlive the call.
+            unsafe {
+                (
+                    checked(a.name, a.name_len),
+                    t,
+                    checked(a.value, a.value_len),
+                )
+            }
+        })
+    }
+}
+
+/// One header value as C holds it (one `fvm_header`; a name given several times is one header
+/// with several values).
+#[repr(transparent)]
+pub(crate) struct CHeader(FvmHeader);
+
+impl Text for CHeader {
+    #[inline]
+    fn text(&self) -> Result<&str, &[u8]> {
+        let bytes = self.bytes();
+        std::str::from_utf8(bytes).map_err(|_| bytes)
+    }
+
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: a `CHeader` exists only within `with_message`, after its value was checked.
+        unsafe { checked(self.0.value, self.0.value_len) }
+    }
+}
+
+impl HeaderValues for CHeader {
+    type Value = CHeader;
+
+    #[inline]
+    fn values(&self) -> &[CHeader] {
+        std::slice::from_ref(self)
+    }
+}
+
+/// A message's headers as C holds them.
+pub(crate) struct CHeaders<'a>(&'a [CHeader]);
+
+impl Headers for CHeaders<'_> {
+    type Name = [u8];
+    type Values = CHeader;
+
+    #[inline]
+    fn entries(&self) -> impl Iterator<Item = (&[u8], &CHeader)> {
+        self.0.iter().map(|h| {
+            // SAFETY: checked by `with_message`, like the value (`CHeader::bytes`).
+            (unsafe { checked(h.0.name, h.0.name_len) }, h)
+        })
+    }
+}
+
+/// Whether [`bytes`] accepts `ptr` and `len` (the check made on each attribute, branch-free).
+#[inline(always)]
+fn readable(ptr: *const u8, len: usize) -> bool {
+    !(ptr.is_null() & (len != 0)) & (len <= isize::MAX as usize)
+}
+
+/// The error of an attribute [`readable`] refused (or whose type is NULL).
+///
+/// # Safety
+/// The attribute's pointers are NULL or valid for their lengths (the caller's promise).
+#[cold]
+unsafe fn attribute_error(a: &FvmAttribute) -> Failure {
+    // SAFETY: the caller's promise; `bytes` reports what is wrong.
+    let checks = unsafe {
+        (
+            bytes(a.name, a.name_len, "an attribute name"),
+            bytes(a.value, a.value_len, "an attribute value"),
+        )
+    };
+    match checks {
+        (Err(e), _) | (_, Err(e)) => e,
+        _ => Failure::argument("an attribute type is NULL"),
+    }
+}
+
+/// The attribute type a NUL-terminated type name names (`None`: not a type). `String`,
+/// `Number` and `Binary` are told by their first byte and compared byte by byte, each byte read
+/// only after the ones before it matched (so never past the NUL); any other name is measured and
+/// read whole.
+///
+/// # Safety
+/// `ptr` is a NUL-terminated string.
+#[inline]
+unsafe fn type_of(ptr: *const c_char) -> Option<AttributeType> {
+    let p = ptr.cast::<u8>();
+    // SAFETY: the first byte of a NUL-terminated string is readable.
+    let (rest, data_type) = match unsafe { *p } {
+        b'S' => (b"tring", AttributeType::String),
+        b'N' => (b"umber", AttributeType::Number),
+        b'B' => (b"inary", AttributeType::Binary),
+        // SAFETY: NUL-terminated (the caller's promise).
+        _ => return unsafe { slow_type_of(ptr) },
+    };
+    // SAFETY: each byte is read after the ones before it matched non-NUL bytes (`&&` stops at
+    // the first mismatch): the string is at least that long.
+    let same = unsafe {
+        *p.add(1) == rest[0]
+            && *p.add(2) == rest[1]
+            && *p.add(3) == rest[2]
+            && *p.add(4) == rest[3]
+            && *p.add(5) == rest[4]
+            && *p.add(6) == 0
+    };
+    if same {
+        Some(data_type)
+    } else {
+        // SAFETY: NUL-terminated (the caller's promise).
+        unsafe { slow_type_of(ptr) }
+    }
+}
+
+/// [`type_of`] of any name: measured, then read whole.
+///
+/// # Safety
+/// `ptr` is a NUL-terminated string.
+#[cold]
+unsafe fn slow_type_of(ptr: *const c_char) -> Option<AttributeType> {
+    // SAFETY: NUL-terminated (the caller's promise).
+    attribute_type(unsafe { CStr::from_ptr(ptr) }.to_bytes())
+}
+
+/// Reads a C message — every pointer it holds for its `parts` checked, nothing copied — and
+/// runs `f` on it. A JSON document is a message on its own: given with other parts it is an
+/// argument error. An attribute of an unknown type makes the attributes unreadable for the
+/// filters that read them (`INVALID_MESSAGE` at `/attributes/NAME/Type`); the other filters of a
+/// set still judge the message.
+///
+/// # Safety
+/// Unless NULL, `message` and every pointer it holds for its `parts` are valid as documented on
+/// [`FvmMessage`] for the duration of the call.
+pub(crate) unsafe fn with_message<R>(
+    message: *const FvmMessage,
+    f: impl FnOnce(&Input<'_, CAttributes<'_>, CHeaders<'_>>) -> Result<R, Failure>,
+) -> Result<R, Failure> {
+    if message.is_null() {
+        return Err(Failure::argument("the message is NULL"));
+    }
+    // SAFETY: non-NULL; the caller promises a valid `fvm_message`.
+    let m = unsafe { &*message };
+    if m.parts & !ALL_PARTS != 0 {
+        return Err(Failure::argument(format!(
+            "unknown bits in fvm_message.parts: {:#x}",
+            m.parts & !ALL_PARTS
+        )));
+    }
+    if m.parts == 0 {
+        return Err(Failure::argument(
+            "fvm_message.parts names no part: set FVM_PART_JSON, _BODY, _ATTRIBUTES or _HEADERS",
+        ));
+    }
+    if m.parts & FVM_PART_JSON != 0 {
+        if m.parts != FVM_PART_JSON {
+            return Err(Failure::argument(
+                "a message is one JSON document (FVM_PART_JSON) or its parts (FVM_PART_BODY, \
+                 _ATTRIBUTES, _HEADERS), not both",
+            ));
+        }
+        // SAFETY: the caller's promise for the JSON part.
+        let json = unsafe { bytes(m.json, m.json_len, "fvm_message.json")? };
+        return f(&Input::Document(json));
+    }
+    let mut parts = Parts::default();
+    if m.parts & FVM_PART_BODY != 0 {
+        // SAFETY: the caller's promise for the body part.
+        parts.body = Some(unsafe { bytes(m.body, m.body_len, "fvm_message.body")? });
+    }
+    let attributes = if m.parts & FVM_PART_ATTRIBUTES != 0 {
+        // SAFETY: the caller's promise for the attributes part.
+        Some(unsafe { items(m.attributes, m.attribute_count, "fvm_message.attributes")? })
+    } else {
+        None
+    };
+    let mut on_stack = [AttributeType::Binary; STACK_ATTRIBUTES];
+    let mut on_heap = Vec::new();
+    let n = attributes.map_or(0, <[FvmAttribute]>::len);
+    let types = match on_stack.get_mut(..n) {
+        Some(types) => types,
+        None => {
+            on_heap.resize(n, AttributeType::Binary);
+            on_heap.as_mut_slice()
+        }
+    };
+    // Callers name types with a few string constants: the type of a type-name pointer seen
+    // before in this call is known (the caller's strings do not change during the call).
+    let mut known: [(*const c_char, Option<AttributeType>); 2] = [(std::ptr::null(), None); 2];
+    for (a, t) in attributes.unwrap_or_default().iter().zip(types.iter_mut()) {
+        if !(readable(a.name, a.name_len) & readable(a.value, a.value_len)) || a.data_type.is_null()
+        {
+            // SAFETY: the caller's promise on the attribute; this reports what is wrong.
+            return Err(unsafe { attribute_error(a) });
+        }
+        let data_type = match known {
+            [(p, data_type), _] | [_, (p, data_type)] if p == a.data_type => data_type,
+            [last, _] => {
+                // SAFETY: non-NULL and NUL-terminated (the caller's promise).
+                let data_type = unsafe { type_of(a.data_type) };
+                known = [(a.data_type, data_type), last];
+                data_type
+            }
+        };
+        match data_type {
+            Some(data_type) => *t = data_type,
+            None if parts.unreadable.is_none() => {
+                // SAFETY: checked above; the caller's promise.
+                let (name, type_name) =
+                    unsafe { (checked(a.name, a.name_len), CStr::from_ptr(a.data_type)) };
+                parts.unreadable = Some((
+                    MessagePart::Attributes,
+                    unknown_attribute_type(name, type_name.to_bytes()),
+                ));
+            }
+            None => {}
+        }
+    }
+    let attributes = attributes.map(|attributes| CAttributes { attributes, types });
+    parts.attributes = attributes.as_ref();
+    let headers = if m.parts & FVM_PART_HEADERS != 0 {
+        // SAFETY: the caller's promise for the headers part.
+        let headers = unsafe { items(m.headers, m.header_count, "fvm_message.headers")? };
+        for h in headers {
+            if !(readable(h.name, h.name_len) & readable(h.value, h.value_len)) {
+                // SAFETY: each header's pointers are NULL or valid (the caller's promise).
+                unsafe {
+                    bytes(h.name, h.name_len, "a header name")?;
+                    bytes(h.value, h.value_len, "a header value")?;
+                }
+            }
+        }
+        // SAFETY: `CHeader` is a transparent wrapper of `FvmHeader`.
+        Some(CHeaders(unsafe {
+            std::slice::from_raw_parts(headers.as_ptr().cast::<CHeader>(), headers.len())
+        }))
+    } else {
+        None
+    };
+    parts.headers = headers.as_ref();
+    f(&Input::Parts(parts))
+}
