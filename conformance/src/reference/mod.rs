@@ -8,6 +8,7 @@
 //! about policies the front end accepted.
 
 pub mod basaltic;
+pub mod eventbridge;
 pub mod eventgrid;
 pub mod expr;
 pub mod json;

@@ -1,0 +1,260 @@
+//! The reference interpreter for the `eventbridge` dialect: Amazon EventBridge event patterns as
+//! aws/event-ruler evaluates them (`docs/dialects/eventbridge-patterns.md`, rules EB-1..EB-35).
+//!
+//! Written from the spec's words, sharing nothing with the compiler or the VM:
+//!
+//! - [`validate`] reads a pattern in document order, depth first, and reports the first error
+//!   (EB-31, with event-ruler's message text), then the branch limit (EB-32) and the wildcard
+//!   complexity limit (EB-33);
+//! - [`evaluate`] expands the pattern into its branches (EB-5, EB-7), flattens the event into
+//!   values with positions (EB-2, EB-3) and searches each branch as EB-8 says, every matcher of
+//!   EB-12..EB-30 applied value by value.
+//!
+//! Patterns and events give a repeated member name a meaning (EB-3, EB-7), so their text must be
+//! read keeping every occurrence: [`read`] (or [`evaluate_text`], [`validate_text`]) does,
+//! with [`READ_OPTIONS`]; [`crate::reference::json::parse`] keeps only the last.
+//!
+//! Error codes (each error's text starts with its code):
+//!
+//! | code | when |
+//! |---|---|
+//! | [`INVALID_PATTERN`] | every row of EB-31's table; an empty nested anything-but list (EB-24); a pattern nested deeper than 1,000 (EB-34) |
+//! | [`LIMIT_EXCEEDED`] | a branch with more than 256 paths (EB-32) |
+//! | [`PATTERN_TOO_COMPLEX`] | a wildcard complexity score above 10 (EB-33) |
+//! | [`INVALID_MESSAGE`] | an event that is not a JSON object (EB-3) or nests deeper than 1,000 (EB-34) |
+//! | [`REFERENCE_LIMIT`] | a pattern or event beyond what this interpreter materialises (not a verdict on the input) |
+
+mod address;
+mod event;
+mod matching;
+mod number;
+mod pattern;
+mod text;
+
+use super::ReferenceError;
+use super::json::{self, ReadOptions, Value};
+use std::fmt;
+
+/// An invalid pattern: every row of EB-31's table (event-ruler's message text), the empty nested
+/// anything-but list of EB-24, a pattern nested deeper than EB-34's 1,000 levels.
+pub const INVALID_PATTERN: &str = "EVENTBRIDGE_INVALID_PATTERN";
+/// EB-32: a branch with more than 256 paths ("exceeds max value of 256").
+pub const LIMIT_EXCEEDED: &str = "EVENTBRIDGE_LIMIT_EXCEEDED";
+/// EB-33: a wildcard complexity score above 10 ("Rule is too complex ...").
+pub const PATTERN_TOO_COMPLEX: &str = "EVENTBRIDGE_PATTERN_TOO_COMPLEX";
+/// An event that is not a JSON object (EB-3) or is nested deeper than 1,000 levels (EB-34).
+pub const INVALID_MESSAGE: &str = "INVALID_MESSAGE";
+/// The reference interpreter's own bounds ([`MAX_BRANCHES`], the search step and state-set
+/// limits): it cannot answer, which says nothing about the input.
+pub const REFERENCE_LIMIT: &str = "REFERENCE_LIMIT";
+
+/// EB-34: most arrays and objects nested in one another, in a pattern or an event (Jackson's
+/// default, which event-ruler reads with; the top object is level 1).
+pub const MAX_DEPTH: usize = 1000;
+/// EB-32: most paths in one branch.
+pub const MAX_PATHS_PER_BRANCH: usize = 256;
+/// EB-33: the highest wildcard complexity score allowed.
+pub const MAX_COMPLEXITY: usize = 10;
+/// Most branches the reference materialises (EB-6 sets no limit; beyond this the reference
+/// answers [`REFERENCE_LIMIT`]).
+pub const MAX_BRANCHES: usize = 10_000;
+
+/// How pattern and event text is read: every occurrence of a repeated member name kept in order
+/// (EB-3, EB-7), one level deeper than [`MAX_DEPTH`] so that [`validate`] and [`evaluate`]
+/// report the depth as the dialect does.
+pub const READ_OPTIONS: ReadOptions = ReadOptions {
+    max_depth: MAX_DEPTH + 1,
+    keep_duplicates: true,
+};
+
+/// Why a pattern is invalid (or, with [`REFERENCE_LIMIT`], why the reference cannot judge it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatternError {
+    /// The code ([`INVALID_PATTERN`], [`LIMIT_EXCEEDED`], [`PATTERN_TOO_COMPLEX`] or
+    /// [`REFERENCE_LIMIT`]).
+    pub code: &'static str,
+    /// A JSON Pointer to the offending part (empty for the whole pattern).
+    pub pointer: String,
+    /// The message (event-ruler's text where EB-31 quotes it).
+    pub message: String,
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at `{}`: {}", self.code, self.pointer, self.message)
+    }
+}
+
+impl From<PatternError> for ReferenceError {
+    fn from(e: PatternError) -> ReferenceError {
+        ReferenceError(e.to_string())
+    }
+}
+
+/// Nesting up to which the reference works on the caller's stack. Its readers and walkers
+/// recurse once or twice per level, and EB-34 allows 1,000 levels, more than a test thread's
+/// stack holds: deeper input is judged on a thread of its own with [`DEEP_STACK`] bytes.
+const SHALLOW: usize = 64;
+/// The stack of the thread that judges deep input.
+const DEEP_STACK: usize = 64 << 20;
+
+/// The deepest nesting of arrays and objects in `value` (the top one is level 1), measured
+/// without recursion.
+fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut todo = vec![(value, 1usize)];
+    while let Some((v, d)) = todo.pop() {
+        match v {
+            Value::Array(items) => {
+                deepest = deepest.max(d);
+                todo.extend(items.iter().map(|i| (i, d + 1)));
+            }
+            Value::Object(map) => {
+                deepest = deepest.max(d);
+                todo.extend(map.values().map(|i| (i, d + 1)));
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The deepest nesting of brackets in JSON text (outside strings), for text not read yet.
+fn text_nesting(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Runs `f` here, or when `deep` on a thread with [`DEEP_STACK`] bytes of stack.
+fn on_stack<T: Send>(deep: bool, f: impl FnOnce() -> T + Send) -> Result<T, String> {
+    if !deep {
+        return Ok(f());
+    }
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(DEEP_STACK)
+            .spawn_scoped(scope, f)
+            .map_err(|e| format!("cannot start a thread to judge deeply nested input: {e}"))?
+            .join()
+            .map_err(|_| "the thread judging deeply nested input failed".to_owned())
+    })
+}
+
+/// Reads pattern or event text as this dialect must ([`READ_OPTIONS`]).
+pub fn read(text: &str) -> Result<Value, ReferenceError> {
+    on_stack(text_nesting(text) > SHALLOW, || {
+        json::parse_with(text, READ_OPTIONS).map_err(|e| ReferenceError(format!("not JSON: {e}")))
+    })
+    .unwrap_or_else(|m| Err(ReferenceError(format!("{REFERENCE_LIMIT}: {m}"))))
+}
+
+/// Reads pattern text on the current stack; text that is not JSON is an invalid pattern.
+fn read_pattern(text: &str) -> Result<Value, ReferenceError> {
+    json::parse_with(text, READ_OPTIONS)
+        .map_err(|e| ReferenceError(format!("{INVALID_PATTERN} at ``: not JSON: {e}")))
+}
+
+/// A pattern that passed validation: its branches (EB-5, EB-7).
+fn compile(policy: &Value) -> Result<Vec<pattern::Branch>, PatternError> {
+    let members = pattern::read(policy)?;
+    let branches = pattern::expand(&members)?;
+    pattern::check_limits(&branches)?;
+    Ok(branches)
+}
+
+/// Validates a pattern (EB-4, EB-5, EB-7, EB-22, EB-24, EB-26..EB-28, EB-31, then EB-32 and
+/// EB-33), with the error's code, pointer and message.
+pub fn check(policy: &Value) -> Result<(), PatternError> {
+    on_stack(nesting(policy) > SHALLOW, || compile(policy).map(|_| ())).unwrap_or_else(|m| {
+        Err(PatternError {
+            code: REFERENCE_LIMIT,
+            pointer: String::new(),
+            message: m,
+        })
+    })
+}
+
+/// Validates a pattern ([`check`]); the error's text is `CODE at `POINTER`: MESSAGE`.
+pub fn validate(policy: &Value) -> Result<(), ReferenceError> {
+    Ok(check(policy)?)
+}
+
+/// Whether `message` (the event) matches `policy` (the pattern): any branch matches (EB-8).
+/// An invalid pattern, an event that is not a JSON object (EB-3) or nests deeper than 1,000
+/// (EB-34) is an error, as is a case beyond the reference's own bounds ([`REFERENCE_LIMIT`]).
+pub fn evaluate(policy: &Value, message: &Value) -> Result<bool, ReferenceError> {
+    let deep = nesting(policy).max(nesting(message)) > SHALLOW;
+    on_stack(deep, || judge(policy, message))
+        .unwrap_or_else(|m| Err(ReferenceError(format!("{REFERENCE_LIMIT}: {m}"))))
+}
+
+/// [`evaluate`], on the current stack.
+fn judge(policy: &Value, message: &Value) -> Result<bool, ReferenceError> {
+    let branches = compile(policy)?;
+    let flat =
+        event::flatten(message).map_err(|m| ReferenceError(format!("{INVALID_MESSAGE}: {m}")))?;
+    for branch in &branches {
+        if matching::branch_matches(branch, &flat)
+            .map_err(|m| ReferenceError(format!("{REFERENCE_LIMIT}: {m}")))?
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// [`validate`] on pattern text ([`read`]).
+pub fn validate_text(policy: &str) -> Result<(), ReferenceError> {
+    on_stack(text_nesting(policy) > SHALLOW, || {
+        Ok(compile(&read_pattern(policy)?).map(|_| ())?)
+    })
+    .unwrap_or_else(|m| Err(ReferenceError(format!("{REFERENCE_LIMIT}: {m}"))))
+}
+
+/// [`evaluate`] on pattern and event text ([`read`]; event text that is not JSON is an
+/// [`INVALID_MESSAGE`]).
+pub fn evaluate_text(policy: &str, message: &str) -> Result<bool, ReferenceError> {
+    let deep = text_nesting(policy).max(text_nesting(message)) > SHALLOW;
+    on_stack(deep, || {
+        let policy = read_pattern(policy)?;
+        let message = json::parse_with(message, READ_OPTIONS).map_err(|e| {
+            ReferenceError(format!("{INVALID_MESSAGE}: the event is not JSON: {e}"))
+        })?;
+        judge(&policy, &message)
+    })
+    .unwrap_or_else(|m| Err(ReferenceError(format!("{REFERENCE_LIMIT}: {m}"))))
+}
+
+/// EB-33: the wildcard complexity score of one path's distinct wildcard operands (each as
+/// written in the pattern, e.g. `*a*b*` scores 4). `Err` for an operand that is not a valid
+/// wildcard (EB-22) or a search beyond the reference's bound.
+pub fn wildcard_complexity(operands: &[&str]) -> Result<usize, ReferenceError> {
+    let pieces = operands
+        .iter()
+        .map(|o| text::parse_wildcard(o))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(|m| ReferenceError(format!("{INVALID_PATTERN}: {m}")))?;
+    text::complexity(&pieces, usize::MAX)
+        .map_err(|m| ReferenceError(format!("{REFERENCE_LIMIT}: {m}")))
+}
