@@ -7,6 +7,7 @@
 //! and values from small pools, so that policies and messages collide often.
 
 pub mod basaltic;
+pub mod eventbridge;
 pub mod eventgrid;
 pub mod expr;
 pub mod set_walk;
