@@ -1,7 +1,7 @@
 //! Events (`docs/dialects/eventbridge-patterns.md` EB-2, EB-3, EB-34): an event's values by path,
 //! each with its positions.
 
-use super::{MAX_DEPTH, nesting};
+use super::limits::MAX_DEPTH;
 use crate::reference::json::{Map, Value};
 use std::collections::HashMap;
 
@@ -19,6 +19,27 @@ pub(super) struct Leaf<'a> {
 
 /// An event's values by path (EB-2: member names joined with `.`; arrays transparent).
 pub(super) type Flat<'a> = HashMap<String, Vec<Leaf<'a>>>;
+
+/// The deepest nesting of arrays and objects in `value` (the top one is level 1), measured
+/// without recursion.
+pub(super) fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut todo = vec![(value, 1usize)];
+    while let Some((v, d)) = todo.pop() {
+        match v {
+            Value::Array(items) => {
+                deepest = deepest.max(d);
+                todo.extend(items.iter().map(|i| (i, d + 1)));
+            }
+            Value::Object(map) => {
+                deepest = deepest.max(d);
+                todo.extend(map.values().map(|i| (i, d + 1)));
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
 
 /// EB-2, EB-3: flattens an event; `Err` when it is not a JSON object (EB-3) or nests arrays and
 /// objects deeper than [`MAX_DEPTH`] (EB-34).

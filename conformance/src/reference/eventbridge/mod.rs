@@ -25,39 +25,23 @@
 //! | [`REFERENCE_LIMIT`] | a pattern or event beyond what this interpreter materialises (not a verdict on the input) |
 
 mod address;
+mod error;
 mod event;
+mod limits;
 mod matching;
 mod number;
 mod pattern;
 mod text;
 
+pub use error::{
+    INVALID_MESSAGE, INVALID_PATTERN, LIMIT_EXCEEDED, PATTERN_TOO_COMPLEX, PatternError,
+    REFERENCE_LIMIT,
+};
+pub use limits::{MAX_BRANCHES, MAX_COMPLEXITY, MAX_DEPTH, MAX_PATHS_PER_BRANCH};
+
 use super::ReferenceError;
 use super::json::{self, ReadOptions, Value};
-use std::fmt;
-
-/// An invalid pattern: every row of EB-31's table (event-ruler's message text), the empty nested
-/// anything-but list of EB-24, a pattern nested deeper than EB-34's 1,000 levels.
-pub const INVALID_PATTERN: &str = "EVENTBRIDGE_INVALID_PATTERN";
-/// EB-32: a branch with more than 256 paths ("exceeds max value of 256").
-pub const LIMIT_EXCEEDED: &str = "EVENTBRIDGE_LIMIT_EXCEEDED";
-/// EB-33: a wildcard complexity score above 10 ("Rule is too complex ...").
-pub const PATTERN_TOO_COMPLEX: &str = "EVENTBRIDGE_PATTERN_TOO_COMPLEX";
-/// An event that is not a JSON object (EB-3) or is nested deeper than 1,000 levels (EB-34).
-pub const INVALID_MESSAGE: &str = "INVALID_MESSAGE";
-/// The reference interpreter's own bounds ([`MAX_BRANCHES`], the search step and state-set
-/// limits): it cannot answer, which says nothing about the input.
-pub const REFERENCE_LIMIT: &str = "REFERENCE_LIMIT";
-
-/// EB-34: most arrays and objects nested in one another, in a pattern or an event (Jackson's
-/// default, which event-ruler reads with; the top object is level 1).
-pub const MAX_DEPTH: usize = 1000;
-/// EB-32: most paths in one branch.
-pub const MAX_PATHS_PER_BRANCH: usize = 256;
-/// EB-33: the highest wildcard complexity score allowed.
-pub const MAX_COMPLEXITY: usize = 10;
-/// Most branches the reference materialises (EB-6 sets no limit; beyond this the reference
-/// answers [`REFERENCE_LIMIT`]).
-pub const MAX_BRANCHES: usize = 10_000;
+use event::nesting;
 
 /// How pattern and event text is read: every occurrence of a repeated member name kept in order
 /// (EB-3, EB-7), one level deeper than [`MAX_DEPTH`] so that [`validate`] and [`evaluate`]
@@ -67,57 +51,12 @@ pub const READ_OPTIONS: ReadOptions = ReadOptions {
     keep_duplicates: true,
 };
 
-/// Why a pattern is invalid (or, with [`REFERENCE_LIMIT`], why the reference cannot judge it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PatternError {
-    /// The code ([`INVALID_PATTERN`], [`LIMIT_EXCEEDED`], [`PATTERN_TOO_COMPLEX`] or
-    /// [`REFERENCE_LIMIT`]).
-    pub code: &'static str,
-    /// A JSON Pointer to the offending part (empty for the whole pattern).
-    pub pointer: String,
-    /// The message (event-ruler's text where EB-31 quotes it).
-    pub message: String,
-}
-
-impl fmt::Display for PatternError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at `{}`: {}", self.code, self.pointer, self.message)
-    }
-}
-
-impl From<PatternError> for ReferenceError {
-    fn from(e: PatternError) -> ReferenceError {
-        ReferenceError(e.to_string())
-    }
-}
-
 /// Nesting up to which the reference works on the caller's stack. Its readers and walkers
 /// recurse once or twice per level, and EB-34 allows 1,000 levels, more than a test thread's
 /// stack holds: deeper input is judged on a thread of its own with [`DEEP_STACK`] bytes.
 const SHALLOW: usize = 64;
 /// The stack of the thread that judges deep input.
 const DEEP_STACK: usize = 64 << 20;
-
-/// The deepest nesting of arrays and objects in `value` (the top one is level 1), measured
-/// without recursion.
-fn nesting(value: &Value) -> usize {
-    let mut deepest = 0;
-    let mut todo = vec![(value, 1usize)];
-    while let Some((v, d)) = todo.pop() {
-        match v {
-            Value::Array(items) => {
-                deepest = deepest.max(d);
-                todo.extend(items.iter().map(|i| (i, d + 1)));
-            }
-            Value::Object(map) => {
-                deepest = deepest.max(d);
-                todo.extend(map.values().map(|i| (i, d + 1)));
-            }
-            _ => {}
-        }
-    }
-    deepest
-}
 
 /// The deepest nesting of brackets in JSON text (outside strings), for text not read yet.
 fn text_nesting(text: &str) -> usize {

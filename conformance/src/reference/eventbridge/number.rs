@@ -172,6 +172,10 @@ fn closest_of_one_and_two_digits(a: f64, one: &Decimal) -> Option<Decimal> {
     let (mantissa, exp) = two.split_once('e')?;
     let m: u64 = mantissa.replace('.', "").parse().ok()?;
     let e: i64 = exp.parse::<i64>().ok()? - 1;
+    if (Short { m, e }).decimal() == one.decimal() {
+        // The one-digit decimal is `a` rounded to two digits: none is closer.
+        return Some(one.decimal());
+    }
     let below = if m > 10 {
         Short { m: m - 1, e }
     } else {
