@@ -103,7 +103,8 @@ fn on_stack<T: Send>(deep: bool, f: impl FnOnce() -> T + Send) -> Result<T, Stri
 /// Reads pattern or event text as this dialect must ([`READ_OPTIONS`]).
 pub fn read(text: &str) -> Result<Value, ReferenceError> {
     on_stack(text_nesting(text) > SHALLOW, || {
-        json::parse_with(text, READ_OPTIONS).map_err(|e| ReferenceError(format!("not JSON: {e}")))
+        json::parse_with(text, READ_OPTIONS)
+            .map_err(|e| ReferenceError(format!("unreadable JSON: {e}")))
     })
     .unwrap_or_else(|m| Err(ReferenceError(format!("{REFERENCE_LIMIT}: {m}"))))
 }
@@ -111,7 +112,7 @@ pub fn read(text: &str) -> Result<Value, ReferenceError> {
 /// Reads pattern text on the current stack; text that is not JSON is an invalid pattern.
 fn read_pattern(text: &str) -> Result<Value, ReferenceError> {
     json::parse_with(text, READ_OPTIONS)
-        .map_err(|e| ReferenceError(format!("{INVALID_PATTERN} at ``: not JSON: {e}")))
+        .map_err(|e| ReferenceError(format!("{INVALID_PATTERN} at ``: unreadable JSON: {e}")))
 }
 
 /// A pattern that passed validation: its branches (EB-5, EB-7).
@@ -178,7 +179,9 @@ pub fn evaluate_text(policy: &str, message: &str) -> Result<bool, ReferenceError
     on_stack(deep, || {
         let policy = read_pattern(policy)?;
         let message = json::parse_with(message, READ_OPTIONS).map_err(|e| {
-            ReferenceError(format!("{INVALID_MESSAGE}: the event is not JSON: {e}"))
+            ReferenceError(format!(
+                "{INVALID_MESSAGE}: the event is unreadable JSON: {e}"
+            ))
         })?;
         judge(&policy, &message)
     })
