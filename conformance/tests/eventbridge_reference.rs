@@ -207,6 +207,26 @@ fn eb_8_eb_9_arrays_of_objects_must_agree_on_elements() {
     ));
 }
 
+/// Independent arrays do not multiply the search: three arrays of 300 objects each, every
+/// element a candidate, and a last path that fails.
+#[test]
+fn eb_8_search_stays_linear_over_independent_arrays() {
+    let array = |name: &str| {
+        let items: Vec<String> = (0..300).map(|i| format!(r#"{{"{name}": {i}}}"#)).collect();
+        format!("[{}]", items.join(", "))
+    };
+    let event = format!(
+        r#"{{"r": {}, "s": {}, "t": {}, "z": "no"}}"#,
+        array("a"),
+        array("b"),
+        array("c")
+    );
+    let pattern = r#"{"r": {"a": [{"exists": true}]}, "s": {"b": [{"anything-but": -1}]},
+        "t": {"c": [{"numeric": [">=", 0]}]}, "z": ["yes"]}"#;
+    assert!(!m(pattern, &event));
+    assert!(m(&pattern.replace("\"yes\"", "\"no\""), &event));
+}
+
 #[test]
 fn eb_9_exists_true_and_anything_but_fix_the_element() {
     // EB-9's example.

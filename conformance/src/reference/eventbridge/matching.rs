@@ -123,7 +123,11 @@ fn agrees(positions: &[(usize, usize)], fixed: &BTreeMap<usize, usize>) -> bool 
 
 struct Search<'s, 'e> {
     steps: &'s [Step<'e>],
-    /// (step, fixed positions) from which no sequence of choices reaches the end.
+    /// For each step, the arrays that the values of it and the steps after it lie in: only the
+    /// fixed positions in those arrays can change what happens from that step on.
+    ahead: Vec<HashSet<usize>>,
+    /// (step, fixed positions in the arrays ahead) from which no sequence of choices reaches
+    /// the end.
     failed: HashSet<(usize, Vec<(usize, usize)>)>,
     taken: usize,
 }
@@ -140,7 +144,15 @@ impl Search<'_, '_> {
                 "matching took more than {MAX_SEARCH_STEPS} search steps, more than the reference interpreter takes"
             ));
         }
-        let key = (i, fixed.iter().map(|(a, x)| (*a, *x)).collect::<Vec<_>>());
+        let ahead = self.ahead.get(i);
+        let key = (
+            i,
+            fixed
+                .iter()
+                .filter(|(a, _)| ahead.is_some_and(|arrays| arrays.contains(a)))
+                .map(|(a, x)| (*a, *x))
+                .collect::<Vec<_>>(),
+        );
         if self.failed.contains(&key) {
             return Ok(false);
         }
@@ -198,8 +210,17 @@ pub(super) fn branch_matches(branch: &Branch, flat: &Flat<'_>) -> Result<bool, S
             }
         })
         .collect();
+    let mut ahead = vec![HashSet::new(); steps.len()];
+    let mut arrays = HashSet::new();
+    for (step, slot) in steps.iter().zip(ahead.iter_mut()).rev() {
+        for (positions, _) in &step.values {
+            arrays.extend(positions.iter().map(|&(array, _)| array));
+        }
+        slot.clone_from(&arrays);
+    }
     let mut search = Search {
         steps: &steps,
+        ahead,
         failed: HashSet::new(),
         taken: 0,
     };
