@@ -215,24 +215,6 @@ fn comparable_number(s: &mut impl Source) -> Value {
     number(word(s, COMPARABLE))
 }
 
-/// `numeric` (EB-26): one comparison, or a range with its bottom below its top.
-fn numeric(s: &mut impl Source) -> Value {
-    let a = comparable_number(s);
-    if s.chance(40) {
-        let b = comparable_number(s);
-        let f = |v: &Value| v.as_f64().unwrap_or(0.0);
-        let (lo, hi) = if f(&a) <= f(&b) { (a, b) } else { (b, a) };
-        if f(&lo) < f(&hi) {
-            let op1 = if s.chance(50) { ">" } else { ">=" };
-            let op2 = if s.chance(50) { "<" } else { "<=" };
-            return json!({"numeric": [op1, lo, op2, hi]});
-        }
-        return json!({"numeric": ["=", lo]});
-    }
-    let op = word(s, &["=", "<", "<=", ">", ">="]);
-    json!({"numeric": [op, a]})
-}
-
 /// `anything-but` (EB-23, EB-24) in every form; `None` when a wildcard form does not fit `path`.
 fn anything_but(s: &mut impl Source, drawn: &mut Drawn, path: &str) -> Option<Value> {
     let list = |draw: &mut dyn FnMut() -> Option<Value>, n: u32| -> Option<Value> {
@@ -288,7 +270,7 @@ fn alternative(s: &mut impl Source, drawn: &mut Drawn, path: &str) -> Value {
         }
         9 | 10 => wildcard_on(s, drawn, path, false).map(|w| json!({"wildcard": w})),
         11 | 12 => anything_but(s, drawn, path),
-        13 => Some(numeric(s)),
+        13 => Some(super::numeric(s, comparable_number)),
         14 => Some(json!({"cidr": word(s, CIDRS)})),
         _ => Some(json!({"exists": s.chance(50)})),
     };

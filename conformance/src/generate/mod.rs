@@ -126,6 +126,25 @@ pub(crate) fn word<'a>(s: &mut impl Source, items: &[&'a str]) -> &'a str {
     s.pick::<&'a str>(items)
 }
 
+/// A `numeric` expression (sns rules 31, 38; eventbridge EB-26) over numbers drawn by `number`:
+/// one comparison, or a range whose bottom is below its top.
+pub(crate) fn numeric<S: Source>(s: &mut S, number: impl Fn(&mut S) -> Value) -> Value {
+    let a = number(s);
+    if s.chance(40) {
+        let b = number(s);
+        let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+        let (lo, hi) = if f(&a) <= f(&b) { (a, b) } else { (b, a) };
+        if f(&lo) < f(&hi) {
+            let op1 = if s.chance(50) { ">" } else { ">=" };
+            let op2 = if s.chance(50) { "<" } else { "<=" };
+            return crate::json!({"numeric": [op1, lo, op2, hi]});
+        }
+        return crate::json!({"numeric": ["=", lo]});
+    }
+    let op = word(s, &["=", "<", "<=", ">", ">="]);
+    crate::json!({"numeric": [op, a]})
+}
+
 /// Every string and number in `value` (object keys excepted), in order: generators draw message
 /// values from the policy's own operands now and then, so that more messages match.
 pub fn harvest(value: &Value, out: &mut Vec<Value>) {

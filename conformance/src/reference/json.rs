@@ -125,19 +125,7 @@ impl Map {
         if let Some(slot) = self.get_mut(&name) {
             return Some(std::mem::replace(slot, value));
         }
-        if let Some(index) = &mut self.index {
-            index.insert(name.clone(), self.entries.len());
-        }
-        self.entries.push((name, value));
-        if self.index.is_none() && self.entries.len() > INDEXED_FROM {
-            self.index = Some(
-                self.entries
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (k, _))| (k.clone(), i))
-                    .collect(),
-            );
-        }
+        self.push(name, value);
         None
     }
 
@@ -149,6 +137,12 @@ impl Map {
             index.insert(name.clone(), self.entries.len());
         }
         self.entries.push((name, value));
+        self.index_when_large();
+    }
+
+    /// Builds the name index once the map is larger than [`INDEXED_FROM`] (a later occurrence of
+    /// a name overwrites an earlier one, so lookups find the last).
+    fn index_when_large(&mut self) {
         if self.index.is_none() && self.entries.len() > INDEXED_FROM {
             self.index = Some(
                 self.entries
@@ -168,15 +162,7 @@ impl Map {
         }
         let (_, value) = self.entries.remove(i);
         self.index = None;
-        if self.entries.len() > INDEXED_FROM {
-            self.index = Some(
-                self.entries
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (k, _))| (k.clone(), i))
-                    .collect(),
-            );
-        }
+        self.index_when_large();
         Some(value)
     }
 
