@@ -80,7 +80,9 @@ def test_every_message_form_gives_the_vector_verdict(v: Vector):
     assert f.matches(v.message_text) is want, "as str"
     assert f.matches(v.message_text.encode()) is want, "as bytes"
     message = exact(v.message_text)
-    if isinstance(message, dict):
+    # A dict keeps one value per key: an event that repeats a member name (EB-3) is matched from
+    # its text only.
+    if isinstance(message, dict) and not has_duplicate_members(v.message_text):
         assert f.matches(message) is want, "as a dict"
         by_parts = parts(v, message, f.options)
         if by_parts is not None:
