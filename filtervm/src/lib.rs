@@ -304,6 +304,7 @@ impl Filter {
                 Key::Header(_)
                 | Key::BodyPath(_)
                 | Key::BodyPathEach(_)
+                | Key::FieldPath(..)
                 | Key::BodyIsObject
                 | Key::EventMember(_)
                 | Key::EventData(_) => {}
