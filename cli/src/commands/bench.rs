@@ -23,9 +23,9 @@
 //! A default run thus measures for at most about 40 seconds, with a progress bar per path on a
 //! terminal.
 
+use super::failure::{EXIT_NEGATIVE, EXIT_OK, Failure};
 use super::output::{self, Stderr};
 use super::progress::{phase_bar, stderr_is_terminal};
-use super::{EXIT_NEGATIVE, EXIT_OK, Failure};
 use clap::Args;
 use filtervm_compiler::{
     Dialect, Evaluator, Filter, Matches, MessageError, MessageParts, MessageShape, Options,

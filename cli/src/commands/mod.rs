@@ -5,6 +5,7 @@ mod bench;
 mod completions;
 mod diagnostics;
 mod explain;
+mod failure;
 mod input;
 mod lint;
 mod matching;
@@ -15,25 +16,12 @@ mod route;
 mod subscriptions;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use failure::{EXIT_NEGATIVE, EXIT_OK, EXIT_USAGE, Failure};
 use filtervm_compiler::{CompileError, Dialect, Filter, Options, compile_text};
 use output::{Stderr, Stdout};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// Exit status: success; for `match` and `route`, something matched.
-pub(crate) const EXIT_OK: u8 = 0;
-/// Exit status: an invalid policy (`check`, `compile`, `explain`, `lint`), a disagreement
-/// (`bench`); for `match` and `route`, nothing matched.
-pub(crate) const EXIT_NEGATIVE: u8 = 1;
-/// Exit status: an error while running: a message line or subscription that could not be read
-/// (the others are still processed), an invalid policy given to `match`, a file that cannot be
-/// read or written.
-pub(crate) const EXIT_ERROR: u8 = 2;
-/// Exit status: a usage error: unknown or conflicting arguments, a missing `--dialect`, bad
-/// `--options` text (`EX_USAGE` of sysexits.h), so that scripts tell a wrong command line from
-/// bad input.
-pub(crate) const EXIT_USAGE: u8 = 64;
 
 /// What every `--help` ends with.
 const EXIT_CODES_HELP: &str = "\
@@ -140,30 +128,6 @@ struct PolicyArgs {
     /// Dialect options as a JSON object, e.g. '{"scope":"MessageBody"}'.
     #[arg(long, default_value = "{}")]
     options: String,
-}
-
-/// A failure that ends the command with a message and an exit code.
-struct Failure {
-    message: String,
-    code: u8,
-}
-
-impl Failure {
-    /// A usage error (exit 64).
-    fn usage(message: impl Into<String>) -> Failure {
-        Failure {
-            message: message.into(),
-            code: EXIT_USAGE,
-        }
-    }
-
-    /// An error while running: a file that cannot be read or written (exit 2).
-    fn error(message: impl Into<String>) -> Failure {
-        Failure {
-            message: message.into(),
-            code: EXIT_ERROR,
-        }
-    }
 }
 
 /// A policy as read: its text and where it came from, its dialect and its options.

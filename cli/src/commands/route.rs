@@ -18,12 +18,13 @@
 
 use super::batches::{self, Batch, judge_in_order};
 use super::diagnostics::{self, Source, Sources, Stream};
+use super::failure::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure};
 use super::input::{DEFAULT_MAX_LINE_BYTES, Input, Line};
+use super::is_stdin;
 use super::matching::LineError;
 use super::output::{Stderr, Stdout};
 use super::progress::Progress;
 use super::subscriptions::{GroupError, Invalid, Router, Subscriptions};
-use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, is_stdin};
 use clap::Args;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
