@@ -17,9 +17,11 @@
 //! 4. The bytecode ([`op`]), programs and their verifier ([`program`]), the decision plans
 //!    (`plan`) and the executor ([`exec`]); the wire format of programs ([`wire`]) on top.
 //!
+//! Inside [`bind`], the leaves and slots (`leaf`) sit below the key table (`table`), the bound
+//! form (`bound`), the binders of each message part, and [`bind::Bindings`] on top.
 //! `python3 scripts/check_layers.py vm/src` lists the files that still import each other in a
-//! circle: inside layer 3 (`bind/mod.rs` with the body and header binders it calls) and inside
-//! layer 4 (a program holds its plan and runs on the executor, which runs plans).
+//! circle: only inside layer 4, where a program holds its plan, the executor runs plans, and
+//! instructions are checked and shown against the program they sit in.
 //!
 //! This is an implementation crate of `filtervm`; its API has no stability guarantee — depend on
 //! `filtervm`. The bytecode (module `op`) is an internal of the compiler and the executor.
