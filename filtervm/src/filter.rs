@@ -33,11 +33,13 @@ impl fmt::Debug for Filter {
 
 impl Filter {
     /// Compiles policy text. `options` is a [`Dialect`] (its default options) or the dialect's
-    /// typed options ([`SnsOptions`], [`SnsScope`], [`EventGridOptions`], [`EventGridSchema`],
-    /// [`ExprOptions`], [`Options`]).
+    /// typed options ([`SnsOptions`](crate::SnsOptions), [`SnsScope`](crate::SnsScope),
+    /// [`EventGridOptions`](crate::EventGridOptions), [`EventGridSchema`](crate::EventGridSchema),
+    /// [`ExprOptions`](crate::ExprOptions), [`Options`]).
     ///
-    /// The text is at most [`MAX_POLICY_BYTES`] (256 KiB); numbers keep their exact text. A
-    /// `stream` policy may be the JSON form or the text form (`region = eu-* and n > 5`).
+    /// The text is at most [`MAX_POLICY_BYTES`](crate::MAX_POLICY_BYTES) (256 KiB); numbers keep
+    /// their exact text. A `stream` policy may be the JSON form or the text form (`region = eu-*
+    /// and n > 5`).
     ///
     /// ```
     /// use filtervm::{Dialect, ExprOptions, Filter};
@@ -157,16 +159,19 @@ impl Filter {
     /// Whether `message` matches, with scratch buffers cached per thread (see [`Matcher`] to
     /// hold them yourself).
     ///
-    /// Errors, never a quiet `false` ([`messages`] has every situation): [`ErrorCode::MessageShape`]
-    /// for a message without the part the filter reads where the dialect gives that no meaning
-    /// (with a hint; a message without attributes is judged, sns rule 12);
-    /// [`ErrorCode::MessageNotJson`] for a document (or an Event Grid event) that is not JSON;
-    /// [`ErrorCode::InvalidMessage`] for a part in the wrong form or against its dialect's rules
-    /// (a `stream` header given two values; an Event Grid event that is not one JSON object, a
-    /// batch given whole among them); and [`ErrorCode::MessageTooComplex`] for an SNS body with
-    /// more combinations of array elements than are judged element by element. An SNS body
-    /// given with [`Message::body`] that is not JSON keeps its meaning in SNS: it matches only
-    /// policies that read nothing from the body.
+    /// Errors, never a quiet `false` ([`messages`](crate::messages) has every situation):
+    /// [`ErrorCode::MessageShape`](crate::ErrorCode::MessageShape) for a message without the part
+    /// the filter reads where the dialect gives that no meaning (with a hint; a message without
+    /// attributes is judged, sns rule 12);
+    /// [`ErrorCode::MessageNotJson`](crate::ErrorCode::MessageNotJson) for a document (or an Event
+    /// Grid event) that is not JSON;
+    /// [`ErrorCode::InvalidMessage`](crate::ErrorCode::InvalidMessage) for a part in the wrong form
+    /// or against its dialect's rules (a `stream` header given two values; an Event Grid event that
+    /// is not one JSON object, a batch given whole among them); and
+    /// [`ErrorCode::MessageTooComplex`](crate::ErrorCode::MessageTooComplex) for an SNS body with
+    /// more combinations of array elements than are judged element by element. An SNS body given
+    /// with [`Message::body`] that is not JSON keeps its meaning in SNS: it matches only policies
+    /// that read nothing from the body.
     pub fn matches<A: Attributes + ?Sized, H: Headers + ?Sized>(
         &self,
         message: &Message<'_, A, H>,
@@ -352,7 +357,7 @@ impl<'m> Message<'m> {
     }
 
     /// One JSON document as received, read when matched: the parts shape, the AWS SNS shapes,
-    /// or any other document as the body itself (see [`read_message`]).
+    /// or any other document as the body itself (see [`read_message`](crate::read_message)).
     pub fn json(json: &'m [u8]) -> Message<'m> {
         Message {
             repr: Repr::Json(json),
@@ -449,8 +454,8 @@ impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> Message<'m, A, H> {
 
     /// This message with `part` given but unreadable: the broker holds the part and could not
     /// read it (an attribute of an unknown type, say). Filters reading `part` report `error`
-    /// ([`ErrorCode::InvalidMessage`] as a rule); in a set, the other groups judge the message
-    /// by their own parts.
+    /// ([`ErrorCode::InvalidMessage`](crate::ErrorCode::InvalidMessage) as a rule); in a set, the
+    /// other groups judge the message by their own parts.
     pub fn with_unreadable(self, part: MessagePart, error: &'m MessageError) -> Message<'m, A, H> {
         Message {
             repr: Repr::Parts(self.parts().with_unreadable(part, error)),
@@ -459,7 +464,8 @@ impl<'m, A: Attributes + ?Sized, H: Headers + ?Sized> Message<'m, A, H> {
 }
 
 impl<'m> From<&'m ReadMessage<'_>> for Message<'m> {
-    /// A message read from a document ([`read_message`], [`read_messages`]), by its parts.
+    /// A message read from a document ([`read_message`](crate::read_message),
+    /// [`read_messages`](crate::read_messages)), by its parts.
     fn from(message: &'m ReadMessage<'_>) -> Message<'m> {
         Message {
             repr: Repr::Parts(message.parts()),

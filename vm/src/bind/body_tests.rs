@@ -1,4 +1,5 @@
-//! Tests of the body binder (`body.rs`), binding through [`super::Bindings`] as the executor's callers do.
+//! Tests of the body binder (`body.rs`), binding through [`super::Bindings`] as the executor's
+//! callers do.
 
 use super::Bindings;
 use super::body::{MAX_DEPTH, general, single_row};

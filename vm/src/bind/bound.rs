@@ -10,9 +10,9 @@ pub enum Judgement {
     /// Every key was bound.
     #[default]
     Judged,
-    /// An SNS body needed more binding rows than [`MAX_ROW_SLOTS`] allow (sns rule 18): it was
-    /// bound as if it were not a JSON object, so it matches only policies that read nothing
-    /// from the body.
+    /// An SNS body needed more binding rows than [`MAX_ROW_SLOTS`](crate::bind::MAX_ROW_SLOTS)
+    /// allow (sns rule 18): it was bound as if it were not a JSON object, so it matches only
+    /// policies that read nothing from the body.
     Overflowed,
     /// An EventBridge event whose `exists: false`, judged against the array positions that the
     /// paths sorting before it fix (EB-10), the binder's rows cannot judge exactly: the event
@@ -62,8 +62,9 @@ impl<'b> Bound<'b> {
     }
 
     /// The nesting depth of JSON bytes (the most arrays and objects open at once) when more
-    /// than 64, else 0: bytes read by [`Bindings::bind_json`] are validated at any depth, and a
-    /// dialect with a depth limit (EB-34) checks it here. 0 for other messages.
+    /// than 64, else 0: bytes read by [`Bindings::bind_json`](crate::bind::Bindings::bind_json) are
+    /// validated at any depth, and a dialect with a depth limit (EB-34) checks it here. 0 for other
+    /// messages.
     pub fn deepest(&self) -> usize {
         self.deepest
     }
@@ -74,9 +75,9 @@ impl<'b> Bound<'b> {
     }
 
     /// Whether the binder gave up on a body: judging its arrays of objects element by element
-    /// (sns rule 18) would need more than [`MAX_ROW_SLOTS`] slots ([`Judgement::Overflowed`]),
-    /// or rows cannot judge an EventBridge absence exactly ([`Judgement::Unsupported`]). Either
-    /// way every body key is absent and the VM fails closed.
+    /// (sns rule 18) would need more than [`MAX_ROW_SLOTS`](crate::bind::MAX_ROW_SLOTS) slots
+    /// ([`Judgement::Overflowed`]), or rows cannot judge an EventBridge absence exactly
+    /// ([`Judgement::Unsupported`]). Either way every body key is absent and the VM fails closed.
     pub fn overflowed(&self) -> bool {
         matches!(
             self.judgement,

@@ -1,4 +1,5 @@
-//! Tests of the header binder (`headers.rs`), binding through [`super::Bindings`] as the executor's callers do.
+//! Tests of the header binder (`headers.rs`), binding through [`super::Bindings`] as the
+//! executor's callers do.
 
 use super::Bindings;
 use super::leaf::{BoundLeaf, LeafKind, Slot};

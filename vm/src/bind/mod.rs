@@ -1,10 +1,10 @@
 //! Binding: a message is resolved once against a key table.
 //!
-//! Each key of the table gets a [`Slot`] holding its [`Shape`] and its leaves; the VM then reads
-//! slots by index, never a hash map. A subscription set shares one key table per group, so a message is bound once
-//! for all of its programs. Most messages bind to one *row* of slots; an SNS body whose policy
-//! reads several fields under one array of objects binds to one row per element combination, so
-//! that conditions are satisfied by the same element (sns rule 18).
+//! Each key of the table gets a [`Slot`] holding its [`Shape`](crate::value::Shape) and its leaves;
+//! the VM then reads slots by index, never a hash map. A subscription set shares one key table per
+//! group, so a message is bound once for all of its programs. Most messages bind to one *row* of
+//! slots; an SNS body whose policy reads several fields under one array of objects binds to one row
+//! per element combination, so that conditions are satisfied by the same element (sns rule 18).
 //!
 //! # The bound form
 //!
@@ -14,7 +14,8 @@
 //! every evaluation is done once per leaf, here, and only where a program needs it:
 //!
 //! - **String equality as ids.** A key table holds a dictionary of the string constants that its
-//!   programs' (or set's) equality tests compare with ([`KeyTable::add_constant`]); a string leaf of
+//!   programs' (or set's) equality tests compare with ([`KeyTable::add_constant`]); a string leaf
+//! of
 //!   a key that some equality test reads is looked up once, and carries the constant's id
 //!   ([`BoundLeaf::eq_id`]). `str_eq` is then an id compare and `str_in` an id-set test.
 //! - **Numeric text.** A string leaf of a key that a `text_num_in` test reads
