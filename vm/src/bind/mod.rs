@@ -14,8 +14,7 @@
 //! every evaluation is done once per leaf, here, and only where a program needs it:
 //!
 //! - **String equality as ids.** A key table holds a dictionary of the string constants that its
-//!   programs' (or set's) equality tests compare with ([`KeyTable::add_constant`]); a string leaf
-//! of
+//!   programs' (or set's) equality tests compare with ([`KeyTable::add_constant`]); a string leaf of
 //!   a key that some equality test reads is looked up once, and carries the constant's id
 //!   ([`BoundLeaf::eq_id`]). `str_eq` is then an id compare and `str_in` an id-set test.
 //! - **Numeric text.** A string leaf of a key that a `text_num_in` test reads
