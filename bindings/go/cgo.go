@@ -95,6 +95,7 @@ static int32_t fvmgo_set_json(const fvm_set *set, const uint8_t *json, size_t js
 import "C"
 
 import (
+	"runtime"
 	"unsafe"
 )
 
@@ -238,4 +239,33 @@ func callSetJSON(set *C.fvm_set, json []byte, ids []uint64, count *C.size_t, err
 		idsPtr = (*C.uint64_t)(unsafe.Pointer(&ids[0]))
 	}
 	return int32(C.fvmgo_set_json(set, ptr, n, idsPtr, C.size_t(len(ids)), count, err))
+}
+
+// ReadEvents returns the events of one JSON document as Event Grid delivers them: for an array
+// of events (a batch, a CloudEvents batch) each event's bytes (sub-slices of document), for any
+// other document the whole of it. A filter judges one event (a batch given whole is
+// INVALID_MESSAGE): match each as the Body. Bytes that are not JSON are a *MessageError
+// (MESSAGE_NOT_JSON).
+func ReadEvents(document []byte) ([][]byte, error) {
+	ptr, n := bytesArg(document)
+	spans := make([]C.fvm_span, 16)
+	for {
+		var count C.size_t
+		var cerr *C.fvm_error
+		status := int32(C.fvm_read_events(ptr, n, &spans[0], C.size_t(len(spans)), &count, &cerr))
+		if status == statusBufferTooSmall {
+			spans = make([]C.fvm_span, int(count))
+			continue
+		}
+		runtime.KeepAlive(document)
+		if status != statusOK {
+			return nil, takeError(status, cerr)
+		}
+		events := make([][]byte, int(count))
+		for i := range events {
+			s := spans[i]
+			events[i] = document[int(s.offset):int(s.offset+s.len):int(s.offset+s.len)]
+		}
+		return events, nil
+	}
 }
