@@ -125,9 +125,14 @@ func rss(t *testing.T) int64 {
 // finalizers pile up between collections, since the Go collector does not see their native size:
 // Close is the way to release them promptly.)
 func TestNoLeakOverCreateCloseCycles(t *testing.T) {
-	rounds, cycles := 8, 8_000
-	if raceEnabled || testing.Short() {
-		cycles = 1_000
+	if raceEnabled {
+		// The race detector's own memory grows with every allocation it watches; ci.sh runs
+		// this check in the plain `go test` run.
+		t.Skip("resident memory is not the binding's under -race")
+	}
+	rounds, cycles := 8, 10_000
+	if testing.Short() {
+		cycles = 2_000
 	}
 	policy := `{"event": ["order.paid", "order.created"], "amount": [{"numeric": [">=", 100]}]}`
 	event := []byte(`{"attributes": {"event": {"Type": "String", "Value": "order.paid"}, "amount": {"Type": "Number", "Value": "150"}}}`)
@@ -163,10 +168,10 @@ func TestNoLeakOverCreateCloseCycles(t *testing.T) {
 		after = append(after, settle())
 	}
 	t.Logf("resident memory after each round of %d cycles: %v", cycles, after)
-	// The last half of the rounds: a leak of one filter and set per cycle (several hundred
-	// bytes each) would add megabytes per round.
+	// The last half of the rounds: a leak of one filter per cycle (about 7 KB: measured by
+	// leaving out fvm_filter_free) would add tens of megabytes per round.
 	half := after[rounds/2-1]
-	if grown := after[rounds-1] - half; grown > int64(cycles)*(int64(rounds)/2)*50 {
+	if grown := after[rounds-1] - half; grown > int64(cycles)*(int64(rounds)/2)*250 {
 		t.Fatalf("resident memory grew by %d bytes over the last %d rounds: %v", grown, rounds/2, after)
 	}
 }
