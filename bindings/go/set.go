@@ -235,10 +235,11 @@ func (s *Set[X]) MatchingMessage(m Message) (Result[X], error) {
 // matching runs call (fvm_set_matching on some message) with this handle's result buffer,
 // growing it when it is too small, and turns the ids into labels.
 func (s *Set[X]) matching(call func(ids []uint64, count *C.size_t, cerr **C.fvm_error) int32) (Result[X], error) {
-	ids := s.ids
+	var ids []uint64
 	mine := s.mu.TryLock()
 	if mine {
 		defer s.mu.Unlock()
+		ids = s.ids
 	} else {
 		ids = make([]uint64, 64)
 	}
