@@ -1,9 +1,10 @@
 package filtervm
 
 // The one file that talks to C. The static library is the C ABI (capi/, header
-// capi/include/filtervm.h) built by `cargo build --release -p filtervm-capi`; the #cgo directives
-// below find it relative to this directory in the repository (bindings/go/ci.sh builds it; set
-// CGO_LDFLAGS to link one built elsewhere, see README.md).
+// capi/include/filtervm.h) built by `cargo build --release -p filtervm-capi`: the #cgo directives
+// below link libfiltervm_capi.a by its exact name (never the .so beside it) from the repository's
+// target/release (bindings/go/ci.sh builds it); one built elsewhere (CARGO_TARGET_DIR) is found
+// by adding its directory: CGO_LDFLAGS="-L$CARGO_TARGET_DIR/release" (README.md, "Go").
 //
 // cgo's pointer rules forbid handing C Go memory that holds Go pointers, and an fvm_message of
 // parts is a struct of pointers to attribute and header arrays that point to byte strings. So
@@ -15,7 +16,7 @@ package filtervm
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../capi/include
-#cgo LDFLAGS: ${SRCDIR}/../../target/release/libfiltervm_capi.a -lpthread -ldl -lm
+#cgo LDFLAGS: -L${SRCDIR}/../../target/release -l:libfiltervm_capi.a -lpthread -ldl -lm
 #include <stdlib.h>
 #include "filtervm.h"
 

@@ -7,6 +7,7 @@ import "C"
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -61,7 +62,12 @@ func FromBytes(b []byte) (*Filter, error) {
 	return newFilter(out), nil
 }
 
+// liveFilters and liveSets count the native filters and sets not yet freed (the tests check that
+// Close and the finalizers free every one).
+var liveFilters, liveSets atomic.Int64
+
 func newFilter(ptr *C.fvm_filter) *Filter {
+	liveFilters.Add(1)
 	f := &Filter{ptr: ptr}
 	runtime.SetFinalizer(f, (*Filter).Close)
 	return f
@@ -75,6 +81,7 @@ func (f *Filter) Close() error {
 	if f.ptr != nil {
 		C.fvm_filter_free(f.ptr)
 		f.ptr = nil
+		liveFilters.Add(-1)
 		runtime.SetFinalizer(f, nil)
 	}
 	return nil

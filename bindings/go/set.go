@@ -71,6 +71,7 @@ func New[X comparable]() (*Set[X], error) {
 	if ptr == nil {
 		return nil, &InternalError{errorList{[]ErrorDetail{{Code: "PANIC", Message: "fvm_set_new failed"}}}}
 	}
+	liveSets.Add(1)
 	core := &setCore[X]{ptr: ptr, refs: 1, label: map[uint64]X{}, ids: map[X][]uint64{}}
 	return newHandle(core), nil
 }
@@ -111,6 +112,7 @@ func (s *Set[X]) Close() error {
 	if c.refs == 0 && c.ptr != nil {
 		C.fvm_set_free(c.ptr)
 		c.ptr = nil
+		liveSets.Add(-1)
 		c.label, c.ids = nil, nil
 	}
 	return nil
