@@ -8,8 +8,8 @@ package filtervm
 //
 // cgo's pointer rules forbid handing C Go memory that holds Go pointers, and an fvm_message of
 // parts is a struct of pointers to attribute and header arrays that point to byte strings. So
-// the Go side copies a message's parts into one byte buffer and describes them by offsets (a
-// []C.size_t, no pointers in it); fvmgo_parts below builds the fvm_message, fvm_attribute and
+// the Go side copies a message's parts into one byte buffer and describes them by offsets, in
+// the same buffer (no pointers in it); fvmgo_parts below builds the fvm_message, fvm_attribute and
 // fvm_header values on the C stack from the buffer and the offsets, and makes the call. Nothing
 // is allocated on the C heap for a message, and C keeps nothing after the call returns
 // (fvm_message's contract), so the Go memory needs no pinning beyond the call.
@@ -18,6 +18,7 @@ package filtervm
 #cgo CFLAGS: -I${SRCDIR}/../../capi/include
 #cgo LDFLAGS: -L${SRCDIR}/../../target/release -l:libfiltervm_capi.a -lpthread -ldl -lm
 #include <stdlib.h>
+#include <string.h>
 #include "filtervm.h"
 
 // The attribute type names a Go caller gives most, as static strings (the C ABI recognizes a
@@ -29,16 +30,23 @@ static const char *const fvmgo_types[4] = {"String", "Number", "Binary", "String
 // fvmgo_parts could not allocate its attribute or header array (no FVM_ERR_* has this value).
 #define FVMGO_NO_MEMORY (-100)
 
+// Value `i` of a message's description (read byte-wise: no alignment is assumed).
+static inline size_t fvmgo_at(const uint8_t *desc, size_t i) {
+	size_t v;
+	memcpy(&v, desc + i * sizeof v, sizeof v);
+	return v;
+}
+
 // Matches a message of parts against a filter (when filter is not NULL) or a set. `buf` holds
-// every byte string of the message; `desc` describes it: body offset and length, then 6 values
-// per attribute (name offset, length, value offset, length, type kind 0-3 for fvmgo_types or 4
-// for a NUL-terminated name at the type offset, type offset), then 4 per header value (name
-// offset, length, value offset, length).
+// every byte string of the message, then at `desc_off` their description, 64-bit values: body
+// offset and length, then 6 per attribute (name offset, length, value offset, length, type kind
+// 0-3 for fvmgo_types or 4 for a NUL-terminated name at the type offset, type offset), then 4
+// per header value (name offset, length, value offset, length). One buffer, so cgo checks one
+// pointer.
 static int32_t fvmgo_parts(const fvm_filter *filter, const fvm_set *set, uint32_t parts,
-                           const uint8_t *buf, const size_t *desc, size_t nattrs, size_t nheaders,
+                           const uint8_t *buf, size_t desc_off, size_t nattrs, size_t nheaders,
                            uint64_t *ids, size_t capacity, size_t *count, fvm_error **error) {
-	static const uint8_t empty[1] = {0};
-	const uint8_t *base = buf ? buf : empty;
+	const uint8_t *desc = buf + desc_off;
 	fvm_attribute stack_attrs[FVMGO_STACK];
 	fvm_header stack_headers[FVMGO_STACK];
 	fvm_attribute *attrs = stack_attrs;
@@ -54,24 +62,25 @@ static int32_t fvmgo_parts(const fvm_filter *filter, const fvm_set *set, uint32_
 		if (headers != stack_headers) free(headers);
 		return FVMGO_NO_MEMORY;
 	}
-	const size_t *d = desc + 2;
+	size_t d = 2;
 	for (size_t i = 0; i < nattrs; i++, d += 6) {
-		attrs[i].name = base + d[0];
-		attrs[i].name_len = d[1];
-		attrs[i].value = base + d[2];
-		attrs[i].value_len = d[3];
-		attrs[i].data_type = d[4] < 4 ? fvmgo_types[d[4]] : (const char *)(base + d[5]);
+		attrs[i].name = buf + fvmgo_at(desc, d);
+		attrs[i].name_len = fvmgo_at(desc, d + 1);
+		attrs[i].value = buf + fvmgo_at(desc, d + 2);
+		attrs[i].value_len = fvmgo_at(desc, d + 3);
+		size_t kind = fvmgo_at(desc, d + 4);
+		attrs[i].data_type = kind < 4 ? fvmgo_types[kind] : (const char *)(buf + fvmgo_at(desc, d + 5));
 	}
 	for (size_t i = 0; i < nheaders; i++, d += 4) {
-		headers[i].name = base + d[0];
-		headers[i].name_len = d[1];
-		headers[i].value = base + d[2];
-		headers[i].value_len = d[3];
+		headers[i].name = buf + fvmgo_at(desc, d);
+		headers[i].name_len = fvmgo_at(desc, d + 1);
+		headers[i].value = buf + fvmgo_at(desc, d + 2);
+		headers[i].value_len = fvmgo_at(desc, d + 3);
 	}
 	fvm_message m = {0};
 	m.parts = parts;
-	m.body = base + desc[0];
-	m.body_len = desc[1];
+	m.body = buf + fvmgo_at(desc, 0);
+	m.body_len = fvmgo_at(desc, 1);
 	m.attributes = attrs;
 	m.attribute_count = nattrs;
 	m.headers = headers;
@@ -220,16 +229,15 @@ var _ [unsafe.Sizeof(C.size_t(0)) - 8]struct{}
 var _ [8 - unsafe.Sizeof(C.size_t(0))]struct{}
 
 // callParts runs fvmgo_parts on an encoded message: against filter when it is not nil, else
-// against set with the ids buffer.
-func callParts(filter *C.fvm_filter, set *C.fvm_set, e *encoded, ids []uint64, count *C.size_t, err **C.fvm_error) int32 {
-	buf, _ := bytesArg(e.buf)
+// against set with the ids buffer; the count and error land in e (no allocation per call).
+func callParts(filter *C.fvm_filter, set *C.fvm_set, e *encoded, ids []uint64) int32 {
 	var idsPtr *C.uint64_t
 	if len(ids) > 0 {
 		idsPtr = (*C.uint64_t)(unsafe.Pointer(&ids[0]))
 	}
-	return int32(C.fvmgo_parts(filter, set, C.uint32_t(e.parts), buf,
-		(*C.size_t)(unsafe.Pointer(&e.desc[0])), C.size_t(e.nattrs), C.size_t(e.nheaders),
-		idsPtr, C.size_t(len(ids)), count, err))
+	return int32(C.fvmgo_parts(filter, set, C.uint32_t(e.parts),
+		(*C.uint8_t)(unsafe.Pointer(&e.buf[0])), C.size_t(e.descOff), C.size_t(e.nattrs),
+		C.size_t(e.nheaders), idsPtr, C.size_t(len(ids)), &e.out.count, &e.out.err))
 }
 
 // callSetJSON runs fvm_set_matching on one JSON document.

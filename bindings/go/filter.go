@@ -127,8 +127,9 @@ func (f *Filter) MatchesMessage(m Message) (bool, error) {
 	if f.ptr == nil {
 		return false, errClosed("filter")
 	}
-	var cerr *C.fvm_error
-	status := callParts(f.ptr, nil, e, nil, nil, &cerr)
+	status := callParts(f.ptr, nil, e, nil)
+	cerr := e.out.err
+	e.out.err = nil
 	return verdict(status, cerr)
 }
 

@@ -1,9 +1,13 @@
 package filtervm
 
+// #include "filtervm.h"
+import "C"
+
 import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // Message is a message given as the parts a broker holds. Each filter reads the part its dialect
@@ -44,8 +48,20 @@ type Attributes map[string]Attribute
 // ABI (a header there is a name and a value): it is an *ArgumentError.
 type Headers map[string][]string
 
-// The attribute type names fvmgo_parts knows as static C strings (cgo.go), by kind.
-var attributeKinds = map[string]uint64{"String": 0, "Number": 1, "Binary": 2, "String.Array": 3}
+// kindOf is the index of a type name fvmgo_parts knows as a static C string (cgo.go).
+func kindOf(dataType string) (uint64, bool) {
+	switch dataType {
+	case "String":
+		return 0, true
+	case "Number":
+		return 1, true
+	case "Binary":
+		return 2, true
+	case "String.Array":
+		return 3, true
+	}
+	return 0, false
+}
 
 // customKind marks a type name copied into the buffer, NUL-terminated.
 const customKind = 4
@@ -56,16 +72,35 @@ type encoded struct {
 	parts    uint32
 	buf      []byte
 	desc     []uint64
+	descOff  int
 	nattrs   int
 	nheaders int
+	// out receives a call's result count and error object (kept with the pooled value, so
+	// passing its addresses to C allocates nothing).
+	out *callOut
 }
 
-var encodedPool = sync.Pool{New: func() any { return &encoded{} }}
+// callOut is where C writes a call's count and error object: its own allocation without Go
+// pointers, as cgo requires of the memory a pointer passed to C points into.
+type callOut struct {
+	count C.size_t
+	err   *C.fvm_error
+}
 
-// encode lays out m's parts; the caller returns e to encodedPool after the call.
-func encode(m *Message) (*encoded, error) {
+var encodedPool = sync.Pool{New: func() any { return &encoded{out: &callOut{}} }}
+
+// newEncoded is an empty value from the pool (release returns it).
+func newEncoded() *encoded {
 	e := encodedPool.Get().(*encoded)
 	e.parts, e.buf, e.desc, e.nattrs, e.nheaders = 0, e.buf[:0], e.desc[:0], 0, 0
+	*e.out = callOut{}
+	return e
+}
+
+// encode lays out m's parts: their bytes, then their description (desc) at descOff; the caller
+// returns e to the pool with release after the call.
+func encode(m *Message) (*encoded, error) {
+	e := newEncoded()
 	e.desc = append(e.desc, 0, 0)
 	if m.Body != nil {
 		e.parts |= partBody
@@ -79,7 +114,7 @@ func encode(m *Message) (*encoded, error) {
 			e.buf = append(e.buf, name...)
 			valueOff := len(e.buf)
 			e.buf = append(e.buf, a.Value...)
-			kind, known := attributeKinds[a.DataType]
+			kind, known := kindOf(a.DataType)
 			typeOff := 0
 			if !known {
 				if strings.IndexByte(a.DataType, 0) >= 0 {
@@ -111,6 +146,8 @@ func encode(m *Message) (*encoded, error) {
 			}
 		}
 	}
+	e.descOff = len(e.buf)
+	e.buf = append(e.buf, unsafe.Slice((*byte)(unsafe.Pointer(&e.desc[0])), len(e.desc)*8)...)
 	return e, nil
 }
 

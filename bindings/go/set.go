@@ -42,11 +42,13 @@ type setCore[X comparable] struct {
 	ptr *C.fvm_set
 	// refs counts the open handles.
 	refs int
-	// next is the next C id; ids are never reused.
-	next uint64
-	// label maps each C id to its label, ids each label to its C ids (one per pattern or
-	// filter added for it).
-	label map[uint64]X
+	// label is the label of each C id in the set (indexed by id: matching turns ids into labels
+	// without hashing); free holds the ids removed, reused by the next additions (the C set
+	// orders ids by insertion, so a reused id goes last, as a new one would), so label grows
+	// only to the most subscriptions ever held at once. ids maps each label to its C ids (one per
+	// pattern or filter added for it).
+	label []X
+	free  []uint64
 	ids   map[X][]uint64
 	// shared counts the labels with more than one id: only then may a result name a label twice.
 	shared int
@@ -72,7 +74,7 @@ func New[X comparable]() (*Set[X], error) {
 		return nil, &InternalError{errorList{[]ErrorDetail{{Code: "PANIC", Message: "fvm_set_new failed"}}}}
 	}
 	liveSets.Add(1)
-	core := &setCore[X]{ptr: ptr, refs: 1, label: map[uint64]X{}, ids: map[X][]uint64{}}
+	core := &setCore[X]{ptr: ptr, refs: 1, ids: map[X][]uint64{}}
 	return newHandle(core), nil
 }
 
@@ -113,7 +115,7 @@ func (s *Set[X]) Close() error {
 		C.fvm_set_free(c.ptr)
 		c.ptr = nil
 		liveSets.Add(-1)
-		c.label, c.ids = nil, nil
+		c.label, c.free, c.ids = nil, nil, nil
 	}
 	return nil
 }
@@ -144,14 +146,21 @@ func (s *Set[X]) AddFilter(x X, f *Filter) error {
 	if s.closed.Load() || c.ptr == nil {
 		return errClosed("set")
 	}
-	id := c.next
+	id := uint64(len(c.label))
+	if n := len(c.free); n > 0 {
+		id = c.free[n-1]
+	}
 	var cerr *C.fvm_error
 	status := int32(C.fvm_set_add(c.ptr, C.uint64_t(id), f.ptr, &cerr))
 	if status != statusOK {
 		return takeError(status, cerr)
 	}
-	c.next++
-	c.label[id] = x
+	if n := len(c.free); n > 0 {
+		c.free = c.free[:n-1]
+		c.label[id] = x
+	} else {
+		c.label = append(c.label, x)
+	}
 	if len(c.ids[x]) == 1 {
 		c.shared++
 	}
@@ -177,7 +186,9 @@ func (s *Set[X]) DeletePatterns(x X) error {
 			c.ids[x] = ids[i:]
 			return takeError(status, cerr)
 		}
-		delete(c.label, id)
+		var zero X
+		c.label[id] = zero // drop the reference for the collector
+		c.free = append(c.free, id)
 	}
 	if len(ids) > 1 {
 		c.shared--
@@ -214,8 +225,10 @@ func (s *Set[X]) MatchesForEvent(event []byte) ([]X, error) {
 // document, and each group of subscriptions that could not judge it: one group's subscribers
 // never lose a message because another cannot read it.
 func (s *Set[X]) Matching(event []byte) (Result[X], error) {
-	return s.matching(func(ids []uint64, count *C.size_t, cerr **C.fvm_error) int32 {
-		status := callSetJSON(s.core.ptr, event, ids, count, cerr)
+	e := newEncoded()
+	defer e.release()
+	return s.matching(e, func(ids []uint64) int32 {
+		status := callSetJSON(s.core.ptr, event, ids, &e.out.count, &e.out.err)
 		runtime.KeepAlive(event)
 		return status
 	})
@@ -229,14 +242,14 @@ func (s *Set[X]) MatchingMessage(m Message) (Result[X], error) {
 		return Result[X]{}, err
 	}
 	defer e.release()
-	return s.matching(func(ids []uint64, count *C.size_t, cerr **C.fvm_error) int32 {
-		return callParts(nil, s.core.ptr, e, ids, count, cerr)
+	return s.matching(e, func(ids []uint64) int32 {
+		return callParts(nil, s.core.ptr, e, ids)
 	})
 }
 
-// matching runs call (fvm_set_matching on some message) with this handle's result buffer,
-// growing it when it is too small, and turns the ids into labels.
-func (s *Set[X]) matching(call func(ids []uint64, count *C.size_t, cerr **C.fvm_error) int32) (Result[X], error) {
+// matching runs call (fvm_set_matching on some message, its count and error in e) with this
+// handle's result buffer, growing it when it is too small, and turns the ids into labels.
+func (s *Set[X]) matching(e *encoded, call func(ids []uint64) int32) (Result[X], error) {
 	var ids []uint64
 	mine := s.mu.TryLock()
 	if mine {
@@ -251,17 +264,17 @@ func (s *Set[X]) matching(call func(ids []uint64, count *C.size_t, cerr **C.fvm_
 	if s.closed.Load() || c.ptr == nil {
 		return Result[X]{}, errClosed("set")
 	}
-	var count C.size_t
-	var cerr *C.fvm_error
-	status := call(ids, &count, &cerr)
+	status := call(ids)
 	for status == statusBufferTooSmall {
 		// The set cannot change while the read lock is held: the second call fits.
-		ids = make([]uint64, int(count)+int(count)/4)
+		ids = make([]uint64, int(e.out.count)+int(e.out.count)/4)
 		if mine {
 			s.ids = ids
 		}
-		status = call(ids, &count, &cerr)
+		status = call(ids)
 	}
+	count, cerr := e.out.count, e.out.err
+	e.out.err = nil
 	var r Result[X]
 	switch status {
 	case statusOK:

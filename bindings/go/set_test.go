@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+	"strconv"
 	"testing"
 )
 
@@ -288,5 +289,46 @@ func TestSetResultsOfAnySize(t *testing.T) {
 		if err != nil || len(got) != 1000 || got[0] != 0 || got[999] != 999 {
 			t.Fatalf("%d ids, %v", len(got), err)
 		}
+	}
+}
+
+// Deleted subscriptions' ids are reused: churn does not grow the id -> label table, and a label
+// added again still comes after the labels added before it.
+func TestSetChurnReusesIds(t *testing.T) {
+	s := mustNew[string](t)
+	defer s.Close()
+	f := mustCompile(t, "sns", `{}`, "")
+	defer f.Close()
+	for _, x := range []string{"a", "b"} {
+		if err := s.AddFilter(x, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 1000; i++ {
+		x := "churn" + strconv.Itoa(i)
+		if err := s.AddFilter(x, f); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddFilter(x, f); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if err := s.DeletePatterns(x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.DeletePatterns("a"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddFilter("a", f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(s.core.label); got > 2+1000+2 {
+		t.Errorf("%d ids for at most %d subscriptions at once", got, 2+1000+2)
+	}
+	got, err := s.MatchesForEvent([]byte(`{"attributes": {}}`))
+	if err != nil || len(got) != 2+500 || got[0] != "b" || got[len(got)-1] != "a" {
+		t.Errorf("%d labels, first %v, last %v, %v", len(got), got[0], got[len(got)-1], err)
 	}
 }
