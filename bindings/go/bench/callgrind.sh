@@ -51,5 +51,5 @@ per_message() {
 
 per_message "rust_library_borrowed rust_library_bytes rust_library_body rust_library_set1k" 1000 \
   "$rust" "$policy" "$messages" "$set_policies"
-per_message "go_cgo_call go_attributes go_body go_set_attributes go_set1k_attributes" 10000 \
+per_message "go_cgo_call_x10 go_attributes go_body go_set_attributes go_set1k_attributes" 10000 \
   "$go_bin" "$policy" "$messages_go" "$set_policies"
