@@ -158,11 +158,16 @@ func TestCloseFreesTheNativeMemory(t *testing.T) {
 // What is never closed is freed by the finalizers once unreachable.
 func TestFinalizersFreeWhatWasNotClosed(t *testing.T) {
 	before := liveFilters.Load() + liveSets.Load()
+	peak := before
 	for i := 0; i < 1000; i++ {
 		leakCycle(t) // nothing closed
+		if live := liveFilters.Load() + liveSets.Load(); live > peak {
+			peak = live
+		}
 	}
-	if live := liveFilters.Load() + liveSets.Load(); live < before+2000 {
-		t.Fatalf("%d live objects after 1000 unclosed cycles", live-before)
+	// (A collection may run during the loop and free some already.)
+	if peak < before+100 {
+		t.Fatalf("at most %d objects live during 1000 unclosed cycles", peak-before)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for liveFilters.Load()+liveSets.Load() > before {
