@@ -242,6 +242,10 @@ func attributesOf(v any) (Attributes, bool) {
 
 // partsOf is a vector's message as the parts its dialect reads (false: no such form).
 func partsOf(v vector) (Message, bool) {
+	if v.Dialect == "eventgrid" || v.Dialect == "eventbridge" {
+		// The event is the body, as its text (a member name it repeats stays repeated, EB-3).
+		return Message{Body: []byte(v.Message)}, true
+	}
 	if hasDuplicateMembers(v.Message) {
 		return Message{}, false
 	}
@@ -251,8 +255,6 @@ func partsOf(v vector) (Message, bool) {
 	}
 	obj, isObject := doc.(map[string]any)
 	switch v.Dialect {
-	case "eventgrid", "eventbridge":
-		return Message{Body: []byte(v.Message)}, true
 	case "stream", "expr":
 		if !isObject {
 			return Message{}, false
