@@ -1,7 +1,7 @@
 // Package filtervm is the Go binding of filtervm, a compile-to-bytecode filter VM for
 // subscription filters: SNS filter policies ("sns"), the notification service's policies
 // ("basaltic"), Event Grid filters ("eventgrid"), stream clause groups ("stream"), nested
-// expression trees ("expr"), and EventBridge patterns ("eventbridge") where the library has them.
+// expression trees ("expr") and EventBridge event patterns ("eventbridge").
 //
 // It calls the library's C ABI (capi/include/filtervm.h) through cgo, linking the static library
 // built by `cargo build --release -p filtervm-capi`; standard library only.

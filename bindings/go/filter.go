@@ -21,8 +21,8 @@ type Filter struct {
 	ptr *C.fvm_filter
 }
 
-// Compile compiles a policy of a dialect: "sns", "basaltic", "eventgrid", "stream", "expr" (and
-// "eventbridge" where the library has it). policy is JSON text (for stream also the text form
+// Compile compiles a policy of a dialect: "sns", "basaltic", "eventgrid", "stream", "expr" or
+// "eventbridge". policy is JSON text (for stream also the text form
 // `region = eu-* and n > 5`); options is the dialect's options as JSON text
 // (`{"scope": "MessageBody"}`), or "" for the defaults. An invalid policy or options is a
 // *PolicyError listing every problem; an unknown dialect an *ArgumentError.

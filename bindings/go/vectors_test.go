@@ -35,7 +35,7 @@ func TestVectorsAreAllHere(t *testing.T) {
 			t.Fatalf("%v: expect %q", v, v.Expect)
 		}
 	}
-	for _, d := range []string{"sns", "basaltic", "eventgrid", "stream", "expr"} {
+	for _, d := range []string{"sns", "basaltic", "eventgrid", "stream", "expr", "eventbridge"} {
 		if dialects[d] == 0 {
 			t.Errorf("no vector of dialect %s", d)
 		}

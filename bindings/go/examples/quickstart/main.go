@@ -29,7 +29,16 @@ func main() {
 		}
 	}
 
-	// A quamina-shaped set: labels of any comparable type, filters of any dialects.
+	// quamina's calls on EventBridge patterns.
+	q, err := filtervm.New[string]()
+	check(err)
+	defer q.Close()
+	check(q.AddPattern("ec2-running", `{"source": ["aws.ec2"], "detail": {"state": ["running"]}}`))
+	check(q.AddPattern("any-ec2", `{"source": [{"prefix": "aws.ec2"}]}`))
+	matches, err := q.MatchesForEvent([]byte(`{"source": "aws.ec2", "detail": {"state": "running"}}`))
+	fmt.Println("patterns:", matches, err)
+
+	// The same set shape for every dialect: labels of any comparable type, filters mixed.
 	set, err := filtervm.New[string]()
 	check(err)
 	defer set.Close()
