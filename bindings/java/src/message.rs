@@ -1,0 +1,206 @@
+//! A message as `dev.filtervm.Message` sends it: its parts encoded once, when the message is
+//! built, into one byte array (one JNI copy per call, however many attributes and headers), read
+//! here into the adapter's [`Input`] borrowing that array — names and values are never copied.
+//!
+//! The encoding (`Message.encode` in Java writes it; all integers are little-endian `u32`):
+//!
+//! ```text
+//! flags: u8                      1 = body, 2 = attributes, 4 = headers
+//! [body]       len, bytes
+//! [attributes] count, then per attribute: name (len, bytes), type name (len, bytes),
+//!              value (len, bytes; empty for Binary)
+//! [headers]    count, then per header: name (len, bytes), value count, values (len, bytes)...
+//! ```
+//!
+//! Type names are read by the adapter's [`attribute_type`] (the one table of type names): an
+//! unknown one makes the attributes unreadable for the filters that read them, as in the other
+//! bindings ([`unknown_attribute_type`]).
+
+use filtervm_bindings::filtervm::{AttributeType, MessageError, MessagePart};
+use filtervm_bindings::{
+    Failure, HeaderValue, Input, Parts, attribute_type, unknown_attribute_type,
+};
+
+/// One attribute as read from the encoding: `(name, type, value)` byte strings.
+type JavaAttribute<'a> = (&'a [u8], AttributeType, &'a [u8]);
+/// One header as read from the encoding: a name and its value or values.
+type JavaHeader<'a> = (&'a [u8], HeaderValue<&'a [u8]>);
+/// Attributes as read from the encoding.
+pub(crate) type JavaAttributes<'a> = [JavaAttribute<'a>];
+/// Headers as read from the encoding.
+pub(crate) type JavaHeaders<'a> = [JavaHeader<'a>];
+/// The adapter's message over a Java message (a document, or the decoded parts).
+pub(crate) type JavaInput<'a> = Input<'a, JavaAttributes<'a>, JavaHeaders<'a>>;
+
+const BODY: u8 = 1;
+const ATTRIBUTES: u8 = 2;
+const HEADERS: u8 = 4;
+
+/// The decoded parts of an encoded message, borrowing the encoding.
+#[derive(Debug, Default)]
+pub(crate) struct Decoded<'a> {
+    body: Option<&'a [u8]>,
+    attributes: Option<Vec<JavaAttribute<'a>>>,
+    headers: Option<Vec<JavaHeader<'a>>>,
+    unreadable: Option<(MessagePart, MessageError)>,
+}
+
+impl<'a> Decoded<'a> {
+    /// The adapter's message of these parts.
+    pub(crate) fn input(&self) -> JavaInput<'_> {
+        Input::Parts(Parts {
+            body: self.body,
+            attributes: self.attributes.as_deref(),
+            headers: self.headers.as_deref(),
+            unreadable: self.unreadable.clone(),
+        })
+    }
+}
+
+/// A reader of the encoding; every read is bounds-checked (a malformed encoding is an argument
+/// failure, never a panic).
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn malformed() -> Failure {
+        Failure::argument("the message's encoding is malformed (dev.filtervm.Message writes it)")
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Failure> {
+        if n > self.bytes.len() {
+            return Err(Self::malformed());
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn u32(&mut self) -> Result<usize, Failure> {
+        let b: [u8; 4] = self.take(4)?.try_into().map_err(|_| Self::malformed())?;
+        usize::try_from(u32::from_le_bytes(b)).map_err(|_| Self::malformed())
+    }
+
+    fn string(&mut self) -> Result<&'a [u8], Failure> {
+        let n = self.u32()?;
+        self.take(n)
+    }
+
+    /// A count of items each at least `min` bytes long: bounded by what is left, so that no
+    /// buffer is sized by a count the encoding cannot hold.
+    fn count(&mut self, min: usize) -> Result<usize, Failure> {
+        let n = self.u32()?;
+        if n.saturating_mul(min) > self.bytes.len() {
+            return Err(Self::malformed());
+        }
+        Ok(n)
+    }
+}
+
+/// Decodes an encoded message.
+pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, Failure> {
+    let mut r = Reader { bytes };
+    let flags = *r.take(1)?.first().ok_or_else(Reader::malformed)?;
+    let mut out = Decoded::default();
+    if flags & BODY != 0 {
+        out.body = Some(r.string()?);
+    }
+    if flags & ATTRIBUTES != 0 {
+        let n = r.count(12)?;
+        let mut attributes = Vec::with_capacity(n);
+        for _ in 0..n {
+            let (name, type_name, value) = (r.string()?, r.string()?, r.string()?);
+            let data_type = match attribute_type(type_name) {
+                Some(t) => t,
+                None => {
+                    out.unreadable.get_or_insert_with(|| {
+                        (
+                            MessagePart::Attributes,
+                            unknown_attribute_type(name, type_name),
+                        )
+                    });
+                    AttributeType::Binary
+                }
+            };
+            attributes.push((name, data_type, value));
+        }
+        out.attributes = Some(attributes);
+    }
+    if flags & HEADERS != 0 {
+        let n = r.count(8)?;
+        let mut headers = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = r.string()?;
+            let values = match r.count(4)? {
+                1 => HeaderValue::One(r.string()?),
+                k => HeaderValue::Many((0..k).map(|_| r.string()).collect::<Result<_, _>>()?),
+            };
+            headers.push((name, values));
+        }
+        out.headers = Some(headers);
+    }
+    if !r.bytes.is_empty() || flags & !(BODY | ATTRIBUTES | HEADERS) != 0 {
+        return Err(Reader::malformed());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(out: &mut Vec<u8>, b: &[u8]) {
+        out.extend_from_slice(&u32::try_from(b.len()).unwrap().to_le_bytes());
+        out.extend_from_slice(b);
+    }
+
+    #[test]
+    fn parts_decode_and_type_names_are_the_adapters() {
+        let mut e = vec![BODY | ATTRIBUTES | HEADERS];
+        s(&mut e, b"{}");
+        e.extend_from_slice(&2u32.to_le_bytes());
+        for (n, t, v) in [("a", "String", "x"), ("b", "Strung", "1")] {
+            s(&mut e, n.as_bytes());
+            s(&mut e, t.as_bytes());
+            s(&mut e, v.as_bytes());
+        }
+        e.extend_from_slice(&1u32.to_le_bytes());
+        s(&mut e, b"h");
+        e.extend_from_slice(&2u32.to_le_bytes());
+        s(&mut e, b"x");
+        s(&mut e, b"y");
+        let d = decode(&e).unwrap();
+        assert_eq!(d.body, Some(&b"{}"[..]));
+        let attrs = d.attributes.as_ref().unwrap();
+        assert_eq!(attrs[0], (&b"a"[..], AttributeType::String, &b"x"[..]));
+        let (part, err) = d.unreadable.as_ref().unwrap();
+        assert_eq!(*part, MessagePart::Attributes);
+        assert_eq!(err.pointer, "/attributes/b/Type");
+        assert_eq!(
+            d.headers.as_ref().unwrap()[0].1,
+            HeaderValue::Many(vec![&b"x"[..], &b"y"[..]])
+        );
+    }
+
+    #[test]
+    fn every_truncation_of_an_encoding_is_refused() {
+        let mut e = vec![ATTRIBUTES];
+        e.extend_from_slice(&1u32.to_le_bytes());
+        for part in ["name", "String", "value"] {
+            s(&mut e, part.as_bytes());
+        }
+        assert!(decode(&e).is_ok());
+        for n in 0..e.len() {
+            assert_eq!(
+                decode(&e[..n]).unwrap_err().code(),
+                "INVALID_ARGUMENT",
+                "{n}"
+            );
+        }
+        let mut huge = vec![HEADERS];
+        huge.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decode(&huge).is_err());
+        assert!(decode(&[8]).is_err());
+    }
+}
