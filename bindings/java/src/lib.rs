@@ -387,10 +387,11 @@ mod exports {
         })
     }
 
-    /// `Native.setMatching(long set, byte[] message, boolean parts)`: a `long[]` of the matching
-    /// keys when every group judged the message, else `Object[] {long[] keys, String[] groups}`
-    /// with six strings per unjudged group (dialect, options, subscriptions, code, pointer,
-    /// message).
+    /// `Native.setMatching(long set, byte[] message, boolean parts, boolean strict)`: a `long[]`
+    /// of the matching keys when every group judged the message, else `Object[] {long[] keys,
+    /// String[] groups}` with six strings per unjudged group (dialect, options, subscriptions,
+    /// code, pointer, message) — or, when `strict`, the adapter's strict failure (a
+    /// `MessageException` naming each such group).
     #[unsafe(no_mangle)]
     pub extern "system" fn Java_dev_filtervm_Native_setMatching<'l>(
         mut env: JNIEnv<'l>,
@@ -398,6 +399,7 @@ mod exports {
         set: jlong,
         message: JByteArray<'l>,
         parts: jboolean,
+        strict: jboolean,
     ) -> jobject {
         run(&mut env, std::ptr::null_mut(), |env| {
             let s = super::set(set)?;
@@ -418,6 +420,9 @@ mod exports {
             env.set_long_array_region(&array, 0, &keys)?;
             if unjudged.is_empty() {
                 return Ok(array.into_raw());
+            }
+            if strict != 0 {
+                return Err(Unjudged::strict_failure(&unjudged).into());
             }
             let groups = unjudged_strings(env, &unjudged)?;
             let pair = env.new_object_array(2, "java/lang/Object", JObject::null())?;
