@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The Java binding's CI (called by .ci/run): installs the JDK and JUnit 5 from Debian when
+# missing, checks the native crate (cargo fmt, clippy -D warnings, its Rust tests), builds the
+# jar (build.sh), compiles and runs the README's Java snippet (examples/Quickstart.java), and runs
+# the JUnit 5 tests (java/test): every conformance vector, the situations, threads, and a
+# million create/close cycles without a leak.
+#
+#   bash bindings/java/ci.sh
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+junit=/usr/share/java/junit-platform-console-standalone.jar
+if ! command -v javac >/dev/null || ! command -v jar >/dev/null || [ ! -f "$junit" ]; then
+  apt-get update -qq && apt-get install -y -qq default-jdk-headless junit5 >/dev/null
+fi
+
+echo "== bindings/java: cargo fmt --check, clippy -D warnings, cargo test"
+cargo fmt --manifest-path "$here/Cargo.toml" -- --check
+cargo clippy --manifest-path "$here/Cargo.toml" --all-targets --quiet -- -D warnings
+cargo test --manifest-path "$here/Cargo.toml" --quiet
+
+echo "== bindings/java: build.sh (the jar)"
+jar_file=$(bash "$here/build.sh")
+out="$here/target/java"
+
+echo "== bindings/java: the README's snippet (examples/Quickstart.java)"
+# The README's Java section holds this file's text: the check below keeps them the same.
+python3 - "$root/README.md" "$here/examples/Quickstart.java" <<'PY'
+import sys
+readme, example = (open(p, encoding="utf-8").read() for p in sys.argv[1:3])
+assert "```java\n" + example + "```" in readme, "README.md's Java snippet differs from examples/Quickstart.java"
+PY
+rm -rf "$out/example" && mkdir -p "$out/example"
+javac --release 17 -Werror -cp "$jar_file" -d "$out/example" "$here/examples/Quickstart.java"
+got=$(java -cp "$jar_file:$out/example" Quickstart)
+want=$(sed -n 's|.*// \(.*\)$|\1|p' "$here/examples/Quickstart.java" | grep -v '^The \|^unjudged\|^[a-z]' || true)
+echo "$got"
+[ "$got" = "$want" ] || { echo "Quickstart printed something else than its comments say:"; echo "$want"; exit 1; }
+
+echo "== bindings/java: JUnit 5 (java/test)"
+rm -rf "$out/test-classes" && mkdir -p "$out/test-classes"
+javac --release 17 -Xlint:all -Xlint:-processing -Werror -cp "$jar_file:$junit" -d "$out/test-classes" \
+  $(find "$here/java/test" -name '*.java' | sort)
+java -Dfiltervm.root="$root" -Xmx512m -cp "$jar_file:$out/test-classes" \
+  -jar "$junit" --class-path "$jar_file:$out/test-classes" --select-package dev.filtervm \
+  --disable-banner --details=summary --fail-if-no-tests ${JUNIT_ARGS:-}
