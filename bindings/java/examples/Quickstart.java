@@ -13,20 +13,20 @@ public class Quickstart {
                     .attribute("event", "order.paid")
                     .attribute("amount", 250)
                     .build();
-            System.out.println(paid.matches(message)); // true
+            System.out.println(paid.matches(message)); // → true
 
             subscriptions.add("billing", paid);
             subscriptions.add("europe", eu);
             // The stream filter reads headers, which this message has not: its group is
             // unjudged, and billing still gets the message.
             Matches<String> m = subscriptions.matching(message);
-            System.out.println(m.ids()); // [billing]
-            System.out.println(m.unjudged().get(0).code()); // MESSAGE_SHAPE
+            System.out.println(m.ids()); // → [billing]
+            System.out.println(m.unjudged().get(0).code()); // → MESSAGE_SHAPE
 
             try {
                 Filter.compile("sns", "{\"amount\": [{\"numeric\": [\">\"]}]}", null);
             } catch (PolicyException e) {
-                System.out.println(e.code() + " at " + e.pointer()); // SNS_TYPE_ERROR at /amount/0/numeric
+                System.out.println(e.code() + " at " + e.pointer()); // → SNS_TYPE_ERROR at /amount/0/numeric
             }
         }
     }

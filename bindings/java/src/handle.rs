@@ -1,5 +1,5 @@
-//! The native objects Java holds as `long` handles, and the two byte-slice views JNI needs: the
-//! only `unsafe` code of the binding besides the exported symbols' `no_mangle`.
+//! The native objects Java holds as `long` handles, and a Java `byte[]` read where the JVM holds
+//! it: the only `unsafe` code of the binding besides the exported symbols' `no_mangle`.
 //!
 //! A handle is a `Box` turned into its address. Java never frees or uses a handle twice: each
 //! Java object owns one handle (`dev.filtervm.Handle`), counts the native calls in flight on it
@@ -11,6 +11,8 @@
     reason = "JNI: Java holds native objects as addresses, and byte arrays arrive as jbyte (i8)"
 )]
 
+use jni::JNIEnv;
+use jni::objects::{JByteArray, ReleaseMode};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// The native objects alive now (made by [`into_handle`], not yet freed by [`free`]).
@@ -47,9 +49,22 @@ pub(crate) fn free<T>(handle: i64) {
     }
 }
 
-/// `bytes` as JNI's `jbyte`s (the same size and alignment: only the sign differs).
-pub(crate) fn as_jbytes_mut(bytes: &mut [u8]) -> &mut [i8] {
-    // SAFETY: u8 and i8 have the same size and alignment and every bit pattern is valid in both;
-    // the slice is reborrowed exclusively for its own length.
-    unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<i8>(), bytes.len()) }
+/// Runs `read` on the bytes of a Java `byte[]` where the JVM holds them (JNI's
+/// `GetPrimitiveArrayCritical`: no copy). `read` must make no JNI call and not wait on another
+/// Java thread: it only reads the bytes (the garbage collector may wait while it runs). The
+/// array is released, without copying back, when `read` returns or unwinds.
+pub(crate) fn with_array_bytes<R>(
+    env: &mut JNIEnv<'_>,
+    array: &JByteArray<'_>,
+    read: impl FnOnce(&[u8]) -> R,
+) -> Result<R, jni::errors::Error> {
+    // SAFETY: JNI's rule for critical regions is that no JNI call is made and no Java thread is
+    // waited on until the elements are released: `read` (the decoder and the matcher, which call
+    // only Rust code) makes none, and the guard releases the elements when it drops.
+    let elements = unsafe { env.get_array_elements_critical(array, ReleaseMode::NoCopyBack)? };
+    let signed: &[i8] = &elements;
+    // SAFETY: u8 and i8 have the same size and alignment and every bit pattern is valid in
+    // both; the slice lives as long as `elements`, which outlives `read`.
+    let bytes = unsafe { std::slice::from_raw_parts(signed.as_ptr().cast::<u8>(), signed.len()) };
+    Ok(read(bytes))
 }

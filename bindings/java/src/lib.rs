@@ -13,14 +13,14 @@
 //!   pending and is thrown when the native method returns.
 
 mod handle;
-mod message;
+#[doc(hidden)]
+pub mod message;
 
 use filtervm_bindings::{self as engine, Failure, FailureKind, PANIC, Unjudged};
 use jni::JNIEnv;
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JValue};
 use jni::sys::{jboolean, jlong, jobject, jobjectArray, jstring};
 use message::JavaInput;
-use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{PoisonError, RwLock};
 
@@ -138,11 +138,6 @@ fn strings<'l, 's>(
     Ok(array)
 }
 
-thread_local! {
-    /// Each thread's copy of the message bytes being matched (reused from call to call).
-    static MESSAGE: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
 /// The bytes of `array` (`None` for Java's `null`).
 fn array_bytes(env: &JNIEnv<'_>, array: &JByteArray<'_>) -> Result<Option<Vec<u8>>, Error> {
     if array.is_null() {
@@ -152,9 +147,10 @@ fn array_bytes(env: &JNIEnv<'_>, array: &JByteArray<'_>) -> Result<Option<Vec<u8
 }
 
 /// Runs `f` on the message in `array` (a JSON document, or `Message`'s encoded parts when
-/// `parts`), copied into this thread's buffer (one copy, however large the message).
+/// `parts`), read where the JVM holds it: `f` makes no JNI call (it matches; its failure is
+/// thrown after the array is released).
 fn with_message<R>(
-    env: &JNIEnv<'_>,
+    env: &mut JNIEnv<'_>,
     array: &JByteArray<'_>,
     parts: bool,
     f: impl FnOnce(&JavaInput<'_>) -> Result<R, Error>,
@@ -162,24 +158,14 @@ fn with_message<R>(
     if array.is_null() {
         return Err(Failure::argument("the message is null").into());
     }
-    let len = usize::try_from(env.get_array_length(array)?)
-        .map_err(|_| Failure::argument("a negative array length"))?;
-    let read = |buffer: &mut Vec<u8>| -> Result<R, Error> {
-        buffer.clear();
-        buffer.resize(len, 0);
-        env.get_byte_array_region(array, 0, handle::as_jbytes_mut(buffer))?;
+    handle::with_array_bytes(env, array, |bytes| {
         if parts {
-            let decoded = message::decode(buffer)?;
+            let decoded = message::decode(bytes)?;
             f(&decoded.input())
         } else {
-            f(&engine::Input::Document(buffer))
+            f(&engine::Input::Document(bytes))
         }
-    };
-    MESSAGE.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buffer) => read(&mut buffer),
-        // Only a re-entrant call on this thread finds the buffer taken: a fresh one.
-        Err(_) => read(&mut Vec::new()),
-    })
+    })?
 }
 
 /// The filter behind `handle`.
@@ -404,6 +390,8 @@ mod exports {
         run(&mut env, std::ptr::null_mut(), |env| {
             let s = super::set(set)?;
             let (mut found, mut unjudged) = (Vec::new(), Vec::new());
+            // Inside the array's critical region: the read lock waits at most for an `add` or
+            // `remove` in progress, which runs Rust code only (no JNI call, no Java lock).
             with_message(env, &message, parts != 0, |input| {
                 s.read()
                     .map_err(poisoned)?

@@ -26,11 +26,11 @@ type JavaAttribute<'a> = (&'a [u8], AttributeType, &'a [u8]);
 /// One header as read from the encoding: a name and its value or values.
 type JavaHeader<'a> = (&'a [u8], HeaderValue<&'a [u8]>);
 /// Attributes as read from the encoding.
-pub(crate) type JavaAttributes<'a> = [JavaAttribute<'a>];
+pub type JavaAttributes<'a> = [JavaAttribute<'a>];
 /// Headers as read from the encoding.
-pub(crate) type JavaHeaders<'a> = [JavaHeader<'a>];
+pub type JavaHeaders<'a> = [JavaHeader<'a>];
 /// The adapter's message over a Java message (a document, or the decoded parts).
-pub(crate) type JavaInput<'a> = Input<'a, JavaAttributes<'a>, JavaHeaders<'a>>;
+pub type JavaInput<'a> = Input<'a, JavaAttributes<'a>, JavaHeaders<'a>>;
 
 const BODY: u8 = 1;
 const ATTRIBUTES: u8 = 2;
@@ -38,7 +38,7 @@ const HEADERS: u8 = 4;
 
 /// The decoded parts of an encoded message, borrowing the encoding.
 #[derive(Debug, Default)]
-pub(crate) struct Decoded<'a> {
+pub struct Decoded<'a> {
     body: Option<&'a [u8]>,
     attributes: Option<Vec<JavaAttribute<'a>>>,
     headers: Option<Vec<JavaHeader<'a>>>,
@@ -47,7 +47,7 @@ pub(crate) struct Decoded<'a> {
 
 impl<'a> Decoded<'a> {
     /// The adapter's message of these parts.
-    pub(crate) fn input(&self) -> JavaInput<'_> {
+    pub fn input(&self) -> JavaInput<'_> {
         Input::Parts(Parts {
             body: self.body,
             attributes: self.attributes.as_deref(),
@@ -57,51 +57,52 @@ impl<'a> Decoded<'a> {
     }
 }
 
-/// A reader of the encoding; every read is bounds-checked (a malformed encoding is an argument
-/// failure, never a panic).
+/// A reader of the encoding; every read is bounds-checked (`None` past the end: a malformed
+/// encoding is an argument failure, never a panic).
 struct Reader<'a> {
     bytes: &'a [u8],
 }
 
 impl<'a> Reader<'a> {
-    fn malformed() -> Failure {
-        Failure::argument("the message's encoding is malformed (dev.filtervm.Message writes it)")
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Failure> {
-        if n > self.bytes.len() {
-            return Err(Self::malformed());
-        }
-        let (head, rest) = self.bytes.split_at(n);
+    #[inline]
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.bytes.split_at_checked(n)?;
         self.bytes = rest;
-        Ok(head)
+        Some(head)
     }
 
-    fn u32(&mut self) -> Result<usize, Failure> {
-        let b: [u8; 4] = self.take(4)?.try_into().map_err(|_| Self::malformed())?;
-        usize::try_from(u32::from_le_bytes(b)).map_err(|_| Self::malformed())
+    #[inline]
+    fn u32(&mut self) -> Option<usize> {
+        let (head, rest) = self.bytes.split_first_chunk::<4>()?;
+        self.bytes = rest;
+        usize::try_from(u32::from_le_bytes(*head)).ok()
     }
 
-    fn string(&mut self) -> Result<&'a [u8], Failure> {
+    #[inline]
+    fn string(&mut self) -> Option<&'a [u8]> {
         let n = self.u32()?;
         self.take(n)
     }
 
     /// A count of items each at least `min` bytes long: bounded by what is left, so that no
     /// buffer is sized by a count the encoding cannot hold.
-    fn count(&mut self, min: usize) -> Result<usize, Failure> {
+    #[inline]
+    fn count(&mut self, min: usize) -> Option<usize> {
         let n = self.u32()?;
-        if n.saturating_mul(min) > self.bytes.len() {
-            return Err(Self::malformed());
-        }
-        Ok(n)
+        (n.saturating_mul(min) <= self.bytes.len()).then_some(n)
     }
 }
 
 /// Decodes an encoded message.
-pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, Failure> {
+pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, Failure> {
+    read(bytes).ok_or_else(|| {
+        Failure::argument("the message's encoding is malformed (dev.filtervm.Message writes it)")
+    })
+}
+
+fn read(bytes: &[u8]) -> Option<Decoded<'_>> {
     let mut r = Reader { bytes };
-    let flags = *r.take(1)?.first().ok_or_else(Reader::malformed)?;
+    let flags = *r.take(1)?.first()?;
     let mut out = Decoded::default();
     if flags & BODY != 0 {
         out.body = Some(r.string()?);
@@ -134,16 +135,13 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Decoded<'_>, Failure> {
             let name = r.string()?;
             let values = match r.count(4)? {
                 1 => HeaderValue::One(r.string()?),
-                k => HeaderValue::Many((0..k).map(|_| r.string()).collect::<Result<_, _>>()?),
+                k => HeaderValue::Many((0..k).map(|_| r.string()).collect::<Option<_>>()?),
             };
             headers.push((name, values));
         }
         out.headers = Some(headers);
     }
-    if !r.bytes.is_empty() || flags & !(BODY | ATTRIBUTES | HEADERS) != 0 {
-        return Err(Reader::malformed());
-    }
-    Ok(out)
+    (r.bytes.is_empty() && flags & !(BODY | ATTRIBUTES | HEADERS) == 0).then_some(out)
 }
 
 #[cfg(test)]

@@ -167,7 +167,7 @@ public final class Message {
 
     /** Little-endian lengths and UTF-8 strings into a growing array. */
     private static final class Encoder {
-        private byte[] buf = new byte[64];
+        private byte[] buf = new byte[256];
         private int len;
 
         private void ensure(int more) {
@@ -199,8 +199,25 @@ public final class Message {
             return this;
         }
 
+        /** The string's UTF-8 bytes: ASCII written directly, anything else through the JDK's encoder. */
         Encoder string(String s) {
-            return bytes(s.getBytes(StandardCharsets.UTF_8));
+            int n = s.length();
+            ensure(4 + n);
+            int at = len;
+            len += 4;
+            for (int i = 0; i < n; i++) {
+                char c = s.charAt(i);
+                if (c >= 0x80) {
+                    len = at;
+                    return bytes(s.getBytes(StandardCharsets.UTF_8));
+                }
+                buf[len++] = (byte) c;
+            }
+            buf[at] = (byte) n;
+            buf[at + 1] = (byte) (n >>> 8);
+            buf[at + 2] = (byte) (n >>> 16);
+            buf[at + 3] = (byte) (n >>> 24);
+            return this;
         }
 
         Encoder raw(Encoder other) {
