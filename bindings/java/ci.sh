@@ -17,7 +17,8 @@ fi
 echo "== bindings/java: cargo fmt --check, clippy -D warnings, cargo test"
 cargo fmt --manifest-path "$here/Cargo.toml" -- --check
 cargo clippy --manifest-path "$here/Cargo.toml" --all-targets --quiet -- -D warnings
-cargo test --manifest-path "$here/Cargo.toml" --quiet
+# Release, so that its dependencies are the ones build.sh builds next (built once).
+cargo test --manifest-path "$here/Cargo.toml" --release --quiet
 
 echo "== bindings/java: build.sh (the jar)"
 jar_file=$(bash "$here/build.sh")
