@@ -24,24 +24,27 @@ echo "== bindings/java: build.sh (the jar)"
 jar_file=$(bash "$here/build.sh")
 out="$here/target/java"
 
-echo "== bindings/java: the README's snippet (examples/Quickstart.java)"
-# The README's Java section holds this file's text: the check below keeps them the same.
-python3 - "$root/README.md" "$here/examples/Quickstart.java" <<'PY'
+echo "== bindings/java: the README's snippets (examples/*.java)"
+# The README's Java section holds each example's text; each prints what its `// → ` comments say.
+rm -rf "$out/example" && mkdir -p "$out/example"
+for example in "$here"/examples/*.java; do
+  python3 - "$root/README.md" "$example" <<'PY'
 import sys
 readme, example = (open(p, encoding="utf-8").read() for p in sys.argv[1:3])
-assert "```java\n" + example + "```" in readme, "README.md's Java snippet differs from examples/Quickstart.java"
+assert "```java\n" + example + "```" in readme, f"README.md's Java snippet differs from {sys.argv[2]}"
 PY
-rm -rf "$out/example" && mkdir -p "$out/example"
-javac --release 17 -Werror -cp "$jar_file" -d "$out/example" "$here/examples/Quickstart.java"
-got=$(java -cp "$jar_file:$out/example" Quickstart)
-want=$(sed -n 's|.*// → \(.*\)$|\1|p' "$here/examples/Quickstart.java")
-echo "$got"
-[ "$got" = "$want" ] || { echo "Quickstart printed something else than its comments say:"; echo "$want"; exit 1; }
+  javac --release 17 -Werror -cp "$jar_file" -d "$out/example" "$example"
+  name=$(basename "$example" .java)
+  got=$(java -cp "$jar_file:$out/example" "$name")
+  want=$(sed -n 's|.*// → \(.*\)$|\1|p' "$example")
+  echo "$name: $got"
+  [ "$got" = "$want" ] || { echo "$name printed something else than its comments say:"; echo "$want"; exit 1; }
+done
 
 echo "== bindings/java: JUnit 5 (java/test)"
 rm -rf "$out/test-classes" && mkdir -p "$out/test-classes"
 javac --release 17 -Xlint:all -Xlint:-processing -Werror -cp "$jar_file:$junit" -d "$out/test-classes" \
-  $(find "$here/java/test" -name '*.java' | sort)
+  $(find "$here/java/test" "$here/java/bench" -name '*.java' | sort)
 # A fixed, pre-touched heap: the leak test reads the process's resident memory, which then grows
 # only with native memory (and the JIT's code).
 java -Dfiltervm.root="$root" -Xms256m -Xmx256m -XX:+AlwaysPreTouch \
