@@ -7,13 +7,14 @@
 //! ```text
 //! flags: u8                      1 = body, 2 = attributes, 4 = headers
 //! [body]       len, bytes
-//! [attributes] count, then per attribute: name (len, bytes), type name (len, bytes),
-//!              value (len, bytes; empty for Binary)
+//! [attributes] count, then per attribute: name (len, bytes), type (u8: 0 = a type name
+//!              follows as len, bytes; 1 = String, 2 = Number, 3 = Binary, as the builder's
+//!              typed methods state it), value (len, bytes; empty for Binary)
 //! [headers]    count, then per header: name (len, bytes), value count, values (len, bytes)...
 //! ```
 //!
-//! Type names are read by the adapter's [`attribute_type`] (the one table of type names): an
-//! unknown one makes the attributes unreadable for the filters that read them, as in the other
+//! Type names (`Message.Builder.attribute(name, type, value)`) are read by the adapter's
+//! [`attribute_type`] (the one table of type names): an unknown one makes the attributes unreadable for the filters that read them, as in the other
 //! bindings ([`unknown_attribute_type`]).
 
 use filtervm_bindings::filtervm::{AttributeType, MessageError, MessagePart};
@@ -35,6 +36,10 @@ pub type JavaInput<'a> = Input<'a, JavaAttributes<'a>, JavaHeaders<'a>>;
 const BODY: u8 = 1;
 const ATTRIBUTES: u8 = 2;
 const HEADERS: u8 = 4;
+const TYPE_NAMED: u8 = 0;
+const TYPE_STRING: u8 = 1;
+const TYPE_NUMBER: u8 = 2;
+const TYPE_BINARY: u8 = 3;
 
 /// The decoded parts of an encoded message, borrowing the encoding.
 #[derive(Debug, Default)]
@@ -108,23 +113,33 @@ fn read(bytes: &[u8]) -> Option<Decoded<'_>> {
         out.body = Some(r.string()?);
     }
     if flags & ATTRIBUTES != 0 {
-        let n = r.count(12)?;
+        let n = r.count(9)?;
         let mut attributes = Vec::with_capacity(n);
         for _ in 0..n {
-            let (name, type_name, value) = (r.string()?, r.string()?, r.string()?);
-            let data_type = match attribute_type(type_name) {
+            let name = r.string()?;
+            let stated = match *r.take(1)?.first()? {
+                TYPE_NAMED => None,
+                TYPE_STRING => Some(AttributeType::String),
+                TYPE_NUMBER => Some(AttributeType::Number),
+                TYPE_BINARY => Some(AttributeType::Binary),
+                _ => return None,
+            };
+            let data_type = match stated {
                 Some(t) => t,
                 None => {
-                    out.unreadable.get_or_insert_with(|| {
-                        (
-                            MessagePart::Attributes,
-                            unknown_attribute_type(name, type_name),
-                        )
-                    });
-                    AttributeType::Binary
+                    let type_name = r.string()?;
+                    attribute_type(type_name).unwrap_or_else(|| {
+                        out.unreadable.get_or_insert_with(|| {
+                            (
+                                MessagePart::Attributes,
+                                unknown_attribute_type(name, type_name),
+                            )
+                        });
+                        AttributeType::Binary
+                    })
                 }
             };
-            attributes.push((name, data_type, value));
+            attributes.push((name, data_type, r.string()?));
         }
         out.attributes = Some(attributes);
     }
@@ -160,6 +175,7 @@ mod tests {
         e.extend_from_slice(&2u32.to_le_bytes());
         for (n, t, v) in [("a", "String", "x"), ("b", "Strung", "1")] {
             s(&mut e, n.as_bytes());
+            e.push(TYPE_NAMED);
             s(&mut e, t.as_bytes());
             s(&mut e, v.as_bytes());
         }
@@ -185,10 +201,16 @@ mod tests {
     fn every_truncation_of_an_encoding_is_refused() {
         let mut e = vec![ATTRIBUTES];
         e.extend_from_slice(&1u32.to_le_bytes());
-        for part in ["name", "String", "value"] {
-            s(&mut e, part.as_bytes());
-        }
-        assert!(decode(&e).is_ok());
+        s(&mut e, b"name");
+        e.push(TYPE_NUMBER);
+        s(&mut e, b"5");
+        assert_eq!(
+            decode(&e).unwrap().attributes.unwrap(),
+            [(&b"name"[..], AttributeType::Number, &b"5"[..])]
+        );
+        let mut unknown = e.clone();
+        unknown[13] = 9; // flags, count, name: the type byte
+        assert!(decode(&unknown).is_err(), "an unknown type byte");
         for n in 0..e.len() {
             assert_eq!(
                 decode(&e[..n]).unwrap_err().code(),

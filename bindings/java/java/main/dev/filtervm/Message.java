@@ -29,6 +29,11 @@ public final class Message {
     private static final byte BODY = 1;
     private static final byte ATTRIBUTES = 2;
     private static final byte HEADERS = 4;
+    /** An attribute's type: its name follows (read by the native side's table of type names). */
+    private static final byte TYPE_NAMED = 0;
+    private static final byte TYPE_STRING = 1;
+    private static final byte TYPE_NUMBER = 2;
+    private static final byte TYPE_BINARY = 3;
 
     /** The parts, encoded once for the native side (see {@code bindings/java/src/message.rs}). */
     final byte[] encoded;
@@ -87,13 +92,21 @@ public final class Message {
         public Builder attribute(String name, String type, String value) {
             attributes();
             attributeCount++;
-            attributes.string(name).string(type).string(value);
+            attributes.string(name).u8(TYPE_NAMED).string(type).string(value);
+            return this;
+        }
+
+        /** An attribute of a type this builder states itself (no type name to read). */
+        private Builder typed(String name, byte type, String value) {
+            attributes();
+            attributeCount++;
+            attributes.string(name).u8(type).string(value);
             return this;
         }
 
         /** A {@code String} attribute. */
         public Builder attribute(String name, String value) {
-            return attribute(name, "String", value);
+            return typed(name, TYPE_STRING, value);
         }
 
         /**
@@ -105,12 +118,12 @@ public final class Message {
                     || (value instanceof Float && !Float.isFinite(value.floatValue()))) {
                 throw new IllegalArgumentException("attribute `" + name + "`: a Number is finite, not " + value);
             }
-            return attribute(name, "Number", value.toString());
+            return typed(name, TYPE_NUMBER, value.toString());
         }
 
         /** A {@code Binary} attribute (invisible to filters: SNS rule 8). */
         public Builder binaryAttribute(String name, byte[] value) {
-            return attribute(name, "Binary", "");
+            return typed(name, TYPE_BINARY, "");
         }
 
         /** Gives the headers part even when no header is added (a message without headers). */
