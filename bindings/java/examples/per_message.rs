@@ -54,13 +54,9 @@ fn encode(triples: &[(String, AttributeType, String)]) -> Vec<u8> {
             .to_le_bytes(),
     );
     for (name, ty, value) in triples {
-        let ty = if *ty == AttributeType::Number {
-            "Number"
-        } else {
-            "String"
-        };
         put(&mut out, name.as_bytes());
-        put(&mut out, ty.as_bytes());
+        // The type byte of `Message`'s typed methods (`src/message.rs`).
+        out.push(if *ty == AttributeType::Number { 2 } else { 1 });
         put(&mut out, value.as_bytes());
     }
     out
@@ -166,8 +162,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         found
     };
     println!(
-        "matches per pass: filter_attributes {}, filter_document_body {}, set_attributes {}",
+        "matches per pass: filter_attributes {} (decoded {}), filter_document_body {}, \
+         set_attributes {}",
         filter_attributes(),
+        filter_attributes_decoded(),
         filter_document_body(),
         set_attributes()
     );
