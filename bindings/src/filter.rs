@@ -103,6 +103,14 @@ impl Filter {
         self.source.as_deref()
     }
 
+    /// The names of the attributes whose values the filter reads, when they are all it reads of
+    /// a message's attributes (`None`: it reads more; see
+    /// [`filtervm::Filter::attribute_names`]). A binding whose caller gives attributes as a map
+    /// looks up these names only.
+    pub fn attribute_names(&self) -> Option<Vec<&str>> {
+        self.inner.attribute_names()
+    }
+
     /// The optimized IR as text (`None` for a filter loaded from bytes of the first wire format).
     pub fn ir(&self) -> Option<String> {
         self.inner.compiled().ir().map(ToString::to_string)

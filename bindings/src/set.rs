@@ -7,6 +7,7 @@ use crate::filter::Filter;
 use crate::message::Input;
 use filtervm::{Attributes, Headers, SetScratch, SubscriptionSet, UnjudgedGroup};
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// A group of subscriptions (one dialect and options value) that could not judge a message:
 /// its subscriptions are in no result, and the caller is told why.
@@ -76,6 +77,11 @@ thread_local! {
 #[derive(Debug, Default)]
 pub struct Set {
     set: SubscriptionSet<u64>,
+    /// Per subscription: the names of the attributes its filter reads (`None`: it reads more
+    /// of the attributes, [`filtervm::Filter::attribute_names`]).
+    names: HashMap<u64, Option<Box<[Box<str>]>>>,
+    /// Changes with every change of the set.
+    generation: u64,
 }
 
 impl Set {
@@ -104,12 +110,37 @@ impl Set {
     /// (`FILTER_WITHOUT_IR`); a set that cannot take one more filter is `SET_FULL`.
     pub fn add(&mut self, id: u64, filter: &Filter) -> Result<(), Failure> {
         self.set.insert(id, filter.facade())?;
+        let names = filter
+            .attribute_names()
+            .map(|names| names.into_iter().map(Box::from).collect());
+        self.names.insert(id, names);
+        self.generation = self.generation.wrapping_add(1);
         Ok(())
     }
 
     /// Removes subscription `id`; false when it was not in the set.
     pub fn remove(&mut self, id: u64) -> bool {
+        self.names.remove(&id);
+        self.generation = self.generation.wrapping_add(1);
         self.set.remove(&id)
+    }
+
+    /// A number that changes with every `add` and `remove`: what [`Set::attribute_names`] says
+    /// holds while it stays the same.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The names of the attributes whose values the set's filters read, each once, when they
+    /// are all the filters read of a message's attributes (`None`: some filter reads more; see
+    /// [`filtervm::Filter::attribute_names`]). A binding whose caller gives attributes as a map
+    /// looks up these names only.
+    pub fn attribute_names(&self) -> Option<Vec<&str>> {
+        let mut all = std::collections::HashSet::new();
+        for names in self.names.values() {
+            all.extend(names.as_deref()?.iter().map(|name| &**name));
+        }
+        Some(all.into_iter().collect())
     }
 
     /// Appends to `ids` the ids whose filter matches `input`, in the order they were first
@@ -170,5 +201,36 @@ mod tests {
             "{}",
             detail.message
         );
+    }
+
+    #[test]
+    fn a_set_reads_the_attribute_names_of_the_filters_it_holds() {
+        let filter = |dialect: &str, policy: &str| {
+            Filter::compile(dialect, policy.as_bytes(), None).unwrap()
+        };
+        let mut set = Set::new();
+        let sorted = |set: &Set| {
+            set.attribute_names().map(|mut names| {
+                names.sort_unstable();
+                names.into_iter().map(str::to_owned).collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(sorted(&set), Some(vec![]));
+        let start = set.generation();
+        set.add(1, &filter("sns", r#"{"a": ["x"], "b": ["y"]}"#))
+            .unwrap();
+        set.add(2, &filter("sns", r#"{"b": ["z"]}"#)).unwrap();
+        set.add(3, &filter("stream", "h = v")).unwrap();
+        assert_ne!(set.generation(), start);
+        assert_eq!(sorted(&set), Some(vec!["a".to_owned(), "b".to_owned()]));
+        // A filter that reads whether the message has any attribute needs them all.
+        set.add(4, &filter("sns", r#"{"c": [{"exists": false}]}"#))
+            .unwrap();
+        assert_eq!(sorted(&set), None);
+        let before = set.generation();
+        assert!(set.remove(4));
+        assert_ne!(set.generation(), before);
+        set.remove(1);
+        assert_eq!(sorted(&set), Some(vec!["b".to_owned()]));
     }
 }

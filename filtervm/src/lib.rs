@@ -264,6 +264,50 @@ impl Filter {
         MessagePart::of(self.options())
     }
 
+    /// The names of the typed attributes whose values the filter reads, when those values are
+    /// all it reads of a message's attributes: a broker holding attributes in a map may then
+    /// hand over only the attributes of these names (the Python binding looks them up in the
+    /// caller's `dict`), and the verdict is the same as with every attribute. Empty for a
+    /// filter that reads no attribute (one on the body or on headers). `None` when the filter
+    /// reads more of the attributes than some values: whether the message has any attribute
+    /// that is not `Binary` (an SNS policy with `exists: false`, sns rule 12), or the type of
+    /// every attribute (basaltic, B-4).
+    ///
+    /// ```
+    /// use filtervm::{Dialect, Filter};
+    /// let filter = Filter::new(Dialect::Sns, r#"{"store": ["a"], "n": [{"numeric": [">", 1]}]}"#)?;
+    /// let mut names = filter.attribute_names().unwrap_or_default();
+    /// names.sort_unstable();
+    /// assert_eq!(names, ["n", "store"]);
+    /// assert_eq!(Filter::new(Dialect::Basaltic, r#"{"store": ["a"]}"#)?.attribute_names(), None);
+    /// # Ok::<(), filtervm::CompileError>(())
+    /// ```
+    pub fn attribute_names(&self) -> Option<Vec<&str>> {
+        use filtervm_vm::key::Key;
+        if self.dialect() == Dialect::Basaltic {
+            // `check_attributes`: every attribute's type is read (B-4).
+            return None;
+        }
+        let mut names = Vec::new();
+        for key in self.inner.program().keys().keys() {
+            match key {
+                Key::AttributeText(name) | Key::AttributeTyped(name) => {
+                    if !names.contains(&&**name) {
+                        names.push(&**name);
+                    }
+                }
+                Key::AnyAttribute => return None,
+                Key::Header(_)
+                | Key::BodyPath(_)
+                | Key::BodyPathEach(_)
+                | Key::BodyIsObject
+                | Key::EventMember(_)
+                | Key::EventData(_) => {}
+            }
+        }
+        Some(names)
+    }
+
     /// Whether `message` matches, with scratch buffers cached per thread (see [`Matcher`] to
     /// hold them yourself).
     ///

@@ -2,6 +2,7 @@
 //! adapter's [`Input`] — a document's bytes, or the parts borrowed from the caller's objects
 //! (`str` and `bytes` read where they lie; only numbers get a text of their own).
 
+use crate::plain;
 use filtervm_bindings::filtervm::{AttributeType, Attributes, Headers, MessagePart, Text};
 use filtervm_bindings::{HeaderValue, Input, Parts, attribute_type, unknown_attribute_type};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -370,11 +371,16 @@ impl<'py> MessageArgs<'py> {
     /// size and `Decimal`s exactly, members in the dict's order) or JSON text (`str`/`bytes`);
     /// or the parts `attributes`, `headers` (mappings) and `body` (text). A document and parts
     /// together are an error: a message is one or the other.
+    ///
+    /// `names`: the names of the attributes whose values the filters read, when they are all
+    /// the filters read of the attributes ([`AttributeNames::get`]); attributes given as a
+    /// `dict` of plain values are then looked up by these names instead of read whole.
     pub fn new(
         message: Option<&Bound<'py, PyAny>>,
         attributes: Option<&Bound<'py, PyAny>>,
         headers: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
+        names: Option<&[Py<PyString>]>,
     ) -> PyResult<MessageArgs<'py>> {
         let given = |v: Option<&Bound<'py, PyAny>>| v.filter(|v| !v.is_none()).cloned();
         let (message, attributes, headers, body) = (
@@ -409,7 +415,12 @@ impl<'py> MessageArgs<'py> {
         let body = body.map(|b| text_arg(&b, "body")).transpose()?;
         let mut unreadable = None;
         let attributes = attributes
-            .map(|a| read_attributes(&a, &mut unreadable))
+            .map(
+                |a| match names.and_then(|names| looked_up(&a, names).transpose()) {
+                    Some(looked_up) => looked_up,
+                    None => read_attributes(&a, &mut unreadable),
+                },
+            )
             .transpose()?;
         let headers = headers.map(|h| read_headers(&h)).transpose()?;
         if document.is_none() && body.is_none() && attributes.is_none() && headers.is_none() {
@@ -500,6 +511,66 @@ fn read_attributes<'py>(
         add(name, value)?;
     }
     Ok(AttributeList(out))
+}
+
+/// The attributes of `value` named `names`, when `value` is a `dict` whose every name and
+/// value [`plain::is_plain`] accepts (`None` otherwise: read it whole with [`read_attributes`]).
+/// Such a dict gives no error and no unknown type, and the filters read nothing of it but the
+/// values of `names` ([`AttributeNames::get`]), so the attributes of the other names are
+/// checked for their type and never read.
+fn looked_up<'py>(
+    value: &Bound<'py, PyAny>,
+    names: &[Py<PyString>],
+) -> PyResult<Option<AttributeList>> {
+    let Ok(dict) = value.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    if !plain::is_plain(dict) {
+        return Ok(None);
+    }
+    let py = value.py();
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        let name = name.bind(py);
+        if let Some(value) = dict.get_item(name)? {
+            let Ok((data_type, value)) = attribute_value(name, value)? else {
+                // Not for a plain value; read the attributes whole.
+                return Ok(None);
+            };
+            out.push(AttributeArg {
+                name: PyText::new(name.clone())?,
+                data_type,
+                value,
+            });
+        }
+    }
+    Ok(Some(AttributeList(out)))
+}
+
+/// The names of the attributes the filters of a call read, as Python strings: made once per
+/// filter (or per state of a set) and looked up in each message's `dict` ([`looked_up`]).
+#[derive(Default)]
+pub struct AttributeNames(std::sync::OnceLock<Option<Vec<Py<PyString>>>>);
+
+impl AttributeNames {
+    /// The names (`None`: the filters read more than these attributes' values, such as whether
+    /// the message has any attribute: read every attribute), made from `names` on first use.
+    pub fn get<'a>(
+        &self,
+        py: Python<'_>,
+        names: impl FnOnce() -> Option<Vec<&'a str>>,
+    ) -> Option<&[Py<PyString>]> {
+        self.0
+            .get_or_init(|| {
+                names().map(|names| {
+                    names
+                        .into_iter()
+                        .map(|n| PyString::intern(py, n).unbind())
+                        .collect()
+                })
+            })
+            .as_deref()
+    }
 }
 
 /// An attribute value read: its type and where its text is, or the message error of an

@@ -4,15 +4,16 @@
 //! adapter the C ABI uses too.
 
 mod convert;
+mod plain;
 
-use convert::{MessageArgs, json_text};
+use convert::{AttributeNames, MessageArgs, json_text};
 use filtervm_bindings::{self as engine, Failure, FailureKind, Unjudged};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple, PyType};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 /// Messages given as text at least this long are matched by a single filter with the GIL
 /// released (shorter ones cost less than releasing it). Sets always release it.
@@ -93,6 +94,7 @@ fn compile(
         .map_err(failure)?;
     Ok(Filter {
         inner: Arc::new(filter),
+        names: AttributeNames::default(),
     })
 }
 
@@ -164,6 +166,8 @@ fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 #[pyclass(frozen, module = "filtervm")]
 struct Filter {
     inner: Arc<engine::Filter>,
+    /// The names of the attributes the filter reads, looked up in a message's `dict`.
+    names: AttributeNames,
 }
 
 #[pymethods]
@@ -198,7 +202,8 @@ impl Filter {
         body: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         let filter = &self.inner;
-        let args = MessageArgs::new(message, attributes, headers, body)?;
+        let names = self.names.get(py, || filter.attribute_names());
+        let args = MessageArgs::new(message, attributes, headers, body, names)?;
         let release = args.text_len()? >= RELEASE_GIL_BYTES;
         let verdict = args.with_input(|input| {
             if release {
@@ -224,7 +229,7 @@ impl Filter {
         headers: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let args = MessageArgs::new(message, attributes, headers, body)?;
+        let args = MessageArgs::new(message, attributes, headers, body, None)?;
         let text = args
             .with_input(|input| self.inner.explain_json(input))?
             .map_err(failure)?;
@@ -268,6 +273,7 @@ impl Filter {
             .map_err(failure)?;
         Ok(Filter {
             inner: Arc::new(filter),
+            names: AttributeNames::default(),
         })
     }
 
@@ -348,6 +354,9 @@ struct SubscriptionSet {
     /// Python id → its Filter, in the order the ids were first added.
     filters: Py<PyDict>,
     next_key: AtomicU64,
+    /// The names of the attributes the set's filters read, for the set's generation
+    /// (`engine::Set::generation`) they were made for.
+    names: Mutex<(u64, Arc<AttributeNames>)>,
 }
 
 #[pymethods]
@@ -361,6 +370,7 @@ impl SubscriptionSet {
             ids: PyDict::new(py).unbind(),
             filters: PyDict::new(py).unbind(),
             next_key: AtomicU64::new(0),
+            names: Mutex::new((u64::MAX, Arc::default())),
         }
     }
 
@@ -439,17 +449,27 @@ impl SubscriptionSet {
         body: Option<&Bound<'py, PyAny>>,
         strict: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let args = MessageArgs::new(message, attributes, headers, body)?;
-        let (found, unjudged) = args.with_input(|input| {
-            py.detach(|| {
-                let (mut found, mut unjudged) = (Vec::new(), Vec::new());
-                self.set
-                    .read()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .matching(input, &mut found, &mut unjudged);
-                (found, unjudged)
+        // Attributes given as a dict are looked up by the names the set's filters read, made
+        // for the set as it is now; a set changed before the match reads them whole instead.
+        let (generation, names) = self.attribute_names(py);
+        let matched = |names: Option<&[Py<PyString>]>| -> PyResult<Option<_>> {
+            let args = MessageArgs::new(message, attributes, headers, body, names)?;
+            args.with_input(|input| {
+                py.detach(|| {
+                    let set = self.set.read().unwrap_or_else(PoisonError::into_inner);
+                    if names.is_some() && set.generation() != generation {
+                        return None;
+                    }
+                    let (mut found, mut unjudged) = (Vec::new(), Vec::new());
+                    set.matching(input, &mut found, &mut unjudged);
+                    Some((found, unjudged))
+                })
             })
-        })?;
+        };
+        let (found, unjudged) = match matched(names.get(py, || None))? {
+            Some(matched) => matched,
+            None => matched(None)?.unwrap_or_default(),
+        };
         if strict && !unjudged.is_empty() {
             return Err(unjudged_error(py, &unjudged));
         }
@@ -558,6 +578,18 @@ impl SubscriptionSet {
 }
 
 impl SubscriptionSet {
+    /// The set's generation and the names of the attributes its filters read then.
+    fn attribute_names(&self, py: Python<'_>) -> (u64, Arc<AttributeNames>) {
+        let set = self.set.read().unwrap_or_else(PoisonError::into_inner);
+        let mut cached = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        if cached.0 != set.generation() {
+            let names = AttributeNames::default();
+            names.get(py, || set.attribute_names());
+            *cached = (set.generation(), Arc::new(names));
+        }
+        (cached.0, Arc::clone(&cached.1))
+    }
+
     fn forget(&self, py: Python<'_>, id: &Bound<'_, PyAny>, key: u64) -> PyResult<()> {
         let keys = self.keys.bind(py);
         if keys.contains(id)? {
