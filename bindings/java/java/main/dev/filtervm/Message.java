@@ -55,9 +55,9 @@ public final class Message {
     /** Builds a {@link Message}; not thread-safe, reusable after {@link #build()}. */
     public static final class Builder {
         private byte[] body;
-        private final Encoder attributes = new Encoder();
+        private final Encoder attributes = new Encoder(256);
         private int attributeCount = -1;
-        private final Encoder headers = new Encoder();
+        private final Encoder headers = new Encoder(0);
         private int headerCount = -1;
 
         private Builder() {}
@@ -156,7 +156,9 @@ public final class Message {
 
         /** The message. */
         public Message build() {
-            Encoder out = new Encoder();
+            int size = 1 + (body != null ? 4 + body.length : 0) + (attributeCount >= 0 ? 4 + attributes.len : 0)
+                    + (headerCount >= 0 ? 4 + headers.len : 0);
+            Encoder out = new Encoder(size);
             byte flags = 0;
             flags |= body != null ? BODY : 0;
             flags |= attributeCount >= 0 ? ATTRIBUTES : 0;
@@ -174,18 +176,22 @@ public final class Message {
             if (headerCount >= 0) {
                 out.u32(headerCount).raw(headers);
             }
-            return new Message(out.toArray());
+            return new Message(out.len == out.buf.length ? out.buf : out.toArray());
         }
     }
 
     /** Little-endian lengths and UTF-8 strings into a growing array. */
     private static final class Encoder {
-        private byte[] buf = new byte[256];
+        private byte[] buf;
         private int len;
+
+        Encoder(int capacity) {
+            buf = new byte[capacity];
+        }
 
         private void ensure(int more) {
             if (len + more > buf.length) {
-                buf = Arrays.copyOf(buf, Math.max(buf.length * 2, len + more));
+                buf = Arrays.copyOf(buf, Math.max(Math.max(buf.length * 2, 64), len + more));
             }
         }
 
@@ -212,25 +218,9 @@ public final class Message {
             return this;
         }
 
-        /** The string's UTF-8 bytes: ASCII written directly, anything else through the JDK's encoder. */
+        /** The string's UTF-8 bytes (the JDK's encoder: a copy of its bytes for an ASCII string). */
         Encoder string(String s) {
-            int n = s.length();
-            ensure(4 + n);
-            int at = len;
-            len += 4;
-            for (int i = 0; i < n; i++) {
-                char c = s.charAt(i);
-                if (c >= 0x80) {
-                    len = at;
-                    return bytes(s.getBytes(StandardCharsets.UTF_8));
-                }
-                buf[len++] = (byte) c;
-            }
-            buf[at] = (byte) n;
-            buf[at + 1] = (byte) (n >>> 8);
-            buf[at + 2] = (byte) (n >>> 16);
-            buf[at + 3] = (byte) (n >>> 24);
-            return this;
+            return bytes(s.getBytes(StandardCharsets.UTF_8));
         }
 
         Encoder raw(Encoder other) {
