@@ -199,7 +199,7 @@ impl Subscriptions {
                         INVALID_SUBSCRIPTION,
                         "/dialect",
                         format!(
-                            "unknown dialect{hint}: one of sns, basaltic, eventgrid, stream, expr"
+                            "unknown dialect{hint}: one of sns, basaltic, eventgrid, stream, expr, eventbridge"
                         ),
                     ));
                     None
@@ -209,7 +209,7 @@ impl Subscriptions {
                 problems.push(Problem::line(
                     INVALID_SUBSCRIPTION,
                     if other.is_some() { "/dialect" } else { "" },
-                    "a subscription needs a `dialect`: sns, basaltic, eventgrid, stream or expr",
+                    "a subscription needs a `dialect`: sns, basaltic, eventgrid, stream, expr or eventbridge",
                 ));
                 None
             }
