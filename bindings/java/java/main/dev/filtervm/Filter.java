@@ -1,5 +1,6 @@
 package dev.filtervm;
 
+import java.lang.ref.Cleaner;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -18,10 +19,12 @@ import java.util.List;
  */
 public final class Filter implements AutoCloseable {
     final Handle handle;
+    /** Runs {@code handle.close()} once: from {@link #close()}, or when the filter is unreachable. */
+    private final Cleaner.Cleanable cleanable;
 
     private Filter(long address) {
         this.handle = new Handle(address, Native::freeFilter, "filter");
-        Handle.CLEANER.register(this, handle);
+        cleanable = Handle.CLEANER.register(this, handle);
     }
 
     /**
@@ -155,7 +158,7 @@ public final class Filter implements AutoCloseable {
     /** Releases the native filter (idempotent; a call in flight on another thread finishes first). */
     @Override
     public void close() {
-        handle.close();
+        cleanable.clean();
     }
 
     @Override

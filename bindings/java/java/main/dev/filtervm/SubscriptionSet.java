@@ -1,5 +1,6 @@
 package dev.filtervm;
 
+import java.lang.ref.Cleaner;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -18,6 +19,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class SubscriptionSet<T> implements AutoCloseable {
     private final Handle handle;
+    /** Runs {@code handle.close()} once: from {@link #close()}, or when the set is unreachable. */
+    private final Cleaner.Cleanable cleanable;
     /** Serializes add and remove (matching takes no Java lock). */
     private final Object writer = new Object();
     /** Id → its native key (a counter: the native set is keyed by numbers). */
@@ -29,7 +32,7 @@ public final class SubscriptionSet<T> implements AutoCloseable {
     /** An empty set. */
     public SubscriptionSet() {
         handle = new Handle(Native.newSet(), Native::freeSet, "subscription set");
-        Handle.CLEANER.register(this, handle);
+        cleanable = Handle.CLEANER.register(this, handle);
     }
 
     /**
@@ -165,7 +168,7 @@ public final class SubscriptionSet<T> implements AutoCloseable {
     /** Releases the native set (idempotent; matches in flight on other threads finish first). */
     @Override
     public void close() {
-        handle.close();
+        cleanable.clean();
     }
 
     @Override

@@ -115,7 +115,7 @@ class VectorsTest {
                     }
                 }
             }
-            case "eventgrid" -> b.body(v.messageText());
+            case "eventgrid", "eventbridge" -> b.body(v.messageText());
             default -> {
                 if (v.dialect().equals("sns") && optionsJson.contains("MessageBody")) {
                     Object body = message.get("body");
