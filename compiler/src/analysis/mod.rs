@@ -329,21 +329,22 @@ fn summary(
     out
 }
 
-/// A class as a person reads it: its value and the tests it satisfies.
+/// A class as a person reads it: its value, the tests it satisfies and those it does not.
 fn describe(class: &classes::Class, tests: &[(filtervm_vm::key::Key, crate::ir::Pred)]) -> String {
     let value = class
         .value
         .as_ref()
         .map_or_else(|| "absent".to_owned(), Value::to_string);
-    let held: Vec<String> = tests
+    let parts: Vec<String> = tests
         .iter()
         .zip(&class.bits)
-        .filter(|(_, b)| **b)
-        .map(|((_, p), _)| p.to_string())
+        .map(|((_, p), held)| {
+            if *held {
+                p.to_string()
+            } else {
+                format!("not {p}")
+            }
+        })
         .collect();
-    if held.is_empty() {
-        format!("{value} (no test holds)")
-    } else {
-        format!("{value} ({})", held.join("; "))
-    }
+    format!("{value} ({})", parts.join("; "))
 }
