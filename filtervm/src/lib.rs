@@ -162,6 +162,7 @@ pub use filtervm_vm::message::{
 #[doc = include_str!("../MESSAGES.md")]
 pub mod messages {}
 
+pub mod analysis;
 mod set;
 pub use set::{
     Applied, Change, InsertError, Insertion, LiveSet, Matches, MatchingIds, SetScratch, Snapshot,
