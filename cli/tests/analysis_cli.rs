@@ -151,3 +151,39 @@ fn diff_exit_status_witnesses_and_keys() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("ANALYSIS_MODEL_MISMATCH"), "{out}");
 }
+
+#[test]
+fn audit_reads_a_subscriptions_file() {
+    let dir = std::env::temp_dir().join(format!("filtervm-audit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("subs.ndjson");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"id": "a", "dialect": "sns", "policy": {"store": ["x", "y"]}}"#, "\n",
+            r#"{"id": "b", "dialect": "sns", "policy": {"store": ["y", "x"]}}"#, "\n",
+            r#"{"id": "never", "dialect": "eventgrid", "policy": {"advancedFilters": [{"operatorType": "NumberGreaterThan", "key": "data.n", "value": 10}, {"operatorType": "NumberLessThan", "key": "data.n", "value": 5}]}}"#, "\n",
+            r#"{"id": 7, "dialect": "sns", "policy": {}}"#, "\n",
+            r#"{"id": "c", "dialect": "basaltic", "policy": {"store": ["x", "y"]}}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let out = filtervm(&["audit", path.to_str().unwrap(), "--json"], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(v["subscriptions"], 5);
+    assert_eq!(v["never"][0]["id"], "\"never\"");
+    assert_eq!(v["never"][0]["exact"], true);
+    assert_eq!(v["always"][0]["id"], "7");
+    // basaltic reads a Number attribute's text (B-4), so c is not equivalent to a and b.
+    assert_eq!(
+        v["equivalent"],
+        serde_json::json!([{"ids": ["\"a\"", "\"b\""], "matching": {"attributes": {"store": {"Type": "String", "Value": "x"}}}}])
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

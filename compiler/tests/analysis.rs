@@ -1,5 +1,12 @@
 //! The analysis: examples, diffs and their exactness on hand-picked policies of every dialect.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
 use filtervm_compiler::analysis::{self, Exactness, Example, Verdict};
 use filtervm_compiler::{Dialect, Evaluator, Filter, Options, compile_text};
 
@@ -132,4 +139,52 @@ fn across_dialects_of_one_model() {
     for w in [&d.first_only, &d.second_only].into_iter().flatten() {
         assert_ne!(w.verdicts[0], w.verdicts[1]);
     }
+}
+
+#[test]
+fn a_number_attribute_of_any_text_tells_sns_from_basaltic() {
+    // basaltic compares an attribute's text whatever its type (B-4); sns reads a Number as a
+    // number.
+    let a = sns(r#"{"store": ["x"]}"#);
+    let b = filter("{}", Dialect::Basaltic, r#"{"store": ["x"]}"#);
+    let d = analysis::diff(&a, &b).unwrap();
+    assert_eq!(d.verdict, Verdict::Different);
+    let w = d.second_only.unwrap();
+    assert_eq!(
+        w.document
+            .pointer("/attributes/store/Type")
+            .and_then(|v| v.as_str()),
+        Some("Number")
+    );
+    assert!(
+        d.keys[0].second_only[0].starts_with("a Number attribute \"x\""),
+        "{:?}",
+        d.keys
+    );
+}
+
+#[test]
+fn audit_finds_never_always_and_equivalent_filters() {
+    let never = filter(
+        "{}",
+        Dialect::EventGrid,
+        r#"{"advancedFilters": [
+            {"operatorType": "NumberGreaterThan", "key": "data.n", "value": 10},
+            {"operatorType": "NumberLessThan", "key": "data.n", "value": 5}]}"#,
+    );
+    let always = sns("{}");
+    let a = filter("{}", Dialect::Stream, "a in [x, y]");
+    let b = filter(
+        "{}",
+        Dialect::Expr,
+        r#"{"op": "OR", "exp": [{"key": "a", "op": "in", "value": ["y"]}, {"key": "a", "op": "in", "value": ["x"]}]}"#,
+    );
+    let c = filter("{}", Dialect::Stream, "a = x");
+    let all = [&never, &always, &a, &c, &b];
+    let audit = analysis::audit::audit(&all);
+    assert_eq!(audit.never, vec![(0, Exactness::Exact)]);
+    assert_eq!(audit.always, vec![(1, Exactness::Exact)]);
+    assert_eq!(audit.groups.len(), 1, "{:?}", audit.groups);
+    assert_eq!(audit.groups[0].0, vec![2, 4]);
+    assert!(audit.errors.is_empty() && audit.unknown.is_empty());
 }

@@ -21,7 +21,7 @@
 
 use crate::Filter;
 pub use filtervm_compiler::analysis::{
-    AnalysisError, Diff, Example, Exactness, KeyDifference, Verdict, Witness,
+    AnalysisError, Diff, Exactness, Example, KeyDifference, Verdict, Witness,
 };
 
 /// A message `filter` matches (`matching`), or one it does not; or that none exists.

@@ -342,3 +342,145 @@ fn reference_verdict(
     let _ = std::fs::remove_file(&path);
     verdict
 }
+
+/// The arguments of `filtervm audit`.
+#[derive(Args, Debug)]
+pub(super) struct AuditArgs {
+    /// The subscriptions, one per line, as `route --subscriptions` reads them: {"id",
+    /// "dialect", "policy", "options"}.
+    #[arg(value_name = "SUBS.ndjson")]
+    subscriptions: PathBuf,
+    /// Print the result as JSON: {"subscriptions", "never", "always", "equivalent",
+    /// "unknown", "not_compared", "errors"}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `filtervm audit`: exit 0, or 1 when something was found (a subscription that never or
+/// always matches, equivalent subscriptions), 2 when a line could not be loaded or analysed.
+pub(super) fn run_audit(args: AuditArgs) -> Result<ExitCode, Failure> {
+    let (subs, invalid) = super::route::load_subscriptions(&args.subscriptions, false)?;
+    let filters: Vec<&Filter> = (0..subs.len())
+        .filter_map(|i| subs.filter(i).map(filtervm::Filter::compiled))
+        .collect();
+    let audit = analysis::audit::audit(&filters);
+    let id = |i: usize| subs.id(i).to_owned();
+    let ids = |list: &[(usize, Exactness)]| -> Vec<Value> {
+        list.iter()
+            .map(|(i, e)| {
+                let mut m = Map::new();
+                m.insert("id".into(), Value::from(id(*i).as_str()));
+                exactness(&mut m, e);
+                Value::Object(m)
+            })
+            .collect()
+    };
+    let found = !audit.never.is_empty() || !audit.always.is_empty() || !audit.groups.is_empty();
+    let text = if args.json {
+        let mut out = Map::new();
+        out.insert(
+            "subscriptions".into(),
+            Value::Number((subs.len() as u64).into()),
+        );
+        out.insert("never".into(), Value::Array(ids(&audit.never)));
+        out.insert("always".into(), Value::Array(ids(&audit.always)));
+        let groups = audit
+            .groups
+            .iter()
+            .map(|(g, w)| {
+                Value::Object(Map::from_iter([
+                    (
+                        "ids".to_owned(),
+                        Value::Array(g.iter().map(|&i| Value::from(id(i).as_str())).collect()),
+                    ),
+                    (
+                        "matching".to_owned(),
+                        w.as_ref().map_or(Value::Null, |w| w.document.clone()),
+                    ),
+                ]))
+            })
+            .collect();
+        out.insert("equivalent".into(), Value::Array(groups));
+        let unknown = audit
+            .unknown
+            .iter()
+            .map(|(a, b, why)| {
+                Value::Object(Map::from_iter([
+                    (
+                        "ids".to_owned(),
+                        Value::Array(vec![
+                            Value::from(id(*a).as_str()),
+                            Value::from(id(*b).as_str()),
+                        ]),
+                    ),
+                    ("reason".to_owned(), Value::from(why.as_str())),
+                ]))
+            })
+            .collect();
+        out.insert("unknown".into(), Value::Array(unknown));
+        out.insert(
+            "not_compared".into(),
+            Value::Array(
+                audit
+                    .not_compared
+                    .iter()
+                    .map(|&i| Value::from(id(i).as_str()))
+                    .collect(),
+            ),
+        );
+        out.insert(
+            "errors".into(),
+            Value::Array(
+                audit
+                    .errors
+                    .iter()
+                    .map(|(i, e)| Value::from(format!("{}: {e}", id(*i)).as_str()))
+                    .collect(),
+            ),
+        );
+        super::output::pretty_json(&Value::Object(out))
+    } else {
+        let mut t = format!("{} subscriptions audited\n", subs.len());
+        for (label, list) in [
+            ("never matches", &audit.never),
+            ("matches every message", &audit.always),
+        ] {
+            for (i, e) in list {
+                let how = match e {
+                    Exactness::Exact => "proved".to_owned(),
+                    Exactness::Bounded(why) => format!("none found within a bounded search: {why}"),
+                };
+                t.push_str(&format!("{label}: {} ({how})\n", id(*i)));
+            }
+        }
+        for (g, w) in &audit.groups {
+            let names: Vec<String> = g.iter().map(|&i| id(i)).collect();
+            t.push_str(&format!("equivalent: {}", names.join(", ")));
+            if let Some(w) = w {
+                t.push_str(&format!(" (all match {})", w.document));
+            }
+            t.push('\n');
+        }
+        for (a, b, why) in &audit.unknown {
+            t.push_str(&format!("not decided: {} and {} ({why})\n", id(*a), id(*b)));
+        }
+        if !audit.not_compared.is_empty() {
+            t.push_str(&format!(
+                "{} subscriptions not compared for equivalence (too many distinct filters with the same verdicts on the probe messages)\n",
+                audit.not_compared.len()
+            ));
+        }
+        for (i, e) in &audit.errors {
+            t.push_str(&format!("error: {}: {e}\n", id(*i)));
+        }
+        t.trim_end().to_owned()
+    };
+    super::output::print(&format!("{text}\n"))?;
+    Ok(ExitCode::from(if invalid > 0 || !audit.errors.is_empty() {
+        EXIT_ERROR
+    } else if found {
+        EXIT_NEGATIVE
+    } else {
+        EXIT_OK
+    }))
+}

@@ -128,6 +128,11 @@ enum Command {
     /// the same (proved), 1 different, 2 unknown (no difference within a bounded search).
     #[command(after_help = EXIT_CODES_HELP)]
     Diff(analysis::DiffArgs),
+    /// Audit a subscriptions file (as `route` reads it): subscriptions that never match, that
+    /// match every message, and groups that match exactly the same messages. Exit 1 when
+    /// something was found.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Audit(analysis::AuditArgs),
     /// Print a shell completion script (bash, zsh or fish) to standard output.
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff, for `man -l -`) to standard output.
@@ -383,6 +388,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Bench(args) => bench::run(args),
         Command::Example(args) => analysis::run_example(args),
         Command::Diff(args) => analysis::run_diff(args),
+        Command::Audit(args) => analysis::run_audit(args),
         Command::Completions(args) => completions::run(&args),
         Command::Man => completions::man(),
     }

@@ -142,6 +142,21 @@ pub(crate) fn classes(
     if allow.json && !allow.strings_only {
         singles.push(Value::Object(filtervm_vm::json::Map::new()));
     }
+    if model == Model::Attributes {
+        // A `Number` attribute may carry any text: basaltic compares its text (B-4).
+        let texts: Vec<Value> = singles
+            .iter()
+            .filter_map(|v| match v {
+                Value::String(s) if Number::from_text(s).is_none() => Some(Value::Object(
+                    [(model::NUMBER_TEXT.to_owned(), Value::String(s.clone()))]
+                        .into_iter()
+                        .collect(),
+                )),
+                _ => None,
+            })
+            .collect();
+        singles.extend(texts);
+    }
     for s in &singles {
         candidates += 1;
         add(Some(s.clone()), &mut out, &mut eval);

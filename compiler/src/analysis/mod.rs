@@ -17,6 +17,7 @@
 //! constants beyond ASCII, exact-decimal bounds beyond binary64, SNS bodies' arrays of objects
 //! (judged element by element, sns rule 18) and paths nested in one another.
 
+pub mod audit;
 pub mod classes;
 pub mod model;
 pub mod search;
@@ -329,21 +330,31 @@ fn summary(
     out
 }
 
-/// A class as a person reads it: its value, the tests it satisfies and those it does not.
+/// A class as a person reads it: its value, the tests it satisfies and those it does not (each
+/// test with its key when the location is read by more than one kind of key).
 fn describe(class: &classes::Class, tests: &[(filtervm_vm::key::Key, crate::ir::Pred)]) -> String {
-    let value = class
-        .value
-        .as_ref()
-        .map_or_else(|| "absent".to_owned(), Value::to_string);
+    let value = match &class.value {
+        None => "absent".to_owned(),
+        Some(Value::Object(m)) if m.len() == 1 && m.get(model::NUMBER_TEXT).is_some() => format!(
+            "a Number attribute {}",
+            m.get(model::NUMBER_TEXT)
+                .map_or_else(String::new, Value::to_string)
+        ),
+        Some(v) => v.to_string(),
+    };
+    let keyed = tests
+        .iter()
+        .any(|(k, _)| tests.first().is_some_and(|(f, _)| f != k));
     let parts: Vec<String> = tests
         .iter()
         .zip(&class.bits)
-        .map(|((_, p), held)| {
-            if *held {
-                p.to_string()
+        .map(|((k, p), held)| {
+            let test = if keyed {
+                format!("{k} {p}")
             } else {
-                format!("not {p}")
-            }
+                p.to_string()
+            };
+            if *held { test } else { format!("not {test}") }
         })
         .collect();
     format!("{value} ({})", parts.join("; "))

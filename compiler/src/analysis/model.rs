@@ -151,10 +151,18 @@ pub(crate) fn message(
     })
 }
 
+/// The member of a one-member object that stands, among attribute candidates, for a `Number`
+/// attribute whose text is not a number (basaltic reads its text, B-4; sns does not).
+pub(crate) const NUMBER_TEXT: &str = "\u{0}Number";
+
 /// An attribute holding `value`: a string is a `String`, a number a `Number` (its text), an
-/// array a `String.Array` (its JSON text).
+/// array a `String.Array` (its JSON text), `{NUMBER_TEXT: text}` a `Number` of any text.
 fn attribute(name: &str, value: &Value) -> Option<Attribute> {
     let (data_type, text) = match value {
+        Value::Object(m) if m.len() == 1 => (
+            AttributeType::Number,
+            m.get(NUMBER_TEXT)?.as_str()?.to_owned(),
+        ),
         Value::String(s) => (AttributeType::String, s.clone()),
         Value::Number(n) => (AttributeType::Number, n.as_str().to_owned()),
         Value::Array(_) => (AttributeType::StringArray, value.to_string()),
