@@ -187,3 +187,63 @@ fn audit_reads_a_subscriptions_file() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn translate_prints_a_proved_policy_or_names_what_cannot_be_said() {
+    let expr = r#"{"op": "AND", "exp": [{"key": "a", "op": "in", "value": ["x", "y"]}, {"op": "NOT", "exp": [{"key": "b", "op": "exists"}]}]}"#;
+    let (code, out) = run_plain(&["translate", "-d", "expr", "-f", expr, "--to", "stream"]);
+    assert_eq!(code, 0, "{out}");
+    let stream = json(&out);
+    assert_eq!(stream["groups"][0][1]["op"], "missing");
+    // The printed policy is the same filter: diff proves it.
+    let (code, out) = run(&[
+        "diff",
+        "-d",
+        "expr",
+        "-f",
+        expr,
+        "-D",
+        "stream",
+        "-F",
+        &stream.to_string(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+
+    let (code, out) = run_plain(&[
+        "translate",
+        "-d",
+        "stream",
+        "-f",
+        "region = eu-*",
+        "--to",
+        "expr",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("TRANSLATE_INEXPRESSIBLE at /groups/0/0"),
+        "{out}"
+    );
+    let (code, out) = run_plain(&[
+        "translate",
+        "-d",
+        "sns",
+        "-f",
+        r#"{"a": ["x"]}"#,
+        "--to",
+        "basaltic",
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let v = json(&out);
+    assert_eq!(v["error"]["code"], "TRANSLATE_NOT_EQUIVALENT");
+    assert_eq!(v["error"]["witness"]["attributes"]["a"]["Type"], "Number");
+}
+
+/// Runs a command that takes no `--no-reference`.
+fn run_plain(args: &[&str]) -> (i32, String) {
+    let out = filtervm(args, b"");
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}

@@ -188,3 +188,69 @@ fn audit_finds_never_always_and_equivalent_filters() {
     assert_eq!(audit.groups[0].0, vec![2, 4]);
     assert!(audit.errors.is_empty() && audit.unknown.is_empty());
 }
+
+mod translate {
+    use super::*;
+    use filtervm_compiler::analysis::translate::translate;
+
+    fn policy(text: &str) -> filtervm_vm::json::Value {
+        filtervm_vm::json::parse(text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn expr_to_stream_and_back_is_proved() {
+        let source = r#"{"op": "AND", "exp": [{"key": "a", "op": "in", "value": ["x", "y"]},
+            {"op": "NOT", "exp": [{"key": "b", "op": "exists"}]}]}"#;
+        let f = filter("{}", Dialect::Expr, source);
+        let t = translate(&f, &policy(source), &Options::from(Dialect::Stream)).unwrap();
+        assert_eq!(
+            t.policy.to_string(),
+            r#"{"groups":[[{"op":"in","header":"a","values":["x","y"]},{"op":"missing","header":"b"}]]}"#
+        );
+        let back = translate(&t.filter, &t.policy, &Options::from(Dialect::Expr)).unwrap();
+        assert_eq!(
+            analysis::diff(&f, &back.filter).unwrap().verdict,
+            Verdict::Same
+        );
+    }
+
+    #[test]
+    fn what_the_target_lacks_is_named_with_its_pointer() {
+        let source = r#"{"op": "OR", "exp": [{"key": "a", "op": "in", "value": ["x"]},
+            {"key": "b", "op": "startsWith", "value": "p"}]}"#;
+        let f = filter("{}", Dialect::Expr, source);
+        let e = translate(&f, &policy(source), &Options::from(Dialect::Stream)).unwrap_err();
+        assert_eq!(e.code, "TRANSLATE_INEXPRESSIBLE");
+        assert_eq!(e.pointer, "/exp/1");
+        assert!(e.message.contains("str-prefix"), "{e}");
+        let e = translate(&f, &policy(source), &Options::from(Dialect::Sns)).unwrap_err();
+        assert_eq!(e.code, "TRANSLATE_MODEL");
+    }
+
+    #[test]
+    fn a_literal_star_has_no_stream_form() {
+        let source = r#"{"key": "a", "op": "in", "value": ["x*"]}"#;
+        let f = filter("{}", Dialect::Expr, source);
+        let e = translate(&f, &policy(source), &Options::from(Dialect::Stream)).unwrap_err();
+        assert!(e.message.contains("literal `*`"), "{e}");
+    }
+
+    #[test]
+    fn sns_and_basaltic_read_a_number_attribute_differently() {
+        let f = sns(r#"{"a": ["x"]}"#);
+        let e = translate(
+            &f,
+            &policy(r#"{"a": ["x"]}"#),
+            &Options::from(Dialect::Basaltic),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, "TRANSLATE_NOT_EQUIVALENT");
+        let w = e.witness.unwrap();
+        assert_ne!(w.verdicts[0], w.verdicts[1]);
+        // What basaltic lacks is named by its own validation.
+        let or = r#"{"$or": [{"a": ["x"]}, {"b": ["y"]}]}"#;
+        let e = translate(&sns(or), &policy(or), &Options::from(Dialect::Basaltic)).unwrap_err();
+        assert_eq!(e.code, "TRANSLATE_INEXPRESSIBLE");
+        assert_eq!(e.pointer, "/$or");
+    }
+}

@@ -7,7 +7,10 @@
 //! - `diff(P, mutate(P))` agrees with brute force over generated messages: when some message is
 //!   matched by one and not the other, diff says "different" — or, only when the search was
 //!   bounded, "unknown" — and never "same"; every witness it gives is one the reference judges
-//!   the same way.
+//!   the same way;
+//! - `translate` between stream and expr: whatever it returns compiles, and `diff(P,
+//!   translate(P))` is "same"; a translation the target can express is found for a share of the
+//!   generated policies.
 
 #![allow(
     clippy::unwrap_used,
@@ -151,6 +154,43 @@ fn run(dialect: Dialect, cases: usize, seed: u64) -> Tally {
         t.examples, t.none, t.same, t.different, t.unknown, t.brute_differences
     );
     t
+}
+
+/// Translates generated policies of `from` into `to`; returns how many translated.
+fn translations(from: Dialect, to: Dialect, cases: usize, seed: u64) -> usize {
+    let mut rng = Rng::new(seed);
+    let mut done = 0;
+    for _ in 0..cases {
+        let case = generate::case(from, &mut rng).unwrap();
+        let Ok(f) = runner::compile(from, &case.policy, &case.options) else {
+            continue;
+        };
+        let text = case.policy.to_string();
+        let policy = match filtervm_vm::json::parse(text.as_bytes()) {
+            Ok(p) => p,
+            Err(_) => continue,
+        };
+        let target = filtervm_compiler::Options::from(to);
+        if let Ok(t) = analysis::translate::translate(&f, &policy, &target) {
+            let g = filtervm_compiler::compile_text(to, &t.policy.to_string(), &target).unwrap();
+            assert_eq!(
+                analysis::diff(&f, &g).unwrap().verdict,
+                Verdict::Same,
+                "{} translated to {}",
+                case.policy,
+                t.policy
+            );
+            done += 1;
+        }
+    }
+    eprintln!("{from} -> {to}: {done} of {cases} translated");
+    done
+}
+
+#[test]
+fn stream_and_expr_translate_both_ways() {
+    assert!(translations(Dialect::Expr, Dialect::Stream, 200, 21) >= 10);
+    assert!(translations(Dialect::Stream, Dialect::Expr, 200, 22) >= 5);
 }
 
 #[test]

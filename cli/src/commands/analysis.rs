@@ -484,3 +484,76 @@ pub(super) fn run_audit(args: AuditArgs) -> Result<ExitCode, Failure> {
         EXIT_OK
     }))
 }
+
+/// The arguments of `filtervm translate`.
+#[derive(Args, Debug)]
+pub(super) struct TranslateArgs {
+    #[command(flatten)]
+    policy: PolicyArgs,
+    /// The target dialect (one reading the same part of a message).
+    #[arg(long)]
+    to: Dialect,
+    /// The target dialect's options as JSON (default: its defaults).
+    #[arg(long = "to-options", default_value = "{}")]
+    to_options: String,
+    /// Print the result as JSON: {"policy"} or {"error": {"code", "pointer", "message",
+    /// "witness"}}.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `filtervm translate`: exit 0 with the policy in the target dialect (proved to match the
+/// same messages), 1 when it cannot be expressed there (the error names the part and why).
+pub(super) fn run_translate(args: TranslateArgs) -> Result<ExitCode, Failure> {
+    let read = args.policy.read()?;
+    let to = super::options::parse(args.to, &args.to_options)?
+        .map_err(|e| Failure::usage(format!("--to-options: {e}")))?;
+    let (filter, policy) = match load(&read) {
+        Ok((f, Some(p))) => (f, p),
+        Ok((_, None)) => return Err(Failure::error("the policy could not be read as JSON")),
+        Err(e) => {
+            print_errors(&read, &e);
+            return Ok(ExitCode::from(EXIT_NEGATIVE));
+        }
+    };
+    match analysis::translate::translate(&filter, &policy, &to) {
+        Ok(t) => {
+            let text = if args.json {
+                super::output::pretty_json(&Value::Object(Map::from_iter([(
+                    "policy".to_owned(),
+                    t.policy,
+                )])))
+            } else {
+                super::output::pretty_json(&t.policy)
+            };
+            super::output::print(&format!("{text}\n"))?;
+            Ok(ExitCode::from(EXIT_OK))
+        }
+        Err(e) => {
+            if args.json {
+                let mut m = Map::new();
+                m.insert("code".into(), Value::from(e.code));
+                m.insert("pointer".into(), Value::from(e.pointer.as_str()));
+                m.insert("message".into(), Value::from(e.message.as_str()));
+                m.insert(
+                    "witness".into(),
+                    e.witness
+                        .as_ref()
+                        .map_or(Value::Null, |w| w.document.clone()),
+                );
+                let out = Value::Object(Map::from_iter([("error".to_owned(), Value::Object(m))]));
+                super::output::print(&format!("{}\n", super::output::pretty_json(&out)))?;
+            } else {
+                let mut text = format!("{}: cannot translate to {}: {e}", read.name, args.to);
+                if let Some(w) = &e.witness {
+                    text.push_str(&format!(
+                        "\n  a message the two judge differently: {}",
+                        w.document
+                    ));
+                }
+                writeln!(super::output::Stderr, "{text}");
+            }
+            Ok(ExitCode::from(EXIT_NEGATIVE))
+        }
+    }
+}

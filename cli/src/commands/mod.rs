@@ -133,6 +133,11 @@ enum Command {
     /// something was found.
     #[command(after_help = EXIT_CODES_HELP)]
     Audit(analysis::AuditArgs),
+    /// Translate a policy into another dialect reading the same part of a message (stream <->
+    /// expr, sns <-> basaltic), proved by diff to match the same messages before it is printed;
+    /// exit 1 with the part that cannot be expressed and why.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Translate(analysis::TranslateArgs),
     /// Print a shell completion script (bash, zsh or fish) to standard output.
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff, for `man -l -`) to standard output.
@@ -389,6 +394,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Example(args) => analysis::run_example(args),
         Command::Diff(args) => analysis::run_diff(args),
         Command::Audit(args) => analysis::run_audit(args),
+        Command::Translate(args) => analysis::run_translate(args),
         Command::Completions(args) => completions::run(&args),
         Command::Man => completions::man(),
     }

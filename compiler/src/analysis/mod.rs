@@ -21,6 +21,7 @@ pub mod audit;
 pub mod classes;
 pub mod model;
 pub mod search;
+pub mod translate;
 
 use crate::{Filter, Options};
 use filtervm_vm::json::Value;
