@@ -2,19 +2,17 @@
 //! message, and groups of filters that match exactly the same messages.
 //!
 //! Each filter gets [`super::example`] both ways. Filters of one message model are then bucketed
-//! by their verdicts on a shared set of probe messages (witnesses of the filters themselves): two
-//! equivalent filters give the same verdicts on every message, so they always share a bucket.
-//! Within a bucket, each filter is compared by [`super::diff`] with the first filter of every
-//! group found so far, and joins the first it is proved the same as.
+//! by their verdicts on every witness found (each filter's own messages, matched through one
+//! [`SubscriptionSet`] of them all, so the cost grows with the witnesses, not with their product
+//! with the filters): two equivalent filters give the same verdicts on every message, so they
+//! always share a bucket, and a filter's own witness separates it from most others. Within a
+//! bucket, each filter is compared by [`super::diff`] with the first filter of every group found
+//! so far, and joins the first it is proved the same as.
 
 use super::model::Model;
 use super::{Exactness, Example, Verdict, Witness};
-use crate::{Evaluator, Filter};
-use filtervm_vm::message::Message;
-use std::collections::BTreeMap;
-
-/// The most probe messages per message model.
-const MAX_PROBES: usize = 256;
+use crate::{Filter, SetScratch, SubscriptionSet};
+use std::collections::{BTreeMap, BTreeSet};
 /// The most groups a filter is compared with (by diff) inside its bucket.
 const MAX_COMPARISONS: usize = 64;
 
@@ -43,7 +41,7 @@ pub fn audit(filters: &[&Filter]) -> Audit {
     let mut out = Audit::default();
     let mut by_model: BTreeMap<u8, Vec<usize>> = BTreeMap::new();
     let mut matching: Vec<Option<Witness>> = vec![None; filters.len()];
-    let mut probes: BTreeMap<u8, Vec<Message>> = BTreeMap::new();
+    let mut probes: BTreeSet<String> = BTreeSet::new();
     for (i, f) in filters.iter().enumerate() {
         let model = model_key(Model::of(f.options()));
         let (yes, no) = match (super::example(f, true), super::example(f, false)) {
@@ -60,10 +58,7 @@ pub fn audit(filters: &[&Filter]) -> Audit {
                 out.never.push((i, exact));
             }
             Example::Found(w) => {
-                let p = probes.entry(model).or_default();
-                if p.len() < MAX_PROBES {
-                    p.push(w.message.clone());
-                }
+                probes.insert(w.document.to_string());
                 if let Some(slot) = matching.get_mut(i) {
                     *slot = Some(w);
                 }
@@ -75,31 +70,41 @@ pub fn audit(filters: &[&Filter]) -> Audit {
                 out.always.push((i, exact));
             }
             Example::Found(w) => {
-                let p = probes.entry(model).or_default();
-                if p.len() < MAX_PROBES {
-                    p.push(w.message);
-                }
+                probes.insert(w.document.to_string());
             }
         }
         if !trivial {
             by_model.entry(model).or_default().push(i);
         }
     }
-    let mut ev = Evaluator::new();
-    for (model, members) in by_model {
-        let probes = probes.get(&model).map_or(&[][..], Vec::as_slice);
-        let mut buckets: BTreeMap<Vec<u8>, Vec<usize>> = BTreeMap::new();
+    // Each filter's fingerprint: a hash of the probes it matches, in probe order.
+    let mut set: SubscriptionSet<u32> = SubscriptionSet::new();
+    for members in by_model.values() {
+        for &i in members {
+            if let (Some(f), Ok(id)) = (filters.get(i), u32::try_from(i)) {
+                let _ = set.insert(id, f);
+            }
+        }
+    }
+    let mut prints: Vec<u64> = vec![0; filters.len()];
+    let mut scratch = SetScratch::new();
+    for (p, probe) in probes.iter().enumerate() {
+        let matched = set.matching_document(&mut scratch, probe.as_bytes());
+        for &id in matched.ids() {
+            if let Some(h) = prints.get_mut(id as usize) {
+                *h = h
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    .wrapping_add(p as u64 + 1);
+            }
+        }
+    }
+    for (_, members) in by_model {
+        let mut buckets: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
         for i in members {
-            let Some(f) = filters.get(i) else { continue };
-            let print: Vec<u8> = probes
-                .iter()
-                .map(|m| match ev.try_matches(f, m) {
-                    Ok(true) => 1,
-                    Ok(false) => 0,
-                    Err(_) => 2,
-                })
-                .collect();
-            buckets.entry(print).or_default().push(i);
+            buckets
+                .entry(prints.get(i).copied().unwrap_or_default())
+                .or_default()
+                .push(i);
         }
         for bucket in buckets.into_values() {
             let mut groups: Vec<Vec<usize>> = Vec::new();

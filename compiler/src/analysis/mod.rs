@@ -125,10 +125,11 @@ pub enum Verdict {
 pub struct KeyDifference {
     /// The attribute, header or path (`amount`, `data.size`).
     pub key: String,
-    /// Values of the key (one per class, with the tests they satisfy) that, in the witness
-    /// matched by the first filter only, keep it matched by the first filter only.
+    /// Values of the key (one per class, with the tests they satisfy and fail) that the first
+    /// filter admits and the second does not, every other key as in a message both match (or,
+    /// when none exists, as in a witness).
     pub first_only: Vec<String>,
-    /// The same for the witness matched by the second filter only.
+    /// The same, admitted by the second filter and not the first.
     pub second_only: Vec<String>,
 }
 
@@ -158,16 +159,15 @@ pub fn diff(first: &Filter, second: &Filter) -> Result<Diff, AnalysisError> {
         |x: &Formula, y: &Formula| Formula::And(vec![x.clone(), Formula::Not(Box::new(y.clone()))]);
     let mut witnesses = Vec::new();
     let mut why_not = None;
-    let mut per_key: Vec<Vec<(String, Vec<String>)>> = Vec::new();
+    let mut choices: Vec<Vec<usize>> = Vec::new();
     for (side, target) in [(0usize, only(&a, &b)), (1, only(&b, &a))] {
         let judge = move |v: &[bool]| matches!((side, v), (0, [true, false]) | (1, [false, true]));
         match space.search(&target, &judge) {
             Found::Yes(message, choice) => {
-                per_key.push(summary(&space, &choice, &judge));
+                choices.push(choice);
                 witnesses.push(Some(witness(&space, message)?));
             }
             Found::No { why_not_exact } => {
-                per_key.push(Vec::new());
                 witnesses.push(None);
                 if why_not.is_none() {
                     why_not = why_not_exact;
@@ -184,29 +184,18 @@ pub fn diff(first: &Filter, second: &Filter) -> Result<Diff, AnalysisError> {
     } else {
         Verdict::Unknown
     };
-    let mut keys: Vec<KeyDifference> = Vec::new();
-    for (side, entries) in per_key.into_iter().enumerate() {
-        for (key, values) in entries {
-            let at = match keys.iter().position(|k| k.key == key) {
-                Some(i) => i,
-                None => {
-                    keys.push(KeyDifference {
-                        key,
-                        first_only: Vec::new(),
-                        second_only: Vec::new(),
-                    });
-                    keys.len() - 1
-                }
-            };
-            if let Some(k) = keys.get_mut(at) {
-                if side == 0 {
-                    k.first_only = values;
-                } else {
-                    k.second_only = values;
-                }
-            }
-        }
-    }
+    let keys = if verdict == Verdict::Different {
+        // Per key, from a message both match (else from a witness): the values of that key
+        // alone that one filter admits and the other does not.
+        let both = Formula::And(vec![a.clone(), b.clone()]);
+        let base = match space.search(&both, &|v: &[bool]| v == [true, true]) {
+            Found::Yes(_, choice) if !choice.is_empty() => Some(choice),
+            _ => choices.into_iter().find(|c| !c.is_empty()),
+        };
+        base.map(|c| summary(&space, &c)).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     Ok(Diff {
         verdict,
         first_only,
@@ -295,37 +284,37 @@ fn witness(space: &Space<'_>, message: Message) -> Result<Witness, AnalysisError
     })
 }
 
-/// Per location of a witness's choice, the classes that keep `judge` holding with every other
-/// location as chosen (when some class does not: the location matters).
-fn summary(
-    space: &Space<'_>,
-    choice: &[usize],
-    judge: &dyn Fn(&[bool]) -> bool,
-) -> Vec<(String, Vec<String>)> {
+/// Per location, with every other location as in `base`: the classes (described) the first
+/// filter alone matches, and those the second alone matches; locations with neither are left
+/// out.
+fn summary(space: &Space<'_>, base: &[usize]) -> Vec<KeyDifference> {
     let mut out = Vec::new();
     for (i, c) in space.locs.iter().enumerate() {
         if c.tests.is_empty() {
             continue;
         }
-        let mut keep = Vec::new();
-        let mut matters = false;
+        let (mut first_only, mut second_only) = (Vec::new(), Vec::new());
         for (k, class) in c.classes.iter().enumerate() {
-            let mut alt = choice.to_vec();
+            let mut alt = base.to_vec();
             if let Some(slot) = alt.get_mut(i) {
                 *slot = k;
             }
-            let holds = space
+            match space
                 .message_of(&alt)
                 .and_then(|m| space.verdicts(&m))
-                .is_some_and(|v| judge(&v));
-            if holds {
-                keep.push(describe(class, &c.tests));
-            } else {
-                matters = true;
+                .as_deref()
+            {
+                Some([true, false]) => first_only.push(describe(class, &c.tests)),
+                Some([false, true]) => second_only.push(describe(class, &c.tests)),
+                _ => {}
             }
         }
-        if matters {
-            out.push((c.loc.label(), keep));
+        if !first_only.is_empty() || !second_only.is_empty() {
+            out.push(KeyDifference {
+                key: c.loc.label(),
+                first_only,
+                second_only,
+            });
         }
     }
     out
