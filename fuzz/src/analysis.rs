@@ -21,7 +21,10 @@ fn check_witness(dialect: Dialect, options: &Value, policies: [&Value; 2], w: &W
         };
         let message = reference::json::parse(&vector.to_string()).unwrap();
         match reference::evaluate(dialect, options, policy, &message) {
-            Ok(r) => assert_eq!(r, *expected, "reference vs VM on witness {vector} for {policy}"),
+            Ok(r) => assert_eq!(
+                r, *expected,
+                "reference vs VM on witness {vector} for {policy}"
+            ),
             Err(e) if e.is_limit() => {}
             Err(e) => panic!("the reference cannot judge the witness {vector}: {e}"),
         }
@@ -42,7 +45,12 @@ pub fn diff(data: &[u8]) {
         return;
     };
     let same = analysis::diff(&f, &f).unwrap();
-    assert_ne!(same.verdict, Verdict::Different, "diff(P, P) for {}", case.policy);
+    assert_ne!(
+        same.verdict,
+        Verdict::Different,
+        "diff(P, P) for {}",
+        case.policy
+    );
     let p2 = mutate::policy(&case.policy, &mut s);
     let Ok(g) = runner::compile(dialect, &p2, &case.options) else {
         return;
@@ -55,9 +63,16 @@ pub fn diff(data: &[u8]) {
         for _ in 0..16 {
             let policy = if s.is_empty() { &case.policy } else { &p2 };
             let m = generate::message_for(dialect, policy, &case.options, &mut s);
-            let (x, y) = (vm(dialect, &case.options, &f, &m), vm(dialect, &case.options, &g, &m));
+            let (x, y) = (
+                vm(dialect, &case.options, &f, &m),
+                vm(dialect, &case.options, &g, &m),
+            );
             if x.is_some() && y.is_some() {
-                assert_eq!(x, y, "diff says same, but {m} tells {} from {p2}", case.policy);
+                assert_eq!(
+                    x, y,
+                    "diff says same, but {m} tells {} from {p2}",
+                    case.policy
+                );
             }
         }
     }
