@@ -288,7 +288,10 @@ w("`serde_json` derives from the bytes (borrowed text, every byte validated, unr
 w("skipped). `cityfeat`: 5 Event Grid `StringIn` filters on `data.properties.MAPBLKLOT` over")
 w("~700-byte GeoJSON features as events, as one `SubscriptionSet` (one read of the event); the")
 w("same features as raw SNS bodies with the 5 patterns as body-scope SNS policies.")
-w("`pol10k_*`: 10,000 SNS subscriptions (body scope) as one set. `headers_1c`: one clause over 8")
+w("`pol10k_*`: 10,000 SNS subscriptions (body scope) as one set. `eventbridge_pol{1,3,8}c`: the")
+w("same policies as EventBridge patterns through `Evaluator::matches_bytes`, against quamina with")
+w("the same patterns (its own dialect); their instruction column also gives the SNS body-scope")
+w("policy through the same entry point (goal: within 5 %). `headers_1c`: one clause over 8")
 w("borrowed `(&str, &str)` headers, the lookup included. On every line, every engine's answer is")
 w("checked equal to filtervm's filters one by one before anything is timed. `goal` is judged on")
 w("this run's figures.")
@@ -314,6 +317,14 @@ for s in ["pol1c", "pol3c", "pol8c"]:
         ahead.append((s, f / q))
     w(f"| {s} (SNS body) | {ns(f)} | {quamina_cell(q, s)} | {ns(h)} | {ratio(f, q)} | {ratio(f, h)} | "
       f"≤ 1.25× quamina | {mark(met)} | {count(fi)} | — |")
+for s in ["pol1c", "pol3c", "pol8c"]:
+    g = f"e2e_eventbridge_{s}"
+    f, q = median(g, "filtervm_bytes"), median(g, "quamina")
+    fi, si = I.get(("matches_bytes", f"eventbridge_{s}")), I.get(("matches_bytes", f"sns_body_{s}"))
+    met = None if fi is None or si is None else fi <= 1.05 * si
+    vs_sns = f" (SNS body: {count(si)})" if si is not None else ""
+    w(f"| {s} (EventBridge pattern, `matches_bytes`) | {ns(f)} | {quamina_cell(q, 'eventbridge_' + s)} | — | "
+      f"{ratio(f, q)} | — | ≤ SNS body + 5 % (instr.) | {mark(met)} | {count(fi)}{vs_sns} | — |")
 g = "e2e_cityfeat_eventgrid_5"
 f, q, h = median(g, "filtervm_set_bytes"), median(g, "quamina"), median(g, "hand_serde")
 met = None if f is None or q is None else f <= q

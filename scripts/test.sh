@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Dialects whose vectors the runner checks (each file runs through the VM and the reference).
-DIALECTS="${FILTERVM_DIALECTS:-basaltic eventgrid expr sns stream}"
+DIALECTS="${FILTERVM_DIALECTS:-basaltic eventbridge eventgrid expr sns stream}"
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -10,8 +10,8 @@
 
 use filtervm_bench::{
     CompileWorkload, E2E_MESSAGES, HandBound, PASSING_HEADERS, SET_MESSAGES, Single, attributes,
-    body_single, branch_free, compile_workloads, decode, hand, hand_headers, header_filter, lines,
-    single_event, single_message, singles,
+    body_single, branch_free, compile_workloads, decode, eventbridge_filter, hand, hand_headers,
+    header_filter, lines, passing_event_bytes, single_event, single_message, singles,
 };
 use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text};
 use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
@@ -203,6 +203,59 @@ fn bytes_to_verdict_1000_messages(b: &'static mut FromBytes) -> usize {
         n += usize::from(program.eval(&bound, &mut b.registers));
     }
     black_box(n)
+}
+
+/// The same raw bytes and the `pol{clauses}c` policy as an EventBridge pattern, through the
+/// library's entry point (`Evaluator::matches_bytes`: read, bind, evaluate, and the event checked
+/// to be an object within the depth limit), with warm buffers.
+struct EventBridgeBytes {
+    filter: Filter,
+    bytes: Vec<u8>,
+    evaluator: Evaluator,
+}
+
+fn eventbridge_bytes(clauses: usize) -> &'static mut EventBridgeBytes {
+    let (_, filter) = eventbridge_filter(clauses);
+    let bytes = passing_event_bytes();
+    let mut evaluator = Evaluator::new();
+    assert_eq!(evaluator.matches_bytes(&filter, &bytes), Ok(true));
+    leak(EventBridgeBytes {
+        filter,
+        bytes,
+        evaluator,
+    })
+}
+
+/// The SNS body-scope program of `pol{clauses}c` through the same entry point.
+fn sns_body_bytes(clauses: usize) -> &'static mut EventBridgeBytes {
+    let single = body_single(clauses);
+    let filter = compile_text(
+        Dialect::Sns,
+        &single.policy.to_string(),
+        &filtervm_bench::body_scope(),
+    )
+    .expect("at most 5 keys");
+    let bytes = passing_event_bytes();
+    let mut evaluator = Evaluator::new();
+    assert_eq!(evaluator.matches_bytes(&filter, &bytes), Ok(true));
+    leak(EventBridgeBytes {
+        filter,
+        bytes,
+        evaluator,
+    })
+}
+
+// Raw JSON bytes → verdict through `Evaluator::matches_bytes`: an EventBridge pattern against the
+// same policy as an SNS body-scope policy (EventBridge's `pol8c` has no SNS counterpart: past 5
+// keys).
+#[library_benchmark]
+#[bench::eventbridge_pol1c(setup = eventbridge_bytes, args = (1))]
+#[bench::eventbridge_pol3c(setup = eventbridge_bytes, args = (3))]
+#[bench::eventbridge_pol8c(setup = eventbridge_bytes, args = (8))]
+#[bench::sns_body_pol1c(setup = sns_body_bytes, args = (1))]
+#[bench::sns_body_pol3c(setup = sns_body_bytes, args = (3))]
+fn matches_bytes(b: &'static mut EventBridgeBytes) -> bool {
+    black_box(b.evaluator.matches_bytes(&b.filter, black_box(&b.bytes))) == Ok(true)
 }
 
 /// Borrowed headers and a one-clause stream filter, with warm buffers.
@@ -438,7 +491,7 @@ fn one_by_one_100_messages(s: &'static mut Set) -> usize {
 library_benchmark_group!(name = single; benchmarks = eval, eval_branch_free, bind, hand_bound, hand_decoded);
 library_benchmark_group!(
     name = boundary;
-    benchmarks = bytes_to_verdict_1000_messages, headers_to_verdict, headers_by_hand, headers_last_to_verdict,
+    benchmarks = bytes_to_verdict_1000_messages, matches_bytes, headers_to_verdict, headers_by_hand, headers_last_to_verdict,
         headers_last_by_hand, headers_3c_to_verdict, headers_3c_by_hand
 );
 /// A compile workload (by index into `compile_workloads`).

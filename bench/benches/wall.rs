@@ -26,6 +26,9 @@
 //!   derives from the bytes (borrowed text, every byte validated, unread members skipped).
 //!   `cityfeat_sns_5`: the same features as raw SNS bodies and the `cl_exact` patterns as 5
 //!   body-scope SNS policies (quamina reads the patterns as they are).
+//!   `eventbridge_pol{1,3,8}c`: the `pol{1,3,8}c` policies as EventBridge patterns, on the same
+//!   attrs lines through `Evaluator::matches_bytes` (`filtervm_bytes`), against quamina with the
+//!   same patterns.
 //!   `pol10k_*`: the 10k policies as one body-scope `SubscriptionSet` from raw attrs lines.
 //!   `headers_1c`: one clause (`event in [...]`) over 8 borrowed `(&str, &str)` headers, the
 //!   lookup included (`filtervm_headers`), against the same check written by hand (`hand`).
@@ -48,8 +51,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use filtervm_bench::{
     CityfeatFloor, Decoded, E2E_MESSAGES, HandBound, PASSING_HEADERS, SET_MESSAGES, Single,
     attributes, body_scope, body_single, cel, cityfeat_event, cityfeat_filters, compile_workloads,
-    decode, hand, hand_headers, header_filter, lines, parts, reference_message, single_event,
-    single_message, singles,
+    decode, eventbridge_filter, hand, hand_headers, header_filter, lines, parts, reference_message,
+    single_event, single_message, singles,
 };
 use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text};
 use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
@@ -530,6 +533,30 @@ fn e2e_bench(c: &mut Criterion) {
         bench_lines(&mut group, "hand_serde", &attrs, |l| {
             usize::from(by_hand(l))
         });
+        group.finish();
+    }
+    // The same policies as EventBridge patterns (eventbridge; `pol8c` too: no key limit), through
+    // `Evaluator::matches_bytes`, against quamina with the same patterns on the same bytes.
+    for clauses in [1, 3, 8] {
+        let (pattern, filter) = eventbridge_filter(clauses);
+        let mut evaluator = Evaluator::new();
+        let expected: Vec<usize> = attrs
+            .iter()
+            .map(|l| usize::from(evaluator.matches_bytes(&filter, l) == Ok(true)))
+            .collect();
+        // (No attrs line holds all eight clauses: `pol8c` is the cost of deciding no-match.)
+        assert!(
+            clauses == 8 || expected.contains(&1),
+            "eventbridge pol{clauses}c matches some line"
+        );
+        let name = format!("eventbridge_pol{clauses}c");
+        let mut group = e2e_group(&mut c, &name, attrs.len());
+        bench_lines(&mut group, "filtervm_bytes", &attrs, |l| {
+            usize::from(evaluator.matches_bytes(&filter, l) == Ok(true))
+        });
+        if let Some(q) = quamina_of(&name, &[pattern.to_string()], &attrs, &expected) {
+            bench_quamina(&mut group, &q, &attrs);
+        }
         group.finish();
     }
 

@@ -285,7 +285,12 @@ fn set_dst(inst: &mut filtervm_vm::op::Inst, r: filtervm_vm::op::Reg) -> Option<
         | Inst::NumIn { dst, .. }
         | Inst::TextNumIn { dst, .. }
         | Inst::DecIn { dst, .. }
-        | Inst::BoolEq { dst, .. } => *dst = r,
+        | Inst::BoolEq { dst, .. }
+        | Inst::CmpNumIn { dst, .. }
+        | Inst::NumTextIn { dst, .. }
+        | Inst::AddrIn { dst, .. }
+        | Inst::CaseIn { dst, .. }
+        | Inst::Except { dst, .. } => *dst = r,
         _ => return None,
     }
     Some(())
@@ -342,6 +347,20 @@ pub fn body_single(clauses: usize) -> Single {
         program: compile_clauses_with(Dialect::Sns, &policy, &body_scope()),
         policy,
     }
+}
+
+/// The `pol{clauses}c` policy as an EventBridge pattern (the same JSON: every clause is valid
+/// pattern syntax), compiled whole (EventBridge has no key limit), for the raw-bytes workloads
+/// against the SNS body-scope program of [`body_single`] and quamina.
+pub fn eventbridge_filter(clauses: usize) -> (Value, Filter) {
+    let policy = sns_policy('c', clauses);
+    let filter = filtervm_compiler::compile_text(
+        Dialect::EventBridge,
+        &policy.to_string(),
+        &Options::EventBridge,
+    )
+    .expect("an eventbridge pattern");
+    (policy, filter)
 }
 
 /// [`passing_event`] as the bytes of one JSON line.

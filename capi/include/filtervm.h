@@ -186,9 +186,10 @@ typedef struct fvm_header {
  * are ignored. The bytes are read where they lie and nothing is kept after the call returns.
  *
  * Each filter reads the part its dialect needs: `sns` (attribute scope) and `basaltic` the
- * attributes, `sns` (`MessageBody` scope) and `eventgrid` the body (an Event Grid event is one
- * JSON object: give each event of a batch on its own, `fvm_read_events`), `stream` and `expr`
- * the headers. A message without attributes has the empty attribute set (sns rule 12: only
+ * attributes, `sns` (`MessageBody` scope), `eventgrid` and `eventbridge` the body (an Event
+ * Grid event is one JSON object: give each event of a batch on its own, `fvm_read_events`; an
+ * EventBridge event is the whole document, whatever its member names), `stream` and `expr` the
+ * headers. A message without attributes has the empty attribute set (sns rule 12: only
  * `{}` matches it); a message without the body or headers a filter reads is `MESSAGE_SHAPE`.
  * The library's documentation (`filtervm/MESSAGES.md`) has the table of every situation.
  */
@@ -259,7 +260,8 @@ const char *fvm_version(void);
 /**
  * Compiles a policy.
  *
- * `dialect` is `"sns"`, `"basaltic"`, `"eventgrid"`, `"stream"` or `"expr"` (NUL-terminated).
+ * `dialect` is `"sns"`, `"basaltic"`, `"eventgrid"`, `"stream"`, `"expr"` or `"eventbridge"`
+ * (NUL-terminated).
  * `policy` is JSON text (for `stream` also the text form `region = eu-* and n > 5`), at most
  * 256 KiB. `options` is the dialect's options as JSON text (`{"scope": "MessageBody"}`), or
  * NULL for the defaults. On success stores a new filter in `*out` (free it with

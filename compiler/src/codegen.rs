@@ -8,8 +8,8 @@
 use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp};
 use ahash::AHashMap;
 use filtervm_vm::op::{
-    CidrRef, DecRangesRef, Inst, ListRef, PatRef, RangesRef, Reg, SetRef, SlotRef, StrRef, Target,
-    WildRef,
+    BlockRef, CaseRef, CidrRef, DecRangesRef, Inst, ListRef, PatRef, RangesRef, Reg, SetRef,
+    SlotRef, StrRef, Target, TestsRef, WildRef,
 };
 use filtervm_vm::program::{Program, ProgramParts, VerifyError};
 
@@ -244,6 +244,7 @@ impl<'ir> Gen<'ir> {
                 match source {
                     NumSource::NumberLeaf => Inst::NumIn { dst, slot, ranges },
                     NumSource::Text => Inst::TextNumIn { dst, slot, ranges },
+                    NumSource::Comparable => Inst::CmpNumIn { dst, slot, ranges },
                 }
             }
             Pred::Dec(r) => {
@@ -256,6 +257,38 @@ impl<'ir> Gen<'ir> {
                 slot,
                 value: *value,
             },
+            Pred::NumText(values) => Inst::NumTextIn {
+                dst,
+                slot,
+                list: self.list(values),
+            },
+            Pred::Address(b) => {
+                let block = BlockRef(idx(pools.blocks.len()));
+                pools.blocks.push(b.clone());
+                Inst::AddrIn { dst, slot, block }
+            }
+            Pred::IgnoreCase(c) => {
+                let pat = CaseRef(idx(pools.cases.len()));
+                pools.cases.push(c.clone());
+                Inst::CaseIn { dst, slot, pat }
+            }
+            Pred::Except(preds) => {
+                // Each predicate becomes a test run on one leaf; its register and slot operands
+                // are not read there, and are written `r0` and `slot0` (which every program with
+                // this test has), so that a copy of the test into another program stays valid.
+                let tests: Vec<Inst> = preds
+                    .iter()
+                    .map(|p| self.test(p, Reg(0), SlotRef(0)))
+                    .collect();
+                let pools = &mut self.parts.pools;
+                let tests_ref = TestsRef(idx(pools.leaf_tests.len()));
+                pools.leaf_tests.push(tests);
+                Inst::Except {
+                    dst,
+                    slot,
+                    tests: tests_ref,
+                }
+            }
         }
     }
 }

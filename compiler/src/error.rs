@@ -121,6 +121,36 @@ error_codes! {
     /// An `expr` policy nested deeper than `max_depth` (E2). Smallest input: the expr policy
     /// `{"op":"NOT","exp":[{"key":"a","op":"exists"}]}` with the options `{"max_depth":0}`.
     ExprTooDeep = "EXPR_TOO_DEEP", Policy;
+    /// An `eventbridge` pattern that is not shaped like one (event-ruler's wording, EB-31):
+    /// "Filter is not an object", "Empty objects are not allowed", "\"NAME\" must be an object
+    /// or an array", "Empty arrays are not allowed", "Match value must be String, number, true,
+    /// false, or null", the `$or` rules and reserved names, "Match expression name not found",
+    /// "Only one key allowed in match expression", "Too many elements in numeric expression", the
+    /// shape of a `numeric` array; or pattern text that is not JSON. Smallest input: the
+    /// eventbridge pattern `[]`.
+    EventBridgeSyntaxError = "EVENTBRIDGE_SYNTAX_ERROR", Policy;
+    /// An `eventbridge` operand of the wrong JSON type ("prefix match pattern must be a string",
+    /// "exists match pattern must be either true or false.", "Value of < must be numeric", the
+    /// anything-but operand and list types). Smallest input: the eventbridge pattern
+    /// `{"a":[{"prefix":1}]}`.
+    EventBridgeTypeError = "EVENTBRIDGE_TYPE_ERROR", Policy;
+    /// An `eventbridge` operator that does not exist ("Unrecognized match type", "Unsupported
+    /// anything-but pattern", "Unsupported prefix pattern", "Unrecognized numeric range operator",
+    /// "Bad numeric range operator"), with a suggestion when a known one is close. Smallest
+    /// input: the eventbridge pattern `{"a":[{"x":1}]}`.
+    EventBridgeUnknownOperator = "EVENTBRIDGE_UNKNOWN_OPERATOR", Policy;
+    /// An `eventbridge` operand of the right type but an invalid value: a wildcard ("Consecutive
+    /// wildcard characters at pos N"), a CIDR block (EB-27), a number that is not comparable
+    /// ("Cannot compare number : TEXT", EB-17), "Bottom must be less than top", an empty
+    /// anything-but prefix or suffix or list. Smallest input: the eventbridge pattern
+    /// `{"a":[{"cidr":"x"}]}`.
+    EventBridgeInvalidValue = "EVENTBRIDGE_INVALID_VALUE", Policy;
+    /// An `eventbridge` pattern beyond a limit: a branch of more than 256 paths (EB-32, "exceeds
+    /// max value of 256"), wildcards too complex to match ("Rule is too complex", EB-33), `$or`
+    /// alternatives that replace one another's fields in more combinations than compiling
+    /// expands, or pattern text over 256 KiB. Smallest input: the eventbridge pattern
+    /// `{"a":[{"wildcard":"*:*:*:*:*:b/*"}]}`.
+    EventBridgeLimitExceeded = "EVENTBRIDGE_LIMIT_EXCEEDED", Policy;
     /// Dialect options that are not a JSON object, name an unknown or duplicate member, give
     /// an option a value of the wrong type or out of range, or belong to another dialect; in
     /// every dialect. Smallest input: the options `[]`.
@@ -500,6 +530,21 @@ mod code_tests {
                 Dialect::Expr,
                 r#"{"max_depth":0}"#,
                 r#"{"op":"NOT","exp":[{"key":"a","op":"exists"}]}"#,
+            ),
+            C::EventBridgeSyntaxError => policy(Dialect::EventBridge, "{}", "[]"),
+            C::EventBridgeTypeError => {
+                policy(Dialect::EventBridge, "{}", r#"{"a":[{"prefix":1}]}"#)
+            }
+            C::EventBridgeUnknownOperator => {
+                policy(Dialect::EventBridge, "{}", r#"{"a":[{"x":1}]}"#)
+            }
+            C::EventBridgeInvalidValue => {
+                policy(Dialect::EventBridge, "{}", r#"{"a":[{"cidr":"x"}]}"#)
+            }
+            C::EventBridgeLimitExceeded => policy(
+                Dialect::EventBridge,
+                "{}",
+                r#"{"a":[{"wildcard":"*:*:*:*:*:b/*"}]}"#,
             ),
             C::InvalidOptions => Options::from_json(Dialect::Sns, "[]")
                 .err()

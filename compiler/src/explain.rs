@@ -67,7 +67,7 @@ use crate::dialect::{Dialect, stream};
 use crate::error::MessageError;
 use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
 use crate::parts::{MessageParts, SelectedPart};
-use filtervm_vm::bind::{Bindings, Bound, BoundLeaf, KeyTable};
+use filtervm_vm::bind::{Bindings, Bound, BoundLeaf, Judgement, KeyTable};
 use filtervm_vm::exec;
 use filtervm_vm::fold::fold;
 use filtervm_vm::json::{Map, Number, Value};
@@ -75,8 +75,8 @@ use filtervm_vm::key::Key;
 use filtervm_vm::message::{Attributes, Headers, Message, Text};
 use filtervm_vm::number::{Decimal, parse_json_number};
 use filtervm_vm::op::{
-    CidrRef, DecRangesRef, Inst, ListRef, PatRef, RangesRef, Reg, SetRef, SlotRef, StrRef, Target,
-    WildRef,
+    BlockRef, CaseRef, CidrRef, DecRangesRef, Inst, ListRef, PatRef, RangesRef, Reg, SetRef,
+    SlotRef, StrRef, Target, TestsRef, WildRef,
 };
 use filtervm_vm::pattern::SegmentPattern;
 use filtervm_vm::program::{Pools, Program, ProgramParts};
@@ -111,6 +111,12 @@ pub const HINT_BODY_OVERFLOW: &str = "BODY_OVERFLOW";
 pub const HINT_MISSING_KEY: &str = "MISSING_KEY";
 /// Hint: a number lies exactly on an exclusive bound of a numeric condition.
 pub const HINT_EXCLUSIVE_BOUND: &str = "EXCLUSIVE_BOUND";
+/// Hint: eventbridge `exists: false` judged over every element of an array above it, since no
+/// field sorting before it fixed an element there (EB-10).
+pub const HINT_ABSENT_ELSEWHERE: &str = "ABSENT_ELSEWHERE";
+/// Hint: an eventbridge number that is not comparable (more digits than its binary64 holds,
+/// EB-17): it satisfies no numeric condition and equals only its own spelling.
+pub const HINT_NOT_COMPARABLE: &str = "NOT_COMPARABLE";
 
 /// Whether a condition held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -386,15 +392,18 @@ pub fn explain_bytes(
     policy: Option<&Value>,
     json: &[u8],
 ) -> Result<Explanation, ExplainError> {
-    if filter.json_body() == Some(crate::JsonBody::Event) {
-        if let Err(e) =
-            filtervm_vm::json::validate(json, filtervm_vm::json::LoneSurrogates::Replace)
-        {
-            return Err(crate::not_json_error(filter.dialect(), &e).into());
-        }
-        if let Some(e) = crate::event_shape_error(json) {
-            return Err(e.into());
-        }
+    if matches!(
+        filter.json_body(),
+        Some(crate::JsonBody::Event | crate::JsonBody::EventBridge)
+    ) && let Err(e) =
+        filtervm_vm::json::validate(json, filtervm_vm::json::LoneSurrogates::Replace)
+    {
+        return Err(crate::not_json_error(filter.dialect(), &e).into());
+    }
+    if filter.json_body() == Some(crate::JsonBody::Event)
+        && let Some(e) = crate::event_shape_error(json)
+    {
+        return Err(e.into());
     }
     explain(
         filter,
@@ -447,6 +456,11 @@ fn explain_with(
     let program = filter.program();
     let mut scratch = Bindings::new();
     let bound = scratch.bind(program.keys(), message);
+    if filter.dialect() == Dialect::EventBridge {
+        // An event that cannot be judged (not JSON, not an object, too deep, EB-3, EB-34) has no
+        // explanation but its error.
+        crate::judged(filter, &bound)?;
+    }
     let mut registers = Vec::new();
     let matched = program.eval(&bound, &mut registers);
     let program_tests = Runner {
@@ -509,7 +523,17 @@ fn explain_with(
                 },
             });
         }
-        if bound.overflowed() {
+        if bound.judgement() == &Judgement::Unsupported {
+            hints.push(Hint {
+                code: HINT_BODY_OVERFLOW,
+                pointer: String::new(),
+                message: format!(
+                    "{}, so it was bound as if it were not a JSON object and no condition on it \
+                     can hold",
+                    crate::dialect::eventbridge::unsupported_error().message
+                ),
+            });
+        } else if bound.overflowed() {
             hints.push(Hint {
                 code: HINT_BODY_OVERFLOW,
                 pointer: String::new(),
@@ -598,7 +622,22 @@ pool_operand!(
     WildRef => wildcards,
     PatRef => patterns,
     CidrRef => cidrs,
+    BlockRef => blocks,
+    CaseRef => cases,
 );
+
+impl ExplainOperand for TestsRef {
+    /// Copies the leaf tests and the constants they read.
+    fn extract(self, from: &Pools, into: &mut Pools) -> Option<Self> {
+        let tests = from.leaf_tests.get(self.0 as usize)?.clone();
+        let copied = tests
+            .into_iter()
+            .map(|t| inst_extract(t, from, into))
+            .collect::<Option<Vec<Inst>>>()?;
+        into.leaf_tests.push(copied);
+        u32::try_from(into.leaf_tests.len() - 1).ok().map(TestsRef)
+    }
+}
 impl ExplainOperand for bool {}
 impl ExplainOperand for Shapes {}
 impl ExplainOperand for LeafTypes {}
@@ -1096,6 +1135,39 @@ impl HintContext<'_> {
         if let Some(m) = exclusive_bound(&test.pred, seen) {
             hint(HINT_EXCLUSIVE_BOUND, m);
         }
+        if let (Key::FieldPath(path, levels), Pred::Shape(shapes)) = (&test.key, &test.pred)
+            && *shapes == Shapes::ABSENT
+            && !seen.absent()
+        {
+            hint(
+                HINT_ABSENT_ELSEWHERE,
+                format!(
+                    "`{path}` has a value, so `exists: false` fails: it is judged element by \
+                    element only at the arrays within its first {levels} segment(s), the ones a \
+                    field sorting before it fixed (EB-10); elsewhere any element's value counts"
+                ),
+            );
+        }
+        if let Pred::Num {
+            source: NumSource::Comparable,
+            ..
+        } = &test.pred
+            && let Some(text) = seen.values.iter().find_map(|l| match l {
+                Leaf::Num(n) if !filtervm_vm::number::is_comparable(n.text(), n.value()) => {
+                    Some(n.text().to_owned())
+                }
+                _ => None,
+            })
+        {
+            hint(
+                HINT_NOT_COMPARABLE,
+                format!(
+                    "the number {text} has more digits than its binary64 value holds (it is not \
+                    that value's shortest form, EB-17): it satisfies no numeric condition and \
+                    equals only the same spelling"
+                ),
+            );
+        }
         out
     }
 
@@ -1239,6 +1311,11 @@ fn value_case(dialect: Dialect, pred: &Pred, seen: &Seen) -> Option<String> {
         Dialect::Expr => "comparison is case-sensitive: list each spelling in an `in` \
                           value, or publish one spelling"
             .to_owned(),
+        Dialect::EventBridge => format!(
+            "event pattern matching is case-sensitive; use {{\"equals-ignore-case\": {}}} \
+             for an exact value, or publish the pattern's spelling",
+            quote(&wanted)
+        ),
     };
     Some(format!(
         "{} differs from the policy's {} only in case: {fix}",

@@ -10,6 +10,8 @@
 
 pub(crate) mod json;
 
+use filtervm_vm::address::Block;
+use filtervm_vm::case_pattern::CasePattern;
 use filtervm_vm::cidr::Cidr;
 use filtervm_vm::key::Key;
 use filtervm_vm::pattern::SegmentPattern;
@@ -137,6 +139,9 @@ pub enum NumSource {
     NumberLeaf,
     /// String leaves whose whole text is a JSON number (basaltic B-10, stream S9).
     Text,
+    /// Number leaves that are comparable: written as their binary64's shortest form
+    /// (EventBridge EB-17; [`filtervm_vm::number::is_comparable`]).
+    Comparable,
 }
 
 /// A predicate over one slot.
@@ -172,6 +177,17 @@ pub enum Pred {
     Dec(Vec<DecInterval>),
     /// Some bool leaf equals the value.
     Bool(bool),
+    /// Some number leaf is written exactly as one of the texts (sorted, deduplicated): a number
+    /// compared by its text (EB-16).
+    NumText(Vec<Box<str>>),
+    /// Some string leaf is an IP address inside the block (EB-13, EB-27..EB-29).
+    Address(Block),
+    /// Some string leaf matches the case pattern (full case mappings, EB-20, EB-21).
+    IgnoreCase(CasePattern),
+    /// Some leaf, of any type, satisfies none of the predicates (each a test of one leaf's
+    /// value: not [`Pred::Shape`] nor another `Except`). EventBridge's `anything-but` (EB-25):
+    /// a field passes when some value is not excluded.
+    Except(Vec<Pred>),
 }
 
 impl Node {
@@ -270,15 +286,25 @@ impl fmt::Display for Pred {
             Pred::Segment(p) => write!(f, "segment {}", quote(p.source())),
             Pred::Cidr(c) => write!(f, "cidr {}", quote(c.source())),
             Pred::Num { source, ranges } => {
-                let src = if *source == NumSource::Text {
-                    "text-num"
-                } else {
-                    "num"
+                let src = match source {
+                    NumSource::Text => "text-num",
+                    NumSource::NumberLeaf => "num",
+                    NumSource::Comparable => "cmp-num",
                 };
                 write!(f, "{src} {}", show_intervals(ranges))
             }
             Pred::Dec(r) => write!(f, "dec {}", show_dec_intervals(r)),
             Pred::Bool(b) => write!(f, "bool {b}"),
+            Pred::NumText(values) => {
+                let vals: Vec<String> = values.iter().map(|v| quote(v)).collect();
+                write!(f, "num-text [{}]", vals.join(", "))
+            }
+            Pred::Address(b) => write!(f, "addr {}", quote(b.source())),
+            Pred::IgnoreCase(c) => write!(f, "case {c}"),
+            Pred::Except(preds) => {
+                let shown: Vec<String> = preds.iter().map(ToString::to_string).collect();
+                write!(f, "except [{}]", shown.join("; "))
+            }
         }
     }
 }

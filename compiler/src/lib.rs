@@ -182,6 +182,7 @@ impl Filter {
 pub(crate) fn json_body(options: &Options) -> Option<JsonBody> {
     match options {
         Options::EventGrid(_) => Some(JsonBody::Event),
+        Options::EventBridge => Some(JsonBody::EventBridge),
         Options::Sns(sns) if sns.scope == SnsScope::MessageBody => Some(JsonBody::SnsBody),
         _ => None,
     }
@@ -201,6 +202,10 @@ pub(crate) enum JsonBody {
     /// An Event Grid event: bytes that are not JSON, or JSON that is not one object, cannot be
     /// judged.
     Event,
+    /// An EventBridge event: bytes that are not JSON, a document that is not an object (EB-3),
+    /// nesting deeper than 1,000 levels (EB-34) and bodies beyond the binding limits cannot be
+    /// judged.
+    EventBridge,
 }
 
 /// Reusable evaluation buffers: the binding scratch (arena, JSON reader) and registers. Keep one
@@ -210,7 +215,7 @@ pub(crate) enum JsonBody {
 ///
 /// | message | entry point |
 /// |---|---|
-/// | raw JSON bytes: an SNS body (body scope), an Event Grid event | [`Evaluator::matches_bytes`], [`Evaluator::try_matches_bytes`] |
+/// | raw JSON bytes: an SNS body (body scope), an Event Grid or EventBridge event | [`Evaluator::matches_bytes`], [`Evaluator::try_matches_bytes`] |
 /// | typed attributes (basaltic, sns attribute scope), borrowed | [`Evaluator::matches_attributes`] |
 /// | headers (stream, expr), borrowed | [`Evaluator::matches_headers`] |
 /// | an owned [`Message`] | [`Evaluator::matches`], [`Evaluator::try_matches`] |
@@ -233,12 +238,20 @@ impl Evaluator {
     ///
     /// Fails closed: an SNS body too complex to judge element by element (more rows than
     /// `filtervm_vm::bind::MAX_ROW_SLOTS` allow, sns rule 18) is bound as a non-object and
-    /// matches only the empty policy, and an Event Grid event that is not JSON matches nothing;
-    /// [`Evaluator::try_matches`] reports those cases instead. An SNS body ([`Message::Body`])
+    /// matches only the empty policy, and an Event Grid event that is not JSON matches nothing,
+    /// nor does an EventBridge event that is not a JSON object, nests deeper than 1,000 levels
+    /// (EB-3, EB-34) or has an `exists: false` the binder does not judge
+    /// ([`dialect::eventbridge::unsupported_error`]); [`Evaluator::try_matches`] reports those
+    /// cases instead. An SNS body ([`Message::Body`])
     /// that is not JSON is judged, not failed: by sns rule 14 it matches only the empty policy.
     pub fn matches(&mut self, filter: &Filter, message: &Message) -> bool {
         let bound = self.bindings.bind(filter.program.keys(), message);
-        filter.program.eval(&bound, &mut self.registers)
+        let verdict = filter.program.eval(&bound, &mut self.registers);
+        // An EventBridge program needs an object (and the binder gives none it gave up on);
+        // the depth limit (EB-34) is the binder's to measure, not the program's.
+        verdict
+            && (filter.dialect() != Dialect::EventBridge
+                || dialect::eventbridge::judged_event(&bound).is_ok())
     }
 
     /// Like [`Evaluator::matches`], but a message that could not be judged whole is an error:
@@ -266,10 +279,12 @@ impl Evaluator {
     /// Grid event. One validating pass over the bytes keeps only what the filter reads (any
     /// depth, lone surrogate escapes read as U+FFFD), with no allocation once warm.
     ///
-    /// Errors: [`ErrorCode::MessageNotJson`] for an Event Grid event that is not JSON,
-    /// [`ErrorCode::InvalidMessage`] for one that is not an object (an array of events, a
-    /// scalar), [`ErrorCode::MessageShape`] for a filter whose dialect does not read a JSON
-    /// body. An SNS
+    /// Errors: [`ErrorCode::MessageNotJson`] for an Event Grid or EventBridge event that is not
+    /// JSON; [`ErrorCode::InvalidMessage`] for an Event Grid event that is not an object (an
+    /// array of events, a scalar) and for an EventBridge event that is not a JSON object (EB-3);
+    /// [`ErrorCode::MessageTooComplex`] for an EventBridge event that nests deeper than 1,000
+    /// levels (EB-34) or is beyond the binding limits; [`ErrorCode::MessageShape`] for a filter
+    /// whose dialect does not read a JSON body. An SNS
     /// body that is not JSON keeps its dialect meaning (sns rule 14: it matches only the empty
     /// policy); one too complex to judge element by element matches only the empty policy too,
     /// and [`Evaluator::try_matches_bytes`] reports it.
@@ -284,6 +299,9 @@ impl Evaluator {
             if let Some(e) = event_shape_error(json) {
                 return Err(e);
             }
+        }
+        if kind == JsonBody::EventBridge {
+            judged(filter, &bound)?;
         }
         Ok(verdict)
     }
@@ -373,6 +391,9 @@ impl Evaluator {
 /// `Ok` when `bound` was judged whole; the error saying why not otherwise. An SNS body that is
 /// not JSON is judged: sns rule 14 gives it a verdict (only the empty policy matches it).
 fn judged(filter: &Filter, bound: &Bound<'_>) -> Result<(), MessageError> {
+    if filter.dialect() == Dialect::EventBridge && bound.not_json().is_none() {
+        dialect::eventbridge::judged_event(bound)?;
+    }
     match bound.judgement() {
         Judgement::Judged => Ok(()),
         Judgement::NotJson(_) if filter.dialect() == Dialect::Sns => Ok(()),
@@ -386,6 +407,7 @@ fn judged(filter: &Filter, bound: &Bound<'_>) -> Result<(), MessageError> {
             ),
         }),
         Judgement::NotJson(e) => Err(not_json_error(filter.dialect(), e)),
+        Judgement::Unsupported => Err(dialect::eventbridge::unsupported_error()),
     }
 }
 

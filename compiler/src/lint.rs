@@ -25,6 +25,9 @@
 //! | [`DUPLICATE_MEMBER`] | all (JSON form) | an object of the policy names a member twice: only the last value counts |
 //! | [`NATS_WILDCARD`] | stream | a pattern segment `>`: NATS's multi-level wildcard is a literal character here |
 //! | [`STAR_WITHIN_SEGMENT`] | stream | a `*` at either end of a dotted pattern (`orders.*`, `orders.eu*`, `*.created`): it no longer crosses dots, as the old matcher's did |
+//! | [`REPLACED_MEMBER`] | eventbridge | a member every branch replaces by a later member naming the same path (EB-7): it never counts |
+//! | [`EXISTS_FALSE_ORDER`] | eventbridge | an `exists: false` that sorts before a field it shares an array with: judged over every element, not the one that field matched (EB-10) |
+//! | [`ALWAYS_HOLDS`] | eventbridge | alternatives of which an `anything-but` admits every value the others exclude (or two `anything-but`s that exclude nothing in common) |
 //!
 //! The IR checks use the optimizer's own passes ([`opt::optimize`] of a subtree folding to a
 //! constant), structural equality ([`Node::same`]) and a per-leaf implication between predicates of
@@ -68,6 +71,11 @@ pub const NEGATIVE_ON_MISSING_KEY: &str = "NEGATIVE_ON_MISSING_KEY";
 pub const UNKNOWN_KEY: &str = "UNKNOWN_KEY";
 /// An object of the policy that names a member twice (the JSON reader keeps the last value).
 pub const DUPLICATE_MEMBER: &str = "DUPLICATE_MEMBER";
+
+/// An eventbridge member that every branch replaces (EB-7).
+pub const REPLACED_MEMBER: &str = crate::dialect::eventbridge::lint::REPLACED_MEMBER;
+/// An eventbridge `exists: false` judged before a field it shares an array with (EB-10).
+pub const EXISTS_FALSE_ORDER: &str = crate::dialect::eventbridge::lint::EXISTS_FALSE_ORDER;
 
 /// A stream pattern segment `>` (NATS's multi-level wildcard, a literal character here).
 pub const NATS_WILDCARD: &str = "NATS_WILDCARD";
@@ -165,6 +173,11 @@ pub fn lint_filter(filter: &Filter, policy: &Value) -> Vec<Warning> {
         }
         Dialect::Stream => stream_patterns(policy, &mut specific),
         Dialect::Expr => {}
+        Dialect::EventBridge => {
+            for (code, at, message, fix) in crate::dialect::eventbridge::lint::check(policy) {
+                specific.push(Warning::new(code, &at, message, fix));
+            }
+        }
     }
     let mut generic = Vec::new();
     if let Some(ir) = filter.lowered_ir() {
@@ -390,17 +403,24 @@ fn leaf_types(pred: &Pred) -> Option<LeafTypes> {
     Some(match pred {
         Pred::Shape(_) => return None,
         Pred::HasType(t) => *t,
-        Pred::Str { .. } | Pred::Wildcard(_) | Pred::Segment(_) | Pred::Cidr(_) => LeafTypes::STR,
+        Pred::Str { .. }
+        | Pred::Wildcard(_)
+        | Pred::Segment(_)
+        | Pred::Cidr(_)
+        | Pred::Address(_)
+        | Pred::IgnoreCase(_) => LeafTypes::STR,
         Pred::Num {
             source: NumSource::Text,
             ..
         } => LeafTypes::STR,
         Pred::Num {
-            source: NumSource::NumberLeaf,
+            source: NumSource::NumberLeaf | NumSource::Comparable,
             ..
         }
-        | Pred::Dec(_) => LeafTypes::NUM,
+        | Pred::Dec(_)
+        | Pred::NumText(_) => LeafTypes::NUM,
         Pred::Bool(_) => LeafTypes::BOOL,
+        Pred::Except(_) => LeafTypes::ALL,
     })
 }
 

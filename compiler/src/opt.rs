@@ -239,6 +239,7 @@ fn never_holds(pred: &Pred) -> bool {
         Pred::Str { values, .. } => values.is_empty(),
         Pred::Num { ranges, .. } => ranges.iter().all(Interval::is_empty),
         Pred::Dec(r) => r.is_empty(),
+        Pred::NumText(values) => values.is_empty(),
         _ => false,
     }
 }
@@ -301,24 +302,35 @@ fn hash_node(node: &Node, h: &mut DefaultHasher) {
         NodeKind::Not(c) => hash_node(c, h),
         NodeKind::Test(t) => {
             t.key.hash(h);
-            std::mem::discriminant(&t.pred).hash(h);
-            let bound = |x: f64| if x == 0.0 { 0 } else { x.to_bits() };
-            match &t.pred {
-                Pred::Shape(s) => s.hash(h),
-                Pred::HasType(l) => l.hash(h),
-                Pred::Str { op, case, values } => (op, case, values).hash(h),
-                Pred::Wildcard(w) => w.source().hash(h),
-                Pred::Segment(p) => p.source().hash(h),
-                Pred::Cidr(c) => c.hash(h),
-                Pred::Num { source, ranges } => {
-                    source.hash(h);
-                    for r in ranges {
-                        (bound(r.lo), bound(r.hi), r.lo_inclusive, r.hi_inclusive).hash(h);
-                    }
-                }
-                Pred::Dec(ranges) => ranges.len().hash(h),
-                Pred::Bool(b) => b.hash(h),
+            hash_pred(&t.pred, h);
+        }
+    }
+}
+
+fn hash_pred(pred: &Pred, h: &mut DefaultHasher) {
+    std::mem::discriminant(pred).hash(h);
+    let bound = |x: f64| if x == 0.0 { 0 } else { x.to_bits() };
+    match pred {
+        Pred::Shape(s) => s.hash(h),
+        Pred::HasType(l) => l.hash(h),
+        Pred::Str { op, case, values } => (op, case, values).hash(h),
+        Pred::Wildcard(w) => w.source().hash(h),
+        Pred::Segment(p) => p.source().hash(h),
+        Pred::Cidr(c) => c.hash(h),
+        Pred::Num { source, ranges } => {
+            source.hash(h);
+            for r in ranges {
+                (bound(r.lo), bound(r.hi), r.lo_inclusive, r.hi_inclusive).hash(h);
             }
+        }
+        Pred::Dec(ranges) => ranges.len().hash(h),
+        Pred::Bool(b) => b.hash(h),
+        Pred::NumText(texts) => texts.hash(h),
+        Pred::Address(block) => block.hash(h),
+        Pred::IgnoreCase(pattern) => pattern.hash(h),
+        Pred::Except(tests) => {
+            tests.len().hash(h);
+            tests.iter().for_each(|p| hash_pred(p, h));
         }
     }
 }
@@ -487,8 +499,10 @@ pub fn cost(node: &Node) -> u32 {
                 op: StrOp::Contains,
                 ..
             } => 8,
-            Pred::Segment(_) | Pred::Cidr(_) => 8,
+            Pred::NumText(_) => 4,
+            Pred::Segment(_) | Pred::Cidr(_) | Pred::Address(_) | Pred::IgnoreCase(_) => 8,
             Pred::Wildcard(_) => 10,
+            Pred::Except(preds) => preds.len() as u32 * 8 + 4,
         },
     }
 }

@@ -155,6 +155,8 @@ pub enum Options {
     Stream,
     /// `expr`.
     Expr(ExprOptions),
+    /// `eventbridge`: no options.
+    EventBridge,
 }
 
 /// The option names each dialect takes.
@@ -163,7 +165,7 @@ fn option_names(dialect: Dialect) -> &'static [&'static str] {
         Dialect::Sns => &["scope"],
         Dialect::EventGrid => &["schema"],
         Dialect::Expr => &["max_depth"],
-        Dialect::Basaltic | Dialect::Stream => &[],
+        Dialect::Basaltic | Dialect::Stream | Dialect::EventBridge => &[],
     }
 }
 
@@ -176,6 +178,7 @@ impl Options {
             Options::EventGrid(_) => Dialect::EventGrid,
             Options::Stream => Dialect::Stream,
             Options::Expr(_) => Dialect::Expr,
+            Options::EventBridge => Dialect::EventBridge,
         }
     }
 
@@ -329,7 +332,7 @@ impl Options {
             Options::Expr(o) => {
                 members.insert("max_depth".into(), Value::Number(Number::from(o.max_depth)));
             }
-            Options::Basaltic | Options::Stream => {}
+            Options::Basaltic | Options::Stream | Options::EventBridge => {}
         }
         Value::Object(members)
     }
@@ -376,7 +379,9 @@ fn example(dialect: Dialect) -> &'static str {
         Dialect::Sns => " like {\"scope\": \"MessageBody\"}",
         Dialect::EventGrid => " like {\"schema\": \"CloudEventSchemaV1_0\"}",
         Dialect::Expr => " like {\"max_depth\": 32}",
-        Dialect::Basaltic | Dialect::Stream => " (`{}`: the dialect takes no options)",
+        Dialect::Basaltic | Dialect::Stream | Dialect::EventBridge => {
+            " (`{}`: the dialect takes no options)"
+        }
     }
 }
 
@@ -478,6 +483,7 @@ impl From<Dialect> for Options {
             Dialect::EventGrid => Options::EventGrid(EventGridOptions::default()),
             Dialect::Stream => Options::Stream,
             Dialect::Expr => Options::Expr(ExprOptions::default()),
+            Dialect::EventBridge => Options::EventBridge,
         }
     }
 }

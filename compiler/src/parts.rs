@@ -56,7 +56,7 @@ pub enum MessagePart {
     /// Typed attributes: name, declared type, value (`basaltic`, `sns` in attribute scope).
     Attributes,
     /// The JSON body as raw bytes: an SNS message body (`sns` in body scope), an Event Grid
-    /// event (`eventgrid`).
+    /// event (`eventgrid`), an EventBridge event (`eventbridge`).
     Body,
     /// Headers, each with one or more values (`stream`, `expr`).
     Headers,
@@ -75,7 +75,7 @@ impl MessagePart {
         match options {
             Options::Sns(o) if o.scope == SnsScope::MessageBody => MessagePart::Body,
             Options::Sns(_) | Options::Basaltic => MessagePart::Attributes,
-            Options::EventGrid(_) => MessagePart::Body,
+            Options::EventGrid(_) | Options::EventBridge => MessagePart::Body,
             Options::Stream | Options::Expr(_) => MessagePart::Headers,
         }
     }
@@ -300,7 +300,10 @@ pub fn missing_part_error(options: &Options, present: &[MessagePart]) -> Message
         ),
         (_, MessagePart::Body) if !present.is_empty() => format!(
             " ({dialect} filters read the JSON {}: pass its bytes)",
-            if dialect == crate::Dialect::EventGrid {
+            if matches!(
+                dialect,
+                crate::Dialect::EventGrid | crate::Dialect::EventBridge
+            ) {
                 "event"
             } else {
                 "body"
@@ -376,6 +379,9 @@ impl Absent {
             Options::Sns(_) => Absent::Missing,
             // An Event Grid subscription filters events: without one there is nothing to judge.
             Options::EventGrid(_) => Absent::Missing,
+            // An EventBridge pattern matches events (EB-1): without one there is nothing to
+            // judge.
+            Options::EventBridge => Absent::Missing,
             // The stream and expr references define headers that are absent, not a message
             // without headers.
             Options::Stream | Options::Expr(_) => Absent::Missing,
@@ -475,7 +481,11 @@ pub(crate) fn check_attributes<A: Attributes + ?Sized>(
 ) -> Result<(), MessageError> {
     match options {
         Options::Basaltic => {}
-        Options::Sns(_) | Options::EventGrid(_) | Options::Stream | Options::Expr(_) => {
+        Options::Sns(_)
+        | Options::EventGrid(_)
+        | Options::EventBridge
+        | Options::Stream
+        | Options::Expr(_) => {
             return Ok(());
         }
     }
@@ -506,7 +516,9 @@ pub(crate) fn check_headers<H: Headers + ?Sized>(
     let one_value = match options {
         Options::Stream => true,
         Options::Expr(_) => false,
-        Options::Sns(_) | Options::Basaltic | Options::EventGrid(_) => return Ok(()),
+        Options::Sns(_) | Options::Basaltic | Options::EventGrid(_) | Options::EventBridge => {
+            return Ok(());
+        }
     };
     let error = |name: &[u8], message: String| {
         MessageError::new(

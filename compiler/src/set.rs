@@ -806,7 +806,10 @@ impl PolicySet {
                 bits.dedup();
                 Check::NumEq(bits.into_boxed_slice())
             }
-            Pred::Num { source, ranges } => Check::Num(*source, ranges.clone().into_boxed_slice()),
+            Pred::Num {
+                source: source @ (NumSource::NumberLeaf | NumSource::Text),
+                ranges,
+            } => Check::Num(*source, ranges.clone().into_boxed_slice()),
             Pred::Shape(shapes) => Check::Shape(*shapes),
             _ => {
                 let node = Node::test(test.key.clone(), test.pred.clone(), "");
@@ -1551,6 +1554,8 @@ impl MatchState {
                 l.as_f64()
                     .is_some_and(|x| ranges.iter().any(|r| r.contains(x)))
             }),
+            // Comparable numbers (EB-17) are checked by a program (`Check::Program`).
+            Check::Num(NumSource::Comparable, _) => false,
             Check::Num(NumSource::Text, ranges) => slot.leaves().any(|l| {
                 l.as_str().is_some() && {
                     let x = l.text_number();

@@ -320,6 +320,11 @@ fn read<'a>(
     options: Option<&Options>,
     strict: bool,
 ) -> Result<ReadMessage<'a>, MessageError> {
+    if options == Some(&Options::EventBridge) {
+        // EB-1: the message is the event, whatever its member names; it is checked whole (JSON,
+        // an object, EB-3) when it is matched.
+        return Ok(ReadMessage::document(json, MessageShape::Document));
+    }
     match json::outline(json).map_err(not_json)? {
         Outline::Object(members) => read_object(json, members, options, strict),
         Outline::Array(elements) => {

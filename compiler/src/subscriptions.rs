@@ -77,7 +77,7 @@ use crate::parts::{
     MessagePart, MessageParts, NO_ATTRIBUTES, NO_HEADERS, SelectedPart, Unread, missing_part_error,
 };
 use crate::set::{Handle, Holder, Holders, MatchState, PolicySet};
-use crate::{Filter, Options};
+use crate::{Dialect, Filter, MessageShape, Options};
 use arc_swap::ArcSwap;
 use filtervm_vm::bind::{Bindings, Bound, Judgement, map_bytes};
 use filtervm_vm::message::{Attributes, Headers, Message};
@@ -574,7 +574,11 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         // Read once for every group; a part in the wrong form fails that reading, and then each
         // group reads the document as one of its filters would (only its part), so that only the
         // groups reading that part are unjudged.
-        if let Ok(read) = crate::shape::read_for_all(json) {
+        // An EventBridge group reads the whole document as its event (EB-1), whatever its member
+        // names: a document in a wrapper shape is then read per group too.
+        if let Ok(read) = crate::shape::read_for_all(json)
+            && (read.shape() == MessageShape::Document || !self.has_eventbridge())
+        {
             return self.matching(scratch, &read.parts());
         }
         scratch.begin(self);
@@ -594,6 +598,14 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
             }
         }
         self.done(scratch)
+    }
+
+    /// Whether a group of the set holds EventBridge patterns.
+    fn has_eventbridge(&self) -> bool {
+        self.groups
+            .iter()
+            .flatten()
+            .any(|g| g.options == Options::EventBridge && !g.engine.is_empty())
     }
 
     /// Matches every message of one JSON document as received — a line of a log — each group
@@ -844,6 +856,16 @@ fn judge(group: &Group, bound: &Bound<'_>, body: Option<(&[u8], bool)>) -> Optio
         Judgement::NotJson(_) if !strict => {}
         Judgement::NotJson(e) => return Some(Reason::NotJson(e.clone())),
         Judgement::Overflowed => return Some(Reason::TooComplex),
+        Judgement::Unsupported => {
+            return Some(Reason::Invalid(
+                crate::dialect::eventbridge::unsupported_error(),
+            ));
+        }
+    }
+    if group.options.dialect() == Dialect::EventBridge
+        && let Err(e) = crate::dialect::eventbridge::judged_event(bound)
+    {
+        return Some(Reason::Invalid(e));
     }
     if let Some((bytes, _)) = body
         && crate::json_body(&group.options) == Some(crate::JsonBody::Event)
@@ -970,7 +992,9 @@ enum Reason {
     /// An event (or a document read as the body) that is not JSON.
     NotJson(filtervm_vm::json::Error),
     /// A part the group cannot read: in the wrong form, against the dialect's rules, given
-    /// unreadable, or the caller's reader failed ([`SubscriptionSet::matching_with`]).
+    /// unreadable, an EventBridge event that is no JSON object, nests too deep (EB-3, EB-34) or
+    /// has an `exists: false` the binder does not judge, or the caller's reader failed
+    /// ([`SubscriptionSet::matching_with`]).
     Invalid(MessageError),
 }
 

@@ -146,3 +146,16 @@ fn golden_expr_seed_shape() {
     );
     check("expr", &out);
 }
+
+/// eventbridge: nesting, `$or`, an absence judged per element of `detail.items` (EB-10), and
+/// the EB-specific tests (address, comparable numbers, case patterns, except).
+#[test]
+fn golden_eventbridge_pattern() {
+    let out = render(
+        Dialect::EventBridge,
+        "tests/golden/eventbridge.policy.json",
+        &read(&dir().join("eventbridge.policy.json")),
+        &json!({}),
+    );
+    check("eventbridge", &out);
+}

@@ -11,33 +11,45 @@ use std::time::{Duration, Instant};
 /// The most `cost(4n) / cost(n)` may be for work claimed linear.
 pub const LINEAR: f64 = 8.0;
 
-/// The fastest of `tries` runs of `run(n)`.
-fn fastest(n: usize, tries: usize, run: &mut impl FnMut(usize)) -> Duration {
-    (0..tries.max(1))
-        .map(|_| {
-            let start = Instant::now();
-            run(n);
-            start.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
+/// How long one run of `run(n)` took.
+fn timed(n: usize, run: &mut impl FnMut(usize)) -> Duration {
+    let start = Instant::now();
+    run(n);
+    start.elapsed()
 }
 
-/// `cost(4n) / cost(n)`, each the fastest of `tries` runs.
+/// `cost(4n) / cost(n)`, each the fastest of `tries` runs. The runs of the two sizes alternate,
+/// so a stretch of load on the machine slows both sizes rather than one.
 pub fn growth(n: usize, tries: usize, mut run: impl FnMut(usize)) -> f64 {
-    let small = fastest(n, tries, &mut run);
-    let large = fastest(4 * n, tries, &mut run);
+    let (mut small, mut large) = (Duration::MAX, Duration::MAX);
+    for _ in 0..tries.max(1) {
+        small = small.min(timed(n, &mut run));
+        large = large.min(timed(4 * n, &mut run));
+    }
     large.as_secs_f64() / small.as_secs_f64().max(1e-9)
 }
 
+/// How many times [`assert_linear`] measures before it fails. Load only ever slows a run, and
+/// slowing the runs at `n` shrinks the ratio by at most the load's factor, so a quadratic
+/// algorithm (16) does not get under the bound (8) by being measured again; a linear one that
+/// a busy machine pushed over it does.
+const ATTEMPTS: usize = 3;
+
 /// Asserts that `run` grows at most linearly from `n` to `4n` ([`LINEAR`]).
-pub fn assert_linear(what: &str, n: usize, run: impl FnMut(usize)) {
-    let ratio = growth(n, 9, run);
-    println!("{what}: growth {ratio:.2} from n = {n} to 4n");
+pub fn assert_linear(what: &str, n: usize, mut run: impl FnMut(usize)) {
+    let mut best = f64::INFINITY;
+    for _ in 0..ATTEMPTS {
+        let ratio = growth(n, 9, &mut run);
+        println!("{what}: growth {ratio:.2} from n = {n} to 4n");
+        best = best.min(ratio);
+        if best < LINEAR {
+            break;
+        }
+    }
     assert!(
-        ratio < LINEAR,
-        "{what}: 4 times the input took {ratio:.1} times as long (linear is about 4, quadratic \
-         about 16; the bound is {LINEAR})"
+        best < LINEAR,
+        "{what}: 4 times the input took {best:.1} times as long at best in {ATTEMPTS} \
+         measurements (linear is about 4, quadratic about 16; the bound is {LINEAR})"
     );
 }
 

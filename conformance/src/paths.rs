@@ -5,8 +5,8 @@
 //!
 //! - **message**: the dialect's message reader, given the message's text ([`read_message`]),
 //!   and the owned [`Message`] (for an SNS body and an Event Grid event, their raw bytes);
-//! - **bytes** (SNS body scope, Event Grid): the raw JSON bytes, read by the table's selector
-//!   into a pruned document ([`Evaluator::matches_bytes`]);
+//! - **bytes** (SNS body scope, Event Grid, EventBridge): the raw JSON bytes, read by the
+//!   table's selector into a pruned document ([`Evaluator::matches_bytes`]);
 //! - **tree** (same dialects): the same bytes read whole into an owned tree ([`json::parse_with`])
 //!   and bound without pruning ([`Bindings::bind_tree`]);
 //! - **borrowed** (attributes and headers): slices of borrowed tuples built from the message
@@ -75,7 +75,7 @@ impl Verdicts {
 }
 
 /// The raw JSON bytes of a vector-shaped message, for the dialects that read a JSON body: an SNS
-/// body's text, or the whole Event Grid event.
+/// body's text, or the whole Event Grid or EventBridge event.
 pub fn body_bytes(dialect: Dialect, message: &Value) -> Option<Vec<u8>> {
     match dialect {
         Dialect::Sns => match message.get("body")? {
@@ -83,7 +83,7 @@ pub fn body_bytes(dialect: Dialect, message: &Value) -> Option<Vec<u8>> {
             Value::Null => None,
             other => Some(other.to_string().into_bytes()),
         },
-        Dialect::EventGrid => Some(message.to_string().into_bytes()),
+        Dialect::EventGrid | Dialect::EventBridge => Some(message.to_string().into_bytes()),
         _ => None,
     }
 }
@@ -112,6 +112,10 @@ pub fn verdicts(
         let mut whole = ParseOptions::default();
         whole.lone_surrogates = LoneSurrogates::Replace;
         whole.max_depth = json::MAX_DEPTH_CEILING;
+        if dialect == Dialect::EventBridge {
+            // Every occurrence of a repeated member name counts (EB-3).
+            whole.duplicates = json::Duplicates::KeepAll;
+        }
         if let Ok(tree) = json::parse_with(&bytes, &whole) {
             let program = filter.program();
             let mut bindings = Bindings::new();

@@ -73,8 +73,8 @@ pub fn product_message(message: &Value) -> Result<serde_json::Value, MessageErro
 
 /// Reads a message in the vector shape (`FORMAT.md`) from its text, every number as written:
 ///
-/// - an Event Grid event is the JSON text itself, read as `filtervm match` reads a line
-///   ([`message_from_line`]: the event's bytes, read when bound);
+/// - an Event Grid or EventBridge event is the JSON text itself, read as `filtervm match` reads
+///   a line ([`message_from_line`]: the event's bytes, read when bound);
 /// - an SNS `body` in body scope given as a JSON value rather than a string is that value's
 ///   text, read the same way (a string `body` is the body text, a `null` one no body);
 /// - every other shape holds text only (attribute values and headers are strings), so it is read
@@ -84,7 +84,7 @@ pub fn read_message_text(
     options: &Options,
     text: &str,
 ) -> Result<Message, MessageError> {
-    if dialect == Dialect::EventGrid {
+    if matches!(dialect, Dialect::EventGrid | Dialect::EventBridge) {
         return message_from_line(dialect, options, text);
     }
     if dialect == Dialect::Sns && options.sns().scope == SnsScope::MessageBody {

@@ -76,7 +76,7 @@ fn run(dialect: Dialect, cases: usize, seed: u64) -> Tally {
         brute_differences: 0,
     };
     for _ in 0..cases {
-        let case = generate::case(dialect, &mut rng).unwrap();
+        let case = generate::case(dialect, &mut rng);
         let Ok(f) = runner::compile(dialect, &case.policy, &case.options) else {
             continue;
         };
@@ -161,7 +161,7 @@ fn translations(from: Dialect, to: Dialect, cases: usize, seed: u64) -> usize {
     let mut rng = Rng::new(seed);
     let mut done = 0;
     for _ in 0..cases {
-        let case = generate::case(from, &mut rng).unwrap();
+        let case = generate::case(from, &mut rng);
         let Ok(f) = runner::compile(from, &case.policy, &case.options) else {
             continue;
         };
@@ -224,4 +224,10 @@ fn stream() {
 fn expr() {
     let t = run(Dialect::Expr, 150, 15);
     assert!(t.examples > 100 && t.different >= 10);
+}
+
+#[test]
+fn eventbridge() {
+    let t = run(Dialect::EventBridge, 100, 16);
+    assert!(t.examples > 80 && t.different >= 10);
 }

@@ -1,10 +1,11 @@
 //! filtervm decides, for each published message, whether a subscription receives it.
 //!
-//! A subscription's filter is written in one of five dialects ([`Dialect`]): AWS SNS
+//! A subscription's filter is written in one of six dialects ([`Dialect`]): AWS SNS
 //! subscription filter policies (`sns`, on message attributes or on the JSON body), the
 //! notification service's policies (`basaltic`), Azure Event Grid subscription filters
-//! (`eventgrid`), stream header clause groups (`stream`, with a text form) and nested condition
-//! trees over headers (`expr`). [`Filter::new`] compiles one to a small bytecode program;
+//! (`eventgrid`), stream header clause groups (`stream`, with a text form), nested condition
+//! trees over headers (`expr`) and Amazon EventBridge event patterns (`eventbridge`, as
+//! aws/event-ruler matches them). [`Filter::new`] compiles one to a small bytecode program;
 //! [`Filter::matches`] runs it on a [`Message`] — the bytes of a JSON document as received, or
 //! the parts a broker holds (body, typed attributes, headers), borrowed.
 //!
@@ -75,7 +76,7 @@
 //! | filter | reads |
 //! |---|---|
 //! | `sns` in attribute scope (the default), `basaltic` | typed attributes: name, type (`String`, `Number`, `String.Array`, `Binary`), value text |
-//! | `sns` in body scope, `eventgrid` | the JSON body: an SNS message body, an Event Grid event or CloudEvent |
+//! | `sns` in body scope, `eventgrid`, `eventbridge` | the JSON body: an SNS message body, an Event Grid event or CloudEvent, an EventBridge event |
 //! | `stream`, `expr` | headers: name and one or more values |
 //!
 //! A broker gives the parts it holds, borrowed: [`Message::body`] (raw bytes as published),
@@ -93,6 +94,9 @@
 //! | as delivered to SQS, Lambda, HTTP (the notification envelope) | `{"Type": "Notification", "Message": "...", "MessageAttributes": {"store": {"Type": "String", "Value": "x"}}, "TopicArn": "..."}` |
 //! | any other document: an SNS body, an Event Grid event, a CloudEvent | `{"eventType": "order.paid", "subject": "orders/7", "data": {"total": 5}}` |
 //! | an Event Grid array of events, a CloudEvents batch | `[{"eventType": "a", ...}, {"eventType": "b", ...}]`: read each event with [`read_messages`] |
+//!
+//! An `eventbridge` filter reads every document as its event, whatever its member names (the
+//! event-ruler meaning, EB-1): `{"body": "x"}` is an event with a field `body`.
 //!
 //! Attribute values and body numbers keep their exact text (`"1.50"`, `1e400`): a body is read
 //! from its bytes, never parsed into a tree and printed again. [`read_message`] documents the
@@ -301,6 +305,7 @@ impl Filter {
                 Key::Header(_)
                 | Key::BodyPath(_)
                 | Key::BodyPathEach(_)
+                | Key::FieldPath(..)
                 | Key::BodyIsObject
                 | Key::EventMember(_)
                 | Key::EventData(_) => {}

@@ -38,9 +38,7 @@ pub fn diff(data: &[u8]) {
     };
     let dialect = Dialect::ALL[usize::from(b) % Dialect::ALL.len()];
     let mut s = Bytes::new(rest);
-    let Some(case) = generate::case(dialect, &mut s) else {
-        return;
-    };
+    let case = generate::case(dialect, &mut s);
     let Ok(f) = runner::compile(dialect, &case.policy, &case.options) else {
         return;
     };

@@ -1,8 +1,8 @@
 //! `policy_set`: a `SubscriptionSet` of mixed dialects under churn, against evaluating each
 //! subscription on its own.
 //!
-//! The first byte picks the dialects (its low five bits, a set of `Dialect::ALL`; none set means
-//! all five), unless `FILTERVM_FUZZ_DIALECT` names one (then every byte is a choice). The rest
+//! The first byte picks the dialects (its low six bits, a set of `Dialect::ALL`; none set means
+//! all six), unless `FILTERVM_FUZZ_DIALECT` names one (then every byte is a choice). The rest
 //! are the choices (`generate::Bytes`) of: up to 24 generated policies in all, with the options
 //! each generator draws (one set holds every options value), a few nested combinations per
 //! (dialect, options) group (`generate::nested`: `$or` in `$or`, AND/OR/NOT trees, more stream

@@ -21,14 +21,16 @@
 //! under [`EVALUATION_BUDGET`].
 
 use filtervm_conformance::generate::{Bytes, Source};
+use filtervm_vm::address::Block;
 use filtervm_vm::bind::Bindings;
+use filtervm_vm::case_pattern::{CaseMode, CasePattern};
 use filtervm_vm::cidr::Cidr;
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{Attribute, AttributeType, Header, Message};
 use filtervm_vm::number::Decimal;
 use filtervm_vm::op::{
-    CidrRef, DecRangesRef, Inst, ListRef, PatRef, RangesRef, Reg, SetRef, SlotRef, StrRef, Target,
-    WildRef,
+    BlockRef, CaseRef, CidrRef, DecRangesRef, Inst, ListRef, PatRef, RangesRef, Reg, SetRef,
+    SlotRef, StrRef, Target, TestsRef, WildRef,
 };
 use filtervm_vm::pattern::SegmentPattern;
 use filtervm_vm::program::{DecInterval, Interval, Program, ProgramParts};
@@ -157,6 +159,42 @@ fn pools(src: &mut Bytes<'_>, p: &mut ProgramParts) {
         if let Ok(c) = Cidr::parse(cidr) {
             pools.cidrs.push(c);
         }
+        // EventBridge: address blocks (EB-13, EB-27) and full-mapping case patterns (EB-20).
+        let block = *src.pick(&["10.0.0.0/8", "010.0.0.1", "::ffff:a00:0/104", "2001:db8::1"]);
+        if let Ok(b) = Block::from_source(block) {
+            pools.blocks.push(b);
+        }
+        let mode = *src.pick(&CaseMode::ALL);
+        pools.cases.push(CasePattern::new(&string(src), mode));
+    }
+    // Leaf tests for `except`: tests of one leaf on the constants above (r0 and slot 0, which
+    // codegen writes there too).
+    for _ in 0..=src.below(2) {
+        let tests: Vec<Inst> = (0..src.below(3))
+            .map(|_| match src.below(4) {
+                0 => Inst::StrIn {
+                    dst: Reg(0),
+                    slot: SlotRef(0),
+                    set: SetRef(index(src, pools.sets.len())),
+                },
+                1 => Inst::CmpNumIn {
+                    dst: Reg(0),
+                    slot: SlotRef(0),
+                    ranges: RangesRef(index(src, pools.ranges.len())),
+                },
+                2 => Inst::CaseIn {
+                    dst: Reg(0),
+                    slot: SlotRef(0),
+                    pat: CaseRef(index(src, pools.cases.len())),
+                },
+                _ => Inst::StrPrefix {
+                    dst: Reg(0),
+                    slot: SlotRef(0),
+                    list: ListRef(index(src, pools.lists.len())),
+                },
+            })
+            .collect();
+        pools.leaf_tests.push(tests);
     }
     // Every pool non-empty, so that any instruction can be made.
     if pools.wildcards.is_empty()
@@ -169,14 +207,20 @@ fn pools(src: &mut Bytes<'_>, p: &mut ProgramParts) {
     {
         pools.patterns.push(s);
     }
+    if pools.blocks.is_empty()
+        && let Ok(b) = Block::cidr("10.0.0.0/8")
+    {
+        pools.blocks.push(b);
+    }
 }
 
 fn keys(src: &mut Bytes<'_>, p: &mut ProgramParts) {
     for _ in 0..=src.below(4) {
         let name: Box<str> = (*src.pick(&NAMES)).into();
-        let key = match src.below(3) {
+        let key = match src.below(4) {
             0 => Key::Header(name),
             1 => Key::EventMember(name),
+            2 => Key::FieldPath(name, src.below(3)),
             _ => Key::AttributeTyped(name),
         };
         p.keys.intern(key);
@@ -208,7 +252,7 @@ fn planned(src: &mut Bytes<'_>, p: &ProgramParts) -> Planned {
     let pools = &p.pools;
     let list = ListRef(index(src, pools.lists.len()));
     let ranges = RangesRef(index(src, pools.ranges.len()));
-    Planned::Inst(match src.below(24) {
+    Planned::Inst(match src.below(29) {
         0 => Inst::Shape {
             dst,
             slot,
@@ -277,6 +321,23 @@ fn planned(src: &mut Bytes<'_>, p: &ProgramParts) -> Planned {
             dst,
             a: reg(src),
             b: reg(src),
+        },
+        22 => Inst::CmpNumIn { dst, slot, ranges },
+        23 => Inst::NumTextIn { dst, slot, list },
+        24 => Inst::AddrIn {
+            dst,
+            slot,
+            block: BlockRef(index(src, pools.blocks.len())),
+        },
+        25 => Inst::CaseIn {
+            dst,
+            slot,
+            pat: CaseRef(index(src, pools.cases.len())),
+        },
+        26 => Inst::Except {
+            dst,
+            slot,
+            tests: TestsRef(index(src, pools.leaf_tests.len())),
         },
         _ => {
             return Planned::Jump {

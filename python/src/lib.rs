@@ -71,7 +71,7 @@ fn options_text(options: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u8>>>
 
 /// Compiles a filter policy.
 ///
-/// `dialect` is "sns", "basaltic", "eventgrid", "stream" or "expr". `policy` is a dict (or
+/// `dialect` is "sns", "basaltic", "eventgrid", "stream", "expr" or "eventbridge". `policy` is a dict (or
 /// list) or JSON text (str or bytes; numbers then keep their exact text); for "stream" also the
 /// text form ("region = eu-* and priority >= 5"). `options` are the dialect's options as a dict
 /// or JSON text ({"scope": "MessageBody"} for sns bodies, {"schema": "CloudEventSchemaV1_0"},
@@ -155,12 +155,12 @@ fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
 /// - message: a dict, or JSON text (str/bytes), in the dialect's shape --
 ///   {"attributes": {NAME: {"Type": T, "Value": V}}, "body": "..."} for sns,
 ///   {"attributes": {NAME: {"type": T, "value": V}}} for basaltic, the event itself for
-///   eventgrid, {"headers": {NAME: VALUE}} for stream and expr;
+///   eventgrid and eventbridge, {"headers": {NAME: VALUE}} for stream and expr;
 /// - attributes=: a mapping of name to value (str -> String, int/float/Decimal -> Number,
 ///   list -> String.Array, bytes -> Binary, or {"DataType": T, "StringValue": V});
 /// - headers=: a mapping of name to str (or list of str), or (name, value) pairs;
-/// - body=: the raw body (str/bytes): an sns body ({"scope": "MessageBody"}) or an Event Grid
-///   event.
+/// - body=: the raw body (str/bytes): an sns body ({"scope": "MessageBody"}), an Event Grid or
+///   an EventBridge event.
 ///
 /// The filter reads the part its dialect needs; a missing part raises MessageError.
 #[pyclass(frozen, module = "filtervm")]
@@ -172,7 +172,7 @@ struct Filter {
 
 #[pymethods]
 impl Filter {
-    /// The dialect ("sns", "basaltic", "eventgrid", "stream" or "expr").
+    /// The dialect ("sns", "basaltic", "eventgrid", "stream", "expr" or "eventbridge").
     #[getter]
     fn dialect(&self) -> &'static str {
         self.inner.dialect()

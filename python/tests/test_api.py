@@ -67,6 +67,14 @@ def test_bodies_str_and_bytes_and_documents():
     eg = filtervm.compile("eventgrid", {"subjectBeginsWith": "/orders/"})
     event = {"id": "1", "subject": "/orders/7", "eventType": "Created"}
     assert eg.matches(event) and eg.matches(body=json.dumps(event)) and eg.matches(json.dumps(event).encode())
+    # EventBridge: the event is the message, whatever its member names; one that is not a JSON
+    # object is a MessageError.
+    eb = filtervm.compile("eventbridge", {"body": {"state": ["running"]}})
+    assert eb.dialect == "eventbridge"
+    assert eb.matches({"body": [{"state": "stopped"}, {"state": "running"}]})
+    assert eb.matches(body='{"body": {"state": "running"}}') and not eb.matches({"body": "running"})
+    with pytest.raises(filtervm.MessageError):
+        eb.matches("[1]")
 
 
 def test_exact_numbers_in_policy_text_and_dicts():

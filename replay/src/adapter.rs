@@ -475,7 +475,7 @@ impl Subscriptions {
                 return Err(fail(
                     Some(&id),
                     "/dialect",
-                    "`dialect` must be a dialect name (sns, basaltic, eventgrid, stream, expr)"
+                    "`dialect` must be a dialect name (sns, basaltic, eventgrid, stream, expr, eventbridge)"
                         .to_owned(),
                 ));
             }

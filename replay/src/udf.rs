@@ -141,9 +141,9 @@ fn policy_error(errors: &[FilterError]) -> String {
 fn shape_error(function: &str, part: MessagePart, kind: MessageKind) -> Option<String> {
     (part == MessagePart::Body && kind == MessageKind::Fields).then(|| {
         format!(
-            "{function}: the filter reads a JSON {part} (sns body scope, eventgrid), but the \
-             message column is a map or struct of attributes/headers: pass the JSON text column \
-             instead"
+            "{function}: the filter reads a JSON {part} (sns body scope, eventgrid, \
+             eventbridge), but the message column is a map or struct of attributes/headers: pass \
+             the JSON text column instead"
         )
     })
 }

@@ -513,6 +513,55 @@ fn test<'s, 'b: 's>(
             slot: s,
             value,
         } => (dst, slot(s).any(|l| l.as_bool() == Some(value))),
+        Inst::CmpNumIn {
+            dst,
+            slot: s,
+            ranges: r,
+        } => (dst, comparable_num_in(slot(s), ranges(r.0))),
+        Inst::NumTextIn {
+            dst,
+            slot: s,
+            list: c,
+        } => {
+            let l = list(c.0);
+            (
+                dst,
+                slot(s).any(|leaf| {
+                    leaf.number_text()
+                        .is_some_and(|t| l.iter().any(|c| same(t.as_bytes(), c.as_bytes())))
+                }),
+            )
+        }
+        Inst::AddrIn {
+            dst,
+            slot: s,
+            block,
+        } => {
+            let hit = pools
+                .blocks
+                .get(block.0 as usize)
+                .is_some_and(|b| any_str(slot(s), |v| b.contains_text(v)));
+            (dst, hit)
+        }
+        Inst::CaseIn { dst, slot: s, pat } => {
+            let hit = pools
+                .cases
+                .get(pat.0 as usize)
+                .is_some_and(|p| any_str(slot(s), |v| p.matches(v)));
+            (dst, hit)
+        }
+        Inst::Except {
+            dst,
+            slot: s,
+            tests,
+        } => {
+            let tests = pools
+                .leaf_tests
+                .get(tests.0 as usize)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            (dst, except(program, tests, slot(s)))
+        }
         Inst::Const { .. }
         | Inst::And { .. }
         | Inst::Or { .. }
@@ -520,6 +569,36 @@ fn test<'s, 'b: 's>(
         | Inst::JumpIfFalse { .. }
         | Inst::JumpIfTrue { .. }
         | Inst::Ret { .. } => return None,
+    })
+}
+
+/// `cmp_num_in`: some number leaf is comparable (EB-17) and lies in the intervals.
+#[inline(always)]
+pub(crate) fn comparable_num_in<I: Contains>(slot: &Slot<'_>, set: &[I]) -> bool {
+    slot.any(move |l| match (l.as_f64(), l.number_text()) {
+        (Some(x), Some(text)) => {
+            set.iter().any(|i| i.contains(x)) && number::is_comparable(text, x)
+        }
+        _ => false,
+    })
+}
+
+/// `except`: some leaf of `slot` (of any type) satisfies none of `tests`, each run on that leaf
+/// alone (EB-25: `anything-but` holds when some value is not excluded). Kept out of line: it runs
+/// the general test code once per leaf.
+#[inline(never)]
+fn except(program: &Program, tests: &[Inst], slot: &Slot<'_>) -> bool {
+    slot.any(|leaf| {
+        // The empty leaf stands for none; a value that is not UTF-8 has nothing to compare.
+        if matches!(leaf.kind(), LeafKind::Empty | LeafKind::Bytes) {
+            return false;
+        }
+        let one = Slot::one(*leaf);
+        !tests.iter().any(|inst| {
+            // The verifier admits only leaf tests here (no nested `except`).
+            !matches!(inst, Inst::Except { .. })
+                && test(inst, program, |_| &one).is_some_and(|(_, verdict)| verdict)
+        })
     })
 }
 

@@ -26,6 +26,19 @@ pub enum Key {
     /// lowers a path to this key when a negative matcher (`exists: false`, `anything-but`) reads it
     /// or the policy tests it in more than one place (sns rule 18, D-3).
     BodyPathEach(Box<str>),
+    /// A field of a JSON event as EventBridge reads it (`docs/dialects/eventbridge-patterns.md`
+    /// EB-2, EB-3): like [`Key::BodyPath`] (arrays transparent, dotted names reached in nested
+    /// and flat forms, objects and empty arrays no value), and besides
+    ///
+    /// - every occurrence of a member name an object repeats counts (not only the last);
+    /// - a scalar in an array nested in the array at the leaf position belongs to that element
+    ///   of the outer array, so that a field continuing below the outer array is judged with it
+    ///   element by element;
+    /// - it is judged element by element only at the arrays of objects met within its first
+    ///   `levels` segments: below them every element's leaves are the key's in every row (EB-10;
+    ///   `u32::MAX`, which EventBridge's values use, judges it element by element wherever two
+    ///   keys share an array).
+    FieldPath(Box<str>, u32),
     /// Present iff the JSON body is an object (sns rule 14).
     BodyIsObject,
     /// A top-level member of a JSON event, name compared ignoring ASCII case (EG-16, EG-17).
@@ -44,6 +57,8 @@ impl fmt::Display for Key {
             Key::Header(n) => write!(f, "header {}", quote(n)),
             Key::BodyPath(p) => write!(f, "body {}", quote(p)),
             Key::BodyPathEach(p) => write!(f, "body-each {}", quote(p)),
+            Key::FieldPath(p, u32::MAX) => write!(f, "field {}", quote(p)),
+            Key::FieldPath(p, levels) => write!(f, "field-within {levels} {}", quote(p)),
             Key::BodyIsObject => f.write_str("body-is-object"),
             Key::EventMember(n) => write!(f, "event {}", quote(n)),
             Key::EventData(path) => {

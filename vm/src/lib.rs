@@ -45,7 +45,9 @@
 //! assert_eq!(bound.slot(0, 0).leaves().next().and_then(|l| l.as_str()), Some("a"));
 //! ```
 
+pub mod address;
 pub mod bind;
+pub mod case_pattern;
 pub mod cidr;
 pub mod excerpt;
 pub mod exec;

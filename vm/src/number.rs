@@ -117,6 +117,79 @@ pub fn parse_json_number(text: &str) -> Option<f64> {
     value.is_finite().then_some(value)
 }
 
+/// Whether JSON number `text` is *comparable* (EventBridge EB-17): its binary64 value `d` (the
+/// nearest, ties to even) is finite and `text` denotes exactly the decimal Java's
+/// `Double.toString(d)` writes (JDK 19 and later: the shortest decimal that rounds to `d`; when
+/// that has one digit, the closest of the two-digit ones). For normal doubles this is "`text` is
+/// the shortest round-trip form of `d`, in any notation": `300`, `3.0e2`, `0.1`,
+/// `0.30000000000000004` and `1e308` are comparable; `9007199254740993`, `1.00000000000000001`,
+/// `1152921504606846976` (shortest form `1.152921504606847e18`), `5e-324` (Java writes
+/// `4.9E-324`) and `1e400` are not. Zero of either sign is comparable; `1e-400` (which rounds to
+/// zero) is not.
+///
+/// Returns the value (`+0.0` for zero) when comparable, `None` otherwise, and `None` for text
+/// that is not a JSON number.
+pub fn comparable(text: &str) -> Option<f64> {
+    scan(text)?;
+    let value = text.parse::<f64>().ok()?;
+    is_comparable(text, value).then_some(if value == 0.0 { 0.0 } else { value })
+}
+
+/// [`comparable`] for JSON number `text` whose binary64 value `value` is already known (as a
+/// bound number leaf carries it): no allocation when the text has at most 15 significant digits
+/// and the value is a normal double (most numbers); otherwise the shortest form is written out
+/// and compared exactly.
+pub fn is_comparable(text: &str, value: f64) -> bool {
+    // Most numbers: an integer of at most 15 digits is its binary64 exactly, and its shortest
+    // form is itself (JSON has no leading zeros but `0`).
+    let b = text.as_bytes();
+    let magnitude = b.strip_prefix(b"-").unwrap_or(b);
+    if !magnitude.is_empty() && magnitude.len() <= 15 && magnitude.iter().all(u8::is_ascii_digit) {
+        return true;
+    }
+    if !value.is_finite() {
+        return false;
+    }
+    // Significant digits: from the first non-zero digit of the mantissa to its last non-zero one.
+    let mantissa = text
+        .split(['e', 'E'])
+        .next()
+        .unwrap_or(text)
+        .trim_start_matches('-');
+    let digits = || mantissa.bytes().filter(u8::is_ascii_digit);
+    let Some(first) = digits().position(|d| d != b'0') else {
+        // Every digit is zero: the value is zero, written any way.
+        return value == 0.0;
+    };
+    if value == 0.0 {
+        // A non-zero decimal that rounds to zero (`1e-400`): Java writes `0.0`.
+        return false;
+    }
+    let trailing = digits().rev().take_while(|&d| d == b'0').count();
+    let significant = digits().count() - first - trailing;
+    // At most 15 significant digits (DBL_DIG): no two such decimals round to the same normal
+    // double, so the shortest form of `value` (which has at most as many digits as `text` and
+    // rounds to it too) is `text`'s own value, and so is Java's (its one-digit rule only rewrites
+    // the notation of a normal double).
+    if significant <= 15 && value.is_normal() {
+        return true;
+    }
+    let mut shortest = format!("{value:e}");
+    let one_digit = shortest
+        .split('e')
+        .next()
+        .is_some_and(|m| m.bytes().filter(u8::is_ascii_digit).count() == 1);
+    if one_digit {
+        // JDK 19+: the closest decimal of two digits (`4.9e-324` for `5e-324`); Rust's `{:.1e}`
+        // rounds the exact binary value to two digits, ties to even.
+        shortest = format!("{value:.1e}");
+    }
+    match (Decimal::parse(text), Decimal::parse(&shortest)) {
+        (Some(written), Some(java)) => written == java,
+        _ => false,
+    }
+}
+
 /// The canonical text of a number (basaltic B-6): the shortest decimal that reads back to the
 /// same binary64, written the way JavaScript's `Number.prototype.toString` writes it.
 ///
@@ -576,6 +649,64 @@ mod tests {
 
     fn dec(text: &str) -> Decimal {
         Decimal::parse(text).unwrap_or_else(|| panic!("{text:?} should parse"))
+    }
+
+    #[test]
+    fn eb_17_comparable_numbers() {
+        for yes in [
+            "300",
+            "3.0e2",
+            "3e2",
+            "300.00",
+            "30000e-2",
+            "0.1",
+            "0.30000000000000004",
+            "1e308",
+            "-1e308",
+            "3.141592653589793",
+            "9007199254740992",
+            "1.7976931348623157e308",
+            "0",
+            "-0",
+            "0.0e5",
+            "4.9e-324",
+            "2e23",
+            "8.41e21",
+            "123456789012345",
+            "-5",
+            "1152921504606847e3",
+            "2.2250738585072014e-308",
+        ] {
+            assert!(comparable(yes).is_some(), "{yes} is comparable");
+        }
+        for no in [
+            "9007199254740993",
+            "1.00000000000000001",
+            "0.30000000000000001",
+            "12345678901234567890",
+            "1152921504606846976",
+            "1e400",
+            "-1e400",
+            "1e-400",
+            "5e-324",
+            "3.1415926535897932",
+            "123456789012345678",
+            "not a number",
+        ] {
+            assert!(comparable(no).is_none(), "{no} is not comparable");
+        }
+        assert_eq!(comparable("-0").map(f64::to_bits), Some(0.0f64.to_bits()));
+        assert_eq!(comparable("3.0e2"), Some(300.0));
+        // The fast path agrees with the exact comparison on short texts.
+        for text in ["1.5", "123.25", "1e-300", "-7.0e10", "99999999999999.9"] {
+            let value = text.parse::<f64>().unwrap();
+            let shortest = format!("{value:e}");
+            assert_eq!(
+                is_comparable(text, value),
+                Decimal::parse(text) == Decimal::parse(&shortest),
+                "{text}"
+            );
+        }
     }
 
     #[test]

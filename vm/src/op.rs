@@ -46,6 +46,15 @@ pub struct PatRef(pub u32);
 /// An index into the CIDR pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CidrRef(pub u32);
+/// An index into the address-block pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BlockRef(pub u32);
+/// An index into the case-pattern pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CaseRef(pub u32);
+/// An index into the leaf-test pool (lists of test instructions run on one leaf).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TestsRef(pub u32);
 
 /// Lists every instruction: `Name "mnemonic" { operand: Type, ... }` with its doc comment.
 ///
@@ -107,6 +116,17 @@ macro_rules! for_each_op {
             JumpIfTrue "jump_if_true" { cond: Reg, target: Target };
             /// Return `src` as the verdict.
             Ret "ret" { src: Reg };
+            /// `dst = some number leaf is comparable (its text is its binary64's shortest form,
+            /// EB-17) and lies in the binary64 interval set`.
+            CmpNumIn "cmp_num_in" { dst: Reg, slot: SlotRef, ranges: RangesRef };
+            /// `dst = some number leaf is written exactly as one of the strings`.
+            NumTextIn "num_text_in" { dst: Reg, slot: SlotRef, list: ListRef };
+            /// `dst = some string leaf is an IP address (EB-28) inside the block`.
+            AddrIn "addr_in" { dst: Reg, slot: SlotRef, block: BlockRef };
+            /// `dst = some string leaf matches the case pattern (full case mappings, EB-20)`.
+            CaseIn "case_in" { dst: Reg, slot: SlotRef, pat: CaseRef };
+            /// `dst = some leaf (of any type) satisfies none of the leaf tests`.
+            Except "except" { dst: Reg, slot: SlotRef, tests: TestsRef };
         }
     };
 }
@@ -236,6 +256,28 @@ index_operand!(CidrRef, "cidr", |p| p.pools().cidrs.len(), |p, i, o| {
         let _ = write!(o, " {}", quoted(w.source()));
     }
 });
+
+index_operand!(BlockRef, "block", |p| p.pools().blocks.len(), |p, i, o| {
+    if let Some(b) = p.pools().blocks.get(i) {
+        let _ = write!(o, " {}", quoted(b.source()));
+    }
+});
+index_operand!(CaseRef, "case", |p| p.pools().cases.len(), |p, i, o| {
+    if let Some(c) = p.pools().cases.get(i) {
+        let _ = write!(o, " {c}");
+    }
+});
+index_operand!(
+    TestsRef,
+    "tests",
+    |p| p.pools().leaf_tests.len(),
+    |p, i, o| {
+        if let Some(tests) = p.pools().leaf_tests.get(i) {
+            let shown: Vec<String> = tests.iter().map(|t| t.show_leaf_test(p)).collect();
+            let _ = write!(o, " [{}]", shown.join("; "));
+        }
+    }
+);
 
 impl Operand for Target {
     fn encode(self, out: &mut Vec<u8>) {
@@ -407,6 +449,25 @@ macro_rules! define_inst {
                             Operand::show($field, program, &mut out);
                         )*
                         let _ = first;
+                    } )*
+                }
+                out
+            }
+
+            /// One test of a leaf-test list (see [`Inst::Except`]): the mnemonic and its
+            /// constant operands (the register and slot it is given are the enclosing
+            /// instruction's).
+            pub fn show_leaf_test(&self, program: &Program) -> String {
+                let mut out = String::new();
+                match *self {
+                    $( Inst::$name { $($field),* } => {
+                        out.push_str($mnemonic);
+                        $(
+                            if stringify!($field) != "dst" && stringify!($field) != "slot" {
+                                out.push(' ');
+                                Operand::show($field, program, &mut out);
+                            }
+                        )*
                     } )*
                 }
                 out

@@ -152,6 +152,8 @@ enum Kind {
     NumIn(Arc<[ClosedInterval]>),
     /// Some numeric string leaf lies in the intervals (parsed at bind time).
     TextNumIn(Arc<[ClosedInterval]>),
+    /// Some comparable number leaf (EB-17) lies in the intervals.
+    CmpNumIn(Arc<[ClosedInterval]>),
     /// Some string leaf matches the SNS wildcard.
     Wildcard(Arc<Wildcard>),
     /// The test instruction at this index, run by the general executor.
@@ -462,6 +464,7 @@ impl Plan {
             Kind::Suffix1(only) => exec::suffix(slot, std::slice::from_ref(only)),
             Kind::NumIn(set) => exec::num_in(slot, set),
             Kind::TextNumIn(set) => exec::text_num_in(slot, set),
+            Kind::CmpNumIn(set) => exec::comparable_num_in(slot, set),
             Kind::Wildcard(w) => exec::wildcard(slot, w),
             Kind::Shape(_) | Kind::Other(_) => false,
         }
@@ -548,6 +551,7 @@ impl Plan {
             Kind::Suffix1(only) => exec::suffix(slot, std::slice::from_ref(only)),
             Kind::NumIn(set) => exec::num_in(slot, set),
             Kind::TextNumIn(set) => exec::text_num_in(slot, set),
+            Kind::CmpNumIn(set) => exec::comparable_num_in(slot, set),
             Kind::Wildcard(w) => exec::wildcard(slot, w),
             Kind::Other(pc) => exec::test_at(program, *pc as usize, slots),
         }
@@ -617,6 +621,9 @@ fn step(program: &Program, shared: &mut SharedPools, pc: usize, inst: &Inst) -> 
         Inst::TextNumIn {
             slot, ranges: r, ..
         } => share(&mut shared.ranges, r.0, || ranges(r.0)).map(|c| (Kind::TextNumIn(c), slot)),
+        Inst::CmpNumIn {
+            slot, ranges: r, ..
+        } => share(&mut shared.ranges, r.0, || ranges(r.0)).map(|c| (Kind::CmpNumIn(c), slot)),
         Inst::Wildcard { slot, pat, .. } => share(&mut shared.wildcards, pat.0, || {
             pools.wildcards.get(pat.0 as usize).cloned().map(Arc::new)
         })

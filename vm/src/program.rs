@@ -1,6 +1,8 @@
 //! Programs: a key table, constant pools and an instruction stream, verified before they run.
 
+use crate::address::Block;
 use crate::bind::KeyTable;
+use crate::case_pattern::CasePattern;
 use crate::cidr::Cidr;
 use crate::number::Decimal;
 use crate::op::Inst;
@@ -242,6 +244,13 @@ pub struct Pools {
     pub patterns: Vec<SegmentPattern>,
     /// CIDR blocks.
     pub cidrs: Vec<Cidr>,
+    /// Address blocks as EventBridge reads them (EB-13, EB-27).
+    pub blocks: Vec<Block>,
+    /// Case-insensitive patterns with full case mappings (EB-20, EB-21).
+    pub cases: Vec<CasePattern>,
+    /// Lists of test instructions an `except` runs on each leaf: each a test (not `except`),
+    /// whose register and slot operands are ignored there (they must still be in range).
+    pub leaf_tests: Vec<Vec<Inst>>,
 }
 
 /// The parts a program is assembled from (by codegen, or by a decoder).
@@ -359,6 +368,41 @@ fn needs(parts: &mut ProgramParts) {
     }
 }
 
+/// Whether `inst` can run on one leaf inside an `except`: a test of a leaf's value (not a shape,
+/// a control instruction or another `except`).
+pub fn is_leaf_test(inst: &Inst) -> bool {
+    !matches!(
+        inst,
+        Inst::Const { .. }
+            | Inst::And { .. }
+            | Inst::Or { .. }
+            | Inst::Not { .. }
+            | Inst::JumpIfFalse { .. }
+            | Inst::JumpIfTrue { .. }
+            | Inst::Ret { .. }
+            | Inst::Shape { .. }
+            | Inst::Except { .. }
+    )
+}
+
+/// Checks every leaf-test list: each entry a leaf test ([`is_leaf_test`]) whose operands are in
+/// range.
+fn check_leaf_tests(program: &Program) -> Result<(), String> {
+    for (i, tests) in program.parts.pools.leaf_tests.iter().enumerate() {
+        for (j, inst) in tests.iter().enumerate() {
+            if !is_leaf_test(inst) {
+                return Err(format!(
+                    "tests{i}[{j}]: {} is not a test of one leaf",
+                    inst.opcode().mnemonic()
+                ));
+            }
+            inst.check(program, 0)
+                .map_err(|reason| format!("tests{i}[{j}]: {reason}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// Why a program was rejected by the verifier.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid program at instruction {at}: {reason}")]
@@ -422,6 +466,7 @@ impl Program {
             inst.check(&program, at)
                 .map_err(|reason| VerifyError { at, reason })?;
         }
+        check_leaf_tests(&program).map_err(whole)?;
         program.substrings = substrings(&program.parts)?;
         needs(&mut program.parts);
         program.plan = crate::plan::Plan::build(&program);

@@ -42,7 +42,7 @@
 //!
 //! All integers are little-endian. A *string* is a `u32` byte length and that many bytes of UTF-8;
 //! a *count* is a `u32`. After the 8-byte header come twelve sections, each always present, in
-//! this order, each framed as a `u8` section id and a `u32` body length:
+//! this order (then the optional ones below), each framed as a `u8` section id and a `u32` body length:
 //!
 //! | id | section      | body                                                                  |
 //! |----|--------------|-----------------------------------------------------------------------|
@@ -60,13 +60,24 @@
 //! | 11 | code         | `u32` register count, count, instructions ([`Inst::encode`])          |
 //! | 12 | origins      | count, source-pointer strings; count (0 or the code length), `u32` indexes |
 //!
+//! Then, each only when its pool is not empty (so a program without them encodes as before), in
+//! this order:
+//!
+//! | id | section      | body                                                                  |
+//! |----|--------------|-----------------------------------------------------------------------|
+//! | 13 | blocks       | count, source strings (a CIDR block when it holds `/`, else one address; re-parsed) |
+//! | 14 | case patterns| count, then per pattern a `u8` mode (0 equals, 1 prefix, 2 suffix) and its string |
+//! | 15 | leaf tests   | count, then per list: count, instructions (tests of one leaf, verified) |
+//!
 //! Key kinds: 0 `AttributeText` (name), 1 `AttributeTyped` (name), 2 `AnyAttribute`, 3 `Header`
 //! (name), 4 `BodyPath` (path), 5 `BodyIsObject`, 6 `EventMember` (name), 7 `EventData` (count,
-//! segments), 8 `BodyPathEach` (path). Opcodes are the positions in [`crate::for_each_op!`]: new
+//! segments), 8 `BodyPathEach` (path), 9 `FieldPath` (path, `u32` levels). Opcodes are the positions in [`crate::for_each_op!`]: new
 //! instructions are appended at the end; renumbering or changing an operand needs a new
 //! [`FORMAT_VERSION`].
 
+use crate::address::Block;
 use crate::bind::KeyTable;
+use crate::case_pattern::{CaseMode, CasePattern};
 use crate::cidr::Cidr;
 use crate::excerpt::excerpt;
 use crate::key::Key;
@@ -105,6 +116,9 @@ mod section {
     pub const CIDRS: u8 = 10;
     pub const CODE: u8 = 11;
     pub const ORIGINS: u8 = 12;
+    pub const BLOCKS: u8 = 13;
+    pub const CASES: u8 = 14;
+    pub const LEAF_TESTS: u8 = 15;
 }
 
 /// Key kind tags.
@@ -118,6 +132,7 @@ mod tag {
     pub const EVENT_MEMBER: u8 = 6;
     pub const EVENT_DATA: u8 = 7;
     pub const BODY_PATH_EACH: u8 = 8;
+    pub const FIELD_PATH: u8 = 9;
 }
 
 /// Interval flag bits.
@@ -380,6 +395,12 @@ fn encode_key(w: &mut Writer, key: &Key) -> Result<(), WireError> {
             w.u8(tag::BODY_PATH_EACH);
             w.str(WHAT, p)
         }
+        Key::FieldPath(p, levels) => {
+            w.u8(tag::FIELD_PATH);
+            w.str(WHAT, p)?;
+            w.u32(*levels);
+            Ok(())
+        }
         Key::BodyIsObject => {
             w.u8(tag::BODY_IS_OBJECT);
             Ok(())
@@ -505,7 +526,49 @@ pub fn encode(program: &Program, metadata: &[u8]) -> Result<Vec<u8>, WireError> 
         }
         Ok(())
     })?;
+    encode_optional_pools(&mut w, &parts.pools)?;
     Ok(w.out)
+}
+
+/// The sections after `origins`, each written only when its pool is not empty, so that a
+/// program without them encodes as the first layout did.
+fn encode_optional_pools(w: &mut Writer, pools: &Pools) -> Result<(), WireError> {
+    if !pools.blocks.is_empty() {
+        w.section(section::BLOCKS, "blocks", |w| {
+            w.strs("block", pools.blocks.iter().map(Block::source))
+        })?;
+    }
+    if !pools.cases.is_empty() {
+        w.section(section::CASES, "case patterns", |w| {
+            w.len("case patterns", pools.cases.len())?;
+            pools.cases.iter().try_for_each(|c| {
+                w.u8(case_mode_tag(c.mode()));
+                w.str("case pattern", c.source())
+            })
+        })?;
+    }
+    if !pools.leaf_tests.is_empty() {
+        w.section(section::LEAF_TESTS, "leaf tests", |w| {
+            w.len("leaf tests", pools.leaf_tests.len())?;
+            pools.leaf_tests.iter().try_for_each(|tests| {
+                w.len("leaf tests", tests.len())?;
+                for inst in tests {
+                    inst.encode(&mut w.out);
+                }
+                Ok(())
+            })
+        })?;
+    }
+    Ok(())
+}
+
+/// The wire tag of a case pattern's mode.
+fn case_mode_tag(mode: CaseMode) -> u8 {
+    match mode {
+        CaseMode::Equals => 0,
+        CaseMode::Prefix => 1,
+        CaseMode::Suffix => 2,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -663,6 +726,10 @@ fn decode_key(r: &mut Reader<'_>) -> Result<Key, WireError> {
         tag::EVENT_MEMBER => Key::EventMember(r.str(WHAT)?.into()),
         tag::EVENT_DATA => Key::EventData(r.strs(WHAT)?.into_boxed_slice()),
         tag::BODY_PATH_EACH => Key::BodyPathEach(r.str(WHAT)?.into()),
+        tag::FIELD_PATH => {
+            let path = r.str(WHAT)?.into();
+            Key::FieldPath(path, r.u32(WHAT)?)
+        }
         other => return Err(invalid(offset, WHAT, format!("unknown key kind {other}"))),
     };
     Ok(key)
@@ -858,6 +925,62 @@ fn decode_code(r: &mut Reader<'_>) -> Result<(u32, Vec<Inst>), WireError> {
     Ok((registers, code))
 }
 
+fn decode_cases(r: &mut Reader<'_>) -> Result<Vec<CasePattern>, WireError> {
+    // A mode byte and a string length.
+    let n = r.count("case patterns", 5, usize::MAX)?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let offset = r.offset;
+        let mode = match r.u8("case pattern")? {
+            0 => CaseMode::Equals,
+            1 => CaseMode::Prefix,
+            2 => CaseMode::Suffix,
+            other => {
+                return Err(invalid(
+                    offset,
+                    "case pattern",
+                    format!("unknown case mode {other}"),
+                ));
+            }
+        };
+        out.push(CasePattern::new(r.str("case pattern")?, mode));
+    }
+    Ok(out)
+}
+
+fn decode_leaf_tests(r: &mut Reader<'_>) -> Result<Vec<Vec<Inst>>, WireError> {
+    let n = r.count("leaf tests", 4, usize::MAX)?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let m = r.count("leaf test", MIN_INST_BYTES, MAX_INSTRUCTIONS)?;
+        let mut tests = Vec::with_capacity(m);
+        for index in 0..m {
+            let offset = r.offset;
+            let mut input = r.bytes;
+            let byte = input.first().copied().unwrap_or(0);
+            let Some(opcode) = Opcode::from_byte(byte) else {
+                return Err(WireError::UnknownOpcode {
+                    offset,
+                    index,
+                    byte,
+                });
+            };
+            let Some(inst) = Inst::decode(&mut input) else {
+                return Err(WireError::BadOperands {
+                    offset,
+                    index,
+                    mnemonic: opcode.mnemonic(),
+                });
+            };
+            let used = r.bytes.len().saturating_sub(input.len());
+            r.take(used, "leaf test")?;
+            tests.push(inst);
+        }
+        out.push(tests);
+    }
+    Ok(out)
+}
+
 fn decode_origins(r: &mut Reader<'_>) -> Result<(Vec<Box<str>>, Vec<u32>), WireError> {
     let sources = r.strs("source pointer")?;
     let n = r.count("origins", 4, MAX_INSTRUCTIONS)?;
@@ -921,6 +1044,26 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, WireError> {
     })?;
     let (registers, code) = read(&mut r, section::CODE, "code", decode_code)?;
     let (sources, origins) = read(&mut r, section::ORIGINS, "origins", decode_origins)?;
+    // The optional sections, each at most once and in order.
+    let mut blocks = Vec::new();
+    let mut cases = Vec::new();
+    let mut leaf_tests = Vec::new();
+    let mut last = section::ORIGINS;
+    while let Some(&id) = r.bytes.first() {
+        if id <= last || id > section::LEAF_TESTS {
+            break;
+        }
+        last = id;
+        match id {
+            section::BLOCKS => {
+                blocks = read(&mut r, id, "blocks", |s| {
+                    decode_compiled(s, "block", Block::from_source)
+                })?;
+            }
+            section::CASES => cases = read(&mut r, id, "case patterns", decode_cases)?,
+            _ => leaf_tests = read(&mut r, id, "leaf tests", decode_leaf_tests)?,
+        }
+    }
     if !r.bytes.is_empty() {
         return Err(WireError::TrailingBytes {
             offset: r.offset,
@@ -938,6 +1081,9 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded<'_>, WireError> {
             wildcards,
             patterns,
             cidrs,
+            blocks,
+            cases,
+            leaf_tests,
         },
         code,
         origins,

@@ -231,6 +231,19 @@ fn body_keys(rng: &mut Rng) -> Vec<Key> {
     keys
 }
 
+/// EventBridge field keys (EB-2, EB-3, EB-10), with their levels.
+fn field_keys(rng: &mut Rng) -> Vec<Key> {
+    body_keys(rng)
+        .into_iter()
+        .map(|k| match k {
+            Key::BodyPath(p) | Key::BodyPathEach(p) => {
+                Key::FieldPath(p, rng.pick(&[u32::MAX, u32::MAX, 0, 1, 2]))
+            }
+            other => other,
+        })
+        .collect()
+}
+
 fn event_keys(rng: &mut Rng) -> Vec<Key> {
     let mut keys = Vec::new();
     for _ in 0..rng.below(3) {
@@ -307,7 +320,14 @@ fn check_pruned_binds_like_full(
         if rng.chance(30) {
             table.add_text_numbers(rng.below(table.len()) as u32);
         }
-        let full = json::parse(text.as_bytes())
+        // EventBridge field keys count every occurrence of a repeated name (EB-3): the full tree
+        // keeps them all too.
+        let mut options = json::ParseOptions::default();
+        if keys.iter().any(|k| matches!(k, Key::FieldPath(..))) {
+            options.duplicates = json::Duplicates::KeepAll;
+        }
+        options.max_depth = json::MAX_DEPTH_CEILING;
+        let full = json::parse_with(text.as_bytes(), &options)
             .unwrap_or_else(|e| panic!("case {case}: generated invalid JSON ({e}): {text}"));
         // `serde_json` (default features) cannot hold a number beyond binary64 (`1e400`).
         let full_serde = serde_json::from_str::<serde_json::Value>(&text).ok();
@@ -369,6 +389,11 @@ fn check_pruned_binds_like_full(
 #[test]
 fn pruned_sns_bodies_bind_like_full_ones() {
     check_pruned_binds_like_full(0x5eed_0001, 20_000, body_keys, BODY_NAMES, 400);
+}
+
+#[test]
+fn pruned_eventbridge_fields_bind_like_full_ones() {
+    check_pruned_binds_like_full(0x5eed_0003, 20_000, field_keys, BODY_NAMES, 200);
 }
 
 #[test]

@@ -751,3 +751,175 @@ fn disassembly_names_every_operand() {
     );
     assert!(text.contains("; /h/0"), "{text}");
 }
+
+/// Runs one test instruction on the JSON body `{"v": VALUE}` read by the key `body "v"`.
+fn on_body(parts_of: impl FnOnce(&mut ProgramParts), inst: Inst, value: &str) -> bool {
+    let mut p = ProgramParts::default();
+    p.keys.intern(Key::BodyPath("v".into()));
+    p.registers = 1;
+    parts_of(&mut p);
+    p.code = vec![inst, Inst::Ret { src: Reg(0) }];
+    let program = Program::new(p).expect("verifies");
+    let body = format!(r#"{{"v": {value}}}"#);
+    let mut b = Bindings::new();
+    program.eval(
+        &b.bind_json(program.keys(), body.as_bytes()),
+        &mut Vec::new(),
+    )
+}
+
+#[test]
+fn cmp_num_in_reads_comparable_number_leaves_only() {
+    let inst = Inst::CmpNumIn {
+        dst: D,
+        slot: S,
+        ranges: RangesRef(0),
+    };
+    let pools = |p: &mut ProgramParts| p.pools.ranges.push(vec![Interval::point(300.0)]);
+    for (value, expected) in [
+        ("300", true),
+        ("3.0e2", true),
+        ("30000e-2", true),
+        ("[1, 300]", true),
+        ("\"300\"", false),
+        ("301", false),
+    ] {
+        assert_eq!(on_body(pools, inst, value), expected, "{value}");
+    }
+    let big = |p: &mut ProgramParts| {
+        p.pools
+            .ranges
+            .push(vec![Interval::point(9007199254740992.0)])
+    };
+    // 9007199254740993 reads as 2^53, but it is not comparable (EB-17).
+    assert!(on_body(big, inst, "9007199254740992"));
+    assert!(!on_body(big, inst, "9007199254740993"));
+}
+
+#[test]
+fn num_text_in_compares_number_text() {
+    let inst = Inst::NumTextIn {
+        dst: D,
+        slot: S,
+        list: ListRef(0),
+    };
+    let pools = |p: &mut ProgramParts| p.pools.lists.push(vec!["9007199254740993".into()]);
+    assert!(on_body(pools, inst, "9007199254740993"));
+    assert!(!on_body(pools, inst, "9007199254740992"));
+    assert!(!on_body(pools, inst, "\"9007199254740993\""));
+}
+
+#[test]
+fn addr_in_reads_addresses_in_any_spelling() {
+    let inst = Inst::AddrIn {
+        dst: D,
+        slot: S,
+        block: BlockRef(0),
+    };
+    let cidr = |p: &mut ProgramParts| {
+        p.pools
+            .blocks
+            .push(filtervm_vm::address::Block::cidr("10.0.0.0/24").unwrap())
+    };
+    assert!(on_body(cidr, inst, "\"010.0.0.7\""));
+    assert!(on_body(cidr, inst, "\"::ffff:a00:1\""));
+    assert!(!on_body(cidr, inst, "\"10.0.1.7\""));
+    assert!(!on_body(cidr, inst, "5"));
+}
+
+#[test]
+fn case_in_uses_full_case_mappings() {
+    let inst = Inst::CaseIn {
+        dst: D,
+        slot: S,
+        pat: CaseRef(0),
+    };
+    let sharp = |p: &mut ProgramParts| {
+        p.pools
+            .cases
+            .push(filtervm_vm::case_pattern::CasePattern::new(
+                "ß",
+                filtervm_vm::case_pattern::CaseMode::Equals,
+            ))
+    };
+    assert!(on_body(sharp, inst, "\"SS\""));
+    assert!(!on_body(sharp, inst, "\"ss\""));
+}
+
+#[test]
+fn except_holds_when_some_leaf_passes_no_test() {
+    let inst = Inst::Except {
+        dst: D,
+        slot: S,
+        tests: TestsRef(0),
+    };
+    let pools = |p: &mut ProgramParts| {
+        p.pools
+            .sets
+            .push(["a", "b"].into_iter().map(Box::from).collect());
+        p.pools.leaf_tests.push(vec![Inst::StrIn {
+            dst: D,
+            slot: S,
+            set: SetRef(0),
+        }]);
+    };
+    for (value, expected) in [
+        ("\"c\"", true),
+        ("\"a\"", false),
+        ("[\"a\", \"b\"]", false),
+        ("[\"a\", \"c\"]", true),
+        ("null", true),
+        ("5", true),
+        ("[]", false),
+        ("{}", false),
+    ] {
+        assert_eq!(on_body(pools, inst, value), expected, "{value}");
+    }
+    // Absent: no leaf at all.
+    let mut p = ProgramParts::default();
+    p.keys.intern(Key::BodyPath("v".into()));
+    p.registers = 1;
+    pools(&mut p);
+    p.code = vec![inst, Inst::Ret { src: Reg(0) }];
+    let program = Program::new(p).unwrap();
+    let mut b = Bindings::new();
+    assert!(!program.eval(
+        &b.bind_json(program.keys(), br#"{"w": 1}"#),
+        &mut Vec::new()
+    ));
+}
+
+#[test]
+fn the_verifier_admits_only_leaf_tests_in_except() {
+    for inner in [
+        Inst::Ret { src: D },
+        Inst::Shape {
+            dst: D,
+            slot: S,
+            shapes: Shapes::PRESENT,
+        },
+        Inst::Except {
+            dst: D,
+            slot: S,
+            tests: TestsRef(0),
+        },
+        Inst::StrEq {
+            dst: D,
+            slot: SlotRef(5),
+            s: StrRef(0),
+        },
+    ] {
+        let mut p = parts();
+        p.pools.strings.push("x".into());
+        p.pools.leaf_tests.push(vec![inner]);
+        p.code = vec![
+            Inst::Except {
+                dst: D,
+                slot: S,
+                tests: TestsRef(0),
+            },
+            Inst::Ret { src: D },
+        ];
+        assert!(Program::new(p).is_err(), "{inner:?} accepted inside except");
+    }
+}

@@ -9,7 +9,9 @@
 )]
 
 use ahash::AHashSet;
+use filtervm_vm::address::Block;
 use filtervm_vm::bind::Bindings;
+use filtervm_vm::case_pattern::{CaseMode, CasePattern};
 use filtervm_vm::cidr::Cidr;
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{AttributeType, Header, Message};
@@ -106,6 +108,7 @@ fn every_opcode_parts() -> ProgramParts {
     p.keys.intern(Key::AnyAttribute);
     p.keys.intern(Key::BodyPath("a.b".into()));
     p.keys.intern(Key::BodyPathEach("a.c".into()));
+    p.keys.intern(Key::FieldPath("a.d.e".into(), 1));
     p.keys.intern(Key::BodyIsObject);
     p.keys.intern(Key::EventMember("eventType".into()));
     p.keys
@@ -166,6 +169,29 @@ fn every_opcode_parts() -> ProgramParts {
     pools.cidrs = vec![
         Cidr::parse("10.0.0.0/8").unwrap(),
         Cidr::parse("::ffff:0:0/96").unwrap(),
+    ];
+    pools.blocks = vec![
+        Block::cidr("10.0.0.5/30").unwrap(),
+        Block::address("2001:db8::1").unwrap(),
+    ];
+    pools.cases = vec![
+        CasePattern::new("ß", CaseMode::Equals),
+        CasePattern::new("EventB", CaseMode::Prefix),
+    ];
+    pools.leaf_tests = vec![
+        vec![
+            Inst::StrIn {
+                dst: Reg(0),
+                slot: SlotRef(0),
+                set: SetRef(0),
+            },
+            Inst::CaseIn {
+                dst: Reg(0),
+                slot: SlotRef(0),
+                pat: CaseRef(1),
+            },
+        ],
+        Vec::new(),
     ];
     let (sh, sn, sb) = (SlotRef(h), SlotRef(n), SlotRef(b));
     p.code = vec![
@@ -263,6 +289,31 @@ fn every_opcode_parts() -> ProgramParts {
             slot: sb,
             value: true,
         },
+        Inst::CmpNumIn {
+            dst: Reg(22),
+            slot: sn,
+            ranges: RangesRef(1),
+        },
+        Inst::NumTextIn {
+            dst: Reg(23),
+            slot: sn,
+            list: ListRef(0),
+        },
+        Inst::AddrIn {
+            dst: Reg(24),
+            slot: sh,
+            block: BlockRef(1),
+        },
+        Inst::CaseIn {
+            dst: Reg(25),
+            slot: sh,
+            pat: CaseRef(0),
+        },
+        Inst::Except {
+            dst: Reg(26),
+            slot: sh,
+            tests: TestsRef(0),
+        },
         // r19 = r1 & r3; r20 = r12 | r14; r21 = !r16
         Inst::And {
             dst: Reg(19),
@@ -280,17 +331,17 @@ fn every_opcode_parts() -> ProgramParts {
         },
         Inst::JumpIfTrue {
             cond: Reg(19),
-            target: Target(25),
+            target: Target(30),
         },
         Inst::JumpIfFalse {
             cond: Reg(20),
-            target: Target(26),
+            target: Target(31),
         },
         Inst::Ret { src: Reg(21) },
         Inst::Ret { src: Reg(19) },
         Inst::Ret { src: Reg(0) },
     ];
-    p.registers = 22;
+    p.registers = 27;
     p.sources = vec!["/h".into(), "/n/0".into(), "".into()];
     p.origins = (0..p.code.len() as u32)
         .map(|i| if i % 4 == 3 { u32::MAX } else { i % 3 })
@@ -371,6 +422,9 @@ fn assert_same_parts(original: &Program, decoded: &Program) {
     assert_eq!(a.pools.wildcards, b.pools.wildcards);
     assert_eq!(a.pools.patterns, b.pools.patterns);
     assert_eq!(a.pools.cidrs, b.pools.cidrs);
+    assert_eq!(a.pools.blocks, b.pools.blocks);
+    assert_eq!(a.pools.cases, b.pools.cases);
+    assert_eq!(a.pools.leaf_tests, b.pools.leaf_tests);
     assert_eq!(a.code, b.code);
     assert_eq!(a.origins, b.origins);
     assert_eq!(a.sources, b.sources);
@@ -459,8 +513,9 @@ fn random_parts(rng: &mut XorShift) -> ProgramParts {
     let names = ["h", "n", "b", "a.b", "", ".", "a..b", "é"];
     for _ in 0..1 + rng.below(4) {
         let name = *rng.pick(&names);
-        let key = match rng.below(9) {
+        let key = match rng.below(10) {
             0 => Key::AttributeText(name.into()),
+            8 => Key::FieldPath(name.into(), rng.below(3) as u32),
             1 => Key::AttributeTyped(name.into()),
             2 => Key::AnyAttribute,
             3 => Key::BodyPath(name.into()),
@@ -518,7 +573,44 @@ fn random_parts(rng: &mut XorShift) -> ProgramParts {
         pools.cidrs.push(
             Cidr::parse(rng.pick::<&str>(&["10.0.0.0/8", "0.0.0.0/0", "::/0", "::1/128"])).unwrap(),
         );
+        pools.blocks.push(
+            Block::from_source(rng.pick::<&str>(&["10.0.0.0/8", "010.0.0.1", "::1", "::/0"]))
+                .unwrap(),
+        );
+        pools.cases.push(CasePattern::new(
+            rng.pick::<&str>(&["", "a", "ß", "EventB", "İx"]),
+            *rng.pick(&CaseMode::ALL),
+        ));
     }
+    // Leaf tests for `except`: each a test of one leaf, on constants made above.
+    for _ in 0..1 + rng.below(2) {
+        let tests = (0..rng.below(3))
+            .map(|_| match rng.below(4) {
+                0 => Inst::StrIn {
+                    dst: Reg(0),
+                    slot: SlotRef(0),
+                    set: SetRef(rng.below(p.pools.sets.len()) as u32),
+                },
+                1 => Inst::CmpNumIn {
+                    dst: Reg(0),
+                    slot: SlotRef(0),
+                    ranges: RangesRef(rng.below(p.pools.ranges.len()) as u32),
+                },
+                2 => Inst::CaseIn {
+                    dst: Reg(0),
+                    slot: SlotRef(0),
+                    pat: CaseRef(rng.below(p.pools.cases.len()) as u32),
+                },
+                _ => Inst::Wildcard {
+                    dst: Reg(0),
+                    slot: SlotRef(0),
+                    pat: WildRef(rng.below(p.pools.wildcards.len()) as u32),
+                },
+            })
+            .collect();
+        p.pools.leaf_tests.push(tests);
+    }
+    let pools = &mut p.pools;
     let registers = 1 + rng.below(6) as u32;
     let len = 1 + rng.below(30);
     let reg = |rng: &mut XorShift| Reg(rng.below(registers as usize) as u32);
@@ -659,6 +751,31 @@ fn random_parts(rng: &mut XorShift) -> ProgramParts {
                 target: target(rng),
             },
             Opcode::Ret => Inst::Ret { src: d },
+            Opcode::CmpNumIn => Inst::CmpNumIn {
+                dst: d,
+                slot: s,
+                ranges: RangesRef(rng.below(pools.ranges.len()) as u32),
+            },
+            Opcode::NumTextIn => Inst::NumTextIn {
+                dst: d,
+                slot: s,
+                list: ListRef(rng.below(pools.lists.len()) as u32),
+            },
+            Opcode::AddrIn => Inst::AddrIn {
+                dst: d,
+                slot: s,
+                block: BlockRef(rng.below(pools.blocks.len()) as u32),
+            },
+            Opcode::CaseIn => Inst::CaseIn {
+                dst: d,
+                slot: s,
+                pat: CaseRef(rng.below(pools.cases.len()) as u32),
+            },
+            Opcode::Except => Inst::Except {
+                dst: d,
+                slot: s,
+                tests: TestsRef(rng.below(pools.leaf_tests.len()) as u32),
+            },
         };
         code.push(inst);
     }

@@ -256,6 +256,18 @@ static void test_filter_parts(void) {
     fvm_error_free(e);
     fvm_filter_free(eg);
 
+    /* EventBridge: the body is the event; one that is not a JSON object is a message error. */
+    fvm_filter *ebf = compile("eventbridge", "{\"detail\": {\"state\": [\"running\"]}}", NULL);
+    CHECK(ebf != NULL && str_eq(fvm_filter_dialect(ebf), "eventbridge"));
+    b.body = (const uint8_t *)"{\"detail\": [{\"state\": \"stopped\"}, {\"state\": \"running\"}]}";
+    b.body_len = strlen((const char *)b.body);
+    CHECK(fvm_filter_matches(ebf, &b, &e) == FVM_MATCH);
+    b.body = (const uint8_t *)"[1]";
+    b.body_len = 3;
+    CHECK(fvm_filter_matches(ebf, &b, &e) == FVM_ERR_MESSAGE);
+    fvm_error_free(e);
+    fvm_filter_free(ebf);
+
     /* Headers: stream has one value per header, expr takes several (a repeated name). */
     fvm_filter *st = compile("stream", "region = eu-* and priority >= 5", NULL);
     fvm_header sh[] = {header("region", "eu-west"), header("priority", "7")};

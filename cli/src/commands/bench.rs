@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 /// The arguments of `filtervm bench`.
 #[derive(Args, Debug)]
 pub(super) struct BenchArgs {
-    /// The dialect: sns, basaltic, eventgrid, stream or expr.
+    /// The dialect: sns, basaltic, eventgrid, stream, expr or eventbridge.
     #[arg(long, short)]
     dialect: Dialect,
     /// The policies, one per line (JSON; for `stream` also the text form).

@@ -182,7 +182,15 @@ mod tests {
                 if line.trim().is_empty() {
                     continue;
                 }
-                let case = filtervm_vm::json::parse(line.as_bytes()).unwrap();
+                let mut case = filtervm_vm::json::parse(line.as_bytes()).unwrap();
+                if case.get("dialect").and_then(Value::as_str) == Some("eventbridge") {
+                    // Patterns and events give every occurrence of a repeated member name a
+                    // meaning (EB-3, EB-7): read the line keeping them all.
+                    let mut keep = filtervm_vm::json::ParseOptions::default();
+                    keep.duplicates = filtervm_vm::json::Duplicates::KeepAll;
+                    keep.max_depth = filtervm_vm::json::MAX_DEPTH_CEILING;
+                    case = filtervm_vm::json::parse_with(line.as_bytes(), &keep).unwrap();
+                }
                 let (Some(message), Some(expect)) = (
                     case.get("message"),
                     case.get("expect").and_then(Value::as_str),

@@ -47,13 +47,13 @@ Exit status:
   64  usage errors: unknown or conflicting arguments, missing --dialect, bad --options";
 
 /// Decide, for each message, which subscriptions receive it: check, compile, explain and lint
-/// subscription filters of five dialects, run them over NDJSON message logs (`match`, `route`)
+/// subscription filters of six dialects, run them over NDJSON message logs (`match`, `route`)
 /// and measure them (`bench`).
 #[derive(Parser, Debug)]
 #[command(
     name = "filtervm",
     version,
-    about = "filtervm: decide which subscriptions receive each message — check, compile, explain, lint and run subscription filters (sns, basaltic, eventgrid, stream, expr) over NDJSON message logs",
+    about = "filtervm: decide which subscriptions receive each message — check, compile, explain, lint and run subscription filters (sns, basaltic, eventgrid, stream, expr, eventbridge) over NDJSON message logs",
     long_about = None,
     after_help = EXIT_CODES_HELP,
     propagate_version = true,
@@ -147,7 +147,8 @@ enum Command {
 /// Where the policy comes from and how to read it.
 #[derive(Args, Debug)]
 struct PolicyArgs {
-    /// The dialect: sns, basaltic, eventgrid, stream or expr (required with a policy).
+    /// The dialect: sns, basaltic, eventgrid, stream, expr or eventbridge (required with a
+    /// policy).
     #[arg(long, short)]
     dialect: Option<Dialect>,
     /// A file holding the policy (JSON; for stream also the text form); `-` reads it from

@@ -206,7 +206,7 @@ impl Subscriptions {
                         INVALID_SUBSCRIPTION,
                         "/dialect",
                         format!(
-                            "unknown dialect{hint}: one of sns, basaltic, eventgrid, stream, expr"
+                            "unknown dialect{hint}: one of sns, basaltic, eventgrid, stream, expr, eventbridge"
                         ),
                     ));
                     None
@@ -216,7 +216,7 @@ impl Subscriptions {
                 problems.push(Problem::line(
                     INVALID_SUBSCRIPTION,
                     if other.is_some() { "/dialect" } else { "" },
-                    "a subscription needs a `dialect`: sns, basaltic, eventgrid, stream or expr",
+                    "a subscription needs a `dialect`: sns, basaltic, eventgrid, stream, expr or eventbridge",
                 ));
                 None
             }

@@ -9,14 +9,16 @@
 //! their outside neighbours, `true`, `false`, `null`, `{}`, `[]`, and arrays joining classes),
 //! and each candidate's class is what the VM says of every test on it (each test compiled alone).
 //! For those tests the candidates reach every class, so a search over classes is exact.
-//! Wildcards, substring tests, dot-segment patterns, case folding of constants beyond ASCII and
-//! exact-decimal bounds beyond binary64 are not covered that way: the candidates then are a
+//! EventBridge's numbers compared by their text, IP addresses and case patterns draw their
+//! candidates the same way. Wildcards, substring tests, dot-segment patterns, case folding of
+//! constants beyond ASCII and exact-decimal bounds beyond binary64 are not covered that way: the candidates then are a
 //! bounded sample, and [`Classes::bounded`] says why.
 
 use super::model::{self, Loc, Model};
 use crate::codegen;
 use crate::ir::{Case, Node, Pred, StrOp};
 use filtervm_vm::bind::Bindings;
+use filtervm_vm::case_pattern::CaseMode;
 use filtervm_vm::json::{Number, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::number::canonical_number_text;
@@ -228,7 +230,17 @@ fn scalar_candidates<'a>(
     preds: impl Iterator<Item = &'a Pred>,
     bounded: &mut Option<String>,
 ) -> Vec<Value> {
-    let preds: Vec<&Pred> = preds.collect();
+    // EventBridge's anything-but (EB-25) holds the predicates it excludes: their constants
+    // draw the classes as their own would.
+    let mut preds: Vec<&Pred> = preds.collect();
+    let mut i = 0;
+    while let Some(p) = preds.get(i) {
+        if let Pred::Except(inner) = p {
+            preds.extend(inner.iter());
+        }
+        i += 1;
+    }
+    let mut number_texts: Vec<String> = Vec::new();
     let mut constants: Vec<String> = Vec::new();
     let (mut prefixes, mut suffixes) = (vec![String::new()], vec![String::new()]);
     let mut contains: Vec<String> = Vec::new();
@@ -296,7 +308,47 @@ fn scalar_candidates<'a>(
                     }
                 }
             }
-            Pred::Shape(_) | Pred::HasType(_) | Pred::Bool(_) => {}
+            Pred::NumText(texts) => {
+                for t in texts {
+                    number_texts.push(t.to_string());
+                    if let Some(x) = Number::from_text(t).and_then(|n| n.as_f64()) {
+                        bounds.push(x);
+                    }
+                }
+            }
+            Pred::Address(block) => {
+                // EventBridge reads an IPv4-mapped IPv6 address as IPv4 (EB-28): the block's
+                // edges are then IPv4 ones.
+                let source = block.source();
+                let (addr, bits) = source.split_once('/').unwrap_or((source, ""));
+                let mapped = addr
+                    .parse::<Ipv6Addr>()
+                    .ok()
+                    .and_then(|a| a.to_ipv4_mapped())
+                    .map(|v4| {
+                        if bits.is_empty() {
+                            v4.to_string()
+                        } else {
+                            format!("{v4}/{bits}")
+                        }
+                    });
+                ips.extend(cidr_edges(mapped.as_deref().unwrap_or(source)));
+                ips.push(addr.to_owned());
+            }
+            Pred::IgnoreCase(p) => {
+                if !p.source().is_ascii() {
+                    bounded.get_or_insert_with(|| {
+                        "ignore-case comparison of constants beyond ASCII".to_owned()
+                    });
+                }
+                let vs = variants(p.source());
+                match p.mode() {
+                    CaseMode::Equals => constants.extend(vs),
+                    CaseMode::Prefix => prefixes.extend(vs),
+                    CaseMode::Suffix => suffixes.extend(vs),
+                }
+            }
+            Pred::Shape(_) | Pred::HasType(_) | Pred::Bool(_) | Pred::Except(_) => {}
         }
     }
     // Numeric text among the string constants is a number bound too (a text compared as a
@@ -377,6 +429,13 @@ fn scalar_candidates<'a>(
         _ => numbers.push(0.0),
     }
     let mut out: Vec<Value> = Vec::new();
+    // Numbers compared by their text (EB-16): each text as written, as a number and a string.
+    for t in number_texts {
+        if let Some(n) = Number::from_text(&t) {
+            out.push(Value::Number(n));
+        }
+        strings.insert(t);
+    }
     for x in numbers {
         if !x.is_finite() {
             continue;
@@ -402,10 +461,12 @@ fn scalar_candidates<'a>(
 /// IP addresses at a CIDR block's edges: its first and last address and the address just
 /// outside each (a block is an interval of addresses, so these reach every class).
 fn cidr_edges(source: &str) -> Vec<String> {
-    let Some((addr, bits)) = source.split_once('/') else {
-        return Vec::new();
+    // One address (EventBridge's IP-shaped string, EB-13) is a block of one.
+    let (addr, bits) = match source.split_once('/') {
+        Some((addr, bits)) => (addr, bits.parse::<u32>().ok()),
+        None => (source, Some(if source.contains(':') { 128 } else { 32 })),
     };
-    let Ok(bits) = bits.parse::<u32>() else {
+    let Some(bits) = bits else {
         return Vec::new();
     };
     if let Ok(a) = addr.parse::<Ipv4Addr>() {

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 pub enum Model {
     /// Typed message attributes (sns in attribute scope, basaltic).
     Attributes,
-    /// A JSON document (sns in body scope, eventgrid).
+    /// A JSON document (sns in body scope, eventgrid, eventbridge).
     Document,
     /// Headers, each with one or more values (stream, expr).
     Headers,
@@ -29,7 +29,7 @@ impl Model {
         match options {
             Options::Sns(sns) if sns.scope == SnsScope::MessageBody => Model::Document,
             Options::Sns(_) | Options::Basaltic => Model::Attributes,
-            Options::EventGrid(_) => Model::Document,
+            Options::EventGrid(_) | Options::EventBridge => Model::Document,
             Options::Stream | Options::Expr(_) => Model::Headers,
         }
     }
@@ -83,7 +83,7 @@ pub(crate) fn reads(key: &Key, spelled: &mut BTreeMap<String, String>) -> Reads 
         Key::AttributeText(n) | Key::AttributeTyped(n) => Reads::At(Loc::Attr(n.clone())),
         Key::AnyAttribute => Reads::AnyAttribute,
         Key::Header(n) => Reads::At(Loc::Header(n.clone())),
-        Key::BodyPath(p) | Key::BodyPathEach(p) => {
+        Key::BodyPath(p) | Key::BodyPathEach(p) | Key::FieldPath(p, _) => {
             Reads::At(Loc::Path(p.split('.').map(str::to_owned).collect()))
         }
         Key::BodyIsObject => Reads::BodyIsObject,

@@ -55,17 +55,28 @@ impl<'f> Space<'f> {
         let mut spelled = BTreeMap::new();
         let mut bounded: Option<String> = None;
         let mut per_loc: BTreeMap<Loc, Vec<(Key, Pred)>> = BTreeMap::new();
+        // Whether some key is judged element by element in arrays of objects (sns rule 18,
+        // EventBridge EB-9, EB-10).
+        let mut each = false;
         let mut roots = Vec::new();
         for f in &filters {
             let root = f
                 .ir()
                 .ok_or("the filter was loaded without its IR (first wire format)")?;
             for (key, pred) in model::tests(root) {
-                if matches!(key, Key::BodyPathEach(_)) {
+                if matches!(key, Key::BodyPathEach(_) | Key::FieldPath(..)) {
+                    each = true;
+                }
+                // One SNS path read element by element in several places (sns rule 18): the
+                // rows of an array of objects on it tell it from an array of values.
+                if let Key::BodyPathEach(p) = &key
+                    && p.contains('.')
+                {
                     bounded.get_or_insert_with(|| {
-                        "arrays of objects judged element by element (sns rule 18) are not \
-                         searched"
-                            .to_owned()
+                        format!(
+                            "`{p}` is judged element by element in arrays of objects (sns rule \
+                             18), which are not searched"
+                        )
                     });
                 }
                 if let Reads::At(loc) = model::reads(&key, &mut spelled) {
@@ -115,6 +126,22 @@ impl<'f> Space<'f> {
         let paths: Vec<&Loc> = per_loc.keys().collect();
         for a in &paths {
             for b in &paths {
+                if let (Loc::Path(x), Loc::Path(y)) = (a, b)
+                    && a < b
+                    && each
+                    && x.len() > 1
+                    && y.len() > 1
+                    && x.first() == y.first()
+                {
+                    bounded.get_or_insert_with(|| {
+                        format!(
+                            "`{}` and `{}` could meet in one array of objects, judged element by \
+                             element; arrays of objects are not searched",
+                            a.label(),
+                            b.label()
+                        )
+                    });
+                }
                 if let (Loc::Path(x), Loc::Path(y)) = (a, b)
                     && x.len() < y.len()
                     && y.starts_with(x)

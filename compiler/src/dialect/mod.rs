@@ -2,6 +2,7 @@
 //! validates every rule and limit, lowers the AST to IR, and reads messages in its shape.
 
 pub mod basaltic;
+pub mod eventbridge;
 pub mod eventgrid;
 pub mod expr;
 pub mod sns;
@@ -29,16 +30,19 @@ pub enum Dialect {
     Stream,
     /// Nested condition/expression trees over headers.
     Expr,
+    /// Amazon EventBridge event patterns (as aws/event-ruler evaluates them).
+    EventBridge,
 }
 
 impl Dialect {
     /// Every dialect.
-    pub const ALL: [Dialect; 5] = [
+    pub const ALL: [Dialect; 6] = [
         Dialect::Sns,
         Dialect::Basaltic,
         Dialect::EventGrid,
         Dialect::Stream,
         Dialect::Expr,
+        Dialect::EventBridge,
     ];
 
     /// The code of the dialect's policy errors when no more specific code applies (policy text
@@ -50,6 +54,7 @@ impl Dialect {
             Dialect::EventGrid => ErrorCode::EventGridInvalidFilter,
             Dialect::Stream => ErrorCode::StreamInvalidFilter,
             Dialect::Expr => ErrorCode::ExprInvalidFilter,
+            Dialect::EventBridge => ErrorCode::EventBridgeSyntaxError,
         }
     }
 
@@ -58,6 +63,7 @@ impl Dialect {
     pub fn limit_code(self) -> ErrorCode {
         match self {
             Dialect::Sns => ErrorCode::SnsLimitExceeded,
+            Dialect::EventBridge => ErrorCode::EventBridgeLimitExceeded,
             Dialect::EventGrid => ErrorCode::EventGridLimitExceeded,
             Dialect::Stream => ErrorCode::StreamLimitExceeded,
             Dialect::Basaltic | Dialect::Expr => self.invalid_code(),
@@ -72,6 +78,7 @@ impl Dialect {
             Dialect::EventGrid => "eventgrid",
             Dialect::Stream => "stream",
             Dialect::Expr => "expr",
+            Dialect::EventBridge => "eventbridge",
         }
     }
 }
@@ -85,7 +92,7 @@ impl fmt::Display for Dialect {
 /// An unknown dialect name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown dialect `{}` (expected sns, basaltic, eventgrid, stream or expr)",
+    "unknown dialect `{}` (expected sns, basaltic, eventgrid, stream, expr or eventbridge)",
     crate::error::excerpt(&.0)
 )]
 pub struct UnknownDialect(pub String);
@@ -112,6 +119,7 @@ pub(crate) fn lower(
         Dialect::EventGrid => eventgrid::lower(policy, options.eventgrid()),
         Dialect::Stream => stream::lower(policy),
         Dialect::Expr => expr::lower(policy, options.expr()),
+        Dialect::EventBridge => eventbridge::lower(policy),
     }
 }
 
@@ -141,6 +149,10 @@ pub(crate) fn parse_policy_text(
     }
     let mut read = ParseOptions::default();
     read.max_depth = crate::MAX_POLICY_DEPTH;
+    if dialect == Dialect::EventBridge {
+        // EB-7: a repeated member name is read in its place; the later one replaces.
+        read.duplicates = json::Duplicates::KeepAll;
+    }
     match json::parse_with(text.as_bytes(), &read) {
         Ok(policy) => Ok(policy),
         // The stream dialect's text form (`region = eu-* and n > 5`) is policy text too.
@@ -201,7 +213,7 @@ pub fn message_from_line(
         Options::Sns(sns) if sns.scope == crate::SnsScope::MessageBody => {
             Ok(sns::message::body(line))
         }
-        Options::EventGrid(_) => eventgrid::message_from_line(line),
+        Options::EventGrid(_) | Options::EventBridge => eventgrid::message_from_line(line),
         _ => owned_part(
             options,
             &crate::shape::read_member_parts(line.as_bytes(), options)?.parts(),
@@ -268,7 +280,7 @@ mod tests {
     /// A policy each dialect accepts with its default options.
     fn valid_policy(dialect: Dialect) -> serde_json::Value {
         match dialect {
-            Dialect::Sns | Dialect::Basaltic => json!({"a": ["x"]}),
+            Dialect::Sns | Dialect::Basaltic | Dialect::EventBridge => json!({"a": ["x"]}),
             Dialect::EventGrid => json!({"subjectBeginsWith": "a"}),
             Dialect::Stream => json!("a = x"),
             Dialect::Expr => json!({"key": "a", "op": "exists"}),

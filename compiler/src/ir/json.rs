@@ -32,6 +32,8 @@
 //! follows the JSON tree, whose depth the caller's reader bounds.
 
 use super::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
+use filtervm_vm::address::Block;
+use filtervm_vm::case_pattern::{CaseMode, CasePattern};
 use filtervm_vm::cidr::Cidr;
 use filtervm_vm::json::{Number, Value};
 use filtervm_vm::key::Key;
@@ -79,6 +81,14 @@ fn key_to_json(key: &Key) -> Value {
         Key::Header(name) => ("header", Some((&**name).into())),
         Key::BodyPath(path) => ("body", Some((&**path).into())),
         Key::BodyPathEach(path) => ("body-each", Some((&**path).into())),
+        Key::FieldPath(path, u32::MAX) => ("field", Some((&**path).into())),
+        Key::FieldPath(path, levels) => {
+            return Value::Array(vec![
+                "field-within".into(),
+                (&**path).into(),
+                Number::from(*levels).into(),
+            ]);
+        }
         Key::BodyIsObject => ("body-is-object", None),
         Key::EventMember(name) => ("event", Some((&**name).into())),
         Key::EventData(path) => ("event-data", Some(strings(path.iter().map(|s| &**s)))),
@@ -137,6 +147,7 @@ fn pred_to_json(pred: &Pred) -> Value {
             let source = match source {
                 NumSource::NumberLeaf => "number",
                 NumSource::Text => "text",
+                NumSource::Comparable => "comparable",
             };
             let ranges = ranges
                 .iter()
@@ -168,6 +179,13 @@ fn pred_to_json(pred: &Pred) -> Value {
                 .collect();
             vec!["dec".into(), Value::Array(ranges)]
         }
+        Pred::NumText(values) => vec!["num-text".into(), strings(values.iter().map(|v| &**v))],
+        Pred::Address(b) => vec!["addr".into(), b.source().into()],
+        Pred::IgnoreCase(c) => vec!["case".into(), c.mode().name().into(), c.source().into()],
+        Pred::Except(preds) => vec![
+            "except".into(),
+            Value::Array(preds.iter().map(pred_to_json).collect()),
+        ],
     };
     Value::Array(items)
 }
@@ -309,6 +327,7 @@ fn key_from_json(value: &Value, pointer: &str) -> Read<Key> {
     let kind = text(items.first(), &at(pointer, 0))?;
     let arity = match kind {
         "any-attribute" | "body-is-object" => 1,
+        "field-within" => 3,
         _ => 2,
     };
     if items.len() != arity {
@@ -322,6 +341,18 @@ fn key_from_json(value: &Value, pointer: &str) -> Read<Key> {
         "header" => Key::Header(operand()?),
         "body" => Key::BodyPath(operand()?),
         "body-each" => Key::BodyPathEach(operand()?),
+        "field" => Key::FieldPath(operand()?, u32::MAX),
+        "field-within" => {
+            let p2 = at(pointer, 2);
+            let levels = match items.get(2) {
+                Some(Value::Number(n)) => n.as_str().parse::<u32>().ok(),
+                _ => None,
+            };
+            match levels {
+                Some(levels) if levels != u32::MAX => Key::FieldPath(operand()?, levels),
+                _ => return fail(&p2, "expected a level count (an integer below 2^32 - 1)"),
+            }
+        }
         "body-is-object" => Key::BodyIsObject,
         "event" => Key::EventMember(operand()?),
         "event-data" => {
@@ -378,7 +409,7 @@ fn pred_from_json(value: &Value, pointer: &str) -> Read<Pred> {
     let kind = text(items.first(), &at(pointer, 0))?;
     let arity = match kind {
         "str" => 4,
-        "num" => 3,
+        "num" | "case" => 3,
         _ => 2,
     };
     if items.len() != arity {
@@ -434,6 +465,7 @@ fn pred_from_json(value: &Value, pointer: &str) -> Read<Pred> {
             let source = match text(items.get(1), &p1)? {
                 "number" => NumSource::NumberLeaf,
                 "text" => NumSource::Text,
+                "comparable" => NumSource::Comparable,
                 _ => return fail(&p1, "unknown number source"),
             };
             let p2 = at(pointer, 2);
@@ -468,6 +500,47 @@ fn pred_from_json(value: &Value, pointer: &str) -> Read<Pred> {
                 })
                 .collect::<Read<Vec<DecInterval>>>()?;
             Pred::Dec(ranges)
+        }
+        "num-text" => {
+            let values = list(items.get(1), &p1)?
+                .iter()
+                .enumerate()
+                .map(|(i, v)| text(Some(v), &at(&p1, i)).map(Box::<str>::from))
+                .collect::<Read<Vec<Box<str>>>>()?;
+            if values.windows(2).any(|w| matches!(w, [a, b] if a >= b)) {
+                return fail(&p1, "the texts are not sorted and distinct");
+            }
+            if let Some(i) = values.iter().position(|v| Decimal::parse(v).is_none()) {
+                return fail(&at(&p1, i), "not a JSON number");
+            }
+            Pred::NumText(values)
+        }
+        "addr" => match Block::from_source(source()?) {
+            Ok(b) => Pred::Address(b),
+            Err(e) => return fail(&p1, e.message),
+        },
+        "case" => {
+            let mode = match text(items.get(1), &p1)? {
+                "equals" => CaseMode::Equals,
+                "prefix" => CaseMode::Prefix,
+                "suffix" => CaseMode::Suffix,
+                _ => return fail(&p1, "unknown case mode"),
+            };
+            Pred::IgnoreCase(CasePattern::new(text(items.get(2), &at(pointer, 2))?, mode))
+        }
+        "except" => {
+            let preds = list(items.get(1), &p1)?
+                .iter()
+                .enumerate()
+                .map(|(i, v)| pred_from_json(v, &at(&p1, i)))
+                .collect::<Read<Vec<Pred>>>()?;
+            if let Some(i) = preds
+                .iter()
+                .position(|p| matches!(p, Pred::Shape(_) | Pred::Except(_)))
+            {
+                return fail(&at(&p1, i), "not a test of one leaf");
+            }
+            Pred::Except(preds)
         }
         other => {
             return fail(

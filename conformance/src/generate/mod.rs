@@ -7,6 +7,7 @@
 //! and values from small pools, so that policies and messages collide often.
 
 pub mod basaltic;
+pub mod eventbridge;
 pub mod eventgrid;
 pub mod expr;
 pub mod mutate;
@@ -126,6 +127,25 @@ pub(crate) fn word<'a>(s: &mut impl Source, items: &[&'a str]) -> &'a str {
     s.pick::<&'a str>(items)
 }
 
+/// A `numeric` expression (sns rules 31, 38; eventbridge EB-26) over numbers drawn by `number`:
+/// one comparison, or a range whose bottom is below its top.
+pub(crate) fn numeric<S: Source>(s: &mut S, number: impl Fn(&mut S) -> Value) -> Value {
+    let a = number(s);
+    if s.chance(40) {
+        let b = number(s);
+        let f = |v: &Value| v.as_f64().unwrap_or(0.0);
+        let (lo, hi) = if f(&a) <= f(&b) { (a, b) } else { (b, a) };
+        if f(&lo) < f(&hi) {
+            let op1 = if s.chance(50) { ">" } else { ">=" };
+            let op2 = if s.chance(50) { "<" } else { "<=" };
+            return crate::json!({"numeric": [op1, lo, op2, hi]});
+        }
+        return crate::json!({"numeric": ["=", lo]});
+    }
+    let op = word(s, &["=", "<", "<=", ">", ">="]);
+    crate::json!({"numeric": [op, a]})
+}
+
 /// Every string and number in `value` (object keys excepted), in order: generators draw message
 /// values from the policy's own operands now and then, so that more messages match.
 pub fn harvest(value: &Value, out: &mut Vec<Value>) {
@@ -171,14 +191,15 @@ impl Case {
     }
 }
 
-/// Generates a case of `dialect`, or `None` for a dialect without a generator yet.
-pub fn case(dialect: Dialect, source: &mut impl Source) -> Option<Case> {
+/// Generates a case of `dialect`.
+pub fn case(dialect: Dialect, source: &mut impl Source) -> Case {
     match dialect {
-        Dialect::Basaltic => Some(basaltic::case(source)),
-        Dialect::Expr => Some(expr::case(source)),
-        Dialect::Sns => Some(sns::case(source)),
-        Dialect::EventGrid => Some(eventgrid::case(source)),
-        Dialect::Stream => Some(stream::case(source)),
+        Dialect::Basaltic => basaltic::case(source),
+        Dialect::Expr => expr::case(source),
+        Dialect::Sns => sns::case(source),
+        Dialect::EventGrid => eventgrid::case(source),
+        Dialect::Stream => stream::case(source),
+        Dialect::EventBridge => eventbridge::case(source),
     }
 }
 
@@ -202,6 +223,10 @@ pub enum Outcome {
     /// The message could not be read, or the reference gave no verdict for another reason
     /// (rejecting a policy the compiler accepted, for one).
     Error(String),
+    /// The VM declined to judge the message (`MESSAGE_TOO_COMPLEX`: beyond the binding caps, or
+    /// an EventBridge `exists: false` its rows cannot judge; `INVALID_MESSAGE`: an event that is
+    /// not one JSON object): it fails closed by design.
+    Unjudged(String),
 }
 
 /// Runs a case through the compiler + VM and through the reference interpreter. The product
@@ -216,7 +241,21 @@ pub fn check(case: &Case) -> Outcome {
         Ok(m) => m,
         Err(e) => return Outcome::Error(e.to_string()),
     };
-    let vm = filtervm_compiler::Evaluator::new().matches(&filter, &message);
+    let vm = match filtervm_compiler::Evaluator::new().try_matches(&filter, &message) {
+        // Beyond the binding caps, an EventBridge `exists: false` its rows cannot judge, or an
+        // event that is not one JSON object (the generators now and then make one; Event Grid
+        // and EventBridge give it no verdict, `filtervm/MESSAGES.md`).
+        Err(e)
+            if matches!(
+                e.code,
+                filtervm_compiler::ErrorCode::MessageTooComplex
+                    | filtervm_compiler::ErrorCode::InvalidMessage
+            ) =>
+        {
+            return Outcome::Unjudged(e.to_string());
+        }
+        verdict => verdict.unwrap_or(false),
+    };
     match crate::reference::evaluate(case.dialect, &case.options, &case.policy, &case.message) {
         Ok(reference) if reference == vm => Outcome::Agree(vm),
         Ok(reference) => Outcome::Disagree { vm, reference },
@@ -234,6 +273,9 @@ pub enum Validation {
     BothReject,
     /// One accepts what the other rejects: a finding (what each said).
     Disagree(String),
+    /// The compiler accepts it and the reference stopped at one of its own bounds
+    /// ([`crate::reference::Rejection::is_limit`]): nothing was compared.
+    Limit(String),
 }
 
 /// Compiles `policy` with `options` (as [`crate::runner::compile`] reads a vector's) and validates
@@ -245,6 +287,7 @@ pub fn validation(dialect: Dialect, options: &Value, policy: &Value) -> Validati
     match (compiler, reference) {
         (Ok(_), Ok(())) => Validation::BothAccept,
         (Err(_), Err(_)) => Validation::BothReject,
+        (Ok(_), Err(r)) if r.is_limit() => Validation::Limit(r.to_string()),
         (Ok(_), Err(r)) => Validation::Disagree(format!(
             "the compiler accepts the policy, the reference rejects it: {r}"
         )),
@@ -289,6 +332,7 @@ pub fn message_for(
                 options.get("schema").and_then(Value::as_str) == Some("CloudEventSchemaV1_0");
             eventgrid::event(source, policy, cloud)
         }
+        Dialect::EventBridge => eventbridge::event(source, policy),
         Dialect::Stream => {
             // The text form is read back to the JSON form, whose clauses name the headers.
             let json_form = match policy {
@@ -345,7 +389,7 @@ pub fn nested<S: Source>(dialect: Dialect, policies: &[Value], s: &mut S) -> Opt
             let b = p1.get("groups")?.as_array()?;
             Some(crate::json!({"groups": a.iter().chain(b).cloned().collect::<Vec<_>>()}))
         }
-        Dialect::Basaltic | Dialect::EventGrid => None,
+        Dialect::Basaltic | Dialect::EventGrid | Dialect::EventBridge => None,
     }
 }
 

@@ -63,9 +63,7 @@ pub fn policies<S: Source>(
     let mut pool = Vec::new();
     for &dialect in dialects {
         for _ in 0..cases {
-            let Some(case) = case(dialect, s) else {
-                break;
-            };
+            let case = case(dialect, s);
             let Ok(filter) = compile(dialect, &case.policy, &case.options) else {
                 continue;
             };

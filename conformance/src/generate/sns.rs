@@ -173,31 +173,6 @@ fn policy_number(s: &mut impl Source) -> Value {
     number(word(s, POLICY_NUMBERS))
 }
 
-fn as_f64(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
-}
-
-/// `numeric` (rules 31, 38): one comparison, or a range whose bottom is below its top.
-fn numeric(s: &mut impl Source) -> Value {
-    let a = policy_number(s);
-    if s.chance(40) {
-        let b = policy_number(s);
-        let (lo, hi) = if as_f64(&a) <= as_f64(&b) {
-            (a, b)
-        } else {
-            (b, a)
-        };
-        if as_f64(&lo) < as_f64(&hi) {
-            let op1 = if s.chance(50) { ">" } else { ">=" };
-            let op2 = if s.chance(50) { "<" } else { "<=" };
-            return json!({"numeric": [op1, lo, op2, hi]});
-        }
-        return json!({"numeric": ["=", lo]});
-    }
-    let op = word(s, &["=", "<", "<=", ">", ">="]);
-    json!({"numeric": [op, a]})
-}
-
 fn anything_but(s: &mut impl Source) -> Value {
     let operand = match s.below(9) {
         0 => json!(string(s)),
@@ -224,7 +199,7 @@ fn alternative(s: &mut impl Source) -> Value {
         6 => json!({"equals-ignore-case": string(s)}),
         7 => json!({"wildcard": wildcard(s)}),
         8 | 9 => anything_but(s),
-        10 | 11 => numeric(s),
+        10 | 11 => super::numeric(s, policy_number),
         12 => json!({"cidr": word(s, CIDRS)}),
         13 => json!({"exists": s.chance(50)}),
         14 => json!({"prefix": nonempty_string(s)}),

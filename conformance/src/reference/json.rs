@@ -12,6 +12,11 @@
 //! - arrays and objects nest at most [`MAX_DEPTH`] levels (`serde_json`'s limit, which message
 //!   bodies are read with): deeper text is an error, so the reader's recursion stays bounded.
 //!
+//! [`parse_with`] reads with other [`ReadOptions`]: another depth limit, and (for the
+//! `eventbridge` dialect, whose patterns and events give a repeated member name a meaning,
+//! `docs/dialects/eventbridge-patterns.md` EB-3, EB-7) every occurrence of a repeated name kept,
+//! in order ([`Map::push`]), or a repeated name made an error (the strict policy readers).
+//!
 //! Conformance code builds values with the crate's [`json!`](crate::json) macro (the syntax of
 //! `serde_json::json!`), and converts them to text with `Display`, exact numbers included.
 
@@ -57,7 +62,8 @@ impl fmt::Display for Number {
 /// Objects with more members than this look names up through a hash index.
 const INDEXED_FROM: usize = 8;
 
-/// The members of an object, in order, each name once.
+/// The members of an object, in order, each name once (unless a lossless reading pushed a
+/// repeated name again, [`Map::push`]; lookups then find the last occurrence).
 #[derive(Debug, Clone, Default)]
 pub struct Map {
     entries: Vec<(String, Value)>,
@@ -88,10 +94,11 @@ impl Map {
         self.entries.is_empty()
     }
 
+    /// Where member `name` is (its last occurrence, when [`Map::push`] repeated it).
     fn position(&self, name: &str) -> Option<usize> {
         match &self.index {
             Some(index) => index.get(name).copied(),
-            None => self.entries.iter().position(|(k, _)| k == name),
+            None => self.entries.iter().rposition(|(k, _)| k == name),
         }
     }
 
@@ -118,10 +125,24 @@ impl Map {
         if let Some(slot) = self.get_mut(&name) {
             return Some(std::mem::replace(slot, value));
         }
+        self.push(name, value);
+        None
+    }
+
+    /// Appends member `name` even when the map already has one: the lossless reading of an
+    /// object that names a member twice ([`ReadOptions::keep_duplicates`]). Iteration yields
+    /// every occurrence in order; [`Map::get`] and [`Map::insert`] find the last one.
+    pub fn push(&mut self, name: String, value: Value) {
         if let Some(index) = &mut self.index {
             index.insert(name.clone(), self.entries.len());
         }
         self.entries.push((name, value));
+        self.index_when_large();
+    }
+
+    /// Builds the name index once the map is larger than [`INDEXED_FROM`] (a later occurrence of
+    /// a name overwrites an earlier one, so lookups find the last).
+    fn index_when_large(&mut self) {
         if self.index.is_none() && self.entries.len() > INDEXED_FROM {
             self.index = Some(
                 self.entries
@@ -131,7 +152,6 @@ impl Map {
                     .collect(),
             );
         }
-        None
     }
 
     /// Removes member `name`.
@@ -142,15 +162,7 @@ impl Map {
         }
         let (_, value) = self.entries.remove(i);
         self.index = None;
-        if self.entries.len() > INDEXED_FROM {
-            self.index = Some(
-                self.entries
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (k, _))| (k.clone(), i))
-                    .collect(),
-            );
-        }
+        self.index_when_large();
         Some(value)
     }
 
@@ -590,22 +602,39 @@ impl fmt::Display for ParseError {
     }
 }
 
-/// Reads `text` as one JSON value (see the module documentation).
-pub fn parse(text: &str) -> Result<Value, ParseError> {
-    parse_with(text, MAX_DEPTH, false)
+/// How [`parse_with`] reads text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Most arrays and objects nested in one another; deeper text is an error.
+    pub max_depth: usize,
+    /// Whether an object that names a member twice keeps every occurrence in order
+    /// ([`Map::push`]) instead of the last value at the first position.
+    pub keep_duplicates: bool,
+    /// Whether an object that names a member twice is an error (checked before
+    /// [`ReadOptions::keep_duplicates`]).
+    pub reject_duplicates: bool,
 }
 
-/// [`parse`] with another nesting limit (`max_depth` levels of arrays and objects) and, when
-/// `reject_duplicates`, an error for an object that names a member twice (instead of keeping the
-/// last value).
-pub fn parse_with(
-    text: &str,
-    max_depth: usize,
-    reject_duplicates: bool,
-) -> Result<Value, ParseError> {
+impl Default for ReadOptions {
+    /// What [`parse`] does: [`MAX_DEPTH`] levels, one member per name.
+    fn default() -> ReadOptions {
+        ReadOptions {
+            max_depth: MAX_DEPTH,
+            keep_duplicates: false,
+            reject_duplicates: false,
+        }
+    }
+}
+
+/// Reads `text` as one JSON value (see the module documentation).
+pub fn parse(text: &str) -> Result<Value, ParseError> {
+    parse_with(text, ReadOptions::default())
+}
+
+/// Reads `text` as one JSON value, as `options` say.
+pub fn parse_with(text: &str, options: ReadOptions) -> Result<Value, ParseError> {
     let mut reader = Reader::new(text);
-    reader.max_depth = max_depth;
-    reader.reject_duplicates = reject_duplicates;
+    reader.options = options;
     reader.space();
     let value = reader.value(0)?;
     reader.space();
@@ -620,8 +649,7 @@ pub fn parse_with(
 struct Reader<'a> {
     text: &'a str,
     at: usize,
-    max_depth: usize,
-    reject_duplicates: bool,
+    options: ReadOptions,
 }
 
 impl<'a> Reader<'a> {
@@ -629,8 +657,7 @@ impl<'a> Reader<'a> {
         Reader {
             text,
             at: 0,
-            max_depth: MAX_DEPTH,
-            reject_duplicates: false,
+            options: ReadOptions::default(),
         }
     }
 
@@ -689,7 +716,7 @@ impl<'a> Reader<'a> {
     }
 
     fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
-        if depth > self.max_depth {
+        if depth > self.options.max_depth {
             return Err(ParseError {
                 too_deep: true,
                 ..self.error("nested too deep")
@@ -709,7 +736,7 @@ impl<'a> Reader<'a> {
             }
             let name_at = self.at;
             let name = self.string()?;
-            if self.reject_duplicates && map.contains_key(&name) {
+            if self.options.reject_duplicates && map.contains_key(&name) {
                 self.at = name_at;
                 return Err(self.error(&format!("the member `{name}` is named twice")));
             }
@@ -717,7 +744,11 @@ impl<'a> Reader<'a> {
             self.expect(b':')?;
             self.space();
             let value = self.value(depth)?;
-            map.insert(name, value);
+            if self.options.keep_duplicates {
+                map.push(name, value);
+            } else {
+                map.insert(name, value);
+            }
             self.space();
             match self.peek() {
                 Some(b',') => self.at += 1,
@@ -731,7 +762,7 @@ impl<'a> Reader<'a> {
     }
 
     fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
-        if depth > self.max_depth {
+        if depth > self.options.max_depth {
             return Err(ParseError {
                 too_deep: true,
                 ..self.error("nested too deep")
@@ -1033,6 +1064,31 @@ mod tests {
         assert!(parse(&deep(MAX_DEPTH)).is_ok());
         assert!(parse(&deep(MAX_DEPTH + 1)).is_err());
         assert!(parse(&deep(100_000)).is_err());
+    }
+
+    #[test]
+    fn lossless_reading_keeps_repeated_names_and_reads_deeper() {
+        let lossless = ReadOptions {
+            max_depth: 1000,
+            keep_duplicates: true,
+            reject_duplicates: false,
+        };
+        let text = r#"{"a":1,"b":{"c":2,"c":3},"a":4}"#;
+        let v = parse_with(text, lossless).unwrap();
+        assert_eq!(v.to_string(), text);
+        assert_eq!(v["a"], Value::from(4));
+        assert_eq!(v["b"]["c"], Value::from(3));
+        let names: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(names, ["a", "b", "a"]);
+        // Past the hash index too: the last occurrence is found.
+        let many: String = (0..12).map(|i| format!("\"k\":{i},")).collect();
+        let v = parse_with(&format!("{{{many}\"z\":0}}"), lossless).unwrap();
+        assert_eq!(v.as_object().unwrap().len(), 13);
+        assert_eq!(v["k"], Value::from(11));
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(parse_with(&deep(1000), lossless).is_ok());
+        assert!(parse_with(&deep(1001), lossless).is_err());
+        assert!(parse(&deep(1000)).is_err());
     }
 
     #[test]

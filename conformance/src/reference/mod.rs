@@ -34,6 +34,7 @@
 //!   its own bound, `MESSAGE_TOO_COMPLEX`).
 
 pub mod basaltic;
+pub mod eventbridge;
 pub mod eventgrid;
 pub mod expr;
 pub mod json;
@@ -57,6 +58,11 @@ pub const MAX_POLICY_TEXT_BYTES: usize = 256 * 1024;
 /// text to this depth, one level more than `serde_json`'s default).
 pub const MAX_POLICY_TEXT_DEPTH: usize = 128;
 
+/// The code of a [`Rejection`] that is a bound of the reference itself, not a verdict on the
+/// policy (the `eventbridge` reference materialises at most
+/// [`eventbridge::MAX_BRANCHES`] branches of a pattern to check EB-32 and EB-33).
+pub const REFERENCE_LIMIT: &str = "REFERENCE_LIMIT";
+
 /// Why the reference's own validation rejects a policy or its options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
@@ -78,6 +84,12 @@ impl Rejection {
             pointer: pointer.into(),
             message: message.into(),
         }
+    }
+
+    /// Whether this is no verdict on the policy but a bound of the reference itself
+    /// ([`REFERENCE_LIMIT`]): validation comparisons skip it.
+    pub fn is_limit(&self) -> bool {
+        self.code == REFERENCE_LIMIT
     }
 
     /// Whether `word` occurs in the code or the message, ignoring case (the runner's check of an
@@ -156,6 +168,7 @@ pub fn codes(dialect: Dialect) -> Codes {
         Dialect::EventGrid => eventgrid::CODES,
         Dialect::Stream => stream::CODES,
         Dialect::Expr => expr::CODES,
+        Dialect::EventBridge => eventbridge::CODES,
     }
 }
 
@@ -168,13 +181,15 @@ pub fn validate(dialect: Dialect, options: &Value, policy: &Value) -> Result<(),
         Dialect::EventGrid => eventgrid::validate(options, policy),
         Dialect::Stream => stream::validate(options, policy),
         Dialect::Expr => expr::validate(options, policy),
+        Dialect::EventBridge => eventbridge::validate(options, policy),
     }
 }
 
 /// Reads policy text as `dialect` does: at most [`MAX_POLICY_TEXT_BYTES`], one JSON value nested
 /// at most [`MAX_POLICY_TEXT_DEPTH`] levels (no lone surrogates); for `stream`, text that is not
 /// JSON and does not start with `{` or `[` is the text form (`docs/dialects/stream-filters.md`,
-/// "Text form"), given back as a JSON string without its trailing line break.
+/// "Text form"), given back as a JSON string without its trailing line break; for `eventbridge`
+/// every occurrence of a repeated member name is kept (EB-7).
 pub fn read_policy_text(dialect: Dialect, text: &str) -> Result<Value, Rejection> {
     let codes = codes(dialect);
     if text.len() > MAX_POLICY_TEXT_BYTES {
@@ -187,7 +202,14 @@ pub fn read_policy_text(dialect: Dialect, text: &str) -> Result<Value, Rejection
             ),
         ));
     }
-    match json::parse_with(text, MAX_POLICY_TEXT_DEPTH, false) {
+    match json::parse_with(
+        text,
+        json::ReadOptions {
+            max_depth: MAX_POLICY_TEXT_DEPTH,
+            keep_duplicates: dialect == Dialect::EventBridge,
+            ..json::ReadOptions::default()
+        },
+    ) {
         Ok(value) => Ok(value),
         Err(_) if dialect == Dialect::Stream && !text.trim_start().starts_with(['{', '[']) => Ok(
             Value::String(text.trim_end_matches(['\n', '\r']).to_owned()),
@@ -209,7 +231,14 @@ pub fn read_options_text(text: &str) -> Result<Value, Rejection> {
     if text.trim().is_empty() {
         return Ok(Value::Null);
     }
-    json::parse_with(text, json::MAX_DEPTH, true).map_err(|e| {
+    json::parse_with(
+        text,
+        json::ReadOptions {
+            reject_duplicates: true,
+            ..json::ReadOptions::default()
+        },
+    )
+    .map_err(|e| {
         Rejection::new(
             options::INVALID_OPTIONS,
             "",
@@ -258,13 +287,15 @@ pub fn evaluate_valid(
         Dialect::EventGrid => eventgrid::evaluate(options, policy, message),
         Dialect::Stream => stream::evaluate(options, policy, message),
         Dialect::Expr => expr::evaluate(options, policy, message),
+        Dialect::EventBridge => eventbridge::evaluate(options, policy, message),
     }
 }
 
 /// [`evaluate`] with the options, policy and message given as JSON text: the options and policy
 /// read and validated by [`validate_text`], the message by the reference's reader
 /// ([`json::parse`]: a message nested deeper than [`json::MAX_DEPTH`] is
-/// [`ReferenceError::Limit`]).
+/// [`ReferenceError::Limit`]; an `eventbridge` event by [`eventbridge::read`], every occurrence
+/// of a repeated member name kept, EB-3, as deep as EB-34 allows).
 pub fn evaluate_text(
     dialect: Dialect,
     options: &str,
@@ -272,7 +303,10 @@ pub fn evaluate_text(
     message: &str,
 ) -> Result<bool, ReferenceError> {
     let (options, policy) = validate_text(dialect, options, policy)?;
-    let message = read_message(message)?;
+    let message = match dialect {
+        Dialect::EventBridge => eventbridge::read(message)?,
+        _ => read_message(message)?,
+    };
     evaluate_valid(dialect, &options, &policy, &message)
 }
 

@@ -87,9 +87,15 @@ fn policy_value(policy: &Value) -> Result<std::borrow::Cow<'_, Value>, Rejection
                     ),
                 ));
             }
-            json::parse_with(text, super::MAX_POLICY_TEXT_DEPTH, false)
-                .map(std::borrow::Cow::Owned)
-                .map_err(|e| Rejection::new(SYNTAX, "", format!("failed to parse JSON. ({e})")))
+            json::parse_with(
+                text,
+                json::ReadOptions {
+                    max_depth: super::MAX_POLICY_TEXT_DEPTH,
+                    ..json::ReadOptions::default()
+                },
+            )
+            .map(std::borrow::Cow::Owned)
+            .map_err(|e| Rejection::new(SYNTAX, "", format!("failed to parse JSON. ({e})")))
         }
         other => Ok(std::borrow::Cow::Borrowed(other)),
     }

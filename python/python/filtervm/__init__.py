@@ -1,8 +1,9 @@
 """filtervm: subscription filters compiled to bytecode.
 
-Five dialects -- AWS SNS filter policies (``"sns"``), the notification service's policies
+Six dialects -- AWS SNS filter policies (``"sns"``), the notification service's policies
 (``"basaltic"``), Azure Event Grid filters (``"eventgrid"``), stream header clause groups
-(``"stream"``) and nested condition trees (``"expr"``) -- are compiled into one small bytecode and
+(``"stream"``), nested condition trees (``"expr"``) and Amazon EventBridge event patterns
+(``"eventbridge"``) -- are compiled into one small bytecode and
 matched against messages, with AWS-exact and Azure-exact answers.
 
 >>> import filtervm

@@ -20,7 +20,7 @@ from ._types import LintWarning, Matches
 
 __version__: str
 DIALECTS: List[str]
-"""The dialect names: "sns", "basaltic", "eventgrid", "stream", "expr"."""
+"""The dialect names: "sns", "basaltic", "eventgrid", "stream", "expr", "eventbridge"."""
 
 Json = Union[None, bool, int, float, Decimal, str, Sequence[Any], Mapping[str, Any]]
 """A JSON value as Python holds it (dict keys are str)."""

@@ -43,6 +43,27 @@
 //! its row without building rows at all (the common case costs one pass and no allocation per
 //! node).
 //!
+//! # Where rows fall short (EB-10)
+//!
+//! An EventBridge `exists: false` is judged against the array positions fixed by the paths
+//! sorting before it ([`Key::FieldPath`] with levels: element by element within those levels).
+//! In a row, a value of the fixing path then stands in for the element it was chosen from, which
+//! is right when one route leads from the top to each path prefix. Two exceptions are not judged
+//! rather than judged wrongly (the body is bound with every key absent, [`Overflow::Positions`],
+//! and the caller gets an error):
+//!
+//! - **two routes**: an object where two members continue one key's path (a repeated member
+//!   name, or `a.b` beside `a`, EB-3), one of them also continuing an absence key within its
+//!   levels, in a body that also has an array of objects judged element by element for an
+//!   absence key. A value reached by the other route is not in that array, yet would stand in
+//!   for one of its elements;
+//! - **nested scalars**: an array at a value key's leaf holding scalars in nested arrays (each
+//!   has its element's position, EB-3) while an absence key merged there continues below it:
+//!   such a scalar could fix that element for the absence, which the merged key cannot say.
+//!
+//! Neither arises in an event without repeated or dotted member names and nested arrays beside
+//! objects.
+//!
 //! # Bounds
 //!
 //! Binding never recurses on arrays (nested arrays are flattened with an explicit stack) and
@@ -79,8 +100,15 @@ pub const MAX_COPIED_LEAVES: usize = 1 << 20;
 /// Deepest object nesting a path is followed into; deeper bodies overflow.
 pub const MAX_DEPTH: usize = 256;
 
-/// The body could not be bound within the caps.
-pub(super) struct Overflow;
+/// Why a body was not bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Overflow {
+    /// Beyond a cap ([`MAX_ROW_SLOTS`], [`MAX_COPIED_LEAVES`], [`MAX_DEPTH`]).
+    Caps,
+    /// An `exists: false` judged against array positions that rows cannot judge exactly
+    /// (EB-10; module documentation, "Where rows fall short").
+    Positions,
+}
 
 /// One key of the table that reads the body.
 #[derive(Clone, Copy)]
@@ -89,6 +117,19 @@ struct Target<'t> {
     path: &'t str,
     /// A [`Key::BodyPathEach`] key: every array of objects above it is a choice point.
     each: bool,
+    /// For a [`Key::FieldPath`] key, the levels (leading path segments) within which it is
+    /// judged element by element; `u32::MAX` for the other keys.
+    fixed: u32,
+    /// The number of `.` in `path` (its segments less one).
+    dots: u32,
+    /// A [`Key::FieldPath`] key: scalars of arrays nested in the array at its leaf position carry
+    /// that element's position (EB-3), within its levels.
+    field: bool,
+}
+
+/// The number of `.` in `text`.
+fn dots(text: &str) -> u32 {
+    idx(memchr::memchr_iter(b'.', text.as_bytes()).count())
 }
 
 /// A key (index into the targets) at a node of the walk, and what is left of its path there:
@@ -120,6 +161,9 @@ struct Walker<'t, 'a> {
     leaves: BVec<'a, BoundLeaf<'a>>,
     targets: &'a [Target<'t>],
     max_rows: usize,
+    /// The absence keys (indexes into the targets) that arrays judged element by element and
+    /// left absent in some of their rows but not all, in walk order ("Where rows fall short").
+    exclusions: BVec<'a, usize>,
 }
 
 fn idx(n: usize) -> u32 {
@@ -196,6 +240,65 @@ impl<'t, 'a> Walker<'t, 'a> {
         push_leaf(self.table, needs, node, &mut self.leaves);
     }
 
+    /// Whether the fixed key `active` is past its levels at an array met with `active.rest`
+    /// left of its path (the array's level is the number of segments consumed to reach it).
+    fn merged_at(&self, active: &Active<'t>) -> bool {
+        match (self.target(active), active.rest) {
+            (Some(t), Some(rest)) if t.fixed != u32::MAX => t.dots - dots(rest) > t.fixed,
+            _ => false,
+        }
+    }
+
+    /// Whether `active` (met at an object, its path not yet at the leaf) is an absence key
+    /// ([`Key::FieldPath`] tested `absent`: fixed levels below `u32::MAX`) still within the levels
+    /// it is judged element by element at.
+    fn absence_within(&self, active: &Active<'t>) -> bool {
+        match (self.target(active), active.rest) {
+            (Some(t), Some(rest)) => t.fixed != u32::MAX && t.dots - dots(rest) < t.fixed,
+            _ => false,
+        }
+    }
+
+    /// Whether `t` is a value key of a field ([`Key::FieldPath`] not fixed): the kind of key
+    /// whose values fix array positions for an absence.
+    fn value_key(&self, t: usize) -> bool {
+        self.targets
+            .get(t)
+            .is_some_and(|t| t.field && t.fixed == u32::MAX)
+    }
+
+    /// Whether the value key `j` can fix positions for the absence key `p` (EB-10): its path
+    /// sorts before `p`'s (UTF-16 code units, EB-8).
+    fn fixes(&self, j: usize, p: usize) -> bool {
+        match (self.targets.get(j), self.targets.get(p)) {
+            (Some(j), Some(p)) => j.path.encode_utf16().lt(p.path.encode_utf16()),
+            _ => false,
+        }
+    }
+
+    /// Whether some row of `rows` has leaves of `slot`.
+    fn any_row_has(rows: &Rows<'a>, slot: u32) -> bool {
+        rows.iter().any(|w| w.iter().any(|f| f.slot == slot))
+    }
+
+    /// Counts an exclusion when an absence key of `inner` judged element by element here is
+    /// absent in some of `rows` and present in others.
+    fn note_exclusion(&mut self, inner: &[Active<'t>], rows: &Rows<'a>) {
+        for a in inner {
+            let Some(t) = self.target(a) else { continue };
+            if t.fixed == u32::MAX || self.merged_at(a) {
+                continue;
+            }
+            let with = rows
+                .iter()
+                .filter(|w| w.iter().any(|f| f.slot == t.slot))
+                .count();
+            if with > 0 && with < rows.len() {
+                self.exclusions.push(a.target);
+            }
+        }
+    }
+
     /// Whether an array met before the leaf position by `inner` keys is a choice point.
     fn is_choice_point(&self, inner: &[Active<'t>]) -> bool {
         inner.len() >= 2 || inner.iter().any(|a| self.target(a).is_some_and(|t| t.each))
@@ -211,7 +314,7 @@ impl<'t, 'a> Walker<'t, 'a> {
             return Ok(a);
         }
         if a.len().saturating_mul(b.len()) > self.max_rows {
-            return Err(Overflow);
+            return Err(Overflow::Caps);
         }
         let mut out = BVec::with_capacity_in(a.len() * b.len(), self.arena);
         for x in &a {
@@ -262,7 +365,7 @@ impl<'t, 'a> Walker<'t, 'a> {
         depth: usize,
     ) -> Result<(), Overflow> {
         if depth > MAX_DEPTH {
-            return Err(Overflow);
+            return Err(Overflow::Caps);
         }
         let slot = self.target(&key).map_or(u32::MAX, |t| t.slot);
         let needs = self.table.needs(slot);
@@ -334,7 +437,7 @@ impl<'t, 'a> Walker<'t, 'a> {
         depth: usize,
     ) -> Result<Rows<'a>, Overflow> {
         if depth > MAX_DEPTH {
-            return Err(Overflow);
+            return Err(Overflow::Caps);
         }
         if let Some(only) = self.single_plain(active) {
             let mut row = self.world();
@@ -352,7 +455,12 @@ impl<'t, 'a> Walker<'t, 'a> {
                 if inner.is_empty() {
                     return Ok(rows);
                 }
-                for m in members.iter() {
+                // Two routes (EB-3: a repeated member name, `a.b` beside `a`): which members'
+                // subtrees excluded an absence, and which gave a value key values.
+                let track = inner.iter().any(|a| self.absence_within(a));
+                let mut excluded = BVec::new_in(self.arena);
+                let mut valued = BVec::new_in(self.arena);
+                for (i, m) in members.iter().enumerate() {
                     let mut below = BVec::new_in(self.arena);
                     below.extend(inner.iter().filter_map(|a| {
                         follow(a.rest?, m.name).map(|rest| Active {
@@ -363,65 +471,77 @@ impl<'t, 'a> Walker<'t, 'a> {
                     if below.is_empty() {
                         continue;
                     }
+                    let (exclusions, leaves) = (self.exclusions.len(), self.leaves.len());
                     if let (Some(only), [row]) = (self.single_plain(&below), rows.as_mut_slice()) {
                         self.collect(&m.value, only, row, depth + 1)?;
+                        if track && self.value_key(only.target) && self.leaves.len() > leaves {
+                            valued.push((i, only.target));
+                        }
                         continue;
                     }
                     let child_rows = self.walk(&m.value, &below, depth + 1)?;
+                    if track {
+                        for k in exclusions..self.exclusions.len() {
+                            if let Some(&p) = self.exclusions.get(k) {
+                                excluded.push((i, p));
+                            }
+                        }
+                        for a in below.iter() {
+                            let slot = self.target(a).map_or(u32::MAX, |t| t.slot);
+                            if self.value_key(a.target) && Self::any_row_has(&child_rows, slot) {
+                                valued.push((i, a.target));
+                            }
+                        }
+                    }
                     rows = self.product(rows, child_rows)?;
+                }
+                // A value reached by one member is in none of the arrays below another: it
+                // must not stand in for their elements (module documentation).
+                for &(e, p) in excluded.iter() {
+                    let Some(name) = members.get(e).map(|m| m.name) else {
+                        continue;
+                    };
+                    let crosses = valued.iter().any(|&(v, t)| {
+                        v != e
+                            && self.fixes(t, p)
+                            && inner.iter().any(|a| {
+                                a.target == t && a.rest.is_some_and(|r| follow(r, name).is_some())
+                            })
+                    });
+                    if crosses {
+                        return Err(Overflow::Positions);
+                    }
                 }
                 Ok(rows)
             }
             Node::Array(items) => {
-                // Rule 17: nested arrays are flattened (explicit stack, no recursion).
-                let start = self.leaves.len();
-                let needs = self.needs(leaf_keys.iter().copied());
-                let mut objects = BVec::new_in(self.arena);
-                let mut stack = BVec::new_in(self.arena);
-                stack.push(items.iter());
-                while let Some(top) = stack.last_mut() {
-                    match top.next() {
-                        None => {
-                            stack.pop();
-                        }
-                        Some(Node::Array(nested)) => stack.push(nested.iter()),
-                        Some(object @ Node::Object(_)) => {
-                            if !inner.is_empty() {
-                                objects.push(object);
-                            }
-                        }
-                        Some(scalar) => {
-                            if !leaf_keys.is_empty() {
-                                self.push_leaf(scalar, needs);
-                            }
+                // EB-10: a fixed key past its levels sees every element here, in every row.
+                let mut merged = self.world();
+                if inner.iter().any(|a| self.merged_at(a)) {
+                    let mut within = BVec::new_in(self.arena);
+                    for &key in inner.iter() {
+                        if self.merged_at(&key) {
+                            self.collect(value, key, &mut merged, depth)?;
+                        } else {
+                            within.push(key);
                         }
                     }
-                }
-                let here = self.leaf_frags(&leaf_keys, start);
-                if objects.is_empty() {
-                    return Ok(self.one_row(here));
-                }
-                if self.is_choice_point(&inner) {
-                    // Rule 18: one row per element (and per row of that element).
-                    let mut rows = self.rows();
-                    for object in objects {
-                        for mut row in self.walk(object, &inner, depth + 1)? {
-                            here.iter().for_each(|f| push_frag(&mut row, *f));
-                            rows.push(row);
-                        }
-                        if rows.len() > self.max_rows {
-                            return Err(Overflow);
-                        }
+                    inner = within;
+                    // A scalar of a nested array here has this element's position (EB-3) and
+                    // could fix it for an absence merged here: rows cannot say.
+                    if !merged.is_empty()
+                        && leaf_keys.iter().any(|&t| self.positional(t))
+                        && nested_scalar(items)
+                    {
+                        return Err(Overflow::Positions);
                     }
-                    Ok(rows)
-                } else {
-                    let mut rows = self.one_row(here);
-                    for object in objects {
-                        let element_rows = self.walk(object, &inner, depth + 1)?;
-                        rows = self.product(rows, element_rows)?;
-                    }
-                    Ok(rows)
                 }
+                let rows = self.array_rows(items, &leaf_keys, &inner, depth)?;
+                self.note_exclusion(&inner, &rows);
+                if merged.is_empty() {
+                    return Ok(rows);
+                }
+                self.product(rows, self.one_row(merged))
             }
             scalar => {
                 let start = self.leaves.len();
@@ -433,6 +553,191 @@ impl<'t, 'a> Walker<'t, 'a> {
             }
         }
     }
+
+    /// Whether the leaf key `t` gives scalars of arrays nested in the array at its leaf position
+    /// that element's position (EB-3): a field key fixed over the array's level.
+    fn positional(&self, t: usize) -> bool {
+        self.targets
+            .get(t)
+            .is_some_and(|t| t.field && t.fixed > t.dots)
+    }
+
+    /// The rows of an array met with `leaf_keys` at their leaf position and `inner` keys
+    /// continuing below it. A field key's scalars in an array nested in this one belong to that
+    /// element (EB-3): when such keys meet keys continuing below the array, the array is judged
+    /// element by element, nested arrays as elements ([`Walker::positional_rows`]).
+    fn array_rows(
+        &mut self,
+        items: &[Node<'a>],
+        leaf_keys: &[usize],
+        inner: &[Active<'t>],
+        depth: usize,
+    ) -> Result<Rows<'a>, Overflow> {
+        if inner.is_empty()
+            || !items.iter().any(|i| matches!(i, Node::Array(_)))
+            || !leaf_keys.iter().any(|&t| self.positional(t))
+        {
+            return self.flat_array_rows(items, leaf_keys, inner, depth);
+        }
+        let mut positional = BVec::new_in(self.arena);
+        let mut flat = BVec::new_in(self.arena);
+        for &t in leaf_keys {
+            if self.positional(t) {
+                positional.push(t);
+            } else {
+                flat.push(t);
+            }
+        }
+        // The other leaf keys see every scalar, nested arrays flattened, in every row.
+        let start = self.leaves.len();
+        let needs = self.needs(flat.iter().copied());
+        if !flat.is_empty() {
+            let mut stack = BVec::new_in(self.arena);
+            stack.push(items.iter());
+            while let Some(top) = stack.last_mut() {
+                match top.next() {
+                    None => {
+                        stack.pop();
+                    }
+                    Some(Node::Array(nested)) => stack.push(nested.iter()),
+                    Some(Node::Object(_)) => {}
+                    Some(scalar) => self.push_leaf(scalar, needs),
+                }
+            }
+        }
+        let everywhere = self.leaf_frags(&flat, start);
+        let rows = self.positional_rows(items, &positional, inner, depth)?;
+        if everywhere.is_empty() {
+            return Ok(rows);
+        }
+        self.product(rows, self.one_row(everywhere))
+    }
+
+    /// The rows of an array for `positional` leaf keys and `inner` keys, one element at a time:
+    /// its own scalars in every row, each object's rows, and each nested array's rows (its
+    /// scalars carry its position here).
+    fn positional_rows(
+        &mut self,
+        items: &[Node<'a>],
+        positional: &[usize],
+        inner: &[Active<'t>],
+        depth: usize,
+    ) -> Result<Rows<'a>, Overflow> {
+        if depth > MAX_DEPTH {
+            return Err(Overflow::Caps);
+        }
+        let start = self.leaves.len();
+        let needs = self.needs(positional.iter().copied());
+        for item in items {
+            if !matches!(item, Node::Array(_) | Node::Object(_)) {
+                self.push_leaf(item, needs);
+            }
+        }
+        let here = self.leaf_frags(positional, start);
+        let mut rows = self.rows();
+        let mut elements = false;
+        for item in items {
+            let element_rows = match item {
+                Node::Object(_) => self.walk(item, inner, depth + 1)?,
+                Node::Array(nested) => {
+                    self.positional_rows(nested, positional, inner, depth + 1)?
+                }
+                _ => continue,
+            };
+            elements = true;
+            for mut row in element_rows {
+                here.iter().for_each(|f| push_frag(&mut row, *f));
+                rows.push(row);
+            }
+            if rows.len() > self.max_rows {
+                return Err(Overflow::Caps);
+            }
+        }
+        if !elements {
+            return Ok(self.one_row(here));
+        }
+        Ok(rows)
+    }
+
+    /// [`Walker::array_rows`] where no scalar's position matters: nested arrays flattened.
+    fn flat_array_rows(
+        &mut self,
+        items: &[Node<'a>],
+        leaf_keys: &[usize],
+        inner: &[Active<'t>],
+        depth: usize,
+    ) -> Result<Rows<'a>, Overflow> {
+        // Rule 17: nested arrays are flattened (explicit stack, no recursion).
+        let start = self.leaves.len();
+        let needs = self.needs(leaf_keys.iter().copied());
+        let mut objects = BVec::new_in(self.arena);
+        let mut stack = BVec::new_in(self.arena);
+        stack.push(items.iter());
+        while let Some(top) = stack.last_mut() {
+            match top.next() {
+                None => {
+                    stack.pop();
+                }
+                Some(Node::Array(nested)) => stack.push(nested.iter()),
+                Some(object @ Node::Object(_)) => {
+                    if !inner.is_empty() {
+                        objects.push(object);
+                    }
+                }
+                Some(scalar) => {
+                    if !leaf_keys.is_empty() {
+                        self.push_leaf(scalar, needs);
+                    }
+                }
+            }
+        }
+        let here = self.leaf_frags(leaf_keys, start);
+        if objects.is_empty() {
+            return Ok(self.one_row(here));
+        }
+        if self.is_choice_point(inner) {
+            // Rule 18: one row per element (and per row of that element).
+            let mut rows = self.rows();
+            for object in objects {
+                for mut row in self.walk(object, inner, depth + 1)? {
+                    here.iter().for_each(|f| push_frag(&mut row, *f));
+                    rows.push(row);
+                }
+                if rows.len() > self.max_rows {
+                    return Err(Overflow::Caps);
+                }
+            }
+            Ok(rows)
+        } else {
+            let mut rows = self.one_row(here);
+            for object in objects {
+                let element_rows = self.walk(object, inner, depth + 1)?;
+                rows = self.product(rows, element_rows)?;
+            }
+            Ok(rows)
+        }
+    }
+}
+
+/// Whether an array nested in `items` (at any depth) holds a scalar.
+fn nested_scalar(items: &[Node<'_>]) -> bool {
+    let mut stack: Vec<&[Node<'_>]> = items
+        .iter()
+        .filter_map(|i| match i {
+            Node::Array(nested) => Some(*nested),
+            _ => None,
+        })
+        .collect();
+    while let Some(nested) = stack.pop() {
+        for item in nested {
+            match item {
+                Node::Array(deeper) => stack.push(deeper),
+                Node::Object(_) => {}
+                _ => return true,
+            }
+        }
+    }
+    false
 }
 
 /// Binds the body `doc` to `table`: its rows of slots (one row of absent slots for a body that
@@ -440,9 +745,10 @@ impl<'t, 'a> Walker<'t, 'a> {
 /// A table's body keys, as the binder reads them (built once per table change).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BodyPlan {
-    /// The [`Key::BodyPath`] and [`Key::BodyPathEach`] keys: slot, and whether judged per
-    /// element.
-    targets: Vec<(u32, bool)>,
+    /// The [`Key::BodyPath`], [`Key::BodyPathEach`] and [`Key::FieldPath`] keys: slot,
+    /// whether judged per element everywhere (each), and the levels of a fixed key
+    /// (`u32::MAX` for the others).
+    targets: Vec<(u32, bool, u32, bool)>,
     /// The slots of [`Key::BodyIsObject`].
     is_object: Vec<u32>,
     /// Whether no body can make a choice point (see [`BodyPlan::new`]): then each key is bound
@@ -475,25 +781,28 @@ impl BodyPlan {
         };
         let mut firsts: ahash::AHashSet<&str> = ahash::AHashSet::new();
         for (i, key) in keys.iter().enumerate() {
-            let (path, each) = match key {
-                Key::BodyPath(path) => (path, false),
-                Key::BodyPathEach(path) => (path, true),
+            let (path, each, fixed, field) = match key {
+                Key::BodyPath(path) => (path, false, u32::MAX, false),
+                Key::BodyPathEach(path) => (path, true, u32::MAX, false),
+                Key::FieldPath(path, levels) => (path, false, *levels, true),
                 Key::BodyIsObject => {
                     plan.is_object.push(idx(i));
                     continue;
                 }
                 _ => continue,
             };
-            plan.targets.push((idx(i), each));
-            if let Some((first, _)) = path.split_once('.')
-                && (each || !firsts.insert(first))
-            {
+            plan.targets.push((idx(i), each, fixed, field));
+            // A field key ending at an array can meet one continuing below it (EB-3): field keys
+            // of one segment count too.
+            let first = path.split('.').next().unwrap_or("");
+            let nested = path.contains('.');
+            if (each && nested) || ((nested || field) && !firsts.insert(first)) {
                 plan.single_row = false;
             }
         }
         if plan.single_row && plan.targets.len() > WALK_PER_KEY {
             let mut by_first: ahash::AHashMap<Box<str>, Vec<u32>> = ahash::AHashMap::new();
-            for (t, &(slot, _)) in plan.targets.iter().enumerate() {
+            for (t, &(slot, _, _, _)) in plan.targets.iter().enumerate() {
                 let first = path_of(keys.get(slot as usize))
                     .split('.')
                     .next()
@@ -515,7 +824,7 @@ impl BodyPlan {
                 .map(|(k, v)| k.len() + v.capacity() * 4)
                 .sum::<usize>()
         });
-        self.targets.capacity() * std::mem::size_of::<(u32, bool)>()
+        self.targets.capacity() * std::mem::size_of::<(u32, bool, u32, bool)>()
             + self.is_object.capacity() * 4
             + index
     }
@@ -524,7 +833,7 @@ impl BodyPlan {
 /// The path of a body key.
 fn path_of(key: Option<&Key>) -> &str {
     match key {
-        Some(Key::BodyPath(path) | Key::BodyPathEach(path)) => path,
+        Some(Key::BodyPath(path) | Key::BodyPathEach(path) | Key::FieldPath(path, _)) => path,
         _ => "",
     }
 }
@@ -556,10 +865,16 @@ fn general<'a>(
     let width = table.len();
     let is_object = &plan.is_object;
     let targets: &'a [Target<'a>] =
-        arena.alloc_slice_fill_iter(plan.targets.iter().map(|&(slot, each)| Target {
-            slot,
-            path: path_of(table.keys().get(slot as usize)),
-            each,
+        arena.alloc_slice_fill_iter(plan.targets.iter().map(|&(slot, each, fixed, field)| {
+            let path = path_of(table.keys().get(slot as usize));
+            Target {
+                slot,
+                path,
+                each,
+                fixed,
+                dots: dots(path),
+                field,
+            }
         }));
     let mut active = BVec::new_in(arena);
     active.extend(targets.iter().enumerate().map(|(target, t)| Active {
@@ -573,6 +888,7 @@ fn general<'a>(
         leaves: BVec::new_in(arena),
         targets,
         max_rows,
+        exclusions: BVec::new_in(arena),
     };
     let rows = if active.is_empty() {
         walker.one_row(walker.world())
@@ -580,7 +896,7 @@ fn general<'a>(
         walker.walk(doc, &active, 0)?
     };
     if rows.len() > max_rows {
-        return Err(Overflow);
+        return Err(Overflow::Caps);
     }
     let store: &'a [BoundLeaf<'a>] = walker.leaves.into_bump_slice();
     let out = arena.alloc_slice_fill_copy(rows.len().saturating_mul(width), Slot::ABSENT);
@@ -612,7 +928,7 @@ fn general<'a>(
                     let total: usize = several.iter().map(|f| (f.end - f.start) as usize).sum();
                     copied = copied.saturating_add(total);
                     if copied > MAX_COPIED_LEAVES {
-                        return Err(Overflow);
+                        return Err(Overflow::Caps);
                     }
                     let mut all = several.iter().flat_map(|f| {
                         store
@@ -657,7 +973,7 @@ fn single_row<'a>(
         for m in members.iter() {
             let first = m.name.split('.').next().unwrap_or("");
             for &t in by_first.get(first).map_or(&[][..], Vec::as_slice) {
-                let Some(&(slot, _)) = plan.targets.get(t as usize) else {
+                let Some(&(slot, _, _, _)) = plan.targets.get(t as usize) else {
                     continue;
                 };
                 let path = path_of(table.keys().get(slot as usize));
@@ -697,7 +1013,7 @@ fn single_row<'a>(
             let slot = plan
                 .targets
                 .get(t as usize)
-                .map_or(u32::MAX, |&(slot, _)| slot);
+                .map_or(u32::MAX, |&(slot, _, _, _)| slot);
             if let Some(s) = row.get_mut(slot as usize) {
                 *s = Slot::of(leaves);
             }
@@ -705,14 +1021,14 @@ fn single_row<'a>(
         return Ok(row);
     }
     let runs = arena.alloc_slice_fill_copy(plan.targets.len(), (0u32, 0u32));
-    for (&(slot, _), run) in plan.targets.iter().zip(runs.iter_mut()) {
+    for (&(slot, _, _, _), run) in plan.targets.iter().zip(runs.iter_mut()) {
         let start = store.len();
         let path = path_of(table.keys().get(slot as usize));
         leaves_along(table, table.needs(slot), doc, Some(path), &mut store, 0)?;
         *run = (idx(start), idx(store.len()));
     }
     let store = store.into_bump_slice();
-    for (&(slot, _), &(start, end)) in plan.targets.iter().zip(runs.iter()) {
+    for (&(slot, _, _, _), &(start, end)) in plan.targets.iter().zip(runs.iter()) {
         let leaves = store.get(start as usize..end as usize).unwrap_or(&[]);
         if let (false, Some(s)) = (leaves.is_empty(), row.get_mut(slot as usize)) {
             *s = Slot::of(leaves);
@@ -732,7 +1048,7 @@ fn leaves_along<'a>(
     depth: usize,
 ) -> Result<(), Overflow> {
     if depth > MAX_DEPTH {
-        return Err(Overflow);
+        return Err(Overflow::Caps);
     }
     match (value, rest) {
         (Node::Object(members), Some(rest)) => {
@@ -826,7 +1142,12 @@ mod tests {
         };
         let mut b = Bindings::new();
         let from_bytes = show(&b.bind_json(&t, body.as_bytes()));
-        let doc = crate::json::parse(body.as_bytes()).unwrap();
+        // A field key counts every occurrence of a repeated member name (EB-3): so does the tree.
+        let mut options = crate::json::ParseOptions::default();
+        if keys.iter().any(|k| matches!(k, Key::FieldPath(..))) {
+            options.duplicates = crate::json::Duplicates::KeepAll;
+        }
+        let doc = crate::json::parse_with(body.as_bytes(), &options).unwrap();
         let from_tree = show(&b.bind_tree(&t, &doc));
         assert_eq!(from_bytes, from_tree, "{body}");
         from_tree
@@ -992,6 +1313,106 @@ mod tests {
         let body = r#"{"R": [{"a": 1}, {"b": 2}]}"#;
         let (r, _) = rows(&[each("R.a")], body);
         assert_eq!(r, vec![vec![s("1")], vec![None]]);
+    }
+
+    fn fixed(p: &str, levels: u32) -> Key {
+        Key::FieldPath(p.into(), levels)
+    }
+
+    #[test]
+    fn eb_10_fixed_keys_are_per_element_only_within_their_levels() {
+        let body = r#"{"r": [{"c": 1, "b": "x"}, {"b": "y"}]}"#;
+        // Fixed over the array below `r` (level 1): judged element by element.
+        let (r, _) = rows(&[path("r.b"), fixed("r.c", 1)], body);
+        assert_eq!(r, vec![vec![s(r#""x""#), s("1")], vec![s(r#""y""#), None]]);
+        // Fixed over no level: every element's leaves in every row (and `r.b`, alone below the
+        // array then, needs no rows).
+        let (r, _) = rows(&[path("r.b"), fixed("r.c", 0)], body);
+        assert_eq!(r, vec![vec![s(r#""x","y""#), s("1")]]);
+        let (r, _) = rows(&[path("r.b"), path("r.a"), fixed("r.c", 0)], body);
+        assert_eq!(
+            r,
+            vec![
+                vec![s(r#""x""#), None, s("1")],
+                vec![s(r#""y""#), None, s("1")]
+            ]
+        );
+        // Level 1 fixes the outer array, not the inner one.
+        let nested =
+            r#"{"r": [{"a": "x", "q": [{"b": 1}, {"c": 2}]}, {"a": "z", "q": [{"c": 3}]}]}"#;
+        let (r, _) = rows(&[path("r.a"), path("r.q.c"), fixed("r.q.b", 1)], nested);
+        assert_eq!(
+            r,
+            vec![
+                vec![s(r#""x""#), s("2"), s("1")],
+                vec![s(r#""z""#), s("3"), None]
+            ]
+        );
+        // Fixed over both levels: per element of the inner array too.
+        let (r, _) = rows(&[path("r.a"), path("r.q.c"), fixed("r.q.b", 2)], nested);
+        assert_eq!(
+            r,
+            vec![
+                vec![s(r#""x""#), None, s("1")],
+                vec![s(r#""x""#), s("2"), None],
+                vec![s(r#""z""#), s("3"), None]
+            ]
+        );
+        // A dotted member name consumes its segments at once.
+        let dotted = r#"{"r.q": [{"b": 1}, {"c": 2}]}"#;
+        let (r, _) = rows(&[path("r.q.c"), fixed("r.q.b", 1)], dotted);
+        assert_eq!(r, vec![vec![s("2"), s("1")]]);
+        let (r, _) = rows(&[path("r.q.c"), fixed("r.q.b", 2)], dotted);
+        assert_eq!(r, vec![vec![None, s("1")], vec![s("2"), None]]);
+    }
+
+    /// Where a row cannot stand for EB-8's choices, the body is not bound (module documentation,
+    /// "Where rows fall short").
+    #[test]
+    fn eb_10_absences_rows_cannot_judge_overflow() {
+        let field = |p: &str| fixed(p, u32::MAX);
+        let keys = [field("r.b"), fixed("r.c", 1)];
+        // `r.c` is absent from element 1 only; a value of `r.b` on another route (flat, or a
+        // repeated `r`) is in no element of that array.
+        for body in [
+            r#"{"r": [{"c": 1}, {"b": "x"}], "r.b": "y"}"#,
+            r#"{"r": [{"c": 1}, {"b": "x"}], "r": {"b": "y"}}"#,
+            r#"{"r.b": "y", "r": [{"c": 1}, {"b": "x"}]}"#,
+        ] {
+            assert!(rows(&keys, body).1, "{body}");
+        }
+        for body in [
+            // The other route has no value of `r.b`.
+            r#"{"r": [{"c": 1}, {"b": "x"}], "r.z": "y"}"#,
+            // No row leaves `r.c` absent where another has it.
+            r#"{"r": [{"c": 1, "b": "x"}, {"c": 2}], "r.b": "y"}"#,
+            // One route.
+            r#"{"r": [{"c": 1}, {"b": "x"}]}"#,
+        ] {
+            assert!(!rows(&keys, body).1, "{body}");
+        }
+        // Any key sorting before the absence can fix for it.
+        assert!(
+            rows(
+                &[field("r.a"), fixed("r.c", 1)],
+                r#"{"r": [{"c": 1}, {"a": 2}], "r.a": 3}"#
+            )
+            .1
+        );
+        // A key sorting after the absence fixes nothing for it.
+        assert!(
+            !rows(
+                &[field("r.d"), fixed("r.c", 1)],
+                r#"{"r": [{"c": 1}, {"d": 2}], "r.d": 3}"#
+            )
+            .1
+        );
+        // A scalar in a nested array at `r` has its element's position and could fix it for
+        // `r.x`, whose value lies in another element.
+        let nested = [field("r"), fixed("r.x", 0)];
+        assert!(rows(&nested, r#"{"r": [["x"], {"x": 2}]}"#).1);
+        assert!(!rows(&nested, r#"{"r": ["x", {"x": 2}]}"#).1);
+        assert!(!rows(&nested, r#"{"r": [["x"], {"y": 2}]}"#).1);
     }
 
     #[test]

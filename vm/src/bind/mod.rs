@@ -606,7 +606,9 @@ impl KeyTable {
                 }
             }
             Key::AnyAttribute => self.any_attribute = Some(slot),
-            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject => self.body_keys += 1,
+            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::FieldPath(..) | Key::BodyIsObject => {
+                self.body_keys += 1
+            }
             _ => {}
         }
     }
@@ -626,7 +628,7 @@ impl KeyTable {
                 self.named_keys = self.named_keys.saturating_sub(1);
             }
             Key::AnyAttribute => self.any_attribute = None,
-            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject => {
+            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::FieldPath(..) | Key::BodyIsObject => {
                 self.body_keys = self.body_keys.saturating_sub(1);
             }
             _ => {}
@@ -823,6 +825,7 @@ impl KeyTable {
             | Key::Header(n)
             | Key::BodyPath(n)
             | Key::BodyPathEach(n)
+            | Key::FieldPath(n, _)
             | Key::EventMember(n) => n.len(),
             Key::EventData(path) => {
                 path.len() * size_of::<Box<str>>() + path.iter().map(|s| s.len()).sum::<usize>()
@@ -1156,6 +1159,13 @@ pub enum Judgement {
     /// bound as if it were not a JSON object, so it matches only policies that read nothing
     /// from the body.
     Overflowed,
+    /// An EventBridge event whose `exists: false`, judged against the array positions that the
+    /// paths sorting before it fix (EB-10), the binder's rows cannot judge exactly: the event
+    /// reaches a path by two routes (a repeated member name, or a dotted name beside its nested
+    /// spelling, EB-3) where arrays of objects decide the absence, or a scalar in a nested array
+    /// fixes an element for it. Bound like [`Judgement::Overflowed`] (every body key absent);
+    /// the caller gets an error.
+    Unsupported,
     /// JSON bytes that are not one JSON document: for an SNS body, a body that is not JSON
     /// (bound with every body key absent, so it matches only policies that read nothing from the
     /// body, sns rule 14); for an Event Grid event, an event that cannot be judged.
@@ -1169,6 +1179,11 @@ pub struct Bound<'b> {
     width: usize,
     stamp: u64,
     judgement: Judgement,
+    /// Whether the JSON document's top level is an object (true for messages that are not
+    /// JSON documents).
+    root_object: bool,
+    /// The JSON bytes' nesting depth when more than 64, else 0.
+    deepest: usize,
 }
 
 impl<'b> Bound<'b> {
@@ -1178,7 +1193,24 @@ impl<'b> Bound<'b> {
             width: table.len(),
             stamp: table.stamp(),
             judgement: Judgement::Judged,
+            root_object: true,
+            deepest: 0,
         }
+    }
+
+    /// Whether the message, when a JSON document, is an object at its top level (a JSON
+    /// document that is not one binds every body key absent; EventBridge makes it an error,
+    /// `docs/dialects/eventbridge-patterns.md` EB-3). True for messages that are not JSON
+    /// documents, and for bytes that are not JSON (see [`Bound::not_json`]).
+    pub fn root_is_object(&self) -> bool {
+        self.root_object
+    }
+
+    /// The nesting depth of JSON bytes (the most arrays and objects open at once) when more
+    /// than 64, else 0: bytes read by [`Bindings::bind_json`] are validated at any depth, and a
+    /// dialect with a depth limit (EB-34) checks it here. 0 for other messages.
+    pub fn deepest(&self) -> usize {
+        self.deepest
     }
 
     /// How far the message could be judged.
@@ -1186,11 +1218,15 @@ impl<'b> Bound<'b> {
         &self.judgement
     }
 
-    /// Whether the binder gave up on an SNS body because judging its arrays of objects element by
-    /// element (sns rule 18) would need more than [`MAX_ROW_SLOTS`] slots (see
-    /// [`Judgement::Overflowed`]).
+    /// Whether the binder gave up on a body: judging its arrays of objects element by element
+    /// (sns rule 18) would need more than [`MAX_ROW_SLOTS`] slots ([`Judgement::Overflowed`]),
+    /// or rows cannot judge an EventBridge absence exactly ([`Judgement::Unsupported`]). Either
+    /// way every body key is absent and the VM fails closed.
     pub fn overflowed(&self) -> bool {
-        self.judgement == Judgement::Overflowed
+        matches!(
+            self.judgement,
+            Judgement::Overflowed | Judgement::Unsupported
+        )
     }
 
     /// The error of JSON bytes that are not one JSON document (see [`Judgement::NotJson`]).
@@ -1324,8 +1360,12 @@ impl Bindings {
         } = self;
         arena.reset();
         let arena: &'b Bump = arena;
-        match extractor.extract(table.selector(), json) {
-            Ok(doc) => bind_document(table, doc, arena),
+        match extractor.extract_measured(table.selector(), json) {
+            Ok((doc, deepest)) => {
+                let mut bound = bind_document(table, doc, arena);
+                bound.deepest = deepest;
+                bound
+            }
             Err(e) => {
                 let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
                 let mut bound = Bound::new(table, row);
@@ -1367,13 +1407,24 @@ impl Bindings {
 
 /// Binds a JSON document (pruned or whole) with the binder the table's keys call for.
 fn bind_document<'b>(table: &'b KeyTable, doc: json::Node<'b>, arena: &'b Bump) -> Bound<'b> {
+    let root_object = matches!(doc, json::Node::Object(_));
+    let mut bound = bind_document_rows(table, doc, arena);
+    bound.root_object = root_object;
+    bound
+}
+
+/// [`bind_document`]'s rows.
+fn bind_document_rows<'b>(table: &'b KeyTable, doc: json::Node<'b>, arena: &'b Bump) -> Bound<'b> {
     if table.reads_body() {
         match body::bind(table, doc, arena) {
             Ok(slots) => Bound::new(table, slots),
-            Err(body::Overflow) => {
+            Err(why) => {
                 let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
                 let mut bound = Bound::new(table, row);
-                bound.judgement = Judgement::Overflowed;
+                bound.judgement = match why {
+                    body::Overflow::Caps => Judgement::Overflowed,
+                    body::Overflow::Positions => Judgement::Unsupported,
+                };
                 bound
             }
         }

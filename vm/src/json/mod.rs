@@ -67,7 +67,9 @@
 //!   the array's own paths, nested arrays flattened into it. A wanted array keeps its scalar
 //!   elements when a path ends at it, and its object elements, pruned, when a path continues
 //!   through it (one per element, even when nothing inside is wanted: sns rule 18 makes one row
-//!   per element); other elements are dropped.
+//!   per element); other elements are dropped. With EventBridge field paths (`Key::FieldPath`,
+//!   EB-3) an array nested in a kept array is kept as an element (not flattened), and an object's
+//!   repeated member names are all kept.
 //! - Event Grid ([`Selector::event`], EG-16..EG-20): top-level members matched ignoring ASCII case,
 //!   every case variant kept (the binder prefers the exact spelling, else the first); `data` (found
 //!   the same way) followed by one member per segment, by exact name. Arrays are not transparent:

@@ -42,6 +42,9 @@ pub(crate) struct BitStack {
     /// The levels below the innermost 64.
     deep: Vec<u64>,
     len: usize,
+    /// The most levels open at once since the last clear, when that was more than 64 (counted
+    /// where levels spill, off the common path); 0 otherwise.
+    deepest: usize,
 }
 
 impl BitStack {
@@ -57,6 +60,7 @@ impl BitStack {
     /// Moves the outermost of the innermost 64 levels into `deep` (before a push).
     #[cold]
     fn spill(&mut self) {
+        self.deepest = self.deepest.max(self.len + 1);
         let level = self.len - 64;
         let (word, bit) = (level / 64, level % 64);
         if word == self.deep.len() {
@@ -100,6 +104,12 @@ impl BitStack {
 
     pub(crate) fn clear(&mut self) {
         self.len = 0;
+        self.deepest = 0;
+    }
+
+    /// The most levels open at once since the last clear when more than 64 were, else 0.
+    pub(crate) fn deepest(&self) -> usize {
+        self.deepest
     }
 }
 

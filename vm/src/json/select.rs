@@ -65,6 +65,11 @@ pub struct Selector {
     sns: bool,
     /// The number of wanted names a path ends at (about how many texts a message keeps).
     leaves: usize,
+    /// EventBridge field paths (`Key::FieldPath`, EB-3): an object's repeated member names are
+    /// all kept, in document order (each occurrence counts), rather than the last value at the
+    /// first position; and an array nested in a kept array is kept as an element, not flattened
+    /// into it (its scalars carry that element's position).
+    fields: bool,
 }
 
 impl Selector {
@@ -90,6 +95,7 @@ impl Selector {
             states: vec![State::default()],
             sns: true,
             leaves: 0,
+            fields: false,
         };
         for path in paths {
             selector.add_path(0, path.as_ref().split('.'));
@@ -124,6 +130,7 @@ impl Selector {
             }],
             sns: false,
             leaves: 0,
+            fields: false,
         };
         for member in members {
             selector.add_path(0, [member.as_ref()]);
@@ -139,21 +146,24 @@ impl Selector {
     }
 
     /// The selector of a program's (or set's) keys, as the binder reads them: the SNS body
-    /// selector of its [`Key::BodyPath`] and [`Key::BodyPathEach`] paths when it has any body key
-    /// ([`Key::BodyIsObject`] included), else the Event Grid selector of its [`Key::EventMember`]
+    /// selector of its [`Key::BodyPath`], [`Key::BodyPathEach`] and [`Key::FieldPath`] paths when
+    /// it has any body key ([`Key::BodyIsObject`] included; with field paths, repeated member
+    /// names and nested arrays kept as they are), else the Event Grid selector of its [`Key::EventMember`]
     /// and [`Key::EventData`] keys. Other keys are not read from JSON and are ignored.
     pub fn for_keys(keys: &[Key]) -> Selector {
         let body = keys.iter().any(|k| {
             matches!(
                 k,
-                Key::BodyPath(_) | Key::BodyPathEach(_) | Key::BodyIsObject
+                Key::BodyPath(_) | Key::BodyPathEach(_) | Key::FieldPath(..) | Key::BodyIsObject
             )
         });
         if body {
-            Selector::body_paths(keys.iter().filter_map(|k| match k {
-                Key::BodyPath(p) | Key::BodyPathEach(p) => Some(&**p),
+            let mut selector = Selector::body_paths(keys.iter().filter_map(|k| match k {
+                Key::BodyPath(p) | Key::BodyPathEach(p) | Key::FieldPath(p, _) => Some(&**p),
                 _ => None,
-            }))
+            }));
+            selector.fields = keys.iter().any(|k| matches!(k, Key::FieldPath(..)));
+            selector
         } else {
             Selector::event(
                 keys.iter().filter_map(|k| match k {
@@ -578,6 +588,16 @@ impl Extractor {
         selector: &'d Selector,
         input: &'d [u8],
     ) -> Result<Node<'d>, Error> {
+        self.extract_measured(selector, input).map(|(node, _)| node)
+    }
+
+    /// [`Extractor::extract`], and the document's nesting depth (the most arrays and objects
+    /// open at once) when it is more than 64, else 0.
+    pub fn extract_measured<'d>(
+        &'d mut self,
+        selector: &'d Selector,
+        input: &'d [u8],
+    ) -> Result<(Node<'d>, usize), Error> {
         let Extractor {
             arena,
             stack,
@@ -609,7 +629,8 @@ impl Extractor {
         *nodes = recycle(run.keep.nodes);
         *members = recycle(run.keep.members);
         *stack = run.reader.into_stack();
-        result
+        let deepest = stack.deepest();
+        result.map(|node| (node, deepest))
     }
 }
 
@@ -718,7 +739,7 @@ impl<'d> Keep<'d, '_> {
     /// The kept object whose members start at `start` in the member stack, as a node (its
     /// members moved to the arena).
     fn close_object(&mut self, start: usize, maybe_duplicates: bool) -> Node<'d> {
-        let kept = if maybe_duplicates {
+        let kept = if maybe_duplicates && !self.selector.fields {
             collapse_duplicates(&mut self.members, start)
         } else {
             self.members.len()
@@ -894,6 +915,15 @@ impl<'d> Run<'d, '_> {
                     }
                 },
                 Event::ArrayStart => match element {
+                    Some(true) if self.keep.selector.fields => {
+                        self.frames.push(Frame::Array {
+                            want,
+                            transparent: true,
+                            start: self.keep.nodes.len(),
+                            flattened: 0,
+                        });
+                        continue;
+                    }
                     Some(true) => {
                         if let Some(Frame::Array { flattened, .. }) = self.frames.last_mut() {
                             *flattened = flattened.saturating_add(1);

@@ -22,6 +22,11 @@ pub enum Duplicates {
     KeepLast,
     /// An error of kind [`ErrorKind::DuplicateName`] at the second occurrence.
     Reject,
+    /// Every occurrence kept, each at its own position in source order (the map then holds the
+    /// name more than once: [`Map::iter`] gives them all, [`Map::get`] the first), and the map
+    /// remembers it ([`Map::first_duplicate`]). For readers to whom the order of repeated names
+    /// means something (an EventBridge pattern's later member replaces the earlier one, EB-7).
+    KeepAll,
 }
 
 /// How [`parse_with`] reads a document into an owned tree.
@@ -240,13 +245,12 @@ impl Map {
         }
         self.entries.push((name, value));
         if self.index.is_none() && self.entries.len() > INDEX_FROM {
-            self.index = Some(
-                self.entries
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (k, _))| (k.as_str().into(), i))
-                    .collect(),
-            );
+            // A name held twice (`Duplicates::KeepAll`) is found at its first position.
+            let mut index = AHashMap::with_capacity(self.entries.len());
+            for (i, (k, _)) in self.entries.iter().enumerate() {
+                index.entry(k.as_str().into()).or_insert(i);
+            }
+            self.index = Some(index);
         }
         None
     }
@@ -774,6 +778,10 @@ pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> 
                     }
                     if map.duplicate.is_none() {
                         map.duplicate = Some(name.as_str().into());
+                    }
+                    if options.duplicates == Duplicates::KeepAll {
+                        map.entries.push((name, value));
+                        continue;
                     }
                 }
                 map.insert(name, value);

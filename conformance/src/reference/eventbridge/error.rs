@@ -1,0 +1,116 @@
+//! The `eventbridge` reference's error codes and pattern errors.
+
+use crate::reference::Rejection;
+use std::fmt;
+
+/// An invalid pattern: every row of EB-31's table (event-ruler's message text), the empty nested
+/// anything-but list of EB-24, a pattern nested deeper than EB-34's 1,000 levels.
+pub const INVALID_PATTERN: &str = "EVENTBRIDGE_INVALID_PATTERN";
+/// EB-32: a branch with more than 256 paths ("exceeds max value of 256").
+pub const LIMIT_EXCEEDED: &str = "EVENTBRIDGE_LIMIT_EXCEEDED";
+/// EB-33: a wildcard complexity score above 10 ("Rule is too complex ...").
+pub const PATTERN_TOO_COMPLEX: &str = "EVENTBRIDGE_PATTERN_TOO_COMPLEX";
+/// An event that is not a JSON object (EB-3) or is nested deeper than 1,000 levels (EB-34).
+pub const INVALID_MESSAGE: &str = "INVALID_MESSAGE";
+/// The reference interpreter's own bounds
+/// ([`MAX_BRANCHES`](crate::reference::eventbridge::MAX_BRANCHES), the search step and state-set
+/// limits): it cannot answer, which says nothing about the input.
+pub const REFERENCE_LIMIT: &str = crate::reference::REFERENCE_LIMIT;
+
+/// Why a pattern is invalid (or, with [`REFERENCE_LIMIT`], why the reference cannot judge it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatternError {
+    /// The code ([`INVALID_PATTERN`], [`LIMIT_EXCEEDED`], [`PATTERN_TOO_COMPLEX`] or
+    /// [`REFERENCE_LIMIT`]).
+    pub code: &'static str,
+    /// A JSON Pointer to the offending part (empty for the whole pattern).
+    pub pointer: String,
+    /// The message (event-ruler's text where EB-31 quotes it).
+    pub message: String,
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at `{}`: {}", self.code, self.pointer, self.message)
+    }
+}
+
+impl PatternError {
+    /// The product's code for this error (`filtervm_compiler::ErrorCode`, as its documentation
+    /// sorts EB-31's messages): `EVENTBRIDGE_SYNTAX_ERROR` for a pattern not shaped like one,
+    /// `EVENTBRIDGE_TYPE_ERROR` for an operand of the wrong JSON type,
+    /// `EVENTBRIDGE_UNKNOWN_OPERATOR` for an operator that does not exist,
+    /// `EVENTBRIDGE_INVALID_VALUE` for an operand of the right type but a bad value, and
+    /// `EVENTBRIDGE_LIMIT_EXCEEDED` for EB-32 and EB-33. [`REFERENCE_LIMIT`] stays itself.
+    pub fn product_code(&self) -> &'static str {
+        match self.code {
+            LIMIT_EXCEEDED | PATTERN_TOO_COMPLEX => LIMIT,
+            REFERENCE_LIMIT => REFERENCE_LIMIT,
+            _ => message_code(&self.message),
+        }
+    }
+
+    /// The error as the reference's [`Rejection`], with the product's code
+    /// ([`PatternError::product_code`]).
+    pub fn rejection(&self) -> Rejection {
+        Rejection::new(
+            self.product_code(),
+            self.pointer.clone(),
+            self.message.clone(),
+        )
+    }
+}
+
+/// `EVENTBRIDGE_SYNTAX_ERROR`: pattern text that is not JSON, or a pattern not shaped like one.
+pub const SYNTAX: &str = "EVENTBRIDGE_SYNTAX_ERROR";
+/// `EVENTBRIDGE_TYPE_ERROR`: an operand of the wrong JSON type.
+pub const TYPE: &str = "EVENTBRIDGE_TYPE_ERROR";
+/// `EVENTBRIDGE_UNKNOWN_OPERATOR`: an operator that does not exist.
+pub const UNKNOWN_OPERATOR: &str = "EVENTBRIDGE_UNKNOWN_OPERATOR";
+/// `EVENTBRIDGE_INVALID_VALUE`: an operand of the right type but a bad value.
+pub const INVALID_VALUE: &str = "EVENTBRIDGE_INVALID_VALUE";
+/// `EVENTBRIDGE_LIMIT_EXCEEDED`: EB-32, EB-33, pattern text over 256 KiB.
+pub const LIMIT: &str = "EVENTBRIDGE_LIMIT_EXCEEDED";
+
+/// The product's code of an EB-31 message (event-ruler's text, the table's rows).
+fn message_code(message: &str) -> &'static str {
+    const TYPES: &[&str] = &[
+        "match pattern must be a string",
+        "exists match pattern must be either true or false.",
+        "Value of numeric must be an array.",
+        "Value of anything-but must be an array or single string/number value.",
+        "Inside anything but list, start|null|boolean is not supported.",
+        "mixed type is not supported",
+        "list, number|start|null|boolean is not supported.",
+    ];
+    const UNKNOWN: &[&str] = &[
+        "Unrecognized match type",
+        "Unsupported anything-but pattern",
+        "Unsupported prefix pattern",
+        "Unsupported suffix pattern",
+        "Unrecognized numeric range operator",
+        "Bad numeric range operator",
+    ];
+    const VALUES: &[&str] = &[
+        "Cannot compare number",
+        "Bottom must be less than top",
+        "Null prefix/suffix not allowed",
+        "Consecutive wildcard characters",
+        "Invalid escape character",
+        "Malformed CIDR",
+        "Nonstandard IP address",
+        "Invalid IP address",
+        "mask bits must be <",
+    ];
+    let has = |list: &[&str]| list.iter().any(|m| message.contains(m));
+    let numeric_operand = message.starts_with("Value of ") && message.ends_with(" must be numeric");
+    if has(TYPES) || numeric_operand {
+        TYPE
+    } else if has(UNKNOWN) {
+        UNKNOWN_OPERATOR
+    } else if has(VALUES) || (message.contains("anything-but") && message.contains("empty")) {
+        INVALID_VALUE
+    } else {
+        SYNTAX
+    }
+}
