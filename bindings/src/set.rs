@@ -2,7 +2,7 @@
 //! `u64` (each binding maps its own ids onto them), matched with the ids of the subscriptions
 //! that match and the groups that could not judge the message — never all or nothing.
 
-use crate::error::Failure;
+use crate::error::{Detail, Failure, FailureKind};
 use crate::filter::Filter;
 use crate::message::Input;
 use filtervm::{Attributes, Headers, SetScratch, SubscriptionSet, UnjudgedGroup};
@@ -36,6 +36,32 @@ impl From<UnjudgedGroup> for Unjudged {
             code: group.error.code.as_str(),
             pointer: group.error.pointer,
             message: group.error.message,
+        }
+    }
+}
+
+impl Unjudged {
+    /// The error of a strict match (Python's `matching(strict=True)`, Java's
+    /// `matchingStrict`): a message failure with one detail per group that could not judge the
+    /// message, each naming the group.
+    pub fn strict_failure(groups: &[Unjudged]) -> Failure {
+        Failure {
+            kind: FailureKind::Message,
+            details: groups
+                .iter()
+                .map(|g| Detail {
+                    code: g.code,
+                    pointer: g.pointer.clone(),
+                    message: format!(
+                        "{} {} subscription{} with options {} could not judge the message: {}",
+                        g.subscriptions,
+                        g.dialect,
+                        if g.subscriptions == 1 { "" } else { "s" },
+                        g.options,
+                        g.message
+                    ),
+                })
+                .collect(),
         }
     }
 }
@@ -149,6 +175,33 @@ impl Set {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::DocumentInput;
+
+    #[test]
+    fn a_strict_failure_names_each_group_that_could_not_judge() {
+        let mut set = Set::new();
+        let stream = Filter::compile("stream", b"a = x", None).unwrap();
+        let sns = Filter::compile("sns", b"{}", None).unwrap();
+        set.add(1, &stream).unwrap();
+        set.add(2, &stream).unwrap();
+        set.add(3, &sns).unwrap();
+        let (mut ids, mut unjudged) = (Vec::new(), Vec::new());
+        let input: DocumentInput<'_> = Input::Document(br#"{"attributes": {}}"#);
+        assert!(!set.matching(&input, &mut ids, &mut unjudged));
+        assert_eq!(ids, [3]);
+        let failure = Unjudged::strict_failure(&unjudged);
+        assert_eq!(failure.kind, FailureKind::Message);
+        assert_eq!(failure.details.len(), 1);
+        let detail = failure.details.first().unwrap();
+        assert_eq!(detail.code, "MESSAGE_SHAPE");
+        assert!(
+            detail
+                .message
+                .starts_with("2 stream subscriptions with options"),
+            "{}",
+            detail.message
+        );
+    }
 
     #[test]
     fn a_set_reads_the_attribute_names_of_the_filters_it_holds() {

@@ -23,9 +23,13 @@
 //! - `rust_adapter_attributes`: through the bindings' adapter (`filtervm-bindings`) on the same
 //!   borrowed triples, the work the C ABI and Python do after reading their arguments;
 //! - `rust_library_body` / `rust_adapter_body`: the raw body, through the library's
-//!   `Message::body` or through the adapter.
+//!   `Message::body` or through the adapter;
+//! - `rust_library_set1k` (with a third argument, a policies file such as
+//!   `bench-data/pol10k_mixed.jsonl`): its first 1,000 policies as one `SubscriptionSet`
+//!   (attribute scope) matched with the borrowed triples, the Rust figure the Go binding's set
+//!   route (`bindings/go/bench`) is compared with.
 
-use filtervm::{AttributeType, Dialect, Matcher, Message, SnsScope};
+use filtervm::{AttributeType, Dialect, Matcher, Message, SetScratch, SnsScope, SubscriptionSet};
 use filtervm_bindings::{Filter as AdapterFilter, Input, Parts};
 use filtervm_compiler::{Evaluator, Options, compile_text};
 use filtervm_vm::message::{Attribute as VmAttribute, Message as VmMessage};
@@ -33,6 +37,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 const MESSAGES: usize = 10_000;
+
+/// The policies of the optional set file matched as one set (`rust_library_set1k`).
+const SET_POLICIES: usize = 1_000;
 
 /// Attributes as triples of text.
 type Triples<'a> = [(&'a str, AttributeType, &'a str)];
@@ -42,8 +49,10 @@ type ByteTriple<'a> = (&'a [u8], AttributeType, &'a [u8]);
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [policy_path, messages_path] = args.as_slice() else {
-        return Err("usage: per_message POLICY.jsonl MESSAGES.jsonl".into());
+    let (policy_path, messages_path, set_path) = match args.as_slice() {
+        [policy, messages] => (policy, messages, None),
+        [policy, messages, set] => (policy, messages, Some(set)),
+        _ => return Err("usage: per_message POLICY.jsonl MESSAGES.jsonl [SET.jsonl]".into()),
     };
     let policy = std::fs::read_to_string(policy_path)?;
     let policy = policy.lines().next().ok_or("no policy")?.to_owned();
@@ -133,6 +142,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             matched += usize::from(adapter_body.matches(&input).unwrap_or(false));
         }
     });
+    if let Some(set_path) = set_path {
+        // The first 1,000 policies of the file as one set (attribute scope), matched with the
+        // borrowed triples: the Rust figure the bindings' set routes are compared with.
+        let mut set = SubscriptionSet::new();
+        for (id, line) in std::fs::read_to_string(set_path)?
+            .lines()
+            .take(SET_POLICIES)
+            .enumerate()
+        {
+            set.insert(id as u64, &filtervm::Filter::new(Dialect::Sns, line)?)?;
+        }
+        let mut scratch = SetScratch::new();
+        report("rust_library_set1k", lines.len(), || {
+            for m in &borrowed {
+                let message = Message::attributes(black_box(&m[..]));
+                matched += set.matching(&mut scratch, &message).ids().count();
+            }
+        });
+    }
     let per_route = bound
         .iter()
         .filter(|m| evaluator.matches(&library, m))

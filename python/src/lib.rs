@@ -609,25 +609,7 @@ impl SubscriptionSet {
 
 /// The `MessageError` of `strict=True`: one detail per group that could not judge the message.
 fn unjudged_error(py: Python<'_>, groups: &[Unjudged]) -> PyErr {
-    let failure = Failure {
-        kind: FailureKind::Message,
-        details: groups
-            .iter()
-            .map(|g| engine::Detail {
-                code: g.code,
-                pointer: g.pointer.clone(),
-                message: format!(
-                    "{} {} subscription{} with options {} could not judge the message: {}",
-                    g.subscriptions,
-                    g.dialect,
-                    if g.subscriptions == 1 { "" } else { "s" },
-                    g.options,
-                    g.message
-                ),
-            })
-            .collect(),
-    };
-    match to_exception(py, &failure) {
+    match to_exception(py, &Unjudged::strict_failure(groups)) {
         Ok(e) | Err(e) => e,
     }
 }

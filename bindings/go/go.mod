@@ -1,0 +1,3 @@
+module github.com/filtervm/filtervm/bindings/go
+
+go 1.19
