@@ -254,3 +254,20 @@ mod translate {
         assert_eq!(e.pointer, "/$or");
     }
 }
+
+#[test]
+fn event_grid_member_case_makes_a_cross_dialect_comparison_bounded() {
+    let eg = filter(
+        "{}",
+        Dialect::EventGrid,
+        r#"{"advancedFilters": [{"operatorType": "BoolEquals", "key": "flag", "value": true}]}"#,
+    );
+    let sns_body = filter(
+        r#"{"scope": "MessageBody"}"#,
+        Dialect::Sns,
+        r#"{"flag": [true]}"#,
+    );
+    let d = analysis::diff(&eg, &sns_body).unwrap();
+    // Either a witness, or no claim of sameness: `{"FLAG": true}` tells them apart.
+    assert_ne!(d.verdict, Verdict::Same, "{d:?}");
+}

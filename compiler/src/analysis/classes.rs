@@ -12,7 +12,7 @@
 //! EventBridge's numbers compared by their text, IP addresses and case patterns draw their
 //! candidates the same way. Wildcards, substring tests, dot-segment patterns, case folding of
 //! constants beyond ASCII and exact-decimal bounds beyond binary64 are not covered that way: the candidates then are a
-//! bounded sample, and [`Classes::bounded`] says why.
+//! bounded sample, and the classes say why (`Classes::bounded`).
 
 use super::model::{self, Loc, Model};
 use crate::codegen;

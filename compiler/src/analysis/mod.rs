@@ -7,7 +7,7 @@
 //! filters' constants tell apart ([`classes`]), so whether some message makes a formula hold is
 //! decided by searching one class per location ([`search`]). Every message the search returns
 //! is judged by the VM (as the VM's [`Message`] and as the JSON document shown) before it is
-//! returned; the caller can judge it by the reference interpreter too ([`Witness::vector`] is
+//! returned; the caller can judge it by the reference interpreter too ([`Witness::vectors`] are
 //! the conformance vector shape, `conformance/FORMAT.md`).
 //!
 //! Exact — a proof over every message, not a sample — for equality, sets, prefix, suffix,

@@ -58,6 +58,9 @@ impl<'f> Space<'f> {
         // Whether some key is judged element by element in arrays of objects (sns rule 18,
         // EventBridge EB-9, EB-10).
         let mut each = false;
+        // Event Grid reads top-level member names ignoring ASCII case (EG-16), the other
+        // dialects by exact name: compared, the spellings the search does not try matter.
+        let (mut member_any_case, mut member_exact) = (false, false);
         let mut roots = Vec::new();
         for f in &filters {
             let root = f
@@ -67,6 +70,11 @@ impl<'f> Space<'f> {
                 if matches!(key, Key::BodyPathEach(_) | Key::FieldPath(..)) {
                     each = true;
                 }
+                member_any_case |= matches!(key, Key::EventMember(_));
+                member_exact |= matches!(
+                    key,
+                    Key::BodyPath(_) | Key::BodyPathEach(_) | Key::FieldPath(..)
+                );
                 // One SNS path read element by element in several places (sns rule 18): the
                 // rows of an array of objects on it tell it from an array of values.
                 if let Key::BodyPathEach(p) = &key
@@ -123,6 +131,13 @@ impl<'f> Space<'f> {
                 json: a.json && b.json,
             },
         );
+        if member_any_case && member_exact {
+            bounded.get_or_insert_with(|| {
+                "Event Grid reads member names ignoring ASCII case (EG-16) and the other dialect \
+                 by exact name; member names are searched only as the policies spell them"
+                    .to_owned()
+            });
+        }
         let paths: Vec<&Loc> = per_loc.keys().collect();
         for a in &paths {
             for b in &paths {
