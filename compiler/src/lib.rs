@@ -58,6 +58,7 @@
 //! assert_eq!(err.errors[0].pointer, "/a/0/prefix");
 //! ```
 
+pub mod analysis;
 pub mod codegen;
 pub mod dialect;
 pub mod error;

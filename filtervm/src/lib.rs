@@ -164,6 +164,7 @@ pub use filtervm_vm::message::{
 #[doc = include_str!("../MESSAGES.md")]
 pub mod messages {}
 
+pub mod analysis;
 mod filter;
 mod set;
 pub use filter::{Filter, Matcher, Message};

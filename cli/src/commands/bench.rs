@@ -529,7 +529,7 @@ fn compile_line(dialect: Dialect, line: &str, options: &Options) -> Result<Filte
 /// The reference interpreter's binary: `$FILTERVM_REFERENCE` (an error when it names no file), or
 /// `filtervm-conformance` next to this executable (where `cargo build` puts both); `None`, with a
 /// note on standard error, when it is not there.
-fn reference_binary() -> Result<Option<PathBuf>, Failure> {
+pub(super) fn reference_binary() -> Result<Option<PathBuf>, Failure> {
     if let Some(path) = std::env::var_os("FILTERVM_REFERENCE") {
         let path = PathBuf::from(path);
         if path.is_file() {

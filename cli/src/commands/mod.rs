@@ -1,5 +1,6 @@
 //! Command-line parsing and the subcommands.
 
+mod analysis;
 mod batches;
 mod bench;
 mod completions;
@@ -105,6 +106,26 @@ enum Command {
     /// print `name: value` figures.
     #[command(after_help = EXIT_CODES_HELP)]
     Bench(bench::BenchArgs),
+    /// Print a message the policy matches (or, with --not, one it does not), judged by the VM
+    /// and the reference interpreter; exit 1 when none exists (proved), 2 when none was found
+    /// within a bounded search.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Example(analysis::ExampleArgs),
+    /// Whether two policies match exactly the same messages; if not, a message each matches
+    /// alone (judged by the VM and the reference interpreter) and the difference per key. Exit 0
+    /// the same (proved), 1 different, 2 unknown (no difference within a bounded search).
+    #[command(after_help = EXIT_CODES_HELP)]
+    Diff(analysis::DiffArgs),
+    /// Audit a subscriptions file (as `route` reads it): subscriptions that never match, that
+    /// match every message, and groups that match exactly the same messages. Exit 1 when
+    /// something was found.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Audit(analysis::AuditArgs),
+    /// Translate a policy into another dialect reading the same part of a message (stream <->
+    /// expr, sns <-> basaltic), proved by diff to match the same messages before it is printed;
+    /// exit 1 with the part that cannot be expressed and why.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Translate(analysis::TranslateArgs),
     /// Print a shell completion script (bash, zsh or fish) to standard output.
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff, for `man -l -`) to standard output.
@@ -335,6 +356,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Explain(args) => explain::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Example(args) => analysis::run_example(args),
+        Command::Diff(args) => analysis::run_diff(args),
+        Command::Audit(args) => analysis::run_audit(args),
+        Command::Translate(args) => analysis::run_translate(args),
         Command::Completions(args) => completions::run(&args),
         Command::Man => completions::man(),
     }

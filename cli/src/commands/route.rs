@@ -209,7 +209,15 @@ impl Writer {
 /// Loads the subscriptions file, reporting each invalid subscription on standard error; returns
 /// the set and the number of invalid ones (with `--strict`, stops at the first).
 fn load(args: &RouteArgs) -> Result<(Subscriptions, usize), Failure> {
-    let mut input = Input::open(Some(&args.subscriptions), SUBSCRIPTION_LINE_BYTES)?;
+    load_subscriptions(&args.subscriptions, args.strict)
+}
+
+/// [`load`] of a subscriptions file at `path` (also read by `filtervm audit`).
+pub(super) fn load_subscriptions(
+    path: &std::path::Path,
+    strict: bool,
+) -> Result<(Subscriptions, usize), Failure> {
+    let mut input = Input::open(Some(path), SUBSCRIPTION_LINE_BYTES)?;
     let name = input.name.clone();
     let mut subscriptions = Subscriptions::default();
     let mut invalid = 0usize;
@@ -247,7 +255,7 @@ fn load(args: &RouteArgs) -> Result<(Subscriptions, usize), Failure> {
         if let Err((text, bad)) = result {
             invalid += 1;
             report_invalid(&name, &text, &bad);
-            if args.strict {
+            if strict {
                 writeln!(
                     Stderr,
                     "filtervm route: stopped at the first invalid subscription (--strict)"
@@ -256,7 +264,7 @@ fn load(args: &RouteArgs) -> Result<(Subscriptions, usize), Failure> {
             }
         }
     }
-    if invalid > 0 && !args.strict {
+    if invalid > 0 && !strict {
         writeln!(
             Stderr,
             "filtervm route: {invalid} invalid subscriptions not loaded; routing the {} others",
