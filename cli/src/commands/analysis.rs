@@ -8,7 +8,8 @@
 //! says the message was judged by the VM only.
 
 use super::explain::load;
-use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, Policy, PolicyArgs, print_errors};
+use super::failure::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure};
+use super::{Policy, PolicyArgs, print_errors};
 use clap::Args;
 use filtervm_compiler::analysis::{self, Exactness, Example, Verdict, Witness};
 use filtervm_compiler::{Dialect, Filter};
