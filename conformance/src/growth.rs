@@ -26,7 +26,7 @@ const BUDGET: Duration = Duration::from_millis(300);
 /// The most runs of each size [`growth`] makes.
 const MOST_TRIES: usize = 500;
 
-/// `cost(4n) / cost(n)`, each the fastest of at least `tries` runs (more while [`BUDGET`] lasts).
+/// `cost(4n) / cost(n)`, each the fastest of at least `tries` runs (more while 300 ms last).
 /// The runs of the two sizes alternate, so a stretch of load slows both sizes rather than one.
 pub fn growth(n: usize, tries: usize, mut run: impl FnMut(usize)) -> f64 {
     let started = Instant::now();
