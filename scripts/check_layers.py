@@ -3,7 +3,8 @@
 
 A file depends on another when it names an item of the other's module: `use crate::a::b::X`,
 `use super::X`, `self::m::Y`, a path written inline (`crate::bind::Slot::new()`), or a
-re-export (`pub use child::X`). Declaring a submodule (`mod child;`) is not a dependency: a parent
+re-export (`pub use child::X`). A path inside an inline module (`mod tests { use super::*; }`) is
+read from that module, as the compiler reads it. Declaring a submodule (`mod child;`) is not a dependency: a parent
 may hold its children without the two depending on each other. A circle is a strongly connected
 set of two or more files; each crate's documentation states the direction its files import in,
 and this check is what keeps it true.
@@ -180,6 +181,30 @@ def absolute(segs: list[str], here: tuple[str, ...], children) -> list[str]:
     return []
 
 
+INLINE_MOD_RE = re.compile(r"\b(?:pub(?:\([^)]*\))?\s+)?mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{")
+
+
+def inline_modules(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, name) of every inline `mod name { ... }` block (a `mod tests` among them)."""
+    blocks = []
+    for m in INLINE_MOD_RE.finditer(text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            if text[i] == "{":
+                depth += 1
+            elif text[i] == "}":
+                depth -= 1
+            i += 1
+        blocks.append((m.start(), i, m.group(1)))
+    return blocks
+
+
+def enclosing(blocks: list[tuple[int, int, str]], pos: int) -> tuple[str, ...]:
+    """The inline modules around a position, outermost first: a path written there is read from
+    that module (`super::*` in a file's `mod tests` names the file's own module, not its parent)."""
+    return tuple(name for start, end, name in sorted(blocks) if start < pos < end)
+
+
 def dependencies(src: Path):
     modules = module_files(src)
     texts, children_of = {}, {}
@@ -217,13 +242,17 @@ def dependencies(src: Path):
     graph: dict[Path, set[Path]] = {f: set() for f in modules.values()}
     for module, f in modules.items():
         text = texts[module]
+        blocks = inline_modules(text)
         paths = []
         for m in USE_RE.finditer(text):
-            paths.extend(p.split(" as ")[0] for p in expand_use_tree(m.group(1)))
-        text_without_uses = USE_RE.sub(";", text)
-        paths.extend(m.group(1) + m.group(2) for m in PATH_RE.finditer(text_without_uses))
-        for p in paths:
-            full = absolute([x for x in p.split("::") if x], module, children_of[module])
+            here = module + enclosing(blocks, m.start())
+            paths.extend((p.split(" as ")[0], here) for p in expand_use_tree(m.group(1)))
+        # Same length, so that positions still say which inline module a path is written in.
+        text_without_uses = USE_RE.sub(lambda m: " " * (len(m.group(0)) - 1) + ";", text)
+        for m in PATH_RE.finditer(text_without_uses):
+            paths.append((m.group(1) + m.group(2), module + enclosing(blocks, m.start())))
+        for p, here in paths:
+            full = absolute([x for x in p.split("::") if x], here, children_of[module])
             if not full:
                 continue
             target = target_of(full)

@@ -1,4 +1,4 @@
-//! Explain: why a message did or did not match a filter (issue 9, part 1).
+//! Explain: why a message did or did not match a filter (README.md, "Explain").
 //!
 //! [`explain`] answers "why did this subscriber (not) get my message?" for every dialect: the
 //! verdict, and for every condition of the policy — attribute or key test, alternative, group,

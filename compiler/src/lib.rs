@@ -1,5 +1,13 @@
 //! The filtervm compiler: dialect front ends, the common IR, the optimizer and codegen to the
-//! `filtervm-vm` bytecode — and the `filtervm` command-line tool (feature `cli`).
+//! `filtervm-vm` bytecode, explain, lint, the wire format of filters and subscription sets.
+//!
+//! `compiler` is everything done per policy, and everything that needs the IR: it imports
+//! `filtervm-vm` (to build and run programs) and the VM never imports it. Inside it, the IR
+//! ([`ir`]) and what only reads it (the optimizer, codegen) sit below the dialect front ends;
+//! within one multi-dialect set ([`subscriptions`]) the per-group engine (`set`) sits below the
+//! set. The command-line tool is the `filtervm-cli` crate. `python3 scripts/check_layers.py
+//! compiler/src` lists the files that still import each other in a circle (the front ends,
+//! their options and the message reading still share one).
 //!
 //! ```
 //! use filtervm_compiler::{compile, compile_text, Dialect, ErrorCode, Evaluator, Options};
@@ -50,6 +58,7 @@
 //! assert_eq!(err.errors[0].pointer, "/a/0/prefix");
 //! ```
 
+pub mod analysis;
 pub mod codegen;
 pub mod dialect;
 pub mod error;
@@ -71,10 +80,11 @@ pub use options::{
     EventGridOptions, EventGridSchema, ExprOptions, Options, OptionsJson, SnsOptions, SnsScope,
 };
 pub use parts::{Absent, MessagePart, MessageParts};
+pub use set::InsertError;
 pub use shape::{MessageShape, ReadMessage, ReadMessages, read_message, read_messages};
 pub use subscriptions::{
-    Applied, Change, GroupMessage, InsertError, Insertion, LiveSet, Matches, MatchingIds,
-    SetScratch, Snapshot, SubscriptionSet, UnjudgedError, UnjudgedGroup,
+    Applied, Change, GroupMessage, Insertion, LiveSet, Matches, MatchingIds, SetScratch, Snapshot,
+    SubscriptionSet, UnjudgedError, UnjudgedGroup,
 };
 
 use filtervm_vm::bind::{Bindings, Bound, Judgement};

@@ -1,5 +1,5 @@
 //! Lint: warnings about a policy that compiles but probably does not mean what its author
-//! thinks (issue 9, part 2).
+//! thinks (README.md, "Explain").
 //!
 //! Every warning has a stable code, the JSON Pointer of the policy part it is about and a one-line
 //! fix. Warnings never block compiling. Most checks work on the IR as lowered from the policy, so

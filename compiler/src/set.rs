@@ -78,8 +78,8 @@
 //! quarter of their capacity.
 
 use crate::codegen;
+use crate::error::ErrorCode;
 use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
-use crate::subscriptions::InsertError;
 use ahash::{AHashMap, RandomState};
 use filtervm_vm::bind::{Bound, KeyTable, NO_ID, Slot, map_bytes};
 use filtervm_vm::exec;
@@ -89,6 +89,35 @@ use filtervm_vm::value::Shapes;
 use std::hash::Hash;
 use std::mem::size_of;
 use std::sync::Arc;
+
+/// Why a filter could not be inserted. The set is unchanged (an id already there keeps its
+/// filter).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InsertError {
+    /// The filter carries no IR: it was loaded from bytes of the first wire format, which
+    /// shipped none, and a set builds its shared tests and index from the IR.
+    #[error(
+        "the filter carries no IR (it was loaded from bytes of the first wire format, which \
+         shipped none): compile it from its policy again, or re-export it with `to_bytes` of this \
+         version (wire format 2 carries the IR)"
+    )]
+    NoIr,
+    /// More subscriptions (2^32 - 2), or more distinct tests or filters in one group (2^29 each),
+    /// than the set's encoding allows.
+    #[error("the subscription set is full")]
+    Full,
+}
+
+impl InsertError {
+    /// The stable error code: [`ErrorCode::FilterWithoutIr`] for [`InsertError::NoIr`]; `None`
+    /// for a full set (a limit of this library, not an input error).
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            InsertError::NoIr => Some(ErrorCode::FilterWithoutIr),
+            InsertError::Full => None,
+        }
+    }
+}
 
 /// A subscription as the engine knows it: a handle the subscription set chose (its slot).
 pub(crate) type Handle = u32;

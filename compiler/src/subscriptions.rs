@@ -76,7 +76,7 @@ use crate::error::{ErrorCode, MessageError};
 use crate::parts::{
     MessagePart, MessageParts, NO_ATTRIBUTES, NO_HEADERS, SelectedPart, Unread, missing_part_error,
 };
-use crate::set::{Handle, Holder, Holders, MatchState, PolicySet};
+use crate::set::{Handle, Holder, Holders, InsertError, MatchState, PolicySet};
 use crate::{Dialect, Filter, MessageShape, Options};
 use arc_swap::ArcSwap;
 use filtervm_vm::bind::{Bindings, Bound, Judgement, map_bytes};
@@ -88,35 +88,6 @@ use std::hash::Hash;
 use std::mem::size_of;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-
-/// Why a filter could not be inserted. The set is unchanged (an id already there keeps its
-/// filter).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum InsertError {
-    /// The filter carries no IR: it was loaded from bytes of the first wire format, which
-    /// shipped none, and a set builds its shared tests and index from the IR.
-    #[error(
-        "the filter carries no IR (it was loaded from bytes of the first wire format, which \
-         shipped none): compile it from its policy again, or re-export it with `to_bytes` of this \
-         version (wire format 2 carries the IR)"
-    )]
-    NoIr,
-    /// More subscriptions (2^32 - 2), or more distinct tests or filters in one group (2^29 each),
-    /// than the set's encoding allows.
-    #[error("the subscription set is full")]
-    Full,
-}
-
-impl InsertError {
-    /// The stable error code: [`ErrorCode::FilterWithoutIr`] for [`InsertError::NoIr`]; `None`
-    /// for a full set (a limit of this library, not an input error).
-    pub fn code(&self) -> Option<ErrorCode> {
-        match self {
-            InsertError::NoIr => Some(ErrorCode::FilterWithoutIr),
-            InsertError::Full => None,
-        }
-    }
-}
 
 /// What [`SubscriptionSet::insert`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
-//! Explain (issue 9, part 1): the verdict agrees with `matches` on every conformance vector, the
-//! condition tree carries each part's truth, values and pointer, and each classic mistake gets its
-//! hint.
+//! Explain (README.md, "Explain"): the verdict agrees with `matches` on every conformance vector,
+//! the condition tree carries each part's truth, values and pointer, and each classic mistake gets
+//! its hint.
 
 #![allow(
     clippy::unwrap_used,

@@ -1,5 +1,5 @@
-//! Golden files (issue 9, part 4): the IR (as lowered and optimized) and the disassembly of one
-//! representative policy per dialect, checked against `tests/golden/<dialect>.txt`.
+//! Golden files (README.md, "Explain"): the IR (as lowered and optimized) and the disassembly of
+//! one representative policy per dialect, checked against `tests/golden/<dialect>.txt`.
 //!
 //! A change to lowering, the optimizer or codegen shows up here as a diff. When the change is
 //! intended, regenerate the files and review them like code:

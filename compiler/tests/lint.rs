@@ -1,5 +1,5 @@
-//! Lint (issue 9, part 2): each warning with its code, pointer and fix, on every dialect; and no
-//! warning on the policies that are fine.
+//! Lint (README.md, "Explain"): each warning with its code, pointer and fix, on every dialect; and
+//! no warning on the policies that are fine.
 
 #![allow(
     clippy::unwrap_used,

@@ -1,7 +1,8 @@
-//! Filters on the wire (issue 9, part 3): every conformance vector's filter survives
-//! `to_bytes`/`from_bytes` and gives the same verdicts; generated policies of the header and
-//! attribute dialects behave the same before and after the trip; corrupt filter encodings are
-//! rejected or run safely; and the CLI's `compile --output` / `match --program` round trip.
+//! Filters on the wire (`Filter::to_bytes`, README.md "The library"): every conformance vector's
+//! filter survives `to_bytes`/`from_bytes` and gives the same verdicts; generated policies of the
+//! header and attribute dialects behave the same before and after the trip; corrupt filter
+//! encodings are rejected or run safely; and the CLI's `compile --output` / `match --program` round
+//! trip.
 
 #![allow(
     clippy::unwrap_used,

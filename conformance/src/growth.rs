@@ -18,13 +18,25 @@ fn timed(n: usize, run: &mut impl FnMut(usize)) -> Duration {
     start.elapsed()
 }
 
-/// `cost(4n) / cost(n)`, each the fastest of `tries` runs. The runs of the two sizes alternate,
-/// so a stretch of load on the machine slows both sizes rather than one.
+/// How long [`growth`] keeps measuring once it has its `tries`: a loaded machine preempts a run
+/// that outlasts the scheduler's slice (about a millisecond) more often than not, so a cheap run
+/// is measured many more times than `tries` to find one that ran alone.
+const BUDGET: Duration = Duration::from_millis(300);
+
+/// The most runs of each size [`growth`] makes.
+const MOST_TRIES: usize = 500;
+
+/// `cost(4n) / cost(n)`, each the fastest of at least `tries` runs (more while 300 ms last).
+/// The runs of the two sizes alternate, so a stretch of load slows both sizes rather than one.
 pub fn growth(n: usize, tries: usize, mut run: impl FnMut(usize)) -> f64 {
+    let started = Instant::now();
     let (mut small, mut large) = (Duration::MAX, Duration::MAX);
-    for _ in 0..tries.max(1) {
+    for done in 1..=MOST_TRIES {
         small = small.min(timed(n, &mut run));
         large = large.min(timed(4 * n, &mut run));
+        if done >= tries.max(1) && started.elapsed() >= BUDGET {
+            break;
+        }
     }
     large.as_secs_f64() / small.as_secs_f64().max(1e-9)
 }

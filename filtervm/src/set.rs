@@ -1,7 +1,7 @@
 //! Many subscriptions matched together: [`SubscriptionSet`] and, for sets that change while
 //! messages flow, [`LiveSet`].
 
-use crate::{Filter, Message, Repr};
+use crate::filter::{Filter, Message, Repr};
 use filtervm_compiler as compiler;
 use filtervm_vm::message::{Attributes, Headers};
 use std::fmt;
@@ -75,7 +75,7 @@ impl<Id> SubscriptionSet<Id> {
 
     /// The options of the set's groups, one per group of subscriptions with the same dialect and
     /// options (each reads its part of a message: `MessagePart::of`).
-    pub fn options(&self) -> impl Iterator<Item = &crate::Options> + '_ {
+    pub fn options(&self) -> impl Iterator<Item = &compiler::Options> + '_ {
         self.inner.options()
     }
 

@@ -5,6 +5,7 @@
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod analysis;
 pub mod policy_set;
 pub mod program;
 

@@ -11,6 +11,8 @@
 //! compares the dictionary ids binding computed for the same strings ([`crate::bind`]).
 
 use crate::bind::{Bound, LeafKind, Slot};
+use crate::bytes::{has_prefix, has_suffix, same};
+use crate::number::exact_f64;
 use crate::op::{Inst, Reg, SlotRef};
 use crate::program::{Contains, Program};
 use crate::wildcard::Wildcard;
@@ -133,121 +135,6 @@ fn run_row(program: &Program, slots: &[Slot<'_>], registers: &mut [bool]) -> boo
         }
     }
     false
-}
-
-/// Byte-string equality without a `memcmp` call up to 16 bytes (two overlapping words).
-#[inline(always)]
-pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    // Two length tests reach each case: 8 to 16 bytes, more, 4 to 7, fewer.
-    if a.len() >= 8 {
-        if a.len() > 16 {
-            // Word by word, then the last word (overlapping): no call, so that the callers'
-            // loops need no registers saved across one.
-            let word = |c: &[u8]| c.first_chunk::<8>().map(|w| u64::from_ne_bytes(*w));
-            return a
-                .chunks_exact(8)
-                .zip(b.chunks_exact(8))
-                .all(|(x, y)| word(x) == word(y))
-                && a.last_chunk::<8>() == b.last_chunk::<8>();
-        }
-        if let (Some(a0), Some(b0), Some(a1), Some(b1)) = (
-            a.first_chunk::<8>(),
-            b.first_chunk::<8>(),
-            a.last_chunk::<8>(),
-            b.last_chunk::<8>(),
-        ) {
-            return u64::from_ne_bytes(*a0) == u64::from_ne_bytes(*b0)
-                && u64::from_ne_bytes(*a1) == u64::from_ne_bytes(*b1);
-        }
-    }
-    if let (Some(a0), Some(b0), Some(a1), Some(b1)) = (
-        a.first_chunk::<4>(),
-        b.first_chunk::<4>(),
-        a.last_chunk::<4>(),
-        b.last_chunk::<4>(),
-    ) {
-        return u32::from_ne_bytes(*a0) == u32::from_ne_bytes(*b0)
-            && u32::from_ne_bytes(*a1) == u32::from_ne_bytes(*b1);
-    }
-    // 0 to 3 bytes: the first byte and the last two cover them.
-    a.first() == b.first() && a.last_chunk::<2>() == b.last_chunk::<2>()
-}
-
-/// The longest text a [`ShortText`] holds.
-pub(crate) const SHORT_TEXT: usize = 16;
-
-/// A constant of at most [`SHORT_TEXT`] bytes, held as its length and two words that together
-/// cover its bytes ([`short_words`]), so that comparing bytes with it is a length test and two
-/// word compares, without a load through a pointer or a loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ShortText {
-    len: usize,
-    words: (u64, u64),
-}
-
-impl ShortText {
-    /// A short text no bytes are (its length is no slice's), to fill unused places with.
-    pub(crate) const NONE: ShortText = ShortText {
-        len: usize::MAX,
-        words: (0, 0),
-    };
-
-    /// `text` as a short text; `None` when it is longer than [`SHORT_TEXT`] bytes.
-    pub(crate) fn new(text: &[u8]) -> Option<ShortText> {
-        (text.len() <= SHORT_TEXT).then(|| ShortText {
-            len: text.len(),
-            words: short_words(text),
-        })
-    }
-
-    /// Whether `bytes` are this text's.
-    #[inline(always)]
-    pub(crate) fn is(&self, bytes: &[u8]) -> bool {
-        bytes.len() == self.len && short_words(bytes) == self.words
-    }
-}
-
-/// Two words that, with the length, determine bytes of at most [`SHORT_TEXT`] bytes: the first
-/// and the last 8 bytes (overlapping) from 8 bytes on, the first and last 4 from 4, the first
-/// byte and the last two below (0 where there are none). Longer bytes get the words of their
-/// ends, which determine nothing (a [`ShortText`] never has their length).
-#[inline(always)]
-fn short_words(b: &[u8]) -> (u64, u64) {
-    if let (Some(head), Some(tail)) = (b.first_chunk::<8>(), b.last_chunk::<8>()) {
-        return (u64::from_ne_bytes(*head), u64::from_ne_bytes(*tail));
-    }
-    if let (Some(head), Some(tail)) = (b.first_chunk::<4>(), b.last_chunk::<4>()) {
-        return (
-            u64::from(u32::from_ne_bytes(*head)),
-            u64::from(u32::from_ne_bytes(*tail)),
-        );
-    }
-    (
-        b.first().map_or(0, |&x| u64::from(x)),
-        b.last_chunk::<2>()
-            .map_or(0, |t| u64::from(u16::from_ne_bytes(*t))),
-    )
-}
-
-/// `value` starts with `prefix`.
-#[inline(always)]
-pub(crate) fn has_prefix(value: &[u8], prefix: &[u8]) -> bool {
-    value
-        .get(..prefix.len())
-        .is_some_and(|head| same(head, prefix))
-}
-
-/// `value` ends with `suffix`.
-#[inline(always)]
-pub(crate) fn has_suffix(value: &[u8], suffix: &[u8]) -> bool {
-    value
-        .len()
-        .checked_sub(suffix.len())
-        .and_then(|at| value.get(at..))
-        .is_some_and(|tail| same(tail, suffix))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -605,7 +492,7 @@ fn except(program: &Program, tests: &[Inst], slot: &Slot<'_>) -> bool {
 /// EG-33: whether the number written `text` lies in one of the exact-decimal intervals.
 ///
 /// Fast path, without allocating: when the number and an interval's bounds are all exactly
-/// representable as binary64 ([`exact_f64`], [`number::Decimal::as_f64_exact`]), comparing the
+/// representable as binary64 ([`number::exact_f64`], [`number::Decimal::as_f64_exact`]), comparing the
 /// binary64 values gives the exact answer. Otherwise (e.g. `9007199254740993`, `0.1`) the text is
 /// parsed once as a [`number::Decimal`] and compared exactly.
 fn dec_in(set: &[crate::program::DecInterval], text: &str) -> bool {
@@ -643,57 +530,6 @@ fn dec_contains_f64(interval: &crate::program::DecInterval, x: f64) -> Option<bo
     Some(above && below)
 }
 
-/// The binary64 value of JSON number `text` when it is exactly that value, without allocating.
-///
-/// The same conservative rule as [`number::Decimal::as_f64_exact`]: with the value written
-/// `m × 10^e` (`m` an integer without trailing zeros), `Some` when `m` fits a `u64`, and either
-/// `e >= 0` and `m × 10^e <= 2^53`, or `e < 0`, `-e <= 27`, `5^-e` divides `m` and
-/// `m / 5^-e <= 2^53`. `None` for everything else (the caller then compares exactly).
-pub(crate) fn exact_f64(text: &str) -> Option<f64> {
-    let mut bytes = text.bytes().peekable();
-    let negative = bytes.next_if_eq(&b'-').is_some();
-    let mut significand: u64 = 0;
-    let mut scale: i64 = 0;
-    let mut digits = 0usize;
-    let mut push = |significand: &mut u64, d: u8| -> Option<()> {
-        digits += 1;
-        *significand = significand
-            .checked_mul(10)?
-            .checked_add(u64::from(d.wrapping_sub(b'0')))?;
-        Some(())
-    };
-    while let Some(d) = bytes.next_if(u8::is_ascii_digit) {
-        push(&mut significand, d)?;
-    }
-    if bytes.next_if_eq(&b'.').is_some() {
-        while let Some(d) = bytes.next_if(u8::is_ascii_digit) {
-            push(&mut significand, d)?;
-            scale = scale.checked_sub(1)?;
-        }
-    }
-    if bytes.next_if(|&b| b == b'e' || b == b'E').is_some() {
-        let exp_negative = bytes.next_if(|&b| b == b'+' || b == b'-') == Some(b'-');
-        let mut exponent: i64 = 0;
-        while let Some(d) = bytes.next_if(u8::is_ascii_digit) {
-            exponent = exponent
-                .checked_mul(10)?
-                .checked_add(i64::from(d.wrapping_sub(b'0')))?;
-        }
-        scale = scale.checked_add(if exp_negative { -exponent } else { exponent })?;
-    }
-    if bytes.next().is_some() || digits == 0 {
-        return None;
-    }
-    if significand == 0 {
-        return Some(0.0);
-    }
-    while significand.is_multiple_of(10) {
-        significand /= 10;
-        scale = scale.checked_add(1)?;
-    }
-    crate::number::exact_binary64(significand, scale, negative)
-}
-
 #[cfg(test)]
 mod dec_fast_path_tests {
     use super::*;
@@ -707,19 +543,6 @@ mod dec_fast_path_tests {
             hi: Some((d, true)),
             text: text.into(),
         }
-    }
-
-    #[test]
-    fn eg_33_exact_f64_agrees_with_decimal() {
-        let texts = "0 -0 5 5.0 5e0 50e-1 0.5 -2.75 1e15 9007199254740992 9007199254740993 0.1 \
-            1e400 1E-400 123456789012345678901234567890 0.000000000000000000000000000001 2.5E+3 \
-            -0.0e5 1e-27 3814697265625e-27 1e-28 18446744073709551615 18446744073709551616";
-        for text in texts.split_whitespace() {
-            let d = Decimal::parse(text).unwrap();
-            assert_eq!(exact_f64(text), d.as_f64_exact(), "{text}");
-        }
-        assert_eq!(exact_f64("9007199254740993"), None);
-        assert_eq!(exact_f64("5e0"), Some(5.0));
     }
 
     #[test]
@@ -739,52 +562,5 @@ mod dec_fast_path_tests {
         assert!(dec_in(&lt, "0.0999999999999999999999"));
         assert!(!dec_in(&lt, "0.1"));
         assert!(dec_in(&[point("5")], "5e0"));
-    }
-}
-
-#[cfg(test)]
-mod same_tests {
-    use super::{SHORT_TEXT, ShortText, same};
-
-    #[test]
-    fn same_is_slice_equality_at_every_length() {
-        let bytes: Vec<u8> = (0..40u8).map(|i| b'a' + i % 7).collect();
-        for len in 0..=bytes.len() {
-            let a = &bytes[..len];
-            assert!(same(a, a), "{len}");
-            for at in 0..len {
-                let mut b = a.to_vec();
-                b[at] ^= 1;
-                assert!(!same(a, &b), "{len} differs at {at}");
-            }
-            if len > 0 {
-                assert!(!same(a, &bytes[..len - 1]));
-            }
-        }
-    }
-
-    #[test]
-    fn short_texts_are_slice_equality_at_every_length() {
-        let bytes: Vec<u8> = (0..=SHORT_TEXT as u8 + 1).map(|i| b'a' + i % 7).collect();
-        for len in 0..=SHORT_TEXT {
-            let a = &bytes[..len];
-            let short = ShortText::new(a).unwrap();
-            assert!(short.is(a), "{len}");
-            for at in 0..len {
-                let mut b = a.to_vec();
-                b[at] ^= 1;
-                assert!(!short.is(&b), "{len} differs at {at}");
-            }
-            // Other lengths, and bytes that share its words but not its length.
-            for other in 0..bytes.len() {
-                if other != len {
-                    assert!(!short.is(&bytes[..other]), "{len} against {other}");
-                }
-            }
-            let mut zeros = vec![0; len];
-            zeros.push(0);
-            assert!(!ShortText::new(&zeros[..len]).unwrap().is(&zeros));
-        }
-        assert!(ShortText::new(&bytes[..SHORT_TEXT + 1]).is_none());
     }
 }

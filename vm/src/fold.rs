@@ -187,15 +187,52 @@ impl Iterator for FoldedBytes<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// Substring search ignoring case, the way `str_contains_fold` runs it.
-    fn contains_folded(value: &str, folded: &str) -> bool {
-        crate::substring::Substrings::new(&[folded.into()])
-            .unwrap()
-            .found_in_folded(value)
-    }
+    /// Values and constants whose folding differs from ASCII or from full case mapping: the
+    /// corpus the folded comparisons here, and the folded search in `crate::substring`, are
+    /// checked against `fold` on.
+    pub(crate) const SAMPLES: &[&str] = &[
+        "",
+        "a",
+        "A",
+        "ab",
+        "Azure",
+        "azure data",
+        "ß",
+        "SS",
+        "straße",
+        "ı",
+        "i",
+        "I",
+        "İ",
+        "ſ",
+        "s",
+        "σ",
+        "ς",
+        "Σ",
+        "ᾳ",
+        "ᾼ",
+        "ΑΙ",
+        "ǅ",
+        "Ǆ",
+        "\u{212A}",
+        "k",
+        "K",
+        "ɐ",
+        "Ɐ",
+        "aı",
+        "ıa",
+        "ﬀ",
+        "FF",
+        "ab\u{0301}",
+        "😀a",
+        "a😀",
+        "é",
+        "É",
+        "e\u{0301}",
+    ];
 
     /// Checks every operation against the allocating reference `fold(value)`.
     fn check_against_fold(value: &str, constant: &str) {
@@ -215,11 +252,6 @@ mod tests {
             ends_with_folded(value, &folded),
             value_folded.ends_with(&folded),
             "ends {value:?} {constant:?}"
-        );
-        assert_eq!(
-            contains_folded(value, &folded),
-            value_folded.contains(&folded),
-            "contains {value:?} {constant:?}"
         );
         assert_eq!(
             folded_bytes(value).collect::<Vec<u8>>(),
@@ -242,16 +274,8 @@ mod tests {
         assert!(ends_with_folded("photo.JPG", &fold(".jpg")));
         assert!(!ends_with_folded("photo.png", &fold(".jpg")));
         assert!(!ends_with_folded("jpg", &fold(".jpg")));
-        assert!(contains_folded("Azure Data Factory", &fold("azure")));
-        assert!(contains_folded("Azure Data Factory", &fold("DATA f")));
-        assert!(contains_folded("Azure Data Factory", &fold("factory")));
-        assert!(!contains_folded("Azure Data Factory", &fold("factoryy")));
-        assert!(!contains_folded("Azure Data Factory", &fold("azure  data")));
-        assert!(contains_folded("aaaab", &fold("AAB")));
-        assert!(!contains_folded("aaaa", &fold("AAB")));
         // Punctuation next to letters: '[' (0x5B) and '{' (0x7B) are not a case pair.
         assert!(!eq_folded("{", "["));
-        assert!(!contains_folded("a{b", "A[B"));
         assert!(!eq_folded("@", "`"));
     }
 
@@ -260,13 +284,11 @@ mod tests {
         for value in ["", "a", "straße", "ᾳ"] {
             assert!(starts_with_folded(value, ""));
             assert!(ends_with_folded(value, ""));
-            assert!(contains_folded(value, ""));
         }
         assert!(eq_folded("", ""));
         assert!(!eq_folded("a", ""));
         assert!(!starts_with_folded("", "A"));
         assert!(!ends_with_folded("", "A"));
-        assert!(!contains_folded("", "A"));
     }
 
     #[test]
@@ -277,7 +299,6 @@ mod tests {
         assert!(eq_folded("straße", &fold("STRAßE")));
         assert!(eq_folded("STRAßE", &fold("straße")));
         assert!(!eq_folded("strasse", &fold("straße")));
-        assert!(contains_folded("Die Straße", &fold("STRAß")));
         assert!(ends_with_folded("Die Straße", &fold("ßE")));
         assert_eq!(simple_upper('ﬀ'), 'ﬀ');
         assert_eq!(simple_upper('ŉ'), 'ŉ');
@@ -293,7 +314,6 @@ mod tests {
         assert!(eq_folded("ΟΔΥΣΣΕΥΣ", &fold("οδυσσευς")));
         assert!(ends_with_folded("Ὀδυσσεύς", &fold("ΣΕΎΣ")));
         assert!(starts_with_folded("Ὀδυσσεύς", &fold("ὀΔ")));
-        assert!(contains_folded("ὀδυσσεύς", &fold("ΥΣΣ")));
     }
 
     #[test]
@@ -322,8 +342,6 @@ mod tests {
         assert!(eq_folded("ı", &fold("i")));
         assert!(eq_folded("i", &fold("ı")));
         assert!(eq_folded("ıstanbul", "ISTANBUL"));
-        assert!(contains_folded("ıı", "I"));
-        assert!(contains_folded("xıy", "IY"));
         assert!(ends_with_folded("xı", "I"));
         assert_eq!(simple_upper('İ'), 'İ');
         assert!(!eq_folded("İ", &fold("i")));
@@ -358,54 +376,12 @@ mod tests {
         assert!(eq_folded("ɐı", &fold("ⱯI")));
         assert!(starts_with_folded("ɐıx", "ⱯI"));
         assert!(ends_with_folded("xɐı", "ⱯI"));
-        assert!(contains_folded("xxɐıx", "ⱯI"));
-        assert!(!contains_folded("xxɐx", "ⱯI"));
     }
 
     #[test]
     fn agrees_with_allocating_fold() {
-        let samples = [
-            "",
-            "a",
-            "A",
-            "ab",
-            "Azure",
-            "azure data",
-            "ß",
-            "SS",
-            "straße",
-            "ı",
-            "i",
-            "I",
-            "İ",
-            "ſ",
-            "s",
-            "σ",
-            "ς",
-            "Σ",
-            "ᾳ",
-            "ᾼ",
-            "ΑΙ",
-            "ǅ",
-            "Ǆ",
-            "\u{212A}",
-            "k",
-            "K",
-            "ɐ",
-            "Ɐ",
-            "aı",
-            "ıa",
-            "ﬀ",
-            "FF",
-            "ab\u{0301}",
-            "😀a",
-            "a😀",
-            "é",
-            "É",
-            "e\u{0301}",
-        ];
-        for value in samples {
-            for constant in samples {
+        for &value in SAMPLES {
+            for &constant in SAMPLES {
                 check_against_fold(value, constant);
                 let joined = format!("{value}{constant}{value}");
                 check_against_fold(&joined, constant);

@@ -1,6 +1,28 @@
 //! The filtervm virtual machine: values, message binding, the register bytecode, its verifier and
 //! its executor.
 //!
+//! # Layers
+//!
+//! `vm` is everything done per message without the IR: the compiler (`filtervm-compiler`) hands
+//! it a verified [`program::Program`], and it never imports the compiler. Its files import
+//! downward, bottom-up:
+//!
+//! 1. Reading: the JSON reader ([`json`]), keys ([`key`]), quoting input ([`excerpt`]).
+//! 2. Value tests as plain functions: byte comparisons (`bytes`), numbers ([`number`]), case
+//!    folding ([`fold`]), substring search (`substring`), wildcards ([`wildcard`]), segment and
+//!    case patterns ([`pattern`], [`case_pattern`]), CIDR blocks and addresses ([`cidr`],
+//!    [`address`]); then the leaves and shapes they judge ([`value`]) and messages as the broker
+//!    holds them ([`message`]).
+//! 3. Binding a message to a program's key table ([`bind`]).
+//! 4. The bytecode ([`op`]), programs and their verifier ([`program`]), the decision plans
+//!    (`plan`) and the executor ([`exec`]); the wire format of programs ([`wire`]) on top.
+//!
+//! Inside [`bind`], the leaves and slots (`leaf`) sit below the key table (`table`), the bound
+//! form (`bound`), the binders of each message part, and [`bind::Bindings`] on top.
+//! `python3 scripts/check_layers.py vm/src` lists the files that still import each other in a
+//! circle: only inside layer 4, where a program holds its plan, the executor runs plans, and
+//! instructions are checked and shown against the program they sit in.
+//!
 //! This is an implementation crate of `filtervm`; its API has no stability guarantee — depend on
 //! `filtervm`. The bytecode (module `op`) is an internal of the compiler and the executor.
 //!
@@ -47,6 +69,7 @@
 
 pub mod address;
 pub mod bind;
+mod bytes;
 pub mod case_pattern;
 pub mod cidr;
 pub mod excerpt;

@@ -34,7 +34,8 @@
 //! plan and runs on the general executor.
 
 use crate::bind::{self, Bound, NO_ID, Slot, SlotNeeds};
-use crate::exec::{self, ShortText};
+use crate::bytes::{self, ShortText};
+use crate::exec;
 use crate::key::Key;
 use crate::message::{HeaderValues, Headers, Text};
 use crate::op::{Inst, Reg};
@@ -239,10 +240,10 @@ impl HeaderProbe {
     fn decide_equal<H: Headers + ?Sized>(&self, texts: &[Box<[u8]>], headers: &H) -> bool {
         let name = &*self.name;
         for (n, values) in headers.entries() {
-            if exec::same(name, n.bytes()) {
+            if bytes::same(name, n.bytes()) {
                 for v in values.values() {
                     let v = v.bytes();
-                    if texts.iter().any(|t| exec::same(v, t)) {
+                    if texts.iter().any(|t| bytes::same(v, t)) {
                         return self.on_hit;
                     }
                 }

@@ -256,6 +256,63 @@ fn substring_free(group: &[Box<str>]) -> Vec<&str> {
 mod tests {
     use super::*;
 
+    /// Substring search ignoring case, the way `str_contains_fold` runs it: the constant folded
+    /// (`fold::fold`) into the searcher, the value folded as it is read.
+    fn contains_folded(value: &str, folded: &str) -> bool {
+        Substrings::new(&[folded.into()])
+            .unwrap()
+            .found_in_folded(value)
+    }
+
+    #[test]
+    fn folded_search() {
+        use fold::fold;
+        assert!(contains_folded("Azure Data Factory", &fold("azure")));
+        assert!(contains_folded("Azure Data Factory", &fold("DATA f")));
+        assert!(contains_folded("Azure Data Factory", &fold("factory")));
+        assert!(!contains_folded("Azure Data Factory", &fold("factoryy")));
+        assert!(!contains_folded("Azure Data Factory", &fold("azure  data")));
+        assert!(contains_folded("aaaab", &fold("AAB")));
+        assert!(!contains_folded("aaaa", &fold("AAB")));
+        // Punctuation next to letters: '[' (0x5B) and '{' (0x7B) are not a case pair.
+        assert!(!contains_folded("a{b", "A[B"));
+        // An empty constant is found in every value.
+        for value in ["", "a", "straße", "ᾳ"] {
+            assert!(contains_folded(value, ""));
+        }
+        assert!(!contains_folded("", "A"));
+        // ß has no one-to-many mapping; both sigmas fold to Σ.
+        assert!(contains_folded("Die Straße", &fold("STRAß")));
+        assert!(contains_folded("ὀδυσσεύς", &fold("ΥΣΣ")));
+        // Dotless ı folds to 'I'.
+        assert!(contains_folded("ıı", "I"));
+        assert!(contains_folded("xıy", "IY"));
+        // Byte length changes under folding: 'ɐ' (2 bytes) -> 'Ɐ' (3 bytes), 'ı' (2) -> 'I' (1).
+        assert!(contains_folded("xxɐıx", "ⱯI"));
+        assert!(!contains_folded("xxɐx", "ⱯI"));
+    }
+
+    #[test]
+    fn folded_search_agrees_with_allocating_fold() {
+        use fold::fold;
+        let check = |value: &str, constant: &str| {
+            let folded = fold(constant);
+            assert_eq!(
+                contains_folded(value, &folded),
+                fold(value).contains(&folded),
+                "contains {value:?} {constant:?}"
+            );
+        };
+        for &value in fold::tests::SAMPLES {
+            for &constant in fold::tests::SAMPLES {
+                check(value, constant);
+                let joined = format!("{value}{constant}{value}");
+                check(&joined, constant);
+                check(value, &joined);
+            }
+        }
+    }
+
     fn searcher(needles: &[&str]) -> Substrings {
         let needles: Vec<Box<str>> = needles.iter().map(|&n| n.into()).collect();
         Substrings::new(&needles).unwrap()

@@ -137,8 +137,8 @@ impl Wildcard {
         let (first, last) = (self.first.as_bytes(), last.as_bytes());
         // The first and last pieces must not share bytes of the value.
         if bytes.len() < first.len().saturating_add(last.len())
-            || !crate::exec::has_prefix(bytes, first)
-            || !crate::exec::has_suffix(bytes, last)
+            || !crate::bytes::has_prefix(bytes, first)
+            || !crate::bytes::has_suffix(bytes, last)
         {
             return false;
         }

@@ -1,5 +1,6 @@
-//! Bytecode on the wire (issue 9, part 3): round trips over every opcode and pool kind, random
-//! programs, corruption (every truncation, every byte flipped) and hand-crafted hostile programs.
+//! Bytecode on the wire (the format `vm/src/wire.rs` documents): round trips over every opcode and
+//! pool kind, random programs, corruption (every truncation, every byte flipped) and hand-crafted
+//! hostile programs.
 
 #![allow(
     clippy::unwrap_used,

@@ -12,12 +12,20 @@
 //! worker are in flight, and spent buffers are reused, so memory stays bounded whatever the
 //! input; with one thread the batches are judged on the calling thread.
 
-use super::Failure;
-use super::input::Line;
+use super::failure::Failure;
+use super::input::{Input, Line};
 use std::collections::BTreeMap;
-use std::io::{self, Read};
+use std::io::{self, BufReader, Read};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+
+impl Input {
+    /// The input read in batches of lines instead ([`BatchReader`]), with the same limit.
+    pub(super) fn batches(self) -> BatchReader<BufReader<Box<dyn Read + Send>>> {
+        let (reader, max) = self.lines.into_parts();
+        BatchReader::new(reader, max)
+    }
+}
 
 /// Bytes read from the input per batch (a line longer than this, within the limit, makes its
 /// batch longer).

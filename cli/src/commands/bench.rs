@@ -23,9 +23,9 @@
 //! A default run thus measures for at most about 40 seconds, with a progress bar per path on a
 //! terminal.
 
+use super::failure::{EXIT_NEGATIVE, EXIT_OK, Failure};
 use super::output::{self, Stderr};
 use super::progress::{phase_bar, stderr_is_terminal};
-use super::{EXIT_NEGATIVE, EXIT_OK, Failure};
 use clap::Args;
 use filtervm_compiler::{
     Dialect, Evaluator, Filter, Matches, MessageError, MessageParts, MessageShape, Options,
@@ -529,7 +529,7 @@ fn compile_line(dialect: Dialect, line: &str, options: &Options) -> Result<Filte
 /// The reference interpreter's binary: `$FILTERVM_REFERENCE` (an error when it names no file), or
 /// `filtervm-conformance` next to this executable (where `cargo build` puts both); `None`, with a
 /// note on standard error, when it is not there.
-fn reference_binary() -> Result<Option<PathBuf>, Failure> {
+pub(super) fn reference_binary() -> Result<Option<PathBuf>, Failure> {
     if let Some(path) = std::env::var_os("FILTERVM_REFERENCE") {
         let path = PathBuf::from(path);
         if path.is_file() {

@@ -1,7 +1,8 @@
 //! `filtervm completions SHELL` and `filtervm man`: generated from the same clap definitions as
 //! the parser, so they never drift from the arguments the tool accepts.
 
-use super::{EXIT_OK, Failure, output};
+use super::failure::{EXIT_OK, Failure};
+use super::output;
 use clap::{Args, ValueEnum};
 use std::process::ExitCode;
 

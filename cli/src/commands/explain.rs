@@ -1,6 +1,7 @@
 //! `filtervm explain`: why a message did or did not match a policy.
 
-use super::{EXIT_NEGATIVE, EXIT_OK, Failure, Policy, PolicyArgs, print_errors};
+use super::failure::{EXIT_NEGATIVE, EXIT_OK, Failure};
+use super::{Policy, PolicyArgs, print_errors};
 use clap::Args;
 use filtervm_compiler::explain::{ExplainError, Explanation, explain_parts};
 use filtervm_compiler::{CompileError, Dialect, Filter, compile_value, read_messages};

@@ -1,7 +1,6 @@
 //! Reading message logs: standard input or a file, split into lines of bounded length.
 
-use super::Failure;
-use super::batches::BatchReader;
+use super::failure::Failure;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -53,14 +52,6 @@ impl Input {
     }
 }
 
-impl Input {
-    /// The input read in batches of lines instead ([`BatchReader`]), with the same limit.
-    pub(super) fn batches(self) -> BatchReader<BufReader<Box<dyn Read + Send>>> {
-        let Lines { reader, max, .. } = self.lines;
-        BatchReader::new(reader, max)
-    }
-}
-
 /// One line of input.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Line<'a> {
@@ -82,6 +73,13 @@ pub(super) struct Lines<R> {
     line: Vec<u8>,
     /// Lines returned so far.
     number: u64,
+}
+
+impl<R> Lines<R> {
+    /// The reader and the line limit, for reading the rest another way (in batches).
+    pub(super) fn into_parts(self) -> (R, u64) {
+        (self.reader, self.max)
+    }
 }
 
 impl<R: BufRead> Lines<R> {

@@ -2,7 +2,8 @@
 //! author thinks.
 
 use super::explain::load;
-use super::{EXIT_NEGATIVE, EXIT_OK, Failure, PolicyArgs, print_errors};
+use super::failure::{EXIT_NEGATIVE, EXIT_OK, Failure};
+use super::{PolicyArgs, print_errors};
 use clap::Args;
 use filtervm_compiler::lint::{Warning, lint_filter};
 use std::process::ExitCode;

@@ -2,10 +2,11 @@
 //! modes and exit status.
 
 use super::batches::{self, Batch, judge_in_order};
+use super::failure::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure};
 use super::input::{DEFAULT_MAX_LINE_BYTES, Input, Line};
 use super::output::{Stderr, Stdout};
 use super::progress::Progress;
-use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, PolicyArgs, load_program, print_errors};
+use super::{PolicyArgs, load_program, print_errors};
 use clap::Args;
 use filtervm::{ErrorCode, Filter, Matcher, Message, read_messages};
 use std::io::Write as _;

@@ -1,10 +1,12 @@
 //! Command-line parsing and the subcommands.
 
+mod analysis;
 mod batches;
 mod bench;
 mod completions;
 mod diagnostics;
 mod explain;
+mod failure;
 mod input;
 mod lint;
 mod matching;
@@ -15,25 +17,12 @@ mod route;
 mod subscriptions;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
+use failure::{EXIT_NEGATIVE, EXIT_OK, EXIT_USAGE, Failure};
 use filtervm_compiler::{CompileError, Dialect, Filter, Options, compile_text};
 use output::{Stderr, Stdout};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// Exit status: success; for `match` and `route`, something matched.
-pub(crate) const EXIT_OK: u8 = 0;
-/// Exit status: an invalid policy (`check`, `compile`, `explain`, `lint`), a disagreement
-/// (`bench`); for `match` and `route`, nothing matched.
-pub(crate) const EXIT_NEGATIVE: u8 = 1;
-/// Exit status: an error while running: a message line or subscription that could not be read
-/// (the others are still processed), an invalid policy given to `match`, a file that cannot be
-/// read or written.
-pub(crate) const EXIT_ERROR: u8 = 2;
-/// Exit status: a usage error: unknown or conflicting arguments, a missing `--dialect`, bad
-/// `--options` text (`EX_USAGE` of sysexits.h), so that scripts tell a wrong command line from
-/// bad input.
-pub(crate) const EXIT_USAGE: u8 = 64;
 
 /// What every `--help` ends with.
 const EXIT_CODES_HELP: &str = "\
@@ -117,6 +106,26 @@ enum Command {
     /// print `name: value` figures.
     #[command(after_help = EXIT_CODES_HELP)]
     Bench(bench::BenchArgs),
+    /// Print a message the policy matches (or, with --not, one it does not), judged by the VM
+    /// and the reference interpreter; exit 1 when none exists (proved), 2 when none was found
+    /// within a bounded search.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Example(analysis::ExampleArgs),
+    /// Whether two policies match exactly the same messages; if not, a message each matches
+    /// alone (judged by the VM and the reference interpreter) and the difference per key. Exit 0
+    /// the same (proved), 1 different, 2 unknown (no difference within a bounded search).
+    #[command(after_help = EXIT_CODES_HELP)]
+    Diff(analysis::DiffArgs),
+    /// Audit a subscriptions file (as `route` reads it): subscriptions that never match, that
+    /// match every message, and groups that match exactly the same messages. Exit 1 when
+    /// something was found.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Audit(analysis::AuditArgs),
+    /// Translate a policy into another dialect reading the same part of a message (stream <->
+    /// expr, sns <-> basaltic), proved by diff to match the same messages before it is printed;
+    /// exit 1 with the part that cannot be expressed and why.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Translate(analysis::TranslateArgs),
     /// Print a shell completion script (bash, zsh or fish) to standard output.
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff, for `man -l -`) to standard output.
@@ -140,30 +149,6 @@ struct PolicyArgs {
     /// Dialect options as a JSON object, e.g. '{"scope":"MessageBody"}'.
     #[arg(long, default_value = "{}")]
     options: String,
-}
-
-/// A failure that ends the command with a message and an exit code.
-struct Failure {
-    message: String,
-    code: u8,
-}
-
-impl Failure {
-    /// A usage error (exit 64).
-    fn usage(message: impl Into<String>) -> Failure {
-        Failure {
-            message: message.into(),
-            code: EXIT_USAGE,
-        }
-    }
-
-    /// An error while running: a file that cannot be read or written (exit 2).
-    fn error(message: impl Into<String>) -> Failure {
-        Failure {
-            message: message.into(),
-            code: EXIT_ERROR,
-        }
-    }
 }
 
 /// A policy as read: its text and where it came from, its dialect and its options.
@@ -371,6 +356,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Explain(args) => explain::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Example(args) => analysis::run_example(args),
+        Command::Diff(args) => analysis::run_diff(args),
+        Command::Audit(args) => analysis::run_audit(args),
+        Command::Translate(args) => analysis::run_translate(args),
         Command::Completions(args) => completions::run(&args),
         Command::Man => completions::man(),
     }

@@ -5,7 +5,7 @@
 //! named with its JSON Pointer; options the dialect does not accept are policy errors
 //! ([`Options::from_json`]: `INVALID_OPTIONS` with a pointer and a suggestion).
 
-use super::Failure;
+use super::failure::Failure;
 use filtervm_compiler::error::pointer;
 use filtervm_compiler::options::{duplicate_member, parse_options_text};
 use filtervm_compiler::{CompileError, Dialect, Options};

@@ -11,7 +11,7 @@
 //! - [`Stderr`] reports what it can and ignores its own write errors: a closed or broken standard
 //!   error has nowhere left to report to, and the exit status still says what happened.
 
-use super::Failure;
+use super::failure::Failure;
 use std::fmt;
 use std::io::{self, Write};
 

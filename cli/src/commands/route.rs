@@ -18,12 +18,13 @@
 
 use super::batches::{self, Batch, judge_in_order};
 use super::diagnostics::{self, Source, Sources, Stream};
+use super::failure::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure};
 use super::input::{DEFAULT_MAX_LINE_BYTES, Input, Line};
+use super::is_stdin;
 use super::matching::LineError;
 use super::output::{Stderr, Stdout};
 use super::progress::Progress;
 use super::subscriptions::{GroupError, Invalid, Router, Subscriptions};
-use super::{EXIT_ERROR, EXIT_NEGATIVE, EXIT_OK, Failure, is_stdin};
 use clap::Args;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
@@ -208,7 +209,15 @@ impl Writer {
 /// Loads the subscriptions file, reporting each invalid subscription on standard error; returns
 /// the set and the number of invalid ones (with `--strict`, stops at the first).
 fn load(args: &RouteArgs) -> Result<(Subscriptions, usize), Failure> {
-    let mut input = Input::open(Some(&args.subscriptions), SUBSCRIPTION_LINE_BYTES)?;
+    load_subscriptions(&args.subscriptions, args.strict)
+}
+
+/// [`load`] of a subscriptions file at `path` (also read by `filtervm audit`).
+pub(super) fn load_subscriptions(
+    path: &std::path::Path,
+    strict: bool,
+) -> Result<(Subscriptions, usize), Failure> {
+    let mut input = Input::open(Some(path), SUBSCRIPTION_LINE_BYTES)?;
     let name = input.name.clone();
     let mut subscriptions = Subscriptions::default();
     let mut invalid = 0usize;
@@ -246,7 +255,7 @@ fn load(args: &RouteArgs) -> Result<(Subscriptions, usize), Failure> {
         if let Err((text, bad)) = result {
             invalid += 1;
             report_invalid(&name, &text, &bad);
-            if args.strict {
+            if strict {
                 writeln!(
                     Stderr,
                     "filtervm route: stopped at the first invalid subscription (--strict)"
@@ -255,7 +264,7 @@ fn load(args: &RouteArgs) -> Result<(Subscriptions, usize), Failure> {
             }
         }
     }
-    if invalid > 0 && !args.strict {
+    if invalid > 0 && !strict {
         writeln!(
             Stderr,
             "filtervm route: {invalid} invalid subscriptions not loaded; routing the {} others",

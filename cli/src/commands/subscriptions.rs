@@ -129,12 +129,19 @@ pub(super) struct Subscriptions {
     lines: Vec<usize>,
     /// Each id (JSON text) → its index.
     index: HashMap<String, usize>,
+    /// Each subscription's filter, by index (for `filtervm audit`).
+    filters: Vec<filtervm::Filter>,
 }
 
 impl Subscriptions {
     /// The number of subscriptions.
     pub(super) fn len(&self) -> usize {
         self.ids.len()
+    }
+
+    /// Subscription `index`'s filter.
+    pub(super) fn filter(&self, index: usize) -> Option<&filtervm::Filter> {
+        self.filters.get(index)
     }
 
     /// Subscription `index`'s id as written (JSON text).
@@ -265,6 +272,7 @@ impl Subscriptions {
         self.index.insert(id.clone(), index);
         self.ids.push(id);
         self.lines.push(line);
+        self.filters.push(filter);
         Ok(())
     }
 }

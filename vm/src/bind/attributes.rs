@@ -1,6 +1,7 @@
 //! Binding typed attributes (basaltic, sns attribute scope), borrowed from any [`Attributes`].
 
-use super::{BoundLeaf, KeyTable, LeafKind, Slot};
+use super::leaf::{BoundLeaf, LeafKind, Slot, number_value};
+use super::table::KeyTable;
 use crate::key::Key;
 use crate::message::{AttributeType, Attributes, Text};
 use crate::value::Shape;
@@ -28,7 +29,7 @@ pub(super) fn bind<'b, A: Attributes + ?Sized>(
                 }
                 for (n, i, key) in &scan.keys {
                     if matches!(key, Key::AttributeText(_) | Key::AttributeTyped(_))
-                        && crate::exec::same(n.as_bytes(), name)
+                        && crate::bytes::same(n.as_bytes(), name)
                         && let Some(slot) = row.get_mut(*i as usize)
                     {
                         *slot = bind_one(table, *i, key, data_type, value, arena);
@@ -150,7 +151,7 @@ fn string_array<'b>(table: &KeyTable, slot: u32, value: &str, arena: &'b Bump) -
             Value::Bool(false) => BoundLeaf::plain(LeafKind::False),
             Value::Number(n) => {
                 let t: &'b str = arena.alloc_str(n.as_str());
-                BoundLeaf::num(t, super::number_value(t))
+                BoundLeaf::num(t, number_value(t))
             }
             Value::String(s) => table.str_leaf(slot, arena.alloc_str(s)),
             Value::Array(_) | Value::Object(_) => return None,

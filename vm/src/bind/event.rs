@@ -14,7 +14,8 @@
 //! elements as leaves (objects and nested arrays inside are not leaves), an object → no leaves
 //! (EG-20, EG-21). An event that is not a JSON object leaves every key absent.
 
-use super::{BoundLeaf, KeyTable, Slot, finish_leaf, node_leaf};
+use super::leaf::{BoundLeaf, Slot, node_leaf};
+use super::table::{KeyTable, finish_leaf};
 use crate::json::{Member, Node};
 use crate::key::Key;
 use crate::value::Shape;
@@ -49,7 +50,7 @@ pub(super) fn bind<'b>(table: &KeyTable, row: &mut [Slot<'b>], doc: Node<'b>, ar
         if let Some(value) = resolve(event, key)
             && let Some(slot) = row.get_mut(i)
         {
-            *slot = classify(table, super::idx(i), value, arena);
+            *slot = classify(table, super::table::idx(i), value, arena);
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Binding headers (stream, expr), borrowed from any [`Headers`]: each value a string leaf.
 
-use super::{BoundLeaf, KeyTable, LeafKind, Slot, SlotNeeds};
-use crate::exec::same;
+use super::leaf::{BoundLeaf, LeafKind, Slot, recycle};
+use super::table::{KeyTable, SlotNeeds, idx};
+use crate::bytes::same;
 use crate::key::Key;
 use crate::message::{HeaderValues, Headers, Text};
 use crate::value::Shape;
@@ -70,7 +71,7 @@ pub(super) fn bind<'b, H: Headers + ?Sized>(
     }
     if let Some(mut waiting) = waiting {
         gather(row, arena, &mut waiting);
-        *pending = super::recycle(waiting);
+        *pending = recycle(waiting);
     }
 }
 
@@ -128,9 +129,9 @@ fn add<'b, V: Text>(
         return;
     };
     if s.shape != Shape::Absent {
-        let waiting = waiting.get_or_insert_with(|| super::recycle(std::mem::take(pending)));
+        let waiting = waiting.get_or_insert_with(|| recycle(std::mem::take(pending)));
         for v in values {
-            let seq = super::idx(waiting.len());
+            let seq = idx(waiting.len());
             waiting.push((slot, seq, leaf(table, needs, v)));
         }
         return;
@@ -181,125 +182,4 @@ fn gather<'b>(row: &mut [Slot<'b>], arena: &'b Bump, pending: &mut Vec<(u32, u32
         at = end;
     }
     pending.clear();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::Bindings;
-    use super::*;
-    use crate::message::{Header, Message};
-    use crate::value::Leaf;
-    use std::collections::{BTreeMap, HashMap};
-
-    fn leaves(slot: &Slot<'_>) -> Vec<Leaf> {
-        slot.leaves().filter_map(BoundLeaf::to_leaf).collect()
-    }
-
-    #[test]
-    fn single_and_multi_valued_headers() {
-        let mut t = KeyTable::new();
-        t.intern(Key::Header("h".into()));
-        t.intern(Key::Header("m".into()));
-        t.intern(Key::Header("none".into()));
-        let msg = Message::Headers(vec![
-            Header {
-                name: "h".into(),
-                values: vec!["a".into()],
-            },
-            Header {
-                name: "m".into(),
-                values: vec!["x".into(), "y".into()],
-            },
-        ]);
-        let mut b = Bindings::new();
-        let bound = b.bind(&t, &msg);
-        assert_eq!(bound.slot(0, 0).shape, Shape::Scalar);
-        assert_eq!(bound.slot(0, 1).shape, Shape::Array);
-        assert_eq!(bound.slot(0, 1).len(), 2);
-        assert_eq!(bound.slot(0, 2).shape, Shape::Absent);
-    }
-
-    #[test]
-    fn repeated_names_merge_empty_entries_are_present_and_buffers_are_reused() {
-        let mut t = KeyTable::new();
-        t.intern(Key::Header("m".into()));
-        t.intern(Key::Header("e".into()));
-        let msg = Message::Headers(vec![
-            Header {
-                name: "m".into(),
-                values: vec!["x".into()],
-            },
-            Header {
-                name: "e".into(),
-                values: vec![],
-            },
-            Header {
-                name: "m".into(),
-                values: vec!["y".into()],
-            },
-        ]);
-        let mut b = Bindings::new();
-        for _ in 0..2 {
-            let bound = b.bind(&t, &msg);
-            assert_eq!(bound.slot(0, 0).shape, Shape::Array);
-            assert_eq!(
-                leaves(bound.slot(0, 0)),
-                [Leaf::Str("x".into()), Leaf::Str("y".into())]
-            );
-            assert_eq!(bound.slot(0, 1).shape, Shape::Array);
-            assert!(bound.slot(0, 1).is_empty());
-        }
-    }
-
-    #[test]
-    fn many_repeated_names_gather_in_message_order() {
-        let mut t = KeyTable::new();
-        for i in 0..20 {
-            t.intern(Key::Header(format!("h{i}").into()));
-        }
-        // Three rounds of every name, the values numbered in message order.
-        let entries: Vec<(String, Vec<String>)> = (0..60)
-            .map(|n| (format!("h{}", n % 20), vec![n.to_string()]))
-            .collect();
-        let mut b = Bindings::new();
-        let bound = b.bind_headers(&t, &entries);
-        for i in 0..20usize {
-            let expected: Vec<Leaf> = (0..3)
-                .map(|round| Leaf::Str((round * 20 + i).to_string().into()))
-                .collect();
-            assert_eq!(leaves(bound.slot(0, i)), expected, "h{i}");
-        }
-    }
-
-    #[test]
-    fn maps_and_slices_of_borrowed_pairs_bind_alike() {
-        let mut t = KeyTable::new();
-        t.intern(Key::Header("region".into()));
-        t.intern(Key::Header("tags".into()));
-        let mut b = Bindings::new();
-        let expected = |bound: &super::super::Bound<'_>| {
-            assert_eq!(leaves(bound.slot(0, 0)), [Leaf::Str("eu".into())]);
-            assert_eq!(
-                leaves(bound.slot(0, 1)),
-                [Leaf::Str("a".into()), Leaf::Str("b".into())]
-            );
-        };
-        let pairs = [("region", vec!["eu"]), ("tags", vec!["a", "b"])];
-        expected(&b.bind_headers(&t, &pairs));
-        let map: HashMap<&str, Vec<&str>> = pairs.iter().cloned().collect();
-        expected(&b.bind_headers(&t, &map));
-        let tree: BTreeMap<String, Vec<String>> = pairs
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.iter().map(|s| s.to_string()).collect()))
-            .collect();
-        expected(&b.bind_headers(&t, &tree));
-        let bytes: [(&[u8], &[u8]); 2] = [(b"region", b"\xff"), (b"\xfftags", b"x")];
-        let bound = b.bind_headers(&t, &bytes);
-        assert_eq!(bound.slot(0, 0).shape, Shape::Scalar);
-        assert_eq!(
-            bound.slot(0, 0).leaves().next().map(BoundLeaf::kind),
-            Some(LeafKind::Bytes)
-        );
-        assert_eq!(bound.slot(0, 1).shape, Shape::Absent);
-    }
 }

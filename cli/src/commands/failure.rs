@@ -1,0 +1,39 @@
+//! How a command ends: its exit statuses and the failure that ends it with a message.
+
+/// Exit status: success; for `match` and `route`, something matched.
+pub(crate) const EXIT_OK: u8 = 0;
+/// Exit status: an invalid policy (`check`, `compile`, `explain`, `lint`), a disagreement
+/// (`bench`); for `match` and `route`, nothing matched.
+pub(crate) const EXIT_NEGATIVE: u8 = 1;
+/// Exit status: an error while running: a message line or subscription that could not be read
+/// (the others are still processed), an invalid policy given to `match`, a file that cannot be
+/// read or written.
+pub(crate) const EXIT_ERROR: u8 = 2;
+/// Exit status: a usage error: unknown or conflicting arguments, a missing `--dialect`, bad
+/// `--options` text (`EX_USAGE` of sysexits.h), so that scripts tell a wrong command line from
+/// bad input.
+pub(crate) const EXIT_USAGE: u8 = 64;
+
+/// A failure that ends the command with a message and an exit code.
+pub(super) struct Failure {
+    pub(super) message: String,
+    pub(super) code: u8,
+}
+
+impl Failure {
+    /// A usage error (exit 64).
+    pub(super) fn usage(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            code: EXIT_USAGE,
+        }
+    }
+
+    /// An error while running: a file that cannot be read or written (exit 2).
+    pub(super) fn error(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            code: EXIT_ERROR,
+        }
+    }
+}

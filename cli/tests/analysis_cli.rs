@@ -1,0 +1,249 @@
+//! `filtervm example` and `filtervm diff`: exit statuses, the JSON shapes, and every printed
+//! message judged by the reference interpreter too (run out of process, as `bench` does; the
+//! checks that need it use `--no-reference` when it is not built, except under `CI`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{BIN, filtervm};
+use std::path::Path;
+
+/// `--no-reference` when the reference interpreter is not built next to `filtervm` (never under
+/// CI, where every check must run).
+fn reference_flag() -> Vec<&'static str> {
+    let built = Path::new(BIN)
+        .with_file_name(format!(
+            "filtervm-conformance{}",
+            std::env::consts::EXE_SUFFIX
+        ))
+        .is_file();
+    assert!(
+        built || std::env::var_os("CI").is_none(),
+        "filtervm-conformance is not built next to filtervm, and CI must run every check"
+    );
+    if built {
+        vec![]
+    } else {
+        vec!["--no-reference"]
+    }
+}
+
+fn run(args: &[&str]) -> (i32, String) {
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(reference_flag());
+    let out = filtervm(&all, b"");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.is_empty() || out.status.code() != Some(0),
+        "{stderr}"
+    );
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &stderr,
+    )
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn example_prints_a_judged_message_or_says_none_exists() {
+    let policy = r#"{"store": ["example_corp"], "price": [{"numeric": [">", 10, "<=", 20]}]}"#;
+    let (code, out) = run(&["example", "-d", "sns", "-f", policy, "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let v = json(&out);
+    assert_eq!(v["found"], true);
+    assert_eq!(v["message"]["attributes"]["store"]["Value"], "example_corp");
+    if reference_flag().is_empty() {
+        assert_eq!(v["verified_by"], serde_json::json!(["vm", "reference"]));
+    }
+    // The message printed is one `filtervm match` matches.
+    let (code, text) = run(&["example", "-d", "sns", "-f", policy]);
+    assert_eq!(code, 0);
+    let m = filtervm(
+        &["match", "-d", "sns", "-f", policy],
+        json(&text).to_string().as_bytes(),
+    );
+    assert_eq!(m.status.code(), Some(0), "{text}");
+    let (code, text) = run(&["example", "-d", "sns", "-f", policy, "--not"]);
+    assert_eq!(code, 0);
+    let m = filtervm(
+        &["match", "-d", "sns", "-f", policy],
+        json(&text).to_string().as_bytes(),
+    );
+    assert_eq!(m.status.code(), Some(1), "{text}");
+
+    let never = r#"{"advancedFilters": [
+        {"operatorType": "NumberGreaterThan", "key": "data.n", "value": 10},
+        {"operatorType": "NumberLessThan", "key": "data.n", "value": 5}]}"#;
+    let (code, out) = run(&["example", "-d", "eventgrid", "-f", never]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("no message matches this policy (proved"),
+        "{out}"
+    );
+    let (code, out) = run(&["example", "-d", "sns", "-f", "{}", "--not", "--json"]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(json(&out)["exact"], true);
+    // A wildcard: bounded, and said so.
+    let (code, out) = run(&[
+        "example",
+        "-d",
+        "stream",
+        "-f",
+        "a = x* and a != x*",
+        "--json",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(json(&out)["exact"], false);
+}
+
+#[test]
+fn diff_exit_status_witnesses_and_keys() {
+    let p1 = r#"{"store": ["a"], "amount": [{"numeric": [">=", 150]}]}"#;
+    let p2 = r#"{"store": ["a", "b"], "amount": [{"numeric": [">=", 100]}]}"#;
+    let (code, out) = run(&["diff", "-d", "sns", "-f", p1, "-F", p2, "--json"]);
+    assert_eq!(code, 1, "{out}");
+    let v = json(&out);
+    assert_eq!(v["verdict"], "different");
+    assert!(v["first_only"].is_null());
+    let amount: f64 = v["second_only"]["attributes"]["amount"]["Value"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((100.0..150.0).contains(&amount), "{amount}");
+    assert!(
+        v["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["key"] == "amount")
+    );
+
+    let (code, out) = run(&["diff", "-d", "sns", "-f", p1, "-F", p1]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.starts_with("same:"), "{out}");
+
+    // Across dialects of one model: stream and expr read headers.
+    let (code, out) = run(&[
+        "diff",
+        "-d",
+        "stream",
+        "-f",
+        "a in [x, y]",
+        "-D",
+        "expr",
+        "-F",
+        r#"{"op": "OR", "exp": [{"key": "a", "op": "in", "value": ["x"]}, {"key": "a", "op": "in", "value": ["y"]}]}"#,
+    ]);
+    assert_eq!(code, 0, "{out}");
+
+    let (code, out) = run(&["diff", "-d", "stream", "-f", "a = x*", "-F", "a = x*"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.starts_with("unknown:"), "{out}");
+
+    let (code, out) = run(&[
+        "diff", "-d", "sns", "-f", "{}", "-D", "stream", "-F", "a = x",
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("ANALYSIS_MODEL_MISMATCH"), "{out}");
+}
+
+#[test]
+fn audit_reads_a_subscriptions_file() {
+    let dir = std::env::temp_dir().join(format!("filtervm-audit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("subs.ndjson");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"id": "a", "dialect": "sns", "policy": {"store": ["x", "y"]}}"#, "\n",
+            r#"{"id": "b", "dialect": "sns", "policy": {"store": ["y", "x"]}}"#, "\n",
+            r#"{"id": "never", "dialect": "eventgrid", "policy": {"advancedFilters": [{"operatorType": "NumberGreaterThan", "key": "data.n", "value": 10}, {"operatorType": "NumberLessThan", "key": "data.n", "value": 5}]}}"#, "\n",
+            r#"{"id": 7, "dialect": "sns", "policy": {}}"#, "\n",
+            r#"{"id": "c", "dialect": "basaltic", "policy": {"store": ["x", "y"]}}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let out = filtervm(&["audit", path.to_str().unwrap(), "--json"], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(v["subscriptions"], 5);
+    assert_eq!(v["never"][0]["id"], "\"never\"");
+    assert_eq!(v["never"][0]["exact"], true);
+    assert_eq!(v["always"][0]["id"], "7");
+    // basaltic reads a Number attribute's text (B-4), so c is not equivalent to a and b.
+    assert_eq!(
+        v["equivalent"],
+        serde_json::json!([{"ids": ["\"a\"", "\"b\""], "matching": {"attributes": {"store": {"Type": "String", "Value": "x"}}}}])
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn translate_prints_a_proved_policy_or_names_what_cannot_be_said() {
+    let expr = r#"{"op": "AND", "exp": [{"key": "a", "op": "in", "value": ["x", "y"]}, {"op": "NOT", "exp": [{"key": "b", "op": "exists"}]}]}"#;
+    let (code, out) = run_plain(&["translate", "-d", "expr", "-f", expr, "--to", "stream"]);
+    assert_eq!(code, 0, "{out}");
+    let stream = json(&out);
+    assert_eq!(stream["groups"][0][1]["op"], "missing");
+    // The printed policy is the same filter: diff proves it.
+    let (code, out) = run(&[
+        "diff",
+        "-d",
+        "expr",
+        "-f",
+        expr,
+        "-D",
+        "stream",
+        "-F",
+        &stream.to_string(),
+    ]);
+    assert_eq!(code, 0, "{out}");
+
+    let (code, out) = run_plain(&[
+        "translate",
+        "-d",
+        "stream",
+        "-f",
+        "region = eu-*",
+        "--to",
+        "expr",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("TRANSLATE_INEXPRESSIBLE at /groups/0/0"),
+        "{out}"
+    );
+    let (code, out) = run_plain(&[
+        "translate",
+        "-d",
+        "sns",
+        "-f",
+        r#"{"a": ["x"]}"#,
+        "--to",
+        "basaltic",
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let v = json(&out);
+    assert_eq!(v["error"]["code"], "TRANSLATE_NOT_EQUIVALENT");
+    assert_eq!(v["error"]["witness"]["attributes"]["a"]["Type"], "Number");
+}
+
+/// Runs a command that takes no `--no-reference`.
+fn run_plain(args: &[&str]) -> (i32, String) {
+    let out = filtervm(args, b"");
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}

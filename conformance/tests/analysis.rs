@@ -1,0 +1,233 @@
+//! The analysis (`filtervm_compiler::analysis`) as properties over generated policies of every
+//! dialect, each witness judged by the reference interpreter too:
+//!
+//! - `example` yields messages with the verdict asked for (VM and reference), and a "none
+//!   exists" proof is never contradicted by generated messages;
+//! - `diff(P, P)` is never "different", and "same" whenever the search is exact;
+//! - `diff(P, mutate(P))` agrees with brute force over generated messages: when some message is
+//!   matched by one and not the other, diff says "different" — or, only when the search was
+//!   bounded, "unknown" — and never "same"; every witness it gives is one the reference judges
+//!   the same way;
+//! - `translate` between stream and expr: whatever it returns compiles, and `diff(P,
+//!   translate(P))` is "same"; a translation the target can express is found for a share of the
+//!   generated policies.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use filtervm_compiler::analysis::{self, Exactness, Example, Verdict, Witness};
+use filtervm_compiler::{Dialect, Evaluator, Filter};
+use filtervm_conformance::generate::{self, Rng, mutate};
+use filtervm_conformance::reference::{self, json::Value};
+use filtervm_conformance::runner;
+
+/// The reference's verdict of `policy` on a witness's vector message (`None` at one of the
+/// reference's documented limits).
+fn reference_verdict(
+    dialect: Dialect,
+    options: &Value,
+    policy: &Value,
+    vector: &str,
+) -> Option<bool> {
+    let message = reference::json::parse(vector).unwrap();
+    match reference::evaluate(dialect, options, policy, &message) {
+        Ok(v) => Some(v),
+        Err(e) if e.is_limit() => None,
+        Err(e) => panic!("the reference cannot judge the witness {vector}: {e}"),
+    }
+}
+
+fn check_witness(dialect: Dialect, options: &Value, policies: &[&Value], w: &Witness) {
+    for (i, policy) in policies.iter().enumerate() {
+        let vector = w.vectors[i].to_string();
+        if let Some(r) = reference_verdict(dialect, options, policy, &vector) {
+            assert_eq!(r, w.verdicts[i], "reference vs VM on {vector} for {policy}");
+        }
+    }
+}
+
+/// The VM's verdict on a generated message (`None`: it cannot read it).
+fn vm(dialect: Dialect, options: &Value, filter: &Filter, message: &Value) -> Option<bool> {
+    let m = runner::read_message(dialect, options, message).ok()?;
+    Evaluator::new().try_matches(filter, &m).ok()
+}
+
+struct Tally {
+    examples: usize,
+    none: usize,
+    same: usize,
+    different: usize,
+    unknown: usize,
+    brute_differences: usize,
+}
+
+fn run(dialect: Dialect, cases: usize, seed: u64) -> Tally {
+    let mut rng = Rng::new(seed);
+    let mut t = Tally {
+        examples: 0,
+        none: 0,
+        same: 0,
+        different: 0,
+        unknown: 0,
+        brute_differences: 0,
+    };
+    for _ in 0..cases {
+        let case = generate::case(dialect, &mut rng);
+        let Ok(f) = runner::compile(dialect, &case.policy, &case.options) else {
+            continue;
+        };
+        let samples: Vec<Value> = (0..40)
+            .map(|_| generate::message_for(dialect, &case.policy, &case.options, &mut rng))
+            .collect();
+        for want in [true, false] {
+            match analysis::example(&f, want).unwrap() {
+                Example::Found(w) => {
+                    assert_eq!(w.verdicts, vec![want]);
+                    check_witness(dialect, &case.options, &[&case.policy], &w);
+                    t.examples += 1;
+                }
+                Example::NoneExists(exact) => {
+                    t.none += 1;
+                    if exact == Exactness::Exact {
+                        for m in &samples {
+                            assert_ne!(
+                                vm(dialect, &case.options, &f, m),
+                                Some(want),
+                                "proved that no message has verdict {want}, but {m} has, for {}",
+                                case.policy
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let same = analysis::diff(&f, &f).unwrap();
+        assert_ne!(
+            same.verdict,
+            Verdict::Different,
+            "diff(P, P) for {}",
+            case.policy
+        );
+        if same.exactness == Exactness::Exact {
+            assert_eq!(same.verdict, Verdict::Same, "{}", case.policy);
+        }
+        let p2 = mutate::policy(&case.policy, &mut rng);
+        let Ok(g) = runner::compile(dialect, &p2, &case.options) else {
+            continue;
+        };
+        let d = analysis::diff(&f, &g).unwrap();
+        for w in [&d.first_only, &d.second_only].into_iter().flatten() {
+            assert_ne!(w.verdicts[0], w.verdicts[1]);
+            check_witness(dialect, &case.options, &[&case.policy, &p2], w);
+        }
+        let more: Vec<Value> = (0..40)
+            .map(|_| generate::message_for(dialect, &p2, &case.options, &mut rng))
+            .collect();
+        let differing = samples.iter().chain(&more).find(|m| {
+            let (a, b) = (
+                vm(dialect, &case.options, &f, m),
+                vm(dialect, &case.options, &g, m),
+            );
+            a.is_some() && b.is_some() && a != b
+        });
+        if let Some(m) = differing {
+            t.brute_differences += 1;
+            assert_ne!(
+                d.verdict,
+                Verdict::Same,
+                "diff says same, but {m} tells {} from {p2}",
+                case.policy
+            );
+        }
+        match d.verdict {
+            Verdict::Same => t.same += 1,
+            Verdict::Different => t.different += 1,
+            Verdict::Unknown => t.unknown += 1,
+        }
+    }
+    eprintln!(
+        "{dialect}: {} examples, {} none-exists, diff(P, mutate(P)): {} same, {} different, {} unknown; brute force found {} differences",
+        t.examples, t.none, t.same, t.different, t.unknown, t.brute_differences
+    );
+    t
+}
+
+/// Translates generated policies of `from` into `to`; returns how many translated.
+fn translations(from: Dialect, to: Dialect, cases: usize, seed: u64) -> usize {
+    let mut rng = Rng::new(seed);
+    let mut done = 0;
+    for _ in 0..cases {
+        let case = generate::case(from, &mut rng);
+        let Ok(f) = runner::compile(from, &case.policy, &case.options) else {
+            continue;
+        };
+        let text = case.policy.to_string();
+        let policy = match filtervm_vm::json::parse(text.as_bytes()) {
+            Ok(p) => p,
+            Err(_) => continue,
+        };
+        let target = filtervm_compiler::Options::from(to);
+        if let Ok(t) = analysis::translate::translate(&f, &policy, &target) {
+            let g = filtervm_compiler::compile_text(to, &t.policy.to_string(), &target).unwrap();
+            assert_eq!(
+                analysis::diff(&f, &g).unwrap().verdict,
+                Verdict::Same,
+                "{} translated to {}",
+                case.policy,
+                t.policy
+            );
+            done += 1;
+        }
+    }
+    eprintln!("{from} -> {to}: {done} of {cases} translated");
+    done
+}
+
+#[test]
+fn stream_and_expr_translate_both_ways() {
+    assert!(translations(Dialect::Expr, Dialect::Stream, 200, 21) >= 10);
+    assert!(translations(Dialect::Stream, Dialect::Expr, 200, 22) >= 5);
+}
+
+#[test]
+fn sns() {
+    let t = run(Dialect::Sns, 150, 11);
+    assert!(
+        t.examples > 100 && t.different >= 10,
+        "too few answers to mean something"
+    );
+}
+
+#[test]
+fn basaltic() {
+    let t = run(Dialect::Basaltic, 150, 12);
+    assert!(t.examples > 100 && t.different >= 10);
+}
+
+#[test]
+fn eventgrid() {
+    let t = run(Dialect::EventGrid, 150, 13);
+    assert!(t.examples > 100 && t.different >= 10);
+}
+
+#[test]
+fn stream() {
+    let t = run(Dialect::Stream, 150, 14);
+    assert!(t.examples > 100 && t.different >= 10);
+}
+
+#[test]
+fn expr() {
+    let t = run(Dialect::Expr, 150, 15);
+    assert!(t.examples > 100 && t.different >= 10);
+}
+
+#[test]
+fn eventbridge() {
+    let t = run(Dialect::EventBridge, 100, 16);
+    assert!(t.examples > 80 && t.different >= 10);
+}

@@ -1,0 +1,440 @@
+//! Tests of the body binder (`body.rs`), binding through [`super::Bindings`] as the executor's
+//! callers do.
+
+use super::Bindings;
+use super::body::{MAX_DEPTH, general, single_row};
+use super::leaf::{BoundLeaf, Slot};
+use super::table::WALK_PER_KEY;
+use super::table::{BodyPlan, KeyTable};
+use crate::key::Key;
+use crate::message::Message;
+use crate::value::Shape;
+use bumpalo::Bump;
+
+/// Binds `body` to the given keys; returns, per row, each key's leaves as display text
+/// (`None` when absent), and whether it overflowed. Binds the raw bytes and the whole tree
+/// read by [`crate::json::parse`], and checks that they agree.
+fn rows(keys: &[Key], body: &str) -> (Vec<Vec<Option<String>>>, bool) {
+    let mut t = KeyTable::new();
+    for k in keys {
+        t.intern(k.clone());
+    }
+    let show = |bound: &super::Bound<'_>| -> (Vec<Vec<Option<String>>>, bool) {
+        let out = (0..bound.rows())
+            .map(|r| {
+                (0..keys.len())
+                    .map(|k| {
+                        let s = bound.slot(r, k);
+                        (s.shape != Shape::Absent).then(|| {
+                            s.leaves()
+                                .filter_map(BoundLeaf::to_leaf)
+                                .map(|l| l.to_string())
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        (out, bound.overflowed())
+    };
+    let mut b = Bindings::new();
+    let from_bytes = show(&b.bind_json(&t, body.as_bytes()));
+    // A field key counts every occurrence of a repeated member name (EB-3): so does the tree.
+    let mut options = crate::json::ParseOptions::default();
+    if keys.iter().any(|k| matches!(k, Key::FieldPath(..))) {
+        options.duplicates = crate::json::Duplicates::KeepAll;
+    }
+    let doc = crate::json::parse_with(body.as_bytes(), &options).unwrap();
+    let from_tree = show(&b.bind_tree(&t, &doc));
+    assert_eq!(from_bytes, from_tree, "{body}");
+    from_tree
+}
+
+/// A slot's shape and leaves with their dictionary ids.
+type SlotSeen = (Shape, Vec<(crate::value::Leaf, u32)>);
+
+/// On random bodies and tables where no choice point can arise, binding each key alone
+/// ([`single_row`]) gives what the row-building walk ([`general`]) gives.
+#[test]
+fn keys_bound_alone_agree_with_the_row_building_walk() {
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    let names = ["a", "b", "a.b", "c", "", "b.c"];
+    fn value(next: &mut dyn FnMut(u64) -> u64, names: &[&str], depth: u32) -> serde_json::Value {
+        match if depth > 3 { next(4) } else { next(7) } {
+            0 => serde_json::json!(next(3)),
+            1 => serde_json::json!(["x", "y", "1"][next(3) as usize]),
+            2 => serde_json::Value::Null,
+            3 => serde_json::json!(next(2) == 0),
+            4 | 5 => {
+                let mut map = serde_json::Map::new();
+                for _ in 0..next(4) {
+                    let name = names[next(names.len() as u64) as usize];
+                    map.insert(name.to_owned(), value(next, names, depth + 1));
+                }
+                serde_json::Value::Object(map)
+            }
+            _ => serde_json::Value::Array(
+                (0..next(4))
+                    .map(|_| value(next, names, depth + 1))
+                    .collect(),
+            ),
+        }
+    }
+    let (mut checked, mut indexed) = (0, 0);
+    for _ in 0..3000 {
+        let mut t = KeyTable::new();
+        if next(2) == 0 {
+            t.intern(Key::BodyIsObject);
+        }
+        for _ in 0..1 + next(4) {
+            let segments: Vec<&str> = (0..1 + next(3))
+                .map(|_| ["a", "b", "c", ""][next(4) as usize])
+                .collect();
+            let p = segments.join(".");
+            t.intern(if next(4) == 0 { each(&p) } else { path(&p) });
+        }
+        if next(3) == 0 {
+            t.add_constant(0, "x");
+        }
+        // Past `WALK_PER_KEY` keys, members are matched through the first-segment index.
+        if next(2) == 0 {
+            for i in 0..=WALK_PER_KEY {
+                t.intern(path(&format!("z{i}")));
+            }
+        }
+        let plan = BodyPlan::new(t.keys());
+        if !plan.single_row {
+            continue;
+        }
+        let mut doc = serde_json::Map::new();
+        for _ in 0..1 + next(4) {
+            let name = names[next(names.len() as u64) as usize];
+            doc.insert(name.to_owned(), value(&mut next, &names, 1));
+        }
+        let text = serde_json::Value::Object(doc).to_string();
+        let arena = Bump::new();
+        let node = crate::json::parse(text.as_bytes()).unwrap();
+        let node = super::tree::of_value(&node, &arena);
+        let alone = single_row(&t, &plan, &node, &arena).ok();
+        let walked = general(&t, &plan, &node, &arena).ok();
+        let show = |slots: Option<&[Slot<'_>]>| -> Option<Vec<SlotSeen>> {
+            slots.map(|slots| {
+                slots
+                    .iter()
+                    .map(|s| {
+                        (
+                            s.shape,
+                            s.leaves()
+                                .map(|l| (l.to_leaf().unwrap(), l.eq_id()))
+                                .collect(),
+                        )
+                    })
+                    .collect()
+            })
+        };
+        assert_eq!(show(alone), show(walked), "keys {:?} body {text}", t.keys());
+        checked += 1;
+        indexed += usize::from(plan.by_first.is_some());
+    }
+    assert!(checked > 1000, "{checked} single-row tables");
+    assert!(indexed > 300, "{indexed} of them indexed");
+}
+
+fn path(p: &str) -> Key {
+    Key::BodyPath(p.into())
+}
+fn each(p: &str) -> Key {
+    Key::BodyPathEach(p.into())
+}
+fn s(x: &str) -> Option<String> {
+    Some(x.to_owned())
+}
+
+#[test]
+fn rule_16_dotted_paths_match_nested_flat_and_mixed_forms() {
+    let body = r#"{"a": {"b": {"c": 1}}, "a.b.c": 2, "a.b": {"c": 3}, "x": {"a": {"b.c": 4}}}"#;
+    let (r, _) = rows(&[path("a.b.c"), path("x.a.b.c")], body);
+    assert_eq!(r, vec![vec![s("1,2,3"), s("4")]]);
+}
+
+#[test]
+fn rule_17_arrays_are_transparent_at_every_depth() {
+    let body = r#"{"a": [[1, [2]], {"b": 9}, "x"], "o": [[{"k": "v1"}], {"k": ["v2", ["v3"]]}]}"#;
+    let (r, _) = rows(&[path("a"), path("o.k")], body);
+    assert_eq!(r, vec![vec![s(r#"1,2,"x""#), s(r#""v1","v2","v3""#)]]);
+}
+
+#[test]
+fn rule_19_and_20_objects_and_empty_arrays_are_absent_rule_21_null_and_empty_present() {
+    let body = r#"{"o": {"x": 1}, "e": [], "n": null, "s": "", "eo": [{}]}"#;
+    let (r, _) = rows(
+        &[path("o"), path("e"), path("n"), path("s"), path("eo")],
+        body,
+    );
+    assert_eq!(r, vec![vec![None, None, s("null"), s(r#""""#), None]]);
+}
+
+#[test]
+fn rule_18_two_keys_below_an_array_make_one_row_per_element() {
+    let body = r#"{"R": [{"a": 1, "b": 2}, {"a": 3}], "top": "t"}"#;
+    let (r, _) = rows(&[path("R.a"), path("R.b"), path("top")], body);
+    assert_eq!(
+        r,
+        vec![
+            vec![s("1"), s("2"), s(r#""t""#)],
+            vec![s("3"), None, s(r#""t""#)]
+        ]
+    );
+}
+
+#[test]
+fn one_plain_key_below_an_array_needs_no_rows() {
+    let body = r#"{"R": [{"a": 1}, {"a": 3}, {"b": 0}], "S": [{"c": 1}, {"c": 2}]}"#;
+    let (r, _) = rows(&[path("R.a"), path("S.c")], body);
+    assert_eq!(r, vec![vec![s("1,3"), s("1,2")]]);
+}
+
+#[test]
+fn d_3_an_each_key_is_judged_per_element() {
+    let body = r#"{"R": [{"a": 1}, {"b": 2}]}"#;
+    let (r, _) = rows(&[each("R.a")], body);
+    assert_eq!(r, vec![vec![s("1")], vec![None]]);
+}
+
+fn fixed(p: &str, levels: u32) -> Key {
+    Key::FieldPath(p.into(), levels)
+}
+
+#[test]
+fn eb_10_fixed_keys_are_per_element_only_within_their_levels() {
+    let body = r#"{"r": [{"c": 1, "b": "x"}, {"b": "y"}]}"#;
+    // Fixed over the array below `r` (level 1): judged element by element.
+    let (r, _) = rows(&[path("r.b"), fixed("r.c", 1)], body);
+    assert_eq!(r, vec![vec![s(r#""x""#), s("1")], vec![s(r#""y""#), None]]);
+    // Fixed over no level: every element's leaves in every row (and `r.b`, alone below the
+    // array then, needs no rows).
+    let (r, _) = rows(&[path("r.b"), fixed("r.c", 0)], body);
+    assert_eq!(r, vec![vec![s(r#""x","y""#), s("1")]]);
+    let (r, _) = rows(&[path("r.b"), path("r.a"), fixed("r.c", 0)], body);
+    assert_eq!(
+        r,
+        vec![
+            vec![s(r#""x""#), None, s("1")],
+            vec![s(r#""y""#), None, s("1")]
+        ]
+    );
+    // Level 1 fixes the outer array, not the inner one.
+    let nested = r#"{"r": [{"a": "x", "q": [{"b": 1}, {"c": 2}]}, {"a": "z", "q": [{"c": 3}]}]}"#;
+    let (r, _) = rows(&[path("r.a"), path("r.q.c"), fixed("r.q.b", 1)], nested);
+    assert_eq!(
+        r,
+        vec![
+            vec![s(r#""x""#), s("2"), s("1")],
+            vec![s(r#""z""#), s("3"), None]
+        ]
+    );
+    // Fixed over both levels: per element of the inner array too.
+    let (r, _) = rows(&[path("r.a"), path("r.q.c"), fixed("r.q.b", 2)], nested);
+    assert_eq!(
+        r,
+        vec![
+            vec![s(r#""x""#), None, s("1")],
+            vec![s(r#""x""#), s("2"), None],
+            vec![s(r#""z""#), s("3"), None]
+        ]
+    );
+    // A dotted member name consumes its segments at once.
+    let dotted = r#"{"r.q": [{"b": 1}, {"c": 2}]}"#;
+    let (r, _) = rows(&[path("r.q.c"), fixed("r.q.b", 1)], dotted);
+    assert_eq!(r, vec![vec![s("2"), s("1")]]);
+    let (r, _) = rows(&[path("r.q.c"), fixed("r.q.b", 2)], dotted);
+    assert_eq!(r, vec![vec![None, s("1")], vec![s("2"), None]]);
+}
+
+/// Where a row cannot stand for EB-8's choices, the body is not bound (module documentation,
+/// "Where rows fall short").
+#[test]
+fn eb_10_absences_rows_cannot_judge_overflow() {
+    let field = |p: &str| fixed(p, u32::MAX);
+    let keys = [field("r.b"), fixed("r.c", 1)];
+    // `r.c` is absent from element 1 only; a value of `r.b` on another route (flat, or a
+    // repeated `r`) is in no element of that array.
+    for body in [
+        r#"{"r": [{"c": 1}, {"b": "x"}], "r.b": "y"}"#,
+        r#"{"r": [{"c": 1}, {"b": "x"}], "r": {"b": "y"}}"#,
+        r#"{"r.b": "y", "r": [{"c": 1}, {"b": "x"}]}"#,
+    ] {
+        assert!(rows(&keys, body).1, "{body}");
+    }
+    for body in [
+        // The other route has no value of `r.b`.
+        r#"{"r": [{"c": 1}, {"b": "x"}], "r.z": "y"}"#,
+        // No row leaves `r.c` absent where another has it.
+        r#"{"r": [{"c": 1, "b": "x"}, {"c": 2}], "r.b": "y"}"#,
+        // One route.
+        r#"{"r": [{"c": 1}, {"b": "x"}]}"#,
+    ] {
+        assert!(!rows(&keys, body).1, "{body}");
+    }
+    // Any key sorting before the absence can fix for it.
+    assert!(
+        rows(
+            &[field("r.a"), fixed("r.c", 1)],
+            r#"{"r": [{"c": 1}, {"a": 2}], "r.a": 3}"#
+        )
+        .1
+    );
+    // A key sorting after the absence fixes nothing for it.
+    assert!(
+        !rows(
+            &[field("r.d"), fixed("r.c", 1)],
+            r#"{"r": [{"c": 1}, {"d": 2}], "r.d": 3}"#
+        )
+        .1
+    );
+    // A scalar in a nested array at `r` has its element's position and could fix it for
+    // `r.x`, whose value lies in another element.
+    let nested = [field("r"), fixed("r.x", 0)];
+    assert!(rows(&nested, r#"{"r": [["x"], {"x": 2}]}"#).1);
+    assert!(!rows(&nested, r#"{"r": ["x", {"x": 2}]}"#).1);
+    assert!(!rows(&nested, r#"{"r": [["x"], {"y": 2}]}"#).1);
+}
+
+#[test]
+fn sibling_choice_points_multiply_and_nested_ones_sum() {
+    let body =
+        r#"{"A": [{"x": 1, "y": 1}, {"x": 2, "y": 2}], "B": [{"z": 1}, {"z": 2}, {"z": 3}]}"#;
+    let (r, _) = rows(&[path("A.x"), path("A.y"), each("B.z")], body);
+    assert_eq!(r.len(), 6);
+    let nested = r#"{"R": [{"I": [{"a": 1, "b": 1}, {"a": 2}]}, {"I": [{"a": 3}]}]}"#;
+    let (r, _) = rows(&[path("R.I.a"), path("R.I.b")], nested);
+    assert_eq!(r.len(), 3);
+    assert_eq!(r[2], vec![s("3"), None]);
+}
+
+#[test]
+fn an_array_of_scalars_is_no_choice_point() {
+    let (r, _) = rows(&[each("a")], r#"{"a": ["x", "y"]}"#);
+    assert_eq!(r, vec![vec![s(r#""x","y""#)]]);
+}
+
+#[test]
+fn rule_14_a_body_that_is_not_an_object_binds_nothing() {
+    let (r, _) = rows(&[Key::BodyIsObject, path("a")], r#"["a"]"#);
+    assert_eq!(r, vec![vec![None, None]]);
+    let (r, _) = rows(&[Key::BodyIsObject, path("a")], r#"{"a": 1}"#);
+    assert_eq!(r, vec![vec![Some(String::new()), s("1")]]);
+}
+
+#[test]
+fn empty_path_segments_are_names() {
+    let (r, _) = rows(&[path("a."), path("")], r#"{"a": {"": 1}, "": 2, "a.": 3}"#);
+    assert_eq!(r, vec![vec![s("1,3"), s("2")]]);
+}
+
+#[test]
+fn too_many_rows_overflow_explicitly_and_bind_nothing() {
+    // Two sibling arrays of 1,100 elements, each judged per element: 1,210,000 rows.
+    let elems: Vec<String> = (0..1100).map(|i| format!(r#"{{"x": {i}}}"#)).collect();
+    let list = elems.join(",");
+    let body = format!(r#"{{"A": [{list}], "B": [{list}]}}"#);
+    let (r, overflowed) = rows(&[Key::BodyIsObject, each("A.x"), each("B.x")], &body);
+    assert!(overflowed);
+    assert_eq!(r, vec![vec![None, None, None]]);
+    // Just under the cap still binds every row.
+    let small: Vec<String> = (0..500).map(|i| format!(r#"{{"x": {i}}}"#)).collect();
+    let list = small.join(",");
+    let body = format!(r#"{{"A": [{list}], "B": [{list}]}}"#);
+    let (r, overflowed) = rows(&[each("A.x"), each("B.x")], &body);
+    assert!(!overflowed);
+    assert_eq!(r.len(), 250_000);
+}
+
+#[test]
+fn bodies_deeper_than_the_cap_along_a_path_overflow() {
+    let mut doc = serde_json::json!(1);
+    let mut p = String::from("a");
+    for _ in 0..MAX_DEPTH + 2 {
+        doc = serde_json::json!({ "a": doc });
+        p.push_str(".a");
+    }
+    let mut t = KeyTable::new();
+    t.intern(path(&p));
+    let mut b = Bindings::new();
+    let bytes = doc.to_string();
+    let message = Message::Json(doc);
+    let bound = b.bind(&t, &message);
+    assert!(bound.overflowed());
+    assert_eq!(bound.slot(0, 0).shape, Shape::Absent);
+    let bound = b.bind_json(&t, bytes.as_bytes());
+    assert!(bound.overflowed());
+    assert_eq!(bound.slot(0, 0).shape, Shape::Absent);
+}
+
+#[test]
+fn depth_and_lone_surrogates_where_no_path_leads_cost_nothing() {
+    // A member no key reads, nested 200 and 100,000 levels, and a lone surrogate in an
+    // unrelated string: the body is judged, the key read.
+    for depth in [200, 100_000] {
+        let body = format!(
+            r#"{{"deep": {}1{}, "k": "v"}}"#,
+            "[{\"x\": ".repeat(depth),
+            "}]".repeat(depth)
+        );
+        let (r, overflowed) = rows_of_bytes(&[path("k")], &body);
+        assert_eq!(
+            (r, overflowed),
+            (vec![vec![s(r#""v""#)]], false),
+            "depth {depth}"
+        );
+    }
+    let (r, _) = rows_of_bytes(&[path("k")], r#"{"note": "\ud800", "k": "v"}"#);
+    assert_eq!(r, vec![vec![s(r#""v""#)]]);
+}
+
+/// [`rows`] from the bytes only (for bodies `serde_json` cannot read).
+fn rows_of_bytes(keys: &[Key], body: &str) -> (Vec<Vec<Option<String>>>, bool) {
+    let mut t = KeyTable::new();
+    for k in keys {
+        t.intern(k.clone());
+    }
+    let mut b = Bindings::new();
+    let bound = b.bind_json(&t, body.as_bytes());
+    assert!(bound.not_json().is_none(), "{:?}", bound.not_json());
+    let out = (0..bound.rows())
+        .map(|r| {
+            (0..keys.len())
+                .map(|k| {
+                    let s = bound.slot(r, k);
+                    (s.shape != Shape::Absent).then(|| {
+                        s.leaves()
+                            .filter_map(BoundLeaf::to_leaf)
+                            .map(|l| l.to_string())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    (out, bound.overflowed())
+}
+
+#[test]
+fn rule_14_a_body_that_is_not_json_binds_nothing_and_is_reported() {
+    let mut t = KeyTable::new();
+    t.intern(Key::BodyIsObject);
+    t.intern(path("a"));
+    let mut b = Bindings::new();
+    let bound = b.bind_json(&t, b"{\"a\": 1,}");
+    assert!(bound.not_json().is_some());
+    assert_eq!(bound.slot(0, 0).shape, Shape::Absent);
+    assert_eq!(bound.slot(0, 1).shape, Shape::Absent);
+}

@@ -1,0 +1,963 @@
+//! The key table ([`KeyTable`]): the keys programs read, each with its slot, the dictionary of
+//! equality constants and what binding must compute per slot, and the plans derived from them
+//! (the JSON selector of body or event keys, [`BodyPlan`]).
+
+use super::leaf::{BoundLeaf, LeafKind, NO_ID, text_number};
+use crate::json::Selector;
+use crate::key::Key;
+use ahash::AHashMap;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Dictionaries of at most this many values are searched by comparing; larger ones by hash.
+const SMALL_DICTIONARY: usize = 8;
+
+/// The source of [`KeyTable::stamp`]s: every change of any table takes the next one.
+static STAMPS: AtomicU64 = AtomicU64::new(1);
+
+fn next_stamp() -> u64 {
+    STAMPS.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What binding computes for a slot beyond its key: how many equality constants and numeric
+/// text readers it has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SlotNeeds {
+    /// References to dictionary constants by tests reading this slot: when non-zero, the slot's
+    /// string leaves are looked up in the dictionary.
+    pub(super) constants: u32,
+    /// Tests reading this slot's leaves as numeric text: when non-zero, its string leaves carry
+    /// their text's value as a JSON number.
+    pub(super) text_numbers: u32,
+}
+
+impl SlotNeeds {
+    /// The same needs without dictionary look-ups (leaves whose ids nobody reads).
+    pub(crate) fn without_ids(self) -> SlotNeeds {
+        SlotNeeds {
+            constants: 0,
+            ..self
+        }
+    }
+}
+
+/// The string constants of a table's equality tests: value → id, reference-counted.
+#[derive(Debug, Clone, Default)]
+struct Dictionary {
+    /// By id: the value and its references (0 for a free id, whose value is empty).
+    entries: Vec<(Box<str>, u32)>,
+    /// Value → id, once the dictionary holds more than [`SMALL_DICTIONARY`] values.
+    index: Option<AHashMap<Box<str>, u32>>,
+    /// Free ids, reused first.
+    free: Vec<u32>,
+    /// Bit `n` set when some value ever added was `n` bytes long (bit 63: 63 or more): most
+    /// strings equal to no constant are told so without a look-up.
+    lengths: u64,
+}
+
+impl Dictionary {
+    /// The id of `text`, or [`NO_ID`]: a small dictionary is searched in place, a large one
+    /// hashed.
+    #[inline(always)]
+    fn id_of(&self, text: &str) -> u32 {
+        if self.lengths >> text.len().min(63) & 1 == 0 {
+            return NO_ID;
+        }
+        if let Some(index) = &self.index {
+            return Dictionary::hashed(index, text);
+        }
+        for (id, (value, refs)) in self.entries.iter().enumerate() {
+            if *refs > 0 && crate::bytes::same(value.as_bytes(), text.as_bytes()) {
+                return idx(id);
+            }
+        }
+        NO_ID
+    }
+
+    #[inline]
+    fn hashed(index: &AHashMap<Box<str>, u32>, text: &str) -> u32 {
+        index.get(text).copied().unwrap_or(NO_ID)
+    }
+
+    fn live(&self) -> usize {
+        self.entries.len() - self.free.len()
+    }
+
+    /// Adds a reference to `value`; returns its id and whether it is new.
+    fn add(&mut self, value: &str) -> (u32, bool) {
+        let id = self.id_of(value);
+        if let Some((_, refs)) = self.entries.get_mut(id as usize) {
+            *refs = refs.saturating_add(1);
+            return (id, false);
+        }
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.entries.push((Box::default(), 0));
+                idx(self.entries.len() - 1)
+            }
+        };
+        if let Some(entry) = self.entries.get_mut(id as usize) {
+            *entry = (value.into(), 1);
+        }
+        self.lengths |= 1 << value.len().min(63);
+        let live = self.live();
+        match &mut self.index {
+            Some(index) => {
+                index.insert(value.into(), id);
+            }
+            None if live > SMALL_DICTIONARY => {
+                self.index = Some(
+                    self.entries
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, (_, refs))| *refs > 0)
+                        .map(|(i, (v, _))| (v.clone(), idx(i)))
+                        .collect(),
+                );
+            }
+            None => {}
+        }
+        (id, true)
+    }
+
+    /// Drops a reference to `value`; returns whether its id was freed.
+    fn release(&mut self, value: &str) -> bool {
+        let id = self.id_of(value);
+        let Some((stored, refs)) = self.entries.get_mut(id as usize) else {
+            return false;
+        };
+        *refs -= 1;
+        if *refs > 0 {
+            return false;
+        }
+        *stored = Box::default();
+        if let Some(index) = &mut self.index {
+            index.remove(value);
+        }
+        self.free.push(id);
+        if self.live() == 0 {
+            *self = Dictionary::default();
+        }
+        true
+    }
+
+    /// The dictionary with its live values renumbered densely, in id order, and no spare
+    /// capacity.
+    fn compacted(&self) -> Dictionary {
+        let mut out = Dictionary::default();
+        out.entries.reserve_exact(self.live());
+        for (value, refs) in &self.entries {
+            if *refs > 0 {
+                out.entries.push((value.clone(), *refs));
+                out.lengths |= 1 << value.len().min(63);
+            }
+        }
+        if out.entries.len() > SMALL_DICTIONARY {
+            let mut index = AHashMap::with_capacity(out.entries.len());
+            for (i, (v, _)) in out.entries.iter().enumerate() {
+                index.insert(v.clone(), idx(i));
+            }
+            out.index = Some(index);
+        }
+        out
+    }
+
+    fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let texts: usize = self.entries.iter().map(|(v, _)| v.len()).sum();
+        self.entries.capacity() * size_of::<(Box<str>, u32)>()
+            + self.free.capacity() * 4
+            + texts
+            + self.index.as_ref().map_or(0, |index| {
+                map_bytes(index.capacity(), size_of::<(Box<str>, u32)>()) + texts
+            })
+    }
+}
+
+pub(super) fn idx(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The keys a program (or a set of programs) reads, each interned once, with what binding must
+/// compute for them.
+///
+/// Each key has a *slot*, its index in the bound rows. A program's table only grows. A table
+/// shared by many holders (a subscription set) counts references: every [`KeyTable::intern`] adds one,
+/// [`KeyTable::release`] drops one, and a slot whose count reaches zero is *released*: its key is
+/// forgotten and the slot holds [`KeyTable::released_key`], which nobody reads, until the next new
+/// key reuses it. [`KeyTable::compact`] removes the released slots, renumbering the others, so
+/// that the bound width shrinks with the table.
+///
+/// The table also holds the dictionary of equality constants and the per-slot needs described in
+/// the module documentation, each reference-counted the same way, and the JSON [`Selector`] of
+/// its body or event keys (built on first use after a change, shared by every message).
+#[derive(Debug, Clone, Default)]
+pub struct KeyTable {
+    keys: Vec<Key>,
+    /// Key → slot, once the table holds more than [`SMALL_TABLE`] live keys; smaller tables (a
+    /// program's) are searched by comparing, so building one copies no key.
+    index: Option<AHashMap<Key, u32>>,
+    /// Attribute and header names → the slots of the keys that read them, so that binding looks
+    /// each of the message's names up once instead of scanning the message once per key. Kept up
+    /// to date once the table has more than [`SCAN_KEYS`] named keys; a smaller table is bound by
+    /// scanning its names ([`NameScan`]) and builds its name index only when asked for it
+    /// (`small_names`).
+    names: Option<NameIndex>,
+    /// The name index of a table without `names`, built on first use after a change.
+    small_names: OnceLock<NameIndex>,
+    /// The slot of [`Key::AnyAttribute`], if interned.
+    pub(super) any_attribute: Option<u32>,
+    /// Per slot: the number of references (0 for a released slot).
+    refs: Vec<u32>,
+    /// The released slots, reused first by new keys.
+    free: Vec<u32>,
+    /// Per slot: what binding computes for its leaves.
+    needs: Vec<SlotNeeds>,
+    /// The equality constants.
+    dictionary: Dictionary,
+    /// How many keys read a JSON body (sns: [`Key::BodyPath`], [`Key::BodyPathEach`],
+    /// [`Key::BodyIsObject`]); JSON is bound as an Event Grid event when there are none.
+    body_keys: u32,
+    /// Changes with every change of the table (see [`KeyTable::stamp`]).
+    stamp: u64,
+    /// The selector of the JSON keys, built on first use.
+    selector: OnceLock<Selector>,
+    /// How many attribute and header keys there are.
+    named_keys: u32,
+    /// The attribute and header keys as a list to scan, when there are few (built on first use).
+    scan: OnceLock<Option<NameScan>>,
+    /// The header keys as a list to scan, when there are few (built on first use).
+    header_scan: OnceLock<Option<HeaderScan>>,
+    /// The body keys, for the body binder (built on first use).
+    body: OnceLock<BodyPlan>,
+}
+
+/// Name → the slots of the attribute and header keys that read it.
+type NameIndex = AHashMap<Box<str>, Vec<u32>>;
+
+/// Tables of at most this many live keys find a key by comparing it with each; larger ones
+/// (a set's) by hash.
+const SMALL_TABLE: usize = 16;
+
+/// Attribute and header tables of at most this many named keys are bound by comparing each of
+/// the message's names with the keys' ([`NameScan`]); larger ones look each name up in the
+/// table's name index. Measured (iai, 8 attributes): hashing a name costs about as much as
+/// comparing it against a dozen keys.
+const SCAN_KEYS: usize = 12;
+
+/// A table's attribute and header keys, for scanning.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NameScan {
+    /// Bit `n` is set when some key's name is `n` bytes long (bit 63: 63 or more), so most of a
+    /// message's names are passed over after one test.
+    lengths: u64,
+    /// Name, slot and key.
+    pub(crate) keys: Vec<(Box<str>, u32, Key)>,
+}
+
+impl NameScan {
+    /// Whether some key's name may be `len` bytes long.
+    #[inline(always)]
+    pub(crate) fn may_have(&self, len: usize) -> bool {
+        self.lengths >> len.min(63) & 1 == 1
+    }
+}
+
+/// A table's header keys, for scanning: each name with its slot and what binding computes for
+/// its leaves (a name has at most one header key).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HeaderScan {
+    /// As [`NameScan`]'s.
+    lengths: u64,
+    /// Name, slot and needs (read as flags: only whether each count is zero matters, and every
+    /// change that flips one rebuilds the scan).
+    keys: Vec<(Box<str>, u32, SlotNeeds)>,
+}
+
+impl HeaderScan {
+    /// Whether some key's name may be `len` bytes long.
+    #[inline(always)]
+    pub(crate) fn may_have(&self, len: usize) -> bool {
+        self.lengths >> len.min(63) & 1 == 1
+    }
+
+    /// Name, slot and needs of each header key.
+    #[inline(always)]
+    pub(crate) fn keys(&self) -> &[(Box<str>, u32, SlotNeeds)] {
+        &self.keys
+    }
+}
+
+/// Two tables are equal when they hold the same keys in the same slots (reference counts,
+/// dictionary and needs aside).
+impl PartialEq for KeyTable {
+    fn eq(&self, other: &KeyTable) -> bool {
+        self.keys == other.keys
+    }
+}
+
+impl KeyTable {
+    /// Whether the table indexes its keys and names ([`KeyTable::index`] and
+    /// [`KeyTable::names`]) rather than searching them by comparing.
+    #[cfg(test)]
+    pub(super) fn indexes(&self) -> (bool, bool) {
+        (self.index.is_some(), self.names.is_some())
+    }
+
+    /// The key a released slot holds until it is reused or compacted away: the text of an
+    /// attribute named `""`. Binding headers, bodies and events ignores attribute keys; binding
+    /// attributes may fill the slot for an attribute of that name, which nobody reads (the
+    /// table's index does not know the slot).
+    pub fn released_key() -> Key {
+        Key::AttributeText(Box::default())
+    }
+
+    /// An empty table.
+    pub fn new() -> KeyTable {
+        KeyTable::default()
+    }
+
+    /// Notes a change: a new stamp, and the selector to be rebuilt.
+    fn changed(&mut self) {
+        self.stamp = next_stamp();
+        if self.selector.get().is_some() {
+            self.selector = OnceLock::new();
+        }
+        if self.scan.get().is_some() {
+            self.scan = OnceLock::new();
+        }
+        if self.header_scan.get().is_some() {
+            self.header_scan = OnceLock::new();
+        }
+        if self.small_names.get().is_some() {
+            self.small_names = OnceLock::new();
+        }
+        if self.body.get().is_some() {
+            self.body = OnceLock::new();
+        }
+    }
+
+    /// Builds what binding derives from the keys (the selector of JSON keys, the scan list of
+    /// names, the body plan) now rather than on the first message bound to the table, for a
+    /// caller that wants the first message to cost what the others do.
+    pub fn prepare(&self) {
+        let json = self
+            .keys
+            .iter()
+            .any(|k| matches!(k, Key::EventMember(_) | Key::EventData(_)));
+        if json || self.reads_body() {
+            self.selector();
+        }
+        if self.reads_body() {
+            self.body_plan();
+        }
+        if self.named_keys > 0 {
+            self.name_scan();
+            self.header_scan();
+        }
+    }
+
+    /// The body keys as the body binder reads them, built on first use after a change.
+    #[inline]
+    pub(crate) fn body_plan(&self) -> &BodyPlan {
+        self.body.get_or_init(|| BodyPlan::new(&self.keys))
+    }
+
+    /// The attribute and header keys as a list to scan, when there are at most [`SCAN_KEYS`]
+    /// (else `None`: look names up with [`KeyTable::slots_named`]). Built on first use after a
+    /// change.
+    #[inline]
+    pub(crate) fn name_scan(&self) -> Option<&NameScan> {
+        self.scan
+            .get_or_init(|| {
+                (self.named_keys as usize <= SCAN_KEYS).then(|| {
+                    let mut scan = NameScan::default();
+                    for (i, key) in self.keys.iter().enumerate() {
+                        if let Key::AttributeText(n) | Key::AttributeTyped(n) | Key::Header(n) = key
+                            && self.refs.get(i).is_some_and(|&r| r > 0)
+                        {
+                            scan.lengths |= 1 << n.len().min(63);
+                            scan.keys.push((n.clone(), idx(i), key.clone()));
+                        }
+                    }
+                    scan
+                })
+            })
+            .as_ref()
+    }
+
+    /// The header keys as a list to scan, when the table has at most [`SCAN_KEYS`] attribute and
+    /// header keys (else `None`: look names up with [`KeyTable::slots_named`]). Built on first
+    /// use after a change.
+    #[inline]
+    pub(crate) fn header_scan(&self) -> Option<&HeaderScan> {
+        self.header_scan
+            .get_or_init(|| {
+                (self.named_keys as usize <= SCAN_KEYS).then(|| {
+                    let mut scan = HeaderScan::default();
+                    for (i, key) in self.keys.iter().enumerate() {
+                        if let Key::Header(n) = key
+                            && self.refs.get(i).is_some_and(|&r| r > 0)
+                        {
+                            let slot = idx(i);
+                            scan.lengths |= 1 << n.len().min(63);
+                            scan.keys.push((n.clone(), slot, self.needs(slot)));
+                        }
+                    }
+                    scan
+                })
+            })
+            .as_ref()
+    }
+
+    /// Identifies the table's contents for binding: two tables with the same stamp bind every
+    /// message alike (same slots, same dictionary ids, same needs). A clone keeps the stamp; any
+    /// change that affects binding takes a new one. Empty tables share stamp 0.
+    #[inline]
+    pub fn stamp(&self) -> u64 {
+        self.stamp
+    }
+
+    /// Interns `key`, returning its slot index, and adds a reference to it.
+    pub fn intern(&mut self, key: Key) -> u32 {
+        if let Some(i) = self.add_reference(&key) {
+            return i;
+        }
+        self.insert_new(key)
+    }
+
+    /// [`KeyTable::intern`] of a borrowed key: it is copied only when new to the table.
+    pub fn intern_ref(&mut self, key: &Key) -> u32 {
+        if let Some(i) = self.add_reference(key) {
+            return i;
+        }
+        self.insert_new(key.clone())
+    }
+
+    /// Adds a reference to `key` when the table holds it; returns its slot.
+    fn add_reference(&mut self, key: &Key) -> Option<u32> {
+        let i = self.get(key)?;
+        if let Some(r) = self.refs.get_mut(i as usize) {
+            *r = r.saturating_add(1);
+        }
+        Some(i)
+    }
+
+    /// Puts `key`, which the table does not hold, in a slot with one reference.
+    fn insert_new(&mut self, key: Key) -> u32 {
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.keys.push(KeyTable::released_key());
+                self.refs.push(0);
+                self.needs.push(SlotNeeds::default());
+                idx(self.keys.len() - 1)
+            }
+        };
+        self.link(i, &key);
+        if let Some(index) = &mut self.index {
+            index.insert(key.clone(), i);
+        }
+        if let Some(k) = self.keys.get_mut(i as usize) {
+            *k = key;
+        }
+        if let Some(r) = self.refs.get_mut(i as usize) {
+            *r = 1;
+        }
+        if self.index.is_none() && self.keys.len() - self.free.len() > SMALL_TABLE {
+            self.index = Some(self.live_index());
+        }
+        self.changed();
+        i
+    }
+
+    /// Key → slot of the live keys.
+    fn live_index(&self) -> AHashMap<Key, u32> {
+        self.keys
+            .iter()
+            .zip(&self.refs)
+            .enumerate()
+            .filter(|(_, (_, refs))| **refs > 0)
+            .map(|(i, (key, _))| (key.clone(), idx(i)))
+            .collect()
+    }
+
+    /// Drops a reference to the key in `slot`; when it was the last, the slot is released (see
+    /// [`KeyTable::released_key`]). Returns whether it was.
+    pub fn release(&mut self, slot: u32) -> bool {
+        let Some(r) = self.refs.get_mut(slot as usize) else {
+            return false;
+        };
+        if *r == 0 {
+            return false;
+        }
+        *r -= 1;
+        if *r > 0 {
+            return false;
+        }
+        let Some(key) = self
+            .keys
+            .get_mut(slot as usize)
+            .map(|k| std::mem::replace(k, KeyTable::released_key()))
+        else {
+            return false;
+        };
+        if let Some(n) = self.needs.get_mut(slot as usize) {
+            *n = SlotNeeds::default();
+        }
+        if let Some(index) = &mut self.index {
+            index.remove(&key);
+        }
+        self.unlink(slot, &key);
+        self.free.push(slot);
+        self.changed();
+        true
+    }
+
+    /// Removes the released slots: the live keys move down, in order, to slots `0..live`; the
+    /// dictionary's live values are renumbered densely too (look their new ids up with
+    /// [`KeyTable::constant_id`]). Returns each old slot's new slot (`u32::MAX` for a released
+    /// one). The table keeps no spare capacity.
+    pub fn compact(&mut self) -> Vec<u32> {
+        let old_keys = std::mem::take(&mut self.keys);
+        let old_refs = std::mem::take(&mut self.refs);
+        let old_needs = std::mem::take(&mut self.needs);
+        let mut moved = Vec::with_capacity(old_keys.len());
+        let live = old_refs.iter().filter(|&&r| r > 0).count();
+        self.keys = Vec::with_capacity(live);
+        self.refs = Vec::with_capacity(live);
+        self.needs = Vec::with_capacity(live);
+        self.index = None;
+        self.names = None;
+        self.any_attribute = None;
+        self.body_keys = 0;
+        self.named_keys = 0;
+        self.free = Vec::new();
+        for ((key, refs), needs) in old_keys.into_iter().zip(old_refs).zip(old_needs) {
+            if refs == 0 {
+                moved.push(u32::MAX);
+                continue;
+            }
+            let i = idx(self.keys.len());
+            moved.push(i);
+            self.link(i, &key);
+            self.keys.push(key);
+            self.refs.push(refs);
+            self.needs.push(needs);
+        }
+        if live > SMALL_TABLE {
+            self.index = Some(self.live_index());
+        }
+        if let Some(names) = &mut self.names {
+            names.shrink_to_fit();
+        }
+        self.dictionary = self.dictionary.compacted();
+        self.changed();
+        moved
+    }
+
+    /// Records `key`'s slot in the name index (or as the any-attribute slot).
+    fn link(&mut self, slot: u32, key: &Key) {
+        match key {
+            Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) => {
+                self.named_keys += 1;
+                if self.names.is_none() && self.named_keys as usize > SCAN_KEYS {
+                    self.names = Some(self.live_names());
+                }
+                if let Some(names) = &mut self.names {
+                    names.entry(name.clone()).or_default().push(slot);
+                }
+            }
+            Key::AnyAttribute => self.any_attribute = Some(slot),
+            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::FieldPath(..) | Key::BodyIsObject => {
+                self.body_keys += 1
+            }
+            _ => {}
+        }
+    }
+
+    /// Forgets `key`'s slot in the name index (a name has at most one slot per key kind).
+    fn unlink(&mut self, slot: u32, key: &Key) {
+        match key {
+            Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) => {
+                if let Some(names) = &mut self.names
+                    && let Some(slots) = names.get_mut(name)
+                {
+                    slots.retain(|&s| s != slot);
+                    if slots.is_empty() {
+                        names.remove(name);
+                    }
+                }
+                self.named_keys = self.named_keys.saturating_sub(1);
+            }
+            Key::AnyAttribute => self.any_attribute = None,
+            Key::BodyPath(_) | Key::BodyPathEach(_) | Key::FieldPath(..) | Key::BodyIsObject => {
+                self.body_keys = self.body_keys.saturating_sub(1);
+            }
+            _ => {}
+        }
+    }
+
+    /// Adds a reference to the string constant `value`, compared with the leaves of `slot` by an
+    /// equality test: those leaves are then looked up in the dictionary when bound. Returns the
+    /// constant's id (`NO_ID` for a slot out of range).
+    pub fn add_constant(&mut self, slot: u32, value: &str) -> u32 {
+        if slot as usize >= self.needs.len() {
+            return NO_ID;
+        }
+        self.mark_constants(slot);
+        self.add_value(value)
+    }
+
+    /// The dictionary half of [`KeyTable::add_constant`]: a reference to `value`, its id.
+    pub(crate) fn add_value(&mut self, value: &str) -> u32 {
+        let (id, new) = self.dictionary.add(value);
+        if new {
+            self.changed();
+        }
+        id
+    }
+
+    /// The slot half of [`KeyTable::add_constant`]: `slot`'s leaves are looked up.
+    pub(crate) fn mark_constants(&mut self, slot: u32) {
+        if let Some(needs) = self.needs.get_mut(slot as usize) {
+            needs.constants = needs.constants.saturating_add(1);
+            if needs.constants == 1 {
+                self.changed();
+            }
+        }
+    }
+
+    /// Drops a reference taken by [`KeyTable::add_constant`].
+    pub fn release_constant(&mut self, slot: u32, value: &str) {
+        let Some(needs) = self.needs.get_mut(slot as usize) else {
+            return;
+        };
+        needs.constants = needs.constants.saturating_sub(1);
+        let last = needs.constants == 0;
+        if self.dictionary.release(value) || last {
+            self.changed();
+        }
+    }
+
+    /// The id of the constant `value`, if some equality test of the table compares with it.
+    pub fn constant_id(&self, value: &str) -> Option<u32> {
+        Some(self.dictionary.id_of(value)).filter(|&id| id != NO_ID)
+    }
+
+    /// The number of live constants in the dictionary.
+    pub fn constants(&self) -> usize {
+        self.dictionary.live()
+    }
+
+    /// The number of free dictionary ids (holes [`KeyTable::compact`] removes).
+    pub fn free_constants(&self) -> usize {
+        self.dictionary.free.len()
+    }
+
+    /// Adds a reference to "a test reads the string leaves of `slot` as numbers".
+    pub fn add_text_numbers(&mut self, slot: u32) {
+        if let Some(needs) = self.needs.get_mut(slot as usize) {
+            needs.text_numbers = needs.text_numbers.saturating_add(1);
+            if needs.text_numbers == 1 {
+                self.changed();
+            }
+        }
+    }
+
+    /// Drops a reference taken by [`KeyTable::add_text_numbers`].
+    pub fn release_text_numbers(&mut self, slot: u32) {
+        if let Some(needs) = self.needs.get_mut(slot as usize) {
+            needs.text_numbers = needs.text_numbers.saturating_sub(1);
+            if needs.text_numbers == 0 {
+                self.changed();
+            }
+        }
+    }
+
+    /// What binding computes for the string leaves of `slot`.
+    #[inline]
+    pub(crate) fn needs(&self, slot: u32) -> SlotNeeds {
+        self.needs.get(slot as usize).copied().unwrap_or_default()
+    }
+
+    /// A string leaf of `slot`, with what the table needs computed.
+    #[inline]
+    pub(crate) fn str_leaf<'b>(&self, slot: u32, text: &'b str) -> BoundLeaf<'b> {
+        self.str_leaf_with(self.needs(slot), text)
+    }
+
+    /// A string leaf with what `needs` asks computed.
+    #[inline(always)]
+    pub(crate) fn str_leaf_with<'b>(&self, needs: SlotNeeds, text: &'b str) -> BoundLeaf<'b> {
+        let eq = if needs.constants > 0 {
+            self.dictionary.id_of(text)
+        } else {
+            NO_ID
+        };
+        let mut leaf = BoundLeaf {
+            text,
+            num: f64::NAN,
+            eq,
+            kind: LeafKind::Str,
+            text_num: false,
+        };
+        if needs.text_numbers > 0 {
+            leaf.num = text_number(text);
+            leaf.text_num = true;
+        }
+        leaf
+    }
+
+    /// The selector of the table's JSON keys ([`Selector::for_keys`]), built on first use after
+    /// a change.
+    pub fn selector(&self) -> &Selector {
+        self.selector.get_or_init(|| Selector::for_keys(&self.keys))
+    }
+
+    /// Whether JSON is bound as an SNS body (else as an Event Grid event).
+    #[inline]
+    pub(crate) fn reads_body(&self) -> bool {
+        self.body_keys > 0
+    }
+
+    /// The slots of the attribute and header keys that read the name `name`.
+    #[inline]
+    pub fn slots_named(&self, name: &str) -> &[u32] {
+        let names = match &self.names {
+            Some(names) => names,
+            None => self.small_names.get_or_init(|| self.live_names()),
+        };
+        names.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The name index of the live attribute and header keys.
+    fn live_names(&self) -> NameIndex {
+        let mut names = NameIndex::default();
+        for (i, (key, refs)) in self.keys.iter().zip(&self.refs).enumerate() {
+            if let Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) = key
+                && *refs > 0
+            {
+                names.entry(name.clone()).or_default().push(idx(i));
+            }
+        }
+        names
+    }
+
+    /// The slot index of `key`, if interned.
+    pub fn get(&self, key: &Key) -> Option<u32> {
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self
+                .keys
+                .iter()
+                .zip(&self.refs)
+                .position(|(k, refs)| *refs > 0 && k == key)
+                .map(idx),
+        }
+    }
+
+    /// The keys in slot order (a released slot holds [`KeyTable::released_key`]).
+    pub fn keys(&self) -> &[Key] {
+        &self.keys
+    }
+
+    /// The number of slots (the width of a bound row), released ones included.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// The number of released slots (see [`KeyTable::compact`]).
+    pub fn released(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The heap bytes the table holds: its slots, its indexes, the keys' names (held by the
+    /// slots, again by the index of a large table, and by the name index), the dictionary and the
+    /// selector (estimated from its paths).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let text = |k: &Key| match k {
+            Key::AttributeText(n)
+            | Key::AttributeTyped(n)
+            | Key::Header(n)
+            | Key::BodyPath(n)
+            | Key::BodyPathEach(n)
+            | Key::FieldPath(n, _)
+            | Key::EventMember(n) => n.len(),
+            Key::EventData(path) => {
+                path.len() * size_of::<Box<str>>() + path.iter().map(|s| s.len()).sum::<usize>()
+            }
+            Key::AnyAttribute | Key::BodyIsObject => 0,
+        };
+        let texts: usize = self.keys.iter().map(text).sum();
+        let names: usize = self
+            .names
+            .as_ref()
+            .or(self.small_names.get())
+            .map_or(0, |names| {
+                map_bytes(names.capacity(), size_of::<(Box<str>, Vec<u32>)>())
+                    + names
+                        .iter()
+                        .map(|(n, slots)| n.len() + slots.capacity() * 4)
+                        .sum::<usize>()
+            });
+        let scan = self.scan.get().and_then(Option::as_ref).map_or(0, |scan| {
+            scan.keys.capacity() * std::mem::size_of::<(Box<str>, u32, Key)>()
+                + scan.keys.iter().map(|(n, _, _)| 2 * n.len()).sum::<usize>()
+        });
+        let header_scan = self
+            .header_scan
+            .get()
+            .and_then(Option::as_ref)
+            .map_or(0, |scan| {
+                scan.keys.capacity() * std::mem::size_of::<(Box<str>, u32, SlotNeeds)>()
+                    + scan.keys.iter().map(|(n, _, _)| n.len()).sum::<usize>()
+            });
+        let body = self.body.get().map_or(0, BodyPlan::heap_bytes);
+        let selector = if self.selector.get().is_some() {
+            // States, names and first-byte filters: a few dozen bytes per key.
+            64 * self.body_keys as usize + texts
+        } else {
+            0
+        };
+        self.keys.capacity() * size_of::<Key>()
+            + self.refs.capacity() * 4
+            + self.free.capacity() * 4
+            + self.needs.capacity() * size_of::<SlotNeeds>()
+            + texts * if self.index.is_some() { 2 } else { 1 }
+            + self.index.as_ref().map_or(0, |index| {
+                map_bytes(index.capacity(), size_of::<(Key, u32)>())
+            })
+            + names
+            + self.dictionary.heap_bytes()
+            + selector
+            + scan
+            + header_scan
+            + body
+    }
+}
+
+/// The bytes of a hash table (hashbrown's layout, which `ahash`'s maps use) of `capacity` entries
+/// of `entry` bytes: its buckets (capacity × 8/7, a power of two) and one control byte each.
+pub fn map_bytes(capacity: usize, entry: usize) -> usize {
+    let buckets = match capacity {
+        0 => 0,
+        c if c < 8 => (c + 1).next_power_of_two(),
+        c => (c * 8 / 7).next_power_of_two(),
+    };
+    buckets * (entry + 1)
+}
+
+/// Looks a string leaf up as the table needs for `slot` (a leaf of another kind is returned as
+/// is).
+#[inline]
+pub(crate) fn finish_leaf<'b>(table: &KeyTable, slot: u32, leaf: BoundLeaf<'b>) -> BoundLeaf<'b> {
+    if leaf.kind == LeafKind::Str {
+        table.str_leaf(slot, leaf.text)
+    } else {
+        leaf
+    }
+}
+
+/// A table's body keys, as the binder reads them (built once per table change).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BodyPlan {
+    /// The [`Key::BodyPath`], [`Key::BodyPathEach`] and [`Key::FieldPath`] keys: slot,
+    /// whether judged per element everywhere (each), and the levels of a fixed key
+    /// (`u32::MAX` for the others).
+    pub(super) targets: Vec<(u32, bool, u32, bool)>,
+    /// The slots of [`Key::BodyIsObject`].
+    pub(super) is_object: Vec<u32>,
+    /// Whether no body can make a choice point (see [`BodyPlan::new`]): then each key is bound
+    /// alone, into one row.
+    pub(super) single_row: bool,
+    /// For a single-row table of many keys: first path segment → the targets (indexes into
+    /// `targets`) whose path starts with it, so that each top-level member is matched with its
+    /// keys only.
+    pub(super) by_first: Option<ahash::AHashMap<Box<str>, Vec<u32>>>,
+}
+
+/// Single-row tables of more body keys than this bind by walking the top-level members once
+/// ([`BodyPlan::by_first`]) rather than once per key.
+pub(super) const WALK_PER_KEY: usize = 16;
+
+impl BodyPlan {
+    /// The plan of `keys`.
+    ///
+    /// A choice point is an array two keys continue below, or an each key does (module
+    /// documentation). Two keys can only be at one node below the top-level object when the
+    /// member names leading there spell a common prefix of both paths, so they share their
+    /// first segment; both continue below such a node only if both have at least two segments;
+    /// and an each key continues below a node only if it has at least two. So no body can make
+    /// a choice point when no each key has two segments and no two keys of two segments or more
+    /// share their first one.
+    pub(crate) fn new(keys: &[Key]) -> BodyPlan {
+        let mut plan = BodyPlan {
+            single_row: true,
+            ..BodyPlan::default()
+        };
+        let mut firsts: ahash::AHashSet<&str> = ahash::AHashSet::new();
+        for (i, key) in keys.iter().enumerate() {
+            let (path, each, fixed, field) = match key {
+                Key::BodyPath(path) => (path, false, u32::MAX, false),
+                Key::BodyPathEach(path) => (path, true, u32::MAX, false),
+                Key::FieldPath(path, levels) => (path, false, *levels, true),
+                Key::BodyIsObject => {
+                    plan.is_object.push(idx(i));
+                    continue;
+                }
+                _ => continue,
+            };
+            plan.targets.push((idx(i), each, fixed, field));
+            // A field key ending at an array can meet one continuing below it (EB-3): field keys
+            // of one segment count too.
+            let first = path.split('.').next().unwrap_or("");
+            let nested = path.contains('.');
+            if (each && nested) || ((nested || field) && !firsts.insert(first)) {
+                plan.single_row = false;
+            }
+        }
+        if plan.single_row && plan.targets.len() > WALK_PER_KEY {
+            let mut by_first: ahash::AHashMap<Box<str>, Vec<u32>> = ahash::AHashMap::new();
+            for (t, &(slot, _, _, _)) in plan.targets.iter().enumerate() {
+                let first = path_of(keys.get(slot as usize))
+                    .split('.')
+                    .next()
+                    .unwrap_or("");
+                by_first.entry(first.into()).or_default().push(idx(t));
+            }
+            plan.by_first = Some(by_first);
+        }
+        plan
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let index = self.by_first.as_ref().map_or(0, |by_first| {
+            map_bytes(
+                by_first.capacity(),
+                std::mem::size_of::<(Box<str>, Vec<u32>)>(),
+            ) + by_first
+                .iter()
+                .map(|(k, v)| k.len() + v.capacity() * 4)
+                .sum::<usize>()
+        });
+        self.targets.capacity() * std::mem::size_of::<(u32, bool, u32, bool)>()
+            + self.is_object.capacity() * 4
+            + index
+    }
+}
+
+/// The path of a body key.
+pub(super) fn path_of(key: Option<&Key>) -> &str {
+    match key {
+        Some(Key::BodyPath(path) | Key::BodyPathEach(path) | Key::FieldPath(path, _)) => path,
+        _ => "",
+    }
+}
