@@ -361,15 +361,15 @@ pub fn explain_parts<A: Attributes + ?Sized, H: Headers + ?Sized>(
             && let Err(e) =
                 filtervm_vm::json::validate(bytes, filtervm_vm::json::LoneSurrogates::Replace)
         {
-            return Err(crate::not_json_error(filter.dialect(), &e).into());
+            return Err(crate::message::not_json_error(filter.dialect(), &e).into());
         }
-        if filter.json_body() == Some(crate::JsonBody::Event)
-            && let Some(e) = crate::event_shape_error(bytes)
+        if filter.json_body() == Some(crate::options::JsonBody::Event)
+            && let Some(e) = crate::message::event_shape_error(bytes)
         {
             return Err(e.into());
         }
     }
-    let part = crate::dialect::owned_part(filter.options(), message)?;
+    let part = crate::message::owned_part(filter.options(), message)?;
     let others = OtherParts {
         body: message
             .get_body()
@@ -394,14 +394,14 @@ pub fn explain_bytes(
 ) -> Result<Explanation, ExplainError> {
     if matches!(
         filter.json_body(),
-        Some(crate::JsonBody::Event | crate::JsonBody::EventBridge)
+        Some(crate::options::JsonBody::Event | crate::options::JsonBody::EventBridge)
     ) && let Err(e) =
         filtervm_vm::json::validate(json, filtervm_vm::json::LoneSurrogates::Replace)
     {
-        return Err(crate::not_json_error(filter.dialect(), &e).into());
+        return Err(crate::message::not_json_error(filter.dialect(), &e).into());
     }
-    if filter.json_body() == Some(crate::JsonBody::Event)
-        && let Some(e) = crate::event_shape_error(json)
+    if filter.json_body() == Some(crate::options::JsonBody::Event)
+        && let Some(e) = crate::message::event_shape_error(json)
     {
         return Err(e.into());
     }
@@ -459,7 +459,7 @@ fn explain_with(
     if filter.dialect() == Dialect::EventBridge {
         // An event that cannot be judged (not JSON, not an object, too deep, EB-3, EB-34) has no
         // explanation but its error.
-        crate::judged(filter, &bound)?;
+        crate::evaluator::judged(filter, &bound)?;
     }
     let mut registers = Vec::new();
     let matched = program.eval(&bound, &mut registers);

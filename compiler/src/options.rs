@@ -23,7 +23,7 @@
 //! The option structs are `#[non_exhaustive]` so that options can be added without breaking
 //! callers: start from `Default` and set fields (or use the `with_` methods).
 
-use crate::dialect::{Dialect, expr};
+use crate::dialect::Dialect;
 use crate::error::{CompileError, ErrorCode, JsonTextError, PolicyError, excerpt, pointer};
 use filtervm_vm::json::{self, Map, Number, ParseOptions, Value};
 use std::borrow::Cow;
@@ -116,12 +116,24 @@ impl EventGridOptions {
     }
 }
 
+/// The default `max_depth` (E2).
+pub const DEFAULT_MAX_DEPTH: usize = 32;
+/// The largest `max_depth` the option accepts.
+///
+/// An expression of depth d is at most 2·d + 2 JSON levels deep (each level is an object and its
+/// `exp` array; the leaf condition and its `in` array add two). The ceiling was chosen when
+/// policies were read by `serde_json` (127 levels): 62 (126 levels) is the deepest tree every
+/// policy text could express. Policy text is now read to [`crate::MAX_POLICY_DEPTH`] (128)
+/// levels, which still holds every tree up to the ceiling; it stays 62 so that options written
+/// for earlier versions mean the same.
+pub const MAX_DEPTH_CEILING: usize = 62;
+
 /// The options of the `expr` dialect: `{"max_depth": N}` (E2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct ExprOptions {
-    /// The deepest AND/OR/NOT nesting admitted: at most [`expr::MAX_DEPTH_CEILING`], by default
-    /// [`expr::DEFAULT_MAX_DEPTH`]. Compiling rejects a larger value with
+    /// The deepest AND/OR/NOT nesting admitted: at most [`MAX_DEPTH_CEILING`], by default
+    /// [`DEFAULT_MAX_DEPTH`]. Compiling rejects a larger value with
     /// [`ErrorCode::InvalidOptions`].
     pub max_depth: usize,
 }
@@ -129,7 +141,7 @@ pub struct ExprOptions {
 impl Default for ExprOptions {
     fn default() -> ExprOptions {
         ExprOptions {
-            max_depth: expr::DEFAULT_MAX_DEPTH,
+            max_depth: DEFAULT_MAX_DEPTH,
         }
     }
 }
@@ -270,11 +282,11 @@ impl Options {
                 o.max_depth = value
                     .as_u64()
                     .and_then(|n| usize::try_from(n).ok())
-                    .filter(|n| *n <= expr::MAX_DEPTH_CEILING)
+                    .filter(|n| *n <= MAX_DEPTH_CEILING)
                     .ok_or_else(|| {
                         format!(
                             "`max_depth` must be an integer from 0 to {}, found {}",
-                            expr::MAX_DEPTH_CEILING,
+                            MAX_DEPTH_CEILING,
                             excerpt(value)
                         )
                     })?;
@@ -306,12 +318,11 @@ impl Options {
     /// Checks options built in code (a field set out of range), as compiling does.
     pub fn check(&self) -> Result<(), CompileError> {
         match self {
-            Options::Expr(o) if o.max_depth > expr::MAX_DEPTH_CEILING => Err(invalid(
+            Options::Expr(o) if o.max_depth > MAX_DEPTH_CEILING => Err(invalid(
                 "/max_depth",
                 format!(
                     "`max_depth` must be an integer from 0 to {}, found {}",
-                    expr::MAX_DEPTH_CEILING,
-                    o.max_depth
+                    MAX_DEPTH_CEILING, o.max_depth
                 ),
             )),
             _ => Ok(()),
@@ -525,6 +536,36 @@ impl fmt::Display for Options {
     }
 }
 
+/// What a dialect with `options` reads from raw JSON bytes, if anything.
+pub(crate) fn json_body(options: &Options) -> Option<JsonBody> {
+    match options {
+        Options::EventGrid(_) => Some(JsonBody::Event),
+        Options::EventBridge => Some(JsonBody::EventBridge),
+        Options::Sns(sns) if sns.scope == SnsScope::MessageBody => Some(JsonBody::SnsBody),
+        _ => None,
+    }
+}
+
+/// Whether filters with `options` read events ([`JsonBody::Event`]): a document that is an array
+/// of events (a batch) is then read event by event ([`read_messages`]).
+pub(crate) fn reads_events(options: &Options) -> bool {
+    json_body(options) == Some(JsonBody::Event)
+}
+
+/// What a dialect reads from raw JSON bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JsonBody {
+    /// An SNS message body (body scope): a body that is not JSON keeps its dialect meaning.
+    SnsBody,
+    /// An Event Grid event: bytes that are not JSON, or JSON that is not one object, cannot be
+    /// judged.
+    Event,
+    /// An EventBridge event: bytes that are not JSON, a document that is not an object (EB-3),
+    /// nesting deeper than 1,000 levels (EB-34) and bodies beyond the binding limits cannot be
+    /// judged.
+    EventBridge,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -556,7 +597,7 @@ mod tests {
             Options::from(SnsScope::MessageBody),
             Options::from(EventGridSchema::CloudEvents),
             Options::from(ExprOptions::default().with_max_depth(0)),
-            Options::from(ExprOptions::default().with_max_depth(expr::MAX_DEPTH_CEILING)),
+            Options::from(ExprOptions::default().with_max_depth(MAX_DEPTH_CEILING)),
         ] {
             let text = options.to_string();
             assert_eq!(

@@ -609,7 +609,7 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
                 let Some(group) = group.as_ref().filter(|g| !g.engine.is_empty()) else {
                     continue;
                 };
-                if crate::reads_events(&group.options) {
+                if crate::options::reads_events(&group.options) {
                     match_group(group, handle(g), &event, scratch, Some(&event));
                     continue;
                 }
@@ -839,8 +839,8 @@ fn judge(group: &Group, bound: &Bound<'_>, body: Option<(&[u8], bool)>) -> Optio
         return Some(Reason::Invalid(e));
     }
     if let Some((bytes, _)) = body
-        && crate::json_body(&group.options) == Some(crate::JsonBody::Event)
-        && let Some(e) = crate::event_shape_error(bytes)
+        && crate::options::json_body(&group.options) == Some(crate::options::JsonBody::Event)
+        && let Some(e) = crate::message::event_shape_error(bytes)
     {
         return Some(Reason::Invalid(e));
     }
@@ -1069,7 +1069,7 @@ impl<'s, Id> Matches<'s, Id> {
                         filtervm_vm::bind::MAX_ROW_SLOTS
                     ),
                 },
-                Reason::NotJson(e) => crate::not_json_error(dialect, e),
+                Reason::NotJson(e) => crate::message::not_json_error(dialect, e),
                 Reason::Invalid(e) => e.clone(),
             };
             Some(UnjudgedGroup {

@@ -4,7 +4,7 @@
 //! `/groups/2/0/values/3`). Items past a bound are reported once (at the first one past it,
 //! S14: items are counted as written) and not validated further.
 
-use super::{
+use super::ast::{
     CODE, Clause, CmpOp, Cond, LIMIT_CODE, MAX_CLAUSES, MAX_GROUPS, MAX_IN_VALUES, StreamFilter,
     check_header, check_pattern, operand,
 };
@@ -193,7 +193,7 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
                         "unknown operator `{}`{}; operators are exactly =, !=, in, exists, \
                          missing, <, <=, >, >=",
                         excerpt(s),
-                        crate::error::suggestion(s, &super::NAMED_OPERATORS)
+                        crate::error::suggestion(s, &super::ast::NAMED_OPERATORS)
                     ),
                 ));
             }

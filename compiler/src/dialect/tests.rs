@@ -1,0 +1,101 @@
+use super::*;
+use crate::{ErrorCode, compile, compile_text, message_from_json};
+use serde_json::json;
+
+/// A policy each dialect accepts with its default options.
+fn valid_policy(dialect: Dialect) -> serde_json::Value {
+    match dialect {
+        Dialect::Sns | Dialect::Basaltic | Dialect::EventBridge => json!({"a": ["x"]}),
+        Dialect::EventGrid => json!({"subjectBeginsWith": "a"}),
+        Dialect::Stream => json!("a = x"),
+        Dialect::Expr => json!({"key": "a", "op": "exists"}),
+    }
+}
+
+#[test]
+fn every_option_error_in_every_dialect_is_invalid_options() {
+    let mut cases: Vec<(Dialect, serde_json::Value, &str)> = Vec::new();
+    for dialect in Dialect::ALL {
+        // Not an object, and an unknown option.
+        cases.push((dialect, json!([1]), ""));
+        cases.push((dialect, json!("MessageBody"), ""));
+        cases.push((dialect, json!({"nope": 1}), "/nope"));
+    }
+    // A dialect without options given another dialect's option.
+    cases.push((Dialect::Basaltic, json!({"scope": "MessageBody"}), "/scope"));
+    cases.push((Dialect::Stream, json!({"max_depth": 3}), "/max_depth"));
+    // Wrong types and values out of range.
+    cases.push((Dialect::Sns, json!({"scope": 5}), "/scope"));
+    cases.push((Dialect::Sns, json!({"scope": "Body"}), "/scope"));
+    cases.push((Dialect::EventGrid, json!({"schema": true}), "/schema"));
+    cases.push((
+        Dialect::EventGrid,
+        json!({"schema": "CustomInputSchema"}),
+        "/schema",
+    ));
+    cases.push((Dialect::Expr, json!({"max_depth": "3"}), "/max_depth"));
+    cases.push((Dialect::Expr, json!({"max_depth": -1}), "/max_depth"));
+    cases.push((Dialect::Expr, json!({"max_depth": 63}), "/max_depth"));
+    for (dialect, options, pointer) in cases {
+        for (how, result) in [
+            ("value", Options::from_json(dialect, &options)),
+            (
+                "text",
+                Options::from_json(dialect, options.to_string().as_str()),
+            ),
+        ] {
+            let e = result.expect_err("invalid options are rejected");
+            let first = e.first().expect("one error");
+            assert_eq!(
+                (first.code, first.pointer.as_str()),
+                (ErrorCode::InvalidOptions, pointer),
+                "{dialect} {options} via {how}: {e}"
+            );
+        }
+    }
+    // Options of another dialect, given to compile, compile_text or a message reader.
+    for dialect in Dialect::ALL {
+        let policy = valid_policy(dialect);
+        let text = match &policy {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let own = Options::from(dialect);
+        assert!(compile(dialect, &policy, &own).is_ok(), "{dialect}");
+        assert!(compile_text(dialect, &text, &own).is_ok(), "{dialect}");
+        for other in Dialect::ALL.into_iter().filter(|d| *d != dialect) {
+            let options = Options::from(other);
+            for result in [
+                compile(dialect, &policy, &options).map(drop),
+                compile_text(dialect, &text, &options).map(drop),
+            ] {
+                let e = result.expect_err("another dialect's options");
+                assert_eq!(e.code(), Some(ErrorCode::InvalidOptions), "{dialect}: {e}");
+            }
+            let e = message_from_json(dialect, &options, &json!({})).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidOptions);
+        }
+    }
+}
+
+#[test]
+fn policy_text_errors_have_the_dialect_codes() {
+    let huge = format!("{{\"a\": [\"{}\"]}}", "x".repeat(MAX_POLICY_BYTES));
+    for dialect in Dialect::ALL {
+        let options = Options::from(dialect);
+        let e = compile_text(dialect, &huge, &options).unwrap_err();
+        assert_eq!(e.code(), Some(dialect.limit_code()), "{dialect}");
+        let e = compile_text(dialect, "{\"a\": [1,]}", &options).unwrap_err();
+        assert_eq!(e.code(), Some(dialect.invalid_code()), "{dialect}");
+        assert_eq!(e.errors[0].pointer, "/a/1", "{dialect}: {e}");
+        assert!(
+            e.to_string().contains("line 1 column 10: unexpected `]`"),
+            "{dialect}: {e}"
+        );
+        let deep = format!("{}{}", "[".repeat(129), "]".repeat(129));
+        let e = compile_text(dialect, &deep, &options).unwrap_err();
+        assert!(e.to_string().contains("deeper than 128"), "{dialect}: {e}");
+    }
+    let e = compile_text(Dialect::Sns, "{oops", &Options::from(Dialect::Sns)).unwrap_err();
+    assert!(e.to_string().contains("failed to parse JSON."), "{e}");
+}

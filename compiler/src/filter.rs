@@ -1,0 +1,299 @@
+//! A compiled filter ([`Filter`]) and the compile functions: a policy read, lowered by its dialect's
+//! front end, optimized and generated to a verified program. Below the message reading and the
+//! evaluator; above the dialects, the IR, the optimizer and codegen.
+
+use crate::dialect::{self, Dialect, MAX_POLICY_DEPTH};
+use crate::error::{CompileError, ErrorCode};
+use crate::options::{JsonBody, Options, json_body};
+use crate::{codegen, ir, opt};
+use filtervm_vm::json;
+use filtervm_vm::program::Program;
+
+/// A compiled filter: its IR (before and after optimization) and its program.
+///
+/// A filter loaded from bytes ([`Filter::from_bytes`]) has its IR too, unless it was written in
+/// the first wire format, which shipped none.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    options: Options,
+    /// `None` for a filter loaded from the first wire format (which shipped no IR).
+    lowered: Option<ir::Node>,
+    /// `None` for a filter loaded from the first wire format.
+    optimized: Option<ir::Node>,
+    program: Program,
+    /// What the filter reads from raw JSON bytes (from its dialect and options).
+    json_body: Option<JsonBody>,
+}
+
+impl Filter {
+    /// The dialect the filter was written in.
+    pub fn dialect(&self) -> Dialect {
+        self.options.dialect()
+    }
+
+    /// The dialect options the filter was compiled with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// A filter loaded from bytes with its IR (checked to compile to `program`).
+    pub(crate) fn with_ir(
+        options: Options,
+        lowered: ir::Node,
+        optimized: ir::Node,
+        program: Program,
+    ) -> Filter {
+        Filter {
+            json_body: json_body(&options),
+            options,
+            lowered: Some(lowered),
+            optimized: Some(optimized),
+            program,
+        }
+    }
+
+    /// A filter loaded from bytes of the first wire format: its program, dialect and options, and
+    /// no IR.
+    pub(crate) fn loaded(options: Options, program: Program) -> Filter {
+        Filter {
+            json_body: json_body(&options),
+            options,
+            lowered: None,
+            optimized: None,
+            program,
+        }
+    }
+
+    /// The IR as lowered from the policy, before optimization (`None` when loaded from the first wire format).
+    pub fn lowered_ir(&self) -> Option<&ir::Node> {
+        self.lowered.as_ref()
+    }
+
+    /// The optimized IR the program was generated from (`None` when loaded from the first wire format).
+    pub fn ir(&self) -> Option<&ir::Node> {
+        self.optimized.as_ref()
+    }
+
+    /// The bytecode program.
+    #[inline]
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// Whether the filter reads a JSON body from raw bytes (sns in body scope, eventgrid): then
+    /// [`Evaluator::matches_bytes`](crate::Evaluator::matches_bytes) matches a message as published.
+    pub fn reads_json_body(&self) -> bool {
+        self.json_body.is_some()
+    }
+
+    /// What the filter's dialect reads from raw JSON bytes, if anything.
+    #[inline]
+    pub(crate) fn json_body(&self) -> Option<JsonBody> {
+        self.json_body
+    }
+}
+
+/// Compiles a policy given as a `serde_json` value (for example built with `serde_json::json!`).
+///
+/// The value is converted to [`json::Value`] first; numbers keep the text `serde_json` gives
+/// them, so a policy whose numbers must stay exact (`1e400`, `9007199254740993.5`) is better
+/// given as text ([`compile_text`]). `options` must be `dialect`'s (else
+/// [`ErrorCode::InvalidOptions`]); `Options::from(dialect)` gives the defaults.
+pub fn compile(
+    dialect: Dialect,
+    policy: &serde_json::Value,
+    options: &Options,
+) -> Result<Filter, CompileError> {
+    check_options(dialect, options)?;
+    let too_deep = || {
+        CompileError::one(
+            dialect.invalid_code(),
+            "",
+            format!("the policy nests arrays and objects deeper than {MAX_POLICY_DEPTH} levels"),
+        )
+    };
+    let mut cut = false;
+    let policy = policy_from_serde(policy, MAX_POLICY_DEPTH, &mut cut);
+    // expr rejects nesting by its own rule (E2, `max_depth` at most 62 expressions, 126 JSON
+    // levels): its front end sees the tree down to the cut and says EXPR_TOO_DEEP.
+    if cut && dialect != Dialect::Expr {
+        return Err(too_deep());
+    }
+    match compile_value(dialect, &policy, options) {
+        Ok(_) if cut => Err(too_deep()),
+        compiled => compiled,
+    }
+}
+
+/// Compiles a policy read by [`filtervm_vm::json`] (numbers in their exact text).
+pub fn compile_value(
+    dialect: Dialect,
+    policy: &json::Value,
+    options: &Options,
+) -> Result<Filter, CompileError> {
+    check_options(dialect, options)?;
+    let lowered = dialect::lower(dialect, policy, options)?;
+    let optimized = opt::optimize_copy(&lowered);
+    let program = generate(&optimized)?;
+    Ok(Filter {
+        json_body: json_body(options),
+        options: options.clone(),
+        lowered: Some(lowered),
+        optimized: Some(optimized),
+        program,
+    })
+}
+
+/// Compiles policy text: checks the size limit (256 KiB), reads the JSON (numbers keep their
+/// exact text; lone surrogate escapes are errors naming their line, column and JSON Pointer),
+/// then compiles it. For `stream`, text that is not JSON is the text form
+/// (`region = eu-* and n > 5`).
+pub fn compile_text(
+    dialect: Dialect,
+    text: &str,
+    options: &Options,
+) -> Result<Filter, CompileError> {
+    let policy = read_policy_text(dialect, text, options)?;
+    compile_value(dialect, &policy, options)
+}
+
+/// Reads policy text as [`compile_text`] reads it, without compiling it: the size limit, the JSON
+/// (numbers in their exact text), and for `stream` the text form as a JSON string. The value is
+/// the policy explain and lint show ([`explain::explain_parts`](crate::explain::explain_parts), [`lint::lint_filter`](crate::lint::lint_filter)), and
+/// [`compile_value`] of it is [`compile_text`] of the text.
+pub fn read_policy_text(
+    dialect: Dialect,
+    text: &str,
+    options: &Options,
+) -> Result<json::Value, CompileError> {
+    check_options(dialect, options)?;
+    dialect::parse_policy_text(dialect, text, options)
+}
+
+/// Rejects options of another dialect, and options out of range.
+fn check_options(dialect: Dialect, options: &Options) -> Result<(), CompileError> {
+    if options.dialect() != dialect {
+        return Err(CompileError::one(
+            ErrorCode::InvalidOptions,
+            "",
+            format!(
+                "these are {} options ({options}), but the policy is {dialect}: give {dialect} \
+                 options (`Options::from(Dialect)` for its defaults)",
+                options.dialect()
+            ),
+        ));
+    }
+    options.check()
+}
+
+/// Generates and verifies the program of an optimized IR tree; a program the verifier rejects
+/// is a bug ([`ErrorCode::InternalCodegen`]).
+fn generate(optimized: &ir::Node) -> Result<Program, CompileError> {
+    codegen::generate(optimized).map_err(|e| {
+        CompileError::one(
+            ErrorCode::InternalCodegen,
+            "",
+            format!("codegen produced an invalid program: {e}"),
+        )
+    })
+}
+
+/// `value` as a policy value, with arrays and objects more than `levels` deep cut off (as
+/// `null`, and `cut` set): the recursion is bounded whatever the depth of `value`.
+fn policy_from_serde(value: &serde_json::Value, levels: usize, cut: &mut bool) -> json::Value {
+    match value {
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) if levels == 0 => {
+            *cut = true;
+            json::Value::Null
+        }
+        serde_json::Value::Array(items) => json::Value::Array(
+            items
+                .iter()
+                .map(|item| policy_from_serde(item, levels - 1, cut))
+                .collect(),
+        ),
+        serde_json::Value::Object(members) => json::Value::Object(
+            members
+                .iter()
+                .map(|(name, member)| (name.clone(), policy_from_serde(member, levels - 1, cut)))
+                .collect(),
+        ),
+        scalar => json::Value::from(scalar),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::ir::{Node, NumSource, Pred};
+    use filtervm_vm::key::Key;
+    use filtervm_vm::program::Interval;
+
+    /// Generating a program with a NaN interval bound (no policy lowers to one): the code of
+    /// the error.
+    pub(crate) fn verifier_rejects_a_nan_bound() -> ErrorCode {
+        let nan = Interval {
+            lo: f64::NAN,
+            ..Interval::ALL
+        };
+        let node = Node::test(
+            Key::Header("a".into()),
+            Pred::Num {
+                source: NumSource::Text,
+                ranges: vec![nan],
+            },
+            "",
+        );
+        let e = generate(&node).unwrap_err();
+        assert!(e.to_string().contains("NaN"), "{e}");
+        e.code().unwrap()
+    }
+
+    #[test]
+    fn a_program_the_verifier_rejects_is_an_internal_error() {
+        assert_eq!(verifier_rejects_a_nan_bound(), ErrorCode::InternalCodegen);
+    }
+
+    #[test]
+    fn options_of_another_dialect_are_rejected() {
+        let e = compile_text(Dialect::Basaltic, "{}", &Options::from(Dialect::Sns)).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::InvalidOptions));
+        assert!(e.to_string().contains("these are sns options"), "{e}");
+    }
+
+    #[test]
+    fn serde_values_deeper_than_the_text_limit_are_rejected_without_recursing() {
+        let deep = |levels: usize, leaf: serde_json::Value| {
+            let mut v = leaf;
+            for _ in 0..levels {
+                v = serde_json::Value::Array(vec![v]);
+            }
+            v
+        };
+        let sns = Options::from(Dialect::Sns);
+        let value = deep(200_000, serde_json::json!({"a": ["x"]}));
+        let e = compile(Dialect::Sns, &value, &sns).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::SnsSyntaxError));
+        assert!(e.to_string().contains("deeper than 128 levels"), "{e}");
+        // serde_json drops a value this deep recursively; leak it rather than overflow the stack.
+        std::mem::forget(value);
+        // 128 levels are read (and this one is not an object policy).
+        let e = compile(Dialect::Sns, &deep(127, serde_json::json!([])), &sns).unwrap_err();
+        assert!(!e.to_string().contains("deeper than"), "{e}");
+        let ok = serde_json::json!({"a": [{"numeric": [">", 1]}]});
+        assert!(compile(Dialect::Sns, &ok, &sns).is_ok());
+        // expr says its own depth error (E2) for a deep expression chain.
+        // Built by moving: `json!` would serialize the inner value again on every level.
+        let mut chain = serde_json::json!({"key": "a", "op": "exists"});
+        for _ in 0..10_000 {
+            let mut node = serde_json::Map::new();
+            node.insert("op".into(), "NOT".into());
+            node.insert("exp".into(), serde_json::Value::Array(vec![chain]));
+            chain = serde_json::Value::Object(node);
+        }
+        let e = compile(Dialect::Expr, &chain, &Options::from(Dialect::Expr)).unwrap_err();
+        assert_eq!(e.code(), Some(ErrorCode::ExprTooDeep));
+        assert_eq!(e.errors[0].pointer, "/exp/0".repeat(32));
+        std::mem::forget(chain);
+    }
+}
