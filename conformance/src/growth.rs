@@ -1,7 +1,10 @@
 //! Complexity claims checked as growth: the cost of a piece of work at `n` and at `4n`, compared.
 //! Linear work takes about 4 times as long at 4n, quadratic work about 16 times, so a bound of 8
-//! tells them apart while leaving room for a noisy machine (each size is timed several times and
-//! the fastest run kept, which load only ever slows down). Choose sizes whose data outgrows the
+//! tells them apart while leaving room for a noisy machine: each run is timed by the CPU time of
+//! its thread (time spent preempted by other processes does not count: with more runnable
+//! threads than cores, a run longer than the scheduler's slice is stretched by the others' slices
+//! while a shorter one is not, which made linear work measure 14 times at 4n in wall-clock time),
+//! and each size is timed several times and the fastest run kept. Choose sizes whose data outgrows the
 //! first-level caches at both `n` and `4n`, or the step from cache to memory looks like growth. A
 //! wall-clock bound alone would do neither: it flakes on a loaded machine and passes a quadratic
 //! algorithm on small inputs.
@@ -11,11 +14,20 @@ use std::time::{Duration, Instant};
 /// The most `cost(4n) / cost(n)` may be for work claimed linear.
 pub const LINEAR: f64 = 8.0;
 
-/// How long one run of `run(n)` took.
+/// The CPU time one run of `run(n)` took on this thread (the wall-clock time where the system
+/// has no thread clock).
 fn timed(n: usize, run: &mut impl FnMut(usize)) -> Duration {
-    let start = Instant::now();
-    run(n);
-    start.elapsed()
+    match cpu_time::ThreadTime::try_now() {
+        Ok(start) => {
+            run(n);
+            start.try_elapsed().unwrap_or(Duration::MAX)
+        }
+        Err(_) => {
+            let start = Instant::now();
+            run(n);
+            start.elapsed()
+        }
+    }
 }
 
 /// How long [`growth`] keeps measuring once it has its `tries`: a loaded machine preempts a run
