@@ -12,6 +12,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== layers: no files import each other in a circle (scripts/check_layers.py)"
+python3 scripts/check_layers.py
 echo "== cargo doc (warnings denied: every intra-doc link resolves)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace
 echo "== cargo test"

@@ -753,7 +753,7 @@ impl Runner<'_> {
             registers: 1,
         })
         .map_err(|e| ExplainError::Internal(e.to_string()))?;
-        let held_in = |row| exec::eval_test(&program, 0, &self.bound, row, slot as usize);
+        let held_in = |row| exec::eval_test(program.verified(), 0, &self.bound, row, slot as usize);
         let rows = self.bound.rows();
         let some = (0..rows).any(held_in);
         let all = (0..rows).all(held_in);
@@ -779,7 +779,7 @@ fn steps(program: &Program, runner: &Runner<'_>) -> Result<Vec<Step>, ExplainErr
             .ok_or_else(|| ExplainError::Internal(format!("constants of @{at}")))?;
         out.push(Step {
             at,
-            text: inst.show(program),
+            text: inst.show(program.parts()),
             origin: program.origin(at).map(str::to_owned),
             held: runner.test(alone, pools)?,
         });

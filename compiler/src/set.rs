@@ -1591,7 +1591,7 @@ impl MatchState {
                     ranges.iter().any(|r| r.contains(x))
                 }
             }),
-            Check::Program(p) => exec::eval_test(p, 0, bound, row, test.slot as usize),
+            Check::Program(p) => exec::eval_test(p.verified(), 0, bound, row, test.slot as usize),
         };
         if let Some(m) = self.memo.get_mut(t as usize) {
             *m = epoch | u32::from(verdict);

@@ -2,7 +2,7 @@
 //!
 //! Tests write booleans into registers and are combined with `and`/`or`/`not`; the only branches
 //! are forward jumps the compiler emits to skip work whose result can no longer matter. A verified
-//! program never reads out of bounds here (every index was checked by `Program::new`), and since
+//! program never reads out of bounds here (every index was checked by [`Verified::new`]), and since
 //! jumps only go forward, a run takes at most one step per instruction.
 //!
 //! Each test's meaning is written once, as a predicate over a slot (the `pub(crate)` functions
@@ -12,9 +12,10 @@
 
 use crate::bind::{Bound, LeafKind, Slot};
 use crate::bytes::{has_prefix, has_suffix, same};
+use crate::interval::{Contains, DecInterval};
 use crate::number::exact_f64;
 use crate::op::{Inst, Reg, SlotRef};
-use crate::program::{Contains, Program};
+use crate::verified::Verified;
 use crate::wildcard::Wildcard;
 use crate::{fold, number};
 
@@ -22,22 +23,10 @@ use crate::{fold, number};
 /// one); larger programs use the caller's buffer.
 const STACK_REGISTERS: usize = 8;
 
-/// Runs `program` on every row of `bound`; true when some row's run returns true.
-///
-/// Registers start out `false` once per call (not per row: codegen writes a register before it
-/// reads it). `registers` is only used for programs of more than 8 registers.
-#[inline]
-pub fn run(program: &Program, bound: &Bound<'_>, registers: &mut Vec<bool>) -> bool {
-    match program.plan() {
-        Some(plan) => plan.run(program, bound, registers),
-        None => run_registers(program, bound, registers),
-    }
-}
-
 /// The general executor: instruction by instruction over boolean registers.
 #[inline(never)]
 pub(crate) fn run_registers(
-    program: &Program,
+    program: &Verified,
     bound: &Bound<'_>,
     registers: &mut Vec<bool>,
 ) -> bool {
@@ -60,7 +49,13 @@ pub(crate) fn run_registers(
 ///
 /// A subscription set keeps each distinct test once as a one-test program and checks it with this
 /// against the key table all its subscriptions share.
-pub fn eval_test(program: &Program, at: usize, bound: &Bound<'_>, row: usize, slot: usize) -> bool {
+pub fn eval_test(
+    program: &Verified,
+    at: usize,
+    bound: &Bound<'_>,
+    row: usize,
+    slot: usize,
+) -> bool {
     let slot = bound.slot(row, slot);
     program
         .code()
@@ -72,7 +67,7 @@ pub fn eval_test(program: &Program, at: usize, bound: &Bound<'_>, row: usize, sl
 /// The verdict of the test instruction at `at`, reading its own slot operand from `slots` (one
 /// row); false for other instructions. Kept out of line: plans call it for their rarer tests.
 #[inline(never)]
-pub(crate) fn test_at(program: &Program, at: usize, slots: &[Slot<'_>]) -> bool {
+pub(crate) fn test_at(program: &Verified, at: usize, slots: &[Slot<'_>]) -> bool {
     program
         .code()
         .get(at)
@@ -97,7 +92,7 @@ fn set(registers: &mut [bool], r: Reg, value: bool) {
     }
 }
 
-fn run_row(program: &Program, slots: &[Slot<'_>], registers: &mut [bool]) -> bool {
+fn run_row(program: &Verified, slots: &[Slot<'_>], registers: &mut [bool]) -> bool {
     let code = program.code();
     let mut pc = 0usize;
     while let Some(inst) = code.get(pc) {
@@ -237,7 +232,7 @@ fn any_str(slot: &Slot<'_>, mut f: impl FnMut(&str) -> bool) -> bool {
 #[inline(always)]
 fn test<'s, 'b: 's>(
     inst: &Inst,
-    program: &Program,
+    program: &Verified,
     slot: impl Fn(SlotRef) -> &'s Slot<'b>,
 ) -> Option<(Reg, bool)> {
     let pools = program.pools();
@@ -474,7 +469,7 @@ pub(crate) fn comparable_num_in<I: Contains>(slot: &Slot<'_>, set: &[I]) -> bool
 /// alone (EB-25: `anything-but` holds when some value is not excluded). Kept out of line: it runs
 /// the general test code once per leaf.
 #[inline(never)]
-fn except(program: &Program, tests: &[Inst], slot: &Slot<'_>) -> bool {
+fn except(program: &Verified, tests: &[Inst], slot: &Slot<'_>) -> bool {
     slot.any(|leaf| {
         // The empty leaf stands for none; a value that is not UTF-8 has nothing to compare.
         if matches!(leaf.kind(), LeafKind::Empty | LeafKind::Bytes) {
@@ -495,7 +490,7 @@ fn except(program: &Program, tests: &[Inst], slot: &Slot<'_>) -> bool {
 /// representable as binary64 ([`number::exact_f64`], [`number::Decimal::as_f64_exact`]), comparing the
 /// binary64 values gives the exact answer. Otherwise (e.g. `9007199254740993`, `0.1`) the text is
 /// parsed once as a [`number::Decimal`] and compared exactly.
-fn dec_in(set: &[crate::program::DecInterval], text: &str) -> bool {
+fn dec_in(set: &[DecInterval], text: &str) -> bool {
     let fast = exact_f64(text);
     let mut exact: Option<Option<number::Decimal>> = None;
     set.iter().any(|interval| {
@@ -512,7 +507,7 @@ fn dec_in(set: &[crate::program::DecInterval], text: &str) -> bool {
 }
 
 /// `interval` contains `x`, when both of its bounds are exact binary64 values (else `None`).
-fn dec_contains_f64(interval: &crate::program::DecInterval, x: f64) -> Option<bool> {
+fn dec_contains_f64(interval: &DecInterval, x: f64) -> Option<bool> {
     let above = match &interval.lo {
         None => true,
         Some((lo, inclusive)) => {
@@ -534,7 +529,7 @@ fn dec_contains_f64(interval: &crate::program::DecInterval, x: f64) -> Option<bo
 mod dec_fast_path_tests {
     use super::*;
     use crate::number::Decimal;
-    use crate::program::DecInterval;
+    use DecInterval;
 
     fn point(text: &str) -> DecInterval {
         let d = Decimal::parse(text).unwrap();

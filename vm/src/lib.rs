@@ -14,14 +14,18 @@
 //!    [`address`]); then the leaves and shapes they judge ([`value`]) and messages as the broker
 //!    holds them ([`message`]).
 //! 3. Binding a message to a program's key table ([`bind`]).
-//! 4. The bytecode ([`op`]), programs and their verifier ([`program`]), the decision plans
-//!    (`plan`) and the executor ([`exec`]); the wire format of programs ([`wire`]) on top.
+//! 4. Programs, bottom-up: interval sets ([`interval`]); the bytecode and the parts a program is
+//!    assembled from ([`op`]: instructions are checked and shown against those parts); verified
+//!    parts ([`verified`]); the executor ([`exec`]: each test's meaning, and the general
+//!    register machine); the decision plans (`plan`), which call the executor's tests; the
+//!    program ([`program`]: verified parts with their plan); the wire format of programs
+//!    ([`wire`]) on top.
 //!
 //! Inside [`bind`], the leaves and slots (`leaf`) sit below the key table (`table`), the bound
-//! form (`bound`), the binders of each message part, and [`bind::Bindings`] on top.
-//! `python3 scripts/check_layers.py vm/src` lists the files that still import each other in a
-//! circle: only inside layer 4, where a program holds its plan, the executor runs plans, and
-//! instructions are checked and shown against the program they sit in.
+//! form (`bound`), the binders of each message part, and [`bind::Bindings`] on top. Unit tests
+//! that need a higher layer than their file's sit in a child file (`plan/tests.rs`).
+//! `python3 scripts/check_layers.py` finds any files that import each other in a circle, in
+//! every crate (`scripts/test.sh` runs it).
 //!
 //! This is an implementation crate of `filtervm`; its API has no stability guarantee — depend on
 //! `filtervm`. The bytecode (module `op`) is an internal of the compiler and the executor.
@@ -75,6 +79,7 @@ pub mod cidr;
 pub mod excerpt;
 pub mod exec;
 pub mod fold;
+pub mod interval;
 pub mod json;
 pub mod key;
 pub mod message;
@@ -86,5 +91,6 @@ mod plan;
 pub mod program;
 mod substring;
 pub mod value;
+pub mod verified;
 pub mod wildcard;
 pub mod wire;

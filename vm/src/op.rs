@@ -9,8 +9,15 @@
 //! of the slot satisfies it (a quantifier "no leaf" is `not` of it). `*_fold` variants compare
 //! ignoring case against constants folded at compile time (EG-31).
 
-use crate::program::Program;
+use crate::address::Block;
+use crate::bind::KeyTable;
+use crate::case_pattern::CasePattern;
+use crate::cidr::Cidr;
+use crate::interval::{DecInterval, Interval};
+use crate::pattern::SegmentPattern;
 use crate::value::{LeafTypes, Shapes};
+use crate::wildcard::Wildcard;
+use ahash::AHashSet;
 use std::fmt::Write as _;
 
 /// A boolean register.
@@ -137,10 +144,10 @@ pub trait Operand: Sized + Copy {
     fn encode(self, out: &mut Vec<u8>);
     /// Reads the encoding.
     fn decode(input: &mut &[u8]) -> Option<Self>;
-    /// Checks the operand against the program it sits in (instruction index `at`).
-    fn check(self, program: &Program, at: usize) -> Result<(), String>;
+    /// Checks the operand against the parts of the program it sits in (instruction index `at`).
+    fn check(self, program: &ProgramParts, at: usize) -> Result<(), String>;
     /// Writes the operand for the disassembly.
-    fn show(self, program: &Program, out: &mut String);
+    fn show(self, program: &ProgramParts, out: &mut String);
     /// The register, when the operand is one.
     fn as_reg(self) -> Option<Reg> {
         None
@@ -178,7 +185,7 @@ macro_rules! index_operand {
             fn decode(input: &mut &[u8]) -> Option<Self> {
                 read_u32(input).map($ty)
             }
-            fn check(self, $p: &Program, _at: usize) -> Result<(), String> {
+            fn check(self, $p: &ProgramParts, _at: usize) -> Result<(), String> {
                 let len: usize = $len;
                 if (self.0 as usize) < len {
                     Ok(())
@@ -186,7 +193,7 @@ macro_rules! index_operand {
                     Err(format!("{}{} out of range ({} available)", $prefix, self.0, len))
                 }
             }
-            fn show(self, $p2: &Program, $out: &mut String) {
+            fn show(self, $p2: &ProgramParts, $out: &mut String) {
                 let $i = self.0 as usize;
                 let _ = write!($out, "{}{}", $prefix, $i);
                 #[allow(clippy::no_effect, clippy::unused_unit)]
@@ -227,7 +234,7 @@ index_operand!(
     |p| p.pools().ranges.len(),
     |p, i, o| {
         if let Some(r) = p.pools().ranges.get(i) {
-            let _ = write!(o, " {}", crate::program::show_intervals(r));
+            let _ = write!(o, " {}", crate::interval::show_intervals(r));
         }
     }
 );
@@ -237,7 +244,7 @@ index_operand!(
     |p| p.pools().dec_ranges.len(),
     |p, i, o| {
         if let Some(r) = p.pools().dec_ranges.get(i) {
-            let _ = write!(o, " {}", crate::program::show_dec_intervals(r));
+            let _ = write!(o, " {}", crate::interval::show_dec_intervals(r));
         }
     }
 );
@@ -286,7 +293,7 @@ impl Operand for Target {
     fn decode(input: &mut &[u8]) -> Option<Self> {
         read_u32(input).map(Target)
     }
-    fn check(self, program: &Program, at: usize) -> Result<(), String> {
+    fn check(self, program: &ProgramParts, at: usize) -> Result<(), String> {
         let t = self.0 as usize;
         if t <= at {
             Err(format!("jump target @{t} does not lie forward of @{at}"))
@@ -299,7 +306,7 @@ impl Operand for Target {
             Ok(())
         }
     }
-    fn show(self, _program: &Program, out: &mut String) {
+    fn show(self, _program: &ProgramParts, out: &mut String) {
         let _ = write!(out, "@{}", self.0);
     }
 }
@@ -315,10 +322,10 @@ impl Operand for bool {
             _ => None,
         }
     }
-    fn check(self, _program: &Program, _at: usize) -> Result<(), String> {
+    fn check(self, _program: &ProgramParts, _at: usize) -> Result<(), String> {
         Ok(())
     }
-    fn show(self, _program: &Program, out: &mut String) {
+    fn show(self, _program: &ProgramParts, out: &mut String) {
         let _ = write!(out, "{self}");
     }
 }
@@ -330,14 +337,14 @@ impl Operand for Shapes {
     fn decode(input: &mut &[u8]) -> Option<Self> {
         read_u8(input).map(Shapes)
     }
-    fn check(self, _program: &Program, _at: usize) -> Result<(), String> {
+    fn check(self, _program: &ProgramParts, _at: usize) -> Result<(), String> {
         if self.0 & !Shapes::ALL.0 == 0 {
             Ok(())
         } else {
             Err(format!("bad shape mask {:#x}", self.0))
         }
     }
-    fn show(self, _program: &Program, out: &mut String) {
+    fn show(self, _program: &ProgramParts, out: &mut String) {
         let _ = write!(out, "{self}");
     }
 }
@@ -349,14 +356,14 @@ impl Operand for LeafTypes {
     fn decode(input: &mut &[u8]) -> Option<Self> {
         read_u8(input).map(LeafTypes)
     }
-    fn check(self, _program: &Program, _at: usize) -> Result<(), String> {
+    fn check(self, _program: &ProgramParts, _at: usize) -> Result<(), String> {
         if self.0 & !LeafTypes::ALL.0 == 0 {
             Ok(())
         } else {
             Err(format!("bad type mask {:#x}", self.0))
         }
     }
-    fn show(self, _program: &Program, out: &mut String) {
+    fn show(self, _program: &ProgramParts, out: &mut String) {
         let _ = write!(out, "{self}");
     }
 }
@@ -417,7 +424,7 @@ macro_rules! define_inst {
             }
 
             /// Checks every operand against `program` (the instruction sits at index `at`).
-            pub fn check(&self, program: &Program, at: usize) -> Result<(), String> {
+            pub fn check(&self, program: &ProgramParts, at: usize) -> Result<(), String> {
                 match *self {
                     $( Inst::$name { $($field),* } => {
                         $( Operand::check($field, program, at)?; )*
@@ -437,7 +444,7 @@ macro_rules! define_inst {
             }
 
             /// One disassembly line: mnemonic and operands.
-            pub fn show(&self, program: &Program) -> String {
+            pub fn show(&self, program: &ProgramParts) -> String {
                 let mut out = String::new();
                 match *self {
                     $( Inst::$name { $($field),* } => {
@@ -457,7 +464,7 @@ macro_rules! define_inst {
             /// One test of a leaf-test list (see [`Inst::Except`]): the mnemonic and its
             /// constant operands (the register and slot it is given are the enclosing
             /// instruction's).
-            pub fn show_leaf_test(&self, program: &Program) -> String {
+            pub fn show_leaf_test(&self, program: &ProgramParts) -> String {
                 let mut out = String::new();
                 match *self {
                     $( Inst::$name { $($field),* } => {
@@ -477,6 +484,77 @@ macro_rules! define_inst {
 }
 
 for_each_op!(define_inst);
+
+/// The constant pools a program's instructions index.
+#[derive(Debug, Clone, Default)]
+pub struct Pools {
+    /// Single strings.
+    pub strings: Vec<Box<str>>,
+    /// String lists (prefix, suffix, substring and folded alternatives).
+    pub lists: Vec<Vec<Box<str>>>,
+    /// String hash sets (exact alternatives).
+    pub sets: Vec<AHashSet<Box<str>>>,
+    /// Binary64 interval sets.
+    pub ranges: Vec<Vec<Interval>>,
+    /// Exact-decimal interval sets.
+    pub dec_ranges: Vec<Vec<DecInterval>>,
+    /// SNS wildcards.
+    pub wildcards: Vec<Wildcard>,
+    /// Dot-segment patterns.
+    pub patterns: Vec<SegmentPattern>,
+    /// CIDR blocks.
+    pub cidrs: Vec<Cidr>,
+    /// Address blocks as EventBridge reads them (EB-13, EB-27).
+    pub blocks: Vec<Block>,
+    /// Case-insensitive patterns with full case mappings (EB-20, EB-21).
+    pub cases: Vec<CasePattern>,
+    /// Lists of test instructions an `except` runs on each leaf: each a test (not `except`),
+    /// whose register and slot operands are ignored there (they must still be in range).
+    pub leaf_tests: Vec<Vec<Inst>>,
+}
+
+/// The parts a program is assembled from (by codegen, or by a decoder).
+#[derive(Debug, Clone, Default)]
+pub struct ProgramParts {
+    /// The keys the program reads.
+    pub keys: KeyTable,
+    /// Constants.
+    pub pools: Pools,
+    /// The instruction stream; it must end in `ret`.
+    pub code: Vec<Inst>,
+    /// For each instruction, an index into `sources` (or `u32::MAX` for none).
+    pub origins: Vec<u32>,
+    /// JSON Pointers (or text spans) into the policy the instructions came from.
+    pub sources: Vec<Box<str>>,
+    /// Registers used.
+    pub registers: u32,
+}
+
+impl ProgramParts {
+    /// The key table.
+    #[inline]
+    pub fn keys(&self) -> &KeyTable {
+        &self.keys
+    }
+
+    /// The constant pools.
+    #[inline]
+    pub fn pools(&self) -> &Pools {
+        &self.pools
+    }
+
+    /// The instructions.
+    #[inline]
+    pub fn code(&self) -> &[Inst] {
+        &self.code
+    }
+
+    /// The number of registers.
+    #[inline]
+    pub fn register_count(&self) -> usize {
+        self.registers as usize
+    }
+}
 
 #[cfg(test)]
 mod tests {

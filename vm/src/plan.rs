@@ -36,11 +36,12 @@
 use crate::bind::{self, Bound, NO_ID, Slot, SlotNeeds};
 use crate::bytes::{self, ShortText};
 use crate::exec;
+use crate::interval::ClosedInterval;
 use crate::key::Key;
 use crate::message::{HeaderValues, Headers, Text};
 use crate::op::{Inst, Reg};
-use crate::program::{ClosedInterval, Program};
 use crate::value::Shapes;
+use crate::verified::Verified;
 use crate::wildcard::Wildcard;
 use std::sync::Arc;
 
@@ -164,7 +165,7 @@ enum Kind {
 impl HeaderProbe {
     /// The probe of a program whose plan is one step (of the program's first test) testing the
     /// leaves of a header; `None` for other programs.
-    pub(crate) fn of(program: &Program, plan: &Plan) -> Option<HeaderProbe> {
+    pub(crate) fn of(program: &Verified, plan: &Plan) -> Option<HeaderProbe> {
         let ([step], 0) = (&*plan.steps, plan.start) else {
             return None;
         };
@@ -225,7 +226,7 @@ impl HeaderProbe {
     /// [`Kind::is_leafwise`] accepts is "some leaf satisfies ..."), so each value is tested as
     /// the one leaf of a slot, bound as the binder binds it, and the first that holds decides.
     #[inline(always)]
-    pub(crate) fn decide<H: Headers + ?Sized>(&self, program: &Program, headers: &H) -> bool {
+    pub(crate) fn decide<H: Headers + ?Sized>(&self, program: &Verified, headers: &H) -> bool {
         match &self.test {
             ProbeTest::EqualShort(short) => short.decide(headers),
             ProbeTest::Equal(texts) => self.decide_equal(texts, headers),
@@ -256,7 +257,7 @@ impl HeaderProbe {
     #[inline(never)]
     fn decide_step<H: Headers + ?Sized>(
         &self,
-        program: &Program,
+        program: &Verified,
         kind: &Kind,
         headers: &H,
     ) -> bool {
@@ -362,7 +363,7 @@ fn share<T: ?Sized>(
 
 impl Plan {
     /// The plan of a verified program, or `None` when it is not a one-register program.
-    pub(crate) fn build(program: &Program) -> Option<Plan> {
+    pub(crate) fn build(program: &Verified) -> Option<Plan> {
         let code = program.code();
         let r0 = |r: Reg| r.0 == 0;
         let only_r0 = code.iter().all(|inst| match *inst {
@@ -476,7 +477,7 @@ impl Plan {
     #[inline(always)]
     pub(crate) fn run(
         &self,
-        program: &Program,
+        program: &Verified,
         bound: &Bound<'_>,
         registers: &mut Vec<bool>,
     ) -> bool {
@@ -509,14 +510,14 @@ impl Plan {
     /// row path needs no stack frame.
     #[cold]
     #[inline(never)]
-    fn run_rows(&self, program: &Program, bound: &Bound<'_>) -> bool {
+    fn run_rows(&self, program: &Verified, bound: &Bound<'_>) -> bool {
         (0..bound.rows()).any(|row| self.run_row(program, bound.row(row)))
     }
 
     /// One row. The common tests (shape, string equality, prefix, suffix, number intervals) are
     /// decided in this loop; the others by [`Plan::test`], kept out of line.
     #[inline(never)]
-    fn run_row(&self, program: &Program, slots: &[Slot<'_>]) -> bool {
+    fn run_row(&self, program: &Verified, slots: &[Slot<'_>]) -> bool {
         let mut at = self.start;
         while let Some(step) = self.steps.get(at as usize) {
             let slot = exec::row_slot(slots, step.slot);
@@ -540,7 +541,7 @@ impl Plan {
     /// The verdict of a step of the rarer kinds. Its arms repeat [`Plan::leafwise`]'s on purpose:
     /// delegating to it would dispatch on the kind twice (measured: +5 instructions on `seed`).
     #[inline(never)]
-    fn test(program: &Program, kind: &Kind, slot: &Slot<'_>, slots: &[Slot<'_>]) -> bool {
+    fn test(program: &Verified, kind: &Kind, slot: &Slot<'_>, slots: &[Slot<'_>]) -> bool {
         match kind {
             Kind::Shape(shapes) => shapes.has(slot.shape),
             Kind::Eq(id) => exec::id_equal(slot, *id),
@@ -566,7 +567,7 @@ impl Plan {
 
 /// The step kind and slot of test instruction `inst` at `pc`, its constants taken from (or put
 /// into) `shared`.
-fn step(program: &Program, shared: &mut SharedPools, pc: usize, inst: &Inst) -> (Kind, u32) {
+fn step(program: &Verified, shared: &mut SharedPools, pc: usize, inst: &Inst) -> (Kind, u32) {
     let pools = program.pools();
     let list = |i: u32| {
         pools
@@ -665,411 +666,4 @@ fn is_test(inst: &Inst) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bind::Bindings;
-    use crate::key::Key;
-    use crate::message::Message;
-    use crate::op::{ListRef, RangesRef, SetRef, SlotRef, StrRef, Target};
-    use crate::program::ProgramParts;
-
-    /// A tiny seeded generator (xorshift), so the test needs no dependency.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
-
-    fn parts() -> ProgramParts {
-        let mut p = ProgramParts::default();
-        p.keys.intern(Key::Header("a".into()));
-        p.keys.intern(Key::Header("b".into()));
-        // Longer than a short text: its equality probe compares bytes.
-        p.keys
-            .intern(Key::Header("a-header-named-at-length".into()));
-        p.pools.strings.push("x".into());
-        p.pools.strings.push("a-long-value-123".into());
-        p.pools.strings.push("a-long-value-1234".into());
-        p.pools
-            .sets
-            .push(["x", "y", "zz"].into_iter().map(Into::into).collect());
-        p.pools.sets.push(
-            ["x", "a-long-value-1234"]
-                .into_iter()
-                .map(Into::into)
-                .collect(),
-        );
-        p.pools.lists.push(vec!["a-".into(), "x".into()]);
-        p.pools.ranges.push(vec![crate::program::Interval {
-            lo: 1.0,
-            lo_inclusive: true,
-            hi: 10.0,
-            hi_inclusive: false,
-        }]);
-        p.registers = 1;
-        p
-    }
-
-    fn random_test(rng: &mut Rng) -> Inst {
-        let dst = Reg(0);
-        let slot = SlotRef(rng.below(3) as u32);
-        match rng.below(8) {
-            0 => Inst::Shape {
-                dst,
-                slot,
-                shapes: Shapes::PRESENT,
-            },
-            1 => Inst::StrEq {
-                dst,
-                slot,
-                s: StrRef(rng.below(3) as u32),
-            },
-            2 => Inst::StrIn {
-                dst,
-                slot,
-                set: SetRef(rng.below(2) as u32),
-            },
-            3 => Inst::StrPrefix {
-                dst,
-                slot,
-                list: ListRef(0),
-            },
-            4 => Inst::StrSuffix {
-                dst,
-                slot,
-                list: ListRef(0),
-            },
-            5 => Inst::TextNumIn {
-                dst,
-                slot,
-                ranges: RangesRef(0),
-            },
-            6 => Inst::StrContains {
-                dst,
-                slot,
-                list: ListRef(0),
-            },
-            _ => Inst::HasType {
-                dst,
-                slot,
-                types: crate::value::LeafTypes::STR,
-            },
-        }
-    }
-
-    /// A random one-register program: tests, `not`, `const`, forward jumps, `ret`.
-    fn random_program(rng: &mut Rng) -> Program {
-        let len = 2 + rng.below(12);
-        let mut code = vec![random_test(rng)];
-        while code.len() < len - 1 {
-            let at = code.len();
-            code.push(match rng.below(6) {
-                0 => Inst::Not {
-                    dst: Reg(0),
-                    src: Reg(0),
-                },
-                1 => Inst::Const {
-                    dst: Reg(0),
-                    value: rng.below(2) == 0,
-                },
-                2 | 3 => {
-                    let target = Target((at + 1 + rng.below(len - at - 1)) as u32);
-                    if rng.below(2) == 0 {
-                        Inst::JumpIfFalse {
-                            cond: Reg(0),
-                            target,
-                        }
-                    } else {
-                        Inst::JumpIfTrue {
-                            cond: Reg(0),
-                            target,
-                        }
-                    }
-                }
-                _ => random_test(rng),
-            });
-        }
-        code.push(Inst::Ret { src: Reg(0) });
-        let mut p = parts();
-        p.code = code;
-        Program::new(p).expect("verifies")
-    }
-
-    fn random_message(rng: &mut Rng) -> Message {
-        let values = [
-            "x",
-            "y",
-            "zz",
-            "a-long-value-123",
-            "a-b",
-            "5",
-            "12",
-            "",
-            "bx",
-        ];
-        let mut headers = Vec::new();
-        for name in ["a", "b"] {
-            let n = rng.below(3);
-            if n > 0 {
-                headers.push(crate::message::Header {
-                    name: name.into(),
-                    values: (0..n)
-                        .map(|_| values[rng.below(values.len())].to_owned())
-                        .collect(),
-                });
-            }
-        }
-        Message::Headers(headers)
-    }
-
-    #[test]
-    fn probed_headers_agree_with_bound_headers() {
-        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-        // Values equal to the constants, and of their lengths differing in one byte.
-        let values: [&[u8]; 15] = [
-            b"x",
-            b"zz",
-            b"zy",
-            b"a-b",
-            b"5",
-            b"12",
-            b"",
-            b"bx",
-            b"\xffx",
-            b"a-long-value-123",
-            b"a-long-valuf-123",
-            b"a-long-value-1234",
-            b"a-long-value-1x34",
-            b"a-long-v\xffue-1234",
-            b"xa-long-value-123",
-        ];
-        let names: [&[u8]; 6] = [
-            b"a",
-            b"b",
-            b"\xff",
-            b"a-header-named-at-length",
-            b"a-header-named-at-lengtx",
-            b"a-header-named-at-lengt",
-        ];
-        let mut probed = [0; 3];
-        for _ in 0..2000 {
-            // One test, then maybe `not` or a jump over a `const`, then `ret`.
-            let mut code = vec![random_test(&mut rng)];
-            match rng.below(3) {
-                0 => code.push(Inst::Not {
-                    dst: Reg(0),
-                    src: Reg(0),
-                }),
-                1 => code.extend([
-                    Inst::JumpIfTrue {
-                        cond: Reg(0),
-                        target: Target(2),
-                    },
-                    Inst::Const {
-                        dst: Reg(0),
-                        value: rng.below(2) == 0,
-                    },
-                ]),
-                _ => {}
-            }
-            code.push(Inst::Ret { src: Reg(0) });
-            let mut p = parts();
-            p.code = code;
-            let program = Program::new(p).unwrap();
-            if let Some(probe) = program.header_probe() {
-                probed[match probe.test {
-                    ProbeTest::EqualShort(_) => 0,
-                    ProbeTest::Equal(_) => 1,
-                    ProbeTest::Step(_) => 2,
-                }] += 1;
-            }
-            for _ in 0..8 {
-                // Names repeat, value lists may be empty, values need not be UTF-8.
-                let headers: Vec<(&[u8], Vec<&[u8]>)> = (0..rng.below(5))
-                    .map(|_| {
-                        let name = names[rng.below(names.len())];
-                        let n = rng.below(3);
-                        let value = |_| values[rng.below(values.len())];
-                        (name, (0..n).map(value).collect())
-                    })
-                    .collect();
-                let mut b = Bindings::new();
-                let expected = {
-                    let bound = b.bind_headers(program.keys(), &headers);
-                    exec::run_registers(&program, &bound, &mut Vec::new())
-                };
-                assert_eq!(
-                    program.eval_headers(&mut b, &headers, &mut Vec::new()),
-                    expected,
-                    "{}{headers:?}",
-                    program.disassemble()
-                );
-            }
-        }
-        // Every kind of probe is exercised.
-        assert!(
-            probed.iter().all(|&n| n > 100),
-            "{probed:?} programs probed"
-        );
-    }
-
-    #[test]
-    fn plan_agrees_with_the_register_executor_on_random_programs() {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-        for _ in 0..3000 {
-            let program = random_program(&mut rng);
-            assert!(program.plan().is_some(), "{}", program.disassemble());
-            for _ in 0..8 {
-                let mut b = Bindings::new();
-                let message = random_message(&mut rng);
-                let bound = b.bind(program.keys(), &message);
-                assert_eq!(
-                    program
-                        .plan()
-                        .map(|p| p.run(&program, &bound, &mut Vec::new())),
-                    Some(exec::run_registers(&program, &bound, &mut Vec::new())),
-                    "{}",
-                    program.disassemble()
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn programs_with_other_registers_or_reading_first_get_no_plan() {
-        let mut p = parts();
-        p.registers = 2;
-        p.code = vec![
-            Inst::Const {
-                dst: Reg(1),
-                value: true,
-            },
-            Inst::Ret { src: Reg(1) },
-        ];
-        assert!(Program::new(p).unwrap().plan().is_none());
-        let mut p = parts();
-        p.code = vec![
-            Inst::Not {
-                dst: Reg(0),
-                src: Reg(0),
-            },
-            Inst::Ret { src: Reg(0) },
-        ];
-        assert!(Program::new(p).unwrap().plan().is_none());
-    }
-
-    #[test]
-    fn steps_reading_one_pool_entry_share_its_constants() {
-        let mut p = parts();
-        let (dst, slot) = (Reg(0), SlotRef(0));
-        let either = |target: u32| Inst::JumpIfTrue {
-            cond: Reg(0),
-            target: Target(target),
-        };
-        p.code = vec![
-            Inst::StrPrefix {
-                dst,
-                slot,
-                list: ListRef(0),
-            },
-            either(2),
-            Inst::StrSuffix {
-                dst,
-                slot,
-                list: ListRef(0),
-            },
-            either(4),
-            Inst::StrEq {
-                dst,
-                slot,
-                s: StrRef(1),
-            },
-            either(6),
-            Inst::StrEq {
-                dst,
-                slot,
-                s: StrRef(1),
-            },
-            Inst::Ret { src: Reg(0) },
-        ];
-        let program = Program::new(p).unwrap();
-        let steps = &program.plan().unwrap().steps;
-        match (
-            &steps[0].kind,
-            &steps[1].kind,
-            &steps[2].kind,
-            &steps[3].kind,
-        ) {
-            (Kind::Prefix(a), Kind::Suffix(b), Kind::Eq(c), Kind::Eq(d)) => {
-                assert!(Arc::ptr_eq(a, b));
-                assert_eq!(c, d);
-                assert_eq!(program.keys().constant_id("a-long-value-123"), Some(*c));
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn plan_steps_one_per_test() {
-        let mut p = parts();
-        p.code = vec![
-            Inst::Shape {
-                dst: Reg(0),
-                slot: SlotRef(0),
-                shapes: Shapes::PRESENT,
-            },
-            Inst::JumpIfFalse {
-                cond: Reg(0),
-                target: Target(3),
-            },
-            Inst::StrEq {
-                dst: Reg(0),
-                slot: SlotRef(0),
-                s: StrRef(0),
-            },
-            Inst::Ret { src: Reg(0) },
-        ];
-        let program = Program::new(p).unwrap();
-        assert_eq!(program.plan_steps(), Some(2));
-        let mut b = Bindings::new();
-        let x = Message::headers([("a", "x")]);
-        assert!(program.eval(&b.bind(program.keys(), &x), &mut Vec::new()));
-        let y = Message::headers([("a", "y")]);
-        assert!(!program.eval(&b.bind(program.keys(), &y), &mut Vec::new()));
-    }
-
-    #[test]
-    fn a_message_bound_to_another_table_is_judged_by_text() {
-        let mut p = parts();
-        p.code = vec![
-            Inst::StrIn {
-                dst: Reg(0),
-                slot: SlotRef(0),
-                set: SetRef(0),
-            },
-            Inst::Ret { src: Reg(0) },
-        ];
-        let program = Program::new(p).unwrap();
-        // The same keys, but a dictionary of its own: ids differ, text does not.
-        let mut other = program.keys().clone();
-        other.add_constant(0, "unrelated");
-        other.add_constant(0, "zz");
-        assert_ne!(other.stamp(), program.keys().stamp());
-        let mut b = Bindings::new();
-        for (value, expected) in [("zz", true), ("y", true), ("unrelated", false)] {
-            let m = Message::headers([("a", value)]);
-            assert_eq!(program.eval(&b.bind(&other, &m), &mut Vec::new()), expected);
-            assert_eq!(
-                program.eval(&b.bind(program.keys(), &m), &mut Vec::new()),
-                expected
-            );
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,411 @@
+
+use super::*;
+use crate::bind::Bindings;
+use crate::key::Key;
+use crate::message::Message;
+use crate::op::{ListRef, RangesRef, SetRef, SlotRef, StrRef, Target};
+use crate::program::{Program, ProgramParts};
+
+/// A tiny seeded generator (xorshift), so the test needs no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn parts() -> ProgramParts {
+    let mut p = ProgramParts::default();
+    p.keys.intern(Key::Header("a".into()));
+    p.keys.intern(Key::Header("b".into()));
+    // Longer than a short text: its equality probe compares bytes.
+    p.keys
+        .intern(Key::Header("a-header-named-at-length".into()));
+    p.pools.strings.push("x".into());
+    p.pools.strings.push("a-long-value-123".into());
+    p.pools.strings.push("a-long-value-1234".into());
+    p.pools
+        .sets
+        .push(["x", "y", "zz"].into_iter().map(Into::into).collect());
+    p.pools.sets.push(
+        ["x", "a-long-value-1234"]
+            .into_iter()
+            .map(Into::into)
+            .collect(),
+    );
+    p.pools.lists.push(vec!["a-".into(), "x".into()]);
+    p.pools.ranges.push(vec![crate::program::Interval {
+        lo: 1.0,
+        lo_inclusive: true,
+        hi: 10.0,
+        hi_inclusive: false,
+    }]);
+    p.registers = 1;
+    p
+}
+
+fn random_test(rng: &mut Rng) -> Inst {
+    let dst = Reg(0);
+    let slot = SlotRef(rng.below(3) as u32);
+    match rng.below(8) {
+        0 => Inst::Shape {
+            dst,
+            slot,
+            shapes: Shapes::PRESENT,
+        },
+        1 => Inst::StrEq {
+            dst,
+            slot,
+            s: StrRef(rng.below(3) as u32),
+        },
+        2 => Inst::StrIn {
+            dst,
+            slot,
+            set: SetRef(rng.below(2) as u32),
+        },
+        3 => Inst::StrPrefix {
+            dst,
+            slot,
+            list: ListRef(0),
+        },
+        4 => Inst::StrSuffix {
+            dst,
+            slot,
+            list: ListRef(0),
+        },
+        5 => Inst::TextNumIn {
+            dst,
+            slot,
+            ranges: RangesRef(0),
+        },
+        6 => Inst::StrContains {
+            dst,
+            slot,
+            list: ListRef(0),
+        },
+        _ => Inst::HasType {
+            dst,
+            slot,
+            types: crate::value::LeafTypes::STR,
+        },
+    }
+}
+
+/// A random one-register program: tests, `not`, `const`, forward jumps, `ret`.
+fn random_program(rng: &mut Rng) -> Program {
+    let len = 2 + rng.below(12);
+    let mut code = vec![random_test(rng)];
+    while code.len() < len - 1 {
+        let at = code.len();
+        code.push(match rng.below(6) {
+            0 => Inst::Not {
+                dst: Reg(0),
+                src: Reg(0),
+            },
+            1 => Inst::Const {
+                dst: Reg(0),
+                value: rng.below(2) == 0,
+            },
+            2 | 3 => {
+                let target = Target((at + 1 + rng.below(len - at - 1)) as u32);
+                if rng.below(2) == 0 {
+                    Inst::JumpIfFalse {
+                        cond: Reg(0),
+                        target,
+                    }
+                } else {
+                    Inst::JumpIfTrue {
+                        cond: Reg(0),
+                        target,
+                    }
+                }
+            }
+            _ => random_test(rng),
+        });
+    }
+    code.push(Inst::Ret { src: Reg(0) });
+    let mut p = parts();
+    p.code = code;
+    Program::new(p).expect("verifies")
+}
+
+fn random_message(rng: &mut Rng) -> Message {
+    let values = [
+        "x",
+        "y",
+        "zz",
+        "a-long-value-123",
+        "a-b",
+        "5",
+        "12",
+        "",
+        "bx",
+    ];
+    let mut headers = Vec::new();
+    for name in ["a", "b"] {
+        let n = rng.below(3);
+        if n > 0 {
+            headers.push(crate::message::Header {
+                name: name.into(),
+                values: (0..n)
+                    .map(|_| values[rng.below(values.len())].to_owned())
+                    .collect(),
+            });
+        }
+    }
+    Message::Headers(headers)
+}
+
+#[test]
+fn probed_headers_agree_with_bound_headers() {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    // Values equal to the constants, and of their lengths differing in one byte.
+    let values: [&[u8]; 15] = [
+        b"x",
+        b"zz",
+        b"zy",
+        b"a-b",
+        b"5",
+        b"12",
+        b"",
+        b"bx",
+        b"\xffx",
+        b"a-long-value-123",
+        b"a-long-valuf-123",
+        b"a-long-value-1234",
+        b"a-long-value-1x34",
+        b"a-long-v\xffue-1234",
+        b"xa-long-value-123",
+    ];
+    let names: [&[u8]; 6] = [
+        b"a",
+        b"b",
+        b"\xff",
+        b"a-header-named-at-length",
+        b"a-header-named-at-lengtx",
+        b"a-header-named-at-lengt",
+    ];
+    let mut probed = [0; 3];
+    for _ in 0..2000 {
+        // One test, then maybe `not` or a jump over a `const`, then `ret`.
+        let mut code = vec![random_test(&mut rng)];
+        match rng.below(3) {
+            0 => code.push(Inst::Not {
+                dst: Reg(0),
+                src: Reg(0),
+            }),
+            1 => code.extend([
+                Inst::JumpIfTrue {
+                    cond: Reg(0),
+                    target: Target(2),
+                },
+                Inst::Const {
+                    dst: Reg(0),
+                    value: rng.below(2) == 0,
+                },
+            ]),
+            _ => {}
+        }
+        code.push(Inst::Ret { src: Reg(0) });
+        let mut p = parts();
+        p.code = code;
+        let program = Program::new(p).unwrap();
+        if let Some(probe) = program.header_probe() {
+            probed[match probe.test {
+                ProbeTest::EqualShort(_) => 0,
+                ProbeTest::Equal(_) => 1,
+                ProbeTest::Step(_) => 2,
+            }] += 1;
+        }
+        for _ in 0..8 {
+            // Names repeat, value lists may be empty, values need not be UTF-8.
+            let headers: Vec<(&[u8], Vec<&[u8]>)> = (0..rng.below(5))
+                .map(|_| {
+                    let name = names[rng.below(names.len())];
+                    let n = rng.below(3);
+                    let value = |_| values[rng.below(values.len())];
+                    (name, (0..n).map(value).collect())
+                })
+                .collect();
+            let mut b = Bindings::new();
+            let expected = {
+                let bound = b.bind_headers(program.keys(), &headers);
+                exec::run_registers(program.verified(), &bound, &mut Vec::new())
+            };
+            assert_eq!(
+                program.eval_headers(&mut b, &headers, &mut Vec::new()),
+                expected,
+                "{}{headers:?}",
+                program.disassemble()
+            );
+        }
+    }
+    // Every kind of probe is exercised.
+    assert!(
+        probed.iter().all(|&n| n > 100),
+        "{probed:?} programs probed"
+    );
+}
+
+#[test]
+fn plan_agrees_with_the_register_executor_on_random_programs() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for _ in 0..3000 {
+        let program = random_program(&mut rng);
+        assert!(program.plan().is_some(), "{}", program.disassemble());
+        for _ in 0..8 {
+            let mut b = Bindings::new();
+            let message = random_message(&mut rng);
+            let bound = b.bind(program.keys(), &message);
+            assert_eq!(
+                program
+                    .plan()
+                    .map(|p| p.run(program.verified(), &bound, &mut Vec::new())),
+                Some(exec::run_registers(
+                    program.verified(),
+                    &bound,
+                    &mut Vec::new()
+                )),
+                "{}",
+                program.disassemble()
+            );
+        }
+    }
+}
+
+#[test]
+fn programs_with_other_registers_or_reading_first_get_no_plan() {
+    let mut p = parts();
+    p.registers = 2;
+    p.code = vec![
+        Inst::Const {
+            dst: Reg(1),
+            value: true,
+        },
+        Inst::Ret { src: Reg(1) },
+    ];
+    assert!(Program::new(p).unwrap().plan().is_none());
+    let mut p = parts();
+    p.code = vec![
+        Inst::Not {
+            dst: Reg(0),
+            src: Reg(0),
+        },
+        Inst::Ret { src: Reg(0) },
+    ];
+    assert!(Program::new(p).unwrap().plan().is_none());
+}
+
+#[test]
+fn steps_reading_one_pool_entry_share_its_constants() {
+    let mut p = parts();
+    let (dst, slot) = (Reg(0), SlotRef(0));
+    let either = |target: u32| Inst::JumpIfTrue {
+        cond: Reg(0),
+        target: Target(target),
+    };
+    p.code = vec![
+        Inst::StrPrefix {
+            dst,
+            slot,
+            list: ListRef(0),
+        },
+        either(2),
+        Inst::StrSuffix {
+            dst,
+            slot,
+            list: ListRef(0),
+        },
+        either(4),
+        Inst::StrEq {
+            dst,
+            slot,
+            s: StrRef(1),
+        },
+        either(6),
+        Inst::StrEq {
+            dst,
+            slot,
+            s: StrRef(1),
+        },
+        Inst::Ret { src: Reg(0) },
+    ];
+    let program = Program::new(p).unwrap();
+    let steps = &program.plan().unwrap().steps;
+    match (
+        &steps[0].kind,
+        &steps[1].kind,
+        &steps[2].kind,
+        &steps[3].kind,
+    ) {
+        (Kind::Prefix(a), Kind::Suffix(b), Kind::Eq(c), Kind::Eq(d)) => {
+            assert!(Arc::ptr_eq(a, b));
+            assert_eq!(c, d);
+            assert_eq!(program.keys().constant_id("a-long-value-123"), Some(*c));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn plan_steps_one_per_test() {
+    let mut p = parts();
+    p.code = vec![
+        Inst::Shape {
+            dst: Reg(0),
+            slot: SlotRef(0),
+            shapes: Shapes::PRESENT,
+        },
+        Inst::JumpIfFalse {
+            cond: Reg(0),
+            target: Target(3),
+        },
+        Inst::StrEq {
+            dst: Reg(0),
+            slot: SlotRef(0),
+            s: StrRef(0),
+        },
+        Inst::Ret { src: Reg(0) },
+    ];
+    let program = Program::new(p).unwrap();
+    assert_eq!(program.plan_steps(), Some(2));
+    let mut b = Bindings::new();
+    let x = Message::headers([("a", "x")]);
+    assert!(program.eval(&b.bind(program.keys(), &x), &mut Vec::new()));
+    let y = Message::headers([("a", "y")]);
+    assert!(!program.eval(&b.bind(program.keys(), &y), &mut Vec::new()));
+}
+
+#[test]
+fn a_message_bound_to_another_table_is_judged_by_text() {
+    let mut p = parts();
+    p.code = vec![
+        Inst::StrIn {
+            dst: Reg(0),
+            slot: SlotRef(0),
+            set: SetRef(0),
+        },
+        Inst::Ret { src: Reg(0) },
+    ];
+    let program = Program::new(p).unwrap();
+    // The same keys, but a dictionary of its own: ids differ, text does not.
+    let mut other = program.keys().clone();
+    other.add_constant(0, "unrelated");
+    other.add_constant(0, "zz");
+    assert_ne!(other.stamp(), program.keys().stamp());
+    let mut b = Bindings::new();
+    for (value, expected) in [("zz", true), ("y", true), ("unrelated", false)] {
+        let m = Message::headers([("a", value)]);
+        assert_eq!(program.eval(&b.bind(&other, &m), &mut Vec::new()), expected);
+        assert_eq!(
+            program.eval(&b.bind(program.keys(), &m), &mut Vec::new()),
+            expected
+        );
+    }
+}

@@ -1,0 +1,238 @@
+//! Verified programs ([`Verified`]): a program's parts once the verifier has checked them —
+//! every register, slot and pool index in bounds, jumps forward only, sizes within limits — with
+//! what evaluation derives from them (substring searchers, the key table's needs). Above the
+//! instruction set; below the executor, the decision plans and [`crate::program::Program`].
+
+use crate::op::{Inst, ProgramParts};
+use crate::substring::Substrings;
+
+/// Most instructions a program may hold.
+pub const MAX_INSTRUCTIONS: usize = 1 << 20;
+/// Most registers a program may use.
+pub const MAX_REGISTERS: usize = 1 << 20;
+
+/// A program's parts, verified, and the substring searchers its instructions read.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    parts: ProgramParts,
+    /// The substring searcher of each list a `str_contains` or `str_contains_fold` instruction
+    /// reads, indexed like `pools.lists` (`None` for the other lists); built here, once per
+    /// list, so that evaluation never builds one (see [`crate::substring`]).
+    substrings: Box<[Option<Substrings>]>,
+}
+
+impl Verified {
+    /// Verifies `parts`: every register, slot and pool index in bounds, jumps forward only, the
+    /// stream ends in `ret`, sizes within limits, origins cover the code, no interval bound is
+    /// NaN. Then derives the substring searchers and records in the key table what binding must
+    /// compute, in time and memory proportional to `parts`.
+    pub fn new(parts: ProgramParts) -> Result<Verified, VerifyError> {
+        let n = parts.code.len();
+        let whole = |reason: String| VerifyError { at: n, reason };
+        if n == 0 || n > MAX_INSTRUCTIONS {
+            return Err(whole(format!(
+                "instruction count {n} outside 1..={MAX_INSTRUCTIONS}"
+            )));
+        }
+        if parts.registers as usize > MAX_REGISTERS || parts.registers == 0 {
+            return Err(whole(format!(
+                "register count {} outside 1..={MAX_REGISTERS}",
+                parts.registers
+            )));
+        }
+        if !matches!(parts.code.last(), Some(Inst::Ret { .. })) {
+            return Err(whole("the last instruction is not ret".to_owned()));
+        }
+        if !parts.origins.is_empty() && parts.origins.len() != n {
+            return Err(whole("origins do not cover the code".to_owned()));
+        }
+        if let Some(bad) = parts
+            .origins
+            .iter()
+            .find(|&&o| o != u32::MAX && o as usize >= parts.sources.len())
+        {
+            return Err(whole(format!("origin {bad} out of range")));
+        }
+        if let Some(i) = parts
+            .pools
+            .ranges
+            .iter()
+            .position(|set| set.iter().any(|r| r.lo.is_nan() || r.hi.is_nan()))
+        {
+            return Err(whole(format!("ranges{i} has a NaN bound")));
+        }
+        for (at, inst) in parts.code.iter().enumerate() {
+            inst.check(&parts, at)
+                .map_err(|reason| VerifyError { at, reason })?;
+        }
+        check_leaf_tests(&parts).map_err(whole)?;
+        let substrings = substrings(&parts)?;
+        let mut parts = parts;
+        needs(&mut parts);
+        Ok(Verified { parts, substrings })
+    }
+
+    /// The substring searcher of list `list`, when a `str_contains` or `str_contains_fold`
+    /// instruction reads it.
+    #[inline]
+    pub(crate) fn substrings(&self, list: u32) -> Option<&Substrings> {
+        self.substrings.get(list as usize)?.as_ref()
+    }
+
+    /// The verified parts.
+    #[inline]
+    pub fn parts(&self) -> &ProgramParts {
+        &self.parts
+    }
+
+    /// The key table.
+    #[inline]
+    pub fn keys(&self) -> &crate::bind::KeyTable {
+        &self.parts.keys
+    }
+
+    /// The constant pools.
+    #[inline]
+    pub fn pools(&self) -> &crate::op::Pools {
+        &self.parts.pools
+    }
+
+    /// The instructions.
+    #[inline]
+    pub fn code(&self) -> &[Inst] {
+        &self.parts.code
+    }
+
+    /// The number of registers.
+    #[inline]
+    pub fn register_count(&self) -> usize {
+        self.parts.registers as usize
+    }
+}
+
+/// The searchers of the lists that substring instructions read (of a program whose operands are
+/// verified), each built once however many instructions read it.
+fn substrings(parts: &ProgramParts) -> Result<Box<[Option<Substrings>]>, VerifyError> {
+    let mut searchers: Vec<Option<Substrings>> = Vec::new();
+    for (at, inst) in parts.code.iter().enumerate() {
+        let (Inst::StrContains { list, .. } | Inst::StrContainsFold { list, .. }) = *inst else {
+            continue;
+        };
+        let i = list.0 as usize;
+        if searchers.get(i).is_some_and(Option::is_some) {
+            continue;
+        }
+        let Some(needles) = parts.pools.lists.get(i) else {
+            continue;
+        };
+        let searcher = Substrings::new(needles).map_err(|e| VerifyError {
+            at,
+            reason: format!("list{i}: {e}"),
+        })?;
+        if searchers.is_empty() {
+            searchers.resize_with(parts.pools.lists.len(), || None);
+        }
+        if let Some(slot) = searchers.get_mut(i) {
+            *slot = Some(searcher);
+        }
+    }
+    Ok(searchers.into_boxed_slice())
+}
+
+/// Records in the program's key table what binding must compute for its tests (see
+/// [`crate::bind`]): the constants of its `str_eq` and `str_in` instructions in the dictionary,
+/// the slots they read as looked up there, and the slots `text_num_in` reads as numeric text.
+/// Each pool entry and each slot is recorded once, however many instructions read it, so this
+/// costs time in proportion to the program's size.
+fn needs(parts: &mut ProgramParts) {
+    // What was seen, in one buffer: a flag per string, per set, and per slot (bit 0: compared
+    // with constants, bit 1: read as numeric text).
+    const COMPARED: u8 = 1;
+    const NUMERIC: u8 = 2;
+    let (strings, sets) = (parts.pools.strings.len(), parts.pools.sets.len());
+    let mut seen = vec![0u8; strings + sets + parts.keys.len()];
+    for inst in &parts.code {
+        let (slot, need) = match *inst {
+            Inst::StrEq { slot, s, .. } => {
+                if let Some(first) = seen.get_mut(s.0 as usize).filter(|seen| **seen == 0) {
+                    *first = 1;
+                    if let Some(v) = parts.pools.strings.get(s.0 as usize) {
+                        parts.keys.add_value(v);
+                    }
+                }
+                (slot, COMPARED)
+            }
+            Inst::StrIn { slot, set, .. } => {
+                let at = strings.saturating_add(set.0 as usize);
+                if let Some(first) = seen.get_mut(at).filter(|seen| **seen == 0) {
+                    *first = 1;
+                    if let Some(values) = parts.pools.sets.get(set.0 as usize) {
+                        for v in values {
+                            parts.keys.add_value(v);
+                        }
+                    }
+                }
+                (slot, COMPARED)
+            }
+            Inst::TextNumIn { slot, .. } => (slot, NUMERIC),
+            _ => continue,
+        };
+        if let Some(flags) = seen.get_mut(strings + sets + slot.0 as usize) {
+            *flags |= need;
+        }
+    }
+    for (slot, flags) in seen.iter().skip(strings + sets).enumerate() {
+        let slot = u32::try_from(slot).unwrap_or(u32::MAX);
+        if flags & COMPARED != 0 {
+            parts.keys.mark_constants(slot);
+        }
+        if flags & NUMERIC != 0 {
+            parts.keys.add_text_numbers(slot);
+        }
+    }
+}
+
+/// Whether `inst` can run on one leaf inside an `except`: a test of a leaf's value (not a shape,
+/// a control instruction or another `except`).
+pub fn is_leaf_test(inst: &Inst) -> bool {
+    !matches!(
+        inst,
+        Inst::Const { .. }
+            | Inst::And { .. }
+            | Inst::Or { .. }
+            | Inst::Not { .. }
+            | Inst::JumpIfFalse { .. }
+            | Inst::JumpIfTrue { .. }
+            | Inst::Ret { .. }
+            | Inst::Shape { .. }
+            | Inst::Except { .. }
+    )
+}
+
+/// Checks every leaf-test list: each entry a leaf test ([`is_leaf_test`]) whose operands are in
+/// range.
+fn check_leaf_tests(parts: &ProgramParts) -> Result<(), String> {
+    for (i, tests) in parts.pools.leaf_tests.iter().enumerate() {
+        for (j, inst) in tests.iter().enumerate() {
+            if !is_leaf_test(inst) {
+                return Err(format!(
+                    "tests{i}[{j}]: {} is not a test of one leaf",
+                    inst.opcode().mnemonic()
+                ));
+            }
+            inst.check(parts, 0)
+                .map_err(|reason| format!("tests{i}[{j}]: {reason}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Why a program was rejected by the verifier.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid program at instruction {at}: {reason}")]
+pub struct VerifyError {
+    /// The instruction index (or the code length for whole-program errors).
+    pub at: usize,
+    /// What is wrong.
+    pub reason: String,
+}
