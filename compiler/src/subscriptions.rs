@@ -571,6 +571,15 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         self.done(scratch)
     }
 
+    /// Whether a group of the set reads events ([`crate::read_messages`] splits a batch for
+    /// its filters).
+    fn reads_events(&self) -> bool {
+        self.groups
+            .iter()
+            .flatten()
+            .any(|g| crate::reads_events(&g.options) && !g.engine.is_empty())
+    }
+
     /// Whether a group of the set holds EventBridge patterns.
     fn has_eventbridge(&self) -> bool {
         self.groups
@@ -581,17 +590,25 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
 
     /// Matches every message of one JSON document as received — a line of a log — each group
     /// reading the document as [`crate::read_messages`] reads it for one of its filters, and
-    /// calls `each` with the result of each message: a document that is a batch of events (an
-    /// array of objects) is matched event by event (`each(Some(index), ...)`: the groups that
-    /// read events judge that event, the others the whole document, as each of their filters
-    /// would); any other document once (`each(None, ...)`, as
-    /// [`SubscriptionSet::matching_document`]). `filtervm route` reads its lines so, which is how
-    /// it never disagrees with `filtervm match`.
+    /// calls `each` with the result of each message: in a set with a group that reads events
+    /// (`eventgrid`), a document that is a batch of events (an array of objects) is matched
+    /// event by event (`each(Some(index), ...)`: the groups that read events judge that event,
+    /// the others the whole document, as each of their filters would); any other document, and
+    /// every document of a set without such a group, once (`each(None, ...)`, as
+    /// [`SubscriptionSet::matching_document`]). Only `eventgrid` filters read an array as a
+    /// batch; to the others it is one message (an EventBridge event is one JSON object, EB-3,
+    /// so an array is `INVALID_MESSAGE` to them). `filtervm route` reads its lines so, which is
+    /// how it never disagrees with `filtervm match`.
     pub fn matching_messages<F>(&self, scratch: &mut SetScratch, json: &[u8], mut each: F)
     where
         F: FnMut(Option<usize>, &Matches<'_, Id>),
     {
-        let events = match crate::shape::batch(json) {
+        let batch = if self.reads_events() {
+            crate::shape::batch(json)
+        } else {
+            Ok(None)
+        };
+        let events = match batch {
             Ok(Some(events)) => events,
             _ => {
                 let matches = self.matching_document(scratch, json);
@@ -1829,6 +1846,49 @@ mod tests {
             per_event.push((event, ids(matches).contains(&"grid")));
         });
         assert_eq!(per_event, [(Some(0), true), (Some(1), true)]);
+    }
+
+    /// Only `eventgrid` filters read an array as a batch: a set without them judges an array
+    /// line once, as `filtervm match` does, and an EventBridge group reports the one
+    /// `INVALID_MESSAGE` an array is to it (EB-3); beside an `eventgrid` group the line is
+    /// split, the EventBridge group judging the whole line for each event.
+    #[test]
+    fn an_array_is_a_batch_only_to_a_set_that_reads_events() {
+        let mut set = SubscriptionSet::new();
+        let pattern = compile(
+            Dialect::EventBridge,
+            &json!({"subject": ["/orders/1"]}),
+            &Dialect::EventBridge.into(),
+        )
+        .unwrap();
+        set.insert("eb", &pattern).unwrap();
+        let mut scratch = SetScratch::new();
+        let batch = br#"[{"subject": "/orders/1"}, {"subject": "/orders/2"}]"#;
+        let mut seen = Vec::new();
+        set.matching_messages(&mut scratch, batch, |event, matches| {
+            let codes: Vec<ErrorCode> = matches.unjudged().map(|u| u.error.code).collect();
+            seen.push((event, ids(matches).len(), codes));
+        });
+        assert_eq!(seen, [(None, 0, vec![ErrorCode::InvalidMessage])]);
+        let grid = compile_text(
+            Dialect::EventGrid,
+            r#"{"subjectBeginsWith": "/orders/1"}"#,
+            &Dialect::EventGrid.into(),
+        )
+        .unwrap();
+        set.insert("grid", &grid).unwrap();
+        let mut seen = Vec::new();
+        set.matching_messages(&mut scratch, batch, |event, matches| {
+            let codes: Vec<ErrorCode> = matches.unjudged().map(|u| u.error.code).collect();
+            seen.push((event, ids(matches), codes));
+        });
+        assert_eq!(
+            seen,
+            [
+                (Some(0), vec!["grid"], vec![ErrorCode::InvalidMessage]),
+                (Some(1), vec![], vec![ErrorCode::InvalidMessage]),
+            ]
+        );
     }
 
     /// A document some group cannot read (its part in the wrong form) leaves that group

@@ -8,7 +8,10 @@
 //! optional — or `document`, one JSON document's text. `expect` is `match`, `no-match` or the
 //! stable code of the error. A message of parts is also given as the document of those parts,
 //! `parts_document` (`{"body", "attributes": {NAME: {"Type", "Value"}}, "headers"}`; this test
-//! checks it is that document), which must mean the same.
+//! checks it is that document), which must mean the same — unless the case gives
+//! `parts_document_expect`, the outcome of that document where the dialect reads a document
+//! otherwise than parts (an `eventbridge` filter: the whole document is the event, EB-1, so
+//! `{"attributes": ...}` is an event with a member `attributes`).
 //! `lines_split`: for a batch given whole, the verdict of each event when `filtervm match` and
 //! `route` split the line.
 
@@ -209,7 +212,13 @@ fn every_situation_has_its_verdict_or_code_in_every_form() {
                     document_of(parts),
                     "{name}: parts_document"
                 );
-                check.run(
+                let document_check = Check {
+                    want: case
+                        .get("parts_document_expect")
+                        .map_or(check.want, |w| w.as_str().unwrap()),
+                    ..check
+                };
+                document_check.run(
                     &mut scratch,
                     &Message::json(document.as_bytes()),
                     "document of the parts",

@@ -280,12 +280,22 @@ pub enum Validation {
 
 /// Compiles `policy` with `options` (as [`crate::runner::compile`] reads a vector's) and validates
 /// it with the reference ([`crate::reference::validate`]); a policy one accepts and the other
-/// rejects is a disagreement.
+/// rejects is a disagreement, and so is an `eventbridge` pattern both reject with different codes
+/// (both sort event-ruler's messages into its `EVENTBRIDGE_*` codes, each on its own).
 pub fn validation(dialect: Dialect, options: &Value, policy: &Value) -> Validation {
     let compiler = crate::runner::compile(dialect, policy, options);
     let reference = crate::reference::validate(dialect, options, policy);
     match (compiler, reference) {
         (Ok(_), Ok(())) => Validation::BothAccept,
+        (Err(e), Err(r))
+            if dialect == Dialect::EventBridge
+                && !r.is_limit()
+                && e.errors.first().map(|p| p.code.as_str()) != Some(r.code) =>
+        {
+            Validation::Disagree(format!(
+                "both reject the pattern, with different codes: the compiler {e}, the reference {r}"
+            ))
+        }
         (Err(_), Err(_)) => Validation::BothReject,
         (Ok(_), Err(r)) if r.is_limit() => Validation::Limit(r.to_string()),
         (Ok(_), Err(r)) => Validation::Disagree(format!(

@@ -41,7 +41,8 @@ impl PatternError {
     /// `EVENTBRIDGE_TYPE_ERROR` for an operand of the wrong JSON type,
     /// `EVENTBRIDGE_UNKNOWN_OPERATOR` for an operator that does not exist,
     /// `EVENTBRIDGE_INVALID_VALUE` for an operand of the right type but a bad value, and
-    /// `EVENTBRIDGE_LIMIT_EXCEEDED` for EB-32 and EB-33. [`REFERENCE_LIMIT`] stays itself.
+    /// `EVENTBRIDGE_LIMIT_EXCEEDED` for EB-32 and EB-33. [`REFERENCE_LIMIT`] stays itself; a
+    /// message no list sorts is [`UNSORTED`], never a guess.
     pub fn product_code(&self) -> &'static str {
         match self.code {
             LIMIT_EXCEEDED | PATTERN_TOO_COMPLEX => LIMIT,
@@ -102,6 +103,26 @@ fn message_code(message: &str) -> &'static str {
         "Invalid IP address",
         "mask bits must be <",
     ];
+    // Not shaped like a pattern (EB-4, EB-5, the structure rows of EB-31), and a pattern nested
+    // deeper than EB-34's 1,000 levels (JSON the reader refuses, as text that is not JSON).
+    const SYNTAXES: &[&str] = &[
+        "Filter is not an object",
+        "Empty objects are not allowed",
+        " must be an object or an array",
+        "Empty arrays are not allowed",
+        "Match value must be String, number, true, false, or null",
+        "It must be an Array followed with $or.",
+        "Only JSON object is allowed in array of $or relationship.",
+        "There must have at least 2 Objects in $or relationship.",
+        "is Ruler reserved fieldName which cannot be used inside $or.",
+        "expression name not found",
+        "Only one key allowed in match expression",
+        "Too many elements in numeric expression",
+        "Invalid member in numeric match: ",
+        "Bad value in numeric range: ",
+        "Too many terms in numeric range expression",
+        "Document nesting depth (",
+    ];
     let has = |list: &[&str]| list.iter().any(|m| message.contains(m));
     let numeric_operand = message.starts_with("Value of ") && message.ends_with(" must be numeric");
     if has(TYPES) || numeric_operand {
@@ -110,7 +131,38 @@ fn message_code(message: &str) -> &'static str {
         UNKNOWN_OPERATOR
     } else if has(VALUES) || (message.contains("anything-but") && message.contains("empty")) {
         INVALID_VALUE
-    } else {
+    } else if has(SYNTAXES) {
         SYNTAX
+    } else {
+        // A message none of the lists sorts is a gap in this table, not a syntax error: a code
+        // no product error has, so that comparing codes (the vectors' runner, the conformance
+        // test of EB-31's rows) reports it instead of passing it off as the likeliest code.
+        UNSORTED
+    }
+}
+
+/// The code [`PatternError::product_code`] gives a message its table does not sort (never a
+/// product code: a gap in the reference, reported wherever codes are compared).
+pub const UNSORTED: &str = "EVENTBRIDGE_UNSORTED_MESSAGE";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_sorted_by_their_lists_and_unknown_ones_are_not_syntax_errors() {
+        assert_eq!(message_code("Empty objects are not allowed"), SYNTAX);
+        assert_eq!(message_code("Prefix expression name not found"), SYNTAX);
+        assert_eq!(
+            message_code("Document nesting depth (1001) exceeds the maximum allowed (1000)"),
+            SYNTAX
+        );
+        assert_eq!(message_code("Value of >= must be numeric"), TYPE);
+        assert_eq!(
+            message_code("Unrecognized match type EXISTS"),
+            UNKNOWN_OPERATOR
+        );
+        assert_eq!(message_code("IPv4 mask bits must be < 32"), INVALID_VALUE);
+        assert_eq!(message_code("something event-ruler never says"), UNSORTED);
     }
 }
