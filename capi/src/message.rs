@@ -381,3 +381,43 @@ pub(crate) unsafe fn with_message<R>(
     parts.headers = headers.as_ref();
     f(&Input::Parts(parts))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `CText` reads every byte string as `[u8]`'s `Text` does: ASCII and other UTF-8 as text,
+    /// anything else as bytes (a lone continuation byte, a surrogate, a truncated sequence, an
+    /// overlong form), at every length around the word size the ASCII test reads.
+    #[test]
+    fn c_text_reads_bytes_as_the_byte_string_text_does() {
+        let mut cases: Vec<Vec<u8>> = [
+            &b""[..],
+            b"order.paid",
+            "caf\u{e9}".as_bytes(),
+            "\u{1f600} x".as_bytes(),
+            b"\xff",
+            b"abc\x80",
+            b"\xed\xa0\x80",
+            b"\xe2\x82",
+            b"\xc0\xaf",
+            b"\x7f\x00",
+        ]
+        .iter()
+        .map(|b| b.to_vec())
+        .collect();
+        for n in 0..20 {
+            let ascii = vec![b'a'; n];
+            let mut high = ascii.clone();
+            high.push(0x80);
+            let mut utf8 = ascii.clone();
+            utf8.extend_from_slice("\u{e9}".as_bytes());
+            cases.extend([ascii, high, utf8]);
+        }
+        for case in &cases {
+            let c = CText::new(case);
+            assert_eq!(c.text(), case.as_slice().text(), "{case:?}");
+            assert_eq!(c.bytes(), case.as_slice(), "{case:?}");
+        }
+    }
+}
