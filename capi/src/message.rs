@@ -89,7 +89,7 @@ unsafe fn checked<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
 }
 
 /// A byte string of the caller's, read as text where it lies: ASCII (nearly every value a
-/// broker sends) is UTF-8 as it is, told by one word-at-a-time test ([`<[u8]>::is_ascii`]); any
+/// broker sends) is UTF-8 as it is, told by one word-at-a-time test (`<[u8]>::is_ascii`); any
 /// other bytes are checked as UTF-8 in full. The same answers as `[u8]`'s [`Text`], cheaper for
 /// the short values filters read.
 #[repr(transparent)]
