@@ -320,7 +320,13 @@ pub struct AttributeArg {
 }
 
 /// A message's attributes as read from Python: the facade reads them where they lie.
-pub struct AttributeList(Vec<AttributeArg>);
+pub enum AttributeList {
+    /// No attribute or one: the attribute looked up by the one name a filter reads (held
+    /// without an allocation).
+    One(Option<AttributeArg>),
+    /// Any number of attributes.
+    Many(Vec<AttributeArg>),
+}
 
 impl Attributes for AttributeList {
     type Name = PyText;
@@ -328,7 +334,13 @@ impl Attributes for AttributeList {
 
     #[inline]
     fn entries(&self) -> impl Iterator<Item = (&PyText, AttributeType, &AttributeValue)> {
-        self.0.iter().map(|a| (&a.name, a.data_type, &a.value))
+        let (one, many): (Option<&AttributeArg>, &[AttributeArg]) = match self {
+            AttributeList::One(one) => (one.as_ref(), &[]),
+            AttributeList::Many(many) => (None, many),
+        };
+        one.into_iter()
+            .chain(many)
+            .map(|a| (&a.name, a.data_type, &a.value))
     }
 }
 
@@ -375,14 +387,14 @@ impl<'py> MessageArgs<'py> {
     /// `names`: the names of the attributes whose values the filters read, when they are all
     /// the filters read of the attributes ([`AttributeNames::get`]); attributes given as a
     /// `dict` of plain values are then looked up by these names instead of read whole.
-    pub fn new(
-        message: Option<&Bound<'py, PyAny>>,
-        attributes: Option<&Bound<'py, PyAny>>,
-        headers: Option<&Bound<'py, PyAny>>,
-        body: Option<&Bound<'py, PyAny>>,
+    pub fn new<'a>(
+        message: Option<&'a Bound<'py, PyAny>>,
+        attributes: Option<&'a Bound<'py, PyAny>>,
+        headers: Option<&'a Bound<'py, PyAny>>,
+        body: Option<&'a Bound<'py, PyAny>>,
         names: Option<&[Py<PyString>]>,
     ) -> PyResult<MessageArgs<'py>> {
-        let given = |v: Option<&Bound<'py, PyAny>>| v.filter(|v| !v.is_none()).cloned();
+        let given = |v: Option<&'a Bound<'py, PyAny>>| v.filter(|v| !v.is_none());
         let (message, attributes, headers, body) = (
             given(message),
             given(attributes),
@@ -412,17 +424,17 @@ impl<'py> MessageArgs<'py> {
                 ))
             })?),
         };
-        let body = body.map(|b| text_arg(&b, "body")).transpose()?;
+        let body = body.map(|b| text_arg(b, "body")).transpose()?;
         let mut unreadable = None;
         let attributes = attributes
             .map(
-                |a| match names.and_then(|names| looked_up(&a, names).transpose()) {
+                |a| match names.and_then(|names| looked_up(a, names).transpose()) {
                     Some(looked_up) => looked_up,
-                    None => read_attributes(&a, &mut unreadable),
+                    None => read_attributes(a, &mut unreadable),
                 },
             )
             .transpose()?;
-        let headers = headers.map(|h| read_headers(&h)).transpose()?;
+        let headers = headers.map(|h| read_headers(h)).transpose()?;
         if document.is_none() && body.is_none() && attributes.is_none() && headers.is_none() {
             return Err(PyTypeError::new_err(
                 "no message given: pass a message (dict or JSON text), or attributes=, headers= \
@@ -498,7 +510,7 @@ fn read_attributes<'py>(
         for (name, value) in dict.iter() {
             add(name, value)?;
         }
-        return Ok(AttributeList(out));
+        return Ok(AttributeList::Many(out));
     }
     let mapping = value.cast::<PyMapping>().map_err(|_| {
         PyTypeError::new_err(format!(
@@ -510,7 +522,7 @@ fn read_attributes<'py>(
         let (name, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
         add(name, value)?;
     }
-    Ok(AttributeList(out))
+    Ok(AttributeList::Many(out))
 }
 
 /// The attributes of `value` named `names`, when `value` is a `dict` whose every name and
@@ -529,7 +541,7 @@ fn looked_up<'py>(
         return Ok(None);
     }
     let py = value.py();
-    let mut out = Vec::with_capacity(names.len());
+    let mut out = Vec::new();
     for name in names {
         let name = name.bind(py);
         if let Some(value) = dict.get_item(name)? {
@@ -537,14 +549,21 @@ fn looked_up<'py>(
                 // Not for a plain value; read the attributes whole.
                 return Ok(None);
             };
-            out.push(AttributeArg {
+            let attribute = AttributeArg {
                 name: PyText::new(name.clone())?,
                 data_type,
                 value,
-            });
+            };
+            if let [_] = names {
+                return Ok(Some(AttributeList::One(Some(attribute))));
+            }
+            out.push(attribute);
         }
     }
-    Ok(Some(AttributeList(out)))
+    Ok(Some(match names {
+        [_] => AttributeList::One(None),
+        _ => AttributeList::Many(out),
+    }))
 }
 
 /// The names of the attributes the filters of a call read, as Python strings: made once per
@@ -677,19 +696,24 @@ fn typed_attribute<'py>(
 ) -> PyResult<ReadValue<'py>> {
     let py = fields.py();
     let shown = || name.to_str().unwrap_or("?").to_owned();
-    let first = |keys: [&Bound<'py, PyString>; 3]| -> PyResult<Option<Bound<'py, PyAny>>> {
-        for k in keys {
+    // The member of the first of three names that `fields` has; the names after the first
+    // are made only when it is missing (AWS's Publish API uses the first).
+    let first = |first: &Bound<'py, PyString>,
+                 others: &dyn Fn() -> [&'py Bound<'py, PyString>; 2]|
+     -> PyResult<Option<Bound<'py, PyAny>>> {
+        if let Some(v) = fields.get_item(first)? {
+            return Ok(Some(v));
+        }
+        for k in others() {
             if let Some(v) = fields.get_item(k)? {
                 return Ok(Some(v));
             }
         }
         Ok(None)
     };
-    let data_type = first([
-        intern!(py, "DataType"),
-        intern!(py, "Type"),
-        intern!(py, "type"),
-    ])?
+    let data_type = first(intern!(py, "DataType"), &|| {
+        [intern!(py, "Type"), intern!(py, "type")]
+    })?
     .ok_or_else(|| {
         PyValueError::new_err(format!(
             "attribute `{}`: a typed attribute needs \"DataType\" (or \"Type\")",
@@ -706,11 +730,9 @@ fn typed_attribute<'py>(
             given.as_bytes(),
         )));
     };
-    let value = first([
-        intern!(py, "StringValue"),
-        intern!(py, "Value"),
-        intern!(py, "value"),
-    ])?;
+    let value = first(intern!(py, "StringValue"), &|| {
+        [intern!(py, "Value"), intern!(py, "value")]
+    })?;
     let text = match value {
         Some(v) if v.is_instance_of::<PyString>() => AttributeValue::Str(PyText::new(
             v.cast_into::<PyString>().map_err(PyErr::from)?,
