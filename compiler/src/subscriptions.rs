@@ -577,7 +577,7 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         self.groups
             .iter()
             .flatten()
-            .any(|g| crate::reads_events(&g.options) && !g.engine.is_empty())
+            .any(|g| crate::options::reads_events(&g.options) && !g.engine.is_empty())
     }
 
     /// Whether a group of the set holds EventBridge patterns.
