@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::bind::Bindings;
 use crate::key::Key;

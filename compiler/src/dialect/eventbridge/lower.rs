@@ -236,20 +236,10 @@ fn matcher(key: &Key, m: &Matcher, at: &str) -> Node {
             test(Pred::IgnoreCase(CasePattern::new(s, CaseMode::Equals)))
         }
         Matcher::Wildcard(w) => test(wildcard_pred(w)),
-        Matcher::Numeric { lo, hi } => {
-            let (lo, lo_inclusive) =
-                lo.map_or((f64::NEG_INFINITY, true), |b| (b.value, b.inclusive));
-            let (hi, hi_inclusive) = hi.map_or((f64::INFINITY, true), |b| (b.value, b.inclusive));
-            test(Pred::Num {
-                source: NumSource::Comparable,
-                ranges: vec![Interval {
-                    lo,
-                    lo_inclusive,
-                    hi,
-                    hi_inclusive,
-                }],
-            })
-        }
+        Matcher::Numeric { lo, hi } => test(Pred::Num {
+            source: NumSource::Comparable,
+            ranges: vec![crate::dialect::sns::lower::interval(*lo, *hi)],
+        }),
         Matcher::Exists(true) => test(Pred::Shape(Shapes::PRESENT)),
         // Lowered by `lower_leaf`; never a positive alternative.
         Matcher::Exists(false) => Node::constant(false, at),

@@ -108,31 +108,10 @@ pub struct Or {
     pub alternatives: Vec<(Vec<Item>, String)>,
 }
 
-/// A numeric bound (EB-26).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Bound {
-    /// The bound's value (comparable, EB-17).
-    pub value: f64,
-    /// Whether the bound itself is inside.
-    pub inclusive: bool,
-}
-
-/// What `anything-but` excludes (EB-23, EB-24).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Exclusion {
-    /// Strings equal to one of these (no address reading).
-    Strings(Vec<String>),
-    /// Comparable numbers numerically equal to one of these.
-    Numbers(Vec<f64>),
-    /// Strings starting with one of these.
-    Prefixes(Vec<String>),
-    /// Strings ending with one of these.
-    Suffixes(Vec<String>),
-    /// Strings equal to one of these ignoring case (EB-20).
-    EqualsIgnoreCase(Vec<String>),
-    /// Strings matching one of these wildcards.
-    Wildcards(Vec<Wildcard>),
-}
+/// A numeric bound (EB-26) and what `anything-but` excludes (EB-23, EB-24): the same as in an
+/// SNS policy (`docs/dialects/sns-filters.md` rules 31, 28, 29 and 41), the pattern language both
+/// dialects share.
+pub use crate::dialect::sns::parse::{Bound, Exclusion};
 
 /// One alternative of a leaf (EB-12..EB-30).
 #[derive(Debug, Clone, PartialEq)]

@@ -17,7 +17,7 @@
 
 use super::Scope;
 use super::limits::{join, leaf_lists};
-use super::parse::{Exclusion, Matcher, Member, Object};
+use super::parse::{Bound, Exclusion, Matcher, Member, Object};
 use crate::ir::{Case, Node, NumSource, Pred, StrOp};
 use filtervm_vm::fold::fold;
 use filtervm_vm::key::Key;
@@ -206,23 +206,10 @@ impl Lowering {
             }
             Matcher::Wildcard(w) => wildcard_test(key, w, at),
             Matcher::Cidr(c) => test(Pred::Cidr(c.clone())),
-            Matcher::Numeric { lo, hi } => {
-                // Open ends include the infinities, so a body number too large for a binary64
-                // (read as infinity) compares like any other number.
-                let (lo, lo_inclusive) =
-                    lo.map_or((f64::NEG_INFINITY, true), |b| (b.value, b.inclusive));
-                let (hi, hi_inclusive) =
-                    hi.map_or((f64::INFINITY, true), |b| (b.value, b.inclusive));
-                test(Pred::Num {
-                    source: NumSource::NumberLeaf,
-                    ranges: vec![Interval {
-                        lo,
-                        lo_inclusive,
-                        hi,
-                        hi_inclusive,
-                    }],
-                })
-            }
+            Matcher::Numeric { lo, hi } => test(Pred::Num {
+                source: NumSource::NumberLeaf,
+                ranges: vec![interval(*lo, *hi)],
+            }),
             Matcher::Exists(true) => test(Pred::Shape(Shapes::PRESENT)),
             Matcher::Exists(false) => match self.scope {
                 // Rule 12: a message with no attributes fails even `exists: false`.
@@ -253,6 +240,20 @@ impl Lowering {
                 )
             }
         }
+    }
+}
+
+/// The interval of a `numeric` condition's bounds (rule 31; EventBridge's EB-26 alike). Open ends
+/// include the infinities, so a body number too large for a binary64 (read as infinity) compares
+/// like any other number.
+pub(crate) fn interval(lo: Option<Bound>, hi: Option<Bound>) -> Interval {
+    let (lo, lo_inclusive) = lo.map_or((f64::NEG_INFINITY, true), |b| (b.value, b.inclusive));
+    let (hi, hi_inclusive) = hi.map_or((f64::INFINITY, true), |b| (b.value, b.inclusive));
+    Interval {
+        lo,
+        lo_inclusive,
+        hi,
+        hi_inclusive,
     }
 }
 
