@@ -10,8 +10,8 @@
 //!   compares every attribute's text, B-4), the proof fails with a witness message;
 //! - documents: `sns` (body scope) ↔ `eventbridge` alike (one syntax for what both have,
 //!   `docs/dialects/eventbridge-patterns.md` §6), `eventgrid` → `eventbridge` / `sns` through
-//!   the closest pattern ([`eventgrid`]). The proof refuses them with a witness wherever the two
-//!   read a document differently — a member named twice (sns the last, EB-3 every one, Event
+//!   the closest pattern (`translate/eventgrid.rs`). The proof refuses them with a witness
+//!   wherever the two read a document differently — a member named twice (sns the last, EB-3 every one, Event
 //!   Grid the first), Event Grid's member names of another case (EG-16), numbers beyond
 //!   binary64's shortest forms (EB-17, EG-33), `anything-but` on arrays (EB-25, sns rule 28) —
 //!   which for a policy reading any member is always; nothing is translated into `eventgrid`,
