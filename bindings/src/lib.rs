@@ -15,14 +15,18 @@
 //! - **Errors** ([`Failure`]): every library error with its stable code
 //!   (`filtervm::ErrorCode`), and the bindings' own three ([`INVALID_ARGUMENT`], [`SET_FULL`],
 //!   [`PANIC`]), in one module.
+//! - **Analysis** ([`example`], [`diff`]): answers as JSON text, errors with the analysis's
+//!   codes (`ANALYSIS_MODEL_MISMATCH`, ...).
 //! - **Batches** ([`read_events`]): the events of an Event Grid array of events, each matched
 //!   on its own.
 
+mod analysis;
 mod error;
 mod filter;
 mod message;
 mod set;
 
+pub use analysis::{diff, example};
 pub use error::{Detail, Failure, FailureKind, INVALID_ARGUMENT, PANIC, SET_FULL, kind_of};
 pub use filter::{Filter, dialect, dialects, lint, options};
 pub use message::{

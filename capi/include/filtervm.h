@@ -349,10 +349,55 @@ int32_t fvm_filter_to_bytes(const struct fvm_filter *filter,
                             struct fvm_error **error);
 
 /**
- * Frees a buffer from `fvm_filter_to_bytes` (NULL is ignored).
+ * A message `filter` matches (`matching` non-zero) or one it does not (`matching` zero), as
+ * JSON text in a new buffer (`*out`, `*out_len`; not NUL-terminated; free it with
+ * `fvm_bytes_free`): `{"found": true, "matches": BOOL, "message": {...}}` (the message in the
+ * dialect's shape, as `fvm_filter_matches_json` reads it, judged by the VM) or
+ * `{"found": false, "matches": BOOL, "exact": BOOL, "reason": TEXT | null}` — `exact`: no such
+ * message exists (proved); otherwise `reason` says why the search was bounded. The shape of
+ * `filtervm example --json`, without `verified_by`. A filter loaded from bytes of the first wire
+ * format (which shipped no IR) returns `FVM_ERR_LOAD` (`ANALYSIS_NO_IR`).
+ *
+ * Thread-safe.
  *
  * # Safety
- * `bytes` and `len` are exactly what `fvm_filter_to_bytes` gave, not yet freed.
+ * `filter` is a live filter; `out` and `out_len` are valid for writes; `error` is NULL or
+ * valid for a write.
+ */
+int32_t fvm_filter_example(const struct fvm_filter *filter,
+                           int32_t matching,
+                           uint8_t **out,
+                           size_t *out_len,
+                           struct fvm_error **error);
+
+/**
+ * Whether two filters reading the same part of a message match exactly the same messages, as
+ * JSON text in a new buffer (`*out`, `*out_len`; not NUL-terminated; free it with
+ * `fvm_bytes_free`): `{"verdict": "same" | "different" | "unknown", "exact", "reason",
+ * "first_only", "second_only" (a message only that filter matches, or null), "keys": [{"key",
+ * "first_only", "second_only"}]}` — the shape of `filtervm diff --json`, without
+ * `verified_by`. Filters of two message models return `FVM_ERR_ARGUMENT`
+ * (`ANALYSIS_MODEL_MISMATCH`); a filter loaded from bytes of the first wire format (no IR)
+ * `FVM_ERR_LOAD` (`ANALYSIS_NO_IR`).
+ *
+ * Thread-safe.
+ *
+ * # Safety
+ * `first` and `second` are live filters; `out` and `out_len` are valid for writes; `error` is
+ * NULL or valid for a write.
+ */
+int32_t fvm_filter_diff(const struct fvm_filter *first,
+                        const struct fvm_filter *second,
+                        uint8_t **out,
+                        size_t *out_len,
+                        struct fvm_error **error);
+
+/**
+ * Frees a buffer from `fvm_filter_to_bytes`, `fvm_filter_example` or `fvm_filter_diff` (NULL
+ * is ignored).
+ *
+ * # Safety
+ * `bytes` and `len` are exactly what one of those gave, not yet freed.
  */
 void fvm_bytes_free(uint8_t *bytes, size_t len);
 

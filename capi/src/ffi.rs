@@ -468,14 +468,102 @@ pub unsafe extern "C" fn fvm_filter_to_bytes(
     }
 }
 
-/// Frees a buffer from `fvm_filter_to_bytes` (NULL is ignored).
+/// Stores `text` in a new buffer: `*out` and `*out_len`, freed with `fvm_bytes_free`.
 ///
 /// # Safety
-/// `bytes` and `len` are exactly what `fvm_filter_to_bytes` gave, not yet freed.
+/// `out` and `out_len` are valid for writes.
+unsafe fn give_text(text: String, out: *mut *mut u8, out_len: *mut usize) {
+    let boxed = text.into_bytes().into_boxed_slice();
+    // SAFETY: valid for writes (the caller's promise).
+    unsafe {
+        *out_len = boxed.len();
+        *out = Box::into_raw(boxed).cast::<u8>();
+    }
+}
+
+/// A message `filter` matches (`matching` non-zero) or one it does not (`matching` zero), as
+/// JSON text in a new buffer (`*out`, `*out_len`; not NUL-terminated; free it with
+/// `fvm_bytes_free`): `{"found": true, "matches": BOOL, "message": {...}}` (the message in the
+/// dialect's shape, as `fvm_filter_matches_json` reads it, judged by the VM) or
+/// `{"found": false, "matches": BOOL, "exact": BOOL, "reason": TEXT | null}` — `exact`: no such
+/// message exists (proved); otherwise `reason` says why the search was bounded. The shape of
+/// `filtervm example --json`, without `verified_by`. A filter loaded from bytes of the first wire
+/// format (which shipped no IR) returns `FVM_ERR_LOAD` (`ANALYSIS_NO_IR`).
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `filter` is a live filter; `out` and `out_len` are valid for writes; `error` is NULL or
+/// valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_filter_example(
+    filter: *const FvmFilter,
+    matching: i32,
+    out: *mut *mut u8,
+    out_len: *mut usize,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if filter.is_null() || out.is_null() || out_len.is_null() {
+                return Err(Failure::argument("the filter, `out` or `out_len` is NULL"));
+            }
+            *out = std::ptr::null_mut();
+            *out_len = 0;
+            let text = filtervm_bindings::example(&(*filter).filter, matching != 0)?;
+            give_text(text, out, out_len);
+            Ok(FVM_OK)
+        })
+    }
+}
+
+/// Whether two filters reading the same part of a message match exactly the same messages, as
+/// JSON text in a new buffer (`*out`, `*out_len`; not NUL-terminated; free it with
+/// `fvm_bytes_free`): `{"verdict": "same" | "different" | "unknown", "exact", "reason",
+/// "first_only", "second_only" (a message only that filter matches, or null), "keys": [{"key",
+/// "first_only", "second_only"}]}` — the shape of `filtervm diff --json`, without
+/// `verified_by`. Filters of two message models return `FVM_ERR_ARGUMENT`
+/// (`ANALYSIS_MODEL_MISMATCH`); a filter loaded from bytes of the first wire format (no IR)
+/// `FVM_ERR_LOAD` (`ANALYSIS_NO_IR`).
+///
+/// Thread-safe.
+///
+/// # Safety
+/// `first` and `second` are live filters; `out` and `out_len` are valid for writes; `error` is
+/// NULL or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_filter_diff(
+    first: *const FvmFilter,
+    second: *const FvmFilter,
+    out: *mut *mut u8,
+    out_len: *mut usize,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if first.is_null() || second.is_null() || out.is_null() || out_len.is_null() {
+                return Err(Failure::argument("a filter, `out` or `out_len` is NULL"));
+            }
+            *out = std::ptr::null_mut();
+            *out_len = 0;
+            let text = filtervm_bindings::diff(&(*first).filter, &(*second).filter)?;
+            give_text(text, out, out_len);
+            Ok(FVM_OK)
+        })
+    }
+}
+
+/// Frees a buffer from `fvm_filter_to_bytes`, `fvm_filter_example` or `fvm_filter_diff` (NULL
+/// is ignored).
+///
+/// # Safety
+/// `bytes` and `len` are exactly what one of those gave, not yet freed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fvm_bytes_free(bytes: *mut u8, len: usize) {
     if !bytes.is_null() {
-        // SAFETY: a boxed slice of `len` bytes leaked by `fvm_filter_to_bytes`.
+        // SAFETY: a boxed slice of `len` bytes leaked by `fvm_filter_to_bytes` or `give_text`.
         let _ = catch_unwind(AssertUnwindSafe(|| {
             drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(bytes, len)) });
         }));

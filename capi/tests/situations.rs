@@ -516,3 +516,114 @@ fn a_set_returns_exactly_the_one_by_one_ids_of_the_filters_that_can_read_the_mes
         "{partial} partial, {complete} complete"
     );
 }
+
+/// `fvm_filter_example` / `fvm_filter_diff`: the JSON answer (status, buffer) or the error's
+/// status and codes.
+fn analysis(
+    call: impl FnOnce(*mut *mut u8, *mut usize, *mut *mut FvmError) -> i32,
+) -> Result<Value, (i32, Vec<String>)> {
+    let (mut out, mut len, mut error) = (std::ptr::null_mut(), 0usize, std::ptr::null_mut());
+    let status = call(&mut out, &mut len, &mut error);
+    if status != FVM_OK {
+        assert!(out.is_null());
+        return Err((status, codes(error)));
+    }
+    // SAFETY: a buffer of `len` bytes from the call, freed once here.
+    let text = unsafe {
+        let text = std::slice::from_raw_parts(out, len).to_vec();
+        fvm_bytes_free(out, len);
+        text
+    };
+    Ok(serde_json::from_slice(&text).unwrap())
+}
+
+/// The analysis through C: an example each filter matches (and does not) that the filter then
+/// judges so through `fvm_filter_matches_json`; a diff with a witness per side, a filter loaded
+/// from bytes analysed like the original, and the error codes of the CLI and the library for
+/// filters of two models and NULL arguments.
+#[test]
+fn example_and_diff_answer_as_json_through_c() {
+    let before = Filter::compile("sns", r#"{"amount": [{"numeric": [">=", 150]}]}"#, None);
+    let after = Filter::compile("sns", r#"{"amount": [{"numeric": [">=", 100]}]}"#, None);
+    for (matching, verdict) in [(1, FVM_MATCH), (0, FVM_NO_MATCH)] {
+        // SAFETY: a live filter and valid out-pointers.
+        let v =
+            analysis(|o, l, e| unsafe { fvm_filter_example(before.0, matching, o, l, e) }).unwrap();
+        assert_eq!(v["found"], true, "{v}");
+        assert_eq!(v["matches"], matching == 1);
+        let message = v["message"].to_string();
+        let mut error = std::ptr::null_mut();
+        // SAFETY: a live filter, `message.len()` bytes.
+        let got = unsafe {
+            fvm_filter_matches_json(before.0, message.as_ptr(), message.len(), &mut error)
+        };
+        assert_eq!(got, verdict, "{message}");
+    }
+    let never = Filter::compile(
+        "stream",
+        r#"{"groups": [[{"op": "=", "header": "a", "values": ["x"]}, {"op": "missing", "header": "a"}]]}"#,
+        None,
+    );
+    // SAFETY: as above.
+    let v = analysis(|o, l, e| unsafe { fvm_filter_example(never.0, 1, o, l, e) }).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"found": false, "matches": true, "exact": true, "reason": null})
+    );
+
+    // SAFETY: live filters and valid out-pointers.
+    let d = analysis(|o, l, e| unsafe { fvm_filter_diff(before.0, after.0, o, l, e) }).unwrap();
+    assert_eq!(d["verdict"], "different");
+    assert_eq!(d["exact"], true);
+    assert!(d["first_only"].is_null());
+    let only_after = d["second_only"].to_string();
+    let mut error = std::ptr::null_mut();
+    // SAFETY: live filters, `only_after.len()` bytes.
+    unsafe {
+        assert_eq!(
+            fvm_filter_matches_json(after.0, only_after.as_ptr(), only_after.len(), &mut error),
+            FVM_MATCH
+        );
+        assert_eq!(
+            fvm_filter_matches_json(before.0, only_after.as_ptr(), only_after.len(), &mut error),
+            FVM_NO_MATCH
+        );
+    }
+    assert_eq!(d["keys"][0]["key"], "amount");
+    // SAFETY: as above.
+    let same = analysis(|o, l, e| unsafe { fvm_filter_diff(after.0, after.0, o, l, e) }).unwrap();
+    assert_eq!(same["verdict"], "same");
+
+    // A filter loaded from bytes carries its IR: it is analysed like the original.
+    // Errors: two message models, NULL arguments.
+    // SAFETY: as above.
+    let e = analysis(|o, l, e| unsafe { fvm_filter_diff(before.0, never.0, o, l, e) }).unwrap_err();
+    assert_eq!(
+        e,
+        (FVM_ERR_ARGUMENT, vec!["ANALYSIS_MODEL_MISMATCH".to_owned()])
+    );
+    let loaded = {
+        let (mut bytes, mut len, mut error) = (std::ptr::null_mut(), 0usize, std::ptr::null_mut());
+        let mut out = std::ptr::null_mut();
+        // SAFETY: a live filter, valid out-pointers; the buffer freed once.
+        unsafe {
+            assert_eq!(
+                fvm_filter_to_bytes(before.0, &mut bytes, &mut len, &mut error),
+                FVM_OK
+            );
+            assert_eq!(
+                fvm_filter_from_bytes(bytes, len, &mut out, &mut error),
+                FVM_OK
+            );
+            fvm_bytes_free(bytes, len);
+        }
+        Filter(out)
+    };
+    // SAFETY: as above.
+    let d = analysis(|o, l, e| unsafe { fvm_filter_diff(loaded.0, before.0, o, l, e) }).unwrap();
+    assert_eq!(d["verdict"], "same");
+    // SAFETY: NULL filters are refused before any use.
+    let e = analysis(|o, l, e| unsafe { fvm_filter_diff(std::ptr::null(), after.0, o, l, e) })
+        .unwrap_err();
+    assert_eq!(e, (FVM_ERR_ARGUMENT, vec!["INVALID_ARGUMENT".to_owned()]));
+}

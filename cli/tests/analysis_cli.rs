@@ -247,3 +247,42 @@ fn run_plain(args: &[&str]) -> (i32, String) {
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
     )
 }
+
+/// The README's `filtervm translate` examples (the Event Grid → EventBridge refusal with its
+/// closest pattern and witness, the sns body → EventBridge translation, stream ↔ expr, sns →
+/// basaltic) print exactly what the README shows, run from the repository's root as written.
+#[test]
+fn the_readme_translate_examples_print_what_it_shows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines: Vec<&str> = readme.lines().collect();
+    let mut checked = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let Some(command) = line.strip_prefix("$ filtervm translate ") else {
+            continue;
+        };
+        let shown: Vec<&str> = lines[i + 1..]
+            .iter()
+            .take_while(|l| !l.starts_with("$ ") && !l.starts_with("```"))
+            .copied()
+            .collect();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("'{BIN}' translate {command} 2>&1"))
+            .current_dir(root)
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            printed.trim_end(),
+            shown.join("\n"),
+            "README: $ filtervm translate {command}"
+        );
+        checked += 1;
+    }
+    // stream → expr, expr → stream, sns → basaltic, eventgrid → eventbridge, sns → eventbridge.
+    assert!(
+        checked >= 5,
+        "{checked} translate examples found in the README"
+    );
+}

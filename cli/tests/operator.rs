@@ -212,6 +212,37 @@ fn usage_errors_are_kept_apart_and_documented() {
     }
     let out = filtervm(&["match", "--help"], b"");
     assert!(stdout(&out).contains("64  usage errors"));
+    // The analysis commands' statuses are listed too: each status row names every command
+    // that ends with it.
+    for (command, statuses) in [
+        ("example", ["0", "1", "2"].as_slice()),
+        ("diff", &["0", "1", "2"]),
+        ("audit", &["0", "1"]),
+        ("translate", &["0", "1"]),
+    ] {
+        let out = filtervm(&[command, "--help"], b"");
+        assert_eq!(out.status.code(), Some(0));
+        let help = stdout(&out);
+        let table = &help[help.find("Exit status:").unwrap()..];
+        // Rows start with two spaces and the status; their continuation lines are indented more.
+        let mut rows: Vec<(String, String)> = Vec::new();
+        for line in table.lines().skip(1) {
+            let status = line.trim_start().split(' ').next().unwrap_or("");
+            if line.starts_with("  ") && !line.starts_with("   ") {
+                rows.push((status.to_owned(), line.to_owned()));
+            } else if let Some(last) = rows.last_mut() {
+                last.1.push_str(line);
+            }
+        }
+        for status in statuses {
+            let row = rows.iter().find(|(s, _)| s == status).unwrap();
+            assert!(
+                row.1.contains(&format!("{command}:")),
+                "{command} --help: status {status} does not name {command}: {}",
+                row.1
+            );
+        }
+    }
 }
 
 #[test]

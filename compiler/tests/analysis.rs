@@ -271,3 +271,190 @@ fn event_grid_member_case_makes_a_cross_dialect_comparison_bounded() {
     // Either a witness, or no claim of sameness: `{"FLAG": true}` tells them apart.
     assert_ne!(d.verdict, Verdict::Same, "{d:?}");
 }
+
+mod translate_documents {
+    use super::*;
+    use filtervm_compiler::analysis::translate::translate;
+
+    fn policy(text: &str) -> filtervm_vm::json::Value {
+        filtervm_vm::json::parse(text.as_bytes()).unwrap()
+    }
+
+    fn body() -> Options {
+        Options::from_json(Dialect::Sns, r#"{"scope": "MessageBody"}"#).unwrap()
+    }
+
+    fn eventbridge(text: &str) -> Filter {
+        filter("{}", Dialect::EventBridge, text)
+    }
+
+    fn eventgrid(text: &str) -> Filter {
+        filter("{}", Dialect::EventGrid, text)
+    }
+
+    /// The witness of a refused translation: a message the source and the candidate judge
+    /// differently, the source's verdict checked again here.
+    fn assert_witness(source: &Filter, e: &analysis::translate::TranslateError) {
+        let w = e.witness.as_ref().expect("a witness");
+        assert_eq!(w.verdicts.len(), 2);
+        assert_ne!(w.verdicts[0], w.verdicts[1], "{}", w.document);
+        assert_eq!(matches(source, w), w.verdicts[0], "{}", w.document);
+    }
+
+    #[test]
+    fn a_member_named_twice_tells_sns_bodies_from_eventbridge() {
+        // sns keeps the last occurrence of a repeated member name, EventBridge every one (EB-3):
+        // no pattern reading a member is proved the same in the other dialect.
+        let text = r#"{"source": ["aws.ec2"], "state": ["running", "stopped"]}"#;
+        let f = eventbridge(text);
+        let e = translate(&f, &policy(text), &body()).unwrap_err();
+        assert_eq!(e.code, "TRANSLATE_NOT_EQUIVALENT", "{e}");
+        assert_witness(&f, &e);
+        let w = e.witness.unwrap();
+        let doc = w.document.to_string();
+        assert!(
+            doc.matches(r#""source":"#).count() == 2 || doc.matches(r#""state":"#).count() == 2,
+            "{doc}"
+        );
+        let sns_body = filter(r#"{"scope": "MessageBody"}"#, Dialect::Sns, text);
+        let e = translate(
+            &sns_body,
+            &policy(text),
+            &Options::from(Dialect::EventBridge),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, "TRANSLATE_NOT_EQUIVALENT", "{e}");
+        assert_witness(&sns_body, &e);
+        // Within one dialect the policy is itself.
+        let t = translate(&f, &policy(text), &Options::from(Dialect::EventBridge)).unwrap();
+        assert_eq!(t.policy, policy(text));
+    }
+
+    #[test]
+    fn numbers_beyond_binary64_tell_eventbridge_from_sns() {
+        // EventBridge compares only comparable numbers (EB-17); SNS reads binary64 (rule 31).
+        let text = r#"{"n": [{"numeric": [">", 5]}]}"#;
+        let f = eventbridge(text);
+        let e = translate(&f, &policy(text), &body()).unwrap_err();
+        assert_eq!(e.code, "TRANSLATE_NOT_EQUIVALENT");
+        assert_eq!(e.pointer, "/n/0");
+        assert_witness(&f, &e);
+    }
+
+    #[test]
+    fn anything_but_on_arrays_tells_eventbridge_from_sns() {
+        // EB-25: some element passes; sns rule 28: no element is excluded.
+        let text = r#"{"a": [{"anything-but": ["x"]}]}"#;
+        let f = eventbridge(text);
+        let e = translate(&f, &policy(text), &body()).unwrap_err();
+        assert_eq!(e.code, "TRANSLATE_NOT_EQUIVALENT");
+        assert_witness(&f, &e);
+        assert!(e.witness.unwrap().document.get("a").unwrap().is_array());
+    }
+
+    #[test]
+    fn what_sns_or_eventbridge_lacks_is_named_by_its_validation() {
+        let text = r#"{"a": [{"exactly": "x"}]}"#;
+        let e = translate(&eventbridge(text), &policy(text), &body()).unwrap_err();
+        assert_eq!(e.code, "TRANSLATE_INEXPRESSIBLE");
+        assert!(e.pointer.starts_with("/a"), "{e}");
+        let everything = filter(r#"{"scope": "MessageBody"}"#, Dialect::Sns, "{}");
+        let e = translate(
+            &everything,
+            &policy("{}"),
+            &Options::from(Dialect::EventBridge),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.code, e.pointer.as_str()),
+            ("TRANSLATE_INEXPRESSIBLE", "")
+        );
+    }
+
+    #[test]
+    fn eventgrid_to_eventbridge_is_refused_with_the_closest_pattern_and_a_witness() {
+        let text = r#"{"includedEventTypes": ["Microsoft.Storage.BlobCreated"],
+            "advancedFilters": [{"operatorType": "StringIn", "key": "data.api", "values": ["PutBlob"]}]}"#;
+        let f = eventgrid(text);
+        for to in [Options::from(Dialect::EventBridge), body()] {
+            let e = translate(&f, &policy(text), &to).unwrap_err();
+            assert_eq!(e.code, "TRANSLATE_NOT_EQUIVALENT", "{e}");
+            assert!(
+                e.pointer == "/includedEventTypes" || e.pointer.starts_with("/advancedFilters/0"),
+                "{e}"
+            );
+            assert!(
+                e.message
+                    .contains(r#""data":{"api":[{"equals-ignore-case":"PutBlob"}]}"#),
+                "{e}"
+            );
+            assert_witness(&f, &e);
+        }
+    }
+
+    #[test]
+    fn eventgrid_constructs_without_a_pattern_form_are_named() {
+        let cases = [
+            (
+                r#"{"advancedFilters": [{"operatorType": "StringContains", "key": "data.a", "values": ["x"]}]}"#,
+                "/advancedFilters/0/operatorType",
+            ),
+            (
+                r#"{"advancedFilters": [{"operatorType": "IsNotNull", "key": "data.a"}]}"#,
+                "/advancedFilters/0/operatorType",
+            ),
+            (
+                r#"{"advancedFilters": [{"operatorType": "NumberGreaterThan", "key": "data.a", "value": 1},
+                    {"operatorType": "NumberLessThan", "key": "data.a", "value": 9}]}"#,
+                "/advancedFilters/1",
+            ),
+            (
+                r#"{"subjectBeginsWith": "a", "subjectEndsWith": "z"}"#,
+                "/subjectEndsWith",
+            ),
+        ];
+        for (text, at) in cases {
+            let e = translate(
+                &eventgrid(text),
+                &policy(text),
+                &Options::from(Dialect::EventBridge),
+            )
+            .unwrap_err();
+            assert_eq!(
+                (e.code, e.pointer.as_str()),
+                ("TRANSLATE_INEXPRESSIBLE", at),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn nothing_translates_into_eventgrid_and_the_first_test_is_named() {
+        let text = r#"{"detail": {"state": ["running"]}}"#;
+        let e = translate(
+            &eventbridge(text),
+            &policy(text),
+            &Options::from(Dialect::EventGrid),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, "TRANSLATE_INEXPRESSIBLE");
+        assert_eq!(e.pointer, "/detail/state/0");
+        assert!(e.message.contains("EG-16"), "{e}");
+    }
+
+    #[test]
+    fn diff_respells_members_event_grid_reads_ignoring_case() {
+        let eg = eventgrid(r#"{"subjectBeginsWith": "/blobs/"}"#);
+        let eb = eventbridge(r#"{"subject": [{"prefix": {"equals-ignore-case": "/blobs/"}}]}"#);
+        let d = analysis::diff(&eg, &eb).unwrap();
+        assert_eq!(d.verdict, Verdict::Different, "{d:?}");
+        let w = d
+            .first_only
+            .as_ref()
+            .expect("Event Grid alone matches a respelled subject");
+        assert_eq!(w.verdicts, vec![true, false]);
+        assert!(matches(&eg, w) && !matches(&eb, w), "{}", w.document);
+        assert!(w.document.get("SUBJECT").is_some(), "{}", w.document);
+        assert_eq!(d.keys.first().map(|k| k.key.as_str()), Some("subject"));
+    }
+}

@@ -21,7 +21,8 @@
 
 use crate::Filter;
 pub use filtervm_compiler::analysis::{
-    AnalysisError, Diff, Exactness, Example, KeyDifference, Verdict, Witness,
+    AnalysisError, Diff, Exactness, Example, KeyDifference, Verdict, Witness, diff_json,
+    example_json,
 };
 
 /// A message `filter` matches (`matching`), or one it does not; or that none exists.

@@ -1,5 +1,5 @@
-//! The `filtervm._filtervm` extension module: `compile`, `lint`, `read_events`, `Filter` and
-//! `SubscriptionSet`. The exceptions and record types are plain Python (`filtervm/_types.py`),
+//! The `filtervm._filtervm` extension module: `compile`, `lint`, `read_events`, `example`,
+//! `diff`, `Filter` and `SubscriptionSet`. The exceptions and record types are plain Python (`filtervm/_types.py`),
 //! built from here. Every call into the filtervm library goes through `filtervm_bindings`, the
 //! adapter the C ABI uses too.
 
@@ -125,6 +125,35 @@ fn lint<'py>(
     options: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
     compile(py, dialect, policy, options)?.lint(py)
+}
+
+/// A message `filter` matches (matching=True) or does not (matching=False), as a dict:
+/// {"found": True, "matches", "message"} (the message in the dialect's shape, as
+/// `Filter.matches(message)` reads it, judged by the VM) or {"found": False, "matches", "exact",
+/// "reason"} (exact: no such message exists, proved; otherwise reason says why the search was
+/// bounded). The shape of `filtervm example --json`. Raises LoadError (ANALYSIS_NO_IR) for a
+/// filter loaded from bytes of the first wire format (no IR).
+#[pyfunction]
+#[pyo3(signature = (filter, *, matching = true))]
+fn example<'py>(py: Python<'py>, filter: &Filter, matching: bool) -> PyResult<Bound<'py, PyAny>> {
+    let inner = Arc::clone(&filter.inner);
+    let text = py
+        .detach(|| engine::example(&inner, matching))
+        .map_err(failure)?;
+    json_loads(py, &text)
+}
+
+/// Whether two filters reading the same part of a message match exactly the same messages, as
+/// a dict: {"verdict": "same" | "different" | "unknown", "exact", "reason", "first_only",
+/// "second_only" (a message only that filter matches, or None), "keys": [{"key", "first_only",
+/// "second_only"}]}. The shape of `filtervm diff --json`. Raises ValueError
+/// (ANALYSIS_MODEL_MISMATCH) for filters of two message models, LoadError (ANALYSIS_NO_IR) for
+/// a filter loaded from bytes of the first wire format (no IR).
+#[pyfunction]
+fn diff<'py>(py: Python<'py>, first: &Filter, second: &Filter) -> PyResult<Bound<'py, PyAny>> {
+    let (a, b) = (Arc::clone(&first.inner), Arc::clone(&second.inner));
+    let text = py.detach(|| engine::diff(&a, &b)).map_err(failure)?;
+    json_loads(py, &text)
 }
 
 fn warnings<'py>(
@@ -620,6 +649,8 @@ fn unjudged_error(py: Python<'_>, groups: &[Unjudged]) -> PyErr {
 fn filtervm_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(lint, m)?)?;
+    m.add_function(wrap_pyfunction!(example, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(read_events, m)?)?;
     m.add_class::<Filter>()?;
     m.add_class::<SubscriptionSet>()?;

@@ -515,6 +515,77 @@ static void test_threads(void) {
     pthread_mutex_destroy(&s.lock);
 }
 
+/* fvm_filter_example and fvm_filter_diff: JSON answers in buffers freed with fvm_bytes_free,
+ * each message judged again by fvm_filter_matches_json, and the analysis's error codes. */
+static void test_analysis(void) {
+    fvm_error *e = NULL;
+    fvm_filter *before = compile("sns", "{\"amount\": [{\"numeric\": [\">=\", 150]}]}", NULL);
+    fvm_filter *after = compile("sns", "{\"amount\": [{\"numeric\": [\">=\", 100]}]}", NULL);
+    CHECK(before != NULL && after != NULL);
+    for (int matching = 1; matching >= 0; matching--) {
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        CHECK(fvm_filter_example(before, matching, &buf, &len, &e) == FVM_OK && e == NULL);
+        /* {"found":true,"matches":...,"message":{...}}: the message is the last member. */
+        char *json = malloc(len + 1);
+        memcpy(json, buf, len);
+        json[len] = '\0';
+        fvm_bytes_free(buf, len);
+        CHECK(strstr(json, "{\"found\":true,") == json);
+        const char *msg = strstr(json, "\"message\":");
+        CHECK(msg != NULL);
+        if (msg != NULL) {
+            msg += strlen("\"message\":");
+            size_t msg_len = len - (size_t)(msg - json) - 1;
+            CHECK(fvm_filter_matches_json(before, (const uint8_t *)msg, msg_len, &e) ==
+                  (matching ? FVM_MATCH : FVM_NO_MATCH));
+        }
+        free(json);
+    }
+
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    CHECK(fvm_filter_diff(before, after, &buf, &len, &e) == FVM_OK && e == NULL);
+    char *json = malloc(len + 1);
+    memcpy(json, buf, len);
+    json[len] = '\0';
+    fvm_bytes_free(buf, len);
+    CHECK(strstr(json, "{\"verdict\":\"different\",\"exact\":true,") == json);
+    CHECK(strstr(json, "\"first_only\":null,\"second_only\":{") != NULL);
+    CHECK(strstr(json, "\"key\":\"amount\"") != NULL);
+    free(json);
+    CHECK(fvm_filter_diff(after, after, &buf, &len, &e) == FVM_OK);
+    CHECK(len > 18 && memcmp(buf, "{\"verdict\":\"same\",", 18) == 0);
+    fvm_bytes_free(buf, len);
+
+    /* Two message models; NULL arguments. A filter loaded from bytes carries its IR. */
+    fvm_filter *stm = compile("stream", "event = paid", NULL);
+    buf = (uint8_t *)0x1;
+    CHECK(fvm_filter_diff(before, stm, &buf, &len, &e) == FVM_ERR_ARGUMENT);
+    CHECK(buf == NULL && len == 0);
+    CHECK(str_eq(fvm_error_code(e, 0), "ANALYSIS_MODEL_MISMATCH"));
+    fvm_error_free(e);
+    e = NULL;
+    uint8_t *bytes = NULL;
+    size_t bytes_len = 0;
+    fvm_filter *loaded = NULL;
+    CHECK(fvm_filter_to_bytes(before, &bytes, &bytes_len, NULL) == FVM_OK);
+    CHECK(fvm_filter_from_bytes(bytes, bytes_len, &loaded, NULL) == FVM_OK);
+    fvm_bytes_free(bytes, bytes_len);
+    CHECK(fvm_filter_diff(loaded, before, &buf, &len, &e) == FVM_OK);
+    CHECK(len > 18 && memcmp(buf, "{\"verdict\":\"same\",", 18) == 0);
+    fvm_bytes_free(buf, len);
+    CHECK(fvm_filter_example(NULL, 1, &buf, &len, &e) == FVM_ERR_ARGUMENT);
+    fvm_error_free(e);
+    e = NULL;
+    CHECK(fvm_filter_diff(before, after, NULL, &len, &e) == FVM_ERR_ARGUMENT);
+    fvm_error_free(e);
+    fvm_filter_free(loaded);
+    fvm_filter_free(stm);
+    fvm_filter_free(before);
+    fvm_filter_free(after);
+}
+
 int main(void) {
     test_version();
     test_compile_errors();
@@ -522,6 +593,7 @@ int main(void) {
     test_bytes();
     test_set();
     test_threads();
+    test_analysis();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

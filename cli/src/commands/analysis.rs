@@ -70,20 +70,17 @@ pub(super) fn run_example(args: ExampleArgs) -> Result<ExitCode, Failure> {
     };
     let want = !args.not;
     let answer = analysis::example(&filter, want).map_err(|e| Failure::error(e.to_string()))?;
-    let mut out = Map::new();
+    let mut out = match analysis::example_json(&answer, want) {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
     let code = match &answer {
         Example::Found(w) => {
             let by = verify(&[&read], &[&filter], w, args.no_reference)?;
-            out.insert("found".into(), Value::Bool(true));
-            out.insert("matches".into(), Value::Bool(want));
-            out.insert("message".into(), w.document.clone());
             out.insert("verified_by".into(), by);
             EXIT_OK
         }
         Example::NoneExists(exact) => {
-            out.insert("found".into(), Value::Bool(false));
-            out.insert("matches".into(), Value::Bool(want));
-            exactness(&mut out, exact);
             if *exact == Exactness::Exact {
                 EXIT_NEGATIVE
             } else {
@@ -140,32 +137,16 @@ pub(super) fn run_diff(args: DiffArgs) -> Result<ExitCode, Failure> {
     for w in [&d.first_only, &d.second_only].into_iter().flatten() {
         by = verify(&[&first, &second], &[&a, &b], w, args.no_reference)?;
     }
-    let (verdict, code) = match d.verdict {
-        Verdict::Same => ("same", EXIT_OK),
-        Verdict::Different => ("different", EXIT_NEGATIVE),
-        Verdict::Unknown => ("unknown", EXIT_ERROR),
+    let code = match d.verdict {
+        Verdict::Same => EXIT_OK,
+        Verdict::Different => EXIT_NEGATIVE,
+        Verdict::Unknown => EXIT_ERROR,
     };
     let text = if args.json {
-        let mut out = Map::new();
-        out.insert("verdict".into(), Value::from(verdict));
-        exactness(&mut out, &d.exactness);
-        let doc = |w: &Option<Witness>| w.as_ref().map_or(Value::Null, |w| w.document.clone());
-        out.insert("first_only".into(), doc(&d.first_only));
-        out.insert("second_only".into(), doc(&d.second_only));
-        let strings =
-            |v: &[String]| Value::Array(v.iter().map(|s| Value::from(s.as_str())).collect());
-        let keys = d
-            .keys
-            .iter()
-            .map(|k| {
-                Value::Object(Map::from_iter([
-                    ("key".to_owned(), Value::from(k.key.as_str())),
-                    ("first_only".to_owned(), strings(&k.first_only)),
-                    ("second_only".to_owned(), strings(&k.second_only)),
-                ]))
-            })
-            .collect();
-        out.insert("keys".into(), Value::Array(keys));
+        let mut out = match analysis::diff_json(&d) {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
         out.insert("verified_by".into(), by);
         super::output::pretty_json(&Value::Object(out))
     } else {
@@ -220,17 +201,6 @@ pub(super) fn run_diff(args: DiffArgs) -> Result<ExitCode, Failure> {
     };
     super::output::print(&format!("{text}\n"))?;
     Ok(ExitCode::from(code))
-}
-
-fn exactness(out: &mut Map, exact: &Exactness) {
-    out.insert("exact".into(), Value::Bool(*exact == Exactness::Exact));
-    out.insert(
-        "reason".into(),
-        match exact {
-            Exactness::Exact => Value::Null,
-            Exactness::Bounded(why) => Value::from(why.as_str()),
-        },
-    );
 }
 
 /// Compiles a policy; `None` (errors printed) when it is invalid.
@@ -371,7 +341,7 @@ pub(super) fn run_audit(args: AuditArgs) -> Result<ExitCode, Failure> {
             .map(|(i, e)| {
                 let mut m = Map::new();
                 m.insert("id".into(), Value::from(id(*i).as_str()));
-                exactness(&mut m, e);
+                analysis::exactness_json(&mut m, e);
                 Value::Object(m)
             })
             .collect()

@@ -27,11 +27,17 @@ use std::process::ExitCode;
 /// What every `--help` ends with.
 const EXIT_CODES_HELP: &str = "\
 Exit status:
-  0   success; for match and route: some line was selected (matched)
+  0   success; for match and route: some line was selected (matched); example: a message was
+      found; diff: the policies match the same messages (proved); audit: nothing found;
+      translate: the policy was translated (proved equivalent)
   1   check/compile/explain/lint: the policy is invalid; bench: the engines disagree;
-      match and route: no line was selected
+      match and route: no line was selected; example: no such message exists (proved);
+      diff: the policies differ; audit: a subscription never or always matches, or two are
+      equivalent; translate: the target dialect cannot express the policy (or it is invalid)
   2   errors while running: unreadable message lines or subscriptions (the others are still
-      processed and counted), an invalid policy given to match, files that cannot be read
+      processed and counted), an invalid policy given to match, files that cannot be read;
+      example: none found within a bounded search; diff: unknown (no difference
+      found within a bounded search)
   64  usage errors: unknown or conflicting arguments, missing --dialect, bad --options";
 
 /// Decide, for each message, which subscriptions receive it: check, compile, explain and lint
@@ -122,8 +128,9 @@ enum Command {
     #[command(after_help = EXIT_CODES_HELP)]
     Audit(analysis::AuditArgs),
     /// Translate a policy into another dialect reading the same part of a message (stream <->
-    /// expr, sns <-> basaltic), proved by diff to match the same messages before it is printed;
-    /// exit 1 with the part that cannot be expressed and why.
+    /// expr, sns <-> basaltic; sns bodies, eventgrid -> eventbridge, eventbridge -> sns bodies:
+    /// the closest policy), proved by diff to match the same messages before it is printed; exit
+    /// 1 with the part that cannot be expressed and why, or a message the two judge differently.
     #[command(after_help = EXIT_CODES_HELP)]
     Translate(analysis::TranslateArgs),
     /// Print a shell completion script (bash, zsh or fish) to standard output.

@@ -23,7 +23,7 @@ use filtervm_vm::json::{Number, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::number::canonical_number_text;
 use filtervm_vm::program::Program;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// The most classes kept for one location (arrays joining classes stop there).
@@ -88,13 +88,7 @@ pub(crate) struct Allow {
 }
 
 /// The classes of `loc` under `tests` (every test reading it, from every filter compared).
-pub(crate) fn classes(
-    model: Model,
-    allow: Allow,
-    loc: &Loc,
-    tests: Vec<(Key, Pred)>,
-    spelled: &BTreeMap<String, String>,
-) -> Classes {
+pub(crate) fn classes(model: Model, allow: Allow, loc: &Loc, tests: Vec<(Key, Pred)>) -> Classes {
     let mut bounded = None;
     let scalars = scalar_candidates(tests.iter().map(|(_, p)| p), &mut bounded);
     let probes: Vec<Option<Probe>> = tests.iter().map(|(k, p)| Probe::new(k, p)).collect();
@@ -105,7 +99,7 @@ pub(crate) fn classes(
     let mut registers = Vec::new();
     let mut eval = |value: Option<&Value>| -> Option<Vec<bool>> {
         let choice: model::Choice<'_> = value.map(|v| vec![(loc, v)]).unwrap_or_default();
-        let msg = model::message(model, &choice, spelled)?;
+        let msg = model::message(model, &choice)?;
         Some(
             probes
                 .iter()
@@ -179,16 +173,22 @@ pub(crate) fn classes(
             candidates += 1;
             add(Some(Value::Array(items)), &mut out, &mut eval);
         }
-        let mut from = 0;
+        // Every class's elements joined with every other's (scalars too: an array of a value
+        // excluded and one not is neither's class, sns rule 28 against EB-25), then the new
+        // classes with every class, until no new class appears.
+        let mut new_from = 0;
         loop {
             let before = out.len();
-            let snapshot: Vec<Vec<Value>> = out
+            let snapshot: Vec<(usize, Vec<Value>)> = out
                 .iter()
-                .filter(|c| matches!(c.value, Some(Value::Array(_))))
-                .filter_map(element)
+                .enumerate()
+                .filter_map(|(i, c)| element(c).map(|e| (i, e)))
                 .collect();
-            'pairs: for (i, a) in snapshot.iter().enumerate() {
-                for b in snapshot.iter().skip(i.max(from) + 1) {
+            'pairs: for (x, (i, a)) in snapshot.iter().enumerate() {
+                for (j, b) in snapshot.iter().skip(x + 1) {
+                    if *i < new_from && *j < new_from {
+                        continue;
+                    }
                     if out.len() >= MAX_CLASSES {
                         bounded.get_or_insert_with(|| {
                             format!("more than {MAX_CLASSES} classes of arrays")
@@ -204,7 +204,7 @@ pub(crate) fn classes(
             if out.len() == before || out.len() >= MAX_CLASSES {
                 break;
             }
-            from = 0;
+            new_from = before;
         }
     }
     Classes {
@@ -247,6 +247,9 @@ fn scalar_candidates<'a>(
     let mut patterns: Vec<String> = Vec::new();
     let mut bounds: Vec<f64> = Vec::new();
     let mut ips: Vec<String> = Vec::new();
+    // Whether a test reads a number's decimal text beyond its binary64 (EventBridge's
+    // comparability, EB-16, EB-17; Event Grid's exact decimals, EG-33).
+    let mut beyond_binary64 = false;
     let variants = |s: &str| {
         let mut v = vec![s.to_owned(), s.to_ascii_lowercase(), s.to_ascii_uppercase()];
         v.dedup();
@@ -286,12 +289,14 @@ fn scalar_candidates<'a>(
                 patterns.push(p.source().to_owned());
             }
             Pred::Cidr(c) => ips.extend(cidr_edges(c.source())),
-            Pred::Num { ranges, .. } => {
+            Pred::Num { ranges, source } => {
+                beyond_binary64 |= *source == crate::ir::NumSource::Comparable;
                 for r in ranges {
                     bounds.extend([r.lo, r.hi].into_iter().filter(|b| b.is_finite()));
                 }
             }
             Pred::Dec(ranges) => {
+                beyond_binary64 = true;
                 for r in ranges {
                     for (d, _) in [&r.lo, &r.hi].into_iter().flatten() {
                         match d.as_f64_exact() {
@@ -309,6 +314,7 @@ fn scalar_candidates<'a>(
                 }
             }
             Pred::NumText(texts) => {
+                beyond_binary64 = true;
                 for t in texts {
                     number_texts.push(t.to_string());
                     if let Some(x) = Number::from_text(t).and_then(|n| n.as_f64()) {
@@ -446,6 +452,12 @@ fn scalar_candidates<'a>(
             // The same number spelled otherwise: told apart by tests comparing the text.
             spellings.push(format!("{text}.0"));
         }
+        if beyond_binary64 {
+            // A number binary64 rounds to `x` but that is not `x`: equal to `x` where numbers
+            // are read as binary64 (sns rule 31), another number exactly (EG-33) and not
+            // comparable (EB-17).
+            spellings.push(beyond_binary64_text(&text));
+        }
         for t in spellings {
             if let Some(n) = Number::from_text(&t) {
                 out.push(Value::Number(n));
@@ -456,6 +468,17 @@ fn scalar_candidates<'a>(
     out.extend(strings.into_iter().map(Value::String));
     out.extend([Value::Bool(true), Value::Bool(false), Value::Null]);
     out
+}
+
+/// `text` (a number's shortest form) with a digit appended far beyond binary64's precision:
+/// `6` → `6.00000000000000000001`, `1.5e300` → `1.500000000000000000001e300`.
+fn beyond_binary64_text(text: &str) -> String {
+    let (mantissa, exponent) = match text.find(['e', 'E']) {
+        Some(i) => text.split_at(i),
+        None => (text, ""),
+    };
+    let point = if mantissa.contains('.') { "" } else { "." };
+    format!("{mantissa}{point}00000000000000000001{exponent}")
 }
 
 /// IP addresses at a CIDR block's edges: its first and last address and the address just

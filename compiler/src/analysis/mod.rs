@@ -15,7 +15,10 @@
 //! anything-but and their and / or / not combinations. Bounded, and said so
 //! ([`Exactness::Bounded`]), for wildcards, substring tests, dot-segment patterns, ignore-case
 //! constants beyond ASCII, exact-decimal bounds beyond binary64, SNS bodies' arrays of objects
-//! (judged element by element, sns rule 18) and paths nested in one another.
+//! (judged element by element, sns rule 18), paths nested in one another, and documents compared
+//! across dialects: they read a member named twice (sns the last, EventBridge every one, EB-3,
+//! Event Grid the first) and Event Grid's member names of another case (EG-16) differently,
+//! which the search tries only as variants of the messages it finds.
 
 pub mod audit;
 pub mod classes;
@@ -24,7 +27,7 @@ pub mod search;
 pub mod translate;
 
 use crate::{Filter, Options};
-use filtervm_vm::json::Value;
+use filtervm_vm::json::{Map, Value};
 use filtervm_vm::message::Message;
 use model::Model;
 use search::{Formula, Found, Space};
@@ -120,6 +123,17 @@ pub enum Verdict {
     Unknown,
 }
 
+impl Verdict {
+    /// The verdict's name in JSON and on the command line: `same`, `different`, `unknown`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Same => "same",
+            Verdict::Different => "different",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
 /// One location's part in a difference.
 #[derive(Debug, Clone)]
 pub struct KeyDifference {
@@ -175,8 +189,25 @@ pub fn diff(first: &Filter, second: &Filter) -> Result<Diff, AnalysisError> {
             }
         }
     }
+    let mut respelled_keys: Vec<(String, String, bool)> = Vec::new();
     let mut it = witnesses.into_iter();
-    let (first_only, second_only) = (it.next().flatten(), it.next().flatten());
+    let (mut first_only, mut second_only) = (it.next().flatten(), it.next().flatten());
+    if (space.respell || space.duplicates) && (first_only.is_none() || second_only.is_none()) {
+        for (message, key, what) in variants(&space, &[a.clone(), b.clone()]) {
+            let first = match space.verdicts(&message).as_deref() {
+                Some([true, false]) if first_only.is_none() => true,
+                Some([false, true]) if second_only.is_none() => false,
+                _ => continue,
+            };
+            let w = Some(witness(&space, message)?);
+            if first {
+                first_only = w;
+            } else {
+                second_only = w;
+            }
+            respelled_keys.push((key, what, first));
+        }
+    }
     let verdict = if first_only.is_some() || second_only.is_some() {
         Verdict::Different
     } else if why_not.is_none() {
@@ -192,7 +223,21 @@ pub fn diff(first: &Filter, second: &Filter) -> Result<Diff, AnalysisError> {
             Found::Yes(_, choice) if !choice.is_empty() => Some(choice),
             _ => choices.into_iter().find(|c| !c.is_empty()),
         };
-        base.map(|c| summary(&space, &c)).unwrap_or_default()
+        let mut keys = Vec::new();
+        // A varied member first: the witness shown for that side is its message.
+        for (key, what, first) in respelled_keys {
+            keys.push(KeyDifference {
+                key,
+                first_only: if first {
+                    vec![what.clone()]
+                } else {
+                    Vec::new()
+                },
+                second_only: if first { Vec::new() } else { vec![what] },
+            });
+        }
+        keys.extend(base.map(|c| summary(&space, &c)).unwrap_or_default());
+        keys
     } else {
         Vec::new()
     };
@@ -203,6 +248,199 @@ pub fn diff(first: &Filter, second: &Filter) -> Result<Diff, AnalysisError> {
         keys,
         exactness: Exactness::of(why_not),
     })
+}
+
+/// `exact` (a proof) and `reason` (why not: `null` when exact) of an answer, into `out` (the
+/// JSON forms of `example`, `diff` and `audit`).
+pub fn exactness_json(out: &mut Map, exact: &Exactness) {
+    out.insert("exact".into(), Value::Bool(*exact == Exactness::Exact));
+    out.insert(
+        "reason".into(),
+        match exact {
+            Exactness::Exact => Value::Null,
+            Exactness::Bounded(why) => Value::from(why.as_str()),
+        },
+    );
+}
+
+/// The JSON form of an [`example`] answer asked with `matching`, as `filtervm example --json`
+/// and the bindings give it: `{"found": true, "matches", "message"}` (the message in the
+/// filter's dialect shape) or `{"found": false, "matches", "exact", "reason"}`.
+pub fn example_json(answer: &Example, matching: bool) -> Value {
+    let mut out = Map::new();
+    match answer {
+        Example::Found(w) => {
+            out.insert("found".into(), Value::Bool(true));
+            out.insert("matches".into(), Value::Bool(matching));
+            out.insert("message".into(), w.document.clone());
+        }
+        Example::NoneExists(exact) => {
+            out.insert("found".into(), Value::Bool(false));
+            out.insert("matches".into(), Value::Bool(matching));
+            exactness_json(&mut out, exact);
+        }
+    }
+    Value::Object(out)
+}
+
+/// The JSON form of a [`Diff`], as `filtervm diff --json` and the bindings give it:
+/// `{"verdict": "same" | "different" | "unknown", "exact", "reason", "first_only",
+/// "second_only" (a message or `null`), "keys": [{"key", "first_only", "second_only"}]}`.
+pub fn diff_json(d: &Diff) -> Value {
+    let mut out = Map::new();
+    out.insert("verdict".into(), Value::from(d.verdict.name()));
+    exactness_json(&mut out, &d.exactness);
+    let doc = |w: &Option<Witness>| w.as_ref().map_or(Value::Null, |w| w.document.clone());
+    out.insert("first_only".into(), doc(&d.first_only));
+    out.insert("second_only".into(), doc(&d.second_only));
+    let strings = |v: &[String]| Value::Array(v.iter().map(|s| Value::from(s.as_str())).collect());
+    let keys = d
+        .keys
+        .iter()
+        .map(|k| {
+            Value::Object(Map::from_iter([
+                ("key".to_owned(), Value::from(k.key.as_str())),
+                ("first_only".to_owned(), strings(&k.first_only)),
+                ("second_only".to_owned(), strings(&k.second_only)),
+            ]))
+        })
+        .collect();
+    out.insert("keys".into(), Value::Array(keys));
+    Value::Object(out)
+}
+
+/// Variants of the messages the search finds on either side of each formula, each with the
+/// member it varies (its location's label) and how, for what the search does not build:
+///
+/// - top-level member names respelled ([`Space::respell`]): Event Grid finds a member ignoring
+///   ASCII case (EG-16), the other dialects only by its exact name; one variant per member the
+///   Event Grid filter reads, and one with all of them respelled;
+/// - a member named twice ([`Space::duplicates`]): sns keeps the last occurrence, EventBridge
+///   every one (EB-3), Event Grid the first; for each two messages found holding a member with
+///   different values, the first with that member repeated, the other's value before or after.
+fn variants(space: &Space<'_>, formulas: &[Formula]) -> Vec<(Message, String, String)> {
+    let mut bases: Vec<Vec<(String, Value)>> = Vec::new();
+    for f in formulas {
+        for want in [true, false] {
+            let target = if want {
+                f.clone()
+            } else {
+                Formula::Not(Box::new(f.clone()))
+            };
+            let found = space.search(&target, &|_| true);
+            let Found::Yes(Message::Body(bytes), _) = found else {
+                continue;
+            };
+            if let Ok(Value::Object(members)) = filtervm_vm::json::parse(&bytes) {
+                bases.push(
+                    members
+                        .iter()
+                        .map(|(n, v)| (n.clone(), v.clone()))
+                        .collect(),
+                );
+            }
+        }
+    }
+    let text = |members: &[(String, Value)]| {
+        let body: Vec<String> = members
+            .iter()
+            .map(|(n, v)| format!("{}:{v}", Value::from(n.as_str())))
+            .collect();
+        Message::Body(format!("{{{}}}", body.join(",")).into_bytes())
+    };
+    let mut out = Vec::new();
+    if space.respell {
+        let read = |name: &str| {
+            let lower = name.to_ascii_lowercase();
+            lower == "data" || space.spelled.contains_key(&lower)
+        };
+        let other = |name: &str| {
+            let upper = name.to_ascii_uppercase();
+            if upper == name {
+                name.to_ascii_lowercase()
+            } else {
+                upper
+            }
+        };
+        for members in &bases {
+            let names: Vec<&String> = members
+                .iter()
+                .map(|(n, _)| n)
+                .filter(|n| read(n) && other(n) != **n)
+                .collect();
+            let each = names.iter().map(|n| vec![*n]);
+            for renamed in each.chain((names.len() > 1).then(|| names.clone())) {
+                let varied: Vec<(String, Value)> = members
+                    .iter()
+                    .map(|(n, v)| {
+                        let n = if renamed.contains(&n) {
+                            other(n)
+                        } else {
+                            n.clone()
+                        };
+                        (n, v.clone())
+                    })
+                    .collect();
+                let first = renamed.first().map_or_else(String::new, |n| (*n).clone());
+                let what = format!(
+                    "the member spelled `{}` instead of `{first}` (Event Grid finds it \
+                     ignoring ASCII case, EG-16; the other dialect only as spelled)",
+                    other(&first)
+                );
+                out.push((text(&varied), first.to_ascii_lowercase(), what));
+            }
+        }
+    }
+    if space.duplicates {
+        // Other values of a top-level member: a few plain ones, and each class of each location
+        // below it as the member's value (at most `MAX_ALTERNATES`).
+        const MAX_ALTERNATES: usize = 64;
+        let alternates = |name: &str| -> Vec<Value> {
+            // Values no constant tells apart from one another, then the classes'.
+            let mut out: Vec<Value> = vec![Value::from(""), Value::Null, Value::Bool(false)];
+            for c in &space.locs {
+                let model::Loc::Path(p) = &c.loc else {
+                    continue;
+                };
+                if p.first().map(String::as_str) != Some(name) {
+                    continue;
+                }
+                for class in &c.classes {
+                    let Some(v) = &class.value else { continue };
+                    let doc = model::document(&vec![(&c.loc, v)]);
+                    if let Some(member) = doc.as_ref().and_then(|d| d.get(name))
+                        && !out.contains(member)
+                        && out.len() < MAX_ALTERNATES
+                    {
+                        out.push(member.clone());
+                    }
+                }
+            }
+            out
+        };
+        for members in &bases {
+            for (k, (name, value)) in members.iter().enumerate() {
+                for alt in alternates(name).iter().filter(|a| *a != value) {
+                    for (before, after) in [(alt, value), (value, alt)] {
+                        let mut varied = members.clone();
+                        varied.splice(
+                            k..=k,
+                            [
+                                (name.clone(), before.clone()),
+                                (name.clone(), after.clone()),
+                            ],
+                        );
+                        let what = format!(
+                            "the member `{name}` named twice, {before} then {after} (sns reads \
+                             the last, EventBridge every one, EB-3, Event Grid the first)"
+                        );
+                        out.push((text(&varied), name.clone(), what));
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The message model of `options` (for messages and errors).

@@ -76,8 +76,10 @@ pub(crate) enum Reads {
     BodyIsObject,
 }
 
-/// What a key reads. Event members are compared ignoring ASCII case (EG-16), so their location
-/// is the lowercase name; `spelled` keeps the first spelling seen, for the messages built.
+/// What a key reads. Event members are found ignoring ASCII case (EG-16); their keys hold one
+/// canonical spelling (`eventType`, `subject`), which is their location, so that a field of
+/// another dialect spelled so reads the same member. `spelled` maps each member's lowercase
+/// name to that spelling: the members [`super::diff`] tries respelled.
 pub(crate) fn reads(key: &Key, spelled: &mut BTreeMap<String, String>) -> Reads {
     match key {
         Key::AttributeText(n) | Key::AttributeTyped(n) => Reads::At(Loc::Attr(n.clone())),
@@ -88,11 +90,10 @@ pub(crate) fn reads(key: &Key, spelled: &mut BTreeMap<String, String>) -> Reads 
         }
         Key::BodyIsObject => Reads::BodyIsObject,
         Key::EventMember(n) => {
-            let lower = n.to_ascii_lowercase();
             spelled
-                .entry(lower.clone())
+                .entry(n.to_ascii_lowercase())
                 .or_insert_with(|| n.to_string());
-            Reads::At(Loc::Path(vec![lower]))
+            Reads::At(Loc::Path(vec![n.to_string()]))
         }
         Key::EventData(path) => {
             let mut p = vec!["data".to_owned()];
@@ -120,11 +121,7 @@ pub(crate) type Choice<'a> = Vec<(&'a Loc, &'a Value)>;
 
 /// The VM's message for a choice, in `model`; `None` when the choice cannot be one message (a
 /// path given a value and a longer path below it given another).
-pub(crate) fn message(
-    model: Model,
-    choice: &Choice<'_>,
-    spelled: &BTreeMap<String, String>,
-) -> Option<Message> {
+pub(crate) fn message(model: Model, choice: &Choice<'_>) -> Option<Message> {
     Some(match model {
         Model::Attributes => Message::Attributes(
             choice
@@ -147,7 +144,7 @@ pub(crate) fn message(
                 })
                 .collect(),
         ),
-        Model::Document => Message::Body(document(choice, spelled)?.to_string().into_bytes()),
+        Model::Document => Message::Body(document(choice)?.to_string().into_bytes()),
     })
 }
 
@@ -189,31 +186,22 @@ fn header_values(value: &Value) -> Option<Vec<String>> {
 
 /// The JSON document of a choice of values at paths; `None` when two paths collide (a value
 /// given at `a` and at `a.b`, `a` not an object).
-pub(crate) fn document(choice: &Choice<'_>, spelled: &BTreeMap<String, String>) -> Option<Value> {
+pub(crate) fn document(choice: &Choice<'_>) -> Option<Value> {
     let mut root = Map::new();
     for (loc, value) in choice {
         let Loc::Path(path) = loc else { continue };
         let (last, parents) = path.split_last()?;
         let mut here = &mut root;
-        for (i, seg) in parents.iter().enumerate() {
-            let seg = if i == 0 {
-                spell(seg, spelled)
-            } else {
-                seg.clone()
-            };
-            if here.get(&seg).is_none() {
+        for seg in parents {
+            if here.get(seg).is_none() {
                 here.insert(seg.clone(), Value::Object(Map::new()));
             }
-            here = match here.get_mut(&seg) {
+            here = match here.get_mut(seg) {
                 Some(Value::Object(m)) => m,
                 _ => return None,
             };
         }
-        let last = if parents.is_empty() {
-            spell(last, spelled)
-        } else {
-            last.clone()
-        };
+        let last = last.clone();
         match (here.get_mut(&last), value) {
             (None, _) => {
                 here.insert(last, (*value).clone());
@@ -224,10 +212,6 @@ pub(crate) fn document(choice: &Choice<'_>, spelled: &BTreeMap<String, String>) 
         }
     }
     Some(Value::Object(root))
-}
-
-fn spell(seg: &str, spelled: &BTreeMap<String, String>) -> String {
-    spelled.get(seg).cloned().unwrap_or_else(|| seg.to_owned())
 }
 
 /// A message (the VM's form) as a JSON document in the dialect's own shape, the one `filtervm
@@ -270,7 +254,13 @@ pub fn document_of(options: &Options, message: &Message) -> Value {
                 .collect();
             object(vec![("headers".to_owned(), object(members))])
         }
-        Message::Body(bytes) => match filtervm_vm::json::parse(bytes) {
+        // A member named twice stays twice: the dialects read it differently (sns the last,
+        // EventBridge every one, EB-3).
+        Message::Body(bytes) => match filtervm_vm::json::parse_with(bytes, &{
+            let mut o = filtervm_vm::json::ParseOptions::default();
+            o.duplicates = filtervm_vm::json::Duplicates::KeepAll;
+            o
+        }) {
             Ok(value @ Value::Object(_)) => value,
             _ => object(vec![(
                 "body".to_owned(),

@@ -39,6 +39,14 @@ pub(crate) struct Space<'f> {
     pub(crate) bounded: Option<String>,
     /// Messages judged as wholes before the search (an SNS body that is not an object).
     pub(crate) wholes: Vec<Message>,
+    /// Whether an Event Grid filter (top-level member names read ignoring ASCII case, EG-16) is
+    /// compared with a filter reading them by exact name: messages found are then worth
+    /// trying with their members respelled ([`super::diff`]).
+    pub(crate) respell: bool,
+    /// Whether documents are compared by dialects that read a member named twice differently
+    /// (sns keeps the last, EventBridge every one, EB-3, Event Grid the first spelled exactly
+    /// so): messages found are then worth trying with a member repeated ([`super::diff`]).
+    pub(crate) duplicates: bool,
 }
 
 /// How a search ended.
@@ -70,7 +78,8 @@ impl<'f> Space<'f> {
                 if matches!(key, Key::BodyPathEach(_) | Key::FieldPath(..)) {
                     each = true;
                 }
-                member_any_case |= matches!(key, Key::EventMember(_));
+                // `data` itself is found ignoring ASCII case too (EG-16, EG-18).
+                member_any_case |= matches!(key, Key::EventMember(_) | Key::EventData(_));
                 member_exact |= matches!(
                     key,
                     Key::BodyPath(_) | Key::BodyPathEach(_) | Key::FieldPath(..)
@@ -138,6 +147,18 @@ impl<'f> Space<'f> {
                     .to_owned()
             });
         }
+        let duplicates = model == Model::Document
+            && filters
+                .iter()
+                .any(|f| filters.first().is_some_and(|g| g.dialect() != f.dialect()));
+        if duplicates {
+            bounded.get_or_insert_with(|| {
+                "the dialects read a member named twice differently (sns the last, EventBridge \
+                 every one, EB-3, Event Grid the first): messages repeating a member are tried \
+                 only as variants of the messages found"
+                    .to_owned()
+            });
+        }
         let paths: Vec<&Loc> = per_loc.keys().collect();
         for a in &paths {
             for b in &paths {
@@ -174,7 +195,7 @@ impl<'f> Space<'f> {
         }
         let mut locs: Vec<Classes> = per_loc
             .into_iter()
-            .map(|(loc, tests)| classes::classes(model, allow, &loc, tests, &spelled))
+            .map(|(loc, tests)| classes::classes(model, allow, &loc, tests))
             .collect();
         for c in &locs {
             if let Some(why) = &c.bounded {
@@ -203,7 +224,7 @@ impl<'f> Space<'f> {
                 name.push('_');
             }
             let loc = Loc::Attr(name.into());
-            locs.push(classes::classes(model, allow, &loc, Vec::new(), &spelled));
+            locs.push(classes::classes(model, allow, &loc, Vec::new()));
             if let Some(last) = locs.last_mut() {
                 last.classes.push(classes::Class {
                     value: Some(Value::from("x")),
@@ -225,6 +246,8 @@ impl<'f> Space<'f> {
             spelled,
             bounded,
             wholes,
+            respell: member_any_case && member_exact,
+            duplicates,
         })
     }
 
@@ -239,7 +262,7 @@ impl<'f> Space<'f> {
                 Some((&c.loc, value))
             })
             .collect();
-        model::message(self.model, &picked, &self.spelled)
+        model::message(self.model, &picked)
     }
 
     /// The VM's verdict of each filter on `message`; `None` when one cannot judge it.

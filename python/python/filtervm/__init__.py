@@ -22,6 +22,8 @@ from ._filtervm import (
     SubscriptionSet,
     __version__,
     compile,
+    diff,
+    example,
     lint,
     read_events,
 )
@@ -50,6 +52,8 @@ __all__ = [
     "Unjudged",
     "__version__",
     "compile",
+    "diff",
+    "example",
     "lint",
     "read_events",
 ]

@@ -68,6 +68,23 @@ def lint(
     compile."""
     ...
 
+def example(filter: Filter, *, matching: bool = True) -> Dict[str, Any]:
+    """A message `filter` matches (matching=True) or does not (matching=False):
+    {"found": True, "matches", "message"} (the message in the dialect's shape, judged by the VM)
+    or {"found": False, "matches", "exact", "reason"} (exact: none exists, proved). The shape of
+    `filtervm example --json`. Raises LoadError (ANALYSIS_NO_IR) for a filter loaded from
+    bytes of the first wire format (no IR)."""
+    ...
+
+def diff(first: Filter, second: Filter) -> Dict[str, Any]:
+    """Whether two filters reading the same part of a message match exactly the same messages:
+    {"verdict": "same" | "different" | "unknown", "exact", "reason", "first_only",
+    "second_only" (a message only that filter matches, or None), "keys": [{"key", "first_only",
+    "second_only"}]}. The shape of `filtervm diff --json`. Raises ValueError
+    (ANALYSIS_MODEL_MISMATCH) for filters of two message models, LoadError (ANALYSIS_NO_IR) for
+    a filter loaded from bytes of the first wire format (no IR)."""
+    ...
+
 def read_events(document: Union[str, bytes, bytearray]) -> List[bytes]:
     """The events of an Event Grid array of events (a batch): each event's bytes, to match one
     by one with body=; any other document is one event (itself). Raises MessageError

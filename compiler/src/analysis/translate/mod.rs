@@ -8,7 +8,17 @@
 //!   both have: the policy is compiled as the target dialect, and the target's own validation
 //!   names what it lacks (`$or`, `cidr`, ...); where the two read a message differently (basaltic
 //!   compares every attribute's text, B-4), the proof fails with a witness message;
-//! - documents (`sns` body, `eventgrid`): not translated yet (an error says so).
+//! - documents: `sns` (body scope) ↔ `eventbridge` alike (one syntax for what both have,
+//!   `docs/dialects/eventbridge-patterns.md` §6), `eventgrid` → `eventbridge` / `sns` through
+//!   the closest pattern (`translate/eventgrid.rs`). The proof refuses them with a witness
+//!   wherever the two read a document differently — a member named twice (sns the last, EB-3 every one, Event
+//!   Grid the first), Event Grid's member names of another case (EG-16), numbers beyond
+//!   binary64's shortest forms (EB-17, EG-33), `anything-but` on arrays (EB-25, sns rule 28) —
+//!   which for a policy reading any member is always; nothing is translated into `eventgrid`,
+//!   whose filters read member names and strings ignoring case (EG-16, EG-31) and no array on
+//!   the way into `data` (EG-18): the error names the first test.
+
+mod eventgrid;
 
 use super::model::Model;
 use super::{Verdict, Witness};
@@ -17,6 +27,7 @@ use crate::{Dialect, Filter, Options, compile_value};
 use filtervm_vm::json::{Map, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::value::Shapes;
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// A policy in the target dialect, proved to match exactly the messages the source matches.
@@ -95,10 +106,41 @@ pub fn translate(
             "the filter was loaded without its IR",
         )
     })?;
+    // Where each part of the candidate comes from in the source (pointer prefixes): the
+    // candidate's own pointers, unless it was built in another shape.
+    let mut origins: Vec<(String, String)> = Vec::new();
     let candidate = match (source.dialect(), to.dialect()) {
+        (from, target) if from == target => policy.clone(),
         (_, Dialect::Expr) if to_model == Model::Headers => expr_of(lowered)?,
         (_, Dialect::Stream) if to_model == Model::Headers => stream_of(lowered)?,
         (Dialect::Sns | Dialect::Basaltic, Dialect::Sns | Dialect::Basaltic) => policy.clone(),
+        (Dialect::Sns | Dialect::EventBridge, Dialect::Sns | Dialect::EventBridge) => {
+            policy.clone()
+        }
+        (Dialect::EventGrid, Dialect::Sns | Dialect::EventBridge) => {
+            let schema = match source.options() {
+                Options::EventGrid(o) => o.schema,
+                _ => crate::options::EventGridSchema::EventGrid,
+            };
+            let c = eventgrid::pattern_of(policy, schema)?;
+            origins = c.origins;
+            c.pattern
+        }
+        (from, Dialect::EventGrid) => {
+            let at = first_test(lowered).map_or("", |n| &*n.origin);
+            return Err(error(
+                "TRANSLATE_INEXPRESSIBLE",
+                at,
+                format!(
+                    "no Event Grid filter matches the same events as this {from} test: Event \
+                     Grid reads top-level member names ignoring ASCII case (EG-16), every \
+                     string ignoring case (EG-31), arrays only with \
+                     enableAdvancedFilteringOnArrays (EG-24) and no array on the way into \
+                     `data` (EG-18), while {from} reads members by exact name and looks \
+                     through arrays"
+                ),
+            ));
+        }
         (from, target) => {
             return Err(error(
                 "TRANSLATE_UNSUPPORTED",
@@ -107,14 +149,35 @@ pub fn translate(
             ));
         }
     };
+    let source_pointer = |at: &str| -> String {
+        origins
+            .iter()
+            .filter(|(c, _)| at == c || at.starts_with(&format!("{c}/")))
+            .max_by_key(|(c, _)| c.len())
+            .map_or_else(
+                || {
+                    if origins.is_empty() {
+                        at.to_owned()
+                    } else {
+                        String::new()
+                    }
+                },
+                |(_, s)| s.clone(),
+            )
+    };
     let filter = compile_value(to.dialect(), &candidate, to).map_err(|e| {
         let first = e.errors.first();
         error(
             "TRANSLATE_INEXPRESSIBLE",
-            first.map_or("", |p| p.pointer.as_str()),
+            &source_pointer(first.map_or("", |p| p.pointer.as_str())),
             format!(
-                "{} cannot express this policy: {}",
+                "{} cannot express this policy{}: {}",
                 to.dialect(),
+                if origins.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (its closest {} form is {candidate})", to.dialect())
+                },
                 first.map_or_else(|| e.to_string(), |p| format!("{} ({})", p.message, p.code))
             ),
         )
@@ -128,12 +191,30 @@ pub fn translate(
         }),
         Verdict::Different => Err(TranslateError {
             code: "TRANSLATE_NOT_EQUIVALENT",
-            pointer: String::new(),
+            // The construct reading the first key the two judge differently.
+            pointer: d
+                .keys
+                .first()
+                .and_then(|k| test_reading(lowered, &k.key))
+                .unwrap_or_default(),
             message: format!(
-                "{} reads messages differently from {}: the closest {} policy, {candidate}, \
+                "{} reads messages differently from {}{}: the closest {} policy, {candidate}, \
                  matches other messages (see the witness)",
                 to.dialect(),
                 source.dialect(),
+                {
+                    let mut keys: Vec<&str> = Vec::new();
+                    for k in &d.keys {
+                        if !keys.contains(&k.key.as_str()) {
+                            keys.push(&k.key);
+                        }
+                    }
+                    if keys.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" at `{}`", keys.join("`, `"))
+                    }
+                },
                 to.dialect()
             ),
             witness: d.first_only.or(d.second_only).map(Box::new),
@@ -150,6 +231,38 @@ pub fn translate(
             ),
         )),
     }
+}
+
+/// The first test of a tree written in the policy (not one the dialect adds for the whole
+/// message, whose origin is the root), in document order.
+fn first_test(node: &Node) -> Option<&Node> {
+    match &node.kind {
+        NodeKind::Test(_) => (!node.origin.is_empty()).then_some(node),
+        NodeKind::And(cs) | NodeKind::Or(cs) => cs.iter().find_map(first_test),
+        NodeKind::Not(c) => first_test(c),
+        NodeKind::True | NodeKind::False => None,
+    }
+}
+
+/// The origin of the first test of `root` whose key reads the location labelled `label` (as
+/// [`super::KeyDifference::key`] names it; Event Grid's member names ignoring ASCII case).
+fn test_reading(root: &Node, label: &str) -> Option<String> {
+    let mut spelled = BTreeMap::new();
+    let mut found = None;
+    root.walk(&mut |n| {
+        if found.is_none()
+            && let NodeKind::Test(t) = &n.kind
+            && let super::model::Reads::At(loc) = super::model::reads(&t.key, &mut spelled)
+            && (loc.label().eq_ignore_ascii_case(label)
+                || loc
+                    .label()
+                    .get(..label.len() + 1)
+                    .is_some_and(|p| p.eq_ignore_ascii_case(&format!("{label}."))))
+        {
+            found = Some(n.origin.to_string());
+        }
+    });
+    found
 }
 
 fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
