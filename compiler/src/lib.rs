@@ -76,6 +76,7 @@ pub mod wire;
 
 pub use dialect::{Dialect, message_from_json, message_from_line};
 pub use error::{CompileError, ErrorCategory, ErrorCode, MessageError, PolicyError};
+pub use filtervm_vm::json::ReadMode;
 pub use options::{
     EventGridOptions, EventGridSchema, ExprOptions, Options, OptionsJson, SnsOptions, SnsScope,
 };
@@ -243,6 +244,18 @@ impl Evaluator {
         Evaluator::default()
     }
 
+    /// Reads the JSON documents and bodies matched from now on in `mode`
+    /// ([`ReadMode::Validating`] until set); see [`ReadMode`] for what [`ReadMode::Trusted`]
+    /// changes.
+    pub fn set_read_mode(&mut self, mode: ReadMode) {
+        self.bindings.set_read_mode(mode);
+    }
+
+    /// The mode JSON documents and bodies are read in.
+    pub fn read_mode(&self) -> ReadMode {
+        self.bindings.read_mode()
+    }
+
     /// Binds `message` to the filter's keys and runs its program.
     ///
     /// Fails closed: an SNS body too complex to judge element by element (more rows than
@@ -392,7 +405,7 @@ impl Evaluator {
     /// one message: an Event Grid array of events given whole is an error (split it with
     /// [`read_messages`]).
     pub fn matches_document(&mut self, filter: &Filter, json: &[u8]) -> Result<bool, MessageError> {
-        let message = shape::read_for(json, filter.options())?;
+        let message = shape::read_for(json, filter.options(), self.bindings.read_mode())?;
         self.matches_parts(filter, &message.parts())
     }
 }
