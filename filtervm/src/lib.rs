@@ -144,15 +144,16 @@
 //!
 //! What trusted mode still reads and checks as the validating mode does: the top level of a
 //! document (how its shape is told), the structure of every object a filter's path goes into (its
-//! `{`, member names, `:`, `,` and `}`), every member name a path may want, every value a filter
-//! reads, and what follows the document (white space only). What it passes over by its structure
+//! `{`, member names, `:`, `,` and `}`), every member name with escapes a path may want (one
+//! without is compared byte for byte with the paths' names), every value a filter reads, and what
+//! follows the document (white space only). What it passes over by its structure
 //! alone, checking nothing:
 //!
 //! - a member value no filter reads: a string to its closing quote (a `\` passes over the byte
 //!   after it), an array or object to the bracket that closes it (any of `]` and `}` closes either;
 //!   brackets inside strings do not count), anything else to the next delimiter (white space, `,`,
 //!   `:`, `"`, `[`, `]`, `{` or `}`);
-//! - a member name no path can want, as a string;
+//! - a member name no path names, as a string;
 //! - the rest of an array or object once nothing more in it is wanted.
 //!
 //! So these malformed inputs may get a verdict in trusted mode where the validating mode gives

@@ -38,12 +38,14 @@ pub enum LoneSurrogates {
 /// - [`ReadMode::Trusted`] is for input already validated upstream (a broker that parsed the
 ///   message when it was published, an archive written by a JSON encoder). What is read is
 ///   checked as in validating mode: the structure of every object the selector reads into (its
-///   `{`, names, `:`, `,` and `}`), every member name a path may want, and every value kept. A
+///   `{`, names, `:`, `,` and `}`), every member name with escapes a path may want (a name
+///   without escapes is compared byte for byte with the paths' names, so one found is valid),
+///   and every value kept. A
 ///   value nothing reads is passed over by its structure alone: a string to its closing quote
 ///   (a `\` passes over the byte after it), an array or object to the bracket that closes it (any
 ///   of `]` and `}` closes either; brackets inside strings do not count), anything else to the
 ///   next delimiter (white space, `,`, `:`, `]`, `}`, `"`, `[` or `{`; at least one byte).
-///   Member names no path can want are passed over as strings. Nothing in what is passed over is
+///   Member names not found are passed over as strings. Nothing in what is passed over is
 ///   checked: not UTF-8, not escapes, not control bytes, not the number grammar, not the spelling
 ///   of `true`, `false` and `null`, not the order of names, `:` and `,` inside a skipped
 ///   container. A skip is still one forward pass (every step moves on by at least one byte) and
@@ -543,9 +545,11 @@ impl<'a> Reader<'a> {
                 None
             };
             let wanted = if escaped || sink.may_want(first) {
-                if trusted {
-                    // A name a path may want is checked as in validating mode (it ends at the
-                    // same quote when it is valid).
+                if trusted && escaped {
+                    // A name with escapes is decoded before it is compared: checked first, as
+                    // in validating mode (it ends at the same quote when it is valid). One
+                    // without is compared byte for byte with the paths' (valid) names, so a
+                    // name found is valid and one not found is skipped.
                     scan_string(bytes, pos, lone)?;
                 }
                 sink.wanted(Str {
@@ -902,6 +906,8 @@ impl<'a> Reader<'a> {
                 self.stack.reached(self.stack.len() + 1 + deepest);
                 Ok(end)
             }
+            // A number's leading digits eight at a time, then the rest up to a delimiter.
+            Some(b'-' | b'0'..=b'9') => Ok(scalar_run_end(bytes, digits_end(bytes, at + 1))),
             Some(b) if !is_delimiter(b) => Ok(scalar_run_end(bytes, at + 1)),
             _ => Err(unexpected(bytes, at, "a value")),
         }
