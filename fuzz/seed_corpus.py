@@ -9,6 +9,7 @@ It fills fuzz/corpus/<target>/ (git-ignored) with one file per distinct seed:
   message_body           sns body-scope message bodies (the raw body text)
   message_event          eventgrid events, as JSON lines
   message_headers        stream and expr messages, as JSON lines
+  message_trusted        a selector byte + each sns body and eventgrid event above
   program_from_bytes     0x00 + `filtervm compile --output` of each valid policy (only when
                          target/release/filtervm exists: `cargo build --release`)
 """
@@ -74,10 +75,12 @@ def main():
                     body = message.get("body")
                     if isinstance(body, str):
                         put("message_body", body)
+                        put("message_trusted", bytes([count % 5]) + body.encode("utf-8"))
                 elif dialect in ("sns", "basaltic"):
                     put("message_attributes", as_line)
                 elif dialect == "eventgrid":
                     put("message_event", as_line)
+                    put("message_trusted", bytes([count % 5]) + as_line.encode("utf-8"))
                 else:
                     put("message_headers", as_line)
                 count += 1

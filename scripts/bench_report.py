@@ -527,6 +527,7 @@ if peer_failures:
 # Sections measured by hand, with the commands written in them, are carried over as they are.
 HAND_WRITTEN = [
     "## Where the end-to-end time goes (measured by hand)",
+    "## Trusted read mode (measured by hand)",
     "## History of the evaluation cost (measured by hand)",
     "## `filtervm route` throughput",
     "## Replaying an archive: DataFusion and Ballista",

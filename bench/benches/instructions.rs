@@ -10,10 +10,10 @@
 
 use filtervm_bench::{
     CompileWorkload, E2E_MESSAGES, HandBound, PASSING_HEADERS, SET_MESSAGES, Single, attributes,
-    body_single, branch_free, compile_workloads, decode, eventbridge_filter, hand, hand_headers,
-    header_filter, lines, passing_event_bytes, single_event, single_message, singles,
+    body_single, branch_free, cityfeat_sample, compile_workloads, decode, eventbridge_filter, hand,
+    hand_headers, header_filter, lines, passing_event_bytes, single_event, single_message, singles,
 };
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text};
+use filtervm_compiler::{Dialect, Evaluator, Filter, ReadMode, compile, compile_text};
 use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::{Bindings, Bound};
 use filtervm_vm::message::Message;
@@ -165,13 +165,14 @@ struct FromBytes {
     registers: Vec<bool>,
 }
 
-fn from_bytes(clauses: usize) -> &'static mut FromBytes {
+fn from_bytes(clauses: usize, mode: ReadMode) -> &'static mut FromBytes {
     let single = body_single(clauses);
     let lines: Vec<Vec<u8>> = lines("attrs", E2E_MESSAGES)
         .into_iter()
         .map(String::into_bytes)
         .collect();
     let mut bindings = Bindings::new();
+    bindings.set_read_mode(mode);
     let mut registers = Vec::new();
     // Warm the buffers over every line, as a broker's long-lived evaluator has them. (Which lines
     // match varies: `pol8c` matches none of them, as in the wall-clock row over the same lines.)
@@ -191,10 +192,16 @@ fn from_bytes(clauses: usize) -> &'static mut FromBytes {
 // `Evaluator::matches_bytes` does; the 8-clause policy is past SNS's 5 keys, so the program is
 // compiled clause by clause and run directly), for each of the [`E2E_MESSAGES`] lines; divide by
 // that.
+//
+// `*_trusted`: the same lines read in `ReadMode::Trusted` (members no key reads skipped by their
+// structure, unchecked), for input validated upstream.
 #[library_benchmark]
-#[bench::pol1c(setup = from_bytes, args = (1))]
-#[bench::pol3c(setup = from_bytes, args = (3))]
-#[bench::pol8c(setup = from_bytes, args = (8))]
+#[bench::pol1c(setup = from_bytes, args = (1, ReadMode::Validating))]
+#[bench::pol3c(setup = from_bytes, args = (3, ReadMode::Validating))]
+#[bench::pol8c(setup = from_bytes, args = (8, ReadMode::Validating))]
+#[bench::pol1c_trusted(setup = from_bytes, args = (1, ReadMode::Trusted))]
+#[bench::pol3c_trusted(setup = from_bytes, args = (3, ReadMode::Trusted))]
+#[bench::pol8c_trusted(setup = from_bytes, args = (8, ReadMode::Trusted))]
 fn bytes_to_verdict_1000_messages(b: &'static mut FromBytes) -> usize {
     let program = &b.single.program;
     let mut n = 0;
@@ -256,6 +263,130 @@ fn sns_body_bytes(clauses: usize) -> &'static mut EventBridgeBytes {
 #[bench::sns_body_pol3c(setup = sns_body_bytes, args = (3))]
 fn matches_bytes(b: &'static mut EventBridgeBytes) -> bool {
     black_box(b.evaluator.matches_bytes(&b.filter, black_box(&b.bytes))) == Ok(true)
+}
+
+/// quamina-rs with the `pol{clauses}c` pattern and the same raw lines as
+/// [`bytes_to_verdict_1000_messages`].
+struct QuaminaBytes {
+    quamina: quamina::Quamina<u64>,
+    lines: Vec<Vec<u8>>,
+}
+
+fn quamina_bytes(clauses: usize) -> &'static mut QuaminaBytes {
+    let single = body_single(clauses);
+    let mut quamina = quamina::Quamina::<u64>::new();
+    quamina
+        .add_pattern(0, &single.policy.to_string())
+        .expect("quamina takes the pattern");
+    let lines: Vec<Vec<u8>> = lines("attrs", E2E_MESSAGES)
+        .into_iter()
+        .map(String::into_bytes)
+        .collect();
+    let program = &single.program;
+    let mut bindings = Bindings::new();
+    let expected: usize = lines
+        .iter()
+        .map(|l| usize::from(program.eval(&bindings.bind_json(program.keys(), l), &mut Vec::new())))
+        .sum();
+    let mut seen = 0;
+    for l in &lines {
+        seen += quamina.matches_for_event(l).map_or(0, |m| m.len());
+    }
+    assert_eq!(seen, expected, "quamina and filtervm agree on every line");
+    leak(QuaminaBytes { quamina, lines })
+}
+
+// The peer on the same bytes: quamina-rs `matches_for_event` (it reads only what its patterns
+// name and checks nothing else), for each of the [`E2E_MESSAGES`] lines; divide by that.
+#[library_benchmark]
+#[bench::pol1c(setup = quamina_bytes, args = (1))]
+#[bench::pol3c(setup = quamina_bytes, args = (3))]
+#[bench::pol8c(setup = quamina_bytes, args = (8))]
+fn quamina_1000_messages(q: &'static mut QuaminaBytes) -> usize {
+    let mut n = 0;
+    for line in &q.lines {
+        n += q
+            .quamina
+            .matches_for_event(black_box(line))
+            .map_or(0, |m| m.len());
+    }
+    black_box(n)
+}
+
+/// cityfeat as SNS bodies: [`E2E_MESSAGES`] features ([`cityfeat_sample`]) as raw bodies, the
+/// 5 `cl_exact` patterns as body-scope SNS policies in one set, read in `mode`; and quamina with
+/// the same patterns.
+struct CityfeatBodies {
+    set: SubscriptionSet<u64>,
+    scratch: SetScratch,
+    quamina: quamina::Quamina<u64>,
+    bodies: Vec<Vec<u8>>,
+}
+
+fn cityfeat_bodies(mode: ReadMode) -> &'static mut CityfeatBodies {
+    let bodies: Vec<Vec<u8>> = cityfeat_sample()
+        .into_iter()
+        .map(String::into_bytes)
+        .collect();
+    let patterns = lines("cl_exact", 5);
+    let mut set = SubscriptionSet::new();
+    let mut quamina = quamina::Quamina::<u64>::new();
+    for (i, p) in patterns.iter().enumerate() {
+        let filter =
+            compile_text(Dialect::Sns, p, &filtervm_bench::body_scope()).expect("compiles");
+        set.insert(i as u64, &filter).expect("joins the set");
+        quamina
+            .add_pattern(i as u64, p)
+            .expect("quamina takes the pattern");
+    }
+    let mut scratch = SetScratch::new();
+    scratch.set_read_mode(mode);
+    let (mut ours, mut theirs) = (0, 0);
+    for b in &bodies {
+        ours += set
+            .try_matching(&mut scratch, &MessageParts::body(b))
+            .map_or(0, |m| m.len());
+        theirs += quamina.matches_for_event(b).map_or(0, |m| m.len());
+    }
+    assert!(
+        ours > 0 && ours == theirs,
+        "{ours} deliveries, quamina {theirs}"
+    );
+    leak(CityfeatBodies {
+        set,
+        scratch,
+        quamina,
+        bodies,
+    })
+}
+
+// cityfeat features (~700 bytes) as raw SNS bodies through a set of 5 body-scope policies, per
+// read mode, and quamina-rs on the same bytes; divide by [`E2E_MESSAGES`].
+#[library_benchmark]
+#[bench::validating(setup = cityfeat_bodies, args = (ReadMode::Validating))]
+#[bench::trusted(setup = cityfeat_bodies, args = (ReadMode::Trusted))]
+fn cityfeat_sns_set_1000_messages(c: &'static mut CityfeatBodies) -> usize {
+    let mut n = 0;
+    for body in &c.bodies {
+        n += c
+            .set
+            .try_matching(&mut c.scratch, &MessageParts::body(black_box(body)))
+            .map_or(0, |m| m.len());
+    }
+    black_box(n)
+}
+
+#[library_benchmark]
+#[bench::quamina(setup = cityfeat_bodies, args = (ReadMode::Validating))]
+fn cityfeat_sns_quamina_1000_messages(c: &'static mut CityfeatBodies) -> usize {
+    let mut n = 0;
+    for body in &c.bodies {
+        n += c
+            .quamina
+            .matches_for_event(black_box(body))
+            .map_or(0, |m| m.len());
+    }
+    black_box(n)
 }
 
 /// Borrowed headers and a one-clause stream filter, with warm buffers.
@@ -491,7 +622,8 @@ fn one_by_one_100_messages(s: &'static mut Set) -> usize {
 library_benchmark_group!(name = single; benchmarks = eval, eval_branch_free, bind, hand_bound, hand_decoded);
 library_benchmark_group!(
     name = boundary;
-    benchmarks = bytes_to_verdict_1000_messages, matches_bytes, headers_to_verdict, headers_by_hand, headers_last_to_verdict,
+    benchmarks = bytes_to_verdict_1000_messages, quamina_1000_messages, cityfeat_sns_set_1000_messages,
+        cityfeat_sns_quamina_1000_messages, matches_bytes, headers_to_verdict, headers_by_hand, headers_last_to_verdict,
         headers_last_by_hand, headers_3c_to_verdict, headers_3c_by_hand
 );
 /// A compile workload (by index into `compile_workloads`).

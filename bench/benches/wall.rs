@@ -50,9 +50,9 @@ use cel_interpreter::{Context, Program as CelProgram, Value as CelValue};
 use criterion::{Criterion, criterion_group, criterion_main};
 use filtervm_bench::{
     CityfeatFloor, Decoded, E2E_MESSAGES, HandBound, PASSING_HEADERS, SET_MESSAGES, Single,
-    attributes, body_scope, body_single, cel, cityfeat_event, cityfeat_filters, compile_workloads,
-    decode, eventbridge_filter, hand, hand_headers, header_filter, lines, parts, reference_message,
-    single_event, single_message, singles,
+    attributes, body_scope, body_single, cel, cityfeat_event, cityfeat_filters, cityfeat_sample,
+    compile_workloads, decode, eventbridge_filter, hand, hand_headers, header_filter, lines, parts,
+    reference_message, single_event, single_message, singles,
 };
 use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text};
 use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
@@ -563,17 +563,7 @@ fn e2e_bench(c: &mut Criterion) {
     // Event Grid on cityfeat: 5 StringIn filters. The sample holds the features they name (5 of
     // 50,000) and the first ones of the file.
     let specs = cityfeat_filters();
-    let wanted: Vec<String> = specs
-        .iter()
-        .filter_map(|(f, _)| f.pointer("/advancedFilters/0/values/0")?.as_str())
-        .map(|v| format!(r#""MAPBLKLOT": "{v}""#))
-        .collect();
-    let all = lines("cityfeat", usize::MAX);
-    let mut sample: Vec<&String> = all
-        .iter()
-        .filter(|l| wanted.iter().any(|w| l.contains(w.as_str())))
-        .collect();
-    sample.extend(all.iter().take(E2E_MESSAGES - sample.len()));
+    let sample = cityfeat_sample();
     let events: Vec<Vec<u8>> = sample.iter().map(|l| cityfeat_event(l)).collect();
     let filters: Vec<Filter> = specs
         .iter()

@@ -5,7 +5,7 @@
 //! - `eval INDEX`: a single-policy workload's evaluation on its bound message (INDEX as in
 //!   `benches/instructions.rs`);
 //! - `bytes CLAUSES`: the `pol{CLAUSES}c` body-scope program from the attrs lines' raw bytes
-//!   (read, bind, evaluate);
+//!   (read, bind, evaluate); `trusted-bytes CLAUSES`: the same, read in `ReadMode::Trusted`;
 //! - `headers`: the one-clause header filter over the 8 borrowed passing headers;
 //! - `set NAME` / `setbytes NAME`: the `NAME` policies (e.g. `pol10k_exact`) as a `SubscriptionSet`,
 //!   matched against the attrs lines as attributes / as raw SNS bodies (body scope);
@@ -24,6 +24,7 @@ use filtervm_bench::{
 };
 use filtervm_compiler::{Evaluator, MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::Bindings;
+use filtervm_vm::json::ReadMode;
 use filtervm_vm::program::Program;
 use std::hint::black_box;
 
@@ -38,8 +39,9 @@ fn run_eval(program: &Program, bound: &filtervm_vm::bind::Bound<'_>) -> usize {
 }
 
 #[inline(never)]
-fn run_bytes(program: &Program, lines: &[Vec<u8>]) -> usize {
+fn run_bytes(program: &Program, lines: &[Vec<u8>], mode: ReadMode) -> usize {
     let mut bindings = Bindings::new();
+    bindings.set_read_mode(mode);
     let mut registers = Vec::new();
     let mut hits = 0;
     for line in lines.iter().cycle().take(20_000) {
@@ -144,7 +146,12 @@ fn main() {
     let mode = args.next().unwrap_or_else(|| "eval".to_owned());
     let index: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1);
     match mode.as_str() {
-        "bytes" => {
+        "bytes" | "trusted-bytes" => {
+            let mode = if mode == "bytes" {
+                ReadMode::Validating
+            } else {
+                ReadMode::Trusted
+            };
             let single = body_single(index);
             let lines: Vec<Vec<u8>> = lines("attrs", 1000)
                 .into_iter()
@@ -153,7 +160,7 @@ fn main() {
             println!(
                 "{} bytes {}",
                 single.name,
-                run_bytes(&single.program, &lines)
+                run_bytes(&single.program, &lines, mode)
             );
         }
         "headers" => println!("headers {}", run_headers(&header_filter())),

@@ -399,6 +399,28 @@ pub fn hand_headers(headers: &[(&str, &str)]) -> bool {
         .any(|(n, v)| *n == "event" && (*v == "order.paid" || *v == "order.created"))
 }
 
+/// The cityfeat features the end-to-end rows read: those the 5 `cl_exact` patterns name (5 of
+/// 50,000), then the first ones of the file, [`E2E_MESSAGES`] in all.
+pub fn cityfeat_sample() -> Vec<String> {
+    let wanted: Vec<String> = cityfeat_filters()
+        .iter()
+        .filter_map(|(f, _)| {
+            f.pointer("/advancedFilters/0/values/0")?
+                .as_str()
+                .map(str::to_owned)
+        })
+        .map(|v| format!(r#""MAPBLKLOT": "{v}""#))
+        .collect();
+    let all = lines("cityfeat", usize::MAX);
+    let mut sample: Vec<String> = all
+        .iter()
+        .filter(|l| wanted.iter().any(|w| l.contains(w.as_str())))
+        .cloned()
+        .collect();
+    sample.extend(all.into_iter().take(E2E_MESSAGES - sample.len()));
+    sample
+}
+
 /// A cityfeat line as an Event Grid event (the feature is the event's `data`).
 pub fn cityfeat_event(feature: &str) -> Vec<u8> {
     format!(

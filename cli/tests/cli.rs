@@ -1074,3 +1074,85 @@ fn match_gives_the_same_output_on_any_number_of_threads() {
         }
     }
 }
+
+/// `--trusted-input`: members no filter reads are skipped unchecked, so a line whose skipped
+/// member is not JSON gets a verdict instead of an error; what the filter reads, and the
+/// structure around it, are still checked; valid lines get the same verdicts in both modes.
+#[test]
+fn match_trusted_input_skips_what_no_filter_reads() {
+    let body = [
+        "match",
+        "--dialect",
+        "sns",
+        "--options",
+        r#"{"scope": "MessageBody"}"#,
+        "--filter",
+        r#"{"store": ["example_corp"]}"#,
+        "--json",
+    ];
+    let input = lines(&[
+        br#"{"store": "example_corp", "items": [01, tru, "\x"]}"#,
+        b"{\"store\": \"other\", \"blob\": \"\xff\x01\"}",
+        br#"{"store": tru, "items": 1}"#,
+        br#"{"store": "example_corp" "items": 1}"#,
+        br#"{"store": "example_corp", "items": [1, {"a": null}]}"#,
+        br#"{"store": "example_corp", "items": [1"#,
+    ]);
+    let verdicts = |trusted: bool| {
+        let mut args = body.to_vec();
+        if trusted {
+            args.push("--trusted-input");
+        }
+        let out = filtervm(&args, input.clone());
+        assert_no_panic(&out);
+        let seen: Vec<String> = stdout_lines(&out)
+            .iter()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                match (&v["match"], &v["error"]["code"]) {
+                    (serde_json::Value::Bool(m), _) => m.to_string(),
+                    (_, code) => code.as_str().unwrap().to_owned(),
+                }
+            })
+            .collect();
+        (seen, out.status.code())
+    };
+    // Validating: a line that is not JSON is an error.
+    let not_json = "MESSAGE_NOT_JSON";
+    let (validating, status) = verdicts(false);
+    assert_eq!(
+        validating,
+        [not_json, not_json, not_json, not_json, "true", not_json]
+    );
+    assert_eq!(status, Some(2));
+    // Trusted: the faults in `items` and `blob` are skipped; a bad value the filter reads, a
+    // missing `,` in the object it reads and an unclosed array are still errors.
+    let (trusted, status) = verdicts(true);
+    assert_eq!(
+        trusted,
+        ["true", "false", not_json, not_json, "true", not_json]
+    );
+    assert_eq!(status, Some(2));
+
+    // An Event Grid event whose unread `data` is not JSON: an error, or with the flag a verdict.
+    let eventgrid = [
+        "match",
+        "--dialect",
+        "eventgrid",
+        "--filter",
+        r#"{"subjectBeginsWith": "orders/"}"#,
+    ];
+    let event = lines(&[br#"{"subject": "orders/7", "data": {"n": [1., NaN]}}"#]);
+    let out = filtervm(&eventgrid, event.clone());
+    assert_eq!(
+        (stdout_lines(&out), out.status.code()),
+        (vec!["error".to_owned()], Some(2))
+    );
+    let mut args = eventgrid.to_vec();
+    args.push("--trusted-input");
+    let out = filtervm(&args, event);
+    assert_eq!(
+        (stdout_lines(&out), out.status.code()),
+        (vec!["match".to_owned()], Some(0))
+    );
+}

@@ -383,3 +383,23 @@ fn unreadable_subscription_lines_are_invalid_subscriptions() {
     assert!(stderr.lines().all(|l| l.len() < 300), "{stderr:.500}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `route --trusted-input` reads lines as `match --trusted-input` does: an event whose unread
+/// `data` is not JSON is routed instead of being an error for the Event Grid group.
+#[test]
+fn route_trusted_input_skips_what_no_filter_reads() {
+    let subs = temp(
+        "trusted-subs.ndjson",
+        r#"{"id": "orders", "dialect": "eventgrid", "policy": {"subjectBeginsWith": "orders/"}}"#,
+    );
+    let line = br#"{"subject": "orders/7", "data": {"n": [1., NaN]}}
+"#;
+    let out = filtervm(&["route", "-s", path(&subs)], line);
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["errors"][0]["code"], "MESSAGE_NOT_JSON");
+    let out = filtervm(&["route", "--trusted-input", "-s", path(&subs)], line);
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ids"], serde_json::json!(["orders"]));
+}

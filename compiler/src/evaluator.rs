@@ -10,6 +10,7 @@ use crate::options::JsonBody;
 use crate::parts::{MessageParts, NO_ATTRIBUTES, NO_HEADERS, SelectedPart};
 use crate::shape;
 use filtervm_vm::bind::{Bindings, Bound, Judgement};
+use filtervm_vm::json::ReadMode;
 use filtervm_vm::message::{Attributes, Headers, Message};
 
 impl Filter {
@@ -43,6 +44,18 @@ impl Evaluator {
     /// New, empty buffers.
     pub fn new() -> Evaluator {
         Evaluator::default()
+    }
+
+    /// Reads the JSON documents and bodies matched from now on in `mode`
+    /// ([`ReadMode::Validating`] until set); see [`ReadMode`] for what [`ReadMode::Trusted`]
+    /// changes.
+    pub fn set_read_mode(&mut self, mode: ReadMode) {
+        self.bindings.set_read_mode(mode);
+    }
+
+    /// The mode JSON documents and bodies are read in.
+    pub fn read_mode(&self) -> ReadMode {
+        self.bindings.read_mode()
     }
 
     /// Binds `message` to the filter's keys and runs its program.
@@ -194,7 +207,7 @@ impl Evaluator {
     /// one message: an Event Grid array of events given whole is an error (split it with
     /// [`read_messages`](crate::read_messages)).
     pub fn matches_document(&mut self, filter: &Filter, json: &[u8]) -> Result<bool, MessageError> {
-        let message = shape::read_for(json, filter.options())?;
+        let message = shape::read_for(json, filter.options(), self.bindings.read_mode())?;
         self.matches_parts(filter, &message.parts())
     }
 }

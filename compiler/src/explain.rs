@@ -339,7 +339,11 @@ pub fn explain_document(
     policy: Option<&Value>,
     json: &[u8],
 ) -> Result<Explanation, ExplainError> {
-    let message = crate::shape::read_for(json, filter.options())?;
+    let message = crate::shape::read_for(
+        json,
+        filter.options(),
+        filtervm_vm::json::ReadMode::Validating,
+    )?;
     explain_parts(filter, policy, &message.parts())
 }
 

@@ -92,6 +92,7 @@ pub use dialect::{Dialect, MAX_POLICY_BYTES, MAX_POLICY_DEPTH};
 pub use error::{CompileError, ErrorCategory, ErrorCode, MessageError, PolicyError};
 pub use evaluator::Evaluator;
 pub use filter::{Filter, compile, compile_text, compile_value, read_policy_text};
+pub use filtervm_vm::json::ReadMode;
 pub use message::{message_from_json, message_from_line};
 pub use options::{
     EventGridOptions, EventGridSchema, ExprOptions, Options, OptionsJson, SnsOptions, SnsScope,

@@ -26,7 +26,10 @@ pub fn message_from_json(
 ) -> Result<Message, MessageError> {
     check_message_options(dialect, options)?;
     let json = serde_json::to_vec(message).map_err(|e| MessageError::new("", e.to_string()))?;
-    owned_part(options, &shape::read_for(&json, options)?.parts())
+    owned_part(
+        options,
+        &shape::read_for(&json, options, filtervm_vm::json::ReadMode::Validating)?.parts(),
+    )
 }
 
 /// Reads one line of a message log as the dialect's part, owned, the way `filtervm route` reads

@@ -87,7 +87,7 @@
 use crate::error::{ErrorCode, MessageError, pointer};
 use crate::options::Options;
 use crate::parts::{MessagePart, MessageParts};
-use filtervm_vm::json::{self, Outline, ParseOptions, RawKind, RawValue, Value};
+use filtervm_vm::json::{self, Outline, ParseOptions, RawKind, RawValue, ReadMode, Value};
 use filtervm_vm::message::{Attribute, AttributeType, Header};
 use std::borrow::Cow;
 
@@ -256,7 +256,12 @@ pub fn read_messages<'a>(
         });
     }
     Ok(ReadMessages {
-        inner: Messages::One(Some(read(json, Some(options), false)?)),
+        inner: Messages::One(Some(read(
+            json,
+            Some(options),
+            false,
+            ReadMode::Validating,
+        )?)),
     })
 }
 
@@ -289,24 +294,25 @@ pub(crate) fn batch(json: &[u8]) -> Result<Option<Vec<ReadMessage<'_>>>, Message
 /// Pointer of the offending member), [`ErrorCode::MessageShape`] for an SNS envelope that is
 /// not a notification.
 pub fn read_message(json: &[u8]) -> Result<ReadMessage<'_>, MessageError> {
-    read(json, None, false)
+    read(json, None, false, ReadMode::Validating)
 }
 
 /// [`read_message`] for the filters of a set, every part read as some filter would read it: a
 /// document's `attributes` or `headers` member in the wrong form is an error here (where
 /// [`read_message`] leaves it out), so that a set reads the document as each of its filters
 /// does ([`read_for`]) or falls back to reading it for each of them.
-pub(crate) fn read_for_all(json: &[u8]) -> Result<ReadMessage<'_>, MessageError> {
-    read(json, None, true)
+pub(crate) fn read_for_all(json: &[u8], mode: ReadMode) -> Result<ReadMessage<'_>, MessageError> {
+    read(json, None, true, mode)
 }
 
 /// [`read_message`] for filters with `options`: one message (no batch is split), read no
-/// further than they need.
+/// further than they need; top-level values it does not read are skipped as `mode` says.
 pub(crate) fn read_for<'a>(
     json: &'a [u8],
     options: &Options,
+    mode: ReadMode,
 ) -> Result<ReadMessage<'a>, MessageError> {
-    read(json, Some(options), false)
+    read(json, Some(options), false, mode)
 }
 
 /// [`read_message`], for filters with `options` when they are known: a document that is a body
@@ -319,13 +325,14 @@ fn read<'a>(
     json: &'a [u8],
     options: Option<&Options>,
     strict: bool,
+    mode: ReadMode,
 ) -> Result<ReadMessage<'a>, MessageError> {
     if options == Some(&Options::EventBridge) {
         // EB-1: the message is the event, whatever its member names; it is checked whole (JSON,
         // an object, EB-3) when it is matched.
         return Ok(ReadMessage::document(json, MessageShape::Document));
     }
-    match json::outline(json).map_err(not_json)? {
+    match json::outline_with(json, mode).map_err(not_json)? {
         Outline::Object(members) => read_object(json, members, options, strict),
         Outline::Array(elements) => {
             // A filter on the body checks the document when it binds it; for the others (and

@@ -80,6 +80,7 @@ use crate::set::{Handle, Holder, Holders, InsertError, MatchState, PolicySet};
 use crate::{Dialect, Filter, MessageShape, Options};
 use arc_swap::ArcSwap;
 use filtervm_vm::bind::{Bindings, Bound, Judgement, map_bytes};
+use filtervm_vm::json::ReadMode;
 use filtervm_vm::message::{Attributes, Headers, Message};
 use hashbrown::HashTable;
 use std::borrow::Borrow;
@@ -547,7 +548,7 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         // groups reading that part are unjudged.
         // An EventBridge group reads the whole document as its event (EB-1), whatever its member
         // names: a document in a wrapper shape is then read per group too.
-        if let Ok(read) = crate::shape::read_for_all(json)
+        if let Ok(read) = crate::shape::read_for_all(json, scratch.bindings.read_mode())
             && (read.shape() == MessageShape::Document || !self.has_eventbridge())
         {
             return self.matching(scratch, &read.parts());
@@ -557,7 +558,7 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
             let Some(group) = group.as_ref().filter(|g| !g.engine.is_empty()) else {
                 continue;
             };
-            match crate::shape::read_for(json, &group.options) {
+            match crate::shape::read_for(json, &group.options, scratch.bindings.read_mode()) {
                 Ok(read) => {
                     let parts = read.parts();
                     match_group(group, handle(g), &parts, scratch, Some(&parts));
@@ -618,7 +619,7 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         };
         // The whole document, for the groups that do not read events (read once; per group when
         // a part some group does not read is in the wrong form).
-        let whole = crate::shape::read_for_all(json);
+        let whole = crate::shape::read_for_all(json, scratch.bindings.read_mode());
         for (index, event) in events.iter().enumerate() {
             scratch.begin(self);
             let event = event.parts();
@@ -633,7 +634,11 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
                 let own;
                 let read = match &whole {
                     Ok(read) => read,
-                    Err(_) => match crate::shape::read_for(json, &group.options) {
+                    Err(_) => match crate::shape::read_for(
+                        json,
+                        &group.options,
+                        scratch.bindings.read_mode(),
+                    ) {
                         Ok(read) => {
                             own = read;
                             &own
@@ -1012,6 +1017,18 @@ impl SetScratch {
     /// New, empty buffers.
     pub fn new() -> SetScratch {
         SetScratch::default()
+    }
+
+    /// Reads the JSON documents and bodies matched with this scratch from now on in `mode`
+    /// ([`ReadMode::Validating`] until set); see [`ReadMode`] for what [`ReadMode::Trusted`]
+    /// changes.
+    pub fn set_read_mode(&mut self, mode: ReadMode) {
+        self.bindings.set_read_mode(mode);
+    }
+
+    /// The mode JSON documents and bodies are read in.
+    pub fn read_mode(&self) -> ReadMode {
+        self.bindings.read_mode()
     }
 
     /// Clears the result and sizes the buffers for `set`'s largest group.

@@ -7,6 +7,9 @@
 //!   and the owned [`Message`] (for an SNS body and an Event Grid event, their raw bytes);
 //! - **bytes** (SNS body scope, Event Grid, EventBridge): the raw JSON bytes, read by the
 //!   table's selector into a pruned document ([`Evaluator::matches_bytes`]);
+//! - **trusted bytes** (same dialects, when the bytes are JSON): the same bytes read in
+//!   [`ReadMode::Trusted`], members no key reads skipped by their structure: the same answer as
+//!   the **bytes** path, error or verdict;
 //! - **tree** (same dialects): the same bytes read whole into an owned tree ([`json::parse_with`])
 //!   and bound without pruning ([`Bindings::bind_tree`]);
 //! - **borrowed** (attributes and headers): slices of borrowed tuples built from the message
@@ -21,7 +24,7 @@
 use crate::reference::json::Value;
 use crate::reference::{self, ReferenceError};
 use crate::runner::{compile, read_message};
-use filtervm_compiler::{Dialect, ErrorCode, Evaluator, Filter};
+use filtervm_compiler::{Dialect, ErrorCode, Evaluator, Filter, ReadMode};
 use filtervm_vm::bind::Bindings;
 use filtervm_vm::json::{self, LoneSurrogates, ParseOptions};
 use filtervm_vm::message::{AttributeType, Message};
@@ -106,8 +109,23 @@ pub fn verdicts(
     if filter.reads_json_body()
         && let Some(bytes) = body_bytes(dialect, message)
     {
-        if let Ok(v) = evaluator.matches_bytes(filter, &bytes) {
+        let validating = evaluator.matches_bytes(filter, &bytes);
+        if let Ok(v) = validating {
             paths.push(("bytes", v));
+        }
+        // The same bytes read in trusted mode: on JSON, the same answer (error or verdict).
+        if json::validate(&bytes, LoneSurrogates::Replace).is_ok() {
+            let mut trusted = Evaluator::new();
+            trusted.set_read_mode(ReadMode::Trusted);
+            let trusted = trusted.matches_bytes(filter, &bytes);
+            if trusted != validating {
+                return Err(format!(
+                    "the bytes give {validating:?} when validated and {trusted:?} when trusted"
+                ));
+            }
+            if let Ok(v) = trusted {
+                paths.push(("trusted bytes", v));
+            }
         }
         let mut whole = ParseOptions::default();
         whole.lone_surrogates = LoneSurrogates::Replace;

@@ -9,6 +9,12 @@
 //! that is not `invalid`, a file without cases and a filter selecting none all fail
 //! ([`run_text`], [`run_files`]).
 //!
+//! The VM runs every `match` and `no-match` case twice: reading JSON bodies and events in the
+//! default validating mode and in [`ReadMode::Trusted`] (members no filter reads skipped by their
+//! structure). Both must give the vector's verdict, except where the message's JSON bytes are not
+//! JSON at all (an SNS body given as a string that is not JSON, sns rule 14): trusted mode is
+//! documented to judge what it skips without checking it, so there it must only not fail.
+//!
 //! A vector's `policy`, `options` and `message` are handed on as the exact JSON text the vector
 //! wrote: the product compiles the policy text ([`compile_text`]) and reads the options text
 //! ([`Options::from_json`]); the reference interpreter reads all three with its own reader
@@ -18,7 +24,7 @@
 use crate::reference;
 use crate::reference::json::Value;
 use filtervm_compiler::{
-    CompileError, Dialect, ErrorCode, Evaluator, Filter, MessageError, Options, SnsScope,
+    CompileError, Dialect, ErrorCode, Evaluator, Filter, MessageError, Options, ReadMode, SnsScope,
     compile_text, message_from_json, message_from_line,
 };
 use filtervm_vm::message::Message;
@@ -213,6 +219,7 @@ fn check_case(case: &Vector<'_>) -> Result<(), String> {
             let bound = read_message_text(dialect, &options, message_text)
                 .map_err(|e| format!("expected {expect}, got message error: {e}"))?;
             let vm = Evaluator::new().matches(&filter, &bound);
+            check_trusted(&filter, &bound, vm)?;
             let reference =
                 reference::evaluate_text(dialect, options_text, policy_text, message_text)
                     .map_err(|e| format!("expected {expect}, reference failed: {e}"))?;
@@ -233,6 +240,26 @@ fn check_case(case: &Vector<'_>) -> Result<(), String> {
             }
         }
         other => Err(format!("unknown expect `{other}`")),
+    }
+}
+
+/// The VM's verdict on `message` in [`ReadMode::Trusted`] must be `validating`, its verdict in
+/// the default mode, unless the message's JSON bytes are not JSON (then trusted mode may judge
+/// what it skips: the facade's documentation, "Trusted input").
+fn check_trusted(filter: &Filter, message: &Message, validating: bool) -> Result<(), String> {
+    let mut evaluator = Evaluator::new();
+    evaluator.set_read_mode(ReadMode::Trusted);
+    let trusted = evaluator.matches(filter, message);
+    let not_json = matches!(message, Message::Body(bytes)
+        if filtervm_vm::json::validate(bytes, filtervm_vm::json::LoneSurrogates::Replace).is_err());
+    if trusted == validating || not_json {
+        Ok(())
+    } else {
+        Err(format!(
+            "the VM gives {} when it validates the message and {} when it reads it trusted",
+            verdict(validating),
+            verdict(trusted)
+        ))
     }
 }
 

@@ -317,3 +317,22 @@ fn every_local_invalid_vector_names_its_error() {
     }
     assert!(invalid > 100, "{invalid}");
 }
+
+/// The runner matches every case in both read modes; a body that is not JSON (sns rule 14) may
+/// get another verdict in trusted mode, which judges what it skips unchecked, and still passes.
+#[test]
+fn a_body_that_is_not_json_may_differ_in_trusted_mode() {
+    let line = r#"{"id": "t", "dialect": "sns", "options": {"scope": "MessageBody"}, "policy": {"a": ["x"]}, "message": {"body": "{\"a\": \"x\", \"b\": tru}"}, "expect": "no-match"}"#;
+    passes(line);
+    // ... where the two modes do differ (or the case above would prove nothing).
+    use filtervm_compiler::{Dialect, Evaluator, Options, ReadMode, compile_text};
+    let options = Options::from_json(Dialect::Sns, r#"{"scope": "MessageBody"}"#).unwrap();
+    let filter = compile_text(Dialect::Sns, r#"{"a": ["x"]}"#, &options).unwrap();
+    let body = filtervm_vm::message::Message::Body(br#"{"a": "x", "b": tru}"#.to_vec());
+    let mut trusted = Evaluator::new();
+    trusted.set_read_mode(ReadMode::Trusted);
+    assert!(trusted.matches(&filter, &body));
+    assert!(!Evaluator::new().matches(&filter, &body));
+    // The same body made JSON: both modes must match.
+    passes(&line.replace("tru}", "true}").replace("no-match", "match"));
+}

@@ -6,7 +6,7 @@ use filtervm_compiler::explain::{ExplainError, Explanation};
 use filtervm_compiler::lint::Warning;
 use filtervm_compiler::wire::LoadError;
 use filtervm_compiler::{
-    CompileError, Dialect, MessageError, MessagePart, MessageParts, Options, ReadMessage,
+    CompileError, Dialect, MessageError, MessagePart, MessageParts, Options, ReadMessage, ReadMode,
 };
 use filtervm_vm::message::{Attribute, Attributes, Header, Headers};
 use std::cell::RefCell;
@@ -283,6 +283,37 @@ impl Matcher {
     /// New, empty buffers.
     pub fn new() -> Matcher {
         Matcher::default()
+    }
+
+    /// New, empty buffers that read JSON documents and bodies in `mode`: with
+    /// [`ReadMode::Trusted`], for input validated upstream, members no filter reads are skipped
+    /// by their structure alone (see [the crate documentation](crate#trusted-input) for exactly
+    /// what that changes).
+    ///
+    /// ```
+    /// use filtervm::{Filter, Matcher, Message, ReadMode, SnsScope};
+    /// let filter = Filter::new(SnsScope::MessageBody, r#"{"store": ["example_corp"]}"#)?;
+    /// // `items` is no JSON, and no filter reads it.
+    /// let body = br#"{"store": "example_corp", "items": [01, tru]}"#;
+    /// let mut trusted = Matcher::with_read_mode(ReadMode::Trusted);
+    /// assert!(trusted.matches(&filter, &Message::json(body))?);
+    /// assert!(Matcher::new().matches(&filter, &Message::json(body)).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_read_mode(mode: ReadMode) -> Matcher {
+        let mut matcher = Matcher::new();
+        matcher.set_read_mode(mode);
+        matcher
+    }
+
+    /// Reads the messages matched from now on in `mode` ([`ReadMode::Validating`] until set).
+    pub fn set_read_mode(&mut self, mode: ReadMode) {
+        self.evaluator.set_read_mode(mode);
+    }
+
+    /// The mode JSON documents and bodies are read in.
+    pub fn read_mode(&self) -> ReadMode {
+        self.evaluator.read_mode()
     }
 
     /// Whether `message` matches `filter` (see [`Filter::matches`] for the errors).

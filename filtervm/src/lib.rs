@@ -132,6 +132,64 @@
 //! warm, matching a message allocates nothing but what reading a JSON document's attributes or
 //! headers needs. A [`Matcher`] is the same scratch, held by the caller.
 //!
+//! # Trusted input
+//!
+//! By default every byte of a JSON document or body is checked against RFC 8259, including the
+//! members no filter reads: a body that is not JSON is an error (in SNS, its own verdict). Input
+//! that was validated upstream — by a broker that parsed the message when it was published, or an
+//! archive a JSON encoder wrote — need not pay for that twice: a [`Matcher`] made with
+//! `Matcher::with_read_mode(ReadMode::Trusted)`, or a [`SetScratch`] after
+//! [`SetScratch::set_read_mode`], reads in trusted mode. (`Filter::matches` and its per-thread
+//! scratch always validate; the command line's `--trusted-input` sets this mode.)
+//!
+//! What trusted mode still reads and checks as the validating mode does: the top level of a
+//! document (how its shape is told), the structure of every object a filter's path goes into (its
+//! `{`, member names, `:`, `,` and `}`), every member name with escapes a path may want (one
+//! without is compared byte for byte with the paths' names), every value a filter reads, and what
+//! follows the document (white space only). What it passes over by its structure
+//! alone, checking nothing:
+//!
+//! - a member value no filter reads: a string to its closing quote (a `\` passes over the byte
+//!   after it), an array or object to the bracket that closes it (any of `]` and `}` closes either;
+//!   brackets inside strings do not count), anything else to the next delimiter (white space, `,`,
+//!   `:`, `"`, `[`, `]`, `{` or `}`);
+//! - a member name no path names, as a string;
+//! - the rest of an array or object once nothing more in it is wanted.
+//!
+//! So these malformed inputs may get a verdict in trusted mode where the validating mode gives
+//! [`ErrorCode::MessageNotJson`] (or, for an SNS body, the verdict of a body that is not JSON),
+//! when the fault lies in what is passed over: invalid UTF-8, raw control characters, unknown or
+//! short escapes (`\x`, `\u12`) and lone-surrogate escapes; numbers outside the grammar (`01`,
+//! `+1`, `.5`, `1.`, `NaN`) and misspelled literals (`tru`, `nul`, `True`); a missing or extra
+//! `,` or `:` inside a skipped container, trailing commas there, mismatched bracket kinds
+//! (`[1}`), and a skipped value that is no JSON value at all (`x`, `-`). Where a filter reads a
+//! member, its value is checked exactly as before; an unclosed string or container is an error in
+//! both modes (trusted mode reaches the end of the input looking for its end).
+//!
+//! Guarantees, on any input whatever: the trusted skip never reads out of bounds and never
+//! panics; it is one forward pass (each step moves on by at least one byte), so it takes time
+//! linear in the input; nesting inside a skipped value is counted in one integer rather than
+//! stacked, so it takes no memory per level, and the deepest level reached is still measured, so
+//! the depth limits on messages (EventBridge's 64 levels, EB-34) apply in both modes. On every
+//! valid JSON document both modes give the same verdicts and errors (a property test, the
+//! conformance vectors run in both modes, and the `message_trusted` fuzz target check it); trusted
+//! mode only ever turns an error of the validating mode into a verdict, never the reverse.
+//!
+//! ```
+//! use filtervm::{Dialect, Filter, Message, ReadMode, SetScratch, SubscriptionSet};
+//! let filter = Filter::new(Dialect::EventGrid, r#"{"subjectBeginsWith": "orders/"}"#)?;
+//! let mut set = SubscriptionSet::new();
+//! set.insert("a", &filter)?;
+//! // `data` is not JSON (`1.` and a raw tab in a string), and no filter reads it.
+//! let event = b"{\"subject\": \"orders/7\", \"data\": {\"n\": [1., \"\t\"]}}";
+//! let mut scratch = SetScratch::new();
+//! assert!(!set.matching(&mut scratch, &Message::json(event)).is_complete());
+//! scratch.set_read_mode(ReadMode::Trusted);
+//! let ids: Vec<_> = set.matching(&mut scratch, &Message::json(event)).ids().copied().collect();
+//! assert_eq!(ids, ["a"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Crates
 //!
 //! This crate is the API: it re-exports what an embedder needs from `filtervm-compiler` (front
@@ -151,7 +209,7 @@ pub use filtervm_compiler::wire::LoadError;
 pub use filtervm_compiler::{
     Absent, CompileError, Dialect, ErrorCategory, ErrorCode, EventGridOptions, EventGridSchema,
     ExprOptions, MAX_POLICY_BYTES, MessageError, MessagePart, MessageShape, Options, PolicyError,
-    ReadMessage, ReadMessages, SnsOptions, SnsScope, read_message, read_messages,
+    ReadMessage, ReadMessages, ReadMode, SnsOptions, SnsScope, read_message, read_messages,
 };
 /// User input quoted in an error message, cut to a readable length (the rule every error of the
 /// library follows; the bindings quote their callers' input through it too).

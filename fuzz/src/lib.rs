@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod policy_set;
 pub mod program;
+pub mod trusted;
 
 use filtervm_compiler::{
     Dialect, Evaluator, EventGridSchema, ExprOptions, Filter, Options, SnsScope, compile_text,

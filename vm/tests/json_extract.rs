@@ -13,7 +13,7 @@
 )]
 
 use filtervm_vm::bind::{Bindings, Bound as BoundMessage, KeyTable};
-use filtervm_vm::json::{self, Extractor, LoneSurrogates, Node, Selector};
+use filtervm_vm::json::{self, Extractor, LoneSurrogates, Node, ReadMode, Selector};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::Message;
 use filtervm_vm::value::{Leaf, Shape};
@@ -342,6 +342,17 @@ fn check_pruned_binds_like_full(
             got, expected,
             "case {case}: keys {keys:?}\ndocument {text}\npruned   {pruned_text}"
         );
+        // Trusted mode reads a valid document exactly as the validating mode does: the same
+        // bindings and the same measured depth.
+        let validating = scratch.bind_json(&table, text.as_bytes()).deepest();
+        scratch.set_read_mode(ReadMode::Trusted);
+        let trusted = scratch.bind_json(&table, text.as_bytes());
+        assert_eq!(
+            (seen(&table, &trusted), trusted.deepest()),
+            (got, validating),
+            "case {case}, trusted: keys {keys:?}\ndocument {text}"
+        );
+        scratch.set_read_mode(ReadMode::Validating);
         // A document given as a `serde_json::Value` binds as the same tree read by `json::parse`
         // would, once it holds what `serde_json` made of the text: its numbers (rounded to
         // binary64, in the text its `Display` writes) and its member order (sorted by name).
@@ -560,4 +571,174 @@ fn selectors_from_key_tables() {
         )
         .unwrap();
     assert_eq!(doc.to_string(), r#"{"EventType":"t","data":{"a":[1]}}"#);
+}
+
+/// One random edit of `bytes`: delete, duplicate, or replace a byte with a grammar character
+/// (or a byte that is not ASCII).
+fn corrupt(rng: &mut Rng, bytes: &mut Vec<u8>) {
+    if bytes.is_empty() {
+        return;
+    }
+    let at = rng.below(bytes.len());
+    match rng.below(3) {
+        0 => {
+            bytes.remove(at);
+        }
+        1 => bytes.insert(at, bytes[at]),
+        _ => bytes[at] = rng.pick(b"{}[],:\"\\ 0-.eE+tfnu\x01\xff\xc3"),
+    }
+}
+
+/// Trusted mode on corrupted documents (a few random edits each, and random bytes): it never
+/// panics; where the validating reader accepts the input, the trusted one keeps the same pruned
+/// document with the same measured depth; where the validating reader rejects it, the trusted
+/// one may accept it, and that must happen (the skip is unchecked), on selectors of every kind.
+/// The outline (how a document's shape is told) behaves the same way.
+#[test]
+fn trusted_reader_agrees_where_the_validating_one_accepts() {
+    let mut rng = Rng(0x5eed_0004);
+    let selectors = [
+        Selector::body_paths(["a", "a.b", "b"]),
+        Selector::body_paths(["x"]),
+        Selector::event(["subject"], [["a", "b"]]),
+    ];
+    let mut validating = Extractor::new();
+    let mut trusted = Extractor::new();
+    trusted.set_read_mode(ReadMode::Trusted);
+    let (mut both, mut only_trusted, mut neither) = (0, 0, 0);
+    for case in 0..30_000 {
+        let mut bytes = if rng.chance(10) {
+            (0..rng.below(40))
+                .map(|_| rng.pick(b"{}[]\"\\:, ax0\xff"))
+                .collect()
+        } else {
+            let names = if rng.chance(50) {
+                BODY_NAMES
+            } else {
+                EVENT_NAMES
+            };
+            document(&mut rng, names).into_bytes()
+        };
+        for _ in 0..rng.below(4) {
+            corrupt(&mut rng, &mut bytes);
+        }
+        let selector = &selectors[case % selectors.len()];
+        let checked = validating
+            .extract_measured(selector, &bytes)
+            .map(|(node, deepest)| (node.to_string(), deepest));
+        let skipped = trusted
+            .extract_measured(selector, &bytes)
+            .map(|(node, deepest)| (node.to_string(), deepest));
+        match (&checked, &skipped) {
+            (Ok(_), _) => {
+                assert_eq!(
+                    skipped,
+                    checked,
+                    "case {case}: {}",
+                    String::from_utf8_lossy(&bytes)
+                );
+                both += 1;
+            }
+            (Err(_), Ok(_)) => only_trusted += 1,
+            (Err(_), Err(_)) => neither += 1,
+        }
+        // The outline: the same top-level members where the validating one reads them all.
+        let outline = |mode| -> Result<Vec<String>, json::Error> {
+            match json::outline_with(&bytes, mode)? {
+                json::Outline::Object(members) => members
+                    .map(|m| m.map(|(name, value)| format!("{}={:?}", name.decode(), value.text())))
+                    .collect(),
+                json::Outline::Array(elements) => elements
+                    .map(|e| e.map(|value| format!("{:?}", value.text())))
+                    .collect(),
+                json::Outline::Scalar(value) => Ok(vec![format!("{:?}", value.text())]),
+            }
+        };
+        if let Ok(members) = outline(ReadMode::Validating) {
+            assert_eq!(
+                outline(ReadMode::Trusted).as_ref(),
+                Ok(&members),
+                "case {case}: {}",
+                String::from_utf8_lossy(&bytes)
+            );
+        }
+    }
+    eprintln!(
+        "{both} accepted by both, {only_trusted} by the trusted reader only, {neither} by neither"
+    );
+    assert!(both > 5_000 && only_trusted > 1_000 && neither > 1_000);
+}
+
+/// The trusted skip's edges: what it passes over unchecked, what it still rejects (an unclosed
+/// string or container, a value that is not there), and depth measured in both modes.
+#[test]
+fn trusted_skip_edges() {
+    let selector = Selector::body_paths(["a"]);
+    let read = |mode, input: &[u8]| {
+        let mut x = Extractor::new();
+        x.set_read_mode(mode);
+        x.extract_measured(&selector, input)
+            .map(|(node, deepest)| (node.to_string(), deepest))
+    };
+    // Passed over unchecked: bad numbers, literals, escapes, UTF-8, control bytes, commas,
+    // mismatched brackets, brackets and quotes in strings.
+    for skipped in [
+        &b"01"[..],
+        b"tru",
+        b"\"\\x\"",
+        b"\"\xff\x01\"",
+        b"[1,,2}",
+        b"{\"k\" 1 2]",
+        b"[\"]\" \"\\\"]\"}",
+        b"-",
+    ] {
+        let mut input = b"{\"z\": ".to_vec();
+        input.extend_from_slice(skipped);
+        input.extend_from_slice(b", \"a\": 1}");
+        let shown = String::from_utf8_lossy(&input).into_owned();
+        assert!(read(ReadMode::Validating, &input).is_err(), "{shown}");
+        assert_eq!(
+            read(ReadMode::Trusted, &input),
+            Ok((r#"{"a":1}"#.to_owned(), 0)),
+            "{shown}"
+        );
+    }
+    // Still errors: what a filter reads, the structure of the object it reads, unclosed values.
+    for bad in [
+        &br#"{"a": 01}"#[..],
+        br#"{"a": tru}"#,
+        br#"{"a": "\x"}"#,
+        br#"{"z": 1 "a": 1}"#,
+        br#"{"z": , "a": 1}"#,
+        br#"{"z": "open, "a": 1}"#,
+        br#"{"z": [[1], "a": 1}"#,
+        br#"{"z": "\"#,
+        br#"{"z": 1, "a": 1} x"#,
+        br#"{"a\x": 1}"#,
+    ] {
+        assert!(
+            read(ReadMode::Trusted, bad).is_err(),
+            "{}",
+            String::from_utf8_lossy(bad)
+        );
+    }
+    // Depth beyond 64 levels is measured the same way in a skipped value.
+    for levels in [63, 64, 65, 200, 10_000] {
+        let deep = format!(
+            r#"{{"z": {}{}, "a": 2}}"#,
+            "[".repeat(levels),
+            "]".repeat(levels)
+        );
+        let validating = read(ReadMode::Validating, deep.as_bytes());
+        assert_eq!(
+            read(ReadMode::Trusted, deep.as_bytes()),
+            validating,
+            "{levels}"
+        );
+        let expected = if levels + 1 > 64 { levels + 1 } else { 0 };
+        assert_eq!(validating.map(|(_, d)| d), Ok(expected), "{levels}");
+    }
+    // Unbalanced: many opens never closed is an error, not a loop or a stack.
+    let open = format!(r#"{{"z": {}"#, "[{".repeat(100_000));
+    assert!(read(ReadMode::Trusted, open.as_bytes()).is_err());
 }

@@ -8,7 +8,7 @@ use super::output::{Stderr, Stdout};
 use super::progress::Progress;
 use super::{PolicyArgs, load_program, print_errors};
 use clap::Args;
-use filtervm::{ErrorCode, Filter, Matcher, Message, read_messages};
+use filtervm::{ErrorCode, Filter, Matcher, Message, ReadMode, read_messages};
 use std::io::Write as _;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
@@ -54,6 +54,13 @@ pub(super) struct MatchArgs {
     /// 1 judges every line on the main thread.
     #[arg(long, short = 'j', value_name = "N")]
     threads: Option<NonZeroUsize>,
+    /// Trust that every message line is JSON (validated upstream: a broker that parsed it, an
+    /// archive a JSON encoder wrote): members no filter reads are skipped by their structure
+    /// alone, without checking their UTF-8, numbers or literals. What a filter reads is checked
+    /// as always; a line whose skipped parts are not JSON may then get a verdict instead of an
+    /// error (the library's "Trusted input" documentation lists which).
+    #[arg(long)]
+    trusted_input: bool,
 }
 
 /// What `match` prints.
@@ -230,7 +237,7 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
     let read_error = judge_in_order(
         &mut reader,
         batches::threads(args.threads),
-        Matcher::new,
+        || Matcher::with_read_mode(read_mode(args.trusted_input)),
         |matcher, batch| judge(matcher, &filter, batch, &settings),
         |judged| write(&mut out, &mut progress, &name, judged, &mut totals),
     )?;
@@ -283,6 +290,15 @@ pub(super) fn run(args: MatchArgs) -> Result<ExitCode, Failure> {
     } else {
         EXIT_NEGATIVE
     }))
+}
+
+/// The read mode `--trusted-input` chooses (shared by `match` and `route`).
+pub(super) fn read_mode(trusted_input: bool) -> ReadMode {
+    if trusted_input {
+        ReadMode::Trusted
+    } else {
+        ReadMode::Validating
+    }
 }
 
 /// How `match` judges and prints lines.

@@ -305,6 +305,13 @@ impl Router {
         Router::default()
     }
 
+    /// New buffers reading message lines in `mode` (`--trusted-input`).
+    pub(super) fn with_read_mode(mode: filtervm::ReadMode) -> Router {
+        let mut router = Router::new();
+        router.scratch.set_read_mode(mode);
+        router
+    }
+
     /// Routes one message line, read exactly as `match` reads it for each group of
     /// subscriptions: calls `each` once for a line that is one message, and once per event for
     /// an Event Grid batch (with its index), with the indices of the subscriptions that receive

@@ -79,6 +79,18 @@ impl Bindings {
         self.arena.allocated_bytes() + self.extractor.arena_bytes()
     }
 
+    /// Reads the JSON bytes bound from now on in `mode` ([`json::ReadMode::Validating`] until
+    /// set): in [`json::ReadMode::Trusted`], members no key reads are skipped by their structure
+    /// alone, unchecked (see [`json::ReadMode`] for what that changes).
+    pub fn set_read_mode(&mut self, mode: json::ReadMode) {
+        self.extractor.set_read_mode(mode);
+    }
+
+    /// The mode JSON bytes are read in.
+    pub fn read_mode(&self) -> json::ReadMode {
+        self.extractor.read_mode()
+    }
+
     /// Binds an owned `message` to `table`.
     pub fn bind<'b>(&'b mut self, table: &'b KeyTable, message: &'b Message) -> Bound<'b> {
         match message {
@@ -118,7 +130,8 @@ impl Bindings {
     }
 
     /// Binds JSON bytes as published (an SNS body when the table reads one, else an Event Grid
-    /// event): one validating pass over the bytes keeps only what the table's keys read
+    /// event): one pass over the bytes (validating them, unless the read mode is trusted) keeps
+    /// only what the table's keys read
     /// ([`KeyTable::selector`]), at any depth. Bytes that are not one JSON document bind every
     /// key absent and are reported ([`Judgement::NotJson`]).
     pub fn bind_json<'b>(&'b mut self, table: &'b KeyTable, json: &'b [u8]) -> Bound<'b> {

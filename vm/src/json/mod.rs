@@ -125,8 +125,8 @@ mod select;
 mod value;
 
 pub use error::{Error, ErrorKind};
-pub use outline::{Elements, Members, Name, Outline, RawKind, RawValue, outline};
-pub use read::LoneSurrogates;
+pub use outline::{Elements, Members, Name, Outline, RawKind, RawValue, outline, outline_with};
+pub use read::{LoneSurrogates, ReadMode};
 pub use select::{Extractor, Member, Node, Selector};
 pub use value::{
     DEFAULT_MAX_DEPTH, Duplicates, Iter, MAX_DEPTH_CEILING, Map, Number, ParseOptions, Value,

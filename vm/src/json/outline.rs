@@ -21,7 +21,7 @@
 //! ```
 
 use super::error::Error;
-use super::read::{Event, LoneSurrogates, Reader, Str};
+use super::read::{Event, LoneSurrogates, ReadMode, Reader, Str};
 use std::borrow::Cow;
 
 /// What a JSON document's top-level value is, with a reader positioned inside it.
@@ -38,7 +38,15 @@ pub enum Outline<'a> {
 /// Starts reading `input` (one JSON document): an error when it does not start with a value,
 /// or, for a scalar, when it is not one valid JSON document.
 pub fn outline(input: &[u8]) -> Result<Outline<'_>, Error> {
-    let mut reader = Reader::new(input, LoneSurrogates::Replace);
+    outline_with(input, ReadMode::Validating)
+}
+
+/// [`outline`], skipping the values no caller reads (those passed over by
+/// [`Members::next_name`]) and what follows the last one read as `mode` says: in
+/// [`ReadMode::Trusted`] by their structure alone, unchecked. The top level's own structure, the
+/// names, and every value read are checked in both modes.
+pub fn outline_with(input: &[u8], mode: ReadMode) -> Result<Outline<'_>, Error> {
+    let mut reader = Reader::new(input, LoneSurrogates::Replace).with_mode(mode);
     let start = skip_white_space(input, 0);
     match reader.next()? {
         Event::ObjectStart => Ok(Outline::Object(Members {

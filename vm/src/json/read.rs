@@ -30,6 +30,41 @@ pub enum LoneSurrogates {
     Replace,
 }
 
+/// How a message reader treats the members no selector (no filter) reads.
+///
+/// - [`ReadMode::Validating`] (the default) checks the whole input against RFC 8259 (see the
+///   [module documentation](super)): a document that is not JSON is an error wherever the
+///   error is.
+/// - [`ReadMode::Trusted`] is for input already validated upstream (a broker that parsed the
+///   message when it was published, an archive written by a JSON encoder). What is read is
+///   checked as in validating mode: the structure of every object the selector reads into (its
+///   `{`, names, `:`, `,` and `}`), every member name with escapes a path may want (a name
+///   without escapes is compared byte for byte with the paths' names, so one found is valid),
+///   and every value kept. A
+///   value nothing reads is passed over by its structure alone: a string to its closing quote
+///   (a `\` passes over the byte after it), an array or object to the bracket that closes it (any
+///   of `]` and `}` closes either; brackets inside strings do not count), anything else to the
+///   next delimiter (white space, `,`, `:`, `]`, `}`, `"`, `[` or `{`; at least one byte).
+///   Member names not found are passed over as strings. Nothing in what is passed over is
+///   checked: not UTF-8, not escapes, not control bytes, not the number grammar, not the spelling
+///   of `true`, `false` and `null`, not the order of names, `:` and `,` inside a skipped
+///   container. A skip is still one forward pass (every step moves on by at least one byte) and
+///   reads nothing past the input's end: an unclosed string or container is an error
+///   ([`ErrorKind::UnexpectedEnd`]). Nesting inside a skipped container is counted, not stacked
+///   (one integer, whatever the depth), and the deepest level reached is still measured, so the
+///   depth limits that apply to messages (EventBridge's, EB-34) apply in both modes.
+///
+/// On a valid JSON document both modes give the same result; on other input, trusted mode may
+/// give a result where validating mode gives an error, never the other way round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum ReadMode {
+    /// Check every byte (RFC 8259).
+    #[default]
+    Validating,
+    /// Skip what no one reads by its structure alone, unchecked.
+    Trusted,
+}
+
 /// A stack of bits, one per open container (`true` = object).
 ///
 /// The innermost 64 levels are the bits of one word, the innermost at bit 0, so that a push or a
@@ -110,6 +145,14 @@ impl BitStack {
     /// The most levels open at once since the last clear when more than 64 were, else 0.
     pub(crate) fn deepest(&self) -> usize {
         self.deepest
+    }
+
+    /// Notes that `levels` were open at once (counted by a trusted skip, not pushed).
+    #[inline]
+    fn reached(&mut self, levels: usize) {
+        if levels > 64 {
+            self.deepest = self.deepest.max(levels);
+        }
     }
 }
 
@@ -244,6 +287,8 @@ pub(crate) struct Reader<'a> {
     /// Whether the innermost open container is an object (the stack's top, kept at hand).
     in_object: bool,
     lone: LoneSurrogates,
+    /// [`ReadMode::Trusted`]: values nothing reads are skipped by their structure only.
+    trusted: bool,
 }
 
 /// The ASCII white space JSON allows between tokens.
@@ -359,7 +404,14 @@ impl<'a> Reader<'a> {
             stack,
             in_object: false,
             lone,
+            trusted: false,
         }
+    }
+
+    /// This reader, skipping what nothing reads as `mode` says.
+    pub(crate) fn with_mode(mut self, mode: ReadMode) -> Reader<'a> {
+        self.trusted = mode == ReadMode::Trusted;
+        self
     }
 
     /// The stack, for reuse by the next reader.
@@ -453,6 +505,7 @@ impl<'a> Reader<'a> {
     ) -> Result<MembersEnd<'a, S::Found>, Error> {
         let bytes = self.bytes;
         let lone = self.lone;
+        let trusted = self.trusted;
         let (mut pos, mut b) = skip_ws(bytes, self.pos);
         let mut expected = "a member name or `}`";
         match (self.expect, b) {
@@ -475,7 +528,11 @@ impl<'a> Reader<'a> {
             if b != Some(b'"') {
                 return Err(unexpected(bytes, pos, expected));
             }
-            let (close, escaped) = scan_string(bytes, pos, lone)?;
+            let (close, escaped) = if trusted {
+                trusted_string_end(bytes, pos)?
+            } else {
+                scan_string(bytes, pos, lone)?
+            };
             let colon = match skip_ws(bytes, close + 1) {
                 (colon, Some(b':')) => colon,
                 (other, _) => return Err(unexpected(bytes, other, "`:`")),
@@ -488,6 +545,13 @@ impl<'a> Reader<'a> {
                 None
             };
             let wanted = if escaped || sink.may_want(first) {
+                if trusted && escaped {
+                    // A name with escapes is decoded before it is compared: checked first, as
+                    // in validating mode (it ends at the same quote when it is valid). One
+                    // without is compared byte for byte with the paths' (valid) names, so a
+                    // name found is valid and one not found is skipped.
+                    scan_string(bytes, pos, lone)?;
+                }
                 sink.wanted(Str {
                     raw: bytes.get(pos + 1..close).unwrap_or_default(),
                     escaped,
@@ -497,6 +561,7 @@ impl<'a> Reader<'a> {
                 None
             };
             match wanted {
+                None if trusted => pos = self.skip_trusted_value(at, v)?,
                 None => {
                     pos = match scan_scalar(bytes, at, v, lone) {
                         Some(end) => end?,
@@ -695,6 +760,9 @@ impl<'a> Reader<'a> {
     /// each other (no state variable to test at each step), and nothing else live in the loop
     /// (the wording of an error is worked out when it happens).
     pub(crate) fn skip_to(&mut self, depth: usize) -> Result<(), Error> {
+        if self.trusted {
+            return self.skip_to_trusted(depth);
+        }
         let bytes = self.bytes;
         let lone = self.lone;
         let mut pos = self.pos;
@@ -738,7 +806,11 @@ impl<'a> Reader<'a> {
                     Some(end) => end?,
                     None => match b {
                         Some(b'{') => match skip_ws(bytes, at + 1) {
-                            (close, Some(b'}')) => close + 1,
+                            (close, Some(b'}')) => {
+                                // Open for a moment, so counted in the deepest nesting.
+                                self.stack.reached(self.stack.len() + 1);
+                                close + 1
+                            }
                             (name, c) => {
                                 push_bit(&mut self.stack, true);
                                 open += 1;
@@ -748,7 +820,10 @@ impl<'a> Reader<'a> {
                             }
                         },
                         Some(b'[') => match skip_ws(bytes, at + 1) {
-                            (close, Some(b']')) => close + 1,
+                            (close, Some(b']')) => {
+                                self.stack.reached(self.stack.len() + 1);
+                                close + 1
+                            }
                             (first, _) => {
                                 push_bit(&mut self.stack, false);
                                 open += 1;
@@ -787,6 +862,54 @@ impl<'a> Reader<'a> {
                 in_object = pop_bit(&mut self.stack);
                 open -= 1;
             }
+        }
+    }
+
+    /// [`Reader::skip_to`] in [`ReadMode::Trusted`]: the same end state, reached by the
+    /// structure alone (see [`ReadMode`]).
+    #[inline(never)]
+    fn skip_to_trusted(&mut self, depth: usize) -> Result<(), Error> {
+        let open = self.stack.len().saturating_sub(depth);
+        let pos = match self.expect {
+            Expect::Done => return Ok(()),
+            Expect::AfterValue if open == 0 => return Ok(()),
+            Expect::Value if open == 0 => {
+                let (at, b) = skip_ws(self.bytes, self.pos);
+                self.skip_trusted_value(at, b)?
+            }
+            // The rest of `open` containers (of a value due in the innermost one too).
+            _ => {
+                let (end, deepest) = close_trusted(self.bytes, self.pos, open)?;
+                self.stack.reached(self.stack.len() + deepest);
+                for _ in 0..open {
+                    self.stack.pop();
+                }
+                self.in_object = self.stack.top().unwrap_or(false);
+                end
+            }
+        };
+        self.pos = pos;
+        self.expect = Expect::AfterValue;
+        Ok(())
+    }
+
+    /// Skips the value whose first byte `b` is at `at` by its structure alone; returns the offset
+    /// after it.
+    #[inline(always)]
+    fn skip_trusted_value(&mut self, at: usize, b: Option<u8>) -> Result<usize, Error> {
+        let bytes = self.bytes;
+        match b {
+            Some(b'"') => trusted_string_end(bytes, at).map(|(close, _)| close + 1),
+            Some(b'{' | b'[') => {
+                let (end, deepest) = close_trusted(bytes, at + 1, 1)?;
+                // The open containers, this one, and those nested in it.
+                self.stack.reached(self.stack.len() + 1 + deepest);
+                Ok(end)
+            }
+            // A number's leading digits eight at a time, then the rest up to a delimiter.
+            Some(b'-' | b'0'..=b'9') => Ok(scalar_run_end(bytes, digits_end(bytes, at + 1))),
+            Some(b) if !is_delimiter(b) => Ok(scalar_run_end(bytes, at + 1)),
+            _ => Err(unexpected(bytes, at, "a value")),
         }
     }
 
@@ -1195,6 +1318,148 @@ fn exponent_end(bytes: &[u8], start: usize, mut i: usize) -> Result<usize, Error
         return Err(run_on_number(bytes, start, i));
     }
     Ok(i)
+}
+
+/// The bytes that end a value passed over by its structure ([`ReadMode::Trusted`]): white space
+/// and control bytes, `,`, `:`, `"`, `[`, `]`, `{` and `}`.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "computed at compile time: the index stays below the table's length, and a slip is a compile error"
+)]
+static DELIMITS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c <= b' ' || matches!(c, b',' | b':' | b'"' | b'[' | b']' | b'{' | b'}');
+        b += 1;
+    }
+    table
+};
+
+/// Whether `b` is one of [`DELIMITS`].
+#[inline(always)]
+fn is_delimiter(b: u8) -> bool {
+    DELIMITS.get(usize::from(b)) != Some(&false)
+}
+
+/// The offset of the first delimiter ([`DELIMITS`]) at or after `from`, or the input's end.
+#[inline(always)]
+fn scalar_run_end(bytes: &[u8], from: usize) -> usize {
+    let mut at = from;
+    while let Some(&b) = bytes.get(at) {
+        if is_delimiter(b) {
+            return at;
+        }
+        at += 1;
+    }
+    at
+}
+
+/// The closing quote of the string whose opening quote is at `open`, by its quotes and
+/// backslashes alone (a `\` passes over the byte after it; nothing else is checked), and
+/// whether it has a backslash. On a valid string, the quote [`scan_string`] finds.
+#[inline(always)]
+fn trusted_string_end(bytes: &[u8], open: usize) -> Result<(usize, bool), Error> {
+    let mut at = open + 1;
+    let mut escaped = false;
+    loop {
+        at = find_quote_or_backslash(bytes, at);
+        match bytes.get(at) {
+            Some(b'"') => return Ok((at, escaped)),
+            Some(_) => {
+                escaped = true;
+                at += 2;
+            }
+            None => return Err(at_end(bytes, "`\"` (the string's end)")),
+        }
+    }
+}
+
+/// The index of the first `"` or `\` at or after `from`, or `bytes.len()` (also when `from` is
+/// past the end). Eight bytes a step; the lowest flag of a word is always a real match (as in
+/// [`find_string_special`]).
+#[inline(always)]
+fn find_quote_or_backslash(bytes: &[u8], from: usize) -> usize {
+    let mut at = from;
+    let mut rest = bytes.get(from..).unwrap_or_default();
+    while let Some((w, tail)) = split_word(rest) {
+        let quote = w ^ (LO * u64::from(b'"'));
+        let backslash = w ^ (LO * u64::from(b'\\'));
+        let flags =
+            ((quote.wrapping_sub(LO) & !quote) | (backslash.wrapping_sub(LO) & !backslash)) & HI;
+        if flags != 0 {
+            return at + (flags.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+        rest = tail;
+    }
+    while let Some(&b) = bytes.get(at) {
+        if b == b'"' || b == b'\\' {
+            return at;
+        }
+        at += 1;
+    }
+    bytes.len()
+}
+
+/// Passes over input from `pos` until `open` containers are closed, by the structure alone
+/// ([`ReadMode::Trusted`]): strings by their quotes ([`trusted_string_end`]), nested containers
+/// counted (any of `]` and `}` closes one). Returns the offset after the last closing bracket and
+/// the most levels open at once beyond the `open` ones. One forward pass; an unclosed container
+/// or string is an [`ErrorKind::UnexpectedEnd`].
+fn close_trusted(bytes: &[u8], mut pos: usize, open: usize) -> Result<(usize, usize), Error> {
+    // `open` is at most the input's length (one bracket a level), so the counts cannot overflow.
+    let mut depth = open;
+    let mut deepest = open;
+    while depth > 0 {
+        pos = find_structural(bytes, pos);
+        match bytes.get(pos) {
+            Some(b'"') => pos = trusted_string_end(bytes, pos)?.0 + 1,
+            Some(b'{' | b'[') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                pos += 1;
+            }
+            Some(_) => {
+                depth -= 1;
+                pos += 1;
+            }
+            None => return Err(at_end(bytes, "`]` or `}` (a container's end)")),
+        }
+    }
+    Ok((pos, deepest.saturating_sub(open)))
+}
+
+/// The index of the first `"`, `[`, `]`, `{` or `}` at or after `from`, or `bytes.len()`. Eight
+/// bytes a step: `[` and `]` are `{` and `}` without bit 0x20, so one compare of `w | 0x20` with
+/// each finds both spellings (no other byte becomes `{` or `}` with bit 0x20 set).
+#[inline(always)]
+fn find_structural(bytes: &[u8], from: usize) -> usize {
+    let mut at = from;
+    let mut rest = bytes.get(from..).unwrap_or_default();
+    while let Some((w, tail)) = split_word(rest) {
+        let folded = w | (LO * 0x20);
+        let quote = w ^ (LO * u64::from(b'"'));
+        let open = folded ^ (LO * u64::from(b'{'));
+        let close = folded ^ (LO * u64::from(b'}'));
+        let flags = ((quote.wrapping_sub(LO) & !quote)
+            | (open.wrapping_sub(LO) & !open)
+            | (close.wrapping_sub(LO) & !close))
+            & HI;
+        if flags != 0 {
+            return at + (flags.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+        rest = tail;
+    }
+    while let Some(&b) = bytes.get(at) {
+        if matches!(b, b'"' | b'[' | b']' | b'{' | b'}') {
+            return at;
+        }
+        at += 1;
+    }
+    bytes.len()
 }
 
 /// Checks the literal `word` at `at`; returns the offset after it.

@@ -2,7 +2,9 @@
 //! input and a per-message arena ([`Extractor`]).
 
 use super::error::Error;
-use super::read::{BitStack, Event, LoneSurrogates, MemberSink, MembersEnd, Reader, Scalar, Str};
+use super::read::{
+    BitStack, Event, LoneSurrogates, MemberSink, MembersEnd, ReadMode, Reader, Scalar, Str,
+};
 use super::value::{Map, Number, Value};
 use crate::key::Key;
 use ahash::AHashMap;
@@ -535,7 +537,8 @@ enum Frame {
     },
 }
 
-/// Reads messages with a [`Selector`]: validates the whole input, keeps only what is wanted.
+/// Reads messages with a [`Selector`]: validates the whole input (or, in [`ReadMode::Trusted`],
+/// what the selector reads), keeps only what is wanted.
 ///
 /// Holds the per-message arena and scratch stacks; reuse one per thread so that reading a stream
 /// of messages allocates nothing once warm.
@@ -550,6 +553,8 @@ pub struct Extractor {
     members: Vec<Member<'static>>,
     text: String,
     lower: Vec<u8>,
+    /// How members the selector does not read are skipped.
+    mode: ReadMode,
 }
 
 /// `v`'s memory as an empty vector of another lifetime: collecting an emptied vector's iterator
@@ -572,6 +577,16 @@ impl Extractor {
         Extractor::default()
     }
 
+    /// Reads the following messages in `mode` ([`ReadMode::Validating`] until set).
+    pub fn set_read_mode(&mut self, mode: ReadMode) {
+        self.mode = mode;
+    }
+
+    /// The mode messages are read in.
+    pub fn read_mode(&self) -> ReadMode {
+        self.mode
+    }
+
     /// Bytes held by the arena (for memory accounting).
     pub fn arena_bytes(&self) -> usize {
         self.arena.allocated_bytes()
@@ -579,7 +594,8 @@ impl Extractor {
 
     /// Reads `input` (one JSON document) and returns what `selector` wants of it.
     ///
-    /// The whole input is validated (RFC 8259; lone surrogate escapes accepted as U+FFFD), at
+    /// The whole input is validated (RFC 8259; lone surrogate escapes accepted as U+FFFD; in
+    /// [`ReadMode::Trusted`] only what the selector reads, the rest skipped by its structure), at
     /// any depth and in time linear in its length; the returned document borrows `input`, this
     /// reader's arena (which the next call resets) and `selector` (names spelled as the selector
     /// spells them are its copies).
@@ -606,12 +622,14 @@ impl Extractor {
             members,
             text,
             lower,
+            mode,
         } = self;
         arena.reset();
         let arena: &'d Bump = arena;
         frames.clear();
         let mut run = Run {
-            reader: Reader::with_stack(input, LoneSurrogates::Replace, std::mem::take(stack)),
+            reader: Reader::with_stack(input, LoneSurrogates::Replace, std::mem::take(stack))
+                .with_mode(*mode),
             frames,
             keep: Keep {
                 selector,
@@ -694,13 +712,17 @@ impl<'d> Keep<'d, '_> {
     /// [`Keep::text`] before the whole input is converted.
     #[inline(never)]
     fn convert(&mut self, bytes: &'d [u8], start: usize) -> &'d str {
-        if self.one_by_one == 0
-            && self.whole.is_none()
-            && let Ok(whole) = std::str::from_utf8(self.input)
-        {
-            self.whole = Some(whole);
-            if let Some(text) = whole.get(start..start + bytes.len()) {
-                return text;
+        if self.one_by_one == 0 && self.whole.is_none() {
+            match std::str::from_utf8(self.input) {
+                Ok(whole) => {
+                    self.whole = Some(whole);
+                    if let Some(text) = whole.get(start..start + bytes.len()) {
+                        return text;
+                    }
+                }
+                // Only in trusted mode, where skipped bytes are not checked: convert every text
+                // on its own from now on (once, so that the time stays linear).
+                Err(_) => self.one_by_one = u32::MAX,
             }
         }
         self.one_by_one = self.one_by_one.saturating_sub(1);
