@@ -8,6 +8,8 @@
 
 #![allow(clippy::expect_used)]
 
+pub mod topic;
+
 use filtervm_compiler::ir::Node;
 use filtervm_compiler::{Dialect, Filter, MessageParts, Options, SnsScope, codegen, compile, opt};
 use filtervm_vm::bind::Bound;
