@@ -530,6 +530,23 @@ pub struct ProgramParts {
     pub registers: u32,
 }
 
+impl Inst {
+    /// Whether the instruction is a test: it reads a slot and writes its verdict to `dst`
+    /// (everything but the control instructions `const`, `and`, `or`, `not`, the jumps and `ret`).
+    pub fn is_test(&self) -> bool {
+        !matches!(
+            self,
+            Inst::Const { .. }
+                | Inst::And { .. }
+                | Inst::Or { .. }
+                | Inst::Not { .. }
+                | Inst::JumpIfFalse { .. }
+                | Inst::JumpIfTrue { .. }
+                | Inst::Ret { .. }
+        )
+    }
+}
+
 impl ProgramParts {
     /// The key table.
     #[inline]

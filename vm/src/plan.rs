@@ -169,7 +169,7 @@ impl HeaderProbe {
         let ([step], 0) = (&*plan.steps, plan.start) else {
             return None;
         };
-        let inst = program.code().iter().find(|inst| is_test(inst))?;
+        let inst = program.code().iter().find(|inst| inst.is_test())?;
         let keys = program.keys();
         let Some(Key::Header(name)) = keys.keys().get(step.slot as usize) else {
             return None;
@@ -377,7 +377,7 @@ impl Plan {
         // state, as the general executor's do not either for such programs.
         let writes_first = code
             .first()
-            .is_some_and(|i| matches!(i, Inst::Const { .. }) || is_test(i));
+            .is_some_and(|i| matches!(i, Inst::Const { .. }) || i.is_test());
         if !only_r0 || !writes_first {
             return None;
         }
@@ -385,7 +385,7 @@ impl Plan {
         let mut step_of = vec![FALSE; code.len()];
         let mut tests = 0;
         for (pc, inst) in code.iter().enumerate() {
-            if is_test(inst)
+            if inst.is_test()
                 && let Some(s) = step_of.get_mut(pc)
             {
                 *s = idx(tests);
@@ -435,7 +435,7 @@ impl Plan {
             wildcards: vec![None; pools.wildcards.len()],
         };
         let mut steps = Vec::with_capacity(tests);
-        for (pc, inst) in code.iter().enumerate().filter(|(_, inst)| is_test(inst)) {
+        for (pc, inst) in code.iter().enumerate().filter(|(_, inst)| inst.is_test()) {
             let next = reach.get(pc + 1).copied().unwrap_or([FALSE; 2]);
             let (kind, slot) = step(program, &mut shared, pc, inst);
             steps.push(Step {
@@ -650,19 +650,6 @@ fn ids_kind(ids: Ids) -> Kind {
         },
         _ => Kind::In(ids),
     }
-}
-
-fn is_test(inst: &Inst) -> bool {
-    !matches!(
-        inst,
-        Inst::Const { .. }
-            | Inst::And { .. }
-            | Inst::Or { .. }
-            | Inst::Not { .. }
-            | Inst::JumpIfFalse { .. }
-            | Inst::JumpIfTrue { .. }
-            | Inst::Ret { .. }
-    )
 }
 
 #[cfg(test)]

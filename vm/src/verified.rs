@@ -195,18 +195,7 @@ fn needs(parts: &mut ProgramParts) {
 /// Whether `inst` can run on one leaf inside an `except`: a test of a leaf's value (not a shape,
 /// a control instruction or another `except`).
 pub fn is_leaf_test(inst: &Inst) -> bool {
-    !matches!(
-        inst,
-        Inst::Const { .. }
-            | Inst::And { .. }
-            | Inst::Or { .. }
-            | Inst::Not { .. }
-            | Inst::JumpIfFalse { .. }
-            | Inst::JumpIfTrue { .. }
-            | Inst::Ret { .. }
-            | Inst::Shape { .. }
-            | Inst::Except { .. }
-    )
+    inst.is_test() && !matches!(inst, Inst::Shape { .. } | Inst::Except { .. })
 }
 
 /// Checks every leaf-test list: each entry a leaf test ([`is_leaf_test`]) whose operands are in
