@@ -195,6 +195,47 @@ pub fn realistic_topic(n: usize, seed: u64) -> Vec<String> {
         .collect()
 }
 
+/// `n` messages (SNS bodies) published to the topic, as JSON text: each names a tenant, an event
+/// type and a region picked with the same skew as the subscriptions (so popular tenants get most
+/// traffic and most subscriptions), an amount, and a few members no policy reads.
+pub fn realistic_messages(n: usize, seed: u64) -> Vec<String> {
+    let mut rng = Rng(seed.max(1));
+    (0..n)
+        .map(|i| {
+            let region = REGIONS
+                .get(rng.skewed(REGIONS.len()))
+                .copied()
+                .unwrap_or("eu-west-1");
+            json!({
+                "tenant": format!("t{}", rng.skewed(TENANTS)),
+                "event": event_type(rng.skewed(EVENT_TYPES)),
+                "region": region,
+                "amount": (rng.next() % 2_000) as f64 / 2.0,
+                "id": format!("m-{seed}-{i}"),
+                "source": "orders-service",
+                "attempt": 1 + rng.next() % 3,
+            })
+            .to_string()
+        })
+        .collect()
+}
+
+/// `n` messages like [`realistic_messages`] whose tenant no subscription names (`tenant` is in
+/// every policy): each matches nothing.
+pub fn unmatched_messages(n: usize, seed: u64) -> Vec<String> {
+    realistic_messages(n, seed)
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let mut v: Value = serde_json::from_str(&m).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("tenant".into(), Value::String(format!("unknown-{i}")));
+            }
+            v.to_string()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,5 +276,39 @@ mod tests {
         assert!(top > 20, "{top}");
         // ...while the topic still spans many tenants.
         assert!(tenants.len() > 1_000, "{}", tenants.len());
+    }
+
+    #[test]
+    fn messages_reach_popular_tenants_and_unmatched_ones_reach_none() {
+        let a = realistic_messages(2_000, 3);
+        assert_eq!(a, realistic_messages(2_000, 3));
+        let mut t0 = 0;
+        for m in &a {
+            let v: Value = serde_json::from_str(m).expect("JSON");
+            for key in ["tenant", "event", "region", "amount"] {
+                assert!(v.get(key).is_some(), "{m}");
+            }
+            t0 += usize::from(v["tenant"] == "t0");
+        }
+        // P(tenant t0) = (1 / 50,000)^(1/3), about 2.7 %.
+        assert!((20..110).contains(&t0), "{t0}");
+        let policies = realistic_topic(3_000, 7);
+        let body = Options::from(SnsScope::MessageBody);
+        let filters: Vec<_> = policies
+            .iter()
+            .map(|p| compile_text(Dialect::Sns, p, &body).expect("compiles"))
+            .collect();
+        let mut evaluator = filtervm_compiler::Evaluator::new();
+        let matched = |m: &String, evaluator: &mut filtervm_compiler::Evaluator| {
+            filters
+                .iter()
+                .filter(|f| evaluator.matches_bytes(f, m.as_bytes()).expect("judged"))
+                .count()
+        };
+        let delivered: usize = a.iter().take(200).map(|m| matched(m, &mut evaluator)).sum();
+        assert!(delivered > 200, "{delivered}");
+        for m in unmatched_messages(50, 3) {
+            assert_eq!(matched(&m, &mut evaluator), 0, "{m}");
+        }
     }
 }

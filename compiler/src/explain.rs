@@ -70,6 +70,7 @@ use crate::parts::{MessageParts, SelectedPart};
 use filtervm_vm::bind::{Bindings, Bound, BoundLeaf, Judgement, KeyTable};
 use filtervm_vm::exec;
 use filtervm_vm::fold::fold;
+use filtervm_vm::json::Quoted;
 use filtervm_vm::json::{Map, Number, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{Attributes, Headers, Message, Text};
@@ -1236,7 +1237,7 @@ impl HintContext<'_> {
 }
 
 fn quote(s: &str) -> String {
-    Value::String(s.to_owned()).to_string()
+    Quoted(s).to_string()
 }
 
 /// Whether a JSON document has a value at a dotted path in any of the sns rule-16 forms (nested,

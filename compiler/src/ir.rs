@@ -13,6 +13,7 @@ pub(crate) mod json;
 use filtervm_vm::address::Block;
 use filtervm_vm::case_pattern::CasePattern;
 use filtervm_vm::cidr::Cidr;
+use filtervm_vm::json::Quoted;
 use filtervm_vm::key::Key;
 use filtervm_vm::pattern::SegmentPattern;
 use filtervm_vm::program::{DecInterval, Interval, show_dec_intervals, show_intervals};
@@ -267,7 +268,6 @@ impl Node {
 
 impl fmt::Display for Pred {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
         match self {
             Pred::Shape(s) => write!(f, "shape {s}"),
             Pred::HasType(t) => write!(f, "has-type {t}"),
@@ -279,12 +279,12 @@ impl fmt::Display for Pred {
                     StrOp::Contains => "contains",
                 };
                 let case = if *case == Case::Fold { "-fold" } else { "" };
-                let vals: Vec<String> = values.iter().map(|v| quote(v)).collect();
-                write!(f, "str-{op}{case} [{}]", vals.join(", "))
+                write!(f, "str-{op}{case} ")?;
+                quoted_list(f, values)
             }
-            Pred::Wildcard(w) => write!(f, "wildcard {}", quote(w.source())),
-            Pred::Segment(p) => write!(f, "segment {}", quote(p.source())),
-            Pred::Cidr(c) => write!(f, "cidr {}", quote(c.source())),
+            Pred::Wildcard(w) => write!(f, "wildcard {}", Quoted(w.source())),
+            Pred::Segment(p) => write!(f, "segment {}", Quoted(p.source())),
+            Pred::Cidr(c) => write!(f, "cidr {}", Quoted(c.source())),
             Pred::Num { source, ranges } => {
                 let src = match source {
                     NumSource::Text => "text-num",
@@ -296,17 +296,35 @@ impl fmt::Display for Pred {
             Pred::Dec(r) => write!(f, "dec {}", show_dec_intervals(r)),
             Pred::Bool(b) => write!(f, "bool {b}"),
             Pred::NumText(values) => {
-                let vals: Vec<String> = values.iter().map(|v| quote(v)).collect();
-                write!(f, "num-text [{}]", vals.join(", "))
+                f.write_str("num-text ")?;
+                quoted_list(f, values)
             }
-            Pred::Address(b) => write!(f, "addr {}", quote(b.source())),
+            Pred::Address(b) => write!(f, "addr {}", Quoted(b.source())),
             Pred::IgnoreCase(c) => write!(f, "case {c}"),
             Pred::Except(preds) => {
-                let shown: Vec<String> = preds.iter().map(ToString::to_string).collect();
-                write!(f, "except [{}]", shown.join("; "))
+                f.write_str("except [")?;
+                for (i, p) in preds.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    fmt::Display::fmt(p, f)?;
+                }
+                f.write_str("]")
             }
         }
     }
+}
+
+/// `["a", "b"]`: strings as JSON literals, comma and space between.
+fn quoted_list(f: &mut fmt::Formatter<'_>, values: &[impl AsRef<str>]) -> fmt::Result {
+    f.write_str("[")?;
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{}", Quoted(v.as_ref()))?;
+    }
+    f.write_str("]")
 }
 
 impl fmt::Display for Node {

@@ -250,31 +250,44 @@ pub fn dedup(mut node: Node) -> Node {
     node
 }
 
-/// [`dedup`] at one node. Each child is compared ([`Node::same`]) only with the kept children of
-/// the same [`structure_hash`], so a wide `and`/`or` costs time linear in its children, not
-/// quadratic.
+/// Below this many children [`dedup_node`] compares each child with the kept ones directly
+/// (no hashing, no allocation: what most policies' nodes need); from it on, only with the kept
+/// children of the same [`structure_hash`], so a wide node costs time linear in its children.
+const DEDUP_BY_HASH_FROM: usize = 16;
+
+/// [`dedup`] at one node. A child is dropped when it is the same ([`Node::same`]) as a child
+/// kept before it; with [`DEDUP_BY_HASH_FROM`] children or more it is compared only with the
+/// kept children of the same [`structure_hash`], so a wide `and`/`or` costs time linear in its
+/// children, not quadratic.
 fn dedup_node(node: &mut Node) {
     if let NodeKind::And(c) | NodeKind::Or(c) = &mut node.kind {
+        let mut by_hash: Option<HashMap<u64, Vec<usize>>> =
+            (c.len() >= DEDUP_BY_HASH_FROM).then(HashMap::new);
         let mut kept = 0;
-        let mut by_hash: HashMap<u64, Vec<usize>> = HashMap::new();
         for i in 0..c.len() {
             let (earlier, rest) = c.split_at_mut(i);
             let Some(child) = rest.first_mut() else {
                 break;
             };
-            let hash = structure_hash(child);
-            let seen = by_hash.get(&hash).is_some_and(|positions| {
-                positions
-                    .iter()
-                    .any(|&k| earlier.get(k).is_some_and(|o| o.same(child)))
-            });
+            let seen = match &mut by_hash {
+                None => earlier.iter().take(kept).any(|o| o.same(child)),
+                Some(by_hash) => {
+                    let positions = by_hash.entry(structure_hash(child)).or_default();
+                    let seen = positions
+                        .iter()
+                        .any(|&k| earlier.get(k).is_some_and(|o| o.same(child)));
+                    if !seen {
+                        positions.push(kept);
+                    }
+                    seen
+                }
+            };
             if !seen {
                 if kept < i
                     && let Some(slot) = earlier.get_mut(kept)
                 {
                     std::mem::swap(slot, child);
                 }
-                by_hash.entry(hash).or_default().push(kept);
                 kept += 1;
             }
         }
@@ -355,11 +368,14 @@ fn merge_node(node: &mut Node) {
 
 /// Merges tests of one key, in place: each test is merged into the first earlier (kept) test of
 /// its key that takes it, and a merged test takes the origin of the `or` it stands for. The kept
-/// tests of each key are found through a map, and merged values are put in order once at the end,
-/// so a wide `or` costs time linear in its children (times the log of a merged list's length).
+/// tests of each key are found by looking at the kept children in turn (below
+/// [`DEDUP_BY_HASH_FROM`] children) or through a map, and merged values are put in order once at
+/// the end, so a wide `or` costs time linear in its children (times the log of a merged list's
+/// length).
 fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
     let mut kept = 0;
-    let mut by_key: HashMap<Key, Vec<usize>> = HashMap::new();
+    let mut by_key: Option<HashMap<Key, Vec<usize>>> =
+        (children.len() >= DEDUP_BY_HASH_FROM).then(HashMap::new);
     let mut merged_into: Vec<usize> = Vec::new();
     for i in 0..children.len() {
         let (earlier, rest) = children.split_at_mut(i);
@@ -368,12 +384,22 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
         };
         let mut merged = false;
         if let NodeKind::Test(t) = &child.kind {
-            for &k in by_key.get(&t.key).into_iter().flatten() {
+            // The kept tests of this key, in the order they were kept: from the map, or every
+            // kept child (those of other keys are passed over below).
+            let mapped = by_key
+                .as_ref()
+                .map(|m| m.get(&t.key).map_or(&[][..], Vec::as_slice));
+            for j in 0..mapped.map_or(kept, <[usize]>::len) {
+                let Some(k) = mapped.map_or(Some(j), |positions| positions.get(j).copied()) else {
+                    break;
+                };
                 let Some(o) = earlier.get_mut(k) else {
                     continue;
                 };
                 let done = match &mut o.kind {
-                    NodeKind::Test(into) => merge_pred(&mut into.pred, &t.pred),
+                    NodeKind::Test(into) if into.key == t.key => {
+                        merge_pred(&mut into.pred, &t.pred)
+                    }
                     _ => false,
                 };
                 if done {
@@ -387,7 +413,7 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
             }
         }
         if !merged {
-            if let NodeKind::Test(t) = &child.kind {
+            if let (NodeKind::Test(t), Some(by_key)) = (&child.kind, &mut by_key) {
                 by_key.entry(t.key.clone()).or_default().push(kept);
             }
             if kept < i
@@ -599,6 +625,46 @@ mod tests {
             text(&dedup(n)),
             "or\n  test header \"a\" str-eq [\"1\"]\n  test header \"b\" str-eq [\"1\"]"
         );
+    }
+
+    /// Children `i % distinct` over `n` children: the expected result keeps the first
+    /// `distinct` in order, whether the node is below [`DEDUP_BY_HASH_FROM`] children (compared
+    /// directly) or not (compared by hash).
+    #[test]
+    fn dedup_and_merge_agree_below_and_above_the_hashing_width() {
+        for n in [
+            3,
+            DEDUP_BY_HASH_FROM - 1,
+            DEDUP_BY_HASH_FROM,
+            3 * DEDUP_BY_HASH_FROM,
+        ] {
+            for distinct in [1, 2, 5] {
+                let children = |k: &dyn Fn(usize) -> String| {
+                    (0..n)
+                        .map(|i| eq(&k(i % distinct), &format!("v{}", i % distinct)))
+                        .collect::<Vec<_>>()
+                };
+                let deduped = dedup(Node::and(children(&|i| format!("k{i}")), ""));
+                let expect: Vec<String> = (0..distinct.min(n))
+                    .map(|i| text(&eq(&format!("k{i}"), &format!("v{i}"))))
+                    .collect();
+                let got: Vec<String> = match &deduped.kind {
+                    NodeKind::And(c) => c.iter().map(text).collect(),
+                    _ => vec![text(&deduped)],
+                };
+                assert_eq!(got, expect, "dedup of {n} children, {distinct} distinct");
+                // One key, `distinct` values: an `or` merges them into one test of the values
+                // in order.
+                let merged = merge_alternatives(Node::or(children(&|_| "k".into()), ""));
+                let values: Vec<String> =
+                    (0..distinct.min(n)).map(|i| format!("\"v{i}\"")).collect();
+                assert_eq!(
+                    text(&merged),
+                    format!("test header \"k\" str-eq [{}]", values.join(", ")),
+                    "merge of {n} children, {distinct} distinct"
+                );
+            }
+        }
     }
 
     #[test]

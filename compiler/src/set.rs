@@ -86,6 +86,7 @@ use filtervm_vm::exec;
 use filtervm_vm::op::Inst;
 use filtervm_vm::program::{Interval, Program};
 use filtervm_vm::value::Shapes;
+use std::fmt::Write as _;
 use std::hash::Hash;
 use std::mem::size_of;
 use std::sync::Arc;
@@ -439,6 +440,9 @@ pub(crate) struct PolicySet {
     keys: KeyTable,
     tests: Vec<TestEntry>,
     test_ids: AHashMap<Box<str>, u32>,
+    /// The text of the test being interned (its identity in `test_ids`), kept between calls
+    /// so that finding a test already held allocates nothing.
+    test_text: String,
     free_tests: Vec<u32>,
     /// String-equality tests by slot and dictionary id.
     str_index: EqIndex<u32>,
@@ -471,6 +475,7 @@ impl PolicySet {
             keys: KeyTable::new(),
             tests: Vec::new(),
             test_ids: AHashMap::new(),
+            test_text: String::new(),
             free_tests: Vec::new(),
             str_index: EqIndex::default(),
             num_index: EqIndex::default(),
@@ -681,6 +686,7 @@ impl PolicySet {
             + self.tests.capacity() * size_of::<TestEntry>()
             + map_bytes(self.filter_ids.capacity(), size_of::<(u64, Vec<u32>)>())
             + map_bytes(self.test_ids.capacity(), size_of::<(Box<str>, u32)>())
+            + self.test_text.capacity()
             + (self.always.capacity() + self.free_filters.capacity() + self.free_tests.capacity())
                 * 4
             + self.str_index.heap_bytes(|_| 0)
@@ -790,11 +796,14 @@ impl PolicySet {
 
     /// Interns a test: its id and its cost class (0 indexed, 1 shape, 2 other).
     fn intern_test(&mut self, test: &Test, new: &mut Vec<u32>) -> Result<(u32, u8), InsertError> {
-        let text: Box<str> = format!("({} {})", test.key, test.pred).into();
-        if let Some(&t) = self.test_ids.get(&text) {
+        self.test_text.clear();
+        // Writing to a `String` cannot fail.
+        let _ = write!(self.test_text, "({} {})", test.key, test.pred);
+        if let Some(&t) = self.test_ids.get(self.test_text.as_str()) {
             let cost = self.tests.get(t as usize).map_or(2, |e| cost_of(&e.check));
             return Ok((t, cost));
         }
+        let text: Box<str> = self.test_text.as_str().into();
         let t = match self.free_tests.pop() {
             Some(t) => t,
             None => {

@@ -109,7 +109,7 @@ impl fmt::Display for CasePattern {
             f,
             "{} {}",
             self.mode.name(),
-            serde_json::Value::String(self.source.to_string())
+            crate::json::Quoted(&self.source)
         )
     }
 }

@@ -4,6 +4,7 @@
 //! picks the key kind whose resolution rules are that dialect's; nothing else in the VM knows
 //! which dialect a program came from.
 
+use crate::json::Quoted;
 use std::fmt;
 
 /// One thing a program reads from a message.
@@ -49,7 +50,7 @@ pub enum Key {
 
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let quote = |s: &str| serde_json::Value::String(s.to_owned()).to_string();
+        let quote = Quoted;
         match self {
             Key::AttributeText(n) => write!(f, "attr-text {}", quote(n)),
             Key::AttributeTyped(n) => write!(f, "attr {}", quote(n)),

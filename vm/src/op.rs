@@ -167,7 +167,7 @@ fn read_u8(input: &mut &[u8]) -> Option<u8> {
 }
 
 fn quoted(s: &str) -> String {
-    serde_json::Value::String(s.to_owned()).to_string()
+    crate::json::Quoted(s).to_string()
 }
 
 macro_rules! index_operand {

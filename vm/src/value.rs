@@ -140,7 +140,7 @@ impl Leaf {
 impl fmt::Display for Leaf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Leaf::Str(s) => write!(f, "{}", serde_json::Value::String(s.to_string())),
+            Leaf::Str(s) => write!(f, "{}", crate::json::Quoted(s)),
             Leaf::Num(n) => f.write_str(n.text()),
             Leaf::Bool(b) => write!(f, "{b}"),
             Leaf::Null => f.write_str("null"),

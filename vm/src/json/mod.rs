@@ -129,8 +129,8 @@ pub use outline::{Elements, Members, Name, Outline, RawKind, RawValue, outline, 
 pub use read::{LoneSurrogates, ReadMode};
 pub use select::{Extractor, Member, Node, Selector};
 pub use value::{
-    DEFAULT_MAX_DEPTH, Duplicates, Iter, MAX_DEPTH_CEILING, Map, Number, ParseOptions, Value,
-    parse, parse_with,
+    DEFAULT_MAX_DEPTH, Duplicates, Iter, MAX_DEPTH_CEILING, Map, Number, ParseOptions, Quoted,
+    Value, parse, parse_with,
 };
 
 /// Checks that `input` is one JSON document (see the module documentation for the grammar),

@@ -639,6 +639,22 @@ impl std::str::FromStr for Value {
     }
 }
 
+/// A string shown as a JSON string literal, written straight into the formatter (no copy, no
+/// [`Value`]): what [`write_json_string`] writes.
+///
+/// ```
+/// use filtervm_vm::json::Quoted;
+/// assert_eq!(Quoted("a\"b\n").to_string(), r#""a\"b\n""#);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Quoted<'a>(pub &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_json_string(f, self.0)
+    }
+}
+
 /// Writes `s` as a JSON string literal the way `serde_json` does: `"` and `\` escaped, control
 /// characters as `\b` `\t` `\n` `\f` `\r` or `\u00xx`, everything else as is.
 pub(crate) fn write_json_string(out: &mut impl fmt::Write, s: &str) -> fmt::Result {

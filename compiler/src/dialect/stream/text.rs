@@ -469,7 +469,7 @@ fn atom(s: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     if is_bare_word(s) {
         f.write_str(s)
     } else {
-        f.write_str(&filtervm_vm::json::Value::String(s.to_owned()).to_string())
+        write!(f, "{}", filtervm_vm::json::Quoted(s))
     }
 }
 
