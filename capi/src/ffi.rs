@@ -460,9 +460,7 @@ pub unsafe extern "C" fn fvm_filter_to_bytes(
             if filter.is_null() || out.is_null() || out_len.is_null() {
                 return Err(Failure::argument("the filter, `out` or `out_len` is NULL"));
             }
-            let encoded = (*filter).filter.to_bytes().into_boxed_slice();
-            *out_len = encoded.len();
-            *out = Box::into_raw(encoded).cast::<u8>();
+            give_bytes((*filter).filter.to_bytes(), out, out_len);
             Ok(FVM_OK)
         })
     }
@@ -473,7 +471,16 @@ pub unsafe extern "C" fn fvm_filter_to_bytes(
 /// # Safety
 /// `out` and `out_len` are valid for writes.
 unsafe fn give_text(text: String, out: *mut *mut u8, out_len: *mut usize) {
-    let boxed = text.into_bytes().into_boxed_slice();
+    // SAFETY: the caller's promise.
+    unsafe { give_bytes(text.into_bytes(), out, out_len) }
+}
+
+/// Stores `bytes` in a new buffer: `*out` and `*out_len`, freed with `fvm_bytes_free`.
+///
+/// # Safety
+/// `out` and `out_len` are valid for writes.
+unsafe fn give_bytes(bytes: Vec<u8>, out: *mut *mut u8, out_len: *mut usize) {
+    let boxed = bytes.into_boxed_slice();
     // SAFETY: valid for writes (the caller's promise).
     unsafe {
         *out_len = boxed.len();
@@ -563,7 +570,7 @@ pub unsafe extern "C" fn fvm_filter_diff(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fvm_bytes_free(bytes: *mut u8, len: usize) {
     if !bytes.is_null() {
-        // SAFETY: a boxed slice of `len` bytes leaked by `fvm_filter_to_bytes` or `give_text`.
+        // SAFETY: a boxed slice of `len` bytes leaked by `give_bytes`.
         let _ = catch_unwind(AssertUnwindSafe(|| {
             drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(bytes, len)) });
         }));

@@ -12,17 +12,13 @@ use crate::ffi::{
     FvmMessage,
 };
 use filtervm_bindings::filtervm::{
-    AttributeType, Attributes, HeaderValues, Headers, MessagePart, Text,
+    AttributeType, Attributes, HeaderValues, Headers, MessageError, MessagePart, Text,
 };
 use filtervm_bindings::{Failure, Input, Parts, attribute_type, unknown_attribute_type};
 use std::ffi::{CStr, c_char};
 
 /// Every `FVM_PART_*` bit.
 const ALL_PARTS: u32 = FVM_PART_JSON | FVM_PART_BODY | FVM_PART_ATTRIBUTES | FVM_PART_HEADERS;
-
-/// The most attributes whose types are read into a buffer on the stack; a message with more
-/// takes one allocation.
-const STACK_ATTRIBUTES: usize = 32;
 
 /// `len` bytes at `ptr`, which may be NULL when `len` is 0.
 ///
@@ -122,12 +118,31 @@ impl Text for CText {
 }
 
 /// A message's typed attributes as C holds them: each `fvm_attribute`'s name and value read
-/// where they lie, its type name read once (into `types`).
+/// where they lie. Filters that read a few named attributes look them up ([`Attributes::named`]):
+/// the attributes they do not name are checked by [`with_message`] and never read again.
 pub(crate) struct CAttributes<'a> {
-    /// Every attribute, each checked by [`with_message`].
+    /// Every attribute, each checked by [`with_message`] (its pointers, and its type name is a
+    /// type unless the part is unreadable).
     attributes: &'a [FvmAttribute],
-    /// Each attribute's type (an unknown type name makes the part unreadable).
-    types: &'a [AttributeType],
+    /// Two type-name pointers of the message and their types (the caller names types with a
+    /// few string constants).
+    known: Known,
+}
+
+/// Type-name pointers seen in a message, with their types: the newest first.
+type Known = [(*const c_char, AttributeType); 2];
+
+impl CAttributes<'_> {
+    /// The type of `a` (checked by [`with_message`]).
+    #[inline(always)]
+    fn data_type(&self, a: &FvmAttribute) -> AttributeType {
+        match self.known {
+            [(p, t), _] | [_, (p, t)] if p == a.data_type => t,
+            // SAFETY: checked non-NULL by `with_message`; NUL-terminated (the caller's
+            // promise). A type that is no type made the part unreadable: it is never bound.
+            _ => unsafe { type_of(a.data_type) }.unwrap_or(AttributeType::Binary),
+        }
+    }
 }
 
 impl Attributes for CAttributes<'_> {
@@ -136,17 +151,33 @@ impl Attributes for CAttributes<'_> {
 
     #[inline]
     fn entries(&self) -> impl Iterator<Item = (&[u8], AttributeType, &CText)> {
-        self.attributes.iter().zip(self.types).map(|(a, &t)| {
+        self.attributes.iter().map(|a| {
             // SAFETY: every attribute's name and value were checked by `with_message`, which
             // made this value and does not let it outlive the call.
             unsafe {
                 (
                     checked(a.name, a.name_len),
-                    t,
+                    self.data_type(a),
                     CText::new(checked(a.value, a.value_len)),
                 )
             }
         })
+    }
+
+    /// A lookup passes each attribute whose name is not as long as the one looked up after one
+    /// test: a few lookups cost less than one walk of every name, type and value.
+    const LOOKUP_NAMES: usize = 4;
+
+    #[inline]
+    fn named(&self, name: &[u8]) -> Option<(AttributeType, &CText)> {
+        // Of several attributes with one name the last counts.
+        let a = self.attributes.iter().rev().find(|a| {
+            // SAFETY: checked by `with_message`.
+            a.name_len == name.len() && unsafe { checked(a.name, a.name_len) } == name
+        })?;
+        // SAFETY: checked by `with_message`.
+        let value = unsafe { CText::new(checked(a.value, a.value_len)) };
+        Some((self.data_type(a), value))
     }
 }
 
@@ -264,6 +295,41 @@ unsafe fn slow_type_of(ptr: *const c_char) -> Option<AttributeType> {
     attribute_type(unsafe { CStr::from_ptr(ptr) }.to_bytes())
 }
 
+/// The type of an attribute whose type-name pointer is not in `known`: learned into `known`, or
+/// an unknown type name noted in `unreadable` (the first one). `true` when the pointer is NULL.
+/// Out of line: the walk that calls it keeps its registers for the attributes.
+///
+/// # Safety
+/// The attribute's pointers are NULL or valid for their lengths, its type NULL or
+/// NUL-terminated (the caller's promise on `fvm_message`).
+#[inline(never)]
+unsafe fn learn_type(
+    a: &FvmAttribute,
+    known: &mut Known,
+    unreadable: &mut Option<(MessagePart, MessageError)>,
+) -> bool {
+    let t = a.data_type;
+    if t.is_null() {
+        return true;
+    }
+    // SAFETY: non-NULL and NUL-terminated (the caller's promise).
+    match unsafe { type_of(t) } {
+        Some(data_type) => *known = [(t, data_type), known[0]],
+        // A name that cannot be read is the error (reported by the caller).
+        None if unreadable.is_none() && readable(a.name, a.name_len) => {
+            // SAFETY: checked; the caller's promise (NULL or valid for their lengths), and
+            // NUL-terminated.
+            let (name, type_name) = unsafe { (checked(a.name, a.name_len), CStr::from_ptr(t)) };
+            *unreadable = Some((
+                MessagePart::Attributes,
+                unknown_attribute_type(name, type_name.to_bytes()),
+            ));
+        }
+        None => {}
+    }
+    false
+}
+
 /// Reads a C message — every pointer it holds for its `parts` checked, nothing copied — and
 /// runs `f` on it. A JSON document is a message on its own: given with other parts it is an
 /// argument error. An attribute of an unknown type makes the attributes unreadable for the
@@ -315,49 +381,38 @@ pub(crate) unsafe fn with_message<R>(
     } else {
         None
     };
-    let mut on_stack = [AttributeType::Binary; STACK_ATTRIBUTES];
-    let mut on_heap = Vec::new();
-    let n = attributes.map_or(0, <[FvmAttribute]>::len);
-    let types = match on_stack.get_mut(..n) {
-        Some(types) => types,
-        None => {
-            on_heap.resize(n, AttributeType::Binary);
-            on_heap.as_mut_slice()
-        }
-    };
     // Callers name types with a few string constants: the type of a type-name pointer seen
-    // before in this call is known (the caller's strings do not change during the call).
-    let mut known: [(*const c_char, Option<AttributeType>); 2] = [(std::ptr::null(), None); 2];
-    for (a, t) in attributes.unwrap_or_default().iter().zip(types.iter_mut()) {
-        if !(readable(a.name, a.name_len) & readable(a.value, a.value_len)) || a.data_type.is_null()
-        {
-            // SAFETY: the caller's promise on the attribute; this reports what is wrong.
-            return Err(unsafe { attribute_error(a) });
-        }
-        let data_type = match known {
-            [(p, data_type), _] | [_, (p, data_type)] if p == a.data_type => data_type,
-            [last, _] => {
-                // SAFETY: non-NULL and NUL-terminated (the caller's promise).
-                let data_type = unsafe { type_of(a.data_type) };
-                known = [(a.data_type, data_type), last];
-                data_type
-            }
-        };
-        match data_type {
-            Some(data_type) => *t = data_type,
-            None if parts.unreadable.is_none() => {
-                // SAFETY: checked above; the caller's promise.
-                let (name, type_name) =
-                    unsafe { (checked(a.name, a.name_len), CStr::from_ptr(a.data_type)) };
-                parts.unreadable = Some((
-                    MessagePart::Attributes,
-                    unknown_attribute_type(name, type_name.to_bytes()),
-                ));
-            }
-            None => {}
+    // before in this call is known (the caller's strings do not change during the call). It
+    // starts with this crate's own names, so NULL is never known.
+    let mut known: Known = [
+        (c"String".as_ptr(), AttributeType::String),
+        (c"Number".as_ptr(), AttributeType::Number),
+    ];
+    // The lengths of NULL pointers (non-zero: one is NULL with a length), of every pointer (the
+    // top bit: one is beyond `isize::MAX`), and whether a type is NULL.
+    let (mut null_lengths, mut lengths, mut null) = (0usize, 0usize, false);
+    for a in attributes.unwrap_or_default() {
+        null_lengths |= if a.name.is_null() { a.name_len } else { 0 };
+        null_lengths |= if a.value.is_null() { a.value_len } else { 0 };
+        lengths |= a.name_len | a.value_len;
+        if a.data_type != known[0].0 && a.data_type != known[1].0 {
+            // SAFETY: the caller's promise on the attribute.
+            null |= unsafe { learn_type(a, &mut known, &mut parts.unreadable) };
         }
     }
-    let attributes = attributes.map(|attributes| CAttributes { attributes, types });
+    let ok = !null & (null_lengths == 0) & (lengths <= isize::MAX as usize);
+    if !ok {
+        // The first attribute with a pointer that cannot be read (or no type) is the error.
+        for a in attributes.unwrap_or_default() {
+            if !(readable(a.name, a.name_len) & readable(a.value, a.value_len))
+                || a.data_type.is_null()
+            {
+                // SAFETY: the caller's promise on the attribute; this reports what is wrong.
+                return Err(unsafe { attribute_error(a) });
+            }
+        }
+    }
+    let attributes = attributes.map(|attributes| CAttributes { attributes, known });
     parts.attributes = attributes.as_ref();
     let headers = if m.parts & FVM_PART_HEADERS != 0 {
         // SAFETY: the caller's promise for the headers part.

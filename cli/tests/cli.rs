@@ -1012,7 +1012,7 @@ fn match_gives_the_same_output_on_any_number_of_threads() {
                 .count();
             let too_long = stdout_lines(&one)
                 .iter()
-                .filter(|l| l.contains("LINE_TOO_LONG"))
+                .filter(|l| l.contains("MESSAGE_TOO_LARGE"))
                 .count();
             assert_eq!(too_long, (0..12_000).filter(|i| i % 13 == 3).count());
             assert!(errors > 3 * too_long, "{errors} errors");

@@ -238,7 +238,7 @@ fn a_message_a_group_cannot_read_is_an_error_naming_the_group() {
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_slice(l).unwrap())
         .collect();
-    assert_eq!(lines[0]["error"]["code"], "LINE_TOO_LONG");
+    assert_eq!(lines[0]["error"]["code"], "MESSAGE_TOO_LARGE");
     assert_eq!(lines[1]["ids"], serde_json::json!(["eu-orders"]));
 }
 

@@ -384,6 +384,26 @@ pub trait Attributes {
     type Value: Text + ?Sized;
     /// The attributes, in the order the message holds them.
     fn entries(&self) -> impl Iterator<Item = (&Self::Name, AttributeType, &Self::Value)>;
+
+    /// The most attribute names for which finding each with [`Attributes::named`] costs less than
+    /// one walk of [`Attributes::entries`]. A filter that reads at most this many named
+    /// attributes (and not whether any attribute is there, an SNS `exists: false`) is bound by
+    /// looking up those names: the attributes it does not name are never read. 0 (always walk)
+    /// unless an implementation says otherwise.
+    const LOOKUP_NAMES: usize = 0;
+
+    /// The type and value of the last attribute named `name` (of several with one name the last
+    /// counts), as [`Attributes::entries`] holds them.
+    #[inline]
+    fn named(&self, name: &[u8]) -> Option<(AttributeType, &Self::Value)> {
+        let mut found = None;
+        for (n, data_type, value) in self.entries() {
+            if crate::bytes::same(n.bytes(), name) {
+                found = Some((data_type, value));
+            }
+        }
+        found
+    }
 }
 
 impl<N: Text, V: Text> Attributes for [(N, AttributeType, V)] {

@@ -78,20 +78,21 @@ enum Output {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct LineError {
     /// A stable code: the library's (`INVALID_MESSAGE`, `MESSAGE_TOO_COMPLEX`, ...) or
-    /// `LINE_TOO_LONG`.
+    /// `MESSAGE_TOO_LARGE`.
     pub(super) code: String,
     /// What is wrong.
     pub(super) message: String,
 }
 
-/// The code of a line longer than `--max-line-bytes`.
-pub(super) const LINE_TOO_LONG: &str = "LINE_TOO_LONG";
+/// The code of a line longer than `--max-line-bytes`: a message beyond the size read, replay's
+/// code for the same situation (a message cell beyond the same default limit).
+pub(super) const MESSAGE_TOO_LARGE: &str = "MESSAGE_TOO_LARGE";
 
 impl LineError {
     /// A line longer than `max` bytes.
     pub(super) fn too_long(bytes: u64, max: u64) -> LineError {
         LineError {
-            code: LINE_TOO_LONG.to_owned(),
+            code: MESSAGE_TOO_LARGE.to_owned(),
             message: format!(
                 "the line is {bytes} bytes, longer than the maximum of {max} bytes \
                  (--max-line-bytes); skipped"

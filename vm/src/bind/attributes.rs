@@ -9,7 +9,9 @@ use bumpalo::Bump;
 
 /// Binds `attributes` into `row` (one slot per key of `table`): each attribute's name is looked
 /// up once (by scanning few keys, [`KeyTable::name_scan`], or in the name index); of several
-/// attributes with one name the last counts (as in JSON).
+/// attributes with one name the last counts (as in JSON). When `attributes` prefers it
+/// ([`Attributes::LOOKUP_NAMES`]) and the table reads few named attributes only, each key's name
+/// is looked up in `attributes` instead ([`Attributes::named`]): the same slots.
 #[inline]
 pub(super) fn bind<'b, A: Attributes + ?Sized>(
     table: &KeyTable,
@@ -17,8 +19,24 @@ pub(super) fn bind<'b, A: Attributes + ?Sized>(
     attributes: &'b A,
     arena: &'b Bump,
 ) {
-    let mut any = false;
     let scan = table.name_scan();
+    if A::LOOKUP_NAMES > 0
+        && let Some(scan) = scan
+        && scan.keys.len() <= A::LOOKUP_NAMES
+        && table.any_attribute.is_none()
+    {
+        // Only named attributes are read: look each name up; the others are never read.
+        for (n, i, key) in &scan.keys {
+            if matches!(key, Key::AttributeText(_) | Key::AttributeTyped(_))
+                && let Some((data_type, value)) = attributes.named(n.as_bytes())
+                && let Some(slot) = row.get_mut(*i as usize)
+            {
+                *slot = bind_one(table, *i, key, data_type, value, arena);
+            }
+        }
+        return;
+    }
+    let mut any = false;
     for (name, data_type, value) in attributes.entries() {
         any |= data_type != AttributeType::Binary;
         let name = name.bytes();
@@ -337,6 +355,99 @@ mod tests {
         assert_eq!(bound.slot(0, 5).shape, Shape::Absent);
         assert_eq!(first(40), Some(Leaf::Str("2".into())));
         assert_eq!(bound.slot(0, 41).shape, Shape::Scalar);
+    }
+
+    /// Attributes that ask to be looked up by name ([`Attributes::LOOKUP_NAMES`]), counting
+    /// the lookups.
+    struct LookedUp<'a> {
+        attributes: &'a [(&'a str, AttributeType, &'a str)],
+        lookups: std::cell::Cell<usize>,
+    }
+
+    impl Attributes for LookedUp<'_> {
+        type Name = str;
+        type Value = str;
+        fn entries(&self) -> impl Iterator<Item = (&str, AttributeType, &str)> {
+            self.attributes.iter().map(|&(n, t, v)| (n, t, v))
+        }
+        const LOOKUP_NAMES: usize = 16;
+        fn named(&self, name: &[u8]) -> Option<(AttributeType, &str)> {
+            self.lookups.set(self.lookups.get() + 1);
+            let found = self
+                .entries()
+                .filter(|(n, _, _)| n.as_bytes() == name)
+                .last();
+            found.map(|(_, t, v)| (t, v))
+        }
+    }
+
+    /// Binding by lookup gives every slot walking gives: the last attribute of a name, both key
+    /// kinds, absent names, types; a table with `exists: false`'s key is walked.
+    #[test]
+    fn looked_up_attributes_bind_as_walked_ones() {
+        let attributes = [
+            ("n", AttributeType::Number, "1"),
+            ("s", AttributeType::String, "x"),
+            ("n", AttributeType::Number, "2.5"),
+            ("arr", AttributeType::StringArray, r#"["a", 1]"#),
+            ("b", AttributeType::Binary, "AA"),
+            ("s", AttributeType::String, "y"),
+        ];
+        let keys = [
+            Key::AttributeTyped("n".into()),
+            Key::AttributeText("n".into()),
+            Key::AttributeTyped("s".into()),
+            Key::AttributeTyped("arr".into()),
+            Key::AttributeTyped("b".into()),
+            Key::AttributeTyped("missing".into()),
+            Key::Header("s".into()),
+        ];
+        let leaves = |bound: &super::super::Bound<'_>, n: usize| -> Vec<(Shape, Vec<Leaf>)> {
+            (0..n)
+                .map(|k| {
+                    let s = bound.slot(0, k);
+                    (s.shape, s.leaves().filter_map(BoundLeaf::to_leaf).collect())
+                })
+                .collect()
+        };
+        for any in [false, true] {
+            let mut t = KeyTable::new();
+            for key in &keys {
+                t.intern(key.clone());
+            }
+            if any {
+                t.intern(Key::AnyAttribute);
+            }
+            let mut walked = Bindings::new();
+            let walked = walked.bind_attributes(&t, &attributes[..]);
+            let looked_up = LookedUp {
+                attributes: &attributes,
+                lookups: std::cell::Cell::new(0),
+            };
+            let mut b = Bindings::new();
+            let bound = b.bind_attributes(&t, &looked_up);
+            assert_eq!(leaves(&bound, t.len()), leaves(&walked, t.len()), "{any}");
+            // Six attribute keys looked up, none when `exists: false` reads every attribute.
+            assert_eq!(looked_up.lookups.get(), if any { 0 } else { 6 });
+        }
+        // The default lookup finds the last attribute of a name.
+        assert_eq!(
+            Attributes::named(&attributes[..], b"n"),
+            Some((AttributeType::Number, &"2.5"))
+        );
+        assert_eq!(Attributes::named(&attributes[..], b"nope"), None);
+        let mut t = KeyTable::new();
+        let n = t.intern(Key::AttributeTyped("n".into()));
+        let mut b = Bindings::new();
+        let looked_up = LookedUp {
+            attributes: &attributes,
+            lookups: std::cell::Cell::new(0),
+        };
+        let bound = b.bind_attributes(&t, &looked_up);
+        let first = bound.slot(0, n as usize).leaves().next();
+        assert!(
+            matches!(first.and_then(BoundLeaf::to_leaf), Some(Leaf::Num(v)) if v.value() == 2.5)
+        );
     }
 
     #[test]
