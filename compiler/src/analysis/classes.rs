@@ -21,7 +21,7 @@ use filtervm_vm::bind::Bindings;
 use filtervm_vm::case_pattern::CaseMode;
 use filtervm_vm::json::{Number, Value};
 use filtervm_vm::key::Key;
-use filtervm_vm::number::canonical_number_text;
+use filtervm_vm::number::{canonical_number_text, comparable};
 use filtervm_vm::program::Program;
 use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -85,12 +85,19 @@ pub(crate) struct Allow {
     pub(crate) strings_only: bool,
     /// JSON-only values: `true`, `false`, `null`, `{}`.
     pub(crate) json: bool,
+    /// Only numbers in their shortest round-trip form (EventBridge's comparable numbers,
+    /// EB-17), as canonical documents hold them ([`super::Assumptions`]).
+    pub(crate) canonical_numbers: bool,
 }
 
 /// The classes of `loc` under `tests` (every test reading it, from every filter compared).
 pub(crate) fn classes(model: Model, allow: Allow, loc: &Loc, tests: Vec<(Key, Pred)>) -> Classes {
     let mut bounded = None;
-    let scalars = scalar_candidates(tests.iter().map(|(_, p)| p), &mut bounded);
+    let scalars = scalar_candidates(
+        tests.iter().map(|(_, p)| p),
+        &mut bounded,
+        allow.canonical_numbers,
+    );
     let probes: Vec<Option<Probe>> = tests.iter().map(|(k, p)| Probe::new(k, p)).collect();
     if probes.iter().any(Option::is_none) {
         bounded = Some("a test could not be compiled alone".to_owned());
@@ -128,7 +135,10 @@ pub(crate) fn classes(model: Model, allow: Allow, loc: &Loc, tests: Vec<(Key, Pr
     for s in scalars {
         let keep = match &s {
             Value::String(_) => true,
-            Value::Number(_) => !allow.strings_only,
+            Value::Number(n) => {
+                !allow.strings_only
+                    && (!allow.canonical_numbers || comparable(n.as_str()).is_some())
+            }
             _ => allow.json && !allow.strings_only,
         };
         if keep {
@@ -225,10 +235,12 @@ fn fresh_char(constants: &[&str]) -> char {
         .unwrap_or('\u{10FFFD}')
 }
 
-/// Scalar candidates (strings, numbers, `true`, `false`, `null`) for predicates `preds`.
+/// Scalar candidates (strings, numbers, `true`, `false`, `null`) for predicates `preds`; with
+/// `canonical_numbers`, no number spelled beyond binary64's precision.
 fn scalar_candidates<'a>(
     preds: impl Iterator<Item = &'a Pred>,
     bounded: &mut Option<String>,
+    canonical_numbers: bool,
 ) -> Vec<Value> {
     // EventBridge's anything-but (EB-25) holds the predicates it excludes: their constants
     // draw the classes as their own would.
@@ -250,8 +262,23 @@ fn scalar_candidates<'a>(
     // Whether a test reads a number's decimal text beyond its binary64 (EventBridge's
     // comparability, EB-16, EB-17; Event Grid's exact decimals, EG-33).
     let mut beyond_binary64 = false;
+    // A constant compared ignoring case: as written, in lower and upper case, and with the
+    // letters some non-ASCII character folds to respelled so (`ſ` and `ı`, whose simple
+    // uppercase is `S` and `I`): Event Grid's ignore-case (simple uppercase, EG-31) finds them,
+    // EventBridge's `equals-ignore-case` (each pattern character's own case mappings, EB-20)
+    // does not.
     let variants = |s: &str| {
         let mut v = vec![s.to_owned(), s.to_ascii_lowercase(), s.to_ascii_uppercase()];
+        let folded: String = s
+            .chars()
+            .map(|c| match c {
+                's' | 'S' => '\u{17F}',
+                'i' | 'I' => '\u{131}',
+                c => c,
+            })
+            .collect();
+        v.push(folded);
+        v.sort();
         v.dedup();
         v
     };
@@ -452,7 +479,7 @@ fn scalar_candidates<'a>(
             // The same number spelled otherwise: told apart by tests comparing the text.
             spellings.push(format!("{text}.0"));
         }
-        if beyond_binary64 {
+        if beyond_binary64 && !canonical_numbers {
             // A number binary64 rounds to `x` but that is not `x`: equal to `x` where numbers
             // are read as binary64 (sns rule 31), another number exactly (EG-33) and not
             // comparable (EB-17).

@@ -19,6 +19,13 @@
 //! across dialects: they read a member named twice (sns the last, EventBridge every one, EB-3,
 //! Event Grid the first) and Event Grid's member names of another case (EG-16) differently,
 //! which the search tries only as variants of the messages it finds.
+//!
+//! Documents compared across dialects can be decided exactly under named [`Assumptions`] about
+//! the documents, enforced in the witness space (the search never builds a document the
+//! assumption excludes, and searches every other class exactly): `canonical-documents` (as a
+//! JSON encoder writes them: no member named twice, numbers in their shortest round-trip form,
+//! member names spelled as the filters spell them) and `no-arrays` (no array at or on the way
+//! to a member the filters read). [`diff_assuming`] names them in its answer.
 
 pub mod audit;
 pub mod classes;
@@ -32,6 +39,105 @@ use filtervm_vm::message::Message;
 use model::Model;
 use search::{Formula, Found, Space};
 use std::fmt;
+
+/// What an analysis may assume of the JSON documents it reasons about (the document model only:
+/// attributes and headers are unaffected). Each assumption narrows the witness space — the
+/// search never builds a document it excludes — and nothing else: every document it admits is
+/// still searched exactly, so "same" under an assumption is a proof over every such document,
+/// and a witness is always a document the assumption admits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Assumptions {
+    /// `canonical-documents`: documents as a JSON encoder writes them from a map of values — no
+    /// member named twice in one object (the dialects read a repeated member differently: sns
+    /// the last, EventBridge every one, EB-3, Event Grid the first); every number in the
+    /// shortest form that reads back as its binary64 value, in any notation (EventBridge's
+    /// comparable numbers, EB-17: binary64, exact decimals and event-ruler's reading then
+    /// agree, sns rule 31, EG-33); member names spelled exactly as the filters spell the ones
+    /// they read — no case variant of a name Event Grid finds ignoring case (EG-16), no member
+    /// name holding a `.` that spells a path (sns rule 16, EB-3 read `{"a.b": 1}` as `a` then
+    /// `b`, Event Grid never, EG-15).
+    pub canonical_documents: bool,
+    /// `no-arrays`: no JSON array holds, or lies on the way to, a member the filters read (each
+    /// such member holds one value, as the Event Grid schema gives its envelope members and
+    /// `data`, EG-3). The dialects read arrays differently (EG-18, EG-24; sns rule 28 against
+    /// EB-25; sns D-3 against EB-10), and arrays of objects are not searched.
+    pub no_arrays: bool,
+}
+
+impl Assumptions {
+    /// No assumption: every document.
+    pub const NONE: Assumptions = Assumptions {
+        canonical_documents: false,
+        no_arrays: false,
+    };
+
+    /// The names accepted by [`Assumptions::with`], as the command line and bindings spell them.
+    pub const NAMES: [&'static str; 3] = ["canonical-documents", "no-arrays", "none"];
+
+    /// `self` with the assumption called `name` added (`none` adds nothing); `None` for a name
+    /// not in [`Assumptions::NAMES`].
+    pub fn with(self, name: &str) -> Option<Assumptions> {
+        let mut out = self;
+        match name.trim() {
+            "canonical-documents" => out.canonical_documents = true,
+            "no-arrays" => out.no_arrays = true,
+            "none" | "" => {}
+            _ => return None,
+        }
+        Some(out)
+    }
+
+    /// The assumptions named in a comma-separated list (`canonical-documents,no-arrays`); the
+    /// error names the first unknown name.
+    pub fn parse(list: &str) -> Result<Assumptions, String> {
+        list.split(',').try_fold(Assumptions::NONE, |a, name| {
+            a.with(name).ok_or_else(|| {
+                format!(
+                    "unknown assumption `{}` (known: {})",
+                    name.trim(),
+                    Assumptions::NAMES.join(", ")
+                )
+            })
+        })
+    }
+
+    /// Whether nothing is assumed.
+    pub fn is_none(self) -> bool {
+        self == Assumptions::NONE
+    }
+
+    /// The names of the assumptions made, in a fixed order.
+    pub fn names(self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.canonical_documents {
+            out.push("canonical-documents");
+        }
+        if self.no_arrays {
+            out.push("no-arrays");
+        }
+        out
+    }
+
+    /// The assumptions as a person reads them: each name and what it excludes.
+    pub fn describe(self) -> String {
+        let mut parts = Vec::new();
+        if self.canonical_documents {
+            parts.push(
+                "canonical-documents (no member named twice, numbers in their shortest \
+                 round-trip form, member names spelled as the filters spell them)",
+            );
+        }
+        if self.no_arrays {
+            parts.push("no-arrays (no array at or on the way to a member the filters read)");
+        }
+        parts.join(", ")
+    }
+
+    /// The JSON form: the names, as an array.
+    pub fn to_json(self) -> Value {
+        Value::Array(self.names().into_iter().map(Value::from).collect())
+    }
+}
 
 /// Whether an answer that found no message is a proof.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +200,7 @@ pub enum Example {
 
 /// A message `filter` matches (`matching`), or one it does not.
 pub fn example(filter: &Filter, matching: bool) -> Result<Example, AnalysisError> {
-    let space = space(vec![filter])?;
+    let space = space(vec![filter], Assumptions::NONE)?;
     let f = space
         .formulas
         .first()
@@ -160,11 +266,25 @@ pub struct Diff {
     pub keys: Vec<KeyDifference>,
     /// Why a side with no witness is not proved (`Exact`: every side without a witness is).
     pub exactness: Exactness,
+    /// What was assumed of the documents: "same" holds for every document they admit, and
+    /// each witness is such a document.
+    pub assumptions: Assumptions,
 }
 
 /// Compares two filters over the same message model.
 pub fn diff(first: &Filter, second: &Filter) -> Result<Diff, AnalysisError> {
-    let space = space(vec![first, second])?;
+    diff_assuming(first, second, Assumptions::NONE)
+}
+
+/// Compares two filters over the same message model, over the documents `assume` admits: the
+/// search builds no other document, so "same" is a proof over every document admitted and each
+/// witness is one of them ([`Diff::assumptions`] names what was assumed).
+pub fn diff_assuming(
+    first: &Filter,
+    second: &Filter,
+    assume: Assumptions,
+) -> Result<Diff, AnalysisError> {
+    let space = space(vec![first, second], assume)?;
     let (a, b) = match space.formulas.as_slice() {
         [a, b] => (a.clone(), b.clone()),
         _ => return Err(internal("two formulas expected")),
@@ -247,6 +367,7 @@ pub fn diff(first: &Filter, second: &Filter) -> Result<Diff, AnalysisError> {
         second_only,
         keys,
         exactness: Exactness::of(why_not),
+        assumptions: assume,
     })
 }
 
@@ -285,7 +406,8 @@ pub fn example_json(answer: &Example, matching: bool) -> Value {
 
 /// The JSON form of a [`Diff`], as `filtervm diff --json` and the bindings give it:
 /// `{"verdict": "same" | "different" | "unknown", "exact", "reason", "first_only",
-/// "second_only" (a message or `null`), "keys": [{"key", "first_only", "second_only"}]}`.
+/// "second_only" (a message or `null`), "keys": [{"key", "first_only", "second_only"}]}`, and
+/// `"assuming": [NAME, ...]` when something was assumed ([`diff_assuming`]).
 pub fn diff_json(d: &Diff) -> Value {
     let mut out = Map::new();
     out.insert("verdict".into(), Value::from(d.verdict.name()));
@@ -306,6 +428,9 @@ pub fn diff_json(d: &Diff) -> Value {
         })
         .collect();
     out.insert("keys".into(), Value::Array(keys));
+    if !d.assumptions.is_none() {
+        out.insert("assuming".into(), d.assumptions.to_json());
+    }
     Value::Object(out)
 }
 
@@ -448,7 +573,7 @@ pub fn model_of(options: &Options) -> Model {
     Model::of(options)
 }
 
-fn space<'f>(filters: Vec<&'f Filter>) -> Result<Space<'f>, AnalysisError> {
+fn space<'f>(filters: Vec<&'f Filter>, assume: Assumptions) -> Result<Space<'f>, AnalysisError> {
     let model = filters
         .first()
         .map(|f| Model::of(f.options()))
@@ -475,7 +600,7 @@ fn space<'f>(filters: Vec<&'f Filter>) -> Result<Space<'f>, AnalysisError> {
             });
         }
     }
-    Space::new(model, filters).map_err(|message| AnalysisError {
+    Space::new(model, filters, assume).map_err(|message| AnalysisError {
         code: "ANALYSIS_NO_IR",
         message,
     })

@@ -18,6 +18,7 @@
 use super::{TranslateError, error};
 use crate::dialect::eventgrid::{self, Operand, Operator, PolicyNumber};
 use crate::error::pointer;
+use crate::Dialect;
 use crate::options::EventGridSchema;
 use filtervm_vm::json::{Map, Number, Value};
 use filtervm_vm::key::Key;
@@ -68,16 +69,46 @@ fn exists(present: bool) -> Value {
     object([("exists", Value::Bool(present))])
 }
 
-/// The pattern's alternatives for one advanced filter entry, or why there is none.
-fn alternatives(op: Operator, operand: &Operand) -> Result<Vec<Value>, String> {
+/// A prefix or suffix test ignoring case (`op`: `prefix` or `suffix`) in the target's syntax:
+/// EventBridge's `{op: {"equals-ignore-case": v}}` (EB-21); for an SNS body, whose `prefix` and
+/// `suffix` are case-sensitive and take no `equals-ignore-case` (sns rule 25), the plain test
+/// when `v` holds no letter (ASCII characters other than letters: no character folds to one,
+/// EG-31), otherwise none (the error says why).
+fn ignoring_case_affix(op: &str, value: &str, target: Dialect) -> Result<Value, String> {
+    if target != Dialect::Sns {
+        return Ok(ignoring_case(op, value));
+    }
+    if value.chars().all(|c| c.is_ascii() && !c.is_ascii_alphabetic()) {
+        return Ok(object([(op, Value::from(value))]));
+    }
+    Err(format!(
+        "an SNS policy has no {op} test that ignores case: its `{op}` is case-sensitive and \
+         takes no `equals-ignore-case` (sns rule 25), while Event Grid compares {} ignoring \
+         case (EG-31)",
+        Value::from(value)
+    ))
+}
+
+/// The pattern's alternatives for one advanced filter entry in `target`'s syntax, or why there
+/// is none.
+fn alternatives(op: Operator, operand: &Operand, target: Dialect) -> Result<Vec<Value>, String> {
     use Operator::*;
-    let strings = |values: &[String], op: &str| -> Vec<Value> {
-        values.iter().map(|v| ignoring_case(op, v)).collect()
+    let strings = |values: &[String], op: &str| -> Result<Vec<Value>, String> {
+        values
+            .iter()
+            .map(|v| {
+                if op.is_empty() {
+                    Ok(ignoring_case(op, v))
+                } else {
+                    ignoring_case_affix(op, v, target)
+                }
+            })
+            .collect()
     };
     Ok(match (op, operand) {
-        (StringIn, Operand::Strings(v)) => strings(v, ""),
-        (StringBeginsWith, Operand::Strings(v)) => strings(v, "prefix"),
-        (StringEndsWith, Operand::Strings(v)) => strings(v, "suffix"),
+        (StringIn, Operand::Strings(v)) => strings(v, "")?,
+        (StringBeginsWith, Operand::Strings(v)) => strings(v, "prefix")?,
+        (StringEndsWith, Operand::Strings(v)) => strings(v, "suffix")?,
         (StringNotIn, Operand::Strings(v)) => vec![
             object([(
                 "anything-but",
@@ -157,10 +188,12 @@ fn path_of(key: &Key) -> Vec<String> {
     }
 }
 
-/// The closest pattern of the Event Grid filter `policy` (valid for `schema`).
+/// The closest pattern of the Event Grid filter `policy` (valid for `schema`) in `target`'s
+/// syntax (EventBridge, or an SNS body policy).
 pub(super) fn pattern_of(
     policy: &Value,
     schema: EventGridSchema,
+    target: Dialect,
 ) -> Result<Candidate, TranslateError> {
     let inexpressible = |at: &str, why: String| error("TRANSLATE_INEXPRESSIBLE", at, why);
     let parsed = eventgrid::parse(policy, schema)
@@ -202,7 +235,8 @@ pub(super) fn pattern_of(
         let alternative = if parsed.subject_case_sensitive {
             object([(op, Value::from(value.as_str()))])
         } else {
-            ignoring_case(op, value)
+            ignoring_case_affix(op, value, target)
+                .map_err(|why| inexpressible(&pointer::push("", member), why))?
         };
         add(Field {
             path: vec!["subject".to_owned()],
@@ -221,7 +255,7 @@ pub(super) fn pattern_of(
                 ),
             )
         })?;
-        let alternatives = alternatives(f.operator, &f.operand)
+        let alternatives = alternatives(f.operator, &f.operand, target)
             .map_err(|why| inexpressible(&pointer::push(&f.pointer, "operatorType"), why))?;
         add(Field {
             path: path_of(&key),
