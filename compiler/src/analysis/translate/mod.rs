@@ -215,7 +215,7 @@ pub fn translate_assuming(
     let on = if assume.is_none() {
         String::new()
     } else {
-        format!(" even on documents assumed {}", assume.names().join(", "))
+        format!(" (even assuming {})", assume.names().join(", "))
     };
     let d = super::diff_assuming(source, &filter, assume)
         .map_err(|e| error("TRANSLATE_UNPROVED", "", e.to_string()))?;
@@ -234,7 +234,7 @@ pub fn translate_assuming(
                 .and_then(|k| test_reading(lowered, &k.key))
                 .unwrap_or_default(),
             message: format!(
-                "{} reads messages differently from {}{on}{}: the closest {} policy, \
+                "{} reads messages differently from {}{}{on}: the closest {} policy, \
                  {candidate}, matches other messages (see the witness)",
                 to.dialect(),
                 source.dialect(),
