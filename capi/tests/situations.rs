@@ -626,7 +626,6 @@ fn example_and_diff_answer_as_json_through_c() {
     let e = analysis(|o, l, e| unsafe { fvm_filter_diff(std::ptr::null(), after.0, o, l, e) })
         .unwrap_err();
     assert_eq!(e, (FVM_ERR_ARGUMENT, vec!["INVALID_ARGUMENT".to_owned()]));
-
 }
 
 /// `fvm_filter_diff_assuming`: an sns body policy and the same EventBridge pattern differ on
@@ -660,9 +659,11 @@ fn diff_assuming_names_what_it_assumed_through_c() {
     );
     let bad = CString::new("tidy").unwrap();
     // SAFETY: as above.
-    let e = analysis(|o, l, e| unsafe {
-        fvm_filter_diff_assuming(sns.0, eb.0, bad.as_ptr(), o, l, e)
-    })
-    .unwrap_err();
-    assert_eq!(e, (FVM_ERR_ARGUMENT, vec!["ANALYSIS_ASSUMPTION".to_owned()]));
+    let e =
+        analysis(|o, l, e| unsafe { fvm_filter_diff_assuming(sns.0, eb.0, bad.as_ptr(), o, l, e) })
+            .unwrap_err();
+    assert_eq!(
+        e,
+        (FVM_ERR_ARGUMENT, vec!["ANALYSIS_ASSUMPTION".to_owned()])
+    );
 }

@@ -277,7 +277,8 @@ fn assumptions_decide_documents_across_dialects_and_are_printed() {
     let (code, out) = diff(&["--assume", "canonical-documents", "--assume", "no-arrays"]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.starts_with("same:") && out.contains("assuming canonical-documents (no member named twice"),
+        out.starts_with("same:")
+            && out.contains("assuming canonical-documents (no member named twice"),
         "{out}"
     );
     // canonical-documents alone: arrays of objects are not searched across dialects.

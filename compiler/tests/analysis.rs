@@ -511,15 +511,20 @@ mod translate_documents {
         // Without arrays: proved the same, and the answer names what was assumed.
         let both = assume("canonical-documents,no-arrays");
         let d = analysis::diff_assuming(&sns_body, &eb, both).unwrap();
-        assert_eq!((d.verdict, &d.exactness), (Verdict::Same, &Exactness::Exact));
+        assert_eq!(
+            (d.verdict, &d.exactness),
+            (Verdict::Same, &Exactness::Exact)
+        );
         let json = analysis::diff_json(&d).to_string();
         assert!(
             json.ends_with(r#""assuming":["canonical-documents","no-arrays"]}"#),
             "{json}"
         );
-        assert!(!analysis::diff_json(&analysis::diff(&eb, &eb).unwrap())
-            .to_string()
-            .contains("assuming"));
+        assert!(
+            !analysis::diff_json(&analysis::diff(&eb, &eb).unwrap())
+                .to_string()
+                .contains("assuming")
+        );
     }
 
     #[test]
@@ -547,7 +552,11 @@ mod translate_documents {
         let w = d.first_only.as_ref().expect("Event Grid alone matches");
         assert!(canonical(w), "{}", w.document);
         assert!(matches(&eg, w) && !matches(&eb, w), "{}", w.document);
-        let t = w.document.get("eventType").and_then(|v| v.as_str()).unwrap();
+        let t = w
+            .document
+            .get("eventType")
+            .and_then(|v| v.as_str())
+            .unwrap();
         assert!(t.contains(['\u{17F}', '\u{131}']), "{t}");
         // Arrays, when not excluded: anything-but on an array (sns rule 28 against EB-25).
         let text = r#"{"a": [{"anything-but": ["x"]}]}"#;
@@ -590,7 +599,10 @@ mod translate_documents {
             let e = translate_assuming(&f, &policy(PAYMENT), &to, assume("canonical-documents"))
                 .unwrap_err();
             assert_eq!(e.code, "TRANSLATE_NOT_EQUIVALENT", "{e}");
-            assert!(e.message.contains("(even assuming canonical-documents)"), "{e}");
+            assert!(
+                e.message.contains("(even assuming canonical-documents)"),
+                "{e}"
+            );
             let w = e.witness.unwrap();
             assert!(canonical(&w), "{}", w.document);
         }

@@ -219,7 +219,10 @@ fn translations(
                 let candidate = runner_options(&e.candidate.as_ref().unwrap().to_string());
                 let vector = w.vectors[1].to_string();
                 if let Some(r) = reference_verdict(to, &target_options, &candidate, &vector) {
-                    assert_eq!(r, w.verdicts[1], "reference vs VM on {vector} for {candidate}");
+                    assert_eq!(
+                        r, w.verdicts[1],
+                        "reference vs VM on {vector} for {candidate}"
+                    );
                 }
                 let doc = document_text(to, &runner_options(&w.vectors[1].to_string()));
                 assert!(
@@ -318,8 +321,7 @@ fn admitted(text: &str, assume: Assumptions) -> bool {
     fn walk(v: &Value, top: bool, assume: Assumptions) -> bool {
         match v {
             Value::Number(n) => {
-                !assume.canonical_documents
-                    || filtervm_vm::number::comparable(n.as_str()).is_some()
+                !assume.canonical_documents || filtervm_vm::number::comparable(n.as_str()).is_some()
             }
             Value::Array(items) => {
                 !assume.no_arrays && items.iter().all(|i| walk(i, false, assume))

@@ -3,7 +3,7 @@
 //! false whatever the remaining locations hold), each complete choice then built into a message
 //! and judged by the VM.
 
-use super::Assumptions;
+use super::assume::Assumptions;
 use super::classes::{self, Allow, Classes};
 use super::model::{self, Loc, Model, Reads};
 use crate::ir::{Node, NodeKind, Pred};

@@ -13,12 +13,15 @@
 //!
 //! The result is only a candidate: Event Grid reads top-level member names ignoring ASCII case
 //! (EG-16), arrays only with `enableAdvancedFilteringOnArrays` (EG-24) and `data` as objects
-//! only (EG-18), so the proof usually fails, with a witness message.
+//! only (EG-18), and folds `ſ` and `ı` to `S` and `I` (EG-31, which `equals-ignore-case` does
+//! not, EB-20), so over every document the proof fails, with a witness message; over canonical
+//! documents without arrays ([`crate::analysis::Assumptions`]) it holds for filters whose
+//! case-insensitive strings hold neither `s` nor `i`.
 
 use super::{TranslateError, error};
+use crate::Dialect;
 use crate::dialect::eventgrid::{self, Operand, Operator, PolicyNumber};
 use crate::error::pointer;
-use crate::Dialect;
 use crate::options::EventGridSchema;
 use filtervm_vm::json::{Map, Number, Value};
 use filtervm_vm::key::Key;
@@ -78,7 +81,10 @@ fn ignoring_case_affix(op: &str, value: &str, target: Dialect) -> Result<Value, 
     if target != Dialect::Sns {
         return Ok(ignoring_case(op, value));
     }
-    if value.chars().all(|c| c.is_ascii() && !c.is_ascii_alphabetic()) {
+    if value
+        .chars()
+        .all(|c| c.is_ascii() && !c.is_ascii_alphabetic())
+    {
         return Ok(object([(op, Value::from(value))]));
     }
     Err(format!(

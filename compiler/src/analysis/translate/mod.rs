@@ -259,21 +259,21 @@ pub fn translate_assuming(
         Verdict::Unknown => Err(TranslateError {
             candidate: Some(candidate.clone()),
             ..error(
-            "TRANSLATE_UNPROVED",
-            "",
-            format!(
-                "the translation {candidate} could not be proved equivalent{}: {}",
-                if assume.is_none() {
-                    String::new()
-                } else {
-                    format!(" assuming {}", assume.names().join(", "))
-                },
-                match d.exactness {
-                    super::Exactness::Bounded(why) => why,
-                    super::Exactness::Exact => String::new(),
-                }
-            ),
-        )
+                "TRANSLATE_UNPROVED",
+                "",
+                format!(
+                    "the translation {candidate} could not be proved equivalent{}: {}",
+                    if assume.is_none() {
+                        String::new()
+                    } else {
+                        format!(" assuming {}", assume.names().join(", "))
+                    },
+                    match d.exactness {
+                        super::Exactness::Bounded(why) => why,
+                        super::Exactness::Exact => String::new(),
+                    }
+                ),
+            )
         }),
     }
 }
