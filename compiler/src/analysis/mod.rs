@@ -34,8 +34,8 @@ pub mod model;
 pub mod search;
 pub mod translate;
 
-pub use assume::Assumptions;
 use crate::{Filter, Options};
+pub use assume::Assumptions;
 use filtervm_vm::json::{Map, Value};
 use filtervm_vm::message::Message;
 use model::Model;

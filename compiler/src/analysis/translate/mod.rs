@@ -63,7 +63,7 @@ pub struct TranslateError {
     pub witness: Option<Box<Witness>>,
     /// The candidate translation refused (with `TRANSLATE_NOT_EQUIVALENT` and
     /// `TRANSLATE_UNPROVED`): the policy the witness tells from the source.
-    pub candidate: Option<Value>,
+    pub candidate: Option<Box<Value>>,
 }
 
 impl fmt::Display for TranslateError {
@@ -254,10 +254,10 @@ pub fn translate_assuming(
                 to.dialect()
             ),
             witness: d.first_only.or(d.second_only).map(Box::new),
-            candidate: Some(candidate),
+            candidate: Some(Box::new(candidate)),
         }),
         Verdict::Unknown => Err(TranslateError {
-            candidate: Some(candidate.clone()),
+            candidate: Some(Box::new(candidate.clone())),
             ..error(
                 "TRANSLATE_UNPROVED",
                 "",
