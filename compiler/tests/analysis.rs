@@ -493,6 +493,10 @@ mod translate_documents {
         assert!(assume("none").is_none());
         let e = analysis::Assumptions::parse("canonical-documents,ascii").unwrap_err();
         assert!(e.contains("`ascii`"), "{e}");
+        // Attributes are no documents: nothing is assumed of them, and the answer says so.
+        let a = sns(r#"{"a": ["x"]}"#);
+        let d = analysis::diff_assuming(&a, &a, assume("canonical-documents,no-arrays")).unwrap();
+        assert!(d.assumptions.is_none(), "{d:?}");
     }
 
     #[test]

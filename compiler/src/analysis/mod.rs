@@ -188,6 +188,12 @@ pub fn diff_assuming(
     assume: Assumptions,
 ) -> Result<Diff, AnalysisError> {
     let space = space(vec![first, second], assume)?;
+    // Assumptions narrow documents only: for attributes and headers nothing is assumed.
+    let assume = if space.model == Model::Document {
+        assume
+    } else {
+        Assumptions::NONE
+    };
     let (a, b) = match space.formulas.as_slice() {
         [a, b] => (a.clone(), b.clone()),
         _ => return Err(internal("two formulas expected")),
