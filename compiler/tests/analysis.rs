@@ -574,6 +574,48 @@ mod translate_documents {
         }
     }
 
+    #[test]
+    fn each_folding_position_is_searched_on_its_own() {
+        // Event Grid equates `sſ` with `ss` (EG-31); EventBridge's `ss` and `ſs` accept neither
+        // (EB-20: a pattern `s` accepts `s`, `S`; `ſ` accepts `ſ`, `S`): only a mixed spelling
+        // tells them apart, and it is found.
+        let both = assume("canonical-documents,no-arrays");
+        let eg = eventgrid(
+            r#"{"advancedFilters": [{"operatorType": "StringIn", "key": "data.a", "values": ["ss"]}]}"#,
+        );
+        let partial = eventbridge(
+            r#"{"data": {"a": [{"equals-ignore-case": "ss"}, {"equals-ignore-case": "ſs"}]}}"#,
+        );
+        let d = analysis::diff_assuming(&eg, &partial, both).unwrap();
+        assert_eq!(d.verdict, Verdict::Different, "{d:?}");
+        let w = d.first_only.as_ref().unwrap();
+        assert!(matches(&eg, w) && !matches(&partial, w), "{}", w.document);
+        // With every spelling, the same, proved.
+        let full = eventbridge(
+            r#"{"data": {"a": [{"equals-ignore-case": "ss"}, {"equals-ignore-case": "ſs"},
+                {"equals-ignore-case": "sſ"}, {"equals-ignore-case": "ſſ"}]}}"#,
+        );
+        let d = analysis::diff_assuming(&eg, &full, both).unwrap();
+        assert_eq!((d.verdict, d.exactness), (Verdict::Same, Exactness::Exact));
+    }
+
+    #[test]
+    fn microsoft_event_types_translate_with_every_folding_spelling() {
+        use filtervm_compiler::analysis::translate::translate_assuming;
+        let text = r#"{"includedEventTypes": ["Microsoft.Storage.BlobCreated"],
+            "advancedFilters": [{"operatorType": "StringIn", "key": "data.api", "values": ["PutBlob"]}]}"#;
+        let t = translate_assuming(
+            &eventgrid(text),
+            &policy(text),
+            &Options::from(Dialect::EventBridge),
+            assume("canonical-documents,no-arrays"),
+        )
+        .unwrap();
+        // `i`, `s`, `S`: eight spellings, each position both ways.
+        let types = t.policy.get("eventType").unwrap().as_array().unwrap();
+        assert_eq!(types.len(), 8, "{}", t.policy);
+    }
+
     const PAYMENT: &str = r#"{"includedEventTypes": ["Acme.Payment.Completed"],
         "subjectBeginsWith": "/tenants/eu/", "isSubjectCaseSensitive": true,
         "advancedFilters": [

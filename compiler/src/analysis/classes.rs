@@ -226,6 +226,32 @@ pub(crate) fn classes(model: Model, allow: Allow, loc: &Loc, tests: Vec<(Key, Pr
     }
 }
 
+/// The most positions of an ignore-case constant whose spellings are enumerated ([`folding`]).
+const MAX_FOLDING: usize = 4;
+
+/// The characters one ignore-case position holding `c` is told apart by, where Event Grid's
+/// folding (simple uppercase, EG-31) and EventBridge's (each pattern character's own case
+/// mappings, EB-20) differ: `s`, `S` and `ſ` (simple uppercase `S`), `i`, `I` and `ı`
+/// (simple uppercase `I`); `None` for every other character.
+fn folding(c: char) -> Option<[char; 3]> {
+    match c {
+        's' | 'S' | '\u{17F}' => Some(['s', 'S', '\u{17F}']),
+        'i' | 'I' | '\u{131}' => Some(['i', 'I', '\u{131}']),
+        _ => None,
+    }
+}
+
+/// Whether an ignore-case constant holds a character beyond ASCII other than `ſ` and `ı`
+/// (whose classes [`folding`] enumerates).
+fn beyond_ascii(v: &str) -> bool {
+    v.chars().any(|c| !c.is_ascii() && folding(c).is_none())
+}
+
+fn too_many_folding_reason() -> &'static str {
+    "an ignore-case constant holding more than 4 of `s` and `i`, compared by two case foldings \
+     (EG-31, EB-20)"
+}
+
 /// A character none of `constants` holds (joins a prefix and a suffix into a value equal to no
 /// constant and starting or ending with no longer one).
 fn fresh_char(constants: &[&str]) -> char {
@@ -267,6 +293,21 @@ fn scalar_candidates<'a>(
     // uppercase is `S` and `I`): Event Grid's ignore-case (simple uppercase, EG-31) finds them,
     // EventBridge's `equals-ignore-case` (each pattern character's own case mappings, EB-20)
     // does not.
+    //
+    // Where the two foldings meet (an Event Grid fold test and an EventBridge ignore-case
+    // pattern on one location), each `s`, `i` (or `ſ`, `ı`) matters on its own: every spelling
+    // from `{s, S, ſ}` and `{i, I, ı}` at each such position is a candidate, up to
+    // `MAX_FOLDING` positions (beyond, the search is bounded and says so). Every other ASCII
+    // letter is equated with its other case alone by both, so its case needs no enumeration.
+    let mixed_folds = preds.iter().any(|p| {
+        matches!(
+            p,
+            Pred::Str {
+                case: Case::Fold,
+                ..
+            }
+        )
+    }) && preds.iter().any(|p| matches!(p, Pred::IgnoreCase(_)));
     let variants = |s: &str| {
         let mut v = vec![s.to_owned(), s.to_ascii_lowercase(), s.to_ascii_uppercase()];
         let folded: String = s
@@ -278,17 +319,39 @@ fn scalar_candidates<'a>(
             })
             .collect();
         v.push(folded);
+        if mixed_folds && s.chars().filter(|c| folding(*c).is_some()).count() <= MAX_FOLDING {
+            let mut all = vec![String::new()];
+            for c in s.chars() {
+                let options: Vec<char> = folding(c).map_or_else(|| vec![c], |f| f.to_vec());
+                all = all
+                    .into_iter()
+                    .flat_map(|prefix| options.iter().map(move |o| format!("{prefix}{o}")))
+                    .collect();
+            }
+            v.extend(all);
+        }
         v.sort();
         v.dedup();
         v
     };
+    let too_many_folding = |values: &[&str]| {
+        mixed_folds
+            && values
+                .iter()
+                .any(|v| v.chars().filter(|c| folding(*c).is_some()).count() > MAX_FOLDING)
+    };
     for pred in &preds {
         match pred {
             Pred::Str { op, case, values } => {
-                if *case == Case::Fold && values.iter().any(|v| !v.is_ascii()) {
+                if *case == Case::Fold && values.iter().any(|v| beyond_ascii(v)) {
                     bounded.get_or_insert_with(|| {
                         "ignore-case comparison of constants beyond ASCII".to_owned()
                     });
+                }
+                if *case == Case::Fold
+                    && too_many_folding(&values.iter().map(|v| &**v).collect::<Vec<_>>())
+                {
+                    bounded.get_or_insert_with(|| too_many_folding_reason().to_owned());
                 }
                 for v in values {
                     let vs = if *case == Case::Fold {
@@ -369,10 +432,13 @@ fn scalar_candidates<'a>(
                 ips.push(addr.to_owned());
             }
             Pred::IgnoreCase(p) => {
-                if !p.source().is_ascii() {
+                if beyond_ascii(p.source()) {
                     bounded.get_or_insert_with(|| {
                         "ignore-case comparison of constants beyond ASCII".to_owned()
                     });
+                }
+                if too_many_folding(&[p.source()]) {
+                    bounded.get_or_insert_with(|| too_many_folding_reason().to_owned());
                 }
                 let vs = variants(p.source());
                 match p.mode() {

@@ -147,7 +147,11 @@ pub fn translate_assuming(
                 Options::EventGrid(o) => o.schema,
                 _ => crate::options::EventGridSchema::EventGrid,
             };
-            let c = eventgrid::pattern_of(policy, schema, to.dialect())?;
+            // Event Grid's folding needs several spellings in a pattern (EG-31, EB-20), worth
+            // their cost only where a proof can hold: documents without arrays or repeated
+            // members.
+            let expand = assume.canonical_documents && assume.no_arrays;
+            let c = eventgrid::pattern_of(policy, schema, to.dialect(), expand)?;
             origins = c.origins;
             c.pattern
         }
