@@ -31,7 +31,19 @@ pub fn example(filter: &Filter, matching: bool) -> Result<String, Failure> {
 /// "different" | "unknown", "exact", "reason", "first_only", "second_only", "keys"}`.
 /// Filters reading different parts of a message fail with `ANALYSIS_MODEL_MISMATCH`.
 pub fn diff(first: &Filter, second: &Filter) -> Result<String, Failure> {
-    let d = analysis::diff(first.facade(), second.facade()).map_err(failure)?;
+    diff_assuming(first, second, "")
+}
+
+/// [`diff`] over the documents the comma-separated assumptions `assume` admit
+/// (`canonical-documents`: no member named twice, numbers in their shortest round-trip form,
+/// member names spelled as the filters spell them; `no-arrays`: no array at or on the way to a
+/// member the filters read; `""` or `none`: every document): the search builds no other
+/// document, and the JSON names them (`"assuming": [NAME, ...]`, left out when nothing is
+/// assumed). An unknown name fails with `ANALYSIS_ASSUMPTION` (an argument error).
+pub fn diff_assuming(first: &Filter, second: &Filter, assume: &str) -> Result<String, Failure> {
+    let assume = analysis::Assumptions::parse(assume)
+        .map_err(|e| Failure::one(FailureKind::Argument, "ANALYSIS_ASSUMPTION", "", e))?;
+    let d = analysis::diff_assuming(first.facade(), second.facade(), assume).map_err(failure)?;
     Ok(analysis::diff_json(&d).to_string())
 }
 
@@ -74,7 +86,29 @@ mod tests {
                 .unwrap()
                 .starts_with(r#"{"verdict":"same""#)
         );
+        let sns_body = Filter::compile(
+            "sns",
+            br#"{"a": ["x"]}"#,
+            Some(br#"{"scope": "MessageBody"}"#.as_slice()),
+        )
+        .unwrap();
         let body = Filter::compile("eventbridge", br#"{"a": ["x"]}"#, None).unwrap();
+        assert!(
+            diff(&sns_body, &body)
+                .unwrap()
+                .starts_with(r#"{"verdict":"different""#)
+        );
+        let d = diff_assuming(&sns_body, &body, "canonical-documents,no-arrays").unwrap();
+        assert!(d.starts_with(r#"{"verdict":"same","exact":true"#), "{d}");
+        assert!(
+            d.ends_with(r#""assuming":["canonical-documents","no-arrays"]}"#),
+            "{d}"
+        );
+        let e = diff_assuming(&sns_body, &body, "tidy").unwrap_err();
+        assert_eq!(
+            (e.kind, e.code()),
+            (FailureKind::Argument, "ANALYSIS_ASSUMPTION")
+        );
         let e = diff(&before, &body).unwrap_err();
         assert_eq!(
             (e.kind, e.code()),

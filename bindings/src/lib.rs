@@ -26,7 +26,7 @@ mod filter;
 mod message;
 mod set;
 
-pub use analysis::{diff, example};
+pub use analysis::{diff, diff_assuming, example};
 pub use error::{Detail, Failure, FailureKind, INVALID_ARGUMENT, PANIC, SET_FULL, kind_of};
 pub use filter::{Filter, dialect, dialects, lint, options};
 pub use message::{

@@ -393,8 +393,29 @@ int32_t fvm_filter_diff(const struct fvm_filter *first,
                         struct fvm_error **error);
 
 /**
- * Frees a buffer from `fvm_filter_to_bytes`, `fvm_filter_example` or `fvm_filter_diff` (NULL
- * is ignored).
+ * `fvm_filter_diff` over the documents the assumptions `assume` admit: a NUL-terminated,
+ * comma-separated list of `canonical-documents` (no member named twice, numbers in their
+ * shortest round-trip form, member names spelled as the filters spell them), `no-arrays` (no
+ * array at or on the way to a member the filters read) and `none`; NULL or `""` assume
+ * nothing. The search builds no other document, and the JSON names them (`"assuming":
+ * [NAME, ...]`, left out when nothing is assumed). An unknown name returns
+ * `FVM_ERR_ARGUMENT` (`ANALYSIS_ASSUMPTION`).
+ *
+ * Thread-safe.
+ *
+ * # Safety
+ * As `fvm_filter_diff`; `assume` is NULL or a NUL-terminated string.
+ */
+int32_t fvm_filter_diff_assuming(const struct fvm_filter *first,
+                                 const struct fvm_filter *second,
+                                 const char *assume,
+                                 uint8_t **out,
+                                 size_t *out_len,
+                                 struct fvm_error **error);
+
+/**
+ * Frees a buffer from `fvm_filter_to_bytes`, `fvm_filter_example`, `fvm_filter_diff` or
+ * `fvm_filter_diff_assuming` (NULL is ignored).
  *
  * # Safety
  * `bytes` and `len` are exactly what one of those gave, not yet freed.

@@ -562,8 +562,50 @@ pub unsafe extern "C" fn fvm_filter_diff(
     }
 }
 
-/// Frees a buffer from `fvm_filter_to_bytes`, `fvm_filter_example` or `fvm_filter_diff` (NULL
-/// is ignored).
+/// `fvm_filter_diff` over the documents the assumptions `assume` admit: a NUL-terminated,
+/// comma-separated list of `canonical-documents` (no member named twice, numbers in their
+/// shortest round-trip form, member names spelled as the filters spell them), `no-arrays` (no
+/// array at or on the way to a member the filters read) and `none`; NULL or `""` assume
+/// nothing. The search builds no other document, and the JSON names them (`"assuming":
+/// [NAME, ...]`, left out when nothing is assumed). An unknown name returns
+/// `FVM_ERR_ARGUMENT` (`ANALYSIS_ASSUMPTION`).
+///
+/// Thread-safe.
+///
+/// # Safety
+/// As `fvm_filter_diff`; `assume` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_filter_diff_assuming(
+    first: *const FvmFilter,
+    second: *const FvmFilter,
+    assume: *const c_char,
+    out: *mut *mut u8,
+    out_len: *mut usize,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if first.is_null() || second.is_null() || out.is_null() || out_len.is_null() {
+                return Err(Failure::argument("a filter, `out` or `out_len` is NULL"));
+            }
+            *out = std::ptr::null_mut();
+            *out_len = 0;
+            let assume = if assume.is_null() {
+                ""
+            } else {
+                c_str(assume, "`assume`")?
+            };
+            let text =
+                filtervm_bindings::diff_assuming(&(*first).filter, &(*second).filter, assume)?;
+            give_text(text, out, out_len);
+            Ok(FVM_OK)
+        })
+    }
+}
+
+/// Frees a buffer from `fvm_filter_to_bytes`, `fvm_filter_example`, `fvm_filter_diff` or
+/// `fvm_filter_diff_assuming` (NULL is ignored).
 ///
 /// # Safety
 /// `bytes` and `len` are exactly what one of those gave, not yet freed.

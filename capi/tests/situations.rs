@@ -627,3 +627,43 @@ fn example_and_diff_answer_as_json_through_c() {
         .unwrap_err();
     assert_eq!(e, (FVM_ERR_ARGUMENT, vec!["INVALID_ARGUMENT".to_owned()]));
 }
+
+/// `fvm_filter_diff_assuming`: an sns body policy and the same EventBridge pattern differ on
+/// some document (a member named twice), are the same on canonical documents without arrays
+/// (named in the answer), and an unknown assumption is an argument error.
+#[test]
+fn diff_assuming_names_what_it_assumed_through_c() {
+    let sns = Filter::compile(
+        "sns",
+        r#"{"state": ["running"]}"#,
+        Some(r#"{"scope": "MessageBody"}"#),
+    );
+    let eb = Filter::compile("eventbridge", r#"{"state": ["running"]}"#, None);
+    // SAFETY: live filters and valid out-pointers; a NULL `assume` assumes nothing.
+    let d = analysis(|o, l, e| unsafe {
+        fvm_filter_diff_assuming(sns.0, eb.0, std::ptr::null(), o, l, e)
+    })
+    .unwrap();
+    assert_eq!(d["verdict"], "different");
+    assert!(d.get("assuming").is_none(), "{d}");
+    let both = CString::new("canonical-documents,no-arrays").unwrap();
+    // SAFETY: as above, `both` NUL-terminated.
+    let d = analysis(|o, l, e| unsafe {
+        fvm_filter_diff_assuming(sns.0, eb.0, both.as_ptr(), o, l, e)
+    })
+    .unwrap();
+    assert_eq!(d["verdict"], "same", "{d}");
+    assert_eq!(
+        d["assuming"],
+        serde_json::json!(["canonical-documents", "no-arrays"])
+    );
+    let bad = CString::new("tidy").unwrap();
+    // SAFETY: as above.
+    let e =
+        analysis(|o, l, e| unsafe { fvm_filter_diff_assuming(sns.0, eb.0, bad.as_ptr(), o, l, e) })
+            .unwrap_err();
+    assert_eq!(
+        e,
+        (FVM_ERR_ARGUMENT, vec!["ANALYSIS_ASSUMPTION".to_owned()])
+    );
+}

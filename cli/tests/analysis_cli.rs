@@ -239,6 +239,87 @@ fn translate_prints_a_proved_policy_or_names_what_cannot_be_said() {
     assert_eq!(v["error"]["witness"]["attributes"]["a"]["Type"], "Number");
 }
 
+/// `--assume`: an sns body policy and the same EventBridge pattern differ on some document (a
+/// member named twice), are the same on canonical documents without arrays — said in the text
+/// and named in the JSON — and an unknown assumption is a usage error. `translate` between the
+/// two proves under the assumption and prints it.
+#[test]
+fn assumptions_decide_documents_across_dialects_and_are_printed() {
+    let policy = r#"{"source": ["aws.s3"], "detail": {"size": [{"numeric": [">", 0]}]}}"#;
+    let diff = |extra: &[&str]| {
+        let mut args = vec![
+            "diff",
+            "-d",
+            "sns",
+            "--options",
+            r#"{"scope": "MessageBody"}"#,
+            "-f",
+            policy,
+            "-D",
+            "eventbridge",
+            "-F",
+            policy,
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let (code, out) = diff(&["--json"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(json(&out).get("assuming").is_none(), "{out}");
+    let (code, out) = diff(&["--assume", "canonical-documents,no-arrays", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    let v = json(&out);
+    assert_eq!(v["verdict"], "same");
+    assert_eq!(
+        v["assuming"],
+        serde_json::json!(["canonical-documents", "no-arrays"])
+    );
+    let (code, out) = diff(&["--assume", "canonical-documents", "--assume", "no-arrays"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with("same:")
+            && out.contains("assuming canonical-documents (no member named twice"),
+        "{out}"
+    );
+    // canonical-documents alone: arrays of objects are not searched across dialects.
+    let (code, out) = diff(&["--assume", "canonical-documents"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("assume no-arrays"), "{out}");
+    let (code, out) = diff(&["--assume", "tidy"]);
+    assert_eq!(code, 64, "{out}");
+    assert!(out.contains("unknown assumption `tidy`"), "{out}");
+
+    let translate = |assume: &str| {
+        run_plain(&[
+            "translate",
+            "-d",
+            "sns",
+            "--options",
+            r#"{"scope": "MessageBody"}"#,
+            "-f",
+            policy,
+            "--to",
+            "eventbridge",
+            "--assume",
+            assume,
+            "--json",
+        ])
+    };
+    let (code, out) = translate("canonical-documents,no-arrays");
+    assert_eq!(code, 0, "{out}");
+    let v = json(&out);
+    assert_eq!(v["policy"], json(policy));
+    assert_eq!(
+        v["assuming"],
+        serde_json::json!(["canonical-documents", "no-arrays"])
+    );
+    let (code, out) = translate("none");
+    assert_eq!(code, 1, "{out}");
+    let v = json(&out);
+    assert_eq!(v["error"]["code"], "TRANSLATE_NOT_EQUIVALENT");
+    assert!(v["error"].get("assuming").is_none(), "{out}");
+}
+
 /// Runs a command that takes no `--no-reference`.
 fn run_plain(args: &[&str]) -> (i32, String) {
     let out = filtervm(args, b"");
@@ -280,9 +361,11 @@ fn the_readme_translate_examples_print_what_it_shows() {
         );
         checked += 1;
     }
-    // stream → expr, expr → stream, sns → basaltic, eventgrid → eventbridge, sns → eventbridge.
+    // stream → expr, expr → stream, sns → basaltic, eventgrid → eventbridge (proved under
+    // canonical-documents and no-arrays; refused on canonical documents with arrays; the blob
+    // filter refused), sns → eventbridge.
     assert!(
-        checked >= 5,
+        checked >= 7,
         "{checked} translate examples found in the README"
     );
 }

@@ -444,8 +444,9 @@ mod translate_documents {
 
     #[test]
     fn diff_respells_members_event_grid_reads_ignoring_case() {
-        let eg = eventgrid(r#"{"subjectBeginsWith": "/blobs/"}"#);
-        let eb = eventbridge(r#"{"subject": [{"prefix": {"equals-ignore-case": "/blobs/"}}]}"#);
+        // No `s` or `i`, which `ſ` and `ı` fold to in Event Grid alone (EG-31 against EB-20).
+        let eg = eventgrid(r#"{"subjectBeginsWith": "/photo/"}"#);
+        let eb = eventbridge(r#"{"subject": [{"prefix": {"equals-ignore-case": "/photo/"}}]}"#);
         let d = analysis::diff(&eg, &eb).unwrap();
         assert_eq!(d.verdict, Verdict::Different, "{d:?}");
         let w = d
@@ -456,5 +457,230 @@ mod translate_documents {
         assert!(matches(&eg, w) && !matches(&eb, w), "{}", w.document);
         assert!(w.document.get("SUBJECT").is_some(), "{}", w.document);
         assert_eq!(d.keys.first().map(|k| k.key.as_str()), Some("subject"));
+    }
+
+    fn assume(names: &str) -> analysis::Assumptions {
+        analysis::Assumptions::parse(names).unwrap()
+    }
+
+    /// Whether a witness document is one canonical-documents admits: no member named twice
+    /// (read keeping every occurrence), no number but in its shortest round-trip form.
+    fn canonical(w: &analysis::Witness) -> bool {
+        fn walk(v: &filtervm_vm::json::Value) -> bool {
+            use filtervm_vm::json::Value;
+            match v {
+                Value::Number(n) => filtervm_vm::number::comparable(n.as_str()).is_some(),
+                Value::Array(items) => items.iter().all(walk),
+                Value::Object(m) => {
+                    let names: Vec<&String> = m.iter().map(|(k, _)| k).collect();
+                    let mut unique = names.clone();
+                    unique.sort();
+                    unique.dedup();
+                    unique.len() == names.len() && m.iter().all(|(_, v)| walk(v))
+                }
+                _ => true,
+            }
+        }
+        walk(&w.document)
+    }
+
+    #[test]
+    fn assumptions_are_named_and_parsed() {
+        assert_eq!(
+            assume("canonical-documents, no-arrays").names(),
+            vec!["canonical-documents", "no-arrays"]
+        );
+        assert!(assume("none").is_none());
+        let e = analysis::Assumptions::parse("canonical-documents,ascii").unwrap_err();
+        assert!(e.contains("`ascii`"), "{e}");
+        // Attributes are no documents: nothing is assumed of them, and the answer says so.
+        let a = sns(r#"{"a": ["x"]}"#);
+        let d = analysis::diff_assuming(&a, &a, assume("canonical-documents,no-arrays")).unwrap();
+        assert!(d.assumptions.is_none(), "{d:?}");
+    }
+
+    #[test]
+    fn canonical_documents_decide_sns_bodies_against_eventbridge() {
+        let text = r#"{"source": ["aws.ec2"], "detail": {"state": ["running", "stopped"]}}"#;
+        let sns_body = filter(r#"{"scope": "MessageBody"}"#, Dialect::Sns, text);
+        let eb = eventbridge(text);
+        // Every document: a member named twice tells them apart (sns the last, EB-3 every one).
+        let d = analysis::diff(&sns_body, &eb).unwrap();
+        assert_eq!(d.verdict, Verdict::Different, "{d:?}");
+        assert!(d.assumptions.is_none());
+        // Canonical documents holding arrays: arrays of objects are not searched, and the two
+        // read them differently (sns D-3, EB-10): no claim either way.
+        let d = analysis::diff_assuming(&sns_body, &eb, assume("canonical-documents")).unwrap();
+        assert_eq!(d.verdict, Verdict::Unknown, "{d:?}");
+        // Without arrays: proved the same, and the answer names what was assumed.
+        let both = assume("canonical-documents,no-arrays");
+        let d = analysis::diff_assuming(&sns_body, &eb, both).unwrap();
+        assert_eq!(
+            (d.verdict, &d.exactness),
+            (Verdict::Same, &Exactness::Exact)
+        );
+        let json = analysis::diff_json(&d).to_string();
+        assert!(
+            json.ends_with(r#""assuming":["canonical-documents","no-arrays"]}"#),
+            "{json}"
+        );
+        assert!(
+            !analysis::diff_json(&analysis::diff(&eb, &eb).unwrap())
+                .to_string()
+                .contains("assuming")
+        );
+    }
+
+    #[test]
+    fn what_differs_on_canonical_documents_is_still_found_with_a_canonical_witness() {
+        let both = assume("canonical-documents,no-arrays");
+        // Over-precise numbers are excluded: a numeric bound is then read alike (EB-17, EG-33).
+        let eg = eventgrid(
+            r#"{"advancedFilters": [{"operatorType": "NumberGreaterThan", "key": "data.n", "value": 5}]}"#,
+        );
+        let eb = eventbridge(r#"{"data": {"n": [{"numeric": [">", 5]}]}}"#);
+        let d = analysis::diff(&eg, &eb).unwrap();
+        assert_eq!(d.verdict, Verdict::Different);
+        assert_eq!(
+            analysis::diff_assuming(&eg, &eb, both).unwrap().verdict,
+            Verdict::Same
+        );
+        // `ſ` folds to `S` in Event Grid (simple uppercase, EG-31), not in EventBridge's
+        // equals-ignore-case (EB-20): a canonical document tells them apart.
+        let eg = eventgrid(r#"{"includedEventTypes": ["Microsoft.Storage.BlobCreated"]}"#);
+        let eb = eventbridge(
+            r#"{"eventType": [{"equals-ignore-case": "Microsoft.Storage.BlobCreated"}]}"#,
+        );
+        let d = analysis::diff_assuming(&eg, &eb, both).unwrap();
+        assert_eq!(d.verdict, Verdict::Different, "{d:?}");
+        let w = d.first_only.as_ref().expect("Event Grid alone matches");
+        assert!(canonical(w), "{}", w.document);
+        assert!(matches(&eg, w) && !matches(&eb, w), "{}", w.document);
+        let t = w
+            .document
+            .get("eventType")
+            .and_then(|v| v.as_str())
+            .unwrap();
+        assert!(t.contains(['\u{17F}', '\u{131}']), "{t}");
+        // Arrays, when not excluded: anything-but on an array (sns rule 28 against EB-25).
+        let text = r#"{"a": [{"anything-but": ["x"]}]}"#;
+        let sns_body = filter(r#"{"scope": "MessageBody"}"#, Dialect::Sns, text);
+        let d =
+            analysis::diff_assuming(&sns_body, &eventbridge(text), assume("canonical-documents"))
+                .unwrap();
+        assert_eq!(d.verdict, Verdict::Different, "{d:?}");
+        for w in [&d.first_only, &d.second_only].into_iter().flatten() {
+            assert!(canonical(w), "{}", w.document);
+        }
+    }
+
+    #[test]
+    fn each_folding_position_is_searched_on_its_own() {
+        // Event Grid equates `sſ` with `ss` (EG-31); EventBridge's `ss` and `ſs` accept neither
+        // (EB-20: a pattern `s` accepts `s`, `S`; `ſ` accepts `ſ`, `S`): only a mixed spelling
+        // tells them apart, and it is found.
+        let both = assume("canonical-documents,no-arrays");
+        let eg = eventgrid(
+            r#"{"advancedFilters": [{"operatorType": "StringIn", "key": "data.a", "values": ["ss"]}]}"#,
+        );
+        let partial = eventbridge(
+            r#"{"data": {"a": [{"equals-ignore-case": "ss"}, {"equals-ignore-case": "ſs"}]}}"#,
+        );
+        let d = analysis::diff_assuming(&eg, &partial, both).unwrap();
+        assert_eq!(d.verdict, Verdict::Different, "{d:?}");
+        let w = d.first_only.as_ref().unwrap();
+        assert!(matches(&eg, w) && !matches(&partial, w), "{}", w.document);
+        // With every spelling, the same, proved.
+        let full = eventbridge(
+            r#"{"data": {"a": [{"equals-ignore-case": "ss"}, {"equals-ignore-case": "ſs"},
+                {"equals-ignore-case": "sſ"}, {"equals-ignore-case": "ſſ"}]}}"#,
+        );
+        let d = analysis::diff_assuming(&eg, &full, both).unwrap();
+        assert_eq!((d.verdict, d.exactness), (Verdict::Same, Exactness::Exact));
+    }
+
+    #[test]
+    fn microsoft_event_types_translate_with_every_folding_spelling() {
+        use filtervm_compiler::analysis::translate::translate_assuming;
+        let text = r#"{"includedEventTypes": ["Microsoft.Storage.BlobCreated"],
+            "advancedFilters": [{"operatorType": "StringIn", "key": "data.api", "values": ["PutBlob"]}]}"#;
+        let t = translate_assuming(
+            &eventgrid(text),
+            &policy(text),
+            &Options::from(Dialect::EventBridge),
+            assume("canonical-documents,no-arrays"),
+        )
+        .unwrap();
+        // `i`, `s`, `S`: eight spellings, each position both ways.
+        let types = t.policy.get("eventType").unwrap().as_array().unwrap();
+        assert_eq!(types.len(), 8, "{}", t.policy);
+    }
+
+    const PAYMENT: &str = r#"{"includedEventTypes": ["Acme.Payment.Completed"],
+        "subjectBeginsWith": "/tenants/eu/", "isSubjectCaseSensitive": true,
+        "advancedFilters": [
+            {"operatorType": "StringIn", "key": "data.currency", "values": ["EUR", "GBP"]},
+            {"operatorType": "NumberGreaterThanOrEquals", "key": "data.amount", "value": 100},
+            {"operatorType": "BoolEquals", "key": "data.captured", "value": true}]}"#;
+
+    #[test]
+    fn eventgrid_translates_to_eventbridge_on_canonical_documents_without_arrays() {
+        use filtervm_compiler::analysis::translate::translate_assuming;
+        let f = eventgrid(PAYMENT);
+        let both = assume("canonical-documents,no-arrays");
+        for to in [Options::from(Dialect::EventBridge), body()] {
+            let t = translate_assuming(&f, &policy(PAYMENT), &to, both).unwrap();
+            assert_eq!(t.assumptions, both);
+            assert_eq!(
+                t.policy.get("subject").unwrap().to_string(),
+                r#"[{"prefix":"/tenants/eu/"}]"#
+            );
+            let d = analysis::diff_assuming(&f, &t.filter, both).unwrap();
+            assert_eq!((d.verdict, d.exactness), (Verdict::Same, Exactness::Exact));
+            // Unchanged without the assumption: refused, with a witness.
+            let e = translate(&f, &policy(PAYMENT), &to).unwrap_err();
+            assert_eq!(e.code, "TRANSLATE_NOT_EQUIVALENT");
+            assert_witness(&f, &e);
+            // With arrays admitted, a subject in an array tells them apart (EG-12).
+            let e = translate_assuming(&f, &policy(PAYMENT), &to, assume("canonical-documents"))
+                .unwrap_err();
+            assert_eq!(e.code, "TRANSLATE_NOT_EQUIVALENT", "{e}");
+            assert!(
+                e.message.contains("(even assuming canonical-documents)"),
+                "{e}"
+            );
+            let w = e.witness.unwrap();
+            assert!(canonical(&w), "{}", w.document);
+        }
+    }
+
+    #[test]
+    fn eventgrid_case_insensitive_prefixes_have_no_sns_form() {
+        use filtervm_compiler::analysis::translate::translate_assuming;
+        let both = assume("canonical-documents,no-arrays");
+        for (text, at) in [
+            (r#"{"subjectBeginsWith": "/a/"}"#, "/subjectBeginsWith"),
+            (r#"{"subjectEndsWith": ".JPG"}"#, "/subjectEndsWith"),
+            (
+                r#"{"advancedFilters": [{"operatorType": "StringBeginsWith", "key": "data.x", "values": ["ab"]}]}"#,
+                "/advancedFilters/0/operatorType",
+            ),
+            (
+                r#"{"advancedFilters": [{"operatorType": "StringEndsWith", "key": "data.x", "values": ["9", "z"]}]}"#,
+                "/advancedFilters/0/operatorType",
+            ),
+        ] {
+            let e = translate_assuming(&eventgrid(text), &policy(text), &body(), both).unwrap_err();
+            assert_eq!(
+                (e.code, e.pointer.as_str()),
+                ("TRANSLATE_INEXPRESSIBLE", at),
+                "{e}"
+            );
+            assert!(e.message.contains("sns rule 25"), "{e}");
+        }
+        // A prefix holding no letter is the same ignoring case or not.
+        let text = r#"{"subjectBeginsWith": "/2024/"}"#;
+        let t = translate_assuming(&eventgrid(text), &policy(text), &body(), both).unwrap();
+        assert_eq!(t.policy.to_string(), r#"{"subject":[{"prefix":"/2024/"}]}"#);
     }
 }

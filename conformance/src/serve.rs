@@ -108,8 +108,13 @@ fn run(args: &[String]) -> Result<(), String> {
         if line.trim().is_empty() {
             continue;
         }
-        let message: Value =
-            json::parse(&line).map_err(|e| format!("message {}: not JSON: {e}", messages + 1))?;
+        // As the vectors are read (`reference::evaluate_text`): an EventBridge event keeps every
+        // occurrence of a repeated member name (EB-3).
+        let message: Value = match args.dialect {
+            Dialect::EventBridge => reference::eventbridge::read(&line),
+            _ => reference::read_message(&line),
+        }
+        .map_err(|e| format!("message {}: {e}", messages + 1))?;
         let t = Instant::now();
         let mut hits = Vec::new();
         for (i, p) in policies.iter().enumerate() {

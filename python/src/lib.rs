@@ -149,10 +149,32 @@ fn example<'py>(py: Python<'py>, filter: &Filter, matching: bool) -> PyResult<Bo
 /// "second_only"}]}. The shape of `filtervm diff --json`. Raises ValueError
 /// (ANALYSIS_MODEL_MISMATCH) for filters of two message models, LoadError (ANALYSIS_NO_IR) for
 /// a filter loaded from bytes of the first wire format (no IR).
+///
+/// assume: assumptions about the documents compared, a name or a list of names (or one
+/// comma-separated string): "canonical-documents" (no member named twice, numbers in their
+/// shortest round-trip form, member names spelled as the filters spell them), "no-arrays" (no
+/// array at or on the way to a member the filters read). The search builds no other document,
+/// and the dict names them ("assuming": [NAME, ...]). Raises ValueError (ANALYSIS_ASSUMPTION)
+/// for an unknown name.
 #[pyfunction]
-fn diff<'py>(py: Python<'py>, first: &Filter, second: &Filter) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (first, second, *, assume = None))]
+fn diff<'py>(
+    py: Python<'py>,
+    first: &Filter,
+    second: &Filter,
+    assume: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let assume = match assume {
+        None => String::new(),
+        Some(a) => match a.extract::<String>() {
+            Ok(one) => one,
+            Err(_) => a.extract::<Vec<String>>()?.join(","),
+        },
+    };
     let (a, b) = (Arc::clone(&first.inner), Arc::clone(&second.inner));
-    let text = py.detach(|| engine::diff(&a, &b)).map_err(failure)?;
+    let text = py
+        .detach(|| engine::diff_assuming(&a, &b, &assume))
+        .map_err(failure)?;
     json_loads(py, &text)
 }
 

@@ -75,3 +75,18 @@ def test_diff_errors_carry_the_analysis_codes():
     assert filtervm.diff(loaded, sns)["verdict"] == "same"
     with pytest.raises(TypeError):
         filtervm.diff(sns, BEFORE)  # a policy is not a filter
+
+
+def test_diff_assuming_canonical_documents_names_the_assumption():
+    # sns bodies keep the last of a member named twice, EventBridge every one: they differ on
+    # some document, and are the same on canonical documents holding no arrays.
+    body = filtervm.compile("sns", {"state": ["running"]}, {"scope": "MessageBody"})
+    eb = filtervm.compile("eventbridge", {"state": ["running"]})
+    d = filtervm.diff(body, eb)
+    assert d["verdict"] == "different" and "assuming" not in d
+    for assume in (["canonical-documents", "no-arrays"], "canonical-documents,no-arrays"):
+        d = filtervm.diff(body, eb, assume=assume)
+        assert d["verdict"] == "same" and d["exact"] is True
+        assert d["assuming"] == ["canonical-documents", "no-arrays"]
+    with pytest.raises(ValueError, match="ANALYSIS_ASSUMPTION"):
+        filtervm.diff(body, eb, assume="tidy")

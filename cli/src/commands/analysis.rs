@@ -53,12 +53,31 @@ pub(super) struct DiffArgs {
     #[arg(long = "options2")]
     options2: Option<String>,
     /// Print the result as JSON: {"verdict", "exact", "reason", "first_only", "second_only",
-    /// "keys", "verified_by"}.
+    /// "keys", "verified_by"}, and "assuming" with --assume.
     #[arg(long)]
     json: bool,
     /// Do not judge the witnesses by the reference interpreter (the VM still judges them).
     #[arg(long)]
     no_reference: bool,
+    /// Compare only on documents of these kinds (comma-separated or repeated):
+    /// canonical-documents (no member named twice, numbers in their shortest round-trip form,
+    /// member names spelled as the policies spell them), no-arrays (no array at or on the way
+    /// to a member the policies read). The search builds no other document; the answer names
+    /// them.
+    #[arg(long, value_name = "ASSUMPTION", value_delimiter = ',')]
+    assume: Vec<String>,
+}
+
+/// The assumptions named by `--assume` (each a name or a comma-separated list).
+fn assumptions(names: &[String]) -> Result<analysis::Assumptions, Failure> {
+    names.iter().try_fold(analysis::Assumptions::NONE, |a, n| {
+        a.with(n).ok_or_else(|| {
+            Failure::usage(format!(
+                "--assume: unknown assumption `{n}` (known: {})",
+                analysis::Assumptions::NAMES.join(", ")
+            ))
+        })
+    })
 }
 
 /// Runs `filtervm example`: exit 0 with a message, 1 when none exists (proved), 2 when none was
@@ -132,7 +151,13 @@ pub(super) fn run_diff(args: DiffArgs) -> Result<ExitCode, Failure> {
     let (Some(a), Some(b)) = (compile(&first)?, compile(&second)?) else {
         return Ok(ExitCode::from(EXIT_NEGATIVE));
     };
-    let d = analysis::diff(&a, &b).map_err(|e| Failure::error(e.to_string()))?;
+    let assume = assumptions(&args.assume)?;
+    let d = analysis::diff_assuming(&a, &b, assume).map_err(|e| Failure::error(e.to_string()))?;
+    let assuming = if d.assumptions.is_none() {
+        String::new()
+    } else {
+        format!(", assuming {}", d.assumptions.describe())
+    };
     let mut by = Value::Null;
     for w in [&d.first_only, &d.second_only].into_iter().flatten() {
         by = verify(&[&first, &second], &[&a, &b], w, args.no_reference)?;
@@ -154,11 +179,11 @@ pub(super) fn run_diff(args: DiffArgs) -> Result<ExitCode, Failure> {
         match d.verdict {
             Verdict::Same => t.push_str(&format!(
                 "same: P1 ({}) and P2 ({}) match exactly the same messages (proved over every \
-                 class of values)",
+                 class of values{assuming})",
                 first.name, second.name
             )),
             Verdict::Unknown => t.push_str(&format!(
-                "unknown: no difference found, but the search was bounded: {}",
+                "unknown: no difference found{assuming}, but the search was bounded: {}",
                 match &d.exactness {
                     Exactness::Bounded(why) => why.as_str(),
                     Exactness::Exact => "",
@@ -166,8 +191,14 @@ pub(super) fn run_diff(args: DiffArgs) -> Result<ExitCode, Failure> {
             )),
             Verdict::Different => {
                 t.push_str(&format!(
-                    "different: P1 ({}) and P2 ({})\n",
-                    first.name, second.name
+                    "different: P1 ({}) and P2 ({}){}\n",
+                    first.name,
+                    second.name,
+                    if assuming.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (witnesses{assuming})")
+                    }
                 ));
                 for (label, w) in [
                     ("matched by P1 only", &d.first_only),
@@ -467,10 +498,18 @@ pub(super) struct TranslateArgs {
     /// The target dialect's options as JSON (default: its defaults).
     #[arg(long = "to-options", default_value = "{}")]
     to_options: String,
-    /// Print the result as JSON: {"policy"} or {"error": {"code", "pointer", "message",
-    /// "witness"}}.
+    /// Print the result as JSON: {"policy", "assuming"} or {"error": {"code", "pointer",
+    /// "message", "witness", "assuming"}}.
     #[arg(long)]
     json: bool,
+    /// Between two document dialects (sns bodies, eventbridge, eventgrid), prove the
+    /// translation on documents of these kinds only (comma-separated or repeated):
+    /// canonical-documents (the default there: no member named twice, numbers in their
+    /// shortest round-trip form, member names spelled as the policies spell them), no-arrays
+    /// (no array at or on the way to a member the policies read), none (every document). The
+    /// result names them; elsewhere nothing is assumed.
+    #[arg(long, value_name = "ASSUMPTION", value_delimiter = ',')]
+    assume: Vec<String>,
 }
 
 /// Runs `filtervm translate`: exit 0 with the policy in the target dialect (proved to match the
@@ -487,17 +526,42 @@ pub(super) fn run_translate(args: TranslateArgs) -> Result<ExitCode, Failure> {
             return Ok(ExitCode::from(EXIT_NEGATIVE));
         }
     };
-    match analysis::translate::translate(&filter, &policy, &to) {
+    // Between two document dialects the proof needs an assumption about the documents (they
+    // read a repeated member, member names of another case and over-precise numbers
+    // differently): canonical-documents unless --assume says otherwise.
+    let documents = analysis::model::Model::of(&to) == analysis::model::Model::Document
+        && analysis::model_of(filter.options()) == analysis::model::Model::Document
+        && filter.dialect() != to.dialect();
+    let assume = if !documents {
+        analysis::Assumptions::NONE
+    } else if args.assume.is_empty() {
+        analysis::Assumptions {
+            canonical_documents: true,
+            ..analysis::Assumptions::NONE
+        }
+    } else {
+        assumptions(&args.assume)?
+    };
+    match analysis::translate::translate_assuming(&filter, &policy, &to, assume) {
         Ok(t) => {
             let text = if args.json {
-                super::output::pretty_json(&Value::Object(Map::from_iter([(
-                    "policy".to_owned(),
-                    t.policy,
-                )])))
+                let mut m = Map::from_iter([("policy".to_owned(), t.policy)]);
+                if !t.assumptions.is_none() {
+                    m.insert("assuming".into(), t.assumptions.to_json());
+                }
+                super::output::pretty_json(&Value::Object(m))
             } else {
                 super::output::pretty_json(&t.policy)
             };
             super::output::print(&format!("{text}\n"))?;
+            if !args.json && !t.assumptions.is_none() {
+                writeln!(
+                    super::output::Stderr,
+                    "{}: proved equivalent on every document assuming {}",
+                    read.name,
+                    t.assumptions.describe()
+                );
+            }
             Ok(ExitCode::from(EXIT_OK))
         }
         Err(e) => {
@@ -512,6 +576,9 @@ pub(super) fn run_translate(args: TranslateArgs) -> Result<ExitCode, Failure> {
                         .as_ref()
                         .map_or(Value::Null, |w| w.document.clone()),
                 );
+                if !assume.is_none() {
+                    m.insert("assuming".into(), assume.to_json());
+                }
                 let out = Value::Object(Map::from_iter([("error".to_owned(), Value::Object(m))]));
                 super::output::print(&format!("{}\n", super::output::pretty_json(&out)))?;
             } else {

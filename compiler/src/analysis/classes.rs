@@ -21,7 +21,7 @@ use filtervm_vm::bind::Bindings;
 use filtervm_vm::case_pattern::CaseMode;
 use filtervm_vm::json::{Number, Value};
 use filtervm_vm::key::Key;
-use filtervm_vm::number::canonical_number_text;
+use filtervm_vm::number::{canonical_number_text, comparable};
 use filtervm_vm::program::Program;
 use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -85,12 +85,19 @@ pub(crate) struct Allow {
     pub(crate) strings_only: bool,
     /// JSON-only values: `true`, `false`, `null`, `{}`.
     pub(crate) json: bool,
+    /// Only numbers in their shortest round-trip form (EventBridge's comparable numbers,
+    /// EB-17), as canonical documents hold them ([`super::Assumptions`]).
+    pub(crate) canonical_numbers: bool,
 }
 
 /// The classes of `loc` under `tests` (every test reading it, from every filter compared).
 pub(crate) fn classes(model: Model, allow: Allow, loc: &Loc, tests: Vec<(Key, Pred)>) -> Classes {
     let mut bounded = None;
-    let scalars = scalar_candidates(tests.iter().map(|(_, p)| p), &mut bounded);
+    let scalars = scalar_candidates(
+        tests.iter().map(|(_, p)| p),
+        &mut bounded,
+        allow.canonical_numbers,
+    );
     let probes: Vec<Option<Probe>> = tests.iter().map(|(k, p)| Probe::new(k, p)).collect();
     if probes.iter().any(Option::is_none) {
         bounded = Some("a test could not be compiled alone".to_owned());
@@ -128,7 +135,10 @@ pub(crate) fn classes(model: Model, allow: Allow, loc: &Loc, tests: Vec<(Key, Pr
     for s in scalars {
         let keep = match &s {
             Value::String(_) => true,
-            Value::Number(_) => !allow.strings_only,
+            Value::Number(n) => {
+                !allow.strings_only
+                    && (!allow.canonical_numbers || comparable(n.as_str()).is_some())
+            }
             _ => allow.json && !allow.strings_only,
         };
         if keep {
@@ -216,6 +226,32 @@ pub(crate) fn classes(model: Model, allow: Allow, loc: &Loc, tests: Vec<(Key, Pr
     }
 }
 
+/// The most positions of an ignore-case constant whose spellings are enumerated ([`folding`]).
+const MAX_FOLDING: usize = 4;
+
+/// The characters one ignore-case position holding `c` is told apart by, where Event Grid's
+/// folding (simple uppercase, EG-31) and EventBridge's (each pattern character's own case
+/// mappings, EB-20) differ: `s`, `S` and `ſ` (simple uppercase `S`), `i`, `I` and `ı`
+/// (simple uppercase `I`); `None` for every other character.
+fn folding(c: char) -> Option<[char; 3]> {
+    match c {
+        's' | 'S' | '\u{17F}' => Some(['s', 'S', '\u{17F}']),
+        'i' | 'I' | '\u{131}' => Some(['i', 'I', '\u{131}']),
+        _ => None,
+    }
+}
+
+/// Whether an ignore-case constant holds a character beyond ASCII other than `ſ` and `ı`
+/// (whose classes [`folding`] enumerates).
+fn beyond_ascii(v: &str) -> bool {
+    v.chars().any(|c| !c.is_ascii() && folding(c).is_none())
+}
+
+fn too_many_folding_reason() -> &'static str {
+    "an ignore-case constant holding more than 4 of `s` and `i`, compared by two case foldings \
+     (EG-31, EB-20)"
+}
+
 /// A character none of `constants` holds (joins a prefix and a suffix into a value equal to no
 /// constant and starting or ending with no longer one).
 fn fresh_char(constants: &[&str]) -> char {
@@ -225,10 +261,12 @@ fn fresh_char(constants: &[&str]) -> char {
         .unwrap_or('\u{10FFFD}')
 }
 
-/// Scalar candidates (strings, numbers, `true`, `false`, `null`) for predicates `preds`.
+/// Scalar candidates (strings, numbers, `true`, `false`, `null`) for predicates `preds`; with
+/// `canonical_numbers`, no number spelled beyond binary64's precision.
 fn scalar_candidates<'a>(
     preds: impl Iterator<Item = &'a Pred>,
     bounded: &mut Option<String>,
+    canonical_numbers: bool,
 ) -> Vec<Value> {
     // EventBridge's anything-but (EB-25) holds the predicates it excludes: their constants
     // draw the classes as their own would.
@@ -250,18 +288,70 @@ fn scalar_candidates<'a>(
     // Whether a test reads a number's decimal text beyond its binary64 (EventBridge's
     // comparability, EB-16, EB-17; Event Grid's exact decimals, EG-33).
     let mut beyond_binary64 = false;
+    // A constant compared ignoring case: as written, in lower and upper case, and with the
+    // letters some non-ASCII character folds to respelled so (`ſ` and `ı`, whose simple
+    // uppercase is `S` and `I`): Event Grid's ignore-case (simple uppercase, EG-31) finds them,
+    // EventBridge's `equals-ignore-case` (each pattern character's own case mappings, EB-20)
+    // does not.
+    //
+    // Where the two foldings meet (an Event Grid fold test and an EventBridge ignore-case
+    // pattern on one location), each `s`, `i` (or `ſ`, `ı`) matters on its own: every spelling
+    // from `{s, S, ſ}` and `{i, I, ı}` at each such position is a candidate, up to
+    // `MAX_FOLDING` positions (beyond, the search is bounded and says so). Every other ASCII
+    // letter is equated with its other case alone by both, so its case needs no enumeration.
+    let mixed_folds = preds.iter().any(|p| {
+        matches!(
+            p,
+            Pred::Str {
+                case: Case::Fold,
+                ..
+            }
+        )
+    }) && preds.iter().any(|p| matches!(p, Pred::IgnoreCase(_)));
     let variants = |s: &str| {
         let mut v = vec![s.to_owned(), s.to_ascii_lowercase(), s.to_ascii_uppercase()];
+        let folded: String = s
+            .chars()
+            .map(|c| match c {
+                's' | 'S' => '\u{17F}',
+                'i' | 'I' => '\u{131}',
+                c => c,
+            })
+            .collect();
+        v.push(folded);
+        if mixed_folds && s.chars().filter(|c| folding(*c).is_some()).count() <= MAX_FOLDING {
+            let mut all = vec![String::new()];
+            for c in s.chars() {
+                let options: Vec<char> = folding(c).map_or_else(|| vec![c], |f| f.to_vec());
+                all = all
+                    .into_iter()
+                    .flat_map(|prefix| options.iter().map(move |o| format!("{prefix}{o}")))
+                    .collect();
+            }
+            v.extend(all);
+        }
+        v.sort();
         v.dedup();
         v
+    };
+    let too_many_folding = |values: &[&str]| {
+        mixed_folds
+            && values
+                .iter()
+                .any(|v| v.chars().filter(|c| folding(*c).is_some()).count() > MAX_FOLDING)
     };
     for pred in &preds {
         match pred {
             Pred::Str { op, case, values } => {
-                if *case == Case::Fold && values.iter().any(|v| !v.is_ascii()) {
+                if *case == Case::Fold && values.iter().any(|v| beyond_ascii(v)) {
                     bounded.get_or_insert_with(|| {
                         "ignore-case comparison of constants beyond ASCII".to_owned()
                     });
+                }
+                if *case == Case::Fold
+                    && too_many_folding(&values.iter().map(|v| &**v).collect::<Vec<_>>())
+                {
+                    bounded.get_or_insert_with(|| too_many_folding_reason().to_owned());
                 }
                 for v in values {
                     let vs = if *case == Case::Fold {
@@ -342,10 +432,13 @@ fn scalar_candidates<'a>(
                 ips.push(addr.to_owned());
             }
             Pred::IgnoreCase(p) => {
-                if !p.source().is_ascii() {
+                if beyond_ascii(p.source()) {
                     bounded.get_or_insert_with(|| {
                         "ignore-case comparison of constants beyond ASCII".to_owned()
                     });
+                }
+                if too_many_folding(&[p.source()]) {
+                    bounded.get_or_insert_with(|| too_many_folding_reason().to_owned());
                 }
                 let vs = variants(p.source());
                 match p.mode() {
@@ -452,7 +545,7 @@ fn scalar_candidates<'a>(
             // The same number spelled otherwise: told apart by tests comparing the text.
             spellings.push(format!("{text}.0"));
         }
-        if beyond_binary64 {
+        if beyond_binary64 && !canonical_numbers {
             // A number binary64 rounds to `x` but that is not `x`: equal to `x` where numbers
             // are read as binary64 (sns rule 31), another number exactly (EG-33) and not
             // comparable (EB-17).

@@ -19,7 +19,15 @@
 //! across dialects: they read a member named twice (sns the last, EventBridge every one, EB-3,
 //! Event Grid the first) and Event Grid's member names of another case (EG-16) differently,
 //! which the search tries only as variants of the messages it finds.
+//!
+//! Documents compared across dialects can be decided exactly under named [`Assumptions`] about
+//! the documents, enforced in the witness space (the search never builds a document the
+//! assumption excludes, and searches every other class exactly): `canonical-documents` (as a
+//! JSON encoder writes them: no member named twice, numbers in their shortest round-trip form,
+//! member names spelled as the filters spell them) and `no-arrays` (no array at or on the way
+//! to a member the filters read). [`diff_assuming`] names them in its answer.
 
+mod assume;
 pub mod audit;
 pub mod classes;
 pub mod model;
@@ -27,6 +35,7 @@ pub mod search;
 pub mod translate;
 
 use crate::{Filter, Options};
+pub use assume::Assumptions;
 use filtervm_vm::json::{Map, Value};
 use filtervm_vm::message::Message;
 use model::Model;
@@ -94,7 +103,7 @@ pub enum Example {
 
 /// A message `filter` matches (`matching`), or one it does not.
 pub fn example(filter: &Filter, matching: bool) -> Result<Example, AnalysisError> {
-    let space = space(vec![filter])?;
+    let space = space(vec![filter], Assumptions::NONE)?;
     let f = space
         .formulas
         .first()
@@ -160,11 +169,31 @@ pub struct Diff {
     pub keys: Vec<KeyDifference>,
     /// Why a side with no witness is not proved (`Exact`: every side without a witness is).
     pub exactness: Exactness,
+    /// What was assumed of the documents: "same" holds for every document they admit, and
+    /// each witness is such a document.
+    pub assumptions: Assumptions,
 }
 
 /// Compares two filters over the same message model.
 pub fn diff(first: &Filter, second: &Filter) -> Result<Diff, AnalysisError> {
-    let space = space(vec![first, second])?;
+    diff_assuming(first, second, Assumptions::NONE)
+}
+
+/// Compares two filters over the same message model, over the documents `assume` admits: the
+/// search builds no other document, so "same" is a proof over every document admitted and each
+/// witness is one of them ([`Diff::assumptions`] names what was assumed).
+pub fn diff_assuming(
+    first: &Filter,
+    second: &Filter,
+    assume: Assumptions,
+) -> Result<Diff, AnalysisError> {
+    let space = space(vec![first, second], assume)?;
+    // Assumptions narrow documents only: for attributes and headers nothing is assumed.
+    let assume = if space.model == Model::Document {
+        assume
+    } else {
+        Assumptions::NONE
+    };
     let (a, b) = match space.formulas.as_slice() {
         [a, b] => (a.clone(), b.clone()),
         _ => return Err(internal("two formulas expected")),
@@ -247,6 +276,7 @@ pub fn diff(first: &Filter, second: &Filter) -> Result<Diff, AnalysisError> {
         second_only,
         keys,
         exactness: Exactness::of(why_not),
+        assumptions: assume,
     })
 }
 
@@ -285,7 +315,8 @@ pub fn example_json(answer: &Example, matching: bool) -> Value {
 
 /// The JSON form of a [`Diff`], as `filtervm diff --json` and the bindings give it:
 /// `{"verdict": "same" | "different" | "unknown", "exact", "reason", "first_only",
-/// "second_only" (a message or `null`), "keys": [{"key", "first_only", "second_only"}]}`.
+/// "second_only" (a message or `null`), "keys": [{"key", "first_only", "second_only"}]}`, and
+/// `"assuming": [NAME, ...]` when something was assumed ([`diff_assuming`]).
 pub fn diff_json(d: &Diff) -> Value {
     let mut out = Map::new();
     out.insert("verdict".into(), Value::from(d.verdict.name()));
@@ -306,6 +337,9 @@ pub fn diff_json(d: &Diff) -> Value {
         })
         .collect();
     out.insert("keys".into(), Value::Array(keys));
+    if !d.assumptions.is_none() {
+        out.insert("assuming".into(), d.assumptions.to_json());
+    }
     Value::Object(out)
 }
 
@@ -448,7 +482,7 @@ pub fn model_of(options: &Options) -> Model {
     Model::of(options)
 }
 
-fn space<'f>(filters: Vec<&'f Filter>) -> Result<Space<'f>, AnalysisError> {
+fn space<'f>(filters: Vec<&'f Filter>, assume: Assumptions) -> Result<Space<'f>, AnalysisError> {
     let model = filters
         .first()
         .map(|f| Model::of(f.options()))
@@ -475,7 +509,7 @@ fn space<'f>(filters: Vec<&'f Filter>) -> Result<Space<'f>, AnalysisError> {
             });
         }
     }
-    Space::new(model, filters).map_err(|message| AnalysisError {
+    Space::new(model, filters, assume).map_err(|message| AnalysisError {
         code: "ANALYSIS_NO_IR",
         message,
     })

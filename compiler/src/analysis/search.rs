@@ -3,6 +3,7 @@
 //! false whatever the remaining locations hold), each complete choice then built into a message
 //! and judged by the VM.
 
+use super::assume::Assumptions;
 use super::classes::{self, Allow, Classes};
 use super::model::{self, Loc, Model, Reads};
 use crate::ir::{Node, NodeKind, Pred};
@@ -58,8 +59,21 @@ pub(crate) enum Found {
 }
 
 impl<'f> Space<'f> {
-    /// The space of `filters` (all of `model`).
-    pub(crate) fn new(model: Model, filters: Vec<&'f Filter>) -> Result<Space<'f>, String> {
+    /// The space of `filters` (all of `model`), narrowed to the documents `assume` admits.
+    pub(crate) fn new(
+        model: Model,
+        filters: Vec<&'f Filter>,
+        assume: Assumptions,
+    ) -> Result<Space<'f>, String> {
+        let documents = model == Model::Document;
+        // Assumptions narrow documents only.
+        let canonical = documents && assume.canonical_documents;
+        let no_arrays = documents && assume.no_arrays;
+        // Documents read by two dialects (sns bodies, EventBridge, Event Grid).
+        let across = documents
+            && filters
+                .iter()
+                .any(|f| filters.first().is_some_and(|g| g.dialect() != f.dialect()));
         let mut spelled = BTreeMap::new();
         let mut bounded: Option<String> = None;
         let mut per_loc: BTreeMap<Loc, Vec<(Key, Pred)>> = BTreeMap::new();
@@ -88,6 +102,7 @@ impl<'f> Space<'f> {
                 // rows of an array of objects on it tell it from an array of values.
                 if let Key::BodyPathEach(p) = &key
                     && p.contains('.')
+                    && !no_arrays
                 {
                     bounded.get_or_insert_with(|| {
                         format!(
@@ -110,21 +125,25 @@ impl<'f> Space<'f> {
                 arrays: false,
                 strings_only: matches!(f.options(), Options::Stream),
                 json: false,
+                canonical_numbers: false,
             },
             Options::Expr(_) => Allow {
                 arrays: true,
                 strings_only: true,
                 json: false,
+                canonical_numbers: false,
             },
             Options::Sns(_) if model == Model::Attributes => Allow {
                 arrays: true,
                 strings_only: false,
                 json: false,
+                canonical_numbers: false,
             },
             _ => Allow {
                 arrays: true,
                 strings_only: false,
                 json: true,
+                canonical_numbers: false,
             },
         };
         // The values every filter's dialect can carry: the narrowest.
@@ -133,29 +152,50 @@ impl<'f> Space<'f> {
                 arrays: true,
                 strings_only: false,
                 json: true,
+                canonical_numbers: false,
             },
             |a, b| Allow {
                 arrays: a.arrays && b.arrays,
                 strings_only: a.strings_only || b.strings_only,
                 json: a.json && b.json,
+                canonical_numbers: false,
             },
         );
-        if member_any_case && member_exact {
+        // What the assumptions exclude is never built: no array at a location (none on the way
+        // to one is ever built), no number but in its shortest round-trip form.
+        let allow = Allow {
+            arrays: allow.arrays && !no_arrays,
+            canonical_numbers: canonical,
+            ..allow
+        };
+        // Under canonical-documents, member names are spelled as the filters spell them: the
+        // case variants Event Grid alone finds are excluded, not merely unsearched.
+        let respell = member_any_case && member_exact && !canonical;
+        if respell {
             bounded.get_or_insert_with(|| {
                 "Event Grid reads member names ignoring ASCII case (EG-16) and the other dialect \
                  by exact name; member names are searched only as the policies spell them"
                     .to_owned()
             });
         }
-        let duplicates = model == Model::Document
-            && filters
-                .iter()
-                .any(|f| filters.first().is_some_and(|g| g.dialect() != f.dialect()));
+        // Under canonical-documents no member is named twice.
+        let duplicates = across && !canonical;
         if duplicates {
             bounded.get_or_insert_with(|| {
                 "the dialects read a member named twice differently (sns the last, EventBridge \
                  every one, EB-3, Event Grid the first): messages repeating a member are tried \
                  only as variants of the messages found"
+                    .to_owned()
+            });
+        }
+        if across && !no_arrays {
+            // Arrays holding objects or arrays are not built, and the dialects read them
+            // differently: Event Grid finds nothing through an array (EG-18), sns and
+            // EventBridge look through them, judging `exists: false` per element (sns D-3) or
+            // across elements (EB-10). Arrays of values are searched.
+            bounded.get_or_insert_with(|| {
+                "the dialects read arrays of objects and arrays in arrays differently (EG-18; sns \
+                 D-3 against EB-10), which are not searched (assume no-arrays to exclude them)"
                     .to_owned()
             });
         }
@@ -165,6 +205,7 @@ impl<'f> Space<'f> {
                 if let (Loc::Path(x), Loc::Path(y)) = (a, b)
                     && a < b
                     && each
+                    && !no_arrays
                     && x.len() > 1
                     && y.len() > 1
                     && x.first() == y.first()
@@ -246,7 +287,7 @@ impl<'f> Space<'f> {
             spelled,
             bounded,
             wholes,
-            respell: member_any_case && member_exact,
+            respell,
             duplicates,
         })
     }

@@ -76,13 +76,21 @@ def example(filter: Filter, *, matching: bool = True) -> Dict[str, Any]:
     bytes of the first wire format (no IR)."""
     ...
 
-def diff(first: Filter, second: Filter) -> Dict[str, Any]:
+def diff(
+    first: Filter, second: Filter, *, assume: Union[str, Sequence[str], None] = None
+) -> Dict[str, Any]:
     """Whether two filters reading the same part of a message match exactly the same messages:
     {"verdict": "same" | "different" | "unknown", "exact", "reason", "first_only",
     "second_only" (a message only that filter matches, or None), "keys": [{"key", "first_only",
     "second_only"}]}. The shape of `filtervm diff --json`. Raises ValueError
     (ANALYSIS_MODEL_MISMATCH) for filters of two message models, LoadError (ANALYSIS_NO_IR) for
-    a filter loaded from bytes of the first wire format (no IR)."""
+    a filter loaded from bytes of the first wire format (no IR).
+
+    assume: assumptions about the documents compared, a name or a list of names:
+    "canonical-documents" (no member named twice, numbers in their shortest round-trip form,
+    member names spelled as the filters spell them), "no-arrays" (no array at or on the way to a
+    member the filters read). The search builds no other document, and the dict names them
+    ("assuming": [NAME, ...]). Raises ValueError (ANALYSIS_ASSUMPTION) for an unknown name."""
     ...
 
 def read_events(document: Union[str, bytes, bytearray]) -> List[bytes]:

@@ -13,9 +13,13 @@
 //!
 //! The result is only a candidate: Event Grid reads top-level member names ignoring ASCII case
 //! (EG-16), arrays only with `enableAdvancedFilteringOnArrays` (EG-24) and `data` as objects
-//! only (EG-18), so the proof usually fails, with a witness message.
+//! only (EG-18), and folds `ſ` and `ı` to `S` and `I` (EG-31, which `equals-ignore-case` does
+//! not, EB-20), so over every document the proof fails, with a witness message; over canonical
+//! documents without arrays ([`crate::analysis::Assumptions`]) it holds for filters whose
+//! case-insensitive strings hold neither `s` nor `i`.
 
 use super::{TranslateError, error};
+use crate::Dialect;
 use crate::dialect::eventgrid::{self, Operand, Operator, PolicyNumber};
 use crate::error::pointer;
 use crate::options::EventGridSchema;
@@ -68,22 +72,109 @@ fn exists(present: bool) -> Value {
     object([("exists", Value::Bool(present))])
 }
 
-/// The pattern's alternatives for one advanced filter entry, or why there is none.
-fn alternatives(op: Operator, operand: &Operand) -> Result<Vec<Value>, String> {
+/// The most `equals-ignore-case` spellings one Event Grid string becomes ([`spellings`]).
+const MAX_SPELLINGS: usize = 16;
+
+/// The EventBridge `equals-ignore-case` operands that together accept exactly the strings Event
+/// Grid's ignore-case comparison equates with `value` (EG-31: simple uppercase mapping): each
+/// `s` or `S` is also spelled `ſ`, each `i` or `I` also `ı`, whose simple uppercase is `S` and
+/// `I` — EB-20 lets a pattern `s` accept `s` and `S`, a pattern `ſ` accept `ſ` and `S`, so the
+/// two spellings together accept the three. Every other ASCII character is equated with its
+/// other case alone in both. For an sns body target, when more than [`MAX_SPELLINGS`] would be
+/// needed, or without `expand` (the proof cannot hold anyway: documents with arrays or repeated
+/// members tell the dialects apart), `value` alone (the proof then shows a message telling them
+/// apart).
+fn spellings(value: &str, target: Dialect, expand: bool) -> Vec<String> {
+    let folding = value
+        .chars()
+        .filter(|c| matches!(c, 's' | 'S' | 'i' | 'I'))
+        .count();
+    let fits = u32::try_from(folding)
+        .ok()
+        .and_then(|n| 1usize.checked_shl(n))
+        .is_some_and(|n| n <= MAX_SPELLINGS);
+    if !expand || target != Dialect::EventBridge || folding == 0 || !fits {
+        return vec![value.to_owned()];
+    }
+    let mut out = vec![String::new()];
+    for c in value.chars() {
+        let other = match c {
+            's' | 'S' => Some('\u{17F}'),
+            'i' | 'I' => Some('\u{131}'),
+            _ => None,
+        };
+        out = out
+            .into_iter()
+            .flat_map(|prefix| {
+                let mut next = vec![format!("{prefix}{c}")];
+                next.extend(other.map(|o| format!("{prefix}{o}")));
+                next
+            })
+            .collect();
+    }
+    out
+}
+
+/// A prefix or suffix test ignoring case (`op`: `prefix` or `suffix`) in the target's syntax:
+/// EventBridge's `{op: {"equals-ignore-case": v}}` (EB-21); for an SNS body, whose `prefix` and
+/// `suffix` are case-sensitive and take no `equals-ignore-case` (sns rule 25), the plain test
+/// when `v` holds no letter (ASCII characters other than letters: no character folds to one,
+/// EG-31), otherwise none (the error says why).
+fn ignoring_case_affix(op: &str, value: &str, target: Dialect) -> Result<Value, String> {
+    if target != Dialect::Sns {
+        return Ok(ignoring_case(op, value));
+    }
+    if value
+        .chars()
+        .all(|c| c.is_ascii() && !c.is_ascii_alphabetic())
+    {
+        return Ok(object([(op, Value::from(value))]));
+    }
+    Err(format!(
+        "an SNS policy has no {op} test that ignores case: its `{op}` is case-sensitive and \
+         takes no `equals-ignore-case` (sns rule 25), while Event Grid compares {} ignoring \
+         case (EG-31)",
+        Value::from(value)
+    ))
+}
+
+/// The pattern's alternatives for one advanced filter entry in `target`'s syntax, or why there
+/// is none.
+fn alternatives(
+    op: Operator,
+    operand: &Operand,
+    target: Dialect,
+    expand: bool,
+) -> Result<Vec<Value>, String> {
     use Operator::*;
-    let strings = |values: &[String], op: &str| -> Vec<Value> {
-        values.iter().map(|v| ignoring_case(op, v)).collect()
+    let strings = |values: &[String], op: &str| -> Result<Vec<Value>, String> {
+        let mut out = Vec::new();
+        for v in values {
+            for spelled in spellings(v, target, expand) {
+                out.push(if op.is_empty() {
+                    ignoring_case(op, &spelled)
+                } else {
+                    ignoring_case_affix(op, &spelled, target)?
+                });
+            }
+        }
+        Ok(out)
     };
     Ok(match (op, operand) {
-        (StringIn, Operand::Strings(v)) => strings(v, ""),
-        (StringBeginsWith, Operand::Strings(v)) => strings(v, "prefix"),
-        (StringEndsWith, Operand::Strings(v)) => strings(v, "suffix"),
+        (StringIn, Operand::Strings(v)) => strings(v, "")?,
+        (StringBeginsWith, Operand::Strings(v)) => strings(v, "prefix")?,
+        (StringEndsWith, Operand::Strings(v)) => strings(v, "suffix")?,
         (StringNotIn, Operand::Strings(v)) => vec![
             object([(
                 "anything-but",
                 object([(
                     "equals-ignore-case",
-                    Value::Array(v.iter().map(|s| Value::from(s.as_str())).collect()),
+                    Value::Array(
+                        v.iter()
+                            .flat_map(|s| spellings(s, target, expand))
+                            .map(Value::from)
+                            .collect(),
+                    ),
                 )]),
             )]),
             exists(false),
@@ -157,10 +248,14 @@ fn path_of(key: &Key) -> Vec<String> {
     }
 }
 
-/// The closest pattern of the Event Grid filter `policy` (valid for `schema`).
+/// The closest pattern of the Event Grid filter `policy` (valid for `schema`) in `target`'s
+/// syntax (EventBridge, or an SNS body policy); with `expand`, each case-insensitive string in
+/// every spelling EventBridge needs to fold as Event Grid does ([`spellings`]).
 pub(super) fn pattern_of(
     policy: &Value,
     schema: EventGridSchema,
+    target: Dialect,
+    expand: bool,
 ) -> Result<Candidate, TranslateError> {
     let inexpressible = |at: &str, why: String| error("TRANSLATE_INEXPRESSIBLE", at, why);
     let parsed = eventgrid::parse(policy, schema)
@@ -188,7 +283,11 @@ pub(super) fn pattern_of(
     if let Some(types) = &parsed.event_types {
         add(Field {
             path: vec![schema.event_type_member().to_owned()],
-            alternatives: types.iter().map(|t| ignoring_case("", t)).collect(),
+            alternatives: types
+                .iter()
+                .flat_map(|t| spellings(t, target, expand))
+                .map(|t| ignoring_case("", &t))
+                .collect(),
             origin: "/includedEventTypes".to_owned(),
         })?;
     }
@@ -199,14 +298,18 @@ pub(super) fn pattern_of(
         if value.is_empty() {
             continue;
         }
-        let alternative = if parsed.subject_case_sensitive {
-            object([(op, Value::from(value.as_str()))])
+        let alternatives = if parsed.subject_case_sensitive {
+            vec![object([(op, Value::from(value.as_str()))])]
         } else {
-            ignoring_case(op, value)
+            spellings(value, target, expand)
+                .iter()
+                .map(|v| ignoring_case_affix(op, v, target))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|why| inexpressible(&pointer::push("", member), why))?
         };
         add(Field {
             path: vec!["subject".to_owned()],
-            alternatives: vec![alternative],
+            alternatives,
             origin: pointer::push("", member),
         })?;
     }
@@ -221,7 +324,7 @@ pub(super) fn pattern_of(
                 ),
             )
         })?;
-        let alternatives = alternatives(f.operator, &f.operand)
+        let alternatives = alternatives(f.operator, &f.operand, target, expand)
             .map_err(|why| inexpressible(&pointer::push(&f.pointer, "operatorType"), why))?;
         add(Field {
             path: path_of(&key),

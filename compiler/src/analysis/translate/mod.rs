@@ -14,14 +14,18 @@
 //!   wherever the two read a document differently — a member named twice (sns the last, EB-3 every one, Event
 //!   Grid the first), Event Grid's member names of another case (EG-16), numbers beyond
 //!   binary64's shortest forms (EB-17, EG-33), `anything-but` on arrays (EB-25, sns rule 28) —
-//!   which for a policy reading any member is always; nothing is translated into `eventgrid`,
+//!   which for a policy reading any member is always. [`translate_assuming`] proves the
+//!   candidate over the documents named [`Assumptions`] admit (`canonical-documents`:
+//!   no repeated member, numbers in their shortest round-trip form, member names as the filters
+//!   spell them; `no-arrays`), says so in [`Translation::assumptions`], and still refuses, with
+//!   such a document as the witness, a candidate that differs on one; nothing is translated into `eventgrid`,
 //!   whose filters read member names and strings ignoring case (EG-16, EG-31) and no array on
 //!   the way into `data` (EG-18): the error names the first test.
 
 mod eventgrid;
 
 use super::model::Model;
-use super::{Verdict, Witness};
+use super::{Assumptions, Verdict, Witness};
 use crate::ir::{Case, Node, NodeKind, Pred, StrOp};
 use crate::{Dialect, Filter, Options, compile_value};
 use filtervm_vm::json::{Map, Value};
@@ -37,6 +41,9 @@ pub struct Translation {
     pub policy: Value,
     /// The policy compiled.
     pub filter: Filter,
+    /// What the proof assumed of the documents (nothing, outside the document dialects or
+    /// within one dialect): the two match exactly the same messages among those it admits.
+    pub assumptions: Assumptions,
 }
 
 /// Why a policy cannot be translated.
@@ -54,6 +61,9 @@ pub struct TranslateError {
     pub message: String,
     /// A message the source and the candidate translation judge differently.
     pub witness: Option<Box<Witness>>,
+    /// The candidate translation refused (with `TRANSLATE_NOT_EQUIVALENT` and
+    /// `TRANSLATE_UNPROVED`): the policy the witness tells from the source.
+    pub candidate: Option<Box<Value>>,
 }
 
 impl fmt::Display for TranslateError {
@@ -75,14 +85,29 @@ fn error(code: &'static str, pointer: &str, message: impl Into<String>) -> Trans
         pointer: pointer.to_owned(),
         message: message.into(),
         witness: None,
+        candidate: None,
     }
 }
 
-/// Translates `source` (compiled from `policy`) into a policy for `to`.
+/// Translates `source` (compiled from `policy`) into a policy for `to`, proved equivalent on
+/// every message.
 pub fn translate(
     source: &Filter,
     policy: &Value,
     to: &Options,
+) -> Result<Translation, TranslateError> {
+    translate_assuming(source, policy, to, Assumptions::NONE)
+}
+
+/// Translates `source` (compiled from `policy`) into a policy for `to`, proved equivalent on
+/// every document `assume` admits ([`super::diff_assuming`]); a candidate that differs on such a
+/// document is refused with it as the witness. Assumptions narrow documents only: between
+/// dialects of another model, or within one dialect, nothing is assumed.
+pub fn translate_assuming(
+    source: &Filter,
+    policy: &Value,
+    to: &Options,
+    assume: Assumptions,
 ) -> Result<Translation, TranslateError> {
     let (from_model, to_model) = (Model::of(source.options()), Model::of(to));
     if from_model != to_model {
@@ -122,7 +147,11 @@ pub fn translate(
                 Options::EventGrid(o) => o.schema,
                 _ => crate::options::EventGridSchema::EventGrid,
             };
-            let c = eventgrid::pattern_of(policy, schema)?;
+            // Event Grid's folding needs several spellings in a pattern (EG-31, EB-20), worth
+            // their cost only where a proof can hold: documents without arrays or repeated
+            // members.
+            let expand = assume.canonical_documents && assume.no_arrays;
+            let c = eventgrid::pattern_of(policy, schema, to.dialect(), expand)?;
             origins = c.origins;
             c.pattern
         }
@@ -182,12 +211,23 @@ pub fn translate(
             ),
         )
     })?;
-    let d =
-        super::diff(source, &filter).map_err(|e| error("TRANSLATE_UNPROVED", "", e.to_string()))?;
+    let assume = if to_model == Model::Document && source.dialect() != to.dialect() {
+        assume
+    } else {
+        Assumptions::NONE
+    };
+    let on = if assume.is_none() {
+        String::new()
+    } else {
+        format!(" (even assuming {})", assume.names().join(", "))
+    };
+    let d = super::diff_assuming(source, &filter, assume)
+        .map_err(|e| error("TRANSLATE_UNPROVED", "", e.to_string()))?;
     match d.verdict {
         Verdict::Same => Ok(Translation {
             policy: candidate,
             filter,
+            assumptions: assume,
         }),
         Verdict::Different => Err(TranslateError {
             code: "TRANSLATE_NOT_EQUIVALENT",
@@ -198,8 +238,8 @@ pub fn translate(
                 .and_then(|k| test_reading(lowered, &k.key))
                 .unwrap_or_default(),
             message: format!(
-                "{} reads messages differently from {}{}: the closest {} policy, {candidate}, \
-                 matches other messages (see the witness)",
+                "{} reads messages differently from {}{}{on}: the closest {} policy, \
+                 {candidate}, matches other messages (see the witness)",
                 to.dialect(),
                 source.dialect(),
                 {
@@ -218,18 +258,27 @@ pub fn translate(
                 to.dialect()
             ),
             witness: d.first_only.or(d.second_only).map(Box::new),
+            candidate: Some(Box::new(candidate)),
         }),
-        Verdict::Unknown => Err(error(
-            "TRANSLATE_UNPROVED",
-            "",
-            format!(
-                "the translation {candidate} could not be proved equivalent: {}",
-                match d.exactness {
-                    super::Exactness::Bounded(why) => why,
-                    super::Exactness::Exact => String::new(),
-                }
-            ),
-        )),
+        Verdict::Unknown => Err(TranslateError {
+            candidate: Some(Box::new(candidate.clone())),
+            ..error(
+                "TRANSLATE_UNPROVED",
+                "",
+                format!(
+                    "the translation {candidate} could not be proved equivalent{}: {}",
+                    if assume.is_none() {
+                        String::new()
+                    } else {
+                        format!(" assuming {}", assume.names().join(", "))
+                    },
+                    match d.exactness {
+                        super::Exactness::Bounded(why) => why,
+                        super::Exactness::Exact => String::new(),
+                    }
+                ),
+            )
+        }),
     }
 }
 
