@@ -640,7 +640,7 @@ impl std::str::FromStr for Value {
 }
 
 /// A string shown as a JSON string literal, written straight into the formatter (no copy, no
-/// [`Value`]): what [`write_json_string`] writes.
+/// [`Value`]), escaped as `serde_json` escapes it.
 ///
 /// ```
 /// use filtervm_vm::json::Quoted;
