@@ -43,6 +43,7 @@
 //!   never meet either (`filtervm_vm::bind` module `body`, "Where rows fall short").
 
 pub mod branches;
+pub mod exact;
 pub mod limits;
 pub mod lint;
 pub mod lower;
@@ -52,6 +53,7 @@ use crate::error::{CompileError, ErrorCode, MessageError};
 use crate::ir::Node;
 use filtervm_vm::bind::{Bound, Judgement};
 use filtervm_vm::json::Value;
+use filtervm_vm::key::Key;
 
 /// The deepest nesting of arrays and objects an event may have (EB-34: the JSON reader
 /// event-ruler uses refuses deeper documents).
@@ -99,6 +101,17 @@ pub fn unsupported_error() -> MessageError {
                   it as not matching"
             .to_owned(),
     }
+}
+
+/// Whether `program` judges an `exists: false` against array positions fixed by earlier paths
+/// (a [`Key::FieldPath`] with levels, EB-10): only then can the binder's rows fall short
+/// ([`Judgement::Unsupported`]) and the filter needs its pattern kept ([`exact::Pattern`]).
+pub fn judges_positions(program: &filtervm_vm::program::Program) -> bool {
+    program
+        .keys()
+        .keys()
+        .iter()
+        .any(|k| matches!(k, Key::FieldPath(_, levels) if *levels != u32::MAX))
 }
 
 /// Most IR nodes a pattern may lower to (a pattern is bounded by its text; this bounds what
