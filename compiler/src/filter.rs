@@ -71,7 +71,10 @@ impl Filter {
     }
 
     /// The filter with `pattern` kept (see [`Filter::pattern`]).
-    pub(crate) fn with_pattern(mut self, pattern: Option<dialect::eventbridge::exact::Pattern>) -> Filter {
+    pub(crate) fn with_pattern(
+        mut self,
+        pattern: Option<dialect::eventbridge::exact::Pattern>,
+    ) -> Filter {
         self.pattern = pattern;
         self
     }

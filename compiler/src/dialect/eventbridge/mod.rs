@@ -65,6 +65,18 @@ pub const MAX_EVENT_DEPTH: usize = 1000;
 /// the binder does not judge ([`unsupported_error`]). Bytes that are not JSON and bodies beyond
 /// the binding limits have their own errors.
 pub fn judged_event(bound: &Bound<'_>) -> Result<(), MessageError> {
+    judged_shape(bound)?;
+    if bound.judgement() == &Judgement::Unsupported {
+        return Err(unsupported_error());
+    }
+    Ok(())
+}
+
+/// [`judged_event`] without the binder's judgement: the error of an event that is not a JSON
+/// object (EB-3) or nests deeper than [`MAX_EVENT_DEPTH`] (EB-34). An event that passes and
+/// that the binder's rows could not judge ([`Judgement::Unsupported`]) is judged on the
+/// filter's kept pattern ([`exact::Pattern::matches`]).
+pub fn judged_shape(bound: &Bound<'_>) -> Result<(), MessageError> {
     if !bound.root_is_object() {
         return Err(MessageError::new(
             "",
@@ -81,9 +93,6 @@ pub fn judged_event(bound: &Bound<'_>) -> Result<(), MessageError> {
                 bound.deepest()
             ),
         });
-    }
-    if bound.judgement() == &Judgement::Unsupported {
-        return Err(unsupported_error());
     }
     Ok(())
 }
