@@ -64,7 +64,8 @@ impl Evaluator {
     /// `filtervm_vm::bind::MAX_ROW_SLOTS` allow, sns rule 18) is bound as a non-object and
     /// matches only the empty policy, and an Event Grid event that is not JSON matches nothing,
     /// nor does an EventBridge event that is not a JSON object, nests deeper than 1,000 levels
-    /// (EB-3, EB-34) or has an `exists: false` the binder does not judge
+    /// (EB-3, EB-34) or has an `exists: false` the binder does not judge and the filter
+    /// was saved without its pattern
     /// ([`dialect::eventbridge::unsupported_error`]); [`Evaluator::try_matches`] reports those
     /// cases instead. An SNS body ([`Message::Body`])
     /// that is not JSON is judged, not failed: by sns rule 14 it matches only the empty policy.

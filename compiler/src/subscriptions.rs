@@ -1112,7 +1112,8 @@ enum Reason {
     NotJson(filtervm_vm::json::Error),
     /// A part the group cannot read: in the wrong form, against the dialect's rules, given
     /// unreadable, an EventBridge event that is no JSON object, nests too deep (EB-3, EB-34) or
-    /// has an `exists: false` the binder does not judge, or the caller's reader failed
+    /// has an `exists: false` the binder does not judge for a filter saved without its pattern,
+    /// or the caller's reader failed
     /// ([`SubscriptionSet::matching_with`]).
     Invalid(MessageError),
 }

@@ -911,3 +911,4 @@ fn explain_shows_the_eventbridge_verdict() {
     let e = filtervm_compiler::explain::explain_bytes(&filter, None, b"[1]").unwrap_err();
     assert!(e.to_string().contains("INVALID_MESSAGE"), "{e}");
 }
+

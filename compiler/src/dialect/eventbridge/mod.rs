@@ -25,7 +25,7 @@
 //! | [`EVENTBRIDGE_TYPE_ERROR`](crate::ErrorCode::EventBridgeTypeError) | an operand of the wrong JSON type | `{"a": [{"prefix": 1}]}`: "prefix match pattern must be a string" |
 //! | [`EVENTBRIDGE_UNKNOWN_OPERATOR`](crate::ErrorCode::EventBridgeUnknownOperator) | an operator that does not exist | `{"a": [{"EXISTS": true}]}`: "Unrecognized match type EXISTS (did you mean `exists`?)" |
 //! | [`EVENTBRIDGE_INVALID_VALUE`](crate::ErrorCode::EventBridgeInvalidValue) | an operand of the right type but a bad value | `{"a": [{"cidr": "10.0.0.1/32"}]}`: "IPv4 mask bits must be < 32"; `{"a": [9007199254740993, {"numeric": ["<", 9007199254740993]}]}`: "Cannot compare number : 9007199254740993" |
-//! | [`EVENTBRIDGE_LIMIT_EXCEEDED`](crate::ErrorCode::EventBridgeLimitExceeded) | EB-32, EB-33, `$or` replacement chains beyond what compiling expands ([`branches::MAX_EXPANDED_LEAVES`]), pattern text over 256 KiB | 257 fields: "exceeds max value of 256"; `{"a": [{"wildcard": "*:*:*:*:*:b/*"}]}`: "Rule is too complex ..." |
+//! | [`EVENTBRIDGE_LIMIT_EXCEEDED`](crate::ErrorCode::EventBridgeLimitExceeded) | EB-32, EB-33, `$or` replacement chains beyond what compiling expands ([`branches::MAX_EXPANDED_LEAVES`]), pattern text over 256 KiB or nested deeper than 128 levels (at the first container too deep; event-ruler reads patterns to 1,000, EB-34 bounds events only) | 257 fields: "exceeds max value of 256"; `{"a": [{"wildcard": "*:*:*:*:*:b/*"}]}`: "Rule is too complex ..." |
 //!
 //! # Decisions
 //!
@@ -33,14 +33,16 @@
 //!
 //! - `exists: false` is judged with the binder's rows (one element chosen per array of objects
 //!   read by two keys; [`lower`]), a value of an earlier-sorted path standing in for the element
-//!   it lies in. Two kinds of event break that and are an error
-//!   ([`ErrorCode::MessageTooComplex`], [`unsupported_error`]) rather than a guess: one that
-//!   reaches a path by two routes (a repeated member name, or `{"r.b": ..}` beside
-//!   `{"r": [..]}`) where a value on one route would stand in for an element of an array on the
-//!   other, below which an absence is decided; and one where a scalar in an array nested in
-//!   another (`{"r": [["x"], {"x": 1}]}`, EB-3) could fix that array's element for an absence
-//!   below it. Events without repeated or dotted member names and nested arrays beside objects
-//!   never meet either (`filtervm_vm::bind` module `body`, "Where rows fall short").
+//!   it lies in. Two kinds of event break that: one that reaches a path by two routes (a
+//!   repeated member name, or `{"r.b": ..}` beside `{"r": [..]}`) where a value on one route
+//!   would stand in for an element of an array on the other, below which an absence is decided;
+//!   and one where a scalar in an array nested in another (`{"r": [["x"], {"x": 1}]}`, EB-3)
+//!   could fix that array's element for an absence below it (`filtervm_vm::bind` module `body`,
+//!   "Where rows fall short"). The binder says so ([`Judgement::Unsupported`]) and such an event
+//!   is judged by EB-8's search over the filter's pattern, which a filter keeps exactly when it
+//!   judges an absence against array positions ([`judges_positions`], [`exact`]). Only a filter
+//!   loaded from bytes written before patterns were kept still answers
+//!   [`ErrorCode::MessageTooComplex`] ([`unsupported_error`]) there.
 
 pub mod branches;
 pub mod exact;
@@ -98,7 +100,8 @@ pub fn judged_shape(bound: &Bound<'_>) -> Result<(), MessageError> {
 }
 
 /// The error of an event whose `exists: false` the binder's rows cannot judge
-/// ([`Judgement::Unsupported`]).
+/// ([`Judgement::Unsupported`]) for a filter without its kept pattern (loaded from bytes written
+/// before patterns were kept; every compiled filter that can meet such an event keeps it).
 pub fn unsupported_error() -> MessageError {
     MessageError {
         code: ErrorCode::MessageTooComplex,
@@ -106,8 +109,8 @@ pub fn unsupported_error() -> MessageError {
         message: "the event reaches a field of an `exists: false` judged against array positions \
                   (EB-10) by two routes (a repeated member name, or a dotted name beside its \
                   nested spelling), or holds scalars in nested arrays where that absence is \
-                  decided; filtervm does not judge such an event element by element and treats \
-                  it as not matching"
+                  decided, and the filter was saved without its pattern (metadata version 2): \
+                  compile it again to judge such events; treated as not matching"
             .to_owned(),
     }
 }
