@@ -72,6 +72,7 @@
 //! reader can see, publishes it with one atomic swap, and brings the now hidden copy up to date
 //! at its next change. See [`LiveSet`] for the guarantees.
 
+use crate::dialect::eventbridge::exact::Pattern;
 use crate::error::{ErrorCode, MessageError};
 use crate::parts::{
     MessagePart, MessageParts, NO_ATTRIBUTES, NO_HEADERS, SelectedPart, Unread, missing_part_error,
@@ -81,10 +82,9 @@ use crate::{Dialect, Filter, MessageShape, Options};
 use arc_swap::ArcSwap;
 use filtervm_vm::bind::{Bindings, Bound, Judgement, map_bytes};
 use filtervm_vm::json::ReadMode;
+use filtervm_vm::key::Key;
 use filtervm_vm::message::{Attributes, Headers, Message};
 use hashbrown::HashTable;
-use crate::dialect::eventbridge::exact::Pattern;
-use filtervm_vm::key::Key;
 use std::borrow::{Borrow, Cow};
 use std::collections::HashMap;
 use std::fmt;
@@ -248,7 +248,8 @@ impl<Id> SubscriptionSet<Id> {
     }
 
     /// The heap bytes the set holds: per group its key table, tests, equality index, filter
-    /// codes and subscriber lists; the id index and the per-subscription slots. Hash tables are
+    /// codes, subscriber lists and kept `eventbridge` patterns (each counted in full, though
+    /// subscriptions of one filter share its text); the id index and the per-subscription slots. Hash tables are
     /// counted by their buckets; allocator overhead, and heap memory the ids themselves own (the
     /// text of a `String` id), are not counted.
     pub fn heap_bytes(&self) -> usize {
@@ -257,7 +258,18 @@ impl<Id> SubscriptionSet<Id> {
                 .groups
                 .iter()
                 .flatten()
-                .map(|g| g.engine.heap_bytes())
+                .map(|g| {
+                    g.engine.heap_bytes()
+                        + map_bytes(
+                            g.patterns.capacity(),
+                            size_of::<(Handle, Option<Pattern>)>(),
+                        )
+                        + g.patterns
+                            .values()
+                            .flatten()
+                            .map(Pattern::heap_bytes)
+                            .sum::<usize>()
+                })
                 .sum::<usize>()
             + map_bytes(self.index.capacity(), size_of::<Handle>())
             + self.ids.capacity() * size_of::<Option<Id>>()
@@ -415,7 +427,11 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         // A replacement: the old subscription leaves its group, and the new one takes its
         // handle (so its place in the order).
         let old_group = self.slots.get(old as usize).map_or(NO_GROUP, |s| s.group);
-        if let Some(group) = self.groups.get_mut(old_group as usize).and_then(Option::as_mut) {
+        if let Some(group) = self
+            .groups
+            .get_mut(old_group as usize)
+            .and_then(Option::as_mut)
+        {
             group.engine.remove(old, &mut self.slots);
             group.patterns.remove(&old);
         }
@@ -729,14 +745,32 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
                     let bound = bindings.bind(keys, &message);
                     let reason = judge(group, &bound, owned_body(&message, strict));
                     let event = || message_bytes(&message);
-                    record(group, handle(g), &bound, reason, event, state, hits, unjudged);
+                    record(
+                        group,
+                        handle(g),
+                        &bound,
+                        reason,
+                        event,
+                        state,
+                        hits,
+                        unjudged,
+                    );
                     continue;
                 }
                 Ok(GroupMessage::Borrowed(message)) => {
                     let bound = bindings.bind(keys, message);
                     let reason = judge(group, &bound, owned_body(message, strict));
                     let event = || message_bytes(message);
-                    record(group, handle(g), &bound, reason, event, state, hits, unjudged);
+                    record(
+                        group,
+                        handle(g),
+                        &bound,
+                        reason,
+                        event,
+                        state,
+                        hits,
+                        unjudged,
+                    );
                     continue;
                 }
                 Err(e) => {
@@ -749,7 +783,16 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
             };
             let reason = judge(group, &bound, body);
             let event = || body.map(|(bytes, _)| bytes.into());
-            record(group, handle(g), &bound, reason, event, state, hits, unjudged);
+            record(
+                group,
+                handle(g),
+                &bound,
+                reason,
+                event,
+                state,
+                hits,
+                unjudged,
+            );
         }
         self.done(scratch)
     }
@@ -991,10 +1034,19 @@ fn exact_group(
     options.max_depth = crate::dialect::eventbridge::MAX_EVENT_DEPTH + 1;
     let event = match filtervm_vm::json::parse_with(bytes, &options) {
         Ok(event) => event,
-        Err(e) => return Some(Err(MessageError::new("", format!("the event is not JSON: {e}")))),
+        Err(e) => {
+            return Some(Err(MessageError::new(
+                "",
+                format!("the event is not JSON: {e}"),
+            )));
+        }
     };
     let mut verdicts: HashMap<&str, bool> = HashMap::new();
-    for (&h, pattern) in group.patterns.iter().filter_map(|(h, p)| Some((h, p.as_ref()?))) {
+    for (&h, pattern) in group
+        .patterns
+        .iter()
+        .filter_map(|(h, p)| Some((h, p.as_ref()?)))
+    {
         let verdict = match verdicts.get(pattern.text()) {
             Some(&v) => v,
             None => match pattern.matches(&event) {

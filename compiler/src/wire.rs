@@ -225,9 +225,8 @@ impl Filter {
         }
         let pattern = match meta.pattern {
             Some(text) => {
-                let (pattern, relowered) =
-                    crate::dialect::eventbridge::exact::Pattern::read(&text)
-                        .map_err(|e| LoadError::Metadata(format!("invalid `pattern`: {e}")))?;
+                let (pattern, relowered) = crate::dialect::eventbridge::exact::Pattern::read(&text)
+                    .map_err(|e| LoadError::Metadata(format!("invalid `pattern`: {e}")))?;
                 if crate::ir::json::to_json(&relowered) != crate::ir::json::to_json(&lowered) {
                     return Err(LoadError::Metadata(
                         "the `pattern` does not lower to the IR shipped with it".into(),

@@ -912,3 +912,64 @@ fn explain_shows_the_eventbridge_verdict() {
     assert!(e.to_string().contains("INVALID_MESSAGE"), "{e}");
 }
 
+/// EB-8's search on events the rows cannot judge stays bounded: many paths, wide arrays of
+/// objects and deep nesting give a verdict (or, past the search's step budget, an error), never
+/// a long search.
+#[test]
+fn eb_8_the_exact_search_is_bounded() {
+    // Ten paths under one array of 300 objects, each path's value in every element but the
+    // last path's absence decided against the element the others fix; a second route to `r`.
+    let pattern = format!(
+        "{{\"r\": {{{}, \"z\": [{{\"exists\": false}}]}}}}",
+        (0..10)
+            .map(|i| format!("\"k{i}\": [\"v\"]"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let element = (0..10)
+        .map(|i| format!("\"k{i}\": \"v\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let elements = vec![format!("{{{element}, \"z\": 1}}"); 300].join(", ");
+    let filter = compile(&pattern);
+    let route = r#""r": {"k0": "v"}"#;
+    let cases = [
+        // Only an element with `z` has all ten values; the one without has just `"k0": "x"`:
+        // no match (the second route's value fixes nothing).
+        (
+            format!("{{\"r\": [{elements}, {{\"k0\": \"x\"}}], {route}}}"),
+            false,
+        ),
+        // One element without `z` at the end: a match.
+        (
+            format!("{{\"r\": [{elements}, {{{element}}}], {route}}}"),
+            true,
+        ),
+        // The values nested 900 arrays deep beside an element with `z`: a match.
+        (
+            format!(
+                "{{\"r\": [{{\"z\": 1}}, {}{{{element}}}{}], {route}}}",
+                "[".repeat(900),
+                "]".repeat(900)
+            ),
+            true,
+        ),
+    ];
+    let mut evaluator = Evaluator::new();
+    let mut bindings = filtervm_vm::bind::Bindings::new();
+    for (i, (event, expected)) in cases.iter().enumerate() {
+        // The rows cannot judge it: the search does.
+        assert_eq!(
+            bindings
+                .bind_json(filter.program().keys(), event.as_bytes())
+                .judgement(),
+            &filtervm_vm::bind::Judgement::Unsupported,
+            "case {i}"
+        );
+        assert_eq!(
+            evaluator.try_matches_bytes(&filter, event.as_bytes()),
+            Ok(*expected),
+            "case {i}"
+        );
+    }
+}

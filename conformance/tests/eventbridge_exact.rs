@@ -126,8 +126,16 @@ fn absences_rows_cannot_judge_get_the_reference_verdict() {
             fixed,
             r#"{"r": [{"c": 1}, {"b": "y"}], "r.b": "z"}"#,
         ),
-        ("scalars in nested arrays", nested, r#"{"r": [["x"], {"x": 2}]}"#),
-        ("scalars in nested arrays", nested, r#"{"r": [["x", {"x": 2}]]}"#),
+        (
+            "scalars in nested arrays",
+            nested,
+            r#"{"r": [["x"], {"x": 2}]}"#,
+        ),
+        (
+            "scalars in nested arrays",
+            nested,
+            r#"{"r": [["x", {"x": 2}]]}"#,
+        ),
         (
             "arrays of objects",
             deep,

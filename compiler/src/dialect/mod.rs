@@ -77,9 +77,7 @@ pub(crate) fn parse_policy_text(
         // A pattern nested deeper than the compiler reads is beyond a limit of ours, not
         // invalid JSON (event-ruler reads patterns to Jackson's 1,000 levels; EB-34 bounds
         // events only): `EVENTBRIDGE_LIMIT_EXCEEDED` at the first container too deep.
-        Err(e)
-            if dialect == Dialect::EventBridge && e.kind() == json::ErrorKind::TooDeep =>
-        {
+        Err(e) if dialect == Dialect::EventBridge && e.kind() == json::ErrorKind::TooDeep => {
             let e = JsonTextError::new(text, &e);
             Err(CompileError::one(
                 dialect.limit_code(),

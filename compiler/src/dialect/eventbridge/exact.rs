@@ -129,12 +129,7 @@ impl Pattern {
             ));
         }
         let seq = self.seq()?;
-        let mut search = Search {
-            event,
-            values: HashMap::new(),
-            failed: HashSet::new(),
-            steps: 0,
-        };
+        let mut search = Search::new(event);
         let mut leaves: Vec<&Leaf> = Vec::new();
         let mut pending: Vec<&SeqOr> = Vec::new();
         leaves.extend(seq.leaves.iter());
@@ -175,28 +170,56 @@ fn too_complex() -> MessageError {
 /// The search ran out of steps.
 struct TooManySteps;
 
-/// One array element a value lies in: the array (its address in the event tree, unique while
-/// the tree lives) and the element's index.
+/// An array (its address) and an element's index: one entry of P.
 type Position = (usize, usize);
 
-/// A value of a path and its positions (EB-3).
+/// One array element a value lies in (EB-3): the array (its address in the event tree, unique
+/// while the tree lives), the element's index, and the element it lies in in turn, if any. A
+/// value's positions are the chain of links from its innermost one up, so values in one element
+/// share their links and the positions of all values take memory in proportion to the event.
+struct Link {
+    array: usize,
+    index: usize,
+    up: Option<usize>,
+}
+
+/// A value of a path and its innermost position (`None`: in no array through an element).
 struct Found<'e> {
     value: &'e Value,
-    positions: Vec<Position>,
+    at: Option<usize>,
 }
 
 struct Search<'e> {
     event: &'e Value,
+    /// Every position met, chained ([`Link::up`]).
+    links: Vec<Link>,
     /// Each path's values, found once per event.
     values: HashMap<String, Vec<Found<'e>>>,
+    /// The positions fixed so far (P): array → index.
+    fixed: HashMap<usize, usize>,
+    /// The arrays of `fixed`, in the order they were fixed (undone when the walk backs up).
+    order: Vec<usize>,
     /// The states of the current branch known to fail: the walk's place and P (sorted).
     failed: HashSet<(usize, Vec<Position>)>,
     steps: usize,
 }
 
 impl<'e> Search<'e> {
-    fn step(&mut self) -> Result<(), TooManySteps> {
-        self.steps += 1;
+    fn new(event: &'e Value) -> Search<'e> {
+        Search {
+            event,
+            links: Vec::new(),
+            values: HashMap::new(),
+            fixed: HashMap::new(),
+            order: Vec::new(),
+            failed: HashSet::new(),
+            steps: 0,
+        }
+    }
+
+    /// Counts `n` steps against [`MAX_SEARCH_STEPS`].
+    fn step(&mut self, n: usize) -> Result<(), TooManySteps> {
+        self.steps = self.steps.saturating_add(n);
         if self.steps > MAX_SEARCH_STEPS {
             return Err(TooManySteps);
         }
@@ -210,7 +233,7 @@ impl<'e> Search<'e> {
         leaves: &mut Vec<&'s Leaf>,
         pending: &mut Vec<&'s SeqOr>,
     ) -> Result<bool, TooManySteps> {
-        self.step()?;
+        self.step(1)?;
         let Some(or) = pending.pop() else {
             return self.branch(leaves);
         };
@@ -238,62 +261,101 @@ impl<'e> Search<'e> {
         for leaf in &sorted {
             if !self.values.contains_key(&leaf.path) {
                 let mut found = Vec::new();
-                let mut positions = Vec::new();
-                follow(self.event, &leaf.path, &mut positions, &mut found);
+                let before = self.links.len();
+                follow(self.event, &leaf.path, None, &mut self.links, &mut found);
+                self.step(found.len() + (self.links.len() - before))?;
                 self.values.insert(leaf.path.clone(), found);
             }
         }
         self.failed.clear();
-        let mut fixed = Vec::new();
-        self.walk(&sorted, 0, &mut fixed)
+        self.fixed.clear();
+        self.order.clear();
+        self.walk(&sorted, 0)
     }
 
-    /// EB-8's walk from path `k` on, with positions `fixed` (P) fixed so far.
-    fn walk(
-        &mut self,
-        leaves: &[&Leaf],
-        k: usize,
-        fixed: &mut Vec<Position>,
-    ) -> Result<bool, TooManySteps> {
+    /// Whether the value whose innermost position is `at` agrees with P: no array is given two
+    /// indices (EB-8). Counts the links it reads.
+    fn agrees(&mut self, mut at: Option<usize>) -> Result<bool, TooManySteps> {
+        let mut read = 0;
+        let mut agrees = true;
+        while let Some(link) = at.and_then(|i| self.links.get(i)) {
+            read += 1;
+            if self
+                .fixed
+                .get(&link.array)
+                .is_some_and(|&i| i != link.index)
+            {
+                agrees = false;
+                break;
+            }
+            at = link.up;
+        }
+        self.step(read)?;
+        Ok(agrees)
+    }
+
+    /// Adds the positions of the value at `at` to P (it agrees with P).
+    fn fix(&mut self, mut at: Option<usize>) {
+        while let Some(link) = at.and_then(|i| self.links.get(i)) {
+            if !self.fixed.contains_key(&link.array) {
+                self.fixed.insert(link.array, link.index);
+                self.order.push(link.array);
+            }
+            at = link.up;
+        }
+    }
+
+    /// Takes P back to its first `n` arrays.
+    fn unfix(&mut self, n: usize) {
+        for array in self.order.drain(n..) {
+            self.fixed.remove(&array);
+        }
+    }
+
+    /// EB-8's walk from the `k`-th path of `leaves` on, with P fixed so far.
+    fn walk(&mut self, leaves: &[&Leaf], k: usize) -> Result<bool, TooManySteps> {
         let Some(leaf) = leaves.get(k) else {
             return Ok(true);
         };
-        let mut state = fixed.clone();
-        state.sort_unstable();
-        let state = (k, state);
+        let mut p: Vec<Position> = self.fixed.iter().map(|(&a, &i)| (a, i)).collect();
+        p.sort_unstable();
+        self.step(p.len())?;
+        let state = (k, p);
         if self.failed.contains(&state) {
             return Ok(false);
         }
         let count = self.values.get(&leaf.path).map_or(0, Vec::len);
         let mut any_agrees = false;
-        let mut tried: Vec<Vec<Position>> = Vec::new();
+        // Values with the same innermost position have the same positions: one is tried.
+        let mut tried: HashSet<Option<usize>> = HashSet::new();
         for i in 0..count {
-            self.step()?;
-            let (agrees, candidate) = match self.values.get(&leaf.path).and_then(|v| v.get(i)) {
-                Some(found) => {
-                    let agrees = agree(&found.positions, fixed);
-                    let candidate = agrees
-                        && !tried.contains(&found.positions)
-                        && positive(leaf, found.value);
-                    (agrees, candidate.then(|| found.positions.clone()))
-                }
-                None => (false, None),
-            };
-            any_agrees |= agrees;
-            let Some(positions) = candidate else {
+            self.step(1)?;
+            let Some((value, at)) = self
+                .values
+                .get(&leaf.path)
+                .and_then(|v| v.get(i))
+                .map(|f| (f.value, f.at))
+            else {
                 continue;
             };
-            let before = fixed.len();
-            fixed.extend(positions.iter().copied());
-            let matched = self.walk(leaves, k + 1, fixed)?;
-            fixed.truncate(before);
+            if !self.agrees(at)? {
+                continue;
+            }
+            any_agrees = true;
+            if tried.contains(&at) || !positive(leaf, value) {
+                continue;
+            }
+            tried.insert(at);
+            let n = self.order.len();
+            self.fix(at);
+            let matched = self.walk(leaves, k + 1)?;
+            self.unfix(n);
             if matched {
                 return Ok(true);
             }
-            tried.push(positions);
         }
         // (b): `exists: false` holds when no value of the path agrees with P (EB-10).
-        if has_absence(leaf) && !any_agrees && self.walk(leaves, k + 1, fixed)? {
+        if has_absence(leaf) && !any_agrees && self.walk(leaves, k + 1)? {
             return Ok(true);
         }
         self.failed.insert(state);
@@ -301,43 +363,46 @@ impl<'e> Search<'e> {
     }
 }
 
-/// Whether a value with `positions` agrees with `fixed`: no array is given two indices (EB-8).
-fn agree(positions: &[Position], fixed: &[Position]) -> bool {
-    positions
-        .iter()
-        .all(|&(array, index)| fixed.iter().all(|&(a, i)| a != array || i == index))
-}
-
-/// The address of an array in the event tree: it identifies the array while the tree lives.
+/// An array's address in the event tree: it identifies the array while the tree lives.
 fn array_id(items: &Vec<Value>) -> usize {
     std::ptr::from_ref(items).addr()
 }
 
-/// Finds the values at `rest` of the path from `node` (EB-2, EB-3): a member named `N`
-/// continues the path when `rest` is `N` (the member's value is at the leaf position) or starts
-/// with `N.`; before the leaf position arrays are transparent (scalar elements ignored), each
-/// object or array element adding its position.
-fn follow<'e>(node: &'e Value, rest: &str, positions: &mut Vec<Position>, out: &mut Vec<Found<'e>>) {
+/// Finds the values at `rest` of the path from `node`, which lies in the element `at` (EB-2,
+/// EB-3): a member named `N` continues the path when `rest` is `N` (the member's value is at the
+/// leaf position) or starts with `N.`; before the leaf position arrays are transparent (scalar
+/// elements ignored), each object or array element adding its position. Recurses once per level
+/// of the event it descends (EB-34 bounds them).
+fn follow<'e>(
+    node: &'e Value,
+    rest: &str,
+    at: Option<usize>,
+    links: &mut Vec<Link>,
+    out: &mut Vec<Found<'e>>,
+) {
     match node {
         Value::Object(members) => {
             for (name, value) in members {
                 if name == rest {
-                    leaf(value, positions, out);
+                    leaf(value, at, links, out);
                 } else if let Some(below) = rest
                     .strip_prefix(name.as_str())
                     .and_then(|r| r.strip_prefix('.'))
                 {
-                    follow(value, below, positions, out);
+                    follow(value, below, at, links, out);
                 }
             }
         }
         Value::Array(items) => {
-            let id = array_id(items);
-            for (i, item) in items.iter().enumerate() {
+            let array = array_id(items);
+            for (index, item) in items.iter().enumerate() {
                 if matches!(item, Value::Object(_) | Value::Array(_)) {
-                    positions.push((id, i));
-                    follow(item, rest, positions, out);
-                    positions.pop();
+                    links.push(Link {
+                        array,
+                        index,
+                        up: at,
+                    });
+                    follow(item, rest, Some(links.len() - 1), links, out);
                 }
             }
         }
@@ -345,33 +410,30 @@ fn follow<'e>(node: &'e Value, rest: &str, positions: &mut Vec<Position>, out: &
     }
 }
 
-/// The values at a leaf position: a scalar is one; an array gives its scalars (no position for
-/// the array they sit in directly) and those of nested arrays (with the nested array's element
-/// position, EB-3); objects are no values.
-fn leaf<'e>(node: &'e Value, positions: &mut Vec<Position>, out: &mut Vec<Found<'e>>) {
+/// The values at a leaf position in the element `at`: a scalar is one; an array gives its
+/// scalars (no position for the array they sit in directly) and those of nested arrays (with the
+/// nested array's element position, EB-3); objects are no values.
+fn leaf<'e>(node: &'e Value, at: Option<usize>, links: &mut Vec<Link>, out: &mut Vec<Found<'e>>) {
     match node {
         Value::Object(_) => {}
         Value::Array(items) => {
-            let id = array_id(items);
-            for (i, item) in items.iter().enumerate() {
+            let array = array_id(items);
+            for (index, item) in items.iter().enumerate() {
                 match item {
                     Value::Object(_) => {}
                     Value::Array(_) => {
-                        positions.push((id, i));
-                        leaf(item, positions, out);
-                        positions.pop();
+                        links.push(Link {
+                            array,
+                            index,
+                            up: at,
+                        });
+                        leaf(item, Some(links.len() - 1), links, out);
                     }
-                    _ => out.push(Found {
-                        value: item,
-                        positions: positions.clone(),
-                    }),
+                    _ => out.push(Found { value: item, at }),
                 }
             }
         }
-        _ => out.push(Found {
-            value: node,
-            positions: positions.clone(),
-        }),
+        _ => out.push(Found { value: node, at }),
     }
 }
 
@@ -401,7 +463,10 @@ fn holds(m: &Matcher, value: &Value) -> bool {
             text.is_some_and(|t| block.contains_text(t))
         }
         Matcher::Number { value: Some(x), .. } => comparable(value) == Some(*x),
-        Matcher::Number { text: t, value: None } => {
+        Matcher::Number {
+            text: t,
+            value: None,
+        } => {
             matches!(value, Value::Number(n) if n.as_str() == t)
         }
         Matcher::Bool(b) => matches!(value, Value::Bool(v) if v == b),
