@@ -9,8 +9,11 @@ use filtervm_compiler::Dialect;
 use filtervm_conformance::reference::{self, json};
 use filtervm_conformance::runner::compile;
 
-/// The compiler's and the reference's (code, pointer) for `pattern` (`None`: accepted).
-fn both(pattern: &str) -> (Option<(String, String)>, Option<(String, String)>) {
+/// An error's code and JSON Pointer (`None`: the pattern was accepted).
+type Refusal = Option<(String, String)>;
+
+/// The compiler's and the reference's refusal of `pattern`.
+fn both(pattern: &str) -> (Refusal, Refusal) {
     let value = json::parse_with(
         pattern,
         json::ReadOptions {

@@ -26,11 +26,14 @@
 //!
 //! The search backtracks over the values of each path; two values with the same positions lead
 //! to the same state and only the first is tried, and a state (path, P) found to fail is not
-//! searched again. Every step (a branch begun, a value looked at) counts against
-//! [`MAX_SEARCH_STEPS`]; an event that would need more is an error
+//! searched again. A value's positions are a chain of shared links (values in one element share
+//! them), so finding every value of a path costs time and memory in proportion to the event.
+//! Every step (a branch begun, a value, a position link or a remembered position looked at)
+//! counts against [`MAX_SEARCH_STEPS`]; an event that would need more is an error
 //! ([`ErrorCode::MessageTooComplex`]), never a guess, as the binder's own caps are. The walk of
-//! the event follows the pattern's paths only, recursing at most once per object level of a path
-//! and once per nested array (EB-34 bounds an event's nesting at 1,000 levels).
+//! the event follows the pattern's paths only, recursing at most once per level of the event it
+//! descends (EB-34 bounds an event's nesting at 1,000 levels); the walk of a branch recurses
+//! once per path (EB-32: at most 256).
 
 use super::branches::{Seq, SeqOr, has_absence};
 use super::parse::{Exclusion, Leaf, Matcher};
@@ -41,7 +44,8 @@ use filtervm_vm::number;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
-/// Most steps (branches begun, values looked at) one event's search may take.
+/// Most steps (branches begun; values, position links and remembered positions looked at) one
+/// event's search may take.
 pub const MAX_SEARCH_STEPS: usize = 1 << 22;
 
 /// A filter's pattern, kept so that an event its rows cannot judge is judged exactly: the pattern
@@ -297,8 +301,8 @@ impl<'e> Search<'e> {
     /// Adds the positions of the value at `at` to P (it agrees with P).
     fn fix(&mut self, mut at: Option<usize>) {
         while let Some(link) = at.and_then(|i| self.links.get(i)) {
-            if !self.fixed.contains_key(&link.array) {
-                self.fixed.insert(link.array, link.index);
+            if let std::collections::hash_map::Entry::Vacant(e) = self.fixed.entry(link.array) {
+                e.insert(link.index);
                 self.order.push(link.array);
             }
             at = link.up;
