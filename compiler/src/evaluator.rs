@@ -246,7 +246,7 @@ pub(crate) fn exactly<'m>(
 
 /// The JSON bytes of an owned message (a `serde_json` value written out), for
 /// [`exactly`].
-fn message_bytes(message: &Message) -> Option<std::borrow::Cow<'_, [u8]>> {
+pub(crate) fn message_bytes(message: &Message) -> Option<std::borrow::Cow<'_, [u8]>> {
     match message {
         Message::Body(bytes) => Some(bytes.as_slice().into()),
         Message::Json(value) => serde_json::to_vec(value).ok().map(Into::into),
