@@ -64,7 +64,8 @@ impl Evaluator {
     /// `filtervm_vm::bind::MAX_ROW_SLOTS` allow, sns rule 18) is bound as a non-object and
     /// matches only the empty policy, and an Event Grid event that is not JSON matches nothing,
     /// nor does an EventBridge event that is not a JSON object, nests deeper than 1,000 levels
-    /// (EB-3, EB-34) or has an `exists: false` the binder does not judge
+    /// (EB-3, EB-34) or has an `exists: false` the binder does not judge and the filter
+    /// was saved without its pattern
     /// ([`dialect::eventbridge::unsupported_error`]); [`Evaluator::try_matches`] reports those
     /// cases instead. An SNS body ([`Message::Body`])
     /// that is not JSON is judged, not failed: by sns rule 14 it matches only the empty policy.
@@ -73,9 +74,13 @@ impl Evaluator {
         let verdict = filter.program().eval(&bound, &mut self.registers);
         // An EventBridge program needs an object (and the binder gives none it gave up on);
         // the depth limit (EB-34) is the binder's to measure, not the program's.
+        if filter.dialect() == Dialect::EventBridge
+            && dialect::eventbridge::judged_event(&bound).is_err()
+        {
+            return exactly(filter, &bound, || message_bytes(message))
+                .is_some_and(|exact| exact.unwrap_or(false));
+        }
         verdict
-            && (filter.dialect() != Dialect::EventBridge
-                || dialect::eventbridge::judged_event(&bound).is_ok())
     }
 
     /// Like [`Evaluator::matches`], but a message that could not be judged whole is an error:
@@ -90,7 +95,9 @@ impl Evaluator {
     ) -> Result<bool, MessageError> {
         let bound = self.bindings.bind(filter.program().keys(), message);
         let verdict = filter.program().eval(&bound, &mut self.registers);
-        judged(filter, &bound)?;
+        if let Err(e) = judged(filter, &bound) {
+            return exactly(filter, &bound, || message_bytes(message)).unwrap_or(Err(e));
+        }
         if let (Some(JsonBody::Event), Message::Body(bytes)) = (filter.json_body(), message)
             && let Some(e) = event_shape_error(bytes)
         {
@@ -124,8 +131,10 @@ impl Evaluator {
                 return Err(e);
             }
         }
-        if kind == JsonBody::EventBridge {
-            judged(filter, &bound)?;
+        if kind == JsonBody::EventBridge
+            && let Err(e) = judged(filter, &bound)
+        {
+            return exactly(filter, &bound, || Some(json.into())).unwrap_or(Err(e));
         }
         Ok(verdict)
     }
@@ -154,7 +163,9 @@ impl Evaluator {
         if document && let Some(e) = bound.not_json() {
             return Err(not_json_error(filter.dialect(), e));
         }
-        judged(filter, &bound)?;
+        if let Err(e) = judged(filter, &bound) {
+            return exactly(filter, &bound, || Some(json.into())).unwrap_or(Err(e));
+        }
         if kind == JsonBody::Event
             && let Some(e) = event_shape_error(json)
         {
@@ -209,6 +220,37 @@ impl Evaluator {
     pub fn matches_document(&mut self, filter: &Filter, json: &[u8]) -> Result<bool, MessageError> {
         let message = shape::read_for(json, filter.options(), self.bindings.read_mode())?;
         self.matches_parts(filter, &message.parts())
+    }
+}
+
+/// The exact verdict of an EventBridge event whose `exists: false` the binder's rows could not
+/// judge ([`Judgement::Unsupported`]), when the filter keeps its pattern: EB-8's search
+/// ([`dialect::eventbridge::exact`]) on the event's bytes. `None` for every other outcome of
+/// binding (its error stands). Kept out of line: it runs only when binding gave up.
+#[cold]
+#[inline(never)]
+pub(crate) fn exactly<'m>(
+    filter: &Filter,
+    bound: &Bound<'_>,
+    bytes: impl FnOnce() -> Option<std::borrow::Cow<'m, [u8]>>,
+) -> Option<Result<bool, MessageError>> {
+    let pattern = filter.pattern()?;
+    if bound.judgement() != &Judgement::Unsupported
+        || !bound.root_is_object()
+        || bound.deepest() > dialect::eventbridge::MAX_EVENT_DEPTH
+    {
+        return None;
+    }
+    Some(pattern.matches_bytes(&bytes()?))
+}
+
+/// The JSON bytes of an owned message (a `serde_json` value written out), for
+/// [`exactly`].
+pub(crate) fn message_bytes(message: &Message) -> Option<std::borrow::Cow<'_, [u8]>> {
+    match message {
+        Message::Body(bytes) => Some(bytes.as_slice().into()),
+        Message::Json(value) => serde_json::to_vec(value).ok().map(Into::into),
+        _ => None,
     }
 }
 

@@ -461,13 +461,24 @@ fn explain_with(
     let program = filter.program();
     let mut scratch = Bindings::new();
     let bound = scratch.bind(program.keys(), message);
-    if filter.dialect() == Dialect::EventBridge {
+    // An EventBridge event whose `exists: false` the rows cannot judge is judged by EB-8's
+    // search over the filter's kept pattern: its verdict, the conditions below as the rows saw
+    // them (every key absent) and a hint saying so.
+    let mut exact = None;
+    if filter.dialect() == Dialect::EventBridge
+        && let Err(e) = crate::evaluator::judged(filter, &bound)
+    {
         // An event that cannot be judged (not JSON, not an object, too deep, EB-3, EB-34) has no
         // explanation but its error.
-        crate::evaluator::judged(filter, &bound)?;
+        match crate::evaluator::exactly(filter, &bound, || crate::evaluator::message_bytes(message))
+        {
+            Some(Ok(verdict)) => exact = Some(verdict),
+            Some(Err(e)) => return Err(e.into()),
+            None => return Err(e.into()),
+        }
     }
     let mut registers = Vec::new();
-    let matched = program.eval(&bound, &mut registers);
+    let matched = exact.unwrap_or_else(|| program.eval(&bound, &mut registers));
     let program_tests = Runner {
         table: program.keys(),
         bound: bound.clone(),
@@ -532,11 +543,12 @@ fn explain_with(
             hints.push(Hint {
                 code: HINT_BODY_OVERFLOW,
                 pointer: String::new(),
-                message: format!(
-                    "{}, so it was bound as if it were not a JSON object and no condition on it \
-                     can hold",
-                    crate::dialect::eventbridge::unsupported_error().message
-                ),
+                message: "the event reaches a field of an `exists: false` judged against array \
+                          positions (EB-10) by two routes, or holds scalars in nested arrays \
+                          where that absence is decided: the verdict is EB-8's search over the \
+                          pattern, and the conditions shown saw the event bound with every key \
+                          absent"
+                    .to_owned(),
             });
         } else if bound.overflowed() {
             hints.push(Hint {

@@ -23,6 +23,10 @@ pub struct Filter {
     program: Program,
     /// What the filter reads from raw JSON bytes (from its dialect and options).
     json_body: Option<JsonBody>,
+    /// An `eventbridge` filter's pattern, kept when its program judges an `exists: false` against
+    /// array positions (the events its rows cannot judge are judged on it exactly, EB-8;
+    /// [`dialect::eventbridge::exact`]).
+    pattern: Option<dialect::eventbridge::exact::Pattern>,
 }
 
 impl Filter {
@@ -49,6 +53,7 @@ impl Filter {
             lowered: Some(lowered),
             optimized: Some(optimized),
             program,
+            pattern: None,
         }
     }
 
@@ -61,7 +66,25 @@ impl Filter {
             lowered: None,
             optimized: None,
             program,
+            pattern: None,
         }
+    }
+
+    /// The filter with `pattern` kept (see [`Filter::pattern`]).
+    pub(crate) fn with_pattern(
+        mut self,
+        pattern: Option<dialect::eventbridge::exact::Pattern>,
+    ) -> Filter {
+        self.pattern = pattern;
+        self
+    }
+
+    /// An `eventbridge` filter's pattern, kept when the filter judges an `exists: false` against
+    /// array positions (EB-10): an event its rows cannot judge is judged on it exactly
+    /// ([`Pattern::matches`](dialect::eventbridge::exact::Pattern::matches)). `None` for other
+    /// filters, and for a filter loaded from bytes written before patterns were kept.
+    pub fn pattern(&self) -> Option<&dialect::eventbridge::exact::Pattern> {
+        self.pattern.as_ref()
     }
 
     /// The IR as lowered from the policy, before optimization (`None` when loaded from the first wire format).
@@ -135,12 +158,16 @@ pub fn compile_value(
     let lowered = dialect::lower(dialect, policy, options)?;
     let optimized = opt::optimize_copy(&lowered);
     let program = generate(&optimized)?;
+    let pattern = (dialect == Dialect::EventBridge
+        && dialect::eventbridge::judges_positions(&program))
+    .then(|| dialect::eventbridge::exact::Pattern::of(policy));
     Ok(Filter {
         json_body: json_body(options),
         options: options.clone(),
         lowered: Some(lowered),
         optimized: Some(optimized),
         program,
+        pattern,
     })
 }
 

@@ -72,6 +72,7 @@
 //! reader can see, publishes it with one atomic swap, and brings the now hidden copy up to date
 //! at its next change. See [`LiveSet`] for the guarantees.
 
+use crate::dialect::eventbridge::exact::Pattern;
 use crate::error::{ErrorCode, MessageError};
 use crate::parts::{
     MessagePart, MessageParts, NO_ATTRIBUTES, NO_HEADERS, SelectedPart, Unread, missing_part_error,
@@ -81,9 +82,11 @@ use crate::{Dialect, Filter, MessageShape, Options};
 use arc_swap::ArcSwap;
 use filtervm_vm::bind::{Bindings, Bound, Judgement, map_bytes};
 use filtervm_vm::json::ReadMode;
+use filtervm_vm::key::Key;
 use filtervm_vm::message::{Attributes, Headers, Message};
 use hashbrown::HashTable;
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
 use std::mem::size_of;
@@ -133,6 +136,11 @@ struct Group {
     options: Options,
     part: MessagePart,
     engine: PolicySet,
+    /// The `eventbridge` subscriptions whose filter judges an `exists: false` against array
+    /// positions, by handle, with their kept pattern ([`Filter::pattern`]; `None` for a filter
+    /// loaded from bytes written before patterns were kept): an event the group's rows cannot
+    /// judge is judged on them (EB-8; [`exact_group`]).
+    patterns: HashMap<Handle, Option<Pattern>>,
 }
 
 /// Many subscriptions of any dialects and options, matched against a message at once (see the
@@ -240,7 +248,8 @@ impl<Id> SubscriptionSet<Id> {
     }
 
     /// The heap bytes the set holds: per group its key table, tests, equality index, filter
-    /// codes and subscriber lists; the id index and the per-subscription slots. Hash tables are
+    /// codes, subscriber lists and kept `eventbridge` patterns (each counted in full, though
+    /// subscriptions of one filter share its text); the id index and the per-subscription slots. Hash tables are
     /// counted by their buckets; allocator overhead, and heap memory the ids themselves own (the
     /// text of a `String` id), are not counted.
     pub fn heap_bytes(&self) -> usize {
@@ -249,7 +258,18 @@ impl<Id> SubscriptionSet<Id> {
                 .groups
                 .iter()
                 .flatten()
-                .map(|g| g.engine.heap_bytes())
+                .map(|g| {
+                    g.engine.heap_bytes()
+                        + map_bytes(
+                            g.patterns.capacity(),
+                            size_of::<(Handle, Option<Pattern>)>(),
+                        )
+                        + g.patterns
+                            .values()
+                            .flatten()
+                            .map(Pattern::heap_bytes)
+                            .sum::<usize>()
+                })
                 .sum::<usize>()
             + map_bytes(self.index.capacity(), size_of::<Handle>())
             + self.ids.capacity() * size_of::<Option<Id>>()
@@ -289,6 +309,7 @@ impl<Id> SubscriptionSet<Id> {
             options: options.clone(),
             part: MessagePart::of(options),
             engine: PolicySet::new(),
+            patterns: HashMap::new(),
         };
         match self.groups.iter().position(Option::is_none) {
             Some(g) => {
@@ -386,6 +407,12 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
             self.release_group(g);
             return Err(e);
         }
+        if filter.dialect() == Dialect::EventBridge
+            && crate::dialect::eventbridge::judges_positions(filter.program())
+            && let Some(group) = self.groups.get_mut(g as usize).and_then(Option::as_mut)
+        {
+            group.patterns.insert(fresh, filter.pattern().cloned());
+        }
         let Some(old) = existing else {
             if let Some(slot) = self.ids.get_mut(fresh as usize) {
                 *slot = Some(id);
@@ -400,21 +427,19 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         // A replacement: the old subscription leaves its group, and the new one takes its
         // handle (so its place in the order).
         let old_group = self.slots.get(old as usize).map_or(NO_GROUP, |s| s.group);
-        if let Some(engine) = self
+        if let Some(group) = self
             .groups
             .get_mut(old_group as usize)
             .and_then(Option::as_mut)
-            .map(|group| &mut group.engine)
         {
-            engine.remove(old, &mut self.slots);
+            group.engine.remove(old, &mut self.slots);
+            group.patterns.remove(&old);
         }
-        if let Some(engine) = self
-            .groups
-            .get_mut(g as usize)
-            .and_then(Option::as_mut)
-            .map(|group| &mut group.engine)
-        {
-            engine.rename(fresh, old, &mut self.slots);
+        if let Some(group) = self.groups.get_mut(g as usize).and_then(Option::as_mut) {
+            group.engine.rename(fresh, old, &mut self.slots);
+            if let Some(pattern) = group.patterns.remove(&fresh) {
+                group.patterns.insert(old, pattern);
+            }
         }
         if let Some(slot) = self.slots.get_mut(old as usize) {
             slot.group = g;
@@ -442,13 +467,9 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         };
         let (h, _) = entry.remove();
         let g = self.slots.get(h as usize).map_or(NO_GROUP, |s| s.group);
-        if let Some(engine) = self
-            .groups
-            .get_mut(g as usize)
-            .and_then(Option::as_mut)
-            .map(|group| &mut group.engine)
-        {
-            engine.remove(h, &mut self.slots);
+        if let Some(group) = self.groups.get_mut(g as usize).and_then(Option::as_mut) {
+            group.engine.remove(h, &mut self.slots);
+            group.patterns.remove(&h);
         }
         if let Some(slot) = self.ids.get_mut(h as usize) {
             *slot = None;
@@ -493,6 +514,12 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         self.slots = slots;
         for group in self.groups.iter_mut().flatten() {
             group.engine.renumber_handles(&map);
+            if !group.patterns.is_empty() {
+                group.patterns = std::mem::take(&mut group.patterns)
+                    .into_iter()
+                    .map(|(h, p)| (map.get(h as usize).copied().unwrap_or(h), p))
+                    .collect();
+            }
         }
         for h in self.index.iter_mut() {
             *h = map.get(*h as usize).copied().unwrap_or(*h);
@@ -717,11 +744,34 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
                 Ok(GroupMessage::Message(message)) => {
                     let bound = bindings.bind(keys, &message);
                     let reason = judge(group, &bound, owned_body(&message, strict));
-                    record(group, handle(g), &bound, reason, state, hits, unjudged);
+                    let event = || message_bytes(&message);
+                    record(
+                        group,
+                        handle(g),
+                        &bound,
+                        reason,
+                        event,
+                        state,
+                        hits,
+                        unjudged,
+                    );
                     continue;
                 }
                 Ok(GroupMessage::Borrowed(message)) => {
-                    (bindings.bind(keys, message), owned_body(message, strict))
+                    let bound = bindings.bind(keys, message);
+                    let reason = judge(group, &bound, owned_body(message, strict));
+                    let event = || message_bytes(message);
+                    record(
+                        group,
+                        handle(g),
+                        &bound,
+                        reason,
+                        event,
+                        state,
+                        hits,
+                        unjudged,
+                    );
+                    continue;
                 }
                 Err(e) => {
                     unjudged.push(Unjudged {
@@ -732,7 +782,17 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
                 }
             };
             let reason = judge(group, &bound, body);
-            record(group, handle(g), &bound, reason, state, hits, unjudged);
+            let event = || body.map(|(bytes, _)| bytes.into());
+            record(
+                group,
+                handle(g),
+                &bound,
+                reason,
+                event,
+                state,
+                hits,
+                unjudged,
+            );
         }
         self.done(scratch)
     }
@@ -834,7 +894,8 @@ fn match_group<A: Attributes + ?Sized, H: Headers + ?Sized>(
         }
     };
     let reason = judge(group, &bound, body);
-    record(group, g, &bound, reason, state, hits, unjudged);
+    let event = || body.map(|(bytes, _)| bytes.into());
+    record(group, g, &bound, reason, event, state, hits, unjudged);
 }
 
 /// Why `group` could not judge a message bound as `bound`, if it could not: an SNS body too
@@ -849,7 +910,12 @@ fn judge(group: &Group, bound: &Bound<'_>, body: Option<(&[u8], bool)>) -> Optio
         Judgement::NotJson(_) if !strict => {}
         Judgement::NotJson(e) => return Some(Reason::NotJson(e.clone())),
         Judgement::Overflowed => return Some(Reason::TooComplex),
+        // An event that is no object or nests too deep keeps that error (below); the others
+        // are judged on the kept patterns when the group's filters have them (`record`).
         Judgement::Unsupported => {
+            if let Err(e) = crate::dialect::eventbridge::judged_shape(bound) {
+                return Some(Reason::Invalid(e));
+            }
             return Some(Reason::Invalid(
                 crate::dialect::eventbridge::unsupported_error(),
             ));
@@ -877,19 +943,131 @@ fn owned_body(message: &Message, strict: bool) -> Option<(&[u8], bool)> {
     }
 }
 
-/// Records the verdicts of a message `group` (index `g`) judged, or why it could not.
-fn record(
+/// Records the verdicts of a message `group` (index `g`) judged, or why it could not. An
+/// EventBridge event whose `exists: false` the group's rows cannot judge is judged exactly
+/// ([`exact_group`], on the event's bytes `event`) when every filter of the group that judges
+/// absences against array positions kept its pattern.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the group, its verdict and the scratch buffers it writes"
+)]
+fn record<'m>(
     group: &Group,
     g: u32,
     bound: &Bound<'_>,
     reason: Option<Reason>,
+    event: impl FnOnce() -> Option<Cow<'m, [u8]>>,
     state: &mut MatchState,
     hits: &mut Vec<Handle>,
     unjudged: &mut Vec<Unjudged>,
 ) {
     match reason {
         None => state.matching(&group.engine, bound, hits),
-        Some(reason) => unjudged.push(Unjudged { group: g, reason }),
+        Some(reason) => {
+            if bound.judgement() == &Judgement::Unsupported
+                && crate::dialect::eventbridge::judged_shape(bound).is_ok()
+                && let Some(bytes) = event()
+                && let Some(judged) = exact_group(group, &bytes, state, hits)
+            {
+                if let Err(e) = judged {
+                    unjudged.push(Unjudged {
+                        group: g,
+                        reason: Reason::Invalid(e),
+                    });
+                }
+                return;
+            }
+            unjudged.push(Unjudged { group: g, reason });
+        }
+    }
+}
+
+/// The verdicts of an `eventbridge` group on an event whose `exists: false` its rows cannot
+/// judge ([`Judgement::Unsupported`]), appended to `hits`; `None` when a filter of the group
+/// that judges such absences kept no pattern (loaded from bytes written before patterns were
+/// kept). Kept out of line: it runs only when binding gave up.
+///
+/// The event is bound again to the group's key table without its absence keys (the keys of
+/// `exists: false` judged against array positions, EB-10), which the rows then judge exactly
+/// for every filter without such an absence; the filters with one are judged by EB-8's search
+/// on their kept pattern ([`Pattern::matches`]), each distinct pattern once.
+#[cold]
+#[inline(never)]
+fn exact_group(
+    group: &Group,
+    bytes: &[u8],
+    state: &mut MatchState,
+    hits: &mut Vec<Handle>,
+) -> Option<Result<(), MessageError>> {
+    // A filter judging such absences without its pattern: the error stands.
+    if group.patterns.values().any(Option::is_none) {
+        return None;
+    }
+    let keys = group.engine.keys();
+    let mut table = keys.clone();
+    for (slot, key) in keys.keys().iter().enumerate() {
+        if !matches!(key, Key::FieldPath(_, levels) if *levels != u32::MAX) {
+            continue;
+        }
+        let slot = handle(slot);
+        // Every reference (one per test on the key) is dropped.
+        for _ in 0..=group.engine.distinct_tests() {
+            if table.get(key) != Some(slot) || table.release(slot) {
+                break;
+            }
+        }
+    }
+    let mut bindings = Bindings::new();
+    let bound = bindings.bind_json(&table, bytes);
+    if bound.judgement() != &Judgement::Judged {
+        return Some(Err(crate::dialect::eventbridge::unsupported_error()));
+    }
+    let start = hits.len();
+    state.matching(&group.engine, &bound, hits);
+    let mut kept: Vec<Handle> = hits
+        .drain(start..)
+        .filter(|h| !group.patterns.contains_key(h))
+        .collect();
+    let mut options = filtervm_vm::json::ParseOptions::default();
+    options.lone_surrogates = filtervm_vm::json::LoneSurrogates::Replace;
+    options.duplicates = filtervm_vm::json::Duplicates::KeepAll;
+    options.max_depth = crate::dialect::eventbridge::MAX_EVENT_DEPTH + 1;
+    let event = match filtervm_vm::json::parse_with(bytes, &options) {
+        Ok(event) => event,
+        Err(e) => {
+            return Some(Err(MessageError::new(
+                "",
+                format!("the event is not JSON: {e}"),
+            )));
+        }
+    };
+    let mut verdicts: HashMap<&str, bool> = HashMap::new();
+    for (&h, pattern) in group
+        .patterns
+        .iter()
+        .filter_map(|(h, p)| Some((h, p.as_ref()?)))
+    {
+        let verdict = match verdicts.get(pattern.text()) {
+            Some(&v) => v,
+            None => match pattern.matches(&event) {
+                Ok(v) => *verdicts.entry(pattern.text()).or_insert(v),
+                Err(e) => return Some(Err(e)),
+            },
+        };
+        if verdict {
+            kept.push(h);
+        }
+    }
+    hits.extend(kept);
+    Some(Ok(()))
+}
+
+/// The JSON bytes of an owned message (a `serde_json` value written out), for [`exact_group`].
+fn message_bytes(message: &Message) -> Option<Cow<'_, [u8]>> {
+    match message {
+        Message::Body(bytes) => Some(bytes.as_slice().into()),
+        Message::Json(value) => serde_json::to_vec(value).ok().map(Into::into),
+        _ => None,
     }
 }
 
@@ -986,7 +1164,8 @@ enum Reason {
     NotJson(filtervm_vm::json::Error),
     /// A part the group cannot read: in the wrong form, against the dialect's rules, given
     /// unreadable, an EventBridge event that is no JSON object, nests too deep (EB-3, EB-34) or
-    /// has an `exists: false` the binder does not judge, or the caller's reader failed
+    /// has an `exists: false` the binder does not judge for a filter saved without its pattern,
+    /// or the caller's reader failed
     /// ([`SubscriptionSet::matching_with`]).
     Invalid(MessageError),
 }

@@ -16,7 +16,9 @@
 //! Loading is as safe as [`filtervm_vm::wire::decode`]: any bytes may be given; the metadata must be
 //! a JSON object with exactly the members `version` (2), `dialect` (a known dialect name),
 //! `options` (an object, or `null`) that the dialect accepts ([`Options::from_json`], the reading
-//! the command line and vectors get) and `ir`, each named once, else the bytes are rejected
+//! the command line and vectors get) and `ir`, or `version` 3 with those and `pattern` (an
+//! `eventbridge` filter's kept pattern text, [`Filter::pattern`]: validated, and it must lower to
+//! the shipped IR), each named once, else the bytes are rejected
 //! ([`LoadError::code`] tells how). The IR is then optimized and compiled again, and the result
 //! must encode to exactly the bytes given: a program and an IR that disagree (a tampered or
 //! corrupted file) are rejected, so a loaded filter's program is always the one its IR compiles
@@ -74,9 +76,13 @@ impl LoadError {
     }
 }
 
-/// The version of the metadata format [`Filter::to_bytes`] writes (the first format, without a
-/// version member, shipped no IR).
+/// The version of the metadata format [`Filter::to_bytes`] writes for filters without a kept
+/// pattern (the first format, without a version member, shipped no IR).
 pub const METADATA_VERSION: u64 = 2;
+
+/// The version of the metadata format [`Filter::to_bytes`] writes for a filter with a kept
+/// `eventbridge` pattern ([`Filter::pattern`]): version 2 and a `pattern` member. Both are read.
+pub const METADATA_VERSION_PATTERN: u64 = 3;
 
 /// The deepest JSON the metadata may nest: the IR's nodes nest two JSON levels per IR level, and
 /// the policies IR is lowered from are at most [`crate::MAX_POLICY_DEPTH`] levels deep.
@@ -87,8 +93,13 @@ const METADATA_DEPTH: usize = json::MAX_DEPTH_CEILING;
 /// format).
 fn metadata(filter: &Filter) -> Vec<u8> {
     let mut object = Map::new();
+    let pattern = filter.pattern().filter(|_| filter.lowered_ir().is_some());
     if filter.lowered_ir().is_some() {
-        object.insert("version".into(), Value::Number(METADATA_VERSION.into()));
+        let version = match pattern {
+            Some(_) => METADATA_VERSION_PATTERN,
+            None => METADATA_VERSION,
+        };
+        object.insert("version".into(), Value::Number(version.into()));
     }
     object.insert(
         "dialect".into(),
@@ -97,6 +108,9 @@ fn metadata(filter: &Filter) -> Vec<u8> {
     object.insert("options".into(), filter.options().to_json());
     if let Some(ir) = filter.lowered_ir() {
         object.insert("ir".into(), crate::ir::json::to_json(ir));
+    }
+    if let Some(pattern) = pattern {
+        object.insert("pattern".into(), Value::String(pattern.text().into()));
     }
     Value::Object(object).to_string().into_bytes()
 }
@@ -107,6 +121,8 @@ struct Metadata {
     options: Value,
     /// The lowered IR (format 2); `None` for the first format.
     ir: Option<crate::ir::Node>,
+    /// The kept `eventbridge` pattern's text (format 3).
+    pattern: Option<String>,
 }
 
 /// Reads the metadata blob back.
@@ -120,10 +136,11 @@ fn read_metadata(bytes: &[u8]) -> Result<Metadata, LoadError> {
         return Err(bad("not a JSON object".into()));
     };
     let versioned = members.contains_key("version");
-    let known: &[&str] = if versioned {
-        &["version", "dialect", "options", "ir"]
-    } else {
-        &["dialect", "options"]
+    let version = members.get("version").and_then(Value::as_u64);
+    let known: &[&str] = match version {
+        Some(METADATA_VERSION_PATTERN) => &["version", "dialect", "options", "ir", "pattern"],
+        _ if versioned => &["version", "dialect", "options", "ir"],
+        _ => &["dialect", "options"],
     };
     if let Some(other) = members.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(bad(format!("unknown member `{}`", excerpt(other))));
@@ -139,11 +156,12 @@ fn read_metadata(bytes: &[u8]) -> Result<Metadata, LoadError> {
         None => return Err(bad("no `options`".into())),
     };
     let ir = if versioned {
-        match members.get("version").and_then(Value::as_u64) {
-            Some(METADATA_VERSION) => {}
+        match version {
+            Some(METADATA_VERSION | METADATA_VERSION_PATTERN) => {}
             _ => {
                 return Err(bad(format!(
-                    "unsupported metadata version (this library reads version {METADATA_VERSION})"
+                    "unsupported metadata version (this library reads versions \
+                     {METADATA_VERSION} and {METADATA_VERSION_PATTERN})"
                 )));
             }
         }
@@ -154,10 +172,26 @@ fn read_metadata(bytes: &[u8]) -> Result<Metadata, LoadError> {
     } else {
         None
     };
+    let pattern = match (version, members.get("pattern")) {
+        (Some(METADATA_VERSION_PATTERN), Some(Value::String(text))) => {
+            if dialect != Dialect::EventBridge {
+                return Err(bad(format!(
+                    "a `pattern` is kept for eventbridge filters only, not {dialect}"
+                )));
+            }
+            Some(text.clone())
+        }
+        (Some(METADATA_VERSION_PATTERN), Some(_)) => {
+            return Err(bad("`pattern` is not a string".into()));
+        }
+        (Some(METADATA_VERSION_PATTERN), None) => return Err(bad("no `pattern`".into())),
+        _ => None,
+    };
     Ok(Metadata {
         dialect,
         options,
         ir,
+        pattern,
     })
 }
 
@@ -189,7 +223,20 @@ impl Filter {
                 "the IR does not compile to the program shipped with it".into(),
             ));
         }
-        Ok(Filter::with_ir(options, lowered, optimized, regenerated))
+        let pattern = match meta.pattern {
+            Some(text) => {
+                let (pattern, relowered) = crate::dialect::eventbridge::exact::Pattern::read(&text)
+                    .map_err(|e| LoadError::Metadata(format!("invalid `pattern`: {e}")))?;
+                if crate::ir::json::to_json(&relowered) != crate::ir::json::to_json(&lowered) {
+                    return Err(LoadError::Metadata(
+                        "the `pattern` does not lower to the IR shipped with it".into(),
+                    ));
+                }
+                Some(pattern)
+            }
+            None => None,
+        };
+        Ok(Filter::with_ir(options, lowered, optimized, regenerated).with_pattern(pattern))
     }
 }
 
@@ -386,7 +433,7 @@ mod tests {
                 "expected `true` or `false`",
             ),
             (
-                text.replace(r#""version":2"#, r#""version":3"#),
+                text.replace(r#""version":2"#, r#""version":4"#),
                 "unsupported metadata version",
             ),
             (text.replace(r#","ir":"#, r#","ri":"#), "unknown member"),

@@ -74,36 +74,34 @@ fn eb_3_an_event_that_is_not_an_object_is_an_error() {
     assert_eq!(e.code, ErrorCode::MessageNotJson);
 }
 
-/// Where the binder's rows cannot judge an EB-10 absence exactly, the event is an error
-/// (`MESSAGE_TOO_COMPLEX`), never a guess; the answers in the comments are EB-8's.
+/// Where the binder's rows cannot judge an EB-10 absence (two routes to a path, scalars of
+/// nested arrays), the event is judged by EB-8's search over the filter's kept pattern: a verdict,
+/// never an error.
 #[test]
-fn eb_10_absences_rows_cannot_judge_are_errors() {
+fn eb_10_absences_rows_cannot_judge_are_judged_exactly() {
     let pattern = r#"{"r": {"b": ["y"], "c": [{"exists": false}]}}"#;
-    let unjudged = |pattern: &str, event: &str| {
-        let e = Evaluator::new()
-            .try_matches_bytes(&compile(pattern), event.as_bytes())
-            .unwrap_err();
-        assert_eq!(e.code, ErrorCode::MessageTooComplex, "{event}");
-        assert!(e.message.contains("two routes"), "{}", e.message);
-    };
+    assert!(compile(pattern).pattern().is_some(), "the pattern is kept");
     // Two routes to `r.b`: "y" comes from the flat `r.b`, in no element of `r`, so it fixes
     // nothing and `r.c` exists (EB-8: no match); a row would pair "y" with element 1.
-    unjudged(pattern, r#"{"r": [{"c": 1}, {"b": "x"}], "r.b": "y"}"#);
-    unjudged(pattern, r#"{"r": [{"c": 1}, {"b": "x"}], "r": {"b": "y"}}"#);
-    // The same, but "y" fixes element 1 of the array: EB-8 matches. Still two routes with a
-    // value of `r.b` on the other one: not judged.
-    unjudged(pattern, r#"{"r": [{"c": 1}, {"b": "y"}], "r": {"b": "q"}}"#);
-    // A second route that holds no value of `r.b` changes nothing: judged.
+    no(pattern, r#"{"r": [{"c": 1}, {"b": "x"}], "r.b": "y"}"#);
+    no(pattern, r#"{"r": [{"c": 1}, {"b": "x"}], "r": {"b": "y"}}"#);
+    // The same, but "y" fixes element 1 of the array: EB-8 matches.
+    yes(pattern, r#"{"r": [{"c": 1}, {"b": "y"}], "r": {"b": "q"}}"#);
+    // A second route that holds no value of `r.b` changes nothing.
     yes(pattern, r#"{"r": [{"c": 1}, {"b": "y"}], "r.z": "y"}"#);
     yes(pattern, r#"{"r": [{"c": 1}, {"b": "y"}], "r": {"z": "q"}}"#);
     // A scalar in a nested array has its element's position (EB-3): "x" fixes element 0 for
-    // `r.x`, whose value is in element 1 (EB-8: match). Not judged.
+    // `r.x`, whose value is in element 1 (EB-8: match).
     let nested = r#"{"r": ["x"], "r.x": [{"exists": false}]}"#;
-    unjudged(nested, r#"{"r": [["x"], {"x": 2}]}"#);
+    yes(nested, r#"{"r": [["x"], {"x": 2}]}"#);
+    // ... and in the same element as the value of `r.x`: no match.
+    no(nested, r#"{"r": [["x", {"x": 2}]]}"#);
     // A scalar directly in `r` fixes nothing (no match), and without a value of `r.x` there is
-    // nothing to fix: both judged.
+    // nothing to fix.
     no(nested, r#"{"r": ["x", {"x": 2}]}"#);
     yes(nested, r#"{"r": [["x"], {"y": 2}]}"#);
+    // Patterns without `exists: false` never need their pattern.
+    assert!(compile(r#"{"r": {"b": ["y"]}}"#).pattern().is_none());
 }
 
 #[test]
@@ -912,4 +910,66 @@ fn explain_shows_the_eventbridge_verdict() {
     );
     let e = filtervm_compiler::explain::explain_bytes(&filter, None, b"[1]").unwrap_err();
     assert!(e.to_string().contains("INVALID_MESSAGE"), "{e}");
+}
+
+/// EB-8's search on events the rows cannot judge stays bounded: many paths, wide arrays of
+/// objects and deep nesting give a verdict (or, past the search's step budget, an error), never
+/// a long search.
+#[test]
+fn eb_8_the_exact_search_is_bounded() {
+    // Ten paths under one array of 300 objects, each path's value in every element but the
+    // last path's absence decided against the element the others fix; a second route to `r`.
+    let pattern = format!(
+        "{{\"r\": {{{}, \"z\": [{{\"exists\": false}}]}}}}",
+        (0..10)
+            .map(|i| format!("\"k{i}\": [\"v\"]"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let element = (0..10)
+        .map(|i| format!("\"k{i}\": \"v\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let elements = vec![format!("{{{element}, \"z\": 1}}"); 300].join(", ");
+    let filter = compile(&pattern);
+    let route = r#""r": {"k0": "v"}"#;
+    let cases = [
+        // Only an element with `z` has all ten values; the one without has just `"k0": "x"`:
+        // no match (the second route's value fixes nothing).
+        (
+            format!("{{\"r\": [{elements}, {{\"k0\": \"x\"}}], {route}}}"),
+            false,
+        ),
+        // One element without `z` at the end: a match.
+        (
+            format!("{{\"r\": [{elements}, {{{element}}}], {route}}}"),
+            true,
+        ),
+        // The values nested 900 arrays deep beside an element with `z`: a match.
+        (
+            format!(
+                "{{\"r\": [{{\"z\": 1}}, {}{{{element}}}{}], {route}}}",
+                "[".repeat(900),
+                "]".repeat(900)
+            ),
+            true,
+        ),
+    ];
+    let mut evaluator = Evaluator::new();
+    let mut bindings = filtervm_vm::bind::Bindings::new();
+    for (i, (event, expected)) in cases.iter().enumerate() {
+        // The rows cannot judge it: the search does.
+        assert_eq!(
+            bindings
+                .bind_json(filter.program().keys(), event.as_bytes())
+                .judgement(),
+            &filtervm_vm::bind::Judgement::Unsupported,
+            "case {i}"
+        );
+        assert_eq!(
+            evaluator.try_matches_bytes(&filter, event.as_bytes()),
+            Ok(*expected),
+            "case {i}"
+        );
+    }
 }

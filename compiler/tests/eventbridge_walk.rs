@@ -16,7 +16,7 @@
     clippy::panic
 )]
 
-use filtervm_compiler::{Dialect, ErrorCode, Evaluator, Options, compile_text};
+use filtervm_compiler::{Dialect, Evaluator, Options, compile_text};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -369,7 +369,7 @@ fn eb_8_random_patterns_agree_with_the_walk() {
         .unwrap_or(0x5EED_CAFE_F00D_0001));
     let options = Options::from(Dialect::EventBridge);
     let mut evaluator = Evaluator::new();
-    let (mut checked, mut matched, mut unjudged) = (0, 0, 0);
+    let (mut checked, mut matched) = (0, 0);
     for case in 0..(std::env::var("EB_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -390,12 +390,6 @@ fn eb_8_random_patterns_agree_with_the_walk() {
             let expected = spec_matches(&pattern, &event);
             let got = match evaluator.try_matches_bytes(&filter, bytes.as_bytes()) {
                 Ok(got) => got,
-                // An absence the rows cannot judge (two routes to a path, or nested scalars
-                // fixing an element) is an error, never a guess.
-                Err(e) if e.code == ErrorCode::MessageTooComplex => {
-                    unjudged += 1;
-                    continue;
-                }
                 Err(e) => panic!("{text} on {bytes}: {e}"),
             };
             assert_eq!(
@@ -409,11 +403,7 @@ fn eb_8_random_patterns_agree_with_the_walk() {
         }
     }
     assert!(checked > 10_000, "{checked} cases");
-    eprintln!("{checked} checked, {matched} matched, {unjudged} not judged");
-    assert!(
-        unjudged < checked / 50,
-        "{unjudged} of {checked} not judged"
-    );
+    eprintln!("{checked} checked, {matched} matched");
     assert!(
         matched > checked / 10 && matched < checked * 9 / 10,
         "{matched} of {checked} matched"

@@ -25,7 +25,7 @@ use crate::reference::json::Value;
 use crate::reference::{self, ReferenceError};
 use crate::runner::{compile, read_message};
 use filtervm_compiler::{Dialect, ErrorCode, Evaluator, Filter, ReadMode};
-use filtervm_vm::bind::Bindings;
+use filtervm_vm::bind::{Bindings, Judgement};
 use filtervm_vm::json::{self, LoneSurrogates, ParseOptions};
 use filtervm_vm::message::{AttributeType, Message};
 
@@ -103,9 +103,12 @@ pub fn verdicts(
     let owned = read_message(dialect, options, message).map_err(|e| e.to_string())?;
     let mut evaluator = Evaluator::new();
     let mut paths = vec![("message", evaluator.matches(filter, &owned))];
-    let overflowed = evaluator
-        .try_matches(filter, &owned)
-        .is_err_and(|e| e.code == ErrorCode::MessageTooComplex);
+    // An EventBridge event always gets a verdict (the events the binder's rows cannot judge
+    // are judged on the filter's kept pattern, EB-8): no tolerance for it.
+    let overflowed = dialect != Dialect::EventBridge
+        && evaluator
+            .try_matches(filter, &owned)
+            .is_err_and(|e| e.code == ErrorCode::MessageTooComplex);
     if filter.reads_json_body()
         && let Some(bytes) = body_bytes(dialect, message)
     {
@@ -138,7 +141,15 @@ pub fn verdicts(
             let program = filter.program();
             let mut bindings = Bindings::new();
             let bound = bindings.bind_tree(program.keys(), &tree);
-            paths.push(("tree", program.eval(&bound, &mut Vec::new())));
+            let verdict = match filter.pattern() {
+                // The rows cannot judge this event's `exists: false`: the exact search on the
+                // same tree (EB-8).
+                Some(pattern) if bound.judgement() == &Judgement::Unsupported => {
+                    pattern.matches(&tree).map_err(|e| e.to_string())?
+                }
+                _ => program.eval(&bound, &mut Vec::new()),
+            };
+            paths.push(("tree", verdict));
         }
     }
     match &owned {

@@ -311,7 +311,8 @@ fn eb_3_eb_34_events_that_cannot_be_judged() {
     }
     // 999 objects around an array: 1,000 levels, the most an event may nest.
     let nest = |n: usize| format!("{}[\"x\"]{}", "{\"a\": ".repeat(n), "}".repeat(n));
-    let pattern = nest(999);
+    // The pattern names the same path flat (patterns nest at most 128 levels).
+    let pattern = format!("{{\"{}\": [\"x\"]}}", vec!["a"; 999].join("."));
     assert!(m(&pattern, &nest(999)));
     let e = evaluate_text(&pattern, &nest(1000)).unwrap_err();
     assert!(e.to_string().contains(INVALID_MESSAGE), "{e}");
@@ -994,27 +995,35 @@ fn eb_31_messages_in_document_order() {
     assert!(validate_text(r#"{"$or": [{"html": ["x"]}, {"b": ["y"]}]}"#).is_ok());
 }
 
+/// Patterns nest at most 128 levels (the pattern object is level 1), as the compiler reads
+/// them; EB-34's 1,000 levels bound events. Deeper is `LIMIT_EXCEEDED` at the first container
+/// too deep, before any other check.
 #[test]
-fn eb_34_pattern_depth() {
+fn patterns_nest_at_most_128_levels() {
     let nested = |n: usize| format!("{}[\"x\"]{}", "{\"a\": ".repeat(n), "}".repeat(n));
-    // 999 objects in the pattern object: the leaf array is level 1000.
-    assert!(validate_text(&nested(999)).is_ok());
-    let (code, _, message) = err(&nested(1000));
-    assert_eq!(code, INVALID_PATTERN);
-    assert!(message.contains("nesting depth (1001)"), "{message}");
-    // A match expression at level 1001.
-    let deep_expression = format!(
-        "{}[{{\"exists\": true}}]{}",
-        "{\"a\": ".repeat(998),
-        "}".repeat(998)
-    );
-    assert!(validate_text(&deep_expression).is_ok());
-    let deep_expression = format!(
-        "{}[{{\"exists\": true}}]{}",
-        "{\"a\": ".repeat(999),
-        "}".repeat(999)
-    );
-    assert!(err(&deep_expression).2.contains("nesting depth"));
+    // 127 objects in the pattern object: the leaf array is level 128.
+    assert!(validate_text(&nested(127)).is_ok());
+    let (code, pointer, message) = err(&nested(128));
+    assert_eq!(code, LIMIT_EXCEEDED);
+    assert_eq!(pointer, "/a".repeat(128));
+    assert!(message.contains("deeper than 128 levels"), "{message}");
+    // A match expression at level 128, then 129.
+    let expression = |n: usize| {
+        format!(
+            "{}[{{\"exists\": true}}]{}",
+            "{\"a\": ".repeat(n),
+            "}".repeat(n)
+        )
+    };
+    assert!(validate_text(&expression(126)).is_ok());
+    let (code, pointer, _) = err(&expression(127));
+    assert_eq!(code, LIMIT_EXCEEDED);
+    assert_eq!(pointer, format!("{}/0", "/a".repeat(127)));
+    // The depth is checked first: an invalid member before the deep one does not hide it.
+    let (code, _, _) = err(&format!("{{\"b\": 1, \"c\": {}}}", nested(200)));
+    assert_eq!(code, LIMIT_EXCEEDED);
+    // Far deeper (event-ruler would read it: 901 levels) is the same error.
+    assert_eq!(err(&nested(900)).0, LIMIT_EXCEEDED);
 }
 
 #[test]

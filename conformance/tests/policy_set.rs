@@ -126,6 +126,11 @@ fn policy_set_equals_one_by_one_expr() {
 
 /// Every dialect in one set: groups come and go as their last subscription leaves.
 #[test]
+fn policy_set_equals_one_by_one_eventbridge() {
+    check("eventbridge", &[Dialect::EventBridge], 300, 17);
+}
+
+#[test]
 fn policy_set_equals_one_by_one_mixed_dialects() {
     check("mixed", &Dialect::ALL, 80, 16);
 }

@@ -173,8 +173,17 @@ fn options_json(options: &Options) -> Value {
 
 /// Runs `filter` on `message` the way the VM does, and says whether the bindings overflowed (an
 /// SNS body too large to judge element by element: the VM fails closed, the reference does not).
+/// An EventBridge event whose `exists: false` the rows cannot judge is judged on the filter's
+/// kept pattern (EB-8), as the evaluator does: a verdict, not an overflow.
 pub fn run(filter: &Filter, message: &Message) -> (bool, bool) {
-    run_program(filter.program(), message)
+    let (verdict, overflowed) = run_program(filter.program(), message);
+    if overflowed
+        && filter.pattern().is_some()
+        && let Ok(exact) = Evaluator::new().try_matches(filter, message)
+    {
+        return (exact, false);
+    }
+    (verdict, overflowed)
 }
 
 /// [`run`] for a bare program.

@@ -74,6 +74,19 @@ pub(crate) fn parse_policy_text(
         Err(_) if dialect == Dialect::Stream && !text.trim_start().starts_with(['{', '[']) => Ok(
             json::Value::String(text.trim_end_matches(['\n', '\r']).to_owned()),
         ),
+        // A pattern nested deeper than the compiler reads is beyond a limit of ours, not
+        // invalid JSON (event-ruler reads patterns to Jackson's 1,000 levels; EB-34 bounds
+        // events only): `EVENTBRIDGE_LIMIT_EXCEEDED` at the first container too deep.
+        Err(e) if dialect == Dialect::EventBridge && e.kind() == json::ErrorKind::TooDeep => {
+            let e = JsonTextError::new(text, &e);
+            Err(CompileError::one(
+                dialect.limit_code(),
+                e.pointer,
+                format!(
+                    "the pattern nests arrays and objects deeper than {MAX_POLICY_DEPTH} levels"
+                ),
+            ))
+        }
         Err(e) => {
             let e = JsonTextError::new(text, &e);
             let message = match dialect {

@@ -223,9 +223,10 @@ pub enum Outcome {
     /// The message could not be read, or the reference gave no verdict for another reason
     /// (rejecting a policy the compiler accepted, for one).
     Error(String),
-    /// The VM declined to judge the message (`MESSAGE_TOO_COMPLEX`: beyond the binding caps, or
-    /// an EventBridge `exists: false` its rows cannot judge; `INVALID_MESSAGE`: an event that is
-    /// not one JSON object): it fails closed by design.
+    /// The VM declined to judge the message (`MESSAGE_TOO_COMPLEX`: an SNS body beyond the
+    /// binding caps; `INVALID_MESSAGE`: an event that is not one JSON object): it fails closed
+    /// by design. Never `MESSAGE_TOO_COMPLEX` for an EventBridge event: [`check`] reports that as
+    /// an error.
     Unjudged(String),
 }
 
@@ -242,9 +243,17 @@ pub fn check(case: &Case) -> Outcome {
         Err(e) => return Outcome::Error(e.to_string()),
     };
     let vm = match filtervm_compiler::Evaluator::new().try_matches(&filter, &message) {
-        // Beyond the binding caps, an EventBridge `exists: false` its rows cannot judge, or an
-        // event that is not one JSON object (the generators now and then make one; Event Grid
-        // and EventBridge give it no verdict, `filtervm/MESSAGES.md`).
+        // An EventBridge event is never too complex: it gets a verdict (EB-8), even where the
+        // binder's rows cannot judge its `exists: false`.
+        Err(e)
+            if e.code == filtervm_compiler::ErrorCode::MessageTooComplex
+                && case.dialect == Dialect::EventBridge =>
+        {
+            return Outcome::Error(format!("a valid event was not judged: {e}"));
+        }
+        // An SNS body beyond the binding caps, or an event that is not one JSON object (the
+        // generators now and then make one; Event Grid and EventBridge give it no verdict,
+        // `filtervm/MESSAGES.md`).
         Err(e)
             if matches!(
                 e.code,

@@ -21,7 +21,8 @@
 //! reports unjudged those whose filters cannot judge the message one by one, with the same code.
 //! One tolerance: a group whose bound SNS body exceeds the binding limits is unjudged as a whole
 //! (`MESSAGE_TOO_COMPLEX`) even when one filter's smaller key table would not exceed them; its
-//! subscriptions are then not compared ([`Tally::too_complex`] counts them).
+//! subscriptions are then not compared ([`Tally::too_complex`] counts them). None for
+//! `eventbridge` groups: a valid event always gets a verdict there (EB-8).
 
 use super::{Source, case, message_for, nested};
 use crate::reference::json::{Map, Value};
@@ -477,7 +478,12 @@ impl Walk {
             };
             let reported = unjudged.iter().find(|(o, _)| *o == policy.typed);
             match (verdict, reported) {
-                (_, Some((_, ErrorCode::MessageTooComplex))) => self.tally.too_complex += 1,
+                // An EventBridge group always judges a valid event (EB-8): no tolerance.
+                (_, Some((o, ErrorCode::MessageTooComplex)))
+                    if o.dialect() != Dialect::EventBridge =>
+                {
+                    self.tally.too_complex += 1
+                }
                 (Some(Ok(true)), None) => want.push(id),
                 (Some(Ok(_)), None) => {}
                 (Some(Err(code)), _) => {
@@ -500,7 +506,7 @@ impl Walk {
             }
         }
         for (options, code) in unjudged {
-            if *code != ErrorCode::MessageTooComplex
+            if (*code != ErrorCode::MessageTooComplex || options.dialect() == Dialect::EventBridge)
                 && !want_unjudged.iter().any(|(o, c)| o == options && c == code)
             {
                 problems.push(format!(

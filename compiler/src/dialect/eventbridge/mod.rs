@@ -25,7 +25,7 @@
 //! | [`EVENTBRIDGE_TYPE_ERROR`](crate::ErrorCode::EventBridgeTypeError) | an operand of the wrong JSON type | `{"a": [{"prefix": 1}]}`: "prefix match pattern must be a string" |
 //! | [`EVENTBRIDGE_UNKNOWN_OPERATOR`](crate::ErrorCode::EventBridgeUnknownOperator) | an operator that does not exist | `{"a": [{"EXISTS": true}]}`: "Unrecognized match type EXISTS (did you mean `exists`?)" |
 //! | [`EVENTBRIDGE_INVALID_VALUE`](crate::ErrorCode::EventBridgeInvalidValue) | an operand of the right type but a bad value | `{"a": [{"cidr": "10.0.0.1/32"}]}`: "IPv4 mask bits must be < 32"; `{"a": [9007199254740993, {"numeric": ["<", 9007199254740993]}]}`: "Cannot compare number : 9007199254740993" |
-//! | [`EVENTBRIDGE_LIMIT_EXCEEDED`](crate::ErrorCode::EventBridgeLimitExceeded) | EB-32, EB-33, `$or` replacement chains beyond what compiling expands ([`branches::MAX_EXPANDED_LEAVES`]), pattern text over 256 KiB | 257 fields: "exceeds max value of 256"; `{"a": [{"wildcard": "*:*:*:*:*:b/*"}]}`: "Rule is too complex ..." |
+//! | [`EVENTBRIDGE_LIMIT_EXCEEDED`](crate::ErrorCode::EventBridgeLimitExceeded) | EB-32, EB-33, `$or` replacement chains beyond what compiling expands ([`branches::MAX_EXPANDED_LEAVES`]), pattern text over 256 KiB or nested deeper than 128 levels (at the first container too deep; event-ruler reads patterns to 1,000, EB-34 bounds events only) | 257 fields: "exceeds max value of 256"; `{"a": [{"wildcard": "*:*:*:*:*:b/*"}]}`: "Rule is too complex ..." |
 //!
 //! # Decisions
 //!
@@ -33,16 +33,19 @@
 //!
 //! - `exists: false` is judged with the binder's rows (one element chosen per array of objects
 //!   read by two keys; [`lower`]), a value of an earlier-sorted path standing in for the element
-//!   it lies in. Two kinds of event break that and are an error
-//!   ([`ErrorCode::MessageTooComplex`], [`unsupported_error`]) rather than a guess: one that
-//!   reaches a path by two routes (a repeated member name, or `{"r.b": ..}` beside
-//!   `{"r": [..]}`) where a value on one route would stand in for an element of an array on the
-//!   other, below which an absence is decided; and one where a scalar in an array nested in
-//!   another (`{"r": [["x"], {"x": 1}]}`, EB-3) could fix that array's element for an absence
-//!   below it. Events without repeated or dotted member names and nested arrays beside objects
-//!   never meet either (`filtervm_vm::bind` module `body`, "Where rows fall short").
+//!   it lies in. Two kinds of event break that: one that reaches a path by two routes (a
+//!   repeated member name, or `{"r.b": ..}` beside `{"r": [..]}`) where a value on one route
+//!   would stand in for an element of an array on the other, below which an absence is decided;
+//!   and one where a scalar in an array nested in another (`{"r": [["x"], {"x": 1}]}`, EB-3)
+//!   could fix that array's element for an absence below it (`filtervm_vm::bind` module `body`,
+//!   "Where rows fall short"). The binder says so ([`Judgement::Unsupported`]) and such an event
+//!   is judged by EB-8's search over the filter's pattern, which a filter keeps exactly when it
+//!   judges an absence against array positions ([`judges_positions`], [`exact`]). Only a filter
+//!   loaded from bytes written before patterns were kept still answers
+//!   [`ErrorCode::MessageTooComplex`] ([`unsupported_error`]) there.
 
 pub mod branches;
+pub mod exact;
 pub mod limits;
 pub mod lint;
 pub mod lower;
@@ -52,6 +55,7 @@ use crate::error::{CompileError, ErrorCode, MessageError};
 use crate::ir::Node;
 use filtervm_vm::bind::{Bound, Judgement};
 use filtervm_vm::json::Value;
+use filtervm_vm::key::Key;
 
 /// The deepest nesting of arrays and objects an event may have (EB-34: the JSON reader
 /// event-ruler uses refuses deeper documents).
@@ -63,6 +67,18 @@ pub const MAX_EVENT_DEPTH: usize = 1000;
 /// the binder does not judge ([`unsupported_error`]). Bytes that are not JSON and bodies beyond
 /// the binding limits have their own errors.
 pub fn judged_event(bound: &Bound<'_>) -> Result<(), MessageError> {
+    judged_shape(bound)?;
+    if bound.judgement() == &Judgement::Unsupported {
+        return Err(unsupported_error());
+    }
+    Ok(())
+}
+
+/// [`judged_event`] without the binder's judgement: the error of an event that is not a JSON
+/// object (EB-3) or nests deeper than [`MAX_EVENT_DEPTH`] (EB-34). An event that passes and
+/// that the binder's rows could not judge ([`Judgement::Unsupported`]) is judged on the
+/// filter's kept pattern ([`exact::Pattern::matches`]).
+pub fn judged_shape(bound: &Bound<'_>) -> Result<(), MessageError> {
     if !bound.root_is_object() {
         return Err(MessageError::new(
             "",
@@ -80,14 +96,12 @@ pub fn judged_event(bound: &Bound<'_>) -> Result<(), MessageError> {
             ),
         });
     }
-    if bound.judgement() == &Judgement::Unsupported {
-        return Err(unsupported_error());
-    }
     Ok(())
 }
 
 /// The error of an event whose `exists: false` the binder's rows cannot judge
-/// ([`Judgement::Unsupported`]).
+/// ([`Judgement::Unsupported`]) for a filter without its kept pattern (loaded from bytes written
+/// before patterns were kept; every compiled filter that can meet such an event keeps it).
 pub fn unsupported_error() -> MessageError {
     MessageError {
         code: ErrorCode::MessageTooComplex,
@@ -95,10 +109,21 @@ pub fn unsupported_error() -> MessageError {
         message: "the event reaches a field of an `exists: false` judged against array positions \
                   (EB-10) by two routes (a repeated member name, or a dotted name beside its \
                   nested spelling), or holds scalars in nested arrays where that absence is \
-                  decided; filtervm does not judge such an event element by element and treats \
-                  it as not matching"
+                  decided, and the filter was saved without its pattern (metadata version 2): \
+                  compile it again to judge such events; treated as not matching"
             .to_owned(),
     }
+}
+
+/// Whether `program` judges an `exists: false` against array positions fixed by earlier paths
+/// (a [`Key::FieldPath`] with levels, EB-10): only then can the binder's rows fall short
+/// ([`Judgement::Unsupported`]) and the filter needs its pattern kept ([`exact::Pattern`]).
+pub fn judges_positions(program: &filtervm_vm::program::Program) -> bool {
+    program
+        .keys()
+        .keys()
+        .iter()
+        .any(|k| matches!(k, Key::FieldPath(_, levels) if *levels != u32::MAX))
 }
 
 /// Most IR nodes a pattern may lower to (a pattern is bounded by its text; this bounds what

@@ -20,8 +20,8 @@
 //!
 //! | code | when |
 //! |---|---|
-//! | [`INVALID_PATTERN`] | every row of EB-31's table; an empty nested anything-but list (EB-24); a pattern nested deeper than 1,000 (EB-34) |
-//! | [`LIMIT_EXCEEDED`] | a branch with more than 256 paths (EB-32) |
+//! | [`INVALID_PATTERN`] | every row of EB-31's table; an empty nested anything-but list (EB-24) |
+//! | [`LIMIT_EXCEEDED`] | a branch with more than 256 paths (EB-32); a pattern nested deeper than [`MAX_PATTERN_DEPTH`] (128) levels, checked first |
 //! | [`PATTERN_TOO_COMPLEX`] | a wildcard complexity score above 10 (EB-33) |
 //! | [`INVALID_MESSAGE`] | an event that is not a JSON object (EB-3) or nests deeper than 1,000 (EB-34) |
 //! | [`REFERENCE_LIMIT`] | a pattern or event beyond what this interpreter materialises (not a verdict on the input) |
@@ -39,7 +39,9 @@ pub use error::{
     INVALID_MESSAGE, INVALID_PATTERN, INVALID_VALUE, LIMIT, LIMIT_EXCEEDED, PATTERN_TOO_COMPLEX,
     PatternError, REFERENCE_LIMIT, SYNTAX, TYPE, UNKNOWN_OPERATOR, UNSORTED,
 };
-pub use limits::{MAX_BRANCHES, MAX_COMPLEXITY, MAX_DEPTH, MAX_PATHS_PER_BRANCH};
+pub use limits::{
+    MAX_BRANCHES, MAX_COMPLEXITY, MAX_DEPTH, MAX_PATHS_PER_BRANCH, MAX_PATTERN_DEPTH,
+};
 
 use super::json::{self, ReadOptions, Value};
 use super::{Codes, ReferenceError, Rejection, options};

@@ -11,7 +11,7 @@ use super::number::comparable;
 use super::text::{Piece, complexity, parse_wildcard};
 use super::{
     INVALID_PATTERN, LIMIT_EXCEEDED, MAX_BRANCHES, MAX_COMPLEXITY, MAX_DEPTH, MAX_PATHS_PER_BRANCH,
-    PATTERN_TOO_COMPLEX, PatternError, REFERENCE_LIMIT,
+    MAX_PATTERN_DEPTH, PATTERN_TOO_COMPLEX, PatternError, REFERENCE_LIMIT,
 };
 use crate::reference::json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -590,8 +590,45 @@ impl Reader {
 const ANYTHING_BUT_TYPE: &str =
     "Value of anything-but must be an array or single string/number value.";
 
-/// EB-31: reads and validates a pattern into its members.
+/// The first array or object (in document order) nested deeper than [`MAX_PATTERN_DEPTH`]
+/// levels (the pattern object is level 1): `LIMIT_EXCEEDED` at its pointer, before anything else
+/// is read (the compiler reads pattern text no deeper; EB-34 bounds events, not patterns).
+/// Iterative, so that any depth is safe.
+fn too_deep(policy: &Value) -> Read<()> {
+    let mut stack: Vec<(&Value, usize, String)> = vec![(policy, 1, String::new())];
+    while let Some((value, depth, pointer)) = stack.pop() {
+        let children: Vec<(&Value, String)> = match value {
+            Value::Object(map) => map
+                .iter()
+                .map(|(k, v)| (v, format!("{pointer}/{}", segment(k))))
+                .collect(),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (v, format!("{pointer}/{i}")))
+                .collect(),
+            _ => continue,
+        };
+        if depth > MAX_PATTERN_DEPTH {
+            return Err(PatternError {
+                code: LIMIT_EXCEEDED,
+                pointer,
+                message: format!(
+                    "the pattern nests arrays and objects deeper than {MAX_PATTERN_DEPTH} levels"
+                ),
+            });
+        }
+        for (child, at) in children.into_iter().rev() {
+            stack.push((child, depth + 1, at));
+        }
+    }
+    Ok(())
+}
+
+/// EB-31: reads and validates a pattern into its members, after the depth bound
+/// ([`MAX_PATTERN_DEPTH`]).
 pub(super) fn read(policy: &Value) -> Read<Vec<Member>> {
+    too_deep(policy)?;
     let mut reader = Reader {
         pointer: Vec::new(),
     };
