@@ -42,21 +42,33 @@ fn run_pass(set: &SubscriptionSet<u64>, scratch: &mut SetScratch, messages: &[St
 
 /// [`run_pass`] over the realistic messages (a callgrind toggle of its own).
 #[inline(never)]
-fn pass_realistic(set: &SubscriptionSet<u64>, scratch: &mut SetScratch, messages: &[String]) -> usize {
+fn pass_realistic(
+    set: &SubscriptionSet<u64>,
+    scratch: &mut SetScratch,
+    messages: &[String],
+) -> usize {
     run_pass(set, scratch, messages)
 }
 
 /// [`run_pass`] over the messages that match nothing (a callgrind toggle of its own; the check
 /// keeps the compiler from folding it into [`pass_realistic`]).
 #[inline(never)]
-fn pass_unmatched(set: &SubscriptionSet<u64>, scratch: &mut SetScratch, messages: &[String]) -> usize {
+fn pass_unmatched(
+    set: &SubscriptionSet<u64>,
+    scratch: &mut SetScratch,
+    messages: &[String],
+) -> usize {
     let delivered = run_pass(set, scratch, messages);
     assert_eq!(delivered, 0, "unknown tenants match nothing");
     delivered
 }
 
 /// The median of `PASSES` passes, in nanoseconds per message, and the deliveries of a pass.
-fn timed(set: &SubscriptionSet<u64>, scratch: &mut SetScratch, messages: &[String]) -> (f64, usize) {
+fn timed(
+    set: &SubscriptionSet<u64>,
+    scratch: &mut SetScratch,
+    messages: &[String],
+) -> (f64, usize) {
     let delivered = run_pass(set, scratch, messages);
     let mut times: Vec<f64> = (0..PASSES)
         .map(|_| {
@@ -67,7 +79,10 @@ fn timed(set: &SubscriptionSet<u64>, scratch: &mut SetScratch, messages: &[Strin
         })
         .collect();
     times.sort_by(f64::total_cmp);
-    (times.get(PASSES / 2).copied().unwrap_or(f64::NAN), delivered)
+    (
+        times.get(PASSES / 2).copied().unwrap_or(f64::NAN),
+        delivered,
+    )
 }
 
 fn main() {
