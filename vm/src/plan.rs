@@ -28,7 +28,9 @@
 //! of a header, borrowed headers need no bound row at all ([`HeaderProbe::decide`]): the test is
 //! "some leaf satisfies ...", so it holds on the header's slot exactly when it holds on some single
 //! value, bound as the binder binds it; the values are tested as the headers are read, and few
-//! equality constants are compared as text rather than looked up for ids.
+//! equality constants are compared as text rather than looked up for ids. A plan of a few such
+//! tests (most stream and expr filters of a few clauses) is walked the same way, each step
+//! probing its own header with its own constants ([`HeaderWalk`]).
 //!
 //! A program that touches a register other than `r0`, or reads `r0` before writing it, gets no
 //! plan and runs on the general executor.
@@ -75,6 +77,25 @@ pub(crate) struct HeaderProbe {
     on_hit: bool,
     on_miss: bool,
 }
+
+/// A plan of a few tests, each of one header's leaves, decided on borrowed headers as they are
+/// read ([`HeaderWalk::decide`]): the plan's graph walked with each step a [`HeaderProbe`] of its
+/// header, instead of binding a row first (which compares every header's name with every key and
+/// looks every value up in the dictionary). [`crate::program::Program`] holds it beside its plan.
+#[derive(Debug, Clone)]
+pub(crate) struct HeaderWalk {
+    /// By step: the probe of its test (answering whether some leaf passes) and where to go on
+    /// each verdict, as in the plan.
+    steps: Box<[(HeaderProbe, u32, u32)]>,
+    /// The first step (or an end).
+    start: u32,
+}
+
+/// Plans of at most this many steps are walked on borrowed headers: each step reads the headers
+/// up to the first of its name (all of them, when none has a value that passes), so a walk costs
+/// at most this many readings of the headers, where binding reads them once but compares each
+/// name with every key.
+const WALK_STEPS: usize = 16;
 
 /// How a [`HeaderProbe`] tests a leaf.
 ///
@@ -170,6 +191,24 @@ impl HeaderProbe {
             return None;
         };
         let inst = program.code().iter().find(|inst| inst.is_test())?;
+        HeaderProbe::of_step(
+            program,
+            inst,
+            step,
+            step.on_true == TRUE,
+            step.on_false == TRUE,
+        )
+    }
+
+    /// The probe of `step` (the plan's step of test instruction `inst`) when it tests the leaves
+    /// of a header, answering `on_hit` when some leaf passes and `on_miss` when none does.
+    fn of_step(
+        program: &Verified,
+        inst: &Inst,
+        step: &Step,
+        on_hit: bool,
+        on_miss: bool,
+    ) -> Option<HeaderProbe> {
         let keys = program.keys();
         let Some(Key::Header(name)) = keys.keys().get(step.slot as usize) else {
             return None;
@@ -201,8 +240,8 @@ impl HeaderProbe {
             Some(ProbeTest::EqualShort(ShortProbe {
                 name: ShortText::new(name.as_bytes())?,
                 texts: (texts.len() <= PROBE_TEXTS).then_some(places)?,
-                on_hit: step.on_true == TRUE,
-                on_miss: step.on_false == TRUE,
+                on_hit,
+                on_miss,
             }))
         };
         let test = match (texts, &step.kind) {
@@ -216,8 +255,8 @@ impl HeaderProbe {
             name: name.as_bytes().into(),
             needs: keys.needs(step.slot).without_ids(),
             test,
-            on_hit: step.on_true == TRUE,
-            on_miss: step.on_false == TRUE,
+            on_hit,
+            on_miss,
         })
     }
 
@@ -313,6 +352,46 @@ impl ShortProbe {
             }
         }
         false
+    }
+}
+
+impl HeaderWalk {
+    /// The walk of a program whose plan has two to [`WALK_STEPS`] steps, each testing the leaves
+    /// of a header (not its shape) in a way a [`HeaderProbe`] can; `None` for other programs.
+    pub(crate) fn of(program: &Verified, plan: &Plan) -> Option<HeaderWalk> {
+        if !(2..=WALK_STEPS).contains(&plan.steps.len()) {
+            return None;
+        }
+        // Steps are the program's tests in program order (`Plan::build`).
+        let tests = program.code().iter().filter(|inst| inst.is_test());
+        let steps = tests
+            .zip(&*plan.steps)
+            .map(|(inst, step)| {
+                let probe = HeaderProbe::of_step(program, inst, step, true, false)?;
+                Some((probe, step.on_true, step.on_false))
+            })
+            .collect::<Option<Box<[_]>>>()?;
+        (steps.len() == plan.steps.len()).then_some(HeaderWalk {
+            steps,
+            start: plan.start,
+        })
+    }
+
+    /// The program's verdict on `headers`, read as they are, without binding a row: each step's
+    /// test holds on its header's slot exactly when its probe finds a leaf that passes
+    /// ([`HeaderProbe::decide`]), so the walk reaches the end the plan reaches on the bound row.
+    /// Inlined into [`crate::program::Program`]'s out-of-line headers path, one call fewer.
+    #[inline(always)]
+    pub(crate) fn decide<H: Headers + ?Sized>(&self, program: &Verified, headers: &H) -> bool {
+        let mut at = self.start;
+        while let Some((probe, on_true, on_false)) = self.steps.get(at as usize) {
+            at = if probe.decide(program, headers) {
+                *on_true
+            } else {
+                *on_false
+            };
+        }
+        at == TRUE
     }
 }
 

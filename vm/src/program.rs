@@ -5,7 +5,7 @@
 
 use crate::bind::KeyTable;
 use crate::op::Inst;
-use crate::plan::{HeaderProbe, Plan};
+use crate::plan::{HeaderProbe, HeaderWalk, Plan};
 use crate::verified::Verified;
 use std::fmt::Write as _;
 
@@ -23,6 +23,9 @@ pub struct Program {
     /// For a plan of one test of one header's leaves, that test as borrowed headers are probed
     /// for it ([`Program::eval_headers`]); boxed, so that the check is one word.
     header_probe: Option<Box<HeaderProbe>>,
+    /// For a plan of a few tests, each of one header's leaves, the plan as borrowed headers are
+    /// walked for it ([`Program::eval_headers`]).
+    header_walk: Option<Box<HeaderWalk>>,
 }
 
 impl Program {
@@ -38,10 +41,15 @@ impl Program {
             .as_ref()
             .and_then(|plan| HeaderProbe::of(&verified, plan))
             .map(Box::new);
+        let header_walk = plan
+            .as_ref()
+            .and_then(|plan| HeaderWalk::of(&verified, plan))
+            .map(Box::new);
         Ok(Program {
             verified,
             plan,
             header_probe,
+            header_walk,
         })
     }
 
@@ -61,6 +69,12 @@ impl Program {
     #[cfg(test)]
     pub(crate) fn header_probe(&self) -> Option<&crate::plan::HeaderProbe> {
         self.header_probe.as_deref()
+    }
+
+    /// The walk [`Program::eval_headers`] decides borrowed headers with, if it has one.
+    #[cfg(test)]
+    pub(crate) fn header_walk(&self) -> Option<&crate::plan::HeaderWalk> {
+        self.header_walk.as_deref()
     }
 
     /// The number of tests on the decision graph the executor runs, or `None` when the program
@@ -134,7 +148,8 @@ impl Program {
     /// Evaluates the program on headers as the broker holds them (any
     /// [`crate::message::Headers`]): binds them with `bindings` and runs [`Program::eval`]; a
     /// program of one test of one header's values (most one-clause stream and expr filters) is
-    /// decided as the headers are read instead, without binding a row, with the same verdict.
+    /// decided as the headers are read instead, without binding a row, with the same verdict, and
+    /// so is a program of a few such tests (their plan walked on the headers).
     #[inline]
     pub fn eval_headers<H: crate::message::Headers + ?Sized>(
         &self,
@@ -148,7 +163,8 @@ impl Program {
         }
     }
 
-    /// [`Program::eval_headers`] by binding, out of line.
+    /// [`Program::eval_headers`] by walking the plan on the headers as they are, or by binding,
+    /// out of line.
     #[inline(never)]
     fn bind_headers_and_eval<H: crate::message::Headers + ?Sized>(
         &self,
@@ -156,6 +172,9 @@ impl Program {
         headers: &H,
         registers: &mut Vec<bool>,
     ) -> bool {
+        if let Some(walk) = self.header_walk.as_deref() {
+            return walk.decide(&self.verified, headers);
+        }
         let bound = bindings.bind_headers(self.keys(), headers);
         self.eval(&bound, registers)
     }

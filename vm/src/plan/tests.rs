@@ -253,6 +253,102 @@ fn probed_headers_agree_with_bound_headers() {
 }
 
 #[test]
+fn walked_headers_agree_with_bound_headers() {
+    let mut rng = Rng(0x6C07_8965_5D1F_3A2B);
+    let values: [&[u8]; 9] = [
+        b"x",
+        b"zz",
+        b"a-b",
+        b"5",
+        b"",
+        b"\xffx",
+        b"a-long-value-123",
+        b"a-long-value-1234",
+        b"xa-long-value-123",
+    ];
+    let names: [&[u8]; 4] = [b"a", b"b", b"\xff", b"a-header-named-at-length"];
+    let mut walked = 0;
+    for _ in 0..3000 {
+        let program = random_program(&mut rng);
+        if program.header_walk().is_some() {
+            walked += 1;
+        }
+        for _ in 0..8 {
+            // Names repeat, value lists may be empty, values need not be UTF-8.
+            let headers: Vec<(&[u8], Vec<&[u8]>)> = (0..rng.below(6))
+                .map(|_| {
+                    let name = names[rng.below(names.len())];
+                    let n = rng.below(3);
+                    let value = |_| values[rng.below(values.len())];
+                    (name, (0..n).map(value).collect())
+                })
+                .collect();
+            let mut b = Bindings::new();
+            let expected = {
+                let bound = b.bind_headers(program.keys(), &headers);
+                exec::run_registers(program.verified(), &bound, &mut Vec::new())
+            };
+            assert_eq!(
+                program.eval_headers(&mut b, &headers, &mut Vec::new()),
+                expected,
+                "{}{headers:?}",
+                program.disassemble()
+            );
+        }
+    }
+    // Programs with shape tests, `contains` or `has_type` steps are bound instead; the others
+    // (several steps of probed kinds) are walked.
+    assert!(walked > 200, "{walked} programs walked");
+}
+
+#[test]
+fn a_plan_of_shape_tests_or_too_many_steps_is_not_walked() {
+    let test = |slot: u32, s: u32| Inst::StrEq {
+        dst: Reg(0),
+        slot: SlotRef(slot),
+        s: StrRef(s),
+    };
+    let and_of = |tests: Vec<Inst>| {
+        let n = tests.len();
+        let mut code = Vec::new();
+        for (i, t) in tests.into_iter().enumerate() {
+            code.push(t);
+            if i + 1 < n {
+                code.push(Inst::JumpIfFalse {
+                    cond: Reg(0),
+                    target: Target((2 * n - 1) as u32),
+                });
+            }
+        }
+        code.push(Inst::Ret { src: Reg(0) });
+        let mut p = parts();
+        p.code = code;
+        Program::new(p).unwrap()
+    };
+    assert!(and_of(vec![test(0, 0), test(1, 1)]).header_walk().is_some());
+    assert!(
+        and_of((0..WALK_STEPS as u32).map(|i| test(i % 3, i % 3)).collect())
+            .header_walk()
+            .is_some()
+    );
+    assert!(
+        and_of(
+            (0..=WALK_STEPS as u32)
+                .map(|i| test(i % 3, i % 3))
+                .collect()
+        )
+        .header_walk()
+        .is_none()
+    );
+    let shape = Inst::Shape {
+        dst: Reg(0),
+        slot: SlotRef(1),
+        shapes: Shapes::PRESENT,
+    };
+    assert!(and_of(vec![test(0, 0), shape]).header_walk().is_none());
+}
+
+#[test]
 fn plan_agrees_with_the_register_executor_on_random_programs() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     for _ in 0..3000 {
