@@ -493,7 +493,10 @@ mod translate_documents {
         );
         // The Event Grid schema has no member `myext` (EG-16, EG-19).
         let e = into_eventgrid(Dialect::Sns, body, text, "{}", BOTH).unwrap_err();
-        assert_eq!((e.code, e.pointer.as_str()), ("TRANSLATE_INEXPRESSIBLE", "/myext"));
+        assert_eq!(
+            (e.code, e.pointer.as_str()),
+            ("TRANSLATE_INEXPRESSIBLE", "/myext")
+        );
         assert!(e.message.contains("EG-19"), "{e}");
         // A CloudEvents key is read in lower case whatever its spelling (EG-17).
         let upper = r#"{"myExt": [1]}"#;
@@ -506,24 +509,50 @@ mod translate_documents {
     fn what_event_grid_cannot_say_is_named_with_why() {
         let numbers: Vec<String> = (0..26).map(|i| i.to_string()).collect();
         let many = format!(r#"{{"data": {{"n": [{}]}}}}"#, numbers.join(","));
-        let fields: Vec<String> = (0..26).map(|i| format!(r#""f{i}": [{{"exists": true}}]"#)).collect();
+        let fields: Vec<String> = (0..26)
+            .map(|i| format!(r#""f{i}": [{{"exists": true}}]"#))
+            .collect();
         let wide = format!(r#"{{"data": {{{}}}}}"#, fields.join(","));
         for (text, at, why) in [
             // Every advanced string filter ignores case (EG-31).
-            (r#"{"data": {"state": ["Paid"]}}"#, "/data/state/0", "\"PAID\""),
-            (r#"{"data": {"state": [{"anything-but": ["x1"]}]}}"#, "/data/state/0", "EG-31"),
+            (
+                r#"{"data": {"state": ["Paid"]}}"#,
+                "/data/state/0",
+                "\"PAID\"",
+            ),
+            (
+                r#"{"data": {"state": [{"anything-but": ["x1"]}]}}"#,
+                "/data/state/0",
+                "EG-31",
+            ),
             // Filters are only ANDed.
-            (r#"{"$or": [{"data": {"a": [1]}}, {"data": {"b": [2]}}]}"#, "/$or", "EG-2"),
+            (
+                r#"{"$or": [{"data": {"a": [1]}}, {"data": {"b": [2]}}]}"#,
+                "/$or",
+                "EG-2",
+            ),
             (r#"{"data": {"x": ["1", 2]}}"#, "/data/x/1", "EG-14"),
-            (r#"{"data": {"x": [{"numeric": [">", 1]}, 5]}}"#, "/data/x/0", "closed"),
+            (
+                r#"{"data": {"x": [{"numeric": [">", 1]}, 5]}}"#,
+                "/data/x/0",
+                "closed",
+            ),
             (r#"{"data": {"x": [true, false]}}"#, "/data/x", "BoolEquals"),
             // Keys.
             (r#"{"detail": {"state": ["1"]}}"#, "/detail/state", "EG-19"),
             (r#"{"data": {"a.b": [1]}}"#, "/data/a.b", "EG-15"),
             (r#"{"eventtype": ["1"]}"#, "/eventtype", "`eventType`"),
             // Operators and limits.
-            (r#"{"data": {"ip": [{"cidr": "10.0.0.0/8"}]}}"#, "/data/ip/0", "EG-13"),
-            (r#"{"data": {"f": [{"wildcard": "a*"}]}}"#, "/data/f/0", "EG-10"),
+            (
+                r#"{"data": {"ip": [{"cidr": "10.0.0.0/8"}]}}"#,
+                "/data/ip/0",
+                "EG-13",
+            ),
+            (
+                r#"{"data": {"f": [{"wildcard": "a*"}]}}"#,
+                "/data/f/0",
+                "EG-10",
+            ),
             (&many, "/data/n", "at most 25 filter values"),
             (&wide, "/data/f25", "at most 25 advanced filters"),
         ] {

@@ -24,9 +24,9 @@
 //! its null and array semantics, EG-20..EG-24).
 
 use super::eventgrid::Candidate;
-use crate::analysis::model::{Loc, Reads, reads};
 use super::{TranslateError, error};
 use crate::Dialect;
+use crate::analysis::model::{Loc, Reads, reads};
 use crate::dialect::eventgrid::{self, MAX_FILTERS, MAX_STRING_CHARS, MAX_VALUES};
 use crate::error::pointer;
 use crate::options::EventGridSchema;
@@ -500,7 +500,12 @@ fn field(
             }
             let mut values = Vec::new();
             for (a, here) in &parsed {
-                if let Alt::Str { kind: k, fold, value } = a {
+                if let Alt::Str {
+                    kind: k,
+                    fold,
+                    value,
+                } = a
+                {
                     if k != kind {
                         return Err(inexpressible(
                             here,
@@ -576,7 +581,11 @@ fn field(
                         _ => None,
                     })
                     .collect();
-                push(entry("NumberIn", Some(("values", Value::Array(values))), at));
+                push(entry(
+                    "NumberIn",
+                    Some(("values", Value::Array(values))),
+                    at,
+                ));
             } else {
                 let mut pairs = Vec::new();
                 for (a, here) in &parsed {
@@ -667,8 +676,7 @@ fn field(
             }
         }
     }
-    b.filters
-        .extend(out.into_iter().map(|e| (key.clone(), e)));
+    b.filters.extend(out.into_iter().map(|e| (key.clone(), e)));
     Ok(())
 }
 
