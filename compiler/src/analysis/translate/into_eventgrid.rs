@@ -546,14 +546,19 @@ fn field(
         Alt::Num(_) | Alt::Range { .. } => {
             if let (true, Alt::Range { lo, hi }) = (single, first) {
                 match (lo, hi) {
-                    (Some((l, true)), Some((h, true))) => push(entry(
-                        "NumberInRange",
-                        Some((
-                            "values",
-                            Value::Array(vec![Value::Array(vec![l.clone(), h.clone()])]),
-                        )),
-                        at,
-                    )),
+                    // NumberInRange takes `low <= high` only (EG-40 item 6).
+                    (Some((l, true)), Some((h, true)))
+                        if l.as_f64().zip(h.as_f64()).is_some_and(|(l, h)| l <= h) =>
+                    {
+                        push(entry(
+                            "NumberInRange",
+                            Some((
+                                "values",
+                                Value::Array(vec![Value::Array(vec![l.clone(), h.clone()])]),
+                            )),
+                            at,
+                        ))
+                    }
                     _ => {
                         if let Some((l, inclusive)) = lo {
                             let op = if *inclusive {
