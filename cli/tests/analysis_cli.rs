@@ -320,6 +320,78 @@ fn assumptions_decide_documents_across_dialects_and_are_printed() {
     assert!(v["error"].get("assuming").is_none(), "{out}");
 }
 
+/// `translate --to eventgrid`: an EventBridge numeric and boolean pattern becomes an Event Grid
+/// filter, proved under the assumptions and printed (diff agrees); a case-sensitive string with
+/// a letter is refused with its pointer and why (EG-31); the CloudEvents schema is chosen with
+/// `--to-options`.
+#[test]
+fn eventbridge_numbers_and_booleans_translate_into_an_event_grid_filter() {
+    let pattern = r#"{"data": {"amount": [{"numeric": [">", 0, "<=", 5000]}], "partial": [false], "tier": [1, 2]}}"#;
+    let translate = |policy: &str, extra: &[&str]| {
+        let mut args = vec![
+            "translate",
+            "-d",
+            "eventbridge",
+            "-f",
+            policy,
+            "--to",
+            "eventgrid",
+            "--assume",
+            "canonical-documents,no-arrays",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        run_plain(&args)
+    };
+    let (code, out) = translate(pattern, &[]);
+    assert_eq!(code, 0, "{out}");
+    let v = json(&out);
+    let filters = &v["policy"]["advancedFilters"];
+    assert_eq!(
+        filters,
+        &serde_json::json!([
+            {"operatorType": "NumberGreaterThan", "key": "data.amount", "value": 0},
+            {"operatorType": "NumberLessThanOrEquals", "key": "data.amount", "value": 5000},
+            {"operatorType": "BoolEquals", "key": "data.partial", "value": false},
+            {"operatorType": "NumberIn", "key": "data.tier", "values": [1, 2]}
+        ]),
+        "{out}"
+    );
+    let (code, out) = run(&[
+        "diff",
+        "-d",
+        "eventbridge",
+        "-f",
+        pattern,
+        "-D",
+        "eventgrid",
+        "-F",
+        &v["policy"].to_string(),
+        "--assume",
+        "canonical-documents,no-arrays",
+    ]);
+    assert_eq!(code, 0, "{out}");
+
+    let (code, out) = translate(r#"{"data": {"status": ["Refunded"]}}"#, &[]);
+    assert_eq!(code, 1, "{out}");
+    let v = json(&out);
+    assert_eq!(v["error"]["code"], "TRANSLATE_INEXPRESSIBLE");
+    assert_eq!(v["error"]["pointer"], "/data/status/0");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("EG-31") && m.contains("REFUNDED")),
+        "{out}"
+    );
+    let cloud = ["--to-options", r#"{"schema": "CloudEventSchemaV1_0"}"#];
+    let (code, out) = translate(r#"{"tenant": [7]}"#, &cloud);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(json(&out)["policy"]["advancedFilters"][0]["key"], "tenant");
+    let (code, out) = translate(r#"{"tenant": [7]}"#, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("EG-19"), "{out}");
+}
+
 /// Runs a command that takes no `--no-reference`.
 fn run_plain(args: &[&str]) -> (i32, String) {
     let out = filtervm(args, b"");
@@ -330,8 +402,8 @@ fn run_plain(args: &[&str]) -> (i32, String) {
 }
 
 /// The README's `filtervm translate` examples (the Event Grid → EventBridge refusal with its
-/// closest pattern and witness, the sns body → EventBridge translation, stream ↔ expr, sns →
-/// basaltic) print exactly what the README shows, run from the repository's root as written.
+/// closest pattern and witness, the sns body → EventBridge translation, EventBridge → Event Grid,
+/// stream ↔ expr, sns → basaltic) print exactly what the README shows, run from the repository's root as written.
 #[test]
 fn the_readme_translate_examples_print_what_it_shows() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -363,9 +435,10 @@ fn the_readme_translate_examples_print_what_it_shows() {
     }
     // stream → expr, expr → stream, sns → basaltic, eventgrid → eventbridge (proved under
     // canonical-documents and no-arrays; refused on canonical documents with arrays; the blob
-    // filter refused), sns → eventbridge.
+    // filter refused), sns → eventbridge, eventbridge → eventgrid (proved; a case-sensitive
+    // string refused).
     assert!(
-        checked >= 7,
+        checked >= 9,
         "{checked} translate examples found in the README"
     );
 }

@@ -428,18 +428,159 @@ mod translate_documents {
         }
     }
 
-    #[test]
-    fn nothing_translates_into_eventgrid_and_the_first_test_is_named() {
-        let text = r#"{"detail": {"state": ["running"]}}"#;
-        let e = translate(
-            &eventbridge(text),
+    /// Translates `text` (of `from`, compiled with `from_options`) into Event Grid (with
+    /// `to_options`) assuming `assumptions`.
+    fn into_eventgrid(
+        from: Dialect,
+        from_options: &str,
+        text: &str,
+        to_options: &str,
+        assumptions: &str,
+    ) -> Result<analysis::translate::Translation, analysis::translate::TranslateError> {
+        analysis::translate::translate_assuming(
+            &filter(from_options, from, text),
             &policy(text),
-            &Options::from(Dialect::EventGrid),
+            &Options::from_json(Dialect::EventGrid, to_options).unwrap(),
+            assume(assumptions),
         )
-        .unwrap_err();
-        assert_eq!(e.code, "TRANSLATE_INEXPRESSIBLE");
-        assert_eq!(e.pointer, "/detail/state/0");
-        assert!(e.message.contains("EG-16"), "{e}");
+    }
+
+    const BOTH: &str = "canonical-documents,no-arrays";
+
+    #[test]
+    fn eventbridge_numbers_and_booleans_translate_into_eventgrid() {
+        let text = r#"{"eventType": [{"equals-ignore-case": "Acme.Payment.Completed"}],
+            "subject": [{"prefix": "/tenants/eu/"}],
+            "data": {"amount": [{"numeric": [">=", 100, "<", 5000]}], "captured": [true],
+                     "tier": [1, 2], "band": [{"numeric": [">=", 0, "<=", 9]}, 20],
+                     "code": ["404"]}}"#;
+        let t = into_eventgrid(Dialect::EventBridge, "{}", text, "{}", BOTH).unwrap();
+        assert_eq!(
+            t.policy.to_string(),
+            concat!(
+                r#"{"includedEventTypes":["Acme.Payment.Completed"],"#,
+                r#""subjectBeginsWith":"/tenants/eu/","isSubjectCaseSensitive":true,"#,
+                r#""enableAdvancedFilteringOnArrays":true,"advancedFilters":["#,
+                r#"{"operatorType":"NumberGreaterThanOrEquals","key":"data.amount","value":100},"#,
+                r#"{"operatorType":"NumberLessThan","key":"data.amount","value":5000},"#,
+                r#"{"operatorType":"BoolEquals","key":"data.captured","value":true},"#,
+                r#"{"operatorType":"NumberIn","key":"data.tier","values":[1,2]},"#,
+                r#"{"operatorType":"NumberInRange","key":"data.band","values":[[0,9],[20,20]]},"#,
+                r#"{"operatorType":"StringIn","key":"data.code","values":["404"]}]}"#
+            )
+        );
+        let source = eventbridge(text);
+        let d = analysis::diff_assuming(&source, &t.filter, assume(BOTH)).unwrap();
+        assert_eq!((d.verdict, d.exactness), (Verdict::Same, Exactness::Exact));
+        // With nothing assumed, a document tells them apart (a member named twice, an array).
+        let e = into_eventgrid(Dialect::EventBridge, "{}", text, "{}", "none").unwrap_err();
+        assert_eq!(e.code, "TRANSLATE_NOT_EQUIVALENT", "{e}");
+        assert_witness(&source, &e);
+    }
+
+    #[test]
+    fn sns_bodies_translate_into_both_event_grid_schemas() {
+        let text = r#"{"data": {"n": [{"numeric": ["=", 5]}, 7], "ok": [false]},
+                       "myext": [{"numeric": ["<=", 3]}]}"#;
+        let body = r#"{"scope": "MessageBody"}"#;
+        let cloud = r#"{"schema": "CloudEventSchemaV1_0"}"#;
+        let t = into_eventgrid(Dialect::Sns, body, text, cloud, BOTH).unwrap();
+        let filters = t.policy.get("advancedFilters").unwrap().to_string();
+        assert!(
+            filters.contains(r#"{"operatorType":"NumberIn","key":"data.n","values":[5,7]}"#)
+                && filters.contains(r#""key":"myext","value":3"#),
+            "{filters}"
+        );
+        // The Event Grid schema has no member `myext` (EG-16, EG-19).
+        let e = into_eventgrid(Dialect::Sns, body, text, "{}", BOTH).unwrap_err();
+        assert_eq!(
+            (e.code, e.pointer.as_str()),
+            ("TRANSLATE_INEXPRESSIBLE", "/myext")
+        );
+        assert!(e.message.contains("EG-19"), "{e}");
+        // A CloudEvents key is read in lower case whatever its spelling (EG-17).
+        let upper = r#"{"myExt": [1]}"#;
+        let e = into_eventgrid(Dialect::Sns, body, upper, cloud, BOTH).unwrap_err();
+        assert_eq!(e.pointer, "/myExt", "{e}");
+        assert!(e.message.contains("`myext`"), "{e}");
+    }
+
+    #[test]
+    fn what_event_grid_cannot_say_is_named_with_why() {
+        let numbers: Vec<String> = (0..26).map(|i| i.to_string()).collect();
+        let many = format!(r#"{{"data": {{"n": [{}]}}}}"#, numbers.join(","));
+        let fields: Vec<String> = (0..26)
+            .map(|i| format!(r#""f{i}": [{{"exists": true}}]"#))
+            .collect();
+        let wide = format!(r#"{{"data": {{{}}}}}"#, fields.join(","));
+        for (text, at, why) in [
+            // Every advanced string filter ignores case (EG-31).
+            (
+                r#"{"data": {"state": ["Paid"]}}"#,
+                "/data/state/0",
+                "\"PAID\"",
+            ),
+            (
+                r#"{"data": {"state": [{"anything-but": ["x1"]}]}}"#,
+                "/data/state/0",
+                "EG-31",
+            ),
+            // Filters are only ANDed.
+            (
+                r#"{"$or": [{"data": {"a": [1]}}, {"data": {"b": [2]}}]}"#,
+                "/$or",
+                "EG-2",
+            ),
+            (r#"{"data": {"x": ["1", 2]}}"#, "/data/x/1", "EG-14"),
+            (
+                r#"{"data": {"x": [{"numeric": [">", 1]}, 5]}}"#,
+                "/data/x/0",
+                "closed",
+            ),
+            (r#"{"data": {"x": [true, false]}}"#, "/data/x", "BoolEquals"),
+            // Keys.
+            (r#"{"detail": {"state": ["1"]}}"#, "/detail/state", "EG-19"),
+            (r#"{"data": {"a.b": [1]}}"#, "/data/a.b", "EG-15"),
+            (r#"{"eventtype": ["1"]}"#, "/eventtype", "`eventType`"),
+            // Operators and limits.
+            (
+                r#"{"data": {"ip": [{"cidr": "10.0.0.0/8"}]}}"#,
+                "/data/ip/0",
+                "EG-13",
+            ),
+            (
+                r#"{"data": {"f": [{"wildcard": "a*"}]}}"#,
+                "/data/f/0",
+                "EG-10",
+            ),
+            (&many, "/data/n", "at most 25 filter values"),
+            (&wide, "/data/f25", "at most 25 advanced filters"),
+        ] {
+            let e = into_eventgrid(Dialect::EventBridge, "{}", text, "{}", BOTH).unwrap_err();
+            assert_eq!(
+                (e.code, e.pointer.as_str()),
+                ("TRANSLATE_INEXPRESSIBLE", at),
+                "{text}: {e}"
+            );
+            assert!(e.message.contains(why), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn null_and_presence_tests_are_refused_with_a_witness() {
+        // Event Grid reads null as undefined (EG-20) and objects as present (EG-23): no filter
+        // says `exists`, `null` or `anything-but` as a pattern does, which the proof shows.
+        for text in [
+            r#"{"data": {"n": [{"exists": true}]}}"#,
+            r#"{"data": {"n": [{"exists": false}]}}"#,
+            r#"{"data": {"n": [null]}}"#,
+            r#"{"data": {"n": [{"anything-but": [1, 2]}]}}"#,
+        ] {
+            let e = into_eventgrid(Dialect::EventBridge, "{}", text, "{}", BOTH).unwrap_err();
+            assert_eq!(e.code, "TRANSLATE_NOT_EQUIVALENT", "{text}: {e}");
+            assert_eq!(e.pointer, "/data/n/0", "{text}: {e}");
+            assert_witness(&eventbridge(text), &e);
+        }
     }
 
     #[test]

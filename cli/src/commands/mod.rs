@@ -128,9 +128,10 @@ enum Command {
     #[command(after_help = EXIT_CODES_HELP)]
     Audit(analysis::AuditArgs),
     /// Translate a policy into another dialect reading the same part of a message (stream <->
-    /// expr, sns <-> basaltic; sns bodies, eventgrid -> eventbridge, eventbridge -> sns bodies:
-    /// the closest policy), proved by diff to match the same messages before it is printed; exit
-    /// 1 with the part that cannot be expressed and why, or a message the two judge differently.
+    /// expr, sns <-> basaltic; sns bodies, eventgrid -> eventbridge, eventbridge -> sns bodies,
+    /// sns bodies and eventbridge -> eventgrid: the closest policy), proved by diff to match the
+    /// same messages before it is printed; exit 1 with the part that cannot be expressed and why,
+    /// or a message the two judge differently.
     #[command(after_help = EXIT_CODES_HELP)]
     Translate(analysis::TranslateArgs),
     /// Print a shell completion script (bash, zsh or fish) to standard output.

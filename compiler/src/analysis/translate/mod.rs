@@ -10,19 +10,24 @@
 //!   compares every attribute's text, B-4), the proof fails with a witness message;
 //! - documents: `sns` (body scope) ↔ `eventbridge` alike (one syntax for what both have,
 //!   `docs/dialects/eventbridge-patterns.md` §6), `eventgrid` → `eventbridge` / `sns` through
-//!   the closest pattern (`translate/eventgrid.rs`). The proof refuses them with a witness
-//!   wherever the two read a document differently — a member named twice (sns the last, EB-3 every one, Event
-//!   Grid the first), Event Grid's member names of another case (EG-16), numbers beyond
-//!   binary64's shortest forms (EB-17, EG-33), `anything-but` on arrays (EB-25, sns rule 28) —
-//!   which for a policy reading any member is always. [`translate_assuming`] proves the
-//!   candidate over the documents named [`Assumptions`] admit (`canonical-documents`:
-//!   no repeated member, numbers in their shortest round-trip form, member names as the filters
-//!   spell them; `no-arrays`), says so in [`Translation::assumptions`], and still refuses, with
-//!   such a document as the witness, a candidate that differs on one; nothing is translated into `eventgrid`,
-//!   whose filters read member names and strings ignoring case (EG-16, EG-31) and no array on
-//!   the way into `data` (EG-18): the error names the first test.
+//!   the closest pattern (`translate/eventgrid.rs`), `sns` / `eventbridge` → `eventgrid` through
+//!   the closest filter (`translate/into_eventgrid.rs`: each field's alternatives as the advanced
+//!   filters of one operator, the event type as `includedEventTypes`, a case-sensitive subject
+//!   prefix or suffix as the subject filter; `$or`, alternatives of two operators, case-sensitive
+//!   strings holding a letter (EG-31), keys the event schema has no name for (EG-16..EG-19) and
+//!   the limits (EG-40) are errors naming the construct and why). The proof refuses them with a
+//!   witness wherever the two read a document differently — a member named twice (sns the last,
+//!   EB-3 every one, Event Grid the first), Event Grid's member names of another case (EG-16),
+//!   numbers beyond binary64's shortest forms (EB-17, EG-33), `anything-but` on arrays (EB-25,
+//!   sns rule 28), Event Grid's null read as undefined (EG-20) and arrays (EG-18, EG-24) — which
+//!   for a policy reading any member is always. [`translate_assuming`] proves the candidate over
+//!   the documents named [`Assumptions`] admit (`canonical-documents`: no repeated member,
+//!   numbers in their shortest round-trip form, member names as the filters spell them;
+//!   `no-arrays`), says so in [`Translation::assumptions`], and still refuses, with such a
+//!   document as the witness, a candidate that differs on one.
 
 mod eventgrid;
+mod into_eventgrid;
 
 use super::model::Model;
 use super::{Assumptions, Verdict, Witness};
@@ -155,20 +160,14 @@ pub fn translate_assuming(
             origins = c.origins;
             c.pattern
         }
-        (from, Dialect::EventGrid) => {
-            let at = first_test(lowered).map_or("", |n| &*n.origin);
-            return Err(error(
-                "TRANSLATE_INEXPRESSIBLE",
-                at,
-                format!(
-                    "no Event Grid filter matches the same events as this {from} test: Event \
-                     Grid reads top-level member names ignoring ASCII case (EG-16), every \
-                     string ignoring case (EG-31), arrays only with \
-                     enableAdvancedFilteringOnArrays (EG-24) and no array on the way into \
-                     `data` (EG-18), while {from} reads members by exact name and looks \
-                     through arrays"
-                ),
-            ));
+        (Dialect::Sns | Dialect::EventBridge, Dialect::EventGrid) => {
+            let schema = match to {
+                Options::EventGrid(o) => o.schema,
+                _ => crate::options::EventGridSchema::EventGrid,
+            };
+            let c = into_eventgrid::filter_of(policy, source.dialect(), schema)?;
+            origins = c.origins;
+            c.pattern
         }
         (from, target) => {
             return Err(error(
@@ -279,17 +278,6 @@ pub fn translate_assuming(
                 ),
             )
         }),
-    }
-}
-
-/// The first test of a tree written in the policy (not one the dialect adds for the whole
-/// message, whose origin is the root), in document order.
-fn first_test(node: &Node) -> Option<&Node> {
-    match &node.kind {
-        NodeKind::Test(_) => (!node.origin.is_empty()).then_some(node),
-        NodeKind::And(cs) | NodeKind::Or(cs) => cs.iter().find_map(first_test),
-        NodeKind::Not(c) => first_test(c),
-        NodeKind::True | NodeKind::False => None,
     }
 }
 
