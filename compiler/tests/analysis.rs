@@ -506,6 +506,43 @@ mod translate_documents {
     }
 
     #[test]
+    fn an_or_over_one_field_translates_into_its_alternatives() {
+        // Each branch tests `data.n` alone: the `$or` is that field's alternatives, ANDed with
+        // the other fields as any field is.
+        let text = r#"{"data": {"ok": [true], "$or": [{"n": [1]}, {"n": [{"numeric": [">=", 5, "<=", 9]}]}]}}"#;
+        let t = into_eventgrid(Dialect::EventBridge, "{}", text, "{}", BOTH).unwrap();
+        let filters = t.policy.get("advancedFilters").unwrap().to_string();
+        assert!(
+            filters.contains(
+                r#"{"operatorType":"NumberInRange","key":"data.n","values":[[1,1],[5,9]]}"#
+            ) && filters.contains(r#"{"operatorType":"BoolEquals","key":"data.ok","value":true}"#),
+            "{filters}"
+        );
+        let d = analysis::diff_assuming(&eventbridge(text), &t.filter, assume(BOTH)).unwrap();
+        assert_eq!((d.verdict, d.exactness), (Verdict::Same, Exactness::Exact));
+        // The pointer of an alternative Event Grid cannot say is its place in its branch.
+        let mixed = r#"{"data": {"$or": [{"n": [1]}, {"n": ["x"]}]}}"#;
+        let e = into_eventgrid(Dialect::EventBridge, "{}", mixed, "{}", BOTH).unwrap_err();
+        assert_eq!(
+            (e.code, e.pointer.as_str()),
+            ("TRANSLATE_INEXPRESSIBLE", "/data/$or/1/n/0"),
+            "{e}"
+        );
+        // Branches on different fields, or a nested `$or`, stay without a form.
+        for text in [
+            r#"{"data": {"$or": [{"n": [1]}, {"m": [2]}]}}"#,
+            r#"{"data": {"$or": [{"n": [1]}, {"$or": [{"n": [2]}, {"n": [3]}]}]}}"#,
+        ] {
+            let e = into_eventgrid(Dialect::EventBridge, "{}", text, "{}", BOTH).unwrap_err();
+            assert_eq!(
+                (e.code, e.pointer.as_str()),
+                ("TRANSLATE_INEXPRESSIBLE", "/data/$or"),
+                "{text}: {e}"
+            );
+        }
+    }
+
+    #[test]
     fn what_event_grid_cannot_say_is_named_with_why() {
         let numbers: Vec<String> = (0..26).map(|i| i.to_string()).collect();
         let many = format!(r#"{{"data": {{"n": [{}]}}}}"#, numbers.join(","));

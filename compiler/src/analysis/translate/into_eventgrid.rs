@@ -15,8 +15,10 @@
 //! `includedEventTypes` (EG-7, EG-8), one case-sensitive `prefix` or `suffix` of the subject
 //! `subjectBeginsWith` / `subjectEndsWith` with `isSubjectCaseSensitive` (EG-11).
 //!
-//! What Event Grid has no form for is an error naming the construct's JSON Pointer and why: `$or`
-//! (filters are only ANDed, EG-2), alternatives of different operators, a case-sensitive string
+//! A `$or` whose branches all test the same one field is that field's alternatives.
+//!
+//! What Event Grid has no form for is an error naming the construct's JSON Pointer and why: any
+//! other `$or` (filters are only ANDed, EG-2), alternatives of different operators, a case-sensitive string
 //! holding an ASCII letter (every advanced filter ignores case, EG-31), a key that names nothing
 //! in the event schema (EG-16..EG-19), a member name holding `.` (EG-15), wildcards, addresses,
 //! and the limits (EG-40 items 7-9). The rest is only a candidate: the proof decides (Event
@@ -181,17 +183,35 @@ fn fields(
     for (name, value) in obj.iter() {
         let here = pointer::push(at, name);
         if name == "$or" {
-            return Err(error(
-                "TRANSLATE_INEXPRESSIBLE",
-                &here,
-                "Event Grid has no form for `$or`: its filters are only ANDed (EG-2) and one \
-                 filter ORs only the values of one operator on one key (EG-14)",
-            ));
+            // Branches that each test the same one field are that field's alternatives, in
+            // order (`{"$or": [{"a": [1]}, {"a": [2]}]}` says `{"a": [1, 2]}`); any other `$or`
+            // has no Event Grid form.
+            let Some((rel, alts)) = one_field_branches(value, &here) else {
+                return Err(error(
+                    "TRANSLATE_INEXPRESSIBLE",
+                    &here,
+                    "Event Grid has no form for `$or` over several fields: its filters are only \
+                     ANDed (EG-2) and one filter ORs only the values of one operator on one key \
+                     (EG-14)",
+                ));
+            };
+            let depth = path.len();
+            path.extend(rel);
+            field(path, &alts, &here, from, schema, b)?;
+            path.truncate(depth);
+            continue;
         }
         path.push(name.clone());
         match value {
             Value::Object(m) => fields(m, path, &here, from, schema, b)?,
-            Value::Array(alts) => field(path, alts, &here, from, schema, b)?,
+            Value::Array(alts) => {
+                let alts: Alternatives<'_> = alts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v, pointer::push(&here, &i.to_string())))
+                    .collect();
+                field(path, &alts, &here, from, schema, b)?
+            }
             _ => {
                 return Err(error(
                     "TRANSLATE_INEXPRESSIBLE",
@@ -442,9 +462,56 @@ fn case_sensitive(value: &str, from: Dialect, at: &str) -> Result<(), TranslateE
 
 /// The advanced filters (or envelope members) saying the field at `path` with the
 /// alternatives `alts`.
+/// Alternatives of a field, each with its JSON Pointer.
+type Alternatives<'p> = Vec<(&'p Value, String)>;
+
+/// The one field path (relative to the `$or`) every branch of the `$or` at `at` tests, and the
+/// alternatives of all branches with their pointers, in order; `None` when a branch tests
+/// another field, several fields or a nested `$or`.
+fn one_field_branches<'p>(
+    branches: &'p Value,
+    at: &str,
+) -> Option<(Vec<String>, Alternatives<'p>)> {
+    let Value::Array(branches) = branches else {
+        return None;
+    };
+    let mut common: Option<Vec<String>> = None;
+    let mut alts = Vec::new();
+    for (i, branch) in branches.iter().enumerate() {
+        let mut here = pointer::push(at, &i.to_string());
+        let mut rel = Vec::new();
+        let mut node = branch;
+        // Down a chain of one-member objects to the list of alternatives.
+        let list = loop {
+            match node {
+                Value::Object(m) if m.len() == 1 => {
+                    let (name, value) = m.iter().next()?;
+                    if name == "$or" {
+                        return None;
+                    }
+                    here = pointer::push(&here, name);
+                    rel.push(name.clone());
+                    node = value;
+                }
+                Value::Array(list) if !rel.is_empty() => break list,
+                _ => return None,
+            }
+        };
+        if common.get_or_insert_with(|| rel.clone()) != &rel {
+            return None;
+        }
+        alts.extend(
+            list.iter()
+                .enumerate()
+                .map(|(j, v)| (v, pointer::push(&here, &j.to_string()))),
+        );
+    }
+    common.map(|rel| (rel, alts))
+}
+
 fn field(
     path: &[String],
-    alts: &[Value],
+    alts: &[(&Value, String)],
     at: &str,
     from: Dialect,
     schema: EventGridSchema,
@@ -453,11 +520,7 @@ fn field(
     let key = key_of(path, at, schema)?;
     let parsed: Vec<(Alt, String)> = alts
         .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let here = pointer::push(at, &i.to_string());
-            alt_of(v, &here).map(|a| (a, here))
-        })
+        .map(|(v, here)| alt_of(v, here).map(|a| (a, here.clone())))
         .collect::<Result<_, _>>()?;
     let Some((first, first_at)) = parsed.first() else {
         return Err(inexpressible(at, "a field with no alternative".into()));
