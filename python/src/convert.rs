@@ -613,14 +613,14 @@ pub fn with_one_looked_up<R>(
     let Ok(dict) = value.cast::<PyDict>() else {
         return Ok(None);
     };
-    if !plain::is_plain(dict) {
-        return Ok(None);
-    }
-    let Some(found) = dict.get_item(name)? else {
-        return Ok(Some(f(&OneAttribute(None))));
-    };
     let Some(text) = plain::ascii(name).map_or_else(|| name.to_str().ok(), Some) else {
         return Ok(None);
+    };
+    let Some(found) = plain::find(dict, text) else {
+        return Ok(None);
+    };
+    let Some(found) = found else {
+        return Ok(Some(f(&OneAttribute(None))));
     };
     let value = match found.cast::<PyString>() {
         // Plain: an ASCII `str`.
