@@ -547,19 +547,8 @@ pub unsafe extern "C" fn fvm_filter_diff(
     out_len: *mut usize,
     error: *mut *mut FvmError,
 ) -> i32 {
-    // SAFETY: the caller's promises, checked for NULL inside.
-    unsafe {
-        guard(error, || {
-            if first.is_null() || second.is_null() || out.is_null() || out_len.is_null() {
-                return Err(Failure::argument("a filter, `out` or `out_len` is NULL"));
-            }
-            *out = std::ptr::null_mut();
-            *out_len = 0;
-            let text = filtervm_bindings::diff(&(*first).filter, &(*second).filter)?;
-            give_text(text, out, out_len);
-            Ok(FVM_OK)
-        })
-    }
+    // SAFETY: the caller's promises, passed on; a NULL `assume` assumes nothing.
+    unsafe { fvm_filter_diff_assuming(first, second, std::ptr::null(), out, out_len, error) }
 }
 
 /// `fvm_filter_diff` over the documents the assumptions `assume` admit: a NUL-terminated,

@@ -47,24 +47,32 @@ pub(crate) unsafe fn bytes<'a>(
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
-/// `count` items at `ptr` (NULL allowed when `count` is 0).
+/// `count` items at `ptr` (NULL allowed when `count` is 0). Inline, its errors made out of line:
+/// every call of a message's attributes or headers passes here.
 ///
 /// # Safety
 /// Unless NULL, `ptr` points to `count` initialized items that outlive `'a`.
+#[inline(always)]
 unsafe fn items<'a, T>(ptr: *const T, count: usize, what: &str) -> Result<&'a [T], Failure> {
     if count == 0 {
         return Ok(&[]);
     }
-    if ptr.is_null() {
-        return Err(Failure::argument(format!(
-            "{what} is NULL with a count of {count}"
-        )));
-    }
-    if count > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
-        return Err(Failure::argument(format!("{what} has an impossible count")));
+    if ptr.is_null() || count > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
+        return Err(items_error(ptr.is_null(), count, what));
     }
     // SAFETY: non-NULL, a size within isize::MAX, and the caller promises `count` items.
     Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
+}
+
+/// The error of [`items`]: a NULL pointer with a count, or a count no memory holds.
+#[cold]
+#[inline(never)]
+fn items_error(null: bool, count: usize, what: &str) -> Failure {
+    if null {
+        Failure::argument(format!("{what} is NULL with a count of {count}"))
+    } else {
+        Failure::argument(format!("{what} has an impossible count"))
+    }
 }
 
 /// The bytes of a byte string already checked by [`readable`] (or [`bytes`]).

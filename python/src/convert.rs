@@ -566,6 +566,77 @@ fn looked_up<'py>(
     }))
 }
 
+/// The attribute a filter reads when it reads one only, looked up in the caller's `dict` and
+/// read where it lies ([`with_one_looked_up`]).
+pub struct OneAttribute<'a>(Option<(&'a str, AttributeType, OneValue<'a>)>);
+
+/// The value of a [`OneAttribute`].
+pub enum OneValue<'a> {
+    /// An ASCII `str`, read where it lies.
+    Ascii(&'a str),
+    /// Any other value, as [`attribute_value`] reads it.
+    Read(AttributeValue),
+}
+
+impl Text for OneValue<'_> {
+    #[inline]
+    fn text(&self) -> Result<&str, &[u8]> {
+        match self {
+            OneValue::Ascii(s) => Ok(s),
+            OneValue::Read(v) => v.text(),
+        }
+    }
+}
+
+impl<'a> Attributes for OneAttribute<'a> {
+    type Name = str;
+    type Value = OneValue<'a>;
+
+    #[inline]
+    fn entries(&self) -> impl Iterator<Item = (&str, AttributeType, &OneValue<'a>)> {
+        self.0
+            .iter()
+            .map(|(name, data_type, value)| (*name, *data_type, value))
+    }
+}
+
+/// Runs `f` on the attributes `value` holds for the one name a filter reads, when `value` is a
+/// `dict` whose every name and value [`plain::is_plain`] accepts: the same attributes
+/// [`looked_up`] makes for this name, with the name and an ASCII value read where they lie
+/// (nothing is copied or converted). `None` (and `f` not run) for any other `value`: read it as
+/// [`MessageArgs::new`] does.
+pub fn with_one_looked_up<R>(
+    value: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+    f: impl FnOnce(&OneAttribute<'_>) -> R,
+) -> PyResult<Option<R>> {
+    let Ok(dict) = value.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    let Some(text) = plain::ascii(name).map_or_else(|| name.to_str().ok(), Some) else {
+        return Ok(None);
+    };
+    let Some(found) = plain::find(dict, text) else {
+        return Ok(None);
+    };
+    let Some(found) = found else {
+        return Ok(Some(f(&OneAttribute(None))));
+    };
+    let value = match found.cast::<PyString>() {
+        // Plain: an ASCII `str`.
+        Ok(s) => match plain::ascii(s) {
+            Some(ascii) => (AttributeType::String, OneValue::Ascii(ascii)),
+            None => return Ok(None),
+        },
+        Err(_) => match attribute_value(name, found.clone())? {
+            Ok((data_type, value)) => (data_type, OneValue::Read(value)),
+            // Not for a plain value; read the attributes whole.
+            Err(_) => return Ok(None),
+        },
+    };
+    Ok(Some(f(&OneAttribute(Some((text, value.0, value.1))))))
+}
+
 /// The names of the attributes the filters of a call read, as Python strings: made once per
 /// filter (or per state of a set) and looked up in each message's `dict` ([`looked_up`]).
 #[derive(Default)]

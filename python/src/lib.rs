@@ -7,7 +7,7 @@ mod convert;
 mod plain;
 
 use convert::{AttributeNames, MessageArgs, json_text};
-use filtervm_bindings::{self as engine, Failure, FailureKind, Unjudged};
+use filtervm_bindings::{self as engine, Failure, FailureKind, Input, Parts, Unjudged};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -254,6 +254,20 @@ impl Filter {
     ) -> PyResult<bool> {
         let filter = &self.inner;
         let names = self.names.get(py, || filter.attribute_names());
+        // Attributes alone, of a filter reading one named attribute: looked up and matched
+        // without gathering the arguments (the same message `MessageArgs` gives).
+        if let (None, Some(attributes), None, None, Some([name])) =
+            (message, attributes, headers, body, names)
+            && let Some(verdict) =
+                convert::with_one_looked_up(attributes, name.bind(py), |attributes| {
+                    filter.matches(&Input::Parts(Parts::<_, convert::HeaderList> {
+                        attributes: Some(attributes),
+                        ..Parts::default()
+                    }))
+                })?
+        {
+            return verdict.map_err(failure);
+        }
         let args = MessageArgs::new(message, attributes, headers, body, names)?;
         let release = args.text_len()? >= RELEASE_GIL_BYTES;
         let verdict = args.with_input(|input| {

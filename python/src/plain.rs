@@ -10,39 +10,90 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyString};
 
 /// Whether every name of `dict` is an ASCII `str` and every value an ASCII `str` (String), an
-/// `int` that is not a `bool` or a finite `float` (Number), or `bytes` (Binary): the values
-/// `convert::attribute_value` reads without an error, whose text is valid UTF-8 without being
-/// read. Anything else (a non-ASCII `str`, which may hold a lone surrogate; a typed `dict`, a
-/// list, a `Decimal`, a value of a wrong type) is not plain: such attributes are read whole, with
-/// the errors that reading gives.
+/// `int` (Number; a `bool` is not an `int` here) or a finite `float` (Number), or `bytes`
+/// (Binary): the values `convert::attribute_value` reads without an error, whose text is valid
+/// UTF-8 without being read. Each type is told by comparing the object's type with the built-in
+/// one (no subclass: a subclass may compare or hash its own way, and `bool` is a subclass of
+/// `int`). Anything else (a non-ASCII `str`, which may hold a lone surrogate; a subclass of a
+/// built-in type; a typed `dict`, a list, a `Decimal`, a value of a wrong type) is not plain: such
+/// attributes are read whole, with the errors that reading gives.
 pub fn is_plain(dict: &Bound<'_, PyDict>) -> bool {
+    walk(dict, "").is_some()
+}
+
+/// [`is_plain`], and the value of the entry named `name` (`Some(None)`: no entry has that name;
+/// `""` is looked for as any other name), found during the same walk: a name is compared with
+/// each entry's ASCII name by its length first, and the dict holds each name once.
+pub fn find<'py>(dict: &Bound<'py, PyDict>, name: &str) -> Option<Option<Bound<'py, PyAny>>> {
+    walk(dict, name).map(|found| {
+        // SAFETY: a value of the dict, borrowed from it during a walk that ran no Python code
+        // (so the dict and its values did not change): a new reference is taken to it before
+        // anything else runs.
+        (!found.is_null()).then(|| unsafe { Bound::from_borrowed_ptr(dict.py(), found) })
+    })
+}
+
+/// The walk of [`is_plain`] and [`find`]: `None` when an entry is not plain, else the value
+/// named `name` (borrowed from the dict; NULL when there is none).
+#[inline]
+fn walk(dict: &Bound<'_, PyDict>, name: &str) -> Option<*mut ffi::PyObject> {
     let mut pos: ffi::Py_ssize_t = 0;
     let mut key: *mut ffi::PyObject = std::ptr::null_mut();
     let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut found: *mut ffi::PyObject = std::ptr::null_mut();
     // SAFETY: `dict` is a live dict (the GIL is held: `Bound`); `PyDict_Next` gives borrowed
     // references to its entries, which stay alive while nothing runs Python code or changes the
-    // dict, and nothing does until the walk ends (only type checks run). Every object is a live
-    // object, so reading its type is sound; `PyUnicode_IS_ASCII` is read only of a `str` and
-    // `PyFloat_AS_DOUBLE` only of a `float`.
+    // dict, and nothing does until the walk ends (only type checks and byte compares run). Every
+    // object is a live object, so reading its type is sound; `PyUnicode_IS_ASCII` is read only
+    // of a `str`, `PyFloat_AS_DOUBLE` only of a `float`, and an ASCII `str`'s text is its
+    // `GET_LENGTH` bytes at `PyUnicode_1BYTE_DATA`.
     unsafe {
         while ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) != 0 {
-            let name = ffi::PyUnicode_Check(key) != 0 && ffi::PyUnicode_IS_ASCII(key) != 0;
-            let plain = if ffi::PyUnicode_Check(value) != 0 {
+            let plain_name =
+                ffi::PyUnicode_CheckExact(key) != 0 && ffi::PyUnicode_IS_ASCII(key) != 0;
+            let plain = if ffi::PyUnicode_CheckExact(value) != 0 {
                 ffi::PyUnicode_IS_ASCII(value) != 0
-            } else if ffi::PyLong_Check(value) != 0 {
-                ffi::PyBool_Check(value) == 0
-            } else if ffi::PyFloat_Check(value) != 0 {
+            } else if ffi::PyLong_CheckExact(value) != 0 {
+                true
+            } else if ffi::PyFloat_CheckExact(value) != 0 {
                 ffi::PyFloat_AS_DOUBLE(value).is_finite()
             } else {
-                ffi::PyBytes_Check(value) != 0
+                ffi::PyBytes_CheckExact(value) != 0
             };
-            if !(name && plain) {
-                return false;
+            if !(plain_name && plain) {
+                return None;
+            }
+            if usize::try_from(ffi::PyUnicode_GET_LENGTH(key)) == Ok(name.len())
+                && std::slice::from_raw_parts(
+                    ffi::PyUnicode_1BYTE_DATA(key).cast_const(),
+                    name.len(),
+                ) == name.as_bytes()
+            {
+                found = value;
             }
         }
     }
-    true
+    Some(found)
+}
+
+/// The text of `s` read where it lies when it is ASCII (its characters are then its UTF-8
+/// bytes, one byte each), without asking CPython for its UTF-8 form; `None` for any other
+/// `str`.
+#[inline]
+pub fn ascii<'a>(s: &'a Bound<'_, PyString>) -> Option<&'a str> {
+    let p = s.as_ptr();
+    // SAFETY: `s` is a live `str` (the GIL is held); an ASCII `str` holds `GET_LENGTH` one-byte
+    // characters at `PyUnicode_1BYTE_DATA`, which never change (a `str` is immutable) and live
+    // as long as `s` is held (the borrow of `s` bounds the text's lifetime). ASCII is UTF-8.
+    unsafe {
+        if ffi::PyUnicode_IS_ASCII(p) == 0 {
+            return None;
+        }
+        let len = usize::try_from(ffi::PyUnicode_GET_LENGTH(p)).ok()?;
+        let bytes = std::slice::from_raw_parts(ffi::PyUnicode_1BYTE_DATA(p).cast_const(), len);
+        Some(std::str::from_utf8_unchecked(bytes))
+    }
 }

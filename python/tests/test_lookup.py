@@ -21,7 +21,17 @@ POLICIES = [
     ("sns", {}),
 ]
 
-VALUES = ["x", "y", "xz", "", "é", 1, 2, 2.5, 0.5, -3, b"bin"]
+
+
+class Text(str):
+    """A `str` subclass: not plain (read whole), the same answers."""
+
+
+class Count(int):
+    """An `int` subclass: not plain (read whole), the same answers."""
+
+
+VALUES = ["x", "y", "xz", "", "é", 1, 2, 2.5, 0.5, -3, b"bin", Text("x"), Count(2), True, bytearray(b"b")]
 
 
 def random_dict(rng: random.Random) -> dict:
