@@ -161,6 +161,42 @@ fn random_message(rng: &mut Rng) -> Message {
     Message::Headers(headers)
 }
 
+/// Fewer than `most` headers of `names`, each with zero to two of `values`: names repeat, value
+/// lists may be empty, values need not be UTF-8.
+fn random_headers<'a>(
+    rng: &mut Rng,
+    most: usize,
+    names: &[&'a [u8]],
+    values: &[&'a [u8]],
+) -> Vec<(&'a [u8], Vec<&'a [u8]>)> {
+    (0..rng.below(most))
+        .map(|_| {
+            let name = names[rng.below(names.len())];
+            let n = rng.below(3);
+            (
+                name,
+                (0..n).map(|_| values[rng.below(values.len())]).collect(),
+            )
+        })
+        .collect()
+}
+
+/// Asserts that `program` judges `headers` as they are (probed, walked or bound) as the register
+/// executor judges them bound to a row.
+fn assert_headers_judged_as_bound(program: &Program, headers: &[(&[u8], Vec<&[u8]>)]) {
+    let mut b = Bindings::new();
+    let expected = {
+        let bound = b.bind_headers(program.keys(), headers);
+        exec::run_registers(program.verified(), &bound, &mut Vec::new())
+    };
+    assert_eq!(
+        program.eval_headers(&mut b, headers, &mut Vec::new()),
+        expected,
+        "{}{headers:?}",
+        program.disassemble()
+    );
+}
+
 #[test]
 fn probed_headers_agree_with_bound_headers() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
@@ -223,26 +259,8 @@ fn probed_headers_agree_with_bound_headers() {
             }] += 1;
         }
         for _ in 0..8 {
-            // Names repeat, value lists may be empty, values need not be UTF-8.
-            let headers: Vec<(&[u8], Vec<&[u8]>)> = (0..rng.below(5))
-                .map(|_| {
-                    let name = names[rng.below(names.len())];
-                    let n = rng.below(3);
-                    let value = |_| values[rng.below(values.len())];
-                    (name, (0..n).map(value).collect())
-                })
-                .collect();
-            let mut b = Bindings::new();
-            let expected = {
-                let bound = b.bind_headers(program.keys(), &headers);
-                exec::run_registers(program.verified(), &bound, &mut Vec::new())
-            };
-            assert_eq!(
-                program.eval_headers(&mut b, &headers, &mut Vec::new()),
-                expected,
-                "{}{headers:?}",
-                program.disassemble()
-            );
+            let headers = random_headers(&mut rng, 5, &names, &values);
+            assert_headers_judged_as_bound(&program, &headers);
         }
     }
     // Every kind of probe is exercised.
@@ -274,26 +292,8 @@ fn walked_headers_agree_with_bound_headers() {
             walked += 1;
         }
         for _ in 0..8 {
-            // Names repeat, value lists may be empty, values need not be UTF-8.
-            let headers: Vec<(&[u8], Vec<&[u8]>)> = (0..rng.below(6))
-                .map(|_| {
-                    let name = names[rng.below(names.len())];
-                    let n = rng.below(3);
-                    let value = |_| values[rng.below(values.len())];
-                    (name, (0..n).map(value).collect())
-                })
-                .collect();
-            let mut b = Bindings::new();
-            let expected = {
-                let bound = b.bind_headers(program.keys(), &headers);
-                exec::run_registers(program.verified(), &bound, &mut Vec::new())
-            };
-            assert_eq!(
-                program.eval_headers(&mut b, &headers, &mut Vec::new()),
-                expected,
-                "{}{headers:?}",
-                program.disassemble()
-            );
+            let headers = random_headers(&mut rng, 6, &names, &values);
+            assert_headers_judged_as_bound(&program, &headers);
         }
     }
     // Programs with shape tests, `contains` or `has_type` steps are bound instead; the others
