@@ -1957,4 +1957,22 @@ mod tests {
         assert!(required_tests(&Term::Or(vec![t(0, 1), t(0, 2)])).is_empty());
         assert!(required_tests(&Term::Not(0, Box::new(t(0, 1)))).is_empty());
     }
+
+    #[test]
+    fn a_saved_required_test_must_be_one_the_code_cannot_hold_without() {
+        let t = |c, id| Term::Test(c, id);
+        let or = filter_code(&Term::Or(vec![t(0, 1), t(0, 2)]));
+        assert!(!false_without(&or, 1) && !false_without(&or, 2));
+        let and = Term::And(vec![t(0, 1), Term::Or(vec![t(0, 2), t(2, 3)])]);
+        let code = filter_code(&and);
+        assert!(!is_conj(&code), "accumulator code");
+        assert!(false_without(&code, 1));
+        assert!(!false_without(&code, 2) && !false_without(&code, 3));
+        assert!(!false_without(
+            &filter_code(&Term::Not(4, Box::new(and))),
+            1
+        ));
+        assert!(!false_without(&filter_code(&Term::Const(true)), 1));
+        assert!(false_without(&filter_code(&Term::Const(false)), 1));
+    }
 }
