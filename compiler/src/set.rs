@@ -561,7 +561,7 @@ impl PolicySet {
         };
         let code = filter_code(&term);
         let required = required_tests(&term);
-        self.add_code(handle, code, required, new_tests, holders)
+        self.add_code(handle, &code, required, new_tests, holders)
     }
 
     /// [`PolicySet::add`] once the filter's code and required tests are known: shares the
@@ -570,13 +570,13 @@ impl PolicySet {
     fn add_code(
         &mut self,
         handle: Handle,
-        code: Vec<u32>,
+        code: &[u32],
         required: Vec<u32>,
         new_tests: Vec<u32>,
         holders: &mut impl Holders,
     ) -> Result<(), InsertError> {
-        let hash = self.hasher.hash_one(code.as_slice());
-        if let Some(f) = self.find_filter(hash, &code) {
+        let hash = self.hasher.hash_one(code);
+        if let Some(f) = self.find_filter(hash, code) {
             // An identical filter is already there: share it. The tests it interned are in use.
             self.subscribe(handle, f, holders);
             return Ok(());
@@ -595,7 +595,7 @@ impl PolicySet {
                 idx(self.filters.len() - 1)
             }
         };
-        let tests = distinct_tests(&code);
+        let tests = distinct_tests(code);
         for &t in &tests {
             if let Some(entry) = self.tests.get_mut(t as usize) {
                 entry.refs += 1;
@@ -604,7 +604,7 @@ impl PolicySet {
         let anchor = self.least_used(&required, NO_ANCHOR).unwrap_or(NO_ANCHOR);
         let start = idx(self.code.len());
         let len = idx(code.len());
-        self.code.extend_from_slice(&code);
+        self.code.extend_from_slice(code);
         if let Some(entry) = self.filters.get_mut(f as usize) {
             *entry = FilterEntry {
                 start,
@@ -1268,6 +1268,15 @@ impl PolicySet {
         }
     }
 
+    /// Makes room for a saved set's `tests` tests and `filters` filters of `words` code words.
+    pub(crate) fn reserve(&mut self, tests: usize, filters: usize, words: usize) {
+        self.tests.reserve_exact(tests);
+        self.test_ids.reserve(tests);
+        self.filters.reserve_exact(filters);
+        self.filter_ids.reserve(filters);
+        self.code.reserve_exact(words);
+    }
+
     /// Interns a test of a saved set being loaded; its id.
     pub(crate) fn load_test(&mut self, test: &Test) -> Result<u32, InsertError> {
         self.intern_test(test, &mut Vec::new()).map(|(t, _)| t)
@@ -1279,12 +1288,12 @@ impl PolicySet {
     pub(crate) fn load_filter(
         &mut self,
         handle: Handle,
-        code: Vec<u32>,
-        required: Vec<u32>,
+        code: &[u32],
+        required: &[u32],
         holders: &mut impl Holders,
     ) -> Result<(), String> {
-        self.check_code(&code, &required)?;
-        self.add_code(handle, code, required, Vec::new(), holders)
+        self.check_code(code, required)?;
+        self.add_code(handle, code, required.to_vec(), Vec::new(), holders)
             .map_err(|e| e.to_string())
     }
 

@@ -216,6 +216,7 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline]
     fn byte(&mut self) -> Result<u8, SetLoadError> {
         let (&b, rest) = self
             .bytes
@@ -225,6 +226,7 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
+    #[inline]
     fn varint(&mut self) -> Result<u64, SetLoadError> {
         let mut n = 0u64;
         for shift in (0..64).step_by(7) {
@@ -241,6 +243,7 @@ impl<'a> Reader<'a> {
         Err(encoding("a number does not fit 64 bits"))
     }
 
+    #[inline]
     fn u32(&mut self) -> Result<u32, SetLoadError> {
         u32::try_from(self.varint()?).map_err(|_| encoding("a number does not fit 32 bits"))
     }
@@ -270,6 +273,12 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(self.bytes()?).map_err(|_| contents(format!("{what} is not UTF-8")))
     }
 
+    fn skip(&mut self, n: usize) -> Result<(), SetLoadError> {
+        self.bytes = self.bytes.get(n..).ok_or_else(|| encoding("truncated"))?;
+        Ok(())
+    }
+
+    #[inline]
     fn word(&mut self) -> Result<u32, SetLoadError> {
         let (word, rest) = self
             .bytes
@@ -281,30 +290,57 @@ impl<'a> Reader<'a> {
 }
 
 /// One group as read, before its subscriptions are placed.
-struct SavedGroup {
+struct SavedGroup<'a> {
     dialect: Dialect,
     tests: Vec<Test>,
-    /// Each filter's code and required tests, taken when its first subscription is placed.
-    filters: Vec<Option<(Vec<u32>, Vec<u32>)>>,
+    /// Each filter's bytes (its code and required tests), taken when its first subscription is
+    /// placed ([`read_filter`]).
+    filters: Vec<Option<&'a [u8]>>,
+    /// The filters' code words in all.
+    words: usize,
     /// Each filter's id in the group's engine, once placed.
     placed: Vec<Option<u32>>,
 }
 
-fn read_test(text: &[u8], at: &str) -> Result<Test, SetLoadError> {
+/// Reads test `t` of group `g`.
+fn read_test(text: &[u8], t: usize, g: usize) -> Result<Test, SetLoadError> {
+    let at = || format!("test {t} of group {g}");
     let mut options = ParseOptions::default();
     options.duplicates = Duplicates::Reject;
     options.max_depth = TEST_DEPTH;
     let value = json::parse_with(text, &options)
-        .map_err(|e| contents(format!("{at} is not JSON text: {e}")))?;
+        .map_err(|e| contents(format!("{} is not JSON text: {e}", at())))?;
     let node = crate::ir::json::from_json(&value, "")
-        .map_err(|e| contents(format!("{at} is not an IR test: {e}")))?;
+        .map_err(|e| contents(format!("{} is not an IR test: {e}", at())))?;
     match node.kind {
         NodeKind::Test(test) => Ok(test),
-        _ => Err(contents(format!("{at} is not an IR test"))),
+        _ => Err(contents(format!("{} is not an IR test", at()))),
     }
 }
 
-fn read_group(r: &mut Reader<'_>, g: usize) -> Result<(Options, SavedGroup), SetLoadError> {
+/// Reads a filter's code and required tests (bytes [`read_group`] delimited) into `code` and
+/// `required`.
+fn read_filter(
+    bytes: &[u8],
+    code: &mut Vec<u32>,
+    required: &mut Vec<u32>,
+) -> Result<(), SetLoadError> {
+    let mut r = Reader { bytes };
+    code.clear();
+    required.clear();
+    for _ in 0..r.count(4)? {
+        code.push(r.word()?);
+    }
+    for _ in 0..r.count(1)? {
+        required.push(r.u32()?);
+    }
+    Ok(())
+}
+
+fn read_group<'a>(
+    r: &mut Reader<'a>,
+    g: usize,
+) -> Result<(Options, SavedGroup<'a>), SetLoadError> {
     let name = r.text("a dialect name")?;
     let dialect: Dialect = name
         .parse()
@@ -313,22 +349,21 @@ fn read_group(r: &mut Reader<'_>, g: usize) -> Result<(Options, SavedGroup), Set
     let n = r.count(1)?;
     let mut tests = Vec::with_capacity(n);
     for t in 0..n {
-        tests.push(read_test(r.bytes()?, &format!("test {t} of group {g}"))?);
+        tests.push(read_test(r.bytes()?, t, g)?);
     }
     let n = r.count(2)?;
     let mut filters = Vec::with_capacity(n);
+    let mut words = 0;
     for _ in 0..n {
+        let start = r.bytes;
         let len = r.count(4)?;
-        let mut code = Vec::with_capacity(len);
-        for _ in 0..len {
-            code.push(r.word()?);
+        words += len;
+        r.skip(len * 4)?;
+        for _ in 0..r.count(1)? {
+            r.u32()?;
         }
-        let len = r.count(1)?;
-        let mut required = Vec::with_capacity(len);
-        for _ in 0..len {
-            required.push(r.u32()?);
-        }
-        filters.push(Some((code, required)));
+        let used = start.len() - r.bytes.len();
+        filters.push(start.get(..used));
     }
     let placed = vec![None; filters.len()];
     Ok((
@@ -337,6 +372,7 @@ fn read_group(r: &mut Reader<'_>, g: usize) -> Result<(Options, SavedGroup), Set
             dialect,
             tests,
             filters,
+            words,
             placed,
         },
     ))
@@ -479,6 +515,7 @@ impl<Id: SetId + Eq + Hash> SubscriptionSet<Id> {
             let engine = set
                 .saved_engine(g as u32)
                 .ok_or_else(|| contents("a group is missing"))?;
+            engine.reserve(group.tests.len(), group.filters.len(), group.words);
             for (t, test) in group.tests.iter().enumerate() {
                 let id = engine
                     .load_test(test)
@@ -490,6 +527,7 @@ impl<Id: SetId + Eq + Hash> SubscriptionSet<Id> {
                 }
             }
         }
+        let (mut code, mut required) = (Vec::new(), Vec::new());
         for s in 0..subscriptions {
             let g = r.u32()?;
             let id = Id::from_id_bytes(r.bytes()?)
@@ -524,11 +562,13 @@ impl<Id: SetId + Eq + Hash> SubscriptionSet<Id> {
                 .get_mut(f)
                 .ok_or_else(|| contents(format!("subscription {s}: no filter {f} in group {g}")))?;
             let saved = group.filters.get_mut(f).and_then(Option::take);
+            let (code, required) = (&mut code, &mut required);
             let pushed = set
                 .push_saved(id, g, pattern, |engine, h, slots| {
                     match (*placed, saved) {
                         (Some(existing), _) => engine.subscribe(h, existing, slots),
-                        (None, Some((code, required))) => {
+                        (None, Some(bytes)) => {
+                            read_filter(bytes, code, required).map_err(|e| e.to_string())?;
                             engine.load_filter(h, code, required, slots)?;
                         }
                         (None, None) => return Err("a filter read twice".into()),

@@ -550,26 +550,38 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         place: impl FnOnce(&mut PolicySet, Handle, &mut Slots) -> Result<(), String>,
     ) -> Result<bool, String> {
         let hash = self.hasher.hash_one(&id);
-        if self.slots.len() >= MAX_SLOTS || self.find(&id).is_some() {
+        let SubscriptionSet {
+            groups,
+            index,
+            hasher,
+            ids,
+            slots,
+            ..
+        } = self;
+        if slots.len() >= MAX_SLOTS {
             return Ok(false);
         }
-        let Some(group) = self.groups.get_mut(g as usize).and_then(Option::as_mut) else {
+        let Some(group) = groups.get_mut(g as usize).and_then(Option::as_mut) else {
             return Ok(false);
         };
-        let h = handle(self.slots.len());
-        self.slots.push(SubSlot {
+        let hashbrown::hash_table::Entry::Vacant(entry) = index.entry(
+            hash,
+            |&h| is_id(ids, h, &id),
+            |&h| rehash(hasher, ids, h),
+        ) else {
+            return Ok(false);
+        };
+        let h = handle(slots.len());
+        slots.push(SubSlot {
             group: g,
             holder: Holder::default(),
         });
-        place(&mut group.engine, h, &mut self.slots)?;
+        place(&mut group.engine, h, slots)?;
         if let Some(pattern) = pattern {
             group.patterns.insert(h, pattern);
         }
-        self.ids.push(Some(id));
-        let SubscriptionSet {
-            index, ids, hasher, ..
-        } = self;
-        index.insert_unique(hash, h, |&h| rehash(hasher, ids, h));
+        ids.push(Some(id));
+        entry.insert(h);
         self.live += 1;
         Ok(true)
     }
