@@ -337,10 +337,7 @@ fn read_filter(
     Ok(())
 }
 
-fn read_group<'a>(
-    r: &mut Reader<'a>,
-    g: usize,
-) -> Result<(Options, SavedGroup<'a>), SetLoadError> {
+fn read_group<'a>(r: &mut Reader<'a>, g: usize) -> Result<(Options, SavedGroup<'a>), SetLoadError> {
     let name = r.text("a dialect name")?;
     let dialect: Dialect = name
         .parse()

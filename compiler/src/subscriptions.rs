@@ -564,11 +564,9 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         let Some(group) = groups.get_mut(g as usize).and_then(Option::as_mut) else {
             return Ok(false);
         };
-        let hashbrown::hash_table::Entry::Vacant(entry) = index.entry(
-            hash,
-            |&h| is_id(ids, h, &id),
-            |&h| rehash(hasher, ids, h),
-        ) else {
+        let hashbrown::hash_table::Entry::Vacant(entry) =
+            index.entry(hash, |&h| is_id(ids, h, &id), |&h| rehash(hasher, ids, h))
+        else {
             return Ok(false);
         };
         let h = handle(slots.len());
