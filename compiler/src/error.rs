@@ -185,11 +185,14 @@ error_codes! {
     /// names of 1-256 bytes, values of at most 1,024 bytes). Smallest input: a message with an
     /// attribute whose name is empty.
     NotificationInvalidMessageAttributes = "NOTIFICATION_INVALID_MESSAGE_ATTRIBUTES", Message;
-    /// Bytes that are not a valid program encoding, or a program the verifier rejects. Smallest
-    /// input: the empty byte string given to `Filter::from_bytes`.
+    /// Bytes that are not a valid program encoding, or a program the verifier rejects; also bytes
+    /// that are not a saved subscription set's encoding (`SubscriptionSet::from_bytes`: magic,
+    /// version, lengths, hash). Smallest input: the empty byte string given to
+    /// `Filter::from_bytes`.
     InvalidProgram = "INVALID_PROGRAM", Load;
-    /// A valid program whose metadata is not a filter's (`{"dialect", "options"}`). Smallest
-    /// input: a program with the metadata `[]`.
+    /// A valid program whose metadata is not a filter's (`{"dialect", "options"}`); also a saved
+    /// subscription set whose contents are not a set's (a test, a filter code, an index, an id, a
+    /// kept pattern). Smallest input: a program with the metadata `[]`.
     InvalidFilterMetadata = "INVALID_FILTER_METADATA", Load;
     /// A filter loaded from bytes of the first wire format (which shipped no IR) asked for what
     /// needs its IR (explain, a subscription set). Smallest input: explaining a program loaded

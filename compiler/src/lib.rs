@@ -84,6 +84,7 @@ pub mod opt;
 pub mod options;
 pub mod parts;
 pub(crate) mod set;
+pub mod set_wire;
 pub mod shape;
 pub mod subscriptions;
 pub mod wire;
@@ -99,6 +100,7 @@ pub use options::{
 };
 pub use parts::{Absent, MessagePart, MessageParts};
 pub use set::InsertError;
+pub use set_wire::{SET_FORMAT_VERSION, SetId, SetLoadError};
 pub use shape::{MessageShape, ReadMessage, ReadMessages, read_message, read_messages};
 pub use subscriptions::{
     Applied, Change, GroupMessage, Insertion, LiveSet, Matches, MatchingIds, SetScratch, Snapshot,

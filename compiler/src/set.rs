@@ -180,8 +180,9 @@ enum Check {
     Shape(Shapes),
     /// Some number leaf (or numeric string leaf) lies in the intervals.
     Num(NumSource, Box<[Interval]>),
-    /// Anything else: a one-test program run against the shared bindings.
-    Program(Arc<Program>),
+    /// Anything else: a one-test program run against the shared bindings, with the predicate it
+    /// was generated from (what a saved set ships, [`PolicySet::parts`]).
+    Program(Arc<Program>, Box<Pred>),
     /// A freed id (reused by the next new test).
     Free,
 }
@@ -559,8 +560,23 @@ impl PolicySet {
             }
         };
         let code = filter_code(&term);
-        let hash = self.hasher.hash_one(code.as_slice());
-        if let Some(f) = self.find_filter(hash, &code) {
+        let required = required_tests(&term);
+        self.add_code(handle, &code, required, new_tests, holders)
+    }
+
+    /// [`PolicySet::add`] once the filter's code and required tests are known: shares the
+    /// distinct filter with this code, or adds it (`new_tests`: the tests interned for it, freed
+    /// if it cannot be added).
+    fn add_code(
+        &mut self,
+        handle: Handle,
+        code: &[u32],
+        required: Vec<u32>,
+        new_tests: Vec<u32>,
+        holders: &mut impl Holders,
+    ) -> Result<(), InsertError> {
+        let hash = self.hasher.hash_one(code);
+        if let Some(f) = self.find_filter(hash, code) {
             // An identical filter is already there: share it. The tests it interned are in use.
             self.subscribe(handle, f, holders);
             return Ok(());
@@ -579,17 +595,16 @@ impl PolicySet {
                 idx(self.filters.len() - 1)
             }
         };
-        let tests = distinct_tests(&code);
+        let tests = distinct_tests(code);
         for &t in &tests {
             if let Some(entry) = self.tests.get_mut(t as usize) {
                 entry.refs += 1;
             }
         }
-        let required = required_tests(&term);
         let anchor = self.least_used(&required, NO_ANCHOR).unwrap_or(NO_ANCHOR);
         let start = idx(self.code.len());
         let len = idx(code.len());
-        self.code.extend_from_slice(&code);
+        self.code.extend_from_slice(code);
         if let Some(entry) = self.filters.get_mut(f as usize) {
             *entry = FilterEntry {
                 start,
@@ -711,7 +726,7 @@ impl PolicySet {
                     .sum::<usize>(),
                 Check::NumEq(v) => v.len() * 8,
                 Check::Num(_, r) => r.len() * size_of::<Interval>(),
-                Check::Program(p) => program_bytes(p),
+                Check::Program(p, pred) => program_bytes(p) + size_of::<Pred>() + pred_bytes(pred),
                 Check::Shape(_) | Check::Free => 0,
             };
         }
@@ -728,7 +743,7 @@ impl PolicySet {
     }
 
     /// The code of filter `f` (empty for a freed one).
-    fn code_of(&self, f: u32) -> &[u32] {
+    pub(crate) fn code_of(&self, f: u32) -> &[u32] {
         self.filters
             .get(f as usize)
             .and_then(|e| self.code.get(e.start as usize..(e.start + e.len) as usize))
@@ -736,7 +751,7 @@ impl PolicySet {
     }
 
     /// Adds subscription `id` to the existing filter `f`.
-    fn subscribe(&mut self, handle: Handle, f: u32, holders: &mut impl Holders) {
+    pub(crate) fn subscribe(&mut self, handle: Handle, f: u32, holders: &mut impl Holders) {
         let Some(entry) = self.filters.get_mut(f as usize) else {
             return;
         };
@@ -797,8 +812,10 @@ impl PolicySet {
     /// Interns a test: its id and its cost class (0 indexed, 1 shape, 2 other).
     fn intern_test(&mut self, test: &Test, new: &mut Vec<u32>) -> Result<(u32, u8), InsertError> {
         self.test_text.clear();
-        // Writing to a `String` cannot fail.
-        let _ = write!(self.test_text, "({} {})", test.key, test.pred);
+        // Writing to a `String` cannot fail. Equality values are written as their check holds
+        // them, so tests that check the same are one test, and a saved set's test
+        // ([`pred_of`]) is found again under its text.
+        let _ = write!(self.test_text, "({} {})", test.key, canonical(&test.pred));
         if let Some(&t) = self.test_ids.get(self.test_text.as_str()) {
             let cost = self.tests.get(t as usize).map_or(2, |e| cost_of(&e.check));
             return Ok((t, cost));
@@ -834,11 +851,7 @@ impl PolicySet {
             Pred::Num {
                 source: NumSource::NumberLeaf,
                 ranges,
-            } if !ranges.is_empty()
-                && ranges.iter().all(|r| {
-                    r.lo == r.hi && r.lo_inclusive && r.hi_inclusive && r.lo.is_finite()
-                }) =>
-            {
+            } if is_points(ranges) => {
                 let mut bits: Vec<u64> = ranges.iter().map(|r| num_bits(r.lo)).collect();
                 bits.sort_unstable();
                 bits.dedup();
@@ -852,7 +865,7 @@ impl PolicySet {
             _ => {
                 let node = Node::test(test.key.clone(), test.pred.clone(), "");
                 match codegen::generate(&node) {
-                    Ok(p) => Check::Program(Arc::new(p)),
+                    Ok(p) => Check::Program(Arc::new(p), Box::new(test.pred.clone())),
                     // Cannot happen for a test the compiler generated once already; never match.
                     Err(_) => Check::Shape(Shapes(0)),
                 }
@@ -1198,6 +1211,314 @@ impl PolicySet {
     }
 }
 
+/// A group's engine as a saved set ships it ([`PolicySet::parts`]): its live tests, in id
+/// order, and its live distinct filters, whose codes read the tests by their position in that
+/// list. Loading interns the tests in that order into an empty engine, so each gets its position
+/// as its id, and the codes and their canonical order (children sorted by test id) hold as
+/// written.
+pub(crate) struct EngineParts {
+    /// The live tests, in id order.
+    pub(crate) tests: Vec<Test>,
+    /// The live distinct filters, in id order: each one's code and required tests.
+    pub(crate) filters: Vec<(Vec<u32>, Vec<u32>)>,
+    /// Per filter id, its position in `filters` (`u32::MAX` for a freed id).
+    pub(crate) filter_at: Vec<u32>,
+}
+
+/// Saving and loading (the set wire format, `crate::set_wire`).
+impl PolicySet {
+    /// The engine's tests and filters, renumbered densely (see [`EngineParts`]).
+    pub(crate) fn parts(&self) -> EngineParts {
+        let mut test_at = vec![GONE; self.tests.len()];
+        let mut tests = Vec::with_capacity(self.distinct_tests());
+        for (t, entry) in self.tests.iter().enumerate() {
+            let (Some(pred), Some(key)) = (
+                pred_of(&entry.check),
+                self.keys.keys().get(entry.slot as usize),
+            ) else {
+                continue;
+            };
+            if let Some(at) = test_at.get_mut(t) {
+                *at = idx(tests.len());
+            }
+            tests.push(Test {
+                key: key.clone(),
+                pred,
+            });
+        }
+        let renumber = |t: u32| test_at.get(t as usize).copied().unwrap_or(GONE);
+        let mut filter_at = vec![GONE; self.filters.len()];
+        let mut filters = Vec::with_capacity(self.distinct_filters());
+        for (f, entry) in self.filters.iter().enumerate() {
+            if entry.len == 0 {
+                continue;
+            }
+            let mut code = self.code_of(idx(f)).to_vec();
+            map_code_tests(&mut code, renumber);
+            let required = entry.required.iter().map(|&t| renumber(t)).collect();
+            if let Some(at) = filter_at.get_mut(f) {
+                *at = idx(filters.len());
+            }
+            filters.push((code, required));
+        }
+        EngineParts {
+            tests,
+            filters,
+            filter_at,
+        }
+    }
+
+    /// Makes room for a saved set's `tests` tests and `filters` filters of `words` code words.
+    pub(crate) fn reserve(&mut self, tests: usize, filters: usize, words: usize) {
+        self.tests.reserve_exact(tests);
+        self.test_ids.reserve(tests);
+        self.filters.reserve_exact(filters);
+        self.filter_ids.reserve(filters);
+        self.code.reserve_exact(words);
+    }
+
+    /// Interns a test of a saved set being loaded; its id.
+    pub(crate) fn load_test(&mut self, test: &Test) -> Result<u32, InsertError> {
+        self.intern_test(test, &mut Vec::new()).map(|(t, _)| t)
+    }
+
+    /// Adds subscription `handle` with the filter whose code and required tests (ids of this
+    /// engine) a saved set gives, once [`PolicySet::check_code`] accepted them; shares the
+    /// distinct filter with that code when there is one.
+    pub(crate) fn load_filter(
+        &mut self,
+        handle: Handle,
+        code: &[u32],
+        required: &[u32],
+        holders: &mut impl Holders,
+    ) -> Result<(), String> {
+        self.check_code(code, required)?;
+        self.add_code(handle, code, required.to_vec(), Vec::new(), holders)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Whether some test is read by no filter (a saved set lists only tests its filters read).
+    pub(crate) fn has_unused_tests(&self) -> bool {
+        self.tests
+            .iter()
+            .any(|t| !matches!(t.check, Check::Free) && t.refs == 0)
+    }
+
+    /// The code [`PolicySet::add`] gives the filter whose optimized IR is `ir` (its tests are
+    /// interned; a test new to the engine stays unused).
+    pub(crate) fn code_for(&mut self, ir: &Node) -> Result<Vec<u32>, InsertError> {
+        let term = self.term(ir, &mut Vec::new())?;
+        Ok(filter_code(&term))
+    }
+
+    /// Checks a filter code read from a saved set, so that running it is bounded and gives what
+    /// the code the writer ran gives: every word well formed, every test it reads one of this
+    /// engine's, read the way its kind is answered (marked when indexed, checked otherwise),
+    /// jumps forward within the code, and each required test an indexed test without which the
+    /// code cannot hold (so anchoring the filter on it skips it only when it cannot match).
+    fn check_code(&self, code: &[u32], required: &[u32]) -> Result<(), String> {
+        let indexed = |t: u32| match self.tests.get(t as usize) {
+            Some(entry) if !matches!(entry.check, Check::Free) => Ok(cost_of(&entry.check) == 0),
+            _ => Err(format!(
+                "a filter reads test {t}, which its group does not have"
+            )),
+        };
+        let Some((&head, rest)) = code.split_first() else {
+            return Err("a filter has an empty code".into());
+        };
+        if code.len() > OPERAND as usize {
+            return Err("a filter code is too long".into());
+        }
+        if head >> 29 == OP_CONJ {
+            if head & OPERAND != idx(rest.len()) {
+                return Err("a conjunction's length is not its number of words".into());
+            }
+            for &w in rest {
+                if w & (1 << 29) != 0 || indexed(w & OPERAND)? != (w & IDX != 0) {
+                    return Err(format!(
+                        "a conjunct word {w:#x} does not match its test's kind"
+                    ));
+                }
+            }
+            for &r in required {
+                if r > OPERAND || !rest.contains(&(r | IDX)) {
+                    return Err(format!("test {r} is not a required conjunct of its filter"));
+                }
+            }
+            return Ok(());
+        }
+        let last = code.len() - 1;
+        for (pc, &w) in code.iter().enumerate() {
+            let operand = w & OPERAND;
+            let fine = match w >> 29 {
+                OP_TEST => !indexed(operand)?,
+                OP_MARKED => indexed(operand)?,
+                OP_NOT => operand == 0,
+                OP_CONST => operand <= 1,
+                OP_JF | OP_JT => operand as usize > pc && operand as usize <= last,
+                OP_END => operand == 0 && pc == last,
+                _ => false,
+            };
+            if !fine {
+                return Err(format!("word {pc} ({w:#x}) of a filter code is malformed"));
+            }
+        }
+        if code.last().map(|w| w >> 29) != Some(OP_END) {
+            return Err("a filter code does not end".into());
+        }
+        for &r in required {
+            if !indexed(r)? || !false_without(code, r) {
+                return Err(format!("test {r} is not required by its filter"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether accumulator code (checked by [`PolicySet::check_code`]) can only end false when test
+/// `r` does not hold. Every path is followed at once, with the set of values the accumulator may
+/// have at each word, `r` false and any other test either way: a reading that forgets that two
+/// readings of one test agree only adds paths, so "only false" is never claimed wrongly. Codes
+/// jump forward only, so one pass in order sees every way into a word before the word.
+fn false_without(code: &[u32], r: u32) -> bool {
+    const F: u8 = 1;
+    const T: u8 = 2;
+    let mut at = vec![0u8; code.len() + 1];
+    if let Some(first) = at.first_mut() {
+        *first = F;
+    }
+    let mut ends = 0u8;
+    for (pc, &w) in code.iter().enumerate() {
+        let s = at.get(pc).copied().unwrap_or(0);
+        if s == 0 {
+            continue;
+        }
+        let operand = w & OPERAND;
+        let next = match w >> 29 {
+            OP_TEST | OP_MARKED if operand == r => F,
+            OP_TEST | OP_MARKED => F | T,
+            OP_NOT => ((s & F) << 1) | ((s & T) >> 1),
+            OP_CONST if operand != 0 => T,
+            OP_CONST => F,
+            op @ (OP_JF | OP_JT) => {
+                let jumps = if op == OP_JF { F } else { T };
+                if let Some(target) = at.get_mut(operand as usize) {
+                    *target |= s & jumps;
+                }
+                s & !jumps
+            }
+            _ => {
+                ends |= s;
+                continue;
+            }
+        };
+        if let Some(n) = at.get_mut(pc + 1) {
+            *n |= next;
+        }
+    }
+    ends |= at.last().copied().unwrap_or(0);
+    ends & T == 0
+}
+
+/// A predicate as its test's check holds it: string-equality values sorted and distinct, numeric
+/// points sorted and distinct with `-0` as `0` (what [`pred_of`] gives back).
+fn canonical(pred: &Pred) -> std::borrow::Cow<'_, Pred> {
+    use std::borrow::Cow;
+    match pred {
+        Pred::Str {
+            op: StrOp::Eq,
+            case: Case::Sensitive,
+            values,
+        } if !values.is_sorted_by(|a, b| a < b) => {
+            let mut values = values.clone();
+            values.sort_unstable();
+            values.dedup();
+            Cow::Owned(Pred::Str {
+                op: StrOp::Eq,
+                case: Case::Sensitive,
+                values,
+            })
+        }
+        Pred::Num {
+            source: NumSource::NumberLeaf,
+            ranges,
+        } if is_points(ranges)
+            && !(ranges.is_sorted_by(|a, b| a.lo < b.lo)
+                && ranges.iter().all(|r| r.lo.to_bits() == num_bits(r.lo))) =>
+        {
+            let mut points: Vec<f64> = ranges
+                .iter()
+                .map(|r| f64::from_bits(num_bits(r.lo)))
+                .collect();
+            points.sort_unstable_by(f64::total_cmp);
+            points.dedup();
+            Cow::Owned(Pred::Num {
+                source: NumSource::NumberLeaf,
+                ranges: points.into_iter().map(Interval::point).collect(),
+            })
+        }
+        other => Cow::Borrowed(other),
+    }
+}
+
+/// Whether intervals are all single finite points (a numeric equality test).
+fn is_points(ranges: &[Interval]) -> bool {
+    !ranges.is_empty()
+        && ranges
+            .iter()
+            .all(|r| r.lo == r.hi && r.lo_inclusive && r.hi_inclusive && r.lo.is_finite())
+}
+
+/// The predicate a test's check was made from (`None` for a freed test). String and numeric
+/// equality give their values sorted, as lowering writes them.
+fn pred_of(check: &Check) -> Option<Pred> {
+    Some(match check {
+        Check::StrEq(values) => {
+            let mut values: Vec<Box<str>> = values.iter().map(|(_, v)| v.clone()).collect();
+            values.sort_unstable();
+            Pred::Str {
+                op: StrOp::Eq,
+                case: Case::Sensitive,
+                values,
+            }
+        }
+        Check::NumEq(bits) => {
+            let mut points: Vec<f64> = bits.iter().map(|&b| f64::from_bits(b)).collect();
+            points.sort_unstable_by(f64::total_cmp);
+            Pred::Num {
+                source: NumSource::NumberLeaf,
+                ranges: points.into_iter().map(Interval::point).collect(),
+            }
+        }
+        Check::Num(source, ranges) => Pred::Num {
+            source: *source,
+            ranges: ranges.to_vec(),
+        },
+        Check::Shape(shapes) => Pred::Shape(*shapes),
+        Check::Program(_, pred) => (**pred).clone(),
+        Check::Free => return None,
+    })
+}
+
+/// An estimate of the heap bytes a predicate holds (its value lists and intervals).
+fn pred_bytes(pred: &Pred) -> usize {
+    let strings = |v: &[Box<str>]| {
+        v.iter()
+            .map(|s| s.len() + size_of::<Box<str>>())
+            .sum::<usize>()
+    };
+    match pred {
+        Pred::Str { values, .. } | Pred::NumText(values) => strings(values),
+        Pred::Num { ranges, .. } => ranges.len() * size_of::<Interval>(),
+        Pred::Dec(ranges) => ranges.len() * size_of::<filtervm_vm::program::DecInterval>(),
+        Pred::Except(preds) => preds
+            .iter()
+            .map(|p| size_of::<Pred>() + pred_bytes(p))
+            .sum(),
+        _ => 0,
+    }
+}
+
 /// An estimate of the heap bytes of a one-test program, from its parts (its decision plan, a
 /// step or two, is counted as 64 bytes).
 fn program_bytes(p: &Program) -> usize {
@@ -1252,7 +1573,7 @@ fn ids(values: &[(u32, Box<str>)]) -> Vec<u32> {
 fn reads_text_numbers(check: &Check) -> bool {
     match check {
         Check::Num(NumSource::Text, _) => true,
-        Check::Program(p) => p.code().iter().any(|i| matches!(i, Inst::TextNumIn { .. })),
+        Check::Program(p, _) => p.code().iter().any(|i| matches!(i, Inst::TextNumIn { .. })),
         _ => false,
     }
 }
@@ -1600,7 +1921,9 @@ impl MatchState {
                     ranges.iter().any(|r| r.contains(x))
                 }
             }),
-            Check::Program(p) => exec::eval_test(p.verified(), 0, bound, row, test.slot as usize),
+            Check::Program(p, _) => {
+                exec::eval_test(p.verified(), 0, bound, row, test.slot as usize)
+            }
         };
         if let Some(m) = self.memo.get_mut(t as usize) {
             *m = epoch | u32::from(verdict);
@@ -1642,5 +1965,23 @@ mod tests {
         assert!(required_tests(&t(1, 9)).is_empty());
         assert!(required_tests(&Term::Or(vec![t(0, 1), t(0, 2)])).is_empty());
         assert!(required_tests(&Term::Not(0, Box::new(t(0, 1)))).is_empty());
+    }
+
+    #[test]
+    fn a_saved_required_test_must_be_one_the_code_cannot_hold_without() {
+        let t = |c, id| Term::Test(c, id);
+        let or = filter_code(&Term::Or(vec![t(0, 1), t(0, 2)]));
+        assert!(!false_without(&or, 1) && !false_without(&or, 2));
+        let and = Term::And(vec![t(0, 1), Term::Or(vec![t(0, 2), t(2, 3)])]);
+        let code = filter_code(&and);
+        assert!(!is_conj(&code), "accumulator code");
+        assert!(false_without(&code, 1));
+        assert!(!false_without(&code, 2) && !false_without(&code, 3));
+        assert!(!false_without(
+            &filter_code(&Term::Not(4, Box::new(and))),
+            1
+        ));
+        assert!(!false_without(&filter_code(&Term::Const(true)), 1));
+        assert!(false_without(&filter_code(&Term::Const(false)), 1));
     }
 }

@@ -111,7 +111,7 @@ const NO_GROUP: u32 = u32::MAX;
 
 /// A subscription slot: its group and where it sits in the group's engine.
 #[derive(Debug, Clone, Copy)]
-struct SubSlot {
+pub(crate) struct SubSlot {
     group: u32,
     holder: Holder,
 }
@@ -122,6 +122,9 @@ impl SubSlot {
         holder: Holder { filter: 0, at: 0 },
     };
 }
+
+/// The subscription slots of a set, by handle: the holders its engines update.
+pub(crate) type Slots = Vec<SubSlot>;
 
 impl Holders for Vec<SubSlot> {
     #[inline]
@@ -342,6 +345,90 @@ impl<Id> SubscriptionSet<Id> {
     }
 }
 
+/// A subscription as a saved set ships it ([`SubscriptionSet::saved`]).
+pub(crate) struct SavedSubscription<'a, Id> {
+    /// The id.
+    pub(crate) id: &'a Id,
+    /// The position of its group among the live groups, in the set's order.
+    pub(crate) group: u32,
+    /// Its distinct filter's id in the group's engine.
+    pub(crate) filter: u32,
+    /// For an `eventbridge` subscription judged on its kept pattern when the rows cannot judge an
+    /// event: the pattern (`Some(None)` when its filter kept none).
+    pub(crate) pattern: Option<Option<&'a Pattern>>,
+}
+
+/// Saving and loading (the set wire format, `crate::set_wire`).
+impl<Id> SubscriptionSet<Id> {
+    /// The live groups in the set's order: their options and engines.
+    pub(crate) fn saved_groups(&self) -> impl Iterator<Item = (&Options, &PolicySet)> + '_ {
+        self.groups
+            .iter()
+            .flatten()
+            .map(|g| (&g.options, &g.engine))
+    }
+
+    /// The subscriptions in insertion order (see [`SavedSubscription`]).
+    pub(crate) fn saved(&self) -> impl Iterator<Item = SavedSubscription<'_, Id>> + '_ {
+        let mut rank = Vec::with_capacity(self.groups.len());
+        let mut live = 0u32;
+        for g in &self.groups {
+            rank.push(live);
+            live += u32::from(g.is_some());
+        }
+        self.ids
+            .iter()
+            .zip(&self.slots)
+            .enumerate()
+            .filter_map(move |(h, (id, slot))| {
+                let id = id.as_ref()?;
+                let group = self.groups.get(slot.group as usize)?.as_ref()?;
+                Some(SavedSubscription {
+                    id,
+                    group: rank.get(slot.group as usize).copied()?,
+                    filter: slot.holder.filter,
+                    pattern: group.patterns.get(&handle(h)).map(|p| p.as_ref()),
+                })
+            })
+    }
+
+    /// An empty set with these groups, in this order (each must be filled by
+    /// [`SubscriptionSet::push_saved`]).
+    pub(crate) fn with_saved_groups(options: Vec<Options>, subscriptions: usize) -> Self {
+        let mut set = SubscriptionSet::new();
+        set.groups = options
+            .into_iter()
+            .map(|options| {
+                Some(Group {
+                    part: MessagePart::of(&options),
+                    options,
+                    engine: PolicySet::new(),
+                    patterns: HashMap::new(),
+                })
+            })
+            .collect();
+        set.ids.reserve(subscriptions);
+        set.slots.reserve(subscriptions);
+        set.index.reserve(subscriptions, |_| 0);
+        set
+    }
+
+    /// The engine of group `g` (a position of [`SubscriptionSet::with_saved_groups`]).
+    pub(crate) fn saved_engine(&mut self, g: u32) -> Option<&mut PolicySet> {
+        self.groups
+            .get_mut(g as usize)?
+            .as_mut()
+            .map(|group| &mut group.engine)
+    }
+
+    /// Whether some group holds no subscription (a saved set has none such).
+    pub(crate) fn has_empty_group(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|g| g.as_ref().is_none_or(|g| g.engine.is_empty()))
+    }
+}
+
 /// `n` as a handle or group index (every caller keeps `n` below [`MAX_SLOTS`]).
 fn handle(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
@@ -450,6 +537,51 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
             self.release_group(old_group);
         }
         Ok(Insertion::Replaced)
+    }
+
+    /// Adds subscription `id` of a saved set being loaded, last, to group `g`: `place` puts its
+    /// handle into the group's engine. `Ok(false)` when `id` is there already or `g` is not a
+    /// group; on error the set is left half-built (the loader drops it).
+    pub(crate) fn push_saved(
+        &mut self,
+        id: Id,
+        g: u32,
+        pattern: Option<Option<Pattern>>,
+        place: impl FnOnce(&mut PolicySet, Handle, &mut Slots) -> Result<(), String>,
+    ) -> Result<bool, String> {
+        let hash = self.hasher.hash_one(&id);
+        let SubscriptionSet {
+            groups,
+            index,
+            hasher,
+            ids,
+            slots,
+            ..
+        } = self;
+        if slots.len() >= MAX_SLOTS {
+            return Ok(false);
+        }
+        let Some(group) = groups.get_mut(g as usize).and_then(Option::as_mut) else {
+            return Ok(false);
+        };
+        let hashbrown::hash_table::Entry::Vacant(entry) =
+            index.entry(hash, |&h| is_id(ids, h, &id), |&h| rehash(hasher, ids, h))
+        else {
+            return Ok(false);
+        };
+        let h = handle(slots.len());
+        slots.push(SubSlot {
+            group: g,
+            holder: Holder::default(),
+        });
+        place(&mut group.engine, h, slots)?;
+        if let Some(pattern) = pattern {
+            group.patterns.insert(h, pattern);
+        }
+        ids.push(Some(id));
+        entry.insert(h);
+        self.live += 1;
+        Ok(true)
     }
 
     /// Removes subscription `id`; false when it was not in the set. Costs O(size of its filter)
@@ -737,42 +869,30 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
             let keys = group.engine.keys();
             // A body given as such: an SNS body that is not JSON keeps its dialect meaning.
             let strict = !matches!(group.options, Options::Sns(_));
-            let (bound, body) = match read(&group.options) {
+            let owned;
+            let message: &Message = match read(&group.options) {
                 Ok(GroupMessage::Body(bytes)) => {
-                    (bindings.bind_json(keys, bytes), Some((bytes, strict)))
+                    let bound = bindings.bind_json(keys, bytes);
+                    let body = Some((bytes, strict));
+                    let reason = judge(group, &bound, body);
+                    let event = || body.map(|(bytes, _)| bytes.into());
+                    record(
+                        group,
+                        handle(g),
+                        &bound,
+                        reason,
+                        event,
+                        state,
+                        hits,
+                        unjudged,
+                    );
+                    continue;
                 }
                 Ok(GroupMessage::Message(message)) => {
-                    let bound = bindings.bind(keys, &message);
-                    let reason = judge(group, &bound, owned_body(&message, strict));
-                    let event = || message_bytes(&message);
-                    record(
-                        group,
-                        handle(g),
-                        &bound,
-                        reason,
-                        event,
-                        state,
-                        hits,
-                        unjudged,
-                    );
-                    continue;
+                    owned = message;
+                    &owned
                 }
-                Ok(GroupMessage::Borrowed(message)) => {
-                    let bound = bindings.bind(keys, message);
-                    let reason = judge(group, &bound, owned_body(message, strict));
-                    let event = || message_bytes(message);
-                    record(
-                        group,
-                        handle(g),
-                        &bound,
-                        reason,
-                        event,
-                        state,
-                        hits,
-                        unjudged,
-                    );
-                    continue;
-                }
+                Ok(GroupMessage::Borrowed(message)) => message,
                 Err(e) => {
                     unjudged.push(Unjudged {
                         group: handle(g),
@@ -781,8 +901,9 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
                     continue;
                 }
             };
-            let reason = judge(group, &bound, body);
-            let event = || body.map(|(bytes, _)| bytes.into());
+            let bound = bindings.bind(keys, message);
+            let reason = judge(group, &bound, owned_body(message, strict));
+            let event = || message_bytes(message);
             record(
                 group,
                 handle(g),

@@ -8,7 +8,8 @@
 //! all five dialects. `sns` and `expr` policies are also combined into nested trees (`$or` inside
 //! `$or`, AND/OR/NOT inside each other), `stream` ones into more groups. A random walk over the
 //! set's operations — add, remove, re-add a removed id, replace an id's filter, add an id sharing
-//! a live filter — checks messages along the way, per group and by parts. Messages are generated
+//! a live filter, save the set and go on with the copy read back — checks messages along the way,
+//! per group and by parts. Messages are generated
 //! for a live subscription's policy from its own operands, and preferably one that matches it, so
 //! most messages match something: a subscription the set drops is seen. At the end the set is
 //! emptied and must hold nothing.
@@ -88,6 +89,12 @@ fn check(name: &str, dialects: &[Dialect], cases: usize, seed: u64) {
     // Parts left out now and then: missing parts are seen reported (a message without
     // attributes has the empty attribute set, sns rule 12 and B-2, and is judged: a set of
     // basaltic filters alone judges every message it is given).
+    // The walk saved the set and went on with the copy read back, more than once.
+    assert!(
+        t.reloads >= 2,
+        "{name}: the set was read back {} times",
+        t.reloads
+    );
     if dialects != [Dialect::Basaltic] {
         assert!(t.unjudged > 0, "{name}: no group was ever unjudged");
     }

@@ -227,6 +227,6 @@ mod filter;
 mod set;
 pub use filter::{Filter, Matcher, Message};
 pub use set::{
-    Applied, Change, InsertError, Insertion, LiveSet, Matches, MatchingIds, SetScratch, Snapshot,
-    SubscriptionSet, UnjudgedError, UnjudgedGroup,
+    Applied, Change, InsertError, Insertion, LiveSet, Matches, MatchingIds, SET_FORMAT_VERSION,
+    SetId, SetLoadError, SetScratch, Snapshot, SubscriptionSet, UnjudgedError, UnjudgedGroup,
 };

@@ -8,7 +8,8 @@ use std::fmt;
 use std::hash::Hash;
 
 pub use filtervm_compiler::{
-    Applied, InsertError, Insertion, Matches, MatchingIds, SetScratch, UnjudgedError, UnjudgedGroup,
+    Applied, InsertError, Insertion, Matches, MatchingIds, SET_FORMAT_VERSION, SetId, SetLoadError,
+    SetScratch, UnjudgedError, UnjudgedGroup,
 };
 
 /// Subscriptions of every dialect and option set in one structure, keyed by the embedder's own
@@ -47,6 +48,35 @@ pub struct SubscriptionSet<Id> {
 impl<Id: fmt::Debug> fmt::Debug for SubscriptionSet<Id> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.inner.fmt(f)
+    }
+}
+
+impl<Id: SetId> SubscriptionSet<Id> {
+    /// Saves the whole set — its groups, shared tests, filter codes, ids in order and kept
+    /// `eventbridge` patterns — for [`SubscriptionSet::from_bytes`] (the format:
+    /// `filtervm_compiler::set_wire`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.inner.to_bytes()
+    }
+}
+
+impl<Id: SetId + Eq + Hash> SubscriptionSet<Id> {
+    /// Reads back a set saved by [`SubscriptionSet::to_bytes`], without compiling: it matches
+    /// every message as the saved one. Safe on any bytes (checked as hostile; never panics,
+    /// allocates in proportion to the bytes); a malformed set is refused with
+    /// [`SetLoadError::code`] `INVALID_PROGRAM`, `INVALID_FILTER_METADATA` or `INVALID_OPTIONS`.
+    ///
+    /// ```
+    /// use filtervm::{Dialect, Filter, SubscriptionSet};
+    ///
+    /// let mut set = SubscriptionSet::new();
+    /// set.insert("a".to_string(), &Filter::new(Dialect::Sns, r#"{"e": ["x"]}"#)?)?;
+    /// let loaded = SubscriptionSet::<String>::from_bytes(&set.to_bytes())?;
+    /// assert_eq!(loaded.ids().collect::<Vec<_>>(), ["a"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<SubscriptionSet<Id>, SetLoadError> {
+        compiler::SubscriptionSet::from_bytes(bytes).map(|inner| SubscriptionSet { inner })
     }
 }
 

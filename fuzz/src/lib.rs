@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod policy_set;
 pub mod program;
+pub mod set_bytes;
 pub mod trusted;
 
 use filtervm_compiler::{

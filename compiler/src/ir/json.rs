@@ -212,43 +212,43 @@ impl std::fmt::Display for IrError {
 
 type Read<T> = Result<T, IrError>;
 
-fn fail<T>(pointer: &str, message: impl Into<String>) -> Read<T> {
+fn fail<T>(pointer: &Ptr<'_>, message: impl Into<String>) -> Read<T> {
     Err(IrError {
-        pointer: pointer.to_owned(),
+        pointer: pointer.to_string(),
         message: message.into(),
     })
 }
 
 /// The elements of an array of exactly `n` elements.
-fn tuple<'v>(value: &'v Value, n: usize, at: &str, what: &str) -> Read<&'v [Value]> {
+fn tuple<'v>(value: &'v Value, n: usize, at: &Ptr<'_>, what: &str) -> Read<&'v [Value]> {
     match value {
         Value::Array(items) if items.len() == n => Ok(items),
         _ => fail(at, format!("expected {what} ({n} elements)")),
     }
 }
 
-fn text<'v>(value: Option<&'v Value>, at: &str) -> Read<&'v str> {
+fn text<'v>(value: Option<&'v Value>, at: &Ptr<'_>) -> Read<&'v str> {
     match value {
         Some(Value::String(s)) => Ok(s),
         _ => fail(at, "expected a string"),
     }
 }
 
-fn flag(value: Option<&Value>, at: &str) -> Read<bool> {
+fn flag(value: Option<&Value>, at: &Ptr<'_>) -> Read<bool> {
     match value {
         Some(Value::Bool(b)) => Ok(*b),
         _ => fail(at, "expected `true` or `false`"),
     }
 }
 
-fn list<'v>(value: Option<&'v Value>, at: &str) -> Read<&'v [Value]> {
+fn list<'v>(value: Option<&'v Value>, at: &Ptr<'_>) -> Read<&'v [Value]> {
     match value {
         Some(Value::Array(items)) => Ok(items),
         _ => fail(at, "expected an array"),
     }
 }
 
-fn bits(value: Option<&Value>, all: u8, at: &str) -> Read<u8> {
+fn bits(value: Option<&Value>, all: u8, at: &Ptr<'_>) -> Read<u8> {
     match value
         .and_then(Value::as_u64)
         .and_then(|b| u8::try_from(b).ok())
@@ -258,12 +258,35 @@ fn bits(value: Option<&Value>, all: u8, at: &str) -> Read<u8> {
     }
 }
 
-fn at(base: &str, i: usize) -> String {
-    format!("{base}/{i}")
+/// A JSON Pointer being read: written out only when an error names it, so reading builds no
+/// text.
+#[derive(Clone, Copy)]
+enum Ptr<'a> {
+    /// The pointer the caller gave.
+    Root(&'a str),
+    /// Element `i` of the array at the first pointer.
+    Child(&'a Ptr<'a>, usize),
 }
 
-/// Reads an IR node written by [`to_json`].
+impl std::fmt::Display for Ptr<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ptr::Root(text) => f.write_str(text),
+            Ptr::Child(base, i) => write!(f, "{base}/{i}"),
+        }
+    }
+}
+
+fn at<'a>(base: &'a Ptr<'a>, i: usize) -> Ptr<'a> {
+    Ptr::Child(base, i)
+}
+
+/// Reads an IR node written by [`to_json`]; errors name where, under `pointer`.
 pub(crate) fn from_json(value: &Value, pointer: &str) -> Read<Node> {
+    node_from_json(value, &Ptr::Root(pointer))
+}
+
+fn node_from_json(value: &Value, pointer: &Ptr<'_>) -> Read<Node> {
     let Value::Array(items) = value else {
         return fail(pointer, "expected a node (an array)");
     };
@@ -288,7 +311,7 @@ pub(crate) fn from_json(value: &Value, pointer: &str) -> Read<Node> {
         "not" => {
             expect_len(3)?;
             let child = items.get(2).map_or(&Value::Null, |v| v);
-            NodeKind::Not(Box::new(from_json(child, &at(pointer, 2))?))
+            NodeKind::Not(Box::new(node_from_json(child, &at(pointer, 2))?))
         }
         "and" | "or" => {
             expect_len(3)?;
@@ -296,7 +319,7 @@ pub(crate) fn from_json(value: &Value, pointer: &str) -> Read<Node> {
             let children = list(items.get(2), &base)?
                 .iter()
                 .enumerate()
-                .map(|(i, c)| from_json(c, &at(&base, i)))
+                .map(|(i, c)| node_from_json(c, &at(&base, i)))
                 .collect::<Read<Vec<Node>>>()?;
             if kind == "and" {
                 NodeKind::And(children)
@@ -320,7 +343,7 @@ pub(crate) fn from_json(value: &Value, pointer: &str) -> Read<Node> {
     Ok(Node::new(kind, origin))
 }
 
-fn key_from_json(value: &Value, pointer: &str) -> Read<Key> {
+fn key_from_json(value: &Value, pointer: &Ptr<'_>) -> Read<Key> {
     let Value::Array(items) = value else {
         return fail(pointer, "expected a key (an array)");
     };
@@ -373,7 +396,7 @@ fn key_from_json(value: &Value, pointer: &str) -> Read<Key> {
     })
 }
 
-fn float_from_json(value: Option<&Value>, at: &str) -> Read<f64> {
+fn float_from_json(value: Option<&Value>, at: &Ptr<'_>) -> Read<f64> {
     match value {
         Some(Value::String(s)) if s == "inf" => Ok(f64::INFINITY),
         Some(Value::String(s)) if s == "-inf" => Ok(f64::NEG_INFINITY),
@@ -388,8 +411,8 @@ fn float_from_json(value: Option<&Value>, at: &str) -> Read<f64> {
 fn decimal_from_json(
     value: Option<&Value>,
     inclusive: Option<&Value>,
-    at: &str,
-    at_flag: &str,
+    at: &Ptr<'_>,
+    at_flag: &Ptr<'_>,
 ) -> Read<Option<(Decimal, bool)>> {
     let inclusive = flag(inclusive, at_flag)?;
     match value {
@@ -402,7 +425,7 @@ fn decimal_from_json(
     }
 }
 
-fn pred_from_json(value: &Value, pointer: &str) -> Read<Pred> {
+fn pred_from_json(value: &Value, pointer: &Ptr<'_>) -> Read<Pred> {
     let Value::Array(items) = value else {
         return fail(pointer, "expected a predicate (an array)");
     };

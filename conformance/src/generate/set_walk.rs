@@ -6,7 +6,8 @@
 //! their generators draw, plus nested combinations of each (dialect, options) group's own
 //! policies ([`super::nested`]: `$or` inside `$or`, AND/OR/NOT trees, more stream groups). The
 //! walk ([`Walk::step`]) adds a subscription, removes one, re-adds a removed id, replaces an id's
-//! filter, adds another subscriber to a live filter, or checks a message ([`Walk::check`]).
+//! filter, adds another subscriber to a live filter, saves the set and goes on with the copy read
+//! back ([`Walk::reload`]), or checks a message ([`Walk::check`]).
 //!
 //! A message is drawn per group of the set, for a live subscription's policy from its own
 //! operands ([`super::message_for`], preferably one that matches it), so most messages deliver
@@ -128,6 +129,8 @@ pub struct Tally {
     pub too_complex: usize,
     /// Most groups the set held at one check.
     pub most_groups: usize,
+    /// Times the set was saved and read back ([`Walk::reload`]).
+    pub reloads: usize,
 }
 
 /// How many messages are drawn for a target policy, at most, to find one it matches.
@@ -255,9 +258,51 @@ impl Walk {
                     self.insert(id, p)?;
                 }
             }
+            // Save the set and go on with the copy read back.
+            16 => self.reload()?,
             _ => self.check(s)?,
         }
         self.len().map(|_| ())
+    }
+
+    /// Saves the set ([`SubscriptionSet::to_bytes`]) and goes on with the set read back
+    /// ([`SubscriptionSet::from_bytes`]): it must hold the same ids in the same order, the same
+    /// groups in the same order and the same distinct filters; the checks that follow compare it
+    /// with one-by-one evaluation, and the operations that follow change it.
+    pub fn reload(&mut self) -> Result<(), Finding> {
+        let bytes = self.set.to_bytes();
+        let loaded = SubscriptionSet::<u64>::from_bytes(&bytes).map_err(|e| {
+            format!(
+                "reading back a saved set of {} subscriptions: {e}",
+                self.set.len()
+            )
+        })?;
+        if !loaded.ids().eq(self.set.ids())
+            || !loaded.options().eq(self.set.options())
+            || loaded.distinct_filters() != self.set.distinct_filters()
+        {
+            return Err(format!(
+                "the set read back differs: ids {:?} / {:?}, groups {:?} / {:?}, filters {} / {}",
+                loaded.ids().collect::<Vec<_>>(),
+                self.set.ids().collect::<Vec<_>>(),
+                loaded
+                    .options()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>(),
+                self.set
+                    .options()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>(),
+                loaded.distinct_filters(),
+                self.set.distinct_filters()
+            ));
+        }
+        if loaded.to_bytes() != bytes {
+            return Err("the set read back saves to other bytes".into());
+        }
+        self.set = loaded;
+        self.tally.reloads += 1;
+        Ok(())
     }
 
     /// Removes every live subscription, in an order drawn from `s`; the emptied set must hold
