@@ -22,7 +22,6 @@ use filtervm::{
 
 /// The part of a message a filter reads: the library's own.
 pub use filtervm::MessagePart;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -138,18 +137,65 @@ pub struct MessageField {
 pub enum FieldValue {
     /// Text: a `String` attribute, a header value.
     Text(String),
+    /// The bytes of a binary cell that are not UTF-8: a `String` attribute, a header value,
+    /// present and satisfying no string test (`filtervm/MESSAGES.md`, "an attribute value or
+    /// header value that is not UTF-8"), as the library reads such bytes from Rust and C.
+    Bytes(Vec<u8>),
     /// A number (its text as Arrow prints it): a `Number` attribute, a header value.
     Number(String),
     /// Several texts: a `String.Array` attribute, a header with several values.
-    Texts(Vec<String>),
+    Texts(Vec<FieldText>),
     /// An attribute with its declared type spelled out (`String`, `Number`, `String.Array`,
     /// `Binary`, `String.x`, ...), from a struct of a type and a value.
     Typed {
         /// The declared type name.
-        data_type: String,
+        data_type: FieldText,
         /// The value text.
-        value: String,
+        value: FieldText,
     },
+}
+
+/// One text of a [`FieldValue`]: UTF-8 text, or the bytes of a binary cell that are not UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldText {
+    /// UTF-8 text.
+    Str(String),
+    /// Bytes that are not UTF-8.
+    Bytes(Vec<u8>),
+}
+
+impl FieldText {
+    /// The bytes, of the text or as they are.
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            FieldText::Str(s) => s.as_bytes(),
+            FieldText::Bytes(b) => b,
+        }
+    }
+}
+
+/// The text of a `String.Array` attribute holding `items`: their JSON array. An item that is not
+/// UTF-8 is written as it is between its quotes, so the whole value is not UTF-8 either — an
+/// attribute that is present and satisfies no string test, as any value that is not UTF-8.
+fn string_array_text(items: &[FieldText]) -> Vec<u8> {
+    let mut text = vec![b'['];
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            text.push(b',');
+        }
+        match item {
+            FieldText::Str(s) => {
+                text.extend_from_slice(serde_json::Value::from(s.as_str()).to_string().as_bytes())
+            }
+            FieldText::Bytes(b) => {
+                text.push(b'"');
+                text.extend_from_slice(b);
+                text.push(b'"');
+            }
+        }
+    }
+    text.push(b']');
+    text
 }
 
 /// One message as an Arrow cell holds it.
@@ -176,66 +222,91 @@ fn check_size(text: &[u8]) -> Result<(), MessageError> {
     Ok(())
 }
 
-/// The attributes of a map or struct cell's fields, borrowed where they are text: a text value
-/// is a `String` attribute, a number a `Number`, a list of texts a `String.Array` (its JSON
-/// text), a typed struct its declared type. A type name that is no type makes the attributes
-/// unreadable (`INVALID_MESSAGE` for the filters that read them).
-type FieldAttributes<'a> = Vec<(&'a str, AttributeType, Cow<'a, str>)>;
+/// The attributes of a map or struct cell's fields, borrowed: a text value (or bytes that are not
+/// UTF-8) is a `String` attribute, a number a `Number`, a list of texts a `String.Array` (its
+/// JSON text, kept in the owned texts beside), a typed struct its declared type. A type name
+/// that is no type makes the attributes unreadable (`INVALID_MESSAGE` for the filters that read
+/// them).
+type FieldAttributes<'a> = Vec<(&'a str, AttributeType, &'a [u8])>;
 
 /// The headers of a map or struct cell's fields, borrowed (a list of texts is a header with
 /// several values).
-type FieldHeaders<'a> = Vec<(&'a str, Vec<&'a str>)>;
+type FieldHeaders<'a> = Vec<(&'a str, Vec<&'a [u8]>)>;
+
+/// The JSON texts of a cell's `String.Array` attributes, one per field (`None` for the others):
+/// the owned values [`field_parts`] borrows.
+fn string_array_texts(fields: &[MessageField]) -> Vec<Option<Vec<u8>>> {
+    fields
+        .iter()
+        .map(|field| match &field.value {
+            FieldValue::Texts(items) => Some(string_array_text(items)),
+            _ => None,
+        })
+        .collect()
+}
 
 /// Reads a map or struct cell's fields as attributes and as headers (each group of a set reads
-/// the part its dialect reads); the error of a type name that is no type.
-fn field_parts(
-    fields: &[MessageField],
+/// the part its dialect reads); the error of a type name that is no type. `arrays` are the
+/// fields' [`string_array_texts`].
+fn field_parts<'a>(
+    fields: &'a [MessageField],
+    arrays: &'a [Option<Vec<u8>>],
 ) -> (
-    FieldAttributes<'_>,
-    FieldHeaders<'_>,
+    FieldAttributes<'a>,
+    FieldHeaders<'a>,
     Option<filtervm::MessageError>,
 ) {
     let mut attributes = Vec::with_capacity(fields.len());
     let mut headers = Vec::with_capacity(fields.len());
     let mut unreadable = None;
-    for field in fields {
+    for (field, array) in fields.iter().zip(arrays) {
         let name = field.name.as_str();
         headers.push((
             name,
             match &field.value {
-                FieldValue::Text(v) | FieldValue::Number(v) => vec![v.as_str()],
-                FieldValue::Texts(vs) => vs.iter().map(String::as_str).collect(),
-                FieldValue::Typed { value, .. } => vec![value.as_str()],
+                FieldValue::Text(v) | FieldValue::Number(v) => vec![v.as_bytes()],
+                FieldValue::Bytes(b) => vec![b.as_slice()],
+                FieldValue::Texts(vs) => vs.iter().map(FieldText::as_bytes).collect(),
+                FieldValue::Typed { value, .. } => vec![value.as_bytes()],
             },
         ));
         let (data_type, value) = match &field.value {
-            FieldValue::Text(v) => (AttributeType::String, Cow::Borrowed(v.as_str())),
-            FieldValue::Number(v) => (AttributeType::Number, Cow::Borrowed(v.as_str())),
-            FieldValue::Texts(vs) => (
+            FieldValue::Text(v) => (AttributeType::String, v.as_bytes()),
+            FieldValue::Bytes(b) => (AttributeType::String, b.as_slice()),
+            FieldValue::Number(v) => (AttributeType::Number, v.as_bytes()),
+            FieldValue::Texts(_) => (
                 AttributeType::StringArray,
-                Cow::Owned(serde_json::Value::from(vs.clone()).to_string()),
+                array.as_deref().unwrap_or_default(),
             ),
-            FieldValue::Typed { data_type, value } => match AttributeType::from_name(data_type) {
-                Some(t) => (t, Cow::Borrowed(value.as_str())),
-                None => {
-                    unreadable.get_or_insert_with(|| {
-                        filtervm::MessageError::new(
-                            format!(
-                                "/attributes/{}/Type",
-                                name.replace('~', "~0").replace('/', "~1")
-                            ),
-                            format!(
-                                "attribute `{}`: unknown type `{}` (expected String, Number, \
-                                 String.Array, Binary or a custom String.x / Number.x / Binary.x \
-                                 type)",
-                                filtervm::excerpt(name),
-                                filtervm::excerpt(data_type)
-                            ),
-                        )
-                    });
-                    continue;
+            FieldValue::Typed { data_type, value } => {
+                let known = match data_type {
+                    FieldText::Str(t) => AttributeType::from_name(t),
+                    FieldText::Bytes(_) => None,
+                };
+                match known {
+                    Some(t) => (t, value.as_bytes()),
+                    None => {
+                        unreadable.get_or_insert_with(|| {
+                            filtervm::MessageError::new(
+                                format!(
+                                    "/attributes/{}/Type",
+                                    name.replace('~', "~0").replace('/', "~1")
+                                ),
+                                format!(
+                                    "attribute `{}`: unknown type `{}` (expected String, Number, \
+                                     String.Array, Binary or a custom String.x / Number.x / \
+                                     Binary.x type)",
+                                    filtervm::excerpt(name),
+                                    filtervm::excerpt(&String::from_utf8_lossy(
+                                        data_type.as_bytes()
+                                    ))
+                                ),
+                            )
+                        });
+                        continue;
+                    }
                 }
-            },
+            }
         };
         attributes.push((name, data_type, value));
     }
@@ -246,7 +317,7 @@ fn field_parts(
 /// struct cell's fields as attributes and headers, borrowed).
 fn with_message<R>(
     message: MessageRef<'_>,
-    f: impl FnOnce(&Message<'_, [(&str, AttributeType, Cow<'_, str>)], [(&str, Vec<&str>)]>) -> R,
+    f: impl FnOnce(&Message<'_, [(&str, AttributeType, &[u8])], [(&str, Vec<&[u8]>)]>) -> R,
 ) -> Result<R, MessageError> {
     match message {
         MessageRef::Text(text) => {
@@ -254,7 +325,8 @@ fn with_message<R>(
             Ok(f(&Message::document(text)))
         }
         MessageRef::Fields(fields) => {
-            let (attributes, headers, unreadable) = field_parts(fields);
+            let arrays = string_array_texts(fields);
+            let (attributes, headers, unreadable) = field_parts(fields, &arrays);
             let message = Message::from_parts(None, Some(&attributes[..]), Some(&headers[..]));
             Ok(match &unreadable {
                 Some(e) => f(&message.with_unreadable(MessagePart::Attributes, e)),

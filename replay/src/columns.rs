@@ -4,7 +4,7 @@
 //! Each reader is built once per batch from the array and its type; reading a row then needs no
 //! type dispatch beyond one `match` on the reader.
 
-use crate::adapter::{FieldValue, MessageField, MessageRef};
+use crate::adapter::{FieldText, FieldValue, MessageField, MessageRef};
 use datafusion::arrow::array::{
     Array, AsArray, BinaryArray, BinaryViewArray, BooleanArray, GenericListArray, LargeBinaryArray,
     LargeStringArray, MapArray, StringArray, StringViewArray, StructArray,
@@ -18,7 +18,7 @@ pub enum Text<'a> {
     /// UTF-8 text.
     Str(&'a str),
     /// Binary cell bytes that are not UTF-8.
-    NotUtf8,
+    NotUtf8(&'a [u8]),
 }
 
 /// A column of text cells: any of Arrow's string or binary arrays.
@@ -57,7 +57,7 @@ impl<'a> TextColumn<'a> {
         fn bytes(b: &[u8]) -> Text<'_> {
             match std::str::from_utf8(b) {
                 Ok(s) => Text::Str(s),
-                Err(_) => Text::NotUtf8,
+                Err(_) => Text::NotUtf8(b),
             }
         }
         macro_rules! cell {
@@ -104,8 +104,16 @@ impl<'a> TextColumn<'a> {
     pub fn str(&self, row: usize) -> Option<&'a str> {
         match self.get(row)? {
             Text::Str(s) => Some(s),
-            Text::NotUtf8 => None,
+            Text::NotUtf8(_) => None,
         }
+    }
+
+    /// The cell at `row` as a [`FieldText`]; `None` when it is null (or out of range).
+    fn field_text(&self, row: usize) -> Option<FieldText> {
+        Some(match self.get(row)? {
+            Text::Str(s) => FieldText::Str(s.to_owned()),
+            Text::NotUtf8(b) => FieldText::Bytes(b.to_vec()),
+        })
     }
 }
 
@@ -133,8 +141,9 @@ impl<'a> ListColumn<'a> {
         }
     }
 
-    /// The non-null UTF-8 items of the list at `row`; `None` when the list is null.
-    fn get(&self, row: usize) -> Option<Vec<String>> {
+    /// The non-null items of the list at `row` (bytes that are not UTF-8 as they are); `None`
+    /// when the list is null.
+    fn get(&self, row: usize) -> Option<Vec<FieldText>> {
         let (start, end, items) = match self {
             ListColumn::List(list, items) => {
                 if row >= list.len() || list.is_null(row) {
@@ -159,11 +168,7 @@ impl<'a> ListColumn<'a> {
                 )
             }
         };
-        Some(
-            (start..end)
-                .filter_map(|i| items.str(i).map(str::to_owned))
-                .collect(),
-        )
+        Some((start..end).filter_map(|i| items.field_text(i)).collect())
     }
 }
 
@@ -256,7 +261,7 @@ impl<'a> ValueColumn<'a> {
         match self {
             ValueColumn::Text(column) => match column.get(row)? {
                 Text::Str(s) => Some(FieldValue::Text(s.to_owned())),
-                Text::NotUtf8 => None,
+                Text::NotUtf8(b) => Some(FieldValue::Bytes(b.to_vec())),
             },
             ValueColumn::Number(array, formatter) => {
                 if row >= array.len() || array.is_null(row) {
@@ -280,8 +285,8 @@ impl<'a> ValueColumn<'a> {
                     return None;
                 }
                 Some(FieldValue::Typed {
-                    data_type: data_type.str(row)?.to_owned(),
-                    value: value.str(row)?.to_owned(),
+                    data_type: data_type.field_text(row)?,
+                    value: value.field_text(row)?,
                 })
             }
             ValueColumn::Null => None,

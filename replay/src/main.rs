@@ -345,7 +345,7 @@ fn write_lines(batch: &RecordBatch, out: &mut impl Write) -> Result<()> {
     for row in 0..batch.num_rows() {
         match column.get(row) {
             Some(Text::Str(text)) => writeln!(out, "{text}")?,
-            Some(Text::NotUtf8) | None => writeln!(out)?,
+            Some(Text::NotUtf8(_)) | None => writeln!(out)?,
         }
     }
     Ok(())

@@ -589,3 +589,115 @@ async fn messages_over_the_size_limit_are_null() {
     let verdicts: Vec<Option<bool>> = batches[0].column(0).as_boolean().iter().collect();
     assert_eq!(verdicts, [Some(true), None]);
 }
+
+/// A binary attribute or header value that is not UTF-8 is present and satisfies no string test
+/// (`filtervm/MESSAGES.md`), in SQL as through the library given the same bytes; a declared type
+/// that is not UTF-8 is no type (`INVALID_MESSAGE`).
+#[tokio::test]
+async fn binary_values_that_are_not_utf8_are_present_as_in_the_library() {
+    use datafusion::arrow::array::BinaryBuilder;
+    use filtervm::{AttributeType, Dialect, Filter, Message};
+    let (ctx, _) = context(1, None);
+    let rows: [&[(&str, &[u8])]; 4] = [
+        &[("a", b"\xff\xfe")],
+        &[("a", b"x")],
+        &[],
+        &[("a", b"x\xc3"), ("b", b"y")],
+    ];
+    let mut fields = MapBuilder::new(None, StringBuilder::new(), BinaryBuilder::new());
+    for row in rows {
+        for (k, v) in row {
+            fields.keys().append_value(k);
+            fields.values().append_value(v);
+        }
+        fields.append(true).unwrap();
+    }
+    // A typed attribute whose type name is not UTF-8, and one whose value is not.
+    let typed = StructArray::from(vec![
+        (
+            Arc::new(Field::new("Type", DataType::Binary, true)),
+            Arc::new(BinaryArray::from(vec![&b"Str\xffing"[..], b"String"])) as ArrayRef,
+        ),
+        (
+            Arc::new(Field::new("Value", DataType::Binary, true)),
+            Arc::new(BinaryArray::from(vec![&b"x"[..], b"\xff"])) as ArrayRef,
+        ),
+    ]);
+    let typed = StructArray::from(vec![(
+        Arc::new(Field::new("a", typed.data_type().clone(), true)),
+        Arc::new(typed) as ArrayRef,
+    )]);
+    ctx.register_batch(
+        "t",
+        RecordBatch::try_from_iter([("m", Arc::new(fields.finish()) as ArrayRef)]).unwrap(),
+    )
+    .unwrap();
+    ctx.register_batch(
+        "typed",
+        RecordBatch::try_from_iter([("m", Arc::new(typed) as ArrayRef)]).unwrap(),
+    )
+    .unwrap();
+    let sql = |table: &str, dialect: &str, policy: &str| {
+        let ctx = ctx.clone();
+        let sql = format!(
+            "SELECT filtervm_match('{dialect}', '{policy}', '', m), \
+             filtervm_match_error('{dialect}', '{policy}', '', m) FROM {table}"
+        );
+        async move {
+            let batches = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
+            let mut out = Vec::new();
+            for b in batches {
+                let (verdicts, errors) = (b.column(0).as_boolean(), b.column(1).as_string::<i32>());
+                for row in 0..b.num_rows() {
+                    out.push(if verdicts.is_null(row) {
+                        Err(errors.value(row).split(':').next().unwrap().to_owned())
+                    } else {
+                        Ok(verdicts.value(row))
+                    });
+                }
+            }
+            out
+        }
+    };
+    let cases = [
+        (Dialect::Sns, r#"{"a":[{"exists":true}]}"#),
+        (Dialect::Sns, r#"{"a":["x"]}"#),
+        (Dialect::Sns, r#"{"a":[{"prefix":"x"}]}"#),
+        (Dialect::Stream, "a = *"),
+        (Dialect::Stream, "a = x*"),
+    ];
+    for (dialect, policy) in cases {
+        let filter = Filter::new(dialect, policy).unwrap();
+        let want: Vec<Result<bool, String>> = rows
+            .iter()
+            .map(|row| {
+                let message = if dialect == Dialect::Sns {
+                    let attributes: Vec<(&str, AttributeType, &[u8])> = row
+                        .iter()
+                        .map(|(k, v)| (*k, AttributeType::String, *v))
+                        .collect();
+                    filter.matches(&Message::attributes(&attributes[..]))
+                } else {
+                    let headers: Vec<(&str, &[u8])> = row.to_vec();
+                    filter.matches(&Message::headers(&headers[..]))
+                };
+                message.map_err(|e| e.code.as_str().to_owned())
+            })
+            .collect();
+        let got = sql("t", &dialect.to_string(), policy).await;
+        assert_eq!(got, want, "{dialect} {policy}");
+    }
+    // The MESSAGES.md row itself: present, and no string test holds.
+    assert_eq!(
+        sql("t", "sns", r#"{"a":[{"exists":true}]}"#).await,
+        [Ok(true), Ok(true), Ok(false), Ok(true)]
+    );
+    assert_eq!(
+        sql("t", "sns", r#"{"a":[{"prefix":"x"}]}"#).await,
+        [Ok(false), Ok(true), Ok(false), Ok(false)]
+    );
+    assert_eq!(
+        sql("typed", "sns", r#"{"a":[{"exists":true}]}"#).await,
+        [Err("INVALID_MESSAGE".to_owned()), Ok(true)]
+    );
+}
