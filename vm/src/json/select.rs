@@ -623,9 +623,9 @@ impl Extractor {
     /// top-level names (the message reader: a plain body, or an envelope) knows from it, for
     /// most documents, that there is no envelope to read, without reading the document again.
     /// The flag is false when that is not known: the document is no object, an empty one, or
-    /// (in [`ReadMode::Trusted`]) one whose first name holds bytes outside printable ASCII,
-    /// which a trusted read does not check. It is given with the error, too, of a document that
-    /// is not JSON past its first name.
+    /// one whose first name is not valid JSON text (checked as a validating read checks it, in
+    /// [`ReadMode::Trusted`] too, which does not check the names no path wants). It is given
+    /// with the error, too, of a document that is not JSON past its first name.
     pub fn extract_noting_first_name<'d>(
         &'d mut self,
         selector: &'d Selector,
@@ -879,7 +879,6 @@ impl<'d> Run<'d, '_> {
     /// ([`Extractor::extract_noting_first_name`]): the name is checked as a validating read
     /// checks it (in both modes: a trusted read does not check the names it does not want), its
     /// escapes decoded; the members are then read as always.
-    #[cold]
     #[inline(never)]
     fn note_first_name(&mut self, listed: NameTest) {
         let Some(name) = self.reader.peek_name() else {
