@@ -3,7 +3,8 @@
 
 use crate::error::{Failure, FailureKind};
 use crate::message::Input;
-use filtervm::{Attributes, Dialect, ErrorCode, Headers, Options, Warning};
+use filtervm::{Attributes, Dialect, ErrorCode, Headers, Matcher, Options, ReadMode, Warning};
+use std::cell::RefCell;
 
 /// A compiled filter (immutable; share it between threads freely).
 #[derive(Debug, Clone)]
@@ -133,6 +134,37 @@ impl Filter {
         input: &Input<'_, A, H>,
     ) -> Result<bool, Failure> {
         Ok(self.inner.matches(&input.message())?)
+    }
+
+    /// [`Filter::matches`], reading a JSON document or body in `mode`: with
+    /// [`ReadMode::Trusted`], for input validated upstream, members no filter reads are skipped
+    /// by their structure alone (the facade's [`filtervm::Matcher::with_read_mode`]). Each
+    /// thread keeps its own buffers for either mode.
+    pub fn matches_in<A: Attributes + ?Sized, H: Headers + ?Sized>(
+        &self,
+        input: &Input<'_, A, H>,
+        mode: ReadMode,
+    ) -> Result<bool, Failure> {
+        if mode == ReadMode::Validating {
+            return self.matches(input);
+        }
+        thread_local! {
+            static TRUSTED: RefCell<Matcher> = RefCell::new(Matcher::with_read_mode(ReadMode::Trusted));
+        }
+        let message = input.message();
+        let cached = TRUSTED.try_with(|matcher| {
+            matcher
+                .try_borrow_mut()
+                .ok()
+                .map(|mut matcher| matcher.matches(&self.inner, &message))
+        });
+        let verdict = match cached {
+            Ok(Some(verdict)) => verdict,
+            // Another match on this thread holds the buffers (or the thread is ending): fresh
+            // ones.
+            _ => Matcher::with_read_mode(mode).matches(&self.inner, &message),
+        };
+        Ok(verdict?)
     }
 
     /// Why `input` does or does not match, as JSON text (the shape `filtervm explain --json`

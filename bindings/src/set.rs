@@ -5,7 +5,7 @@
 use crate::error::{Detail, Failure, FailureKind};
 use crate::filter::Filter;
 use crate::message::Input;
-use filtervm::{Attributes, Headers, SetScratch, SubscriptionSet, UnjudgedGroup};
+use filtervm::{Attributes, Headers, ReadMode, SetScratch, SubscriptionSet, UnjudgedGroup};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -69,6 +69,15 @@ impl Unjudged {
 thread_local! {
     /// Each thread's matching buffers (they serve any set).
     static SCRATCH: RefCell<SetScratch> = RefCell::new(SetScratch::new());
+    /// The same, reading in [`ReadMode::Trusted`].
+    static TRUSTED_SCRATCH: RefCell<SetScratch> = RefCell::new(scratch_in(ReadMode::Trusted));
+}
+
+/// New matching buffers that read in `mode`.
+fn scratch_in(mode: ReadMode) -> SetScratch {
+    let mut scratch = SetScratch::new();
+    scratch.set_read_mode(mode);
+    scratch
 }
 
 /// Many subscriptions of any dialects and options, matched together; ids are the caller's.
@@ -153,6 +162,19 @@ impl Set {
         ids: &mut Vec<u64>,
         unjudged: &mut Vec<Unjudged>,
     ) -> bool {
+        self.matching_in(input, ReadMode::Validating, ids, unjudged)
+    }
+
+    /// [`Set::matching`], reading a JSON document or body in `mode` (with
+    /// [`ReadMode::Trusted`], members no filter reads are skipped by their structure alone: the
+    /// facade's [`SetScratch::set_read_mode`]).
+    pub fn matching_in<A: Attributes + ?Sized, H: Headers + ?Sized>(
+        &self,
+        input: &Input<'_, A, H>,
+        mode: ReadMode,
+        ids: &mut Vec<u64>,
+        unjudged: &mut Vec<Unjudged>,
+    ) -> bool {
         let message = input.message();
         let mut run = |scratch: &mut SetScratch| {
             let matches = self.set.matching(scratch, &message);
@@ -161,13 +183,17 @@ impl Set {
             unjudged.extend(matches.unjudged().map(Unjudged::from));
             unjudged.len() == before
         };
+        let buffers = match mode {
+            ReadMode::Validating => &SCRATCH,
+            ReadMode::Trusted => &TRUSTED_SCRATCH,
+        };
         let cached =
-            SCRATCH.try_with(|scratch| scratch.try_borrow_mut().ok().map(|mut s| run(&mut s)));
+            buffers.try_with(|scratch| scratch.try_borrow_mut().ok().map(|mut s| run(&mut s)));
         match cached {
             Ok(Some(complete)) => complete,
             // Another match on this thread holds the buffers (or the thread is ending): fresh
             // ones.
-            _ => run(&mut SetScratch::new()),
+            _ => run(&mut scratch_in(mode)),
         }
     }
 }

@@ -102,6 +102,20 @@
 #define FVM_PART_HEADERS 8
 
 /**
+ * `read_mode` of `fvm_filter_matches_read` and `fvm_set_matching_read`: check every byte of a
+ * JSON document or body (RFC 8259), as `fvm_filter_matches` and `fvm_set_matching` do.
+ */
+#define FVM_READ_VALIDATING 0
+
+/**
+ * `read_mode`: the messages were validated upstream (a broker that parsed them, an archive a
+ * JSON encoder wrote); members no filter reads are skipped by their structure alone, unchecked.
+ * What a filter reads is checked as always; a message whose skipped parts are not JSON may then
+ * get a verdict instead of `MESSAGE_NOT_JSON` (README, "Trusted input").
+ */
+#define FVM_READ_TRUSTED 1
+
+/**
  * What went wrong: a status and one or more details (code, JSON Pointer, message; for
  * `FVM_PARTIAL`, one detail per group of subscriptions that could not judge the message, with
  * its dialect, options and subscription count). Owned by the caller; free it with
@@ -319,6 +333,20 @@ int32_t fvm_filter_matches(const struct fvm_filter *filter,
                            struct fvm_error **error);
 
 /**
+ * `fvm_filter_matches`, reading a JSON document or body in `read_mode` (`FVM_READ_VALIDATING`
+ * or `FVM_READ_TRUSTED`; any other value is `FVM_ERR_ARGUMENT`).
+ *
+ * Thread-safe.
+ *
+ * # Safety
+ * As `fvm_filter_matches`.
+ */
+int32_t fvm_filter_matches_read(const struct fvm_filter *filter,
+                                const struct fvm_message *message,
+                                uint32_t read_mode,
+                                struct fvm_error **error);
+
+/**
  * Whether a message given as one JSON document in the dialect's shape matches (the same as
  * `fvm_filter_matches` with only `FVM_PART_JSON`).
  *
@@ -518,6 +546,23 @@ int32_t fvm_set_matching(const struct fvm_set *set,
                          size_t capacity,
                          size_t *count,
                          struct fvm_error **error);
+
+/**
+ * `fvm_set_matching`, reading a JSON document or body in `read_mode` (`FVM_READ_VALIDATING` or
+ * `FVM_READ_TRUSTED`; any other value is `FVM_ERR_ARGUMENT`).
+ *
+ * Thread-safe.
+ *
+ * # Safety
+ * As `fvm_set_matching`.
+ */
+int32_t fvm_set_matching_read(const struct fvm_set *set,
+                              const struct fvm_message *message,
+                              uint32_t read_mode,
+                              uint64_t *ids,
+                              size_t capacity,
+                              size_t *count,
+                              struct fvm_error **error);
 
 /**
  * The events of one JSON document as Event Grid delivers them: for an array of events (a

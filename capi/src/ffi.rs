@@ -6,6 +6,7 @@
 )]
 
 use crate::message::{bytes, with_message};
+use filtervm_bindings::filtervm::ReadMode;
 use filtervm_bindings::{DocumentInput, Failure, FailureKind, Filter, Input, PANIC, Set, Unjudged};
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char};
@@ -49,6 +50,26 @@ pub const FVM_PART_BODY: u32 = 2;
 pub const FVM_PART_ATTRIBUTES: u32 = 4;
 /// `fvm_message.parts`: `headers` is set (headers: stream, expr).
 pub const FVM_PART_HEADERS: u32 = 8;
+
+/// `read_mode` of `fvm_filter_matches_read` and `fvm_set_matching_read`: check every byte of a
+/// JSON document or body (RFC 8259), as `fvm_filter_matches` and `fvm_set_matching` do.
+pub const FVM_READ_VALIDATING: u32 = 0;
+/// `read_mode`: the messages were validated upstream (a broker that parsed them, an archive a
+/// JSON encoder wrote); members no filter reads are skipped by their structure alone, unchecked.
+/// What a filter reads is checked as always; a message whose skipped parts are not JSON may then
+/// get a verdict instead of `MESSAGE_NOT_JSON` (README, "Trusted input").
+pub const FVM_READ_TRUSTED: u32 = 1;
+
+/// The read mode of a `read_mode` argument.
+fn read_mode(read_mode: u32) -> Result<ReadMode, Failure> {
+    match read_mode {
+        FVM_READ_VALIDATING => Ok(ReadMode::Validating),
+        FVM_READ_TRUSTED => Ok(ReadMode::Trusted),
+        _ => Err(Failure::argument(format!(
+            "unknown read mode {read_mode}: FVM_READ_VALIDATING (0) or FVM_READ_TRUSTED (1)"
+        ))),
+    }
+}
 
 /// A compiled filter. Immutable: any number of threads may match with one filter at once.
 pub struct FvmFilter {
@@ -403,6 +424,35 @@ pub unsafe extern "C" fn fvm_filter_matches(
             }
             let filter = &(*filter).filter;
             with_message(message, |input| Ok(verdict(filter.matches(input)?)))
+        })
+    }
+}
+
+/// `fvm_filter_matches`, reading a JSON document or body in `read_mode` (`FVM_READ_VALIDATING`
+/// or `FVM_READ_TRUSTED`; any other value is `FVM_ERR_ARGUMENT`).
+///
+/// Thread-safe.
+///
+/// # Safety
+/// As `fvm_filter_matches`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_filter_matches_read(
+    filter: *const FvmFilter,
+    message: *const FvmMessage,
+    read_mode: u32,
+    error: *mut *mut FvmError,
+) -> i32 {
+    // SAFETY: the caller's promises, checked for NULL inside.
+    unsafe {
+        guard(error, || {
+            if filter.is_null() {
+                return Err(Failure::argument("the filter is NULL"));
+            }
+            let mode = self::read_mode(read_mode)?;
+            let filter = &(*filter).filter;
+            with_message(message, |input| {
+                Ok(verdict(filter.matches_in(input, mode)?))
+            })
         })
     }
 }
@@ -776,6 +826,37 @@ pub unsafe extern "C" fn fvm_set_matching(
     count: *mut usize,
     error: *mut *mut FvmError,
 ) -> i32 {
+    // SAFETY: the caller's promises, passed on.
+    unsafe {
+        fvm_set_matching_read(
+            set,
+            message,
+            FVM_READ_VALIDATING,
+            ids,
+            capacity,
+            count,
+            error,
+        )
+    }
+}
+
+/// `fvm_set_matching`, reading a JSON document or body in `read_mode` (`FVM_READ_VALIDATING` or
+/// `FVM_READ_TRUSTED`; any other value is `FVM_ERR_ARGUMENT`).
+///
+/// Thread-safe.
+///
+/// # Safety
+/// As `fvm_set_matching`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fvm_set_matching_read(
+    set: *const FvmSet,
+    message: *const FvmMessage,
+    read_mode: u32,
+    ids: *mut u64,
+    capacity: usize,
+    count: *mut usize,
+    error: *mut *mut FvmError,
+) -> i32 {
     // SAFETY: the caller's promises, checked for NULL inside.
     unsafe {
         guard(error, || {
@@ -786,13 +867,15 @@ pub unsafe extern "C" fn fvm_set_matching(
             if ids.is_null() && capacity > 0 {
                 return Err(Failure::argument("`ids` is NULL with a capacity above 0"));
             }
+            let mode = self::read_mode(read_mode)?;
             let held = (*set).set.read().unwrap_or_else(lock_failed);
             FOUND.with(|found| {
                 let (found, unjudged) = &mut *found.borrow_mut();
                 found.clear();
                 unjudged.clear();
-                let complete =
-                    with_message(message, |input| Ok(held.matching(input, found, unjudged)))?;
+                let complete = with_message(message, |input| {
+                    Ok(held.matching_in(input, mode, found, unjudged))
+                })?;
                 *count = found.len();
                 let n = found.len().min(capacity);
                 if n > 0 {

@@ -7,7 +7,7 @@ use crate::error::{ErrorCode, MessageError};
 use crate::filter::Filter;
 use crate::message::{event_shape_error, not_json_dialect_error, not_json_error};
 use crate::options::JsonBody;
-use crate::parts::{MessageParts, NO_ATTRIBUTES, NO_HEADERS, SelectedPart};
+use crate::parts::{MessagePart, MessageParts, NO_ATTRIBUTES, NO_HEADERS, SelectedPart};
 use crate::shape;
 use filtervm_vm::bind::{Bindings, Bound, Judgement};
 use filtervm_vm::json::ReadMode;
@@ -159,19 +159,46 @@ impl Evaluator {
     ) -> Result<bool, MessageError> {
         let kind = filter.json_body().ok_or_else(|| not_json_dialect(filter))?;
         let bound = self.bindings.bind_json(filter.program().keys(), json);
-        let verdict = filter.program().eval(&bound, &mut self.registers);
-        if document && let Some(e) = bound.not_json() {
-            return Err(not_json_error(filter.dialect(), e));
+        judge_bound(filter, kind, &bound, &mut self.registers, json, document)
+    }
+
+    /// The verdict of one JSON document as received, in one read, when the filter reads the
+    /// body and the document is the body itself: what [`Evaluator::matches_document`] and
+    /// matching each message of [`read_messages`](crate::read_messages) give (the same verdict,
+    /// the same error), without first reading the document's top level for its shape. That is
+    /// known for an EventBridge filter (the event is the document, EB-1), and for the others
+    /// when the document is an object whose first member's name belongs to no message shape
+    /// ([`crate::read_message`]: `attributes`, `headers`, `body`, the AWS SNS names): an event
+    /// or an SNS body written as a log line, which the binder's own read notes. `None` for any
+    /// other document and for filters on attributes or headers: read it by its shape.
+    pub fn matches_body_document(
+        &mut self,
+        filter: &Filter,
+        json: &[u8],
+    ) -> Option<Result<bool, MessageError>> {
+        if MessagePart::of(filter.options()) != MessagePart::Body {
+            return None;
         }
-        if let Err(e) = judged(filter, &bound) {
-            return exactly(filter, &bound, || Some(json.into())).unwrap_or(Err(e));
+        if filter.dialect() == Dialect::EventBridge {
+            return Some(self.judge_bytes(filter, json, true));
         }
-        if kind == JsonBody::Event
-            && let Some(e) = event_shape_error(json)
-        {
-            return Err(e);
+        let kind = filter.json_body()?;
+        let bound = self.bindings.bind_json_noting_first_name(
+            filter.program().keys(),
+            json,
+            shape::is_shape_name,
+        );
+        if !bound.first_name_unlisted() {
+            return None;
         }
-        Ok(verdict)
+        Some(judge_bound(
+            filter,
+            kind,
+            &bound,
+            &mut self.registers,
+            json,
+            true,
+        ))
     }
 
     /// Matches typed attributes as the broker holds them (basaltic, sns attribute scope): any
@@ -218,9 +245,39 @@ impl Evaluator {
     /// one message: an Event Grid array of events given whole is an error (split it with
     /// [`read_messages`](crate::read_messages)).
     pub fn matches_document(&mut self, filter: &Filter, json: &[u8]) -> Result<bool, MessageError> {
+        if let Some(verdict) = self.matches_body_document(filter, json) {
+            return verdict;
+        }
         let message = shape::read_for(json, filter.options(), self.bindings.read_mode())?;
         self.matches_parts(filter, &message.parts())
     }
+}
+
+/// The verdict of JSON bytes bound for `filter` (which reads them as `kind`):
+/// [`Evaluator::try_matches_bytes`]'s, and with `document`, bytes that are not JSON are an error
+/// in every dialect.
+#[inline(always)]
+fn judge_bound(
+    filter: &Filter,
+    kind: JsonBody,
+    bound: &Bound<'_>,
+    registers: &mut Vec<bool>,
+    json: &[u8],
+    document: bool,
+) -> Result<bool, MessageError> {
+    let verdict = filter.program().eval(bound, registers);
+    if document && let Some(e) = bound.not_json() {
+        return Err(not_json_error(filter.dialect(), e));
+    }
+    if let Err(e) = judged(filter, bound) {
+        return exactly(filter, bound, || Some(json.into())).unwrap_or(Err(e));
+    }
+    if kind == JsonBody::Event
+        && let Some(e) = event_shape_error(json)
+    {
+        return Err(e);
+    }
+    Ok(verdict)
 }
 
 /// The exact verdict of an EventBridge event whose `exists: false` the binder's rows could not

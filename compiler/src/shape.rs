@@ -406,6 +406,14 @@ fn wrapper_member(name: &json::Name<'_>) -> Option<(&'static str, Vocabulary)> {
     wrapper_member_bytes(name.raw())
 }
 
+/// Whether a top-level member named `name` (escapes decoded) may make a document a message
+/// shape other than the body itself: a name of the parts shape or of the AWS SNS shapes. A
+/// document whose first member's name is not one is the body
+/// ([`crate::Evaluator::matches_body_document`] reads it so in one read).
+pub(crate) fn is_shape_name(name: &[u8]) -> bool {
+    wrapper_member_bytes(name).is_some()
+}
+
 fn wrapper_member_bytes(name: &[u8]) -> Option<(&'static str, Vocabulary)> {
     use Vocabulary::{Parts, Sns};
     Some(match name {

@@ -327,6 +327,35 @@ impl Matcher {
             Repr::Json(json) => self.evaluator.matches_document(&filter.inner, json),
         }
     }
+
+    /// The verdict of one JSON document as received, in one read, when that is known to be
+    /// [`Matcher::matches`]'s on [`Message::json`] and each message's of
+    /// [`read_messages`](crate::read_messages) (the same verdict, the same error): the filter
+    /// reads the body, and the document is the body itself — an EventBridge event, or an object
+    /// whose first member's name belongs to no message shape (`attributes`, `headers`, `body`,
+    /// the AWS SNS names), as an event or an SNS body written as a log line is. `None` for any
+    /// other document (read it with [`read_messages`](crate::read_messages)) and for filters on
+    /// attributes or headers. A tool that reads many documents, some of them envelopes or
+    /// batches, saves the separate read of each one's top level.
+    ///
+    /// ```
+    /// use filtervm::{Filter, Matcher, SnsScope};
+    /// let filter = Filter::new(SnsScope::MessageBody, r#"{"store": ["example_corp"]}"#)?;
+    /// let mut matcher = Matcher::new();
+    /// let body = br#"{"store": "example_corp", "total": 5}"#;
+    /// assert_eq!(matcher.matches_body_document(&filter, body).transpose()?, Some(true));
+    /// // An SNS notification: its `Message` is the body, read by its shape.
+    /// let envelope = br#"{"Type": "Notification", "Message": "{\"store\": \"x\"}"}"#;
+    /// assert!(matcher.matches_body_document(&filter, envelope).is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn matches_body_document(
+        &mut self,
+        filter: &Filter,
+        json: &[u8],
+    ) -> Option<Result<bool, MessageError>> {
+        self.evaluator.matches_body_document(&filter.inner, json)
+    }
 }
 
 /// A published message: one JSON document as received ([`Message::json`]), or the parts a

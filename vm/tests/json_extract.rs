@@ -742,3 +742,45 @@ fn trusted_skip_edges() {
     let open = format!(r#"{{"z": {}"#, "[{".repeat(100_000));
     assert!(read(ReadMode::Trusted, open.as_bytes()).is_err());
 }
+
+/// `Extractor::extract_noting_first_name` notes, in the same read, whether the top-level
+/// object's first member name fails the test (escapes decoded, the name checked as a validating
+/// read checks it, in both modes), and the document read is the one `extract` reads.
+#[test]
+fn the_first_member_name_is_noted_in_the_same_read() {
+    fn listed(name: &[u8]) -> bool {
+        name == b"Message" || name == b"body"
+    }
+    let selector = Selector::body_paths(["store"]);
+    let cases: [(&[u8], bool); 11] = [
+        (br#"{"store": "x", "body": 1}"#, true),
+        (br#" { "\u0073tore" : "x"}"#, true),
+        (br#"{"": 1, "store": "x"}"#, true),
+        (br#"{"store": "x", "n": [01]}"#, true),
+        (br#"{"body": 1, "store": "x"}"#, false),
+        (br#"{"\u0062ody": 1}"#, false),
+        (br#"{"Message": "m"}"#, false),
+        (b"{\"st\x01ore\": 1}", false),
+        (b"{\"st\xc3\xa9\": 1}", true),
+        (br#"[{"store": "x"}]"#, false),
+        (b"{}", false),
+    ];
+    for mode in [ReadMode::Validating, ReadMode::Trusted] {
+        for (doc, unlisted) in cases {
+            let mut noting = Extractor::new();
+            noting.set_read_mode(mode);
+            let mut plain = Extractor::new();
+            plain.set_read_mode(mode);
+            let (read, noted) = noting.extract_noting_first_name(&selector, doc, listed);
+            let expected = plain.extract(&selector, doc);
+            assert_eq!(noted, unlisted, "{mode:?} {}", String::from_utf8_lossy(doc));
+            assert_eq!(
+                read.map(|(node, _)| node.to_value())
+                    .map_err(|e| e.to_string()),
+                expected
+                    .map(|node| node.to_value())
+                    .map_err(|e| e.to_string())
+            );
+        }
+    }
+}

@@ -586,8 +586,43 @@ static void test_analysis(void) {
     fvm_filter_free(after);
 }
 
+/* FVM_READ_TRUSTED: a body whose unread member is not JSON gets a verdict; validating, it is
+ * MESSAGE_NOT_JSON; an unknown read mode is FVM_ERR_ARGUMENT. */
+static void test_read_mode(void) {
+    fvm_error *e = NULL;
+    fvm_filter *f = NULL;
+    const char *opts = "{\"scope\": \"MessageBody\"}";
+    CHECK(fvm_compile("sns", BYTES("{\"store\": [\"example_corp\"]}"), BYTES(opts), &f, &e) ==
+          FVM_OK);
+    const char *body = "{\"store\": \"example_corp\", \"items\": [01, tru]}";
+    fvm_message m = {0};
+    m.parts = FVM_PART_JSON;
+    m.json = (const uint8_t *)body;
+    m.json_len = strlen(body);
+    CHECK(fvm_filter_matches_read(f, &m, FVM_READ_TRUSTED, &e) == FVM_MATCH && e == NULL);
+    CHECK(fvm_filter_matches_read(f, &m, FVM_READ_VALIDATING, &e) == FVM_ERR_MESSAGE);
+    CHECK(str_eq(fvm_error_code(e, 0), "MESSAGE_NOT_JSON"));
+    fvm_error_free(e);
+    e = NULL;
+    CHECK(fvm_filter_matches_read(f, &m, 7, &e) == FVM_ERR_ARGUMENT);
+    fvm_error_free(e);
+    e = NULL;
+    fvm_set *set = fvm_set_new();
+    CHECK(fvm_set_add(set, 3, f, &e) == FVM_OK);
+    uint64_t ids[2] = {0, 0};
+    size_t count = 0;
+    CHECK(fvm_set_matching_read(set, &m, FVM_READ_TRUSTED, ids, 2, &count, &e) == FVM_OK);
+    CHECK(count == 1 && ids[0] == 3 && e == NULL);
+    CHECK(fvm_set_matching_read(set, &m, FVM_READ_VALIDATING, ids, 2, &count, &e) == FVM_PARTIAL);
+    CHECK(count == 0 && str_eq(fvm_error_code(e, 0), "MESSAGE_NOT_JSON"));
+    fvm_error_free(e);
+    fvm_set_free(set);
+    fvm_filter_free(f);
+}
+
 int main(void) {
     test_version();
+    test_read_mode();
     test_compile_errors();
     test_filter_parts();
     test_bytes();

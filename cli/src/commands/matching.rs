@@ -143,7 +143,10 @@ impl Verdicts {
 /// reads its message the same way: the library's [`read_messages`] tells the line's shape (the
 /// parts shape, the AWS SNS shapes, any other JSON document as the body itself, an Event Grid
 /// batch split into events) and each message is matched by its parts through the library's
-/// [`Matcher`], the filter reading its own part. `route` reads its lines through the same
+/// [`Matcher`], the filter reading its own part. A line that is the body itself, for a filter
+/// on the body (an object whose first member's name belongs to no shape: most log lines), is
+/// judged in the binder's one read ([`Matcher::matches_body_document`], which gives what
+/// reading its shape first gives). `route` reads its lines through the same
 /// function for each group of subscriptions (`filtervm::SubscriptionSet::matching_messages`).
 ///
 /// Also says whether the line was a message without attributes that an sns filter on attributes
@@ -154,6 +157,12 @@ pub(super) fn verdict(
     filter: &Filter,
     line: &[u8],
 ) -> Result<(Verdicts, bool), LineError> {
+    if let Some(verdict) = matcher.matches_body_document(filter, line) {
+        // A message without attributes judged by a filter on the body: nothing to note.
+        return verdict
+            .map(|v| (Verdicts::One(v), false))
+            .map_err(LineError::from);
+    }
     let mut messages = read_messages(line, filter.options()).map_err(LineError::from)?;
     if messages.is_batch() {
         return Ok((

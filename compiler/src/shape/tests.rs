@@ -273,3 +273,115 @@ fn a_part_the_filter_does_not_read_may_be_in_any_form() {
         (None, Some(1))
     );
 }
+
+/// `Evaluator::matches_body_document` gives what reading the document by its shape first gives
+/// (`read_messages`, then the message's parts matched), verdict and error alike, in both read
+/// modes; and it gives it for the documents that are plainly the body, leaving the others to the
+/// shape reader.
+#[test]
+fn one_read_gives_what_reading_the_shape_first_gives() {
+    let filters = [
+        (
+            Dialect::Sns,
+            r#"{"store": ["x"], "total": [{"numeric": [">", 1]}]}"#,
+            Options::from(SnsScope::MessageBody),
+        ),
+        (
+            Dialect::Sns,
+            r#"{"store": [{"exists": false}]}"#,
+            Options::from(SnsScope::MessageBody),
+        ),
+        (
+            Dialect::EventGrid,
+            r#"{"subject": "x"}"#,
+            Options::from(Dialect::EventGrid),
+        ),
+        (
+            Dialect::EventBridge,
+            r#"{"store": ["x"]}"#,
+            Options::from(Dialect::EventBridge),
+        ),
+        (
+            Dialect::Sns,
+            r#"{"store": ["x"]}"#,
+            Options::from(Dialect::Sns),
+        ),
+        (Dialect::Stream, "store exists", Options::Stream),
+    ];
+    // (document, whether it is plainly the body to a filter on the body)
+    let documents: [(&[u8], bool); 24] = [
+        (br#"{"store": "x", "total": 5}"#, true),
+        (br#" {"subject": "x", "store": "y"} "#, true),
+        (br#"{"\u0073tore": "x"}"#, true),
+        (br#"{"store": "x", "Message": "{\"store\": \"y\"}"}"#, true),
+        (
+            br#"{"store": "x", "attributes": 5, "headers": {"h": 1}}"#,
+            true,
+        ),
+        (br#"{"store": "x", "items": [01]}"#, true),
+        (br#"{"store": "x", "items": [tru]}"#, true),
+        (br#"{"store": "x"} trailing"#, true),
+        (br#"{"store": "x""#, true),
+        (br#"{"": "x"}"#, true),
+        (br#"{"\u0062ody": "{\"store\": \"x\"}"}"#, false),
+        (br#"{"body": "{\"store\": \"x\"}", "store": "y"}"#, false),
+        (
+            br#"{"Message": "{\"store\": \"x\"}", "Type": "Notification"}"#,
+            false,
+        ),
+        (
+            br#"{"Type": "SubscriptionConfirmation", "Message": "x"}"#,
+            false,
+        ),
+        (br#"{"Subject": "envelope names only"}"#, false),
+        (
+            br#"{"attributes": {"store": {"Type": "String", "Value": "x"}}}"#,
+            false,
+        ),
+        (b"{\"st\x01ore\": \"x\"}", false),
+        (b"{\"st\xffore\": \"x\", \"store\": \"x\"}", false),
+        (b"{}", false),
+        (br#"[{"store": "x"}, {"subject": "x"}]"#, false),
+        (br#""text""#, false),
+        (b"not json", false),
+        (b"", false),
+        (br#"{"st\ore": "x"}"#, false),
+    ];
+    for (dialect, policy, options) in &filters {
+        let filter = crate::compile_text(*dialect, policy, options).unwrap();
+        let on_body = MessagePart::of(options) == MessagePart::Body;
+        for mode in [ReadMode::Validating, ReadMode::Trusted] {
+            let mut evaluator = crate::Evaluator::new();
+            evaluator.set_read_mode(mode);
+            for (doc, plain) in documents {
+                let fast = evaluator.matches_body_document(&filter, doc);
+                let eventbridge = *dialect == Dialect::EventBridge;
+                assert_eq!(
+                    fast.is_some(),
+                    on_body && (plain || eventbridge),
+                    "{dialect:?} {mode:?} {}",
+                    String::from_utf8_lossy(doc)
+                );
+                let Some(fast) = fast else { continue };
+                let slow = match read_messages(doc, options) {
+                    Ok(messages) => {
+                        assert!(!messages.is_batch());
+                        let verdicts: Vec<_> = messages
+                            .map(|m| evaluator.matches_parts(&filter, &m.parts()))
+                            .collect();
+                        assert_eq!(verdicts.len(), 1);
+                        verdicts.into_iter().next().unwrap()
+                    }
+                    Err(e) => Err(e),
+                };
+                assert_eq!(
+                    fast,
+                    slow,
+                    "{dialect:?} {mode:?} {}",
+                    String::from_utf8_lossy(doc)
+                );
+                assert_eq!(fast, evaluator.matches_document(&filter, doc));
+            }
+        }
+    }
+}

@@ -957,8 +957,17 @@ fn leaves_along<'a>(
     match (value, rest) {
         (Node::Object(members), Some(rest)) => {
             for m in members.iter() {
-                if let Some(below) = follow(rest, m.name) {
-                    leaves_along(table, needs, &m.value, below, store, depth + 1)?;
+                match (follow(rest, m.name), &m.value) {
+                    // A scalar at the leaf position (the common case): its leaf, stored here
+                    // rather than one call deeper (where the depth is checked the same way).
+                    (
+                        Some(None),
+                        Node::Null | Node::Bool(_) | Node::Number(_) | Node::String(_),
+                    ) if depth < MAX_DEPTH => push_leaf(table, needs, &m.value, store),
+                    (Some(below), value) => {
+                        leaves_along(table, needs, value, below, store, depth + 1)?;
+                    }
+                    (None, _) => {}
                 }
             }
         }

@@ -39,6 +39,8 @@ pub struct Bound<'b> {
     pub(super) root_object: bool,
     /// The JSON bytes' nesting depth when more than 64, else 0.
     pub(super) deepest: usize,
+    /// See [`Bound::first_name_unlisted`].
+    pub(super) first_unlisted: bool,
 }
 
 impl<'b> Bound<'b> {
@@ -50,7 +52,17 @@ impl<'b> Bound<'b> {
             judgement: Judgement::Judged,
             root_object: true,
             deepest: 0,
+            first_unlisted: false,
         }
+    }
+
+    /// Whether the JSON bytes are an object whose first member's name is known not to be among
+    /// the names given to
+    /// [`Bindings::bind_json_noting_first_name`](crate::bind::Bindings::bind_json_noting_first_name)
+    /// (false when not known, and for messages bound otherwise). Known also of bytes that are
+    /// not JSON past that name ([`Bound::not_json`]).
+    pub fn first_name_unlisted(&self) -> bool {
+        self.first_unlisted
     }
 
     /// Whether the message, when a JSON document, is an object at its top level (a JSON

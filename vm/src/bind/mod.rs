@@ -140,19 +140,31 @@ impl Bindings {
         } = self;
         arena.reset();
         let arena: &'b Bump = arena;
-        match extractor.extract_measured(table.selector(), json) {
-            Ok((doc, deepest)) => {
-                let mut bound = bind_document(table, doc, arena);
-                bound.deepest = deepest;
-                bound
-            }
-            Err(e) => {
-                let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
-                let mut bound = Bound::new(table, row);
-                bound.judgement = Judgement::NotJson(e);
-                bound
-            }
-        }
+        bound_json(
+            table,
+            extractor.extract_measured(table.selector(), json),
+            arena,
+        )
+    }
+
+    /// [`Bindings::bind_json`], noting in the same read whether the document is an object whose
+    /// first member's name is not `listed` ([`Bound::first_name_unlisted`];
+    /// [`json::Extractor::extract_noting_first_name`] says when that is known).
+    pub fn bind_json_noting_first_name<'b>(
+        &'b mut self,
+        table: &'b KeyTable,
+        json: &'b [u8],
+        listed: json::NameTest,
+    ) -> Bound<'b> {
+        let Bindings {
+            arena, extractor, ..
+        } = self;
+        arena.reset();
+        let arena: &'b Bump = arena;
+        let (read, unlisted) = extractor.extract_noting_first_name(table.selector(), json, listed);
+        let mut bound = bound_json(table, read, arena);
+        bound.first_unlisted = unlisted;
+        bound
     }
 
     /// Binds a whole JSON document (read by [`json::parse`]), without pruning: the same binders
@@ -182,6 +194,28 @@ impl Bindings {
         self.arena.reset();
         let row = self.arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
         Bound::new(table, row)
+    }
+}
+
+/// The bound form of JSON bytes as the extractor read them (see [`Bindings::bind_json`]).
+#[inline(always)]
+fn bound_json<'b>(
+    table: &'b KeyTable,
+    read: Result<(json::Node<'b>, usize), json::Error>,
+    arena: &'b Bump,
+) -> Bound<'b> {
+    match read {
+        Ok((doc, deepest)) => {
+            let mut bound = bind_document(table, doc, arena);
+            bound.deepest = deepest;
+            bound
+        }
+        Err(e) => {
+            let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
+            let mut bound = Bound::new(table, row);
+            bound.judgement = Judgement::NotJson(e);
+            bound
+        }
     }
 }
 

@@ -127,7 +127,7 @@ mod value;
 pub use error::{Error, ErrorKind};
 pub use outline::{Elements, Members, Name, Outline, RawKind, RawValue, outline, outline_with};
 pub use read::{LoneSurrogates, ReadMode};
-pub use select::{Extractor, Member, Node, Selector};
+pub use select::{Extractor, Member, NameTest, Node, Selector};
 pub use value::{
     DEFAULT_MAX_DEPTH, Duplicates, Iter, MAX_DEPTH_CEILING, Map, Number, ParseOptions, Quoted,
     Value, parse, parse_with,

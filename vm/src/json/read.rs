@@ -431,6 +431,21 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    /// The member name that follows, checked as a validating read checks it, when one does
+    /// (right after an object's `{`); the reader does not move.
+    pub(crate) fn peek_name(&self) -> Option<Str<'a>> {
+        let (pos, b) = skip_ws(self.bytes, self.pos);
+        if b != Some(b'"') {
+            return None;
+        }
+        let (close, escaped) = scan_string(self.bytes, pos, self.lone).ok()?;
+        Some(Str {
+            raw: self.bytes.get(pos + 1..close)?,
+            escaped,
+            offset: pos,
+        })
+    }
+
     /// The next byte that is not white space (`None` at the end of the input).
     #[inline(always)]
     fn peek(&mut self) -> Option<u8> {

@@ -614,6 +614,33 @@ impl Extractor {
         selector: &'d Selector,
         input: &'d [u8],
     ) -> Result<(Node<'d>, usize), Error> {
+        self.extract_noting(selector, input, None).0
+    }
+
+    /// [`Extractor::extract_measured`], also telling, in the same read, whether the document is
+    /// an object whose first member's name is not `listed` (the name with its escapes decoded,
+    /// and checked valid in both read modes): a caller that tells a document's shape by its
+    /// top-level names (the message reader: a plain body, or an envelope) knows from it, for
+    /// most documents, that there is no envelope to read, without reading the document again.
+    /// The flag is false when that is not known: the document is no object, an empty one, or
+    /// one whose first name is not valid JSON text (checked as a validating read checks it, in
+    /// [`ReadMode::Trusted`] too, which does not check the names no path wants). It is given
+    /// with the error, too, of a document that is not JSON past its first name.
+    pub fn extract_noting_first_name<'d>(
+        &'d mut self,
+        selector: &'d Selector,
+        input: &'d [u8],
+        listed: NameTest,
+    ) -> (Result<(Node<'d>, usize), Error>, bool) {
+        self.extract_noting(selector, input, Some(listed))
+    }
+
+    fn extract_noting<'d>(
+        &'d mut self,
+        selector: &'d Selector,
+        input: &'d [u8],
+        listed: Option<NameTest>,
+    ) -> (Result<(Node<'d>, usize), Error>, bool) {
         let Extractor {
             arena,
             stack,
@@ -641,14 +668,17 @@ impl Extractor {
                 members: recycle(std::mem::take(members)),
                 text,
                 lower,
+                first_name: listed,
+                first_unlisted: false,
             },
         };
         let result = run.run();
+        let first_unlisted = run.keep.first_unlisted;
         *nodes = recycle(run.keep.nodes);
         *members = recycle(run.keep.members);
         *stack = run.reader.into_stack();
         let deepest = stack.deepest();
-        result.map(|node| (node, deepest))
+        (result.map(|node| (node, deepest)), first_unlisted)
     }
 }
 
@@ -672,7 +702,15 @@ struct Keep<'d, 's> {
     members: Vec<Member<'d>>,
     text: &'s mut String,
     lower: &'s mut Vec<u8>,
+    /// The test of the top-level object's first member name, until that name is read
+    /// ([`Extractor::extract_noting_first_name`]).
+    first_name: Option<NameTest>,
+    /// Whether that name was read, checked valid, and failed the test.
+    first_unlisted: bool,
 }
+
+/// A test on a member name (escapes decoded): [`Extractor::extract_noting_first_name`].
+pub type NameTest = fn(&[u8]) -> bool;
 
 /// What converting text to `str` costs, in instructions (callgrind on the standard library's
 /// `from_utf8`, ASCII text): about [`UTF8_CALL`] a call for a short text, and about
@@ -837,6 +875,25 @@ impl<'d> MemberSink<'d> for ObjectSink<'_, 'd, '_> {
 }
 
 impl<'d> Run<'d, '_> {
+    /// Notes whether the first member's name of the object just opened fails `listed`
+    /// ([`Extractor::extract_noting_first_name`]): the name is checked as a validating read
+    /// checks it (in both modes: a trusted read does not check the names it does not want), its
+    /// escapes decoded; the members are then read as always.
+    #[inline(never)]
+    fn note_first_name(&mut self, listed: NameTest) {
+        let Some(name) = self.reader.peek_name() else {
+            return;
+        };
+        let keep = &mut self.keep;
+        keep.first_unlisted = if name.escaped {
+            keep.text.clear();
+            name.unescape_into(keep.text);
+            !listed(keep.text.as_bytes())
+        } else {
+            !listed(name.raw)
+        };
+    }
+
     /// Skips the rest of the container whose start was just read.
     fn skip_container(&mut self) -> Result<(), Error> {
         let depth = self.reader.depth().saturating_sub(1);
@@ -919,6 +976,12 @@ impl<'d> Run<'d, '_> {
                 Event::String(_) | Event::Number(_) | Event::Bool(_) | Event::Null => continue,
                 Event::ObjectStart => match want.next {
                     Some(state) => {
+                        if self.frames.is_empty()
+                            && let Some(listed) = self.keep.first_name.take()
+                        {
+                            // The top-level object: its first member's name.
+                            self.note_first_name(listed);
+                        }
                         self.frames.push(Frame::Object {
                             state,
                             start: self.keep.members.len(),
