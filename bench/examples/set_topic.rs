@@ -142,7 +142,9 @@ fn main() {
                 // instrumentation on, `callgrind_control -i on`, after a load run without it).
                 println!("loaded {n}");
                 let mut line = String::new();
-                std::io::stdin().read_line(&mut line).expect("standard input");
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .expect("standard input");
             }
             // Warm: the scratch's buffers grow to the set's size on the first message.
             run_pass(&set, &mut scratch, &realistic);
