@@ -12,6 +12,9 @@
 //! # instructions: one pass of each kind under callgrind
 //! valgrind --tool=callgrind --toggle-collect='set_topic::pass_realistic' \
 //!   bench/target/release/examples/set_topic --once 100000   # or set_topic::pass_unmatched
+//! # --wait (with --once): after loading, print `loaded N` and wait for a line on standard input,
+//! # so that a large set loads under `valgrind --instr-atstart=no` and instrumentation is turned
+//! # on (`callgrind_control -i on PID`) only for the passes (BENCHMARKS.md, "Sets at scale")
 //! ```
 #![allow(missing_docs, clippy::expect_used)]
 
@@ -86,13 +89,15 @@ fn timed(
 }
 
 fn main() {
-    let (mut once, mut stats) = (false, false);
+    let (mut once, mut stats, mut wait) = (false, false, false);
     let mut sizes = Vec::new();
     for arg in std::env::args().skip(1) {
         if arg == "--once" {
             once = true;
         } else if arg == "--stats" {
             stats = true;
+        } else if arg == "--wait" {
+            wait = true;
         } else {
             sizes.push(arg.parse::<usize>().expect("a subscription count"));
         }
@@ -132,6 +137,17 @@ fn main() {
         }
         let mut scratch = SetScratch::new();
         if once {
+            if wait {
+                // Loaded: wait for a line on standard input (time to turn callgrind's
+                // instrumentation on, `callgrind_control -i on`, after a load run without it).
+                println!("loaded {n}");
+                let mut line = String::new();
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .expect("standard input");
+            }
+            // Warm: the scratch's buffers grow to the set's size on the first message.
+            run_pass(&set, &mut scratch, &realistic);
             let delivered = pass_realistic(&set, &mut scratch, &realistic);
             let none = pass_unmatched(&set, &mut scratch, &unmatched);
             assert_eq!(none, 0, "unknown tenants match nothing");

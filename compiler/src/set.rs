@@ -15,11 +15,12 @@
 //! - **equality index**: string-equality tests (and numeric tests whose intervals are single
 //!   points) are indexed by key and value. The string constants are the set's key table's
 //!   dictionary, so binding a message gives each string it reads the id of the constant it equals
-//!   (see [`filtervm_vm::bind`]); looking those ids up in the index yields every such test that
-//!   holds — without looking at the others (*marking*). Each filter is
-//!   *anchored* on one indexed test it cannot hold without (see below); only filters whose anchor
-//!   holds are evaluated, plus the few that have no such test. So the work follows the message,
-//!   not the number of subscriptions;
+//!   (see [`filtervm_vm::bind`]). Each filter is *anchored* on one indexed test it cannot hold
+//!   without (see below); the tests that anchor some filter are indexed a second time (the
+//!   *anchor index*), and looking the message's ids up in it yields every anchor that holds —
+//!   without looking at the other tests (*marking*). Only filters whose anchor holds are
+//!   evaluated, plus the few that have no such test; their other indexed tests are decided when
+//!   read, from the same ids. So the work follows the message, not the number of subscriptions;
 //! - **incremental**: [`PolicySet::add`] and [`PolicySet::remove`] change one subscription without
 //!   rebuilding anything else, and what nobody uses any more is released (see below).
 //!
@@ -49,12 +50,26 @@
 //! positive indexed tests among the conjuncts of a top-level `and` (or the whole term when it is
 //! one indexed test). A test below an `or` or a `not` is never required, however deep, and however
 //! the code that evaluates it is laid out. A filter keeps its required tests
-//! (`FilterEntry::required`); the anchor is the one fewest filters use, the guard the next one.
-//! When a test becomes common (its filter count reaches a power of two from 16 on), the filters
-//! anchored on it move to a rarer required test of theirs (`PolicySet::rebalance`), choosing from
+//! (`FilterEntry::required`); the anchor is the one expected to hold least often for a message,
+//! the guard the next one (`PolicySet::rarest`). How often an equality test holds is estimated
+//! from the set alone, taking a key's values as equally likely: the number of values it accepts
+//! over the number of distinct values the set's equality tests name on its key — so a test on a
+//! tenant (thousands of distinct values) anchors a filter before one on an event type (hundreds),
+//! which comes before one on a region (a dozen) — and among equally frequent tests, the one
+//! fewer filters use. The number of filters anchored on a test does not enter: a long list on a
+//! rare test is walked rarely. As the set grows, the keys' numbers of values change, so anchors
+//! are chosen again: the filters anchored on a test when its filter count reaches a power of two
+//! from 16 on (`PolicySet::rebalance`), and every filter once the filters added since the last
+//! such pass reach half the set (`PolicySet::reanchor`; O(1) per added filter). All choose from
 //! the same list. Skipping a filter whose anchor or guard does not hold is thus always right: the
-//! filter cannot hold without them. Per binding row: a test is marked for the row whose values
-//! hold it, and a filter comes up for a row only when its anchor is marked for that row.
+//! filter cannot hold without them.
+//!
+//! Per binding row: only tests that anchor some filter are marked (those that hold on the row);
+//! a filter comes up for a row only when its anchor is marked for that row, and is skipped when
+//! its guard does not hold. Every other test a filter reads — its guard, indexed or not — is
+//! decided when first read on the row and remembered for the row (`MatchState::test`): an
+//! indexed one from the dictionary ids (or numbers) binding gave the slot's leaves, exactly as
+//! marking would have found it.
 //!
 //! # Releasing what nobody uses
 //!
@@ -147,13 +162,13 @@ const OP_CONST: u32 = 2;
 const OP_JF: u32 = 3;
 const OP_JT: u32 = 4;
 const OP_END: u32 = 5;
-/// An indexed test: it holds iff marking the message's values found it.
+/// An indexed test (answered from the ids binding gave its slot's leaves, or by marking).
 const OP_MARKED: u32 = 6;
 /// A conjunction of (possibly negated) tests: `word(OP_CONJ, n)` then `n` conjunct words.
 const OP_CONJ: u32 = 7;
 /// In a conjunct word: the test is negated.
 const NEG: u32 = 1 << 31;
-/// In a conjunct word: the test is indexed (answered by marking).
+/// In a conjunct word: the test is indexed (answered from the ids binding gave, or by marking).
 const IDX: u32 = 1 << 30;
 
 fn word(op: u32, operand: u32) -> u32 {
@@ -199,6 +214,9 @@ struct TestEntry {
     /// For an indexed test: its position in the index list of each of its values (parallel to
     /// the values of `check`).
     index_at: Box<[u32]>,
+    /// For an indexed test that anchors some filter: its position in the anchor index list of
+    /// each of its values (parallel to the values of `check`); empty otherwise.
+    anchor_at: Box<[u32]>,
     /// The interning key (`(key pred)` text), to forget the test when it is freed.
     text: Box<str>,
     /// The test reads its slot's leaves as numeric text: it holds a reference to the key table's
@@ -214,6 +232,7 @@ impl TestEntry {
             refs: 0,
             anchored: Vec::new(),
             index_at: Box::default(),
+            anchor_at: Box::default(),
             text: Box::default(),
             text_numbers: false,
         }
@@ -221,7 +240,7 @@ impl TestEntry {
 }
 
 /// A filter anchored on a test, with a second required test (its *guard*, or `NO_GUARD`): when
-/// the guard was not marked the filter cannot hold and is skipped without being looked at.
+/// the guard does not hold the filter cannot hold and is skipped without being looked at.
 #[derive(Debug, Clone, Copy)]
 struct Posting {
     filter: u32,
@@ -342,6 +361,11 @@ struct IndexMove {
 }
 
 impl<V: Hash + Eq + Clone> EqIndex<V> {
+    /// The number of distinct values indexed on `slot`.
+    fn distinct(&self, slot: u32) -> usize {
+        self.by_slot.get(&slot).map_or(0, |index| index.len())
+    }
+
     /// Adds test `t` to the list of each of `values`; returns its positions.
     fn insert(&mut self, slot: u32, values: &[V], t: u32) -> Box<[u32]> {
         let index = self.by_slot.entry(slot).or_default();
@@ -449,6 +473,11 @@ pub(crate) struct PolicySet {
     str_index: EqIndex<u32>,
     /// Numeric point tests by slot and value bits.
     num_index: EqIndex<u64>,
+    /// The string-equality tests that anchor some filter, by slot and dictionary id: the only
+    /// tests marking looks for.
+    anchor_str: EqIndex<u32>,
+    /// The numeric point tests that anchor some filter, by slot and value bits.
+    anchor_num: EqIndex<u64>,
     filters: Vec<FilterEntry>,
     /// Code hash → distinct filters with that hash (almost always one).
     filter_ids: AHashMap<u64, Vec<u32>>,
@@ -460,6 +489,9 @@ pub(crate) struct PolicySet {
     garbage: usize,
     /// The number of subscriptions.
     subscriptions: usize,
+    /// Distinct filters added since every filter's anchor was last chosen again
+    /// ([`PolicySet::reanchor`]).
+    added: usize,
     hasher: RandomState,
 }
 
@@ -480,6 +512,8 @@ impl PolicySet {
             free_tests: Vec::new(),
             str_index: EqIndex::default(),
             num_index: EqIndex::default(),
+            anchor_str: EqIndex::default(),
+            anchor_num: EqIndex::default(),
             filters: Vec::new(),
             filter_ids: AHashMap::new(),
             free_filters: Vec::new(),
@@ -487,6 +521,7 @@ impl PolicySet {
             code: Vec::new(),
             garbage: 0,
             subscriptions: 0,
+            added: 0,
             hasher: RandomState::with_seeds(0x5eed, 0xf1, 0x7e, 0x4d),
         }
     }
@@ -601,7 +636,7 @@ impl PolicySet {
                 entry.refs += 1;
             }
         }
-        let anchor = self.least_used(&required, NO_ANCHOR).unwrap_or(NO_ANCHOR);
+        let anchor = self.rarest(&required, NO_ANCHOR).unwrap_or(NO_ANCHOR);
         let start = idx(self.code.len());
         let len = idx(code.len());
         self.code.extend_from_slice(code);
@@ -624,6 +659,10 @@ impl PolicySet {
         self.subscriptions += 1;
         for t in tests {
             self.rebalance(t);
+        }
+        self.added += 1;
+        if self.added >= 16 && self.added >= self.distinct_filters() / 2 {
+            self.reanchor();
         }
         Ok(())
     }
@@ -705,7 +744,9 @@ impl PolicySet {
             + (self.always.capacity() + self.free_filters.capacity() + self.free_tests.capacity())
                 * 4
             + self.str_index.heap_bytes(|_| 0)
-            + self.num_index.heap_bytes(|_| 0);
+            + self.num_index.heap_bytes(|_| 0)
+            + self.anchor_str.heap_bytes(|_| 0)
+            + self.anchor_num.heap_bytes(|_| 0);
         for ids in self.filter_ids.values() {
             n += ids.capacity() * 4;
         }
@@ -718,7 +759,7 @@ impl PolicySet {
         for t in &self.tests {
             // The text is held twice: by the entry and by the interning map.
             n += 2 * t.text.len() + t.anchored.capacity() * size_of::<Posting>();
-            n += t.index_at.len() * 4;
+            n += (t.index_at.len() + t.anchor_at.len()) * 4;
             n += match &t.check {
                 Check::StrEq(v) => v
                     .iter()
@@ -888,6 +929,7 @@ impl PolicySet {
                 refs: 0,
                 anchored: Vec::new(),
                 index_at,
+                anchor_at: Box::default(),
                 text: text.clone(),
                 text_numbers,
             };
@@ -902,13 +944,49 @@ impl PolicySet {
         self.tests.get(t as usize).map_or(u32::MAX, |e| e.refs)
     }
 
-    /// Of `tests`, other than `except`, the one the fewest filters use.
-    fn least_used(&self, tests: &[u32], except: u32) -> Option<u32> {
-        tests
-            .iter()
-            .copied()
-            .filter(|&t| t != except)
-            .min_by_key(|&t| self.refs(t))
+    /// How often indexed test `t` is expected to hold for a message, as a fraction
+    /// `(values, distinct)`: the number of values it accepts over the number of distinct values
+    /// the set's equality tests on its key name. A test on a key of many values (a tenant) holds
+    /// rarely; one on a key of few (a region), or accepting many of them, often. Values are taken
+    /// as equally likely: the set never sees the traffic. `(1, 1)` for a test that is not indexed
+    /// (not a candidate anchor).
+    fn frequency(&self, t: u32) -> (u64, u64) {
+        let Some(entry) = self.tests.get(t as usize) else {
+            return (1, 1);
+        };
+        let (values, distinct) = match &entry.check {
+            Check::StrEq(v) => (v.len(), self.str_index.distinct(entry.slot)),
+            Check::NumEq(v) => (v.len(), self.num_index.distinct(entry.slot)),
+            _ => (1, 1),
+        };
+        (values as u64, distinct.max(values).max(1) as u64)
+    }
+
+    /// Of `tests`, other than `except`, the one expected to hold least often
+    /// ([`PolicySet::frequency`]); among equally frequent ones, the one the fewest filters use.
+    fn rarest(&self, tests: &[u32], except: u32) -> Option<u32> {
+        let mut best: Option<(u32, (u64, u64), u32)> = None;
+        for &t in tests {
+            if t == except {
+                continue;
+            }
+            let (f, refs) = (self.frequency(t), self.refs(t));
+            let better = match best {
+                None => true,
+                Some((_, (bv, bd), brefs)) => {
+                    // f < best  <=>  f.0 / f.1 < bv / bd  <=>  f.0 · bd < bv · f.1.
+                    let (l, r) = (
+                        u128::from(f.0) * u128::from(bd),
+                        u128::from(bv) * u128::from(f.1),
+                    );
+                    l < r || (l == r && refs < brefs)
+                }
+            };
+            if better {
+                best = Some((t, f, refs));
+            }
+        }
+        best.map(|(t, _, _)| t)
     }
 
     /// Posts filter `f` on `anchor` (or in `always`), with the least used of its other required
@@ -918,11 +996,15 @@ impl PolicySet {
             .filters
             .get(f as usize)
             .map_or(&[][..], |e| &e.required);
-        let guard = self.least_used(required, anchor).unwrap_or(NO_GUARD);
+        let guard = self.rarest(required, anchor).unwrap_or(NO_GUARD);
         let posting = match self.tests.get_mut(anchor as usize) {
             Some(entry) if anchor != NO_ANCHOR => {
                 entry.anchored.push(Posting { filter: f, guard });
-                entry.anchored.len() - 1
+                let at = entry.anchored.len() - 1;
+                if at == 0 {
+                    self.list_anchor(anchor);
+                }
+                at
             }
             _ => {
                 self.always.push(f);
@@ -952,6 +1034,9 @@ impl PolicySet {
                 }
                 let moved = entry.anchored.get(at).map(|p| p.filter);
                 shrink_sparse(&mut entry.anchored);
+                if entry.anchored.is_empty() {
+                    self.unlist_anchor(anchor);
+                }
                 moved
             }
             _ => {
@@ -973,10 +1058,10 @@ impl PolicySet {
         }
     }
 
-    /// When the number of filters using test `t` reaches a power of two (from 16 on), moves the
-    /// filters anchored on it to a less used required test if they have one: anchors chosen
-    /// early, before the value frequencies were known, do not stay poor. Each list is revisited
-    /// O(log n) times.
+    /// When the number of filters using test `t` reaches a power of two (from 16 on), moves each
+    /// filter anchored on it to its rarest required test ([`PolicySet::rarest`]) and refreshes
+    /// its guard: anchors chosen early, before the keys' numbers of distinct values were known,
+    /// do not stay poor. Each list is revisited O(log n) times.
     fn rebalance(&mut self, t: u32) {
         let Some(entry) = self.tests.get(t as usize) else {
             return;
@@ -985,15 +1070,47 @@ impl PolicySet {
         if refs < 16 || !refs.is_power_of_two() || entry.anchored.is_empty() {
             return;
         }
-        let members: Vec<u32> = entry.anchored.iter().map(|p| p.filter).collect();
-        for f in members {
+        let members: Vec<Posting> = entry.anchored.clone();
+        for p in members {
             let required = self
                 .filters
-                .get(f as usize)
+                .get(p.filter as usize)
                 .map_or(&[][..], |e| &e.required);
-            if let Some(best) = self.least_used(required, t)
-                && self.refs(best) < refs
-            {
+            let Some(best) = self.rarest(required, NO_ANCHOR) else {
+                continue;
+            };
+            let guard = self.rarest(required, best).unwrap_or(NO_GUARD);
+            if best != t || guard != p.guard {
+                self.detach(p.filter);
+                self.attach(p.filter, best);
+            }
+        }
+    }
+
+    /// Chooses every filter's anchor and guard again ([`PolicySet::rarest`]), once as many
+    /// distinct filters were added since the last time as half the set holds: the numbers of
+    /// distinct values of the keys, on which the choice rests, have grown since the early filters
+    /// chose. A pass costs O(distinct filters), so O(1) per added filter.
+    fn reanchor(&mut self) {
+        self.added = 0;
+        for f in 0..idx(self.filters.len()) {
+            let Some(entry) = self.filters.get(f as usize) else {
+                continue;
+            };
+            if entry.len == 0 || entry.required.is_empty() {
+                continue;
+            }
+            let (anchor, posting) = (entry.anchor, entry.posting);
+            let Some(best) = self.rarest(&entry.required, NO_ANCHOR) else {
+                continue;
+            };
+            let guard = self.rarest(&entry.required, best).unwrap_or(NO_GUARD);
+            let current = self
+                .tests
+                .get(anchor as usize)
+                .and_then(|t| t.anchored.get(posting as usize))
+                .map(|p| p.guard);
+            if best != anchor || current != Some(guard) {
                 self.detach(f);
                 self.attach(f, best);
             }
@@ -1035,8 +1152,76 @@ impl PolicySet {
         }
     }
 
+    /// Lists indexed test `t` in the anchor index (a filter was just anchored on it).
+    fn list_anchor(&mut self, t: u32) {
+        let Some(entry) = self.tests.get(t as usize) else {
+            return;
+        };
+        let at = match &entry.check {
+            Check::StrEq(values) => self.anchor_str.insert(entry.slot, &ids(values), t),
+            Check::NumEq(bits) => self.anchor_num.insert(entry.slot, bits, t),
+            _ => return,
+        };
+        if let Some(entry) = self.tests.get_mut(t as usize) {
+            entry.anchor_at = at;
+        }
+    }
+
+    /// Takes test `t` out of the anchor index (no filter is anchored on it any more).
+    fn unlist_anchor(&mut self, t: u32) {
+        let Some(entry) = self.tests.get_mut(t as usize) else {
+            return;
+        };
+        let at = std::mem::take(&mut entry.anchor_at);
+        if at.is_empty() {
+            return;
+        }
+        // Taken out while the tests that moved learn their positions (`t` is not one of them).
+        let check = std::mem::replace(&mut entry.check, Check::Free);
+        let slot = entry.slot;
+        let moves = match &check {
+            Check::StrEq(values) => self.anchor_str.remove(slot, &ids(values), &at),
+            Check::NumEq(bits) => self.anchor_num.remove(slot, bits, &at),
+            _ => Vec::new(),
+        };
+        self.fix_moves(&check, moves, true);
+        if let Some(entry) = self.tests.get_mut(t as usize) {
+            entry.check = check;
+        }
+    }
+
+    /// Tells each test that moved in an index list (`anchors`: of the anchor index) when a test
+    /// of check `leaving` left it, its new position.
+    fn fix_moves(&mut self, leaving: &Check, moves: Vec<IndexMove>, anchors: bool) {
+        for m in moves {
+            let Some(moved) = self.tests.get_mut(m.test as usize) else {
+                continue;
+            };
+            // The moved test holds the same value; find it among its own (sorted) values.
+            let j = match (leaving, &moved.check) {
+                (Check::StrEq(values), Check::StrEq(own)) => values
+                    .get(m.value)
+                    .and_then(|(id, _)| own.binary_search_by_key(id, |(i, _)| *i).ok()),
+                (Check::NumEq(values), Check::NumEq(own)) => {
+                    values.get(m.value).and_then(|v| own.binary_search(v).ok())
+                }
+                _ => None,
+            };
+            let positions = if anchors {
+                &mut moved.anchor_at
+            } else {
+                &mut moved.index_at
+            };
+            if let Some(p) = j.and_then(|j| positions.get_mut(j)) {
+                *p = m.at;
+            }
+        }
+    }
+
     /// Frees test `t`: its index entries, its reference to its key, its interning entry.
     fn free_test(&mut self, t: u32) {
+        // A test no filter reads anchors none; in case, it leaves the anchor index first.
+        self.unlist_anchor(t);
         let Some(entry) = self.tests.get_mut(t as usize) else {
             return;
         };
@@ -1053,24 +1238,7 @@ impl PolicySet {
             Check::NumEq(bits) => self.num_index.remove(slot, bits, &index_at),
             _ => Vec::new(),
         };
-        for m in moves {
-            let Some(moved) = self.tests.get_mut(m.test as usize) else {
-                continue;
-            };
-            // The moved test holds the same value; find it among its own (sorted) values.
-            let j = match (&check, &moved.check) {
-                (Check::StrEq(values), Check::StrEq(own)) => values
-                    .get(m.value)
-                    .and_then(|(id, _)| own.binary_search_by_key(id, |(i, _)| *i).ok()),
-                (Check::NumEq(values), Check::NumEq(own)) => {
-                    values.get(m.value).and_then(|v| own.binary_search(v).ok())
-                }
-                _ => None,
-            };
-            if let Some(p) = j.and_then(|j| moved.index_at.get_mut(j)) {
-                *p = m.at;
-            }
-        }
+        self.fix_moves(&check, moves, false);
         if let Check::StrEq(values) = &check {
             for (_, v) in values.iter() {
                 self.keys.release_constant(slot, v);
@@ -1180,6 +1348,16 @@ impl PolicySet {
                 *values = renumbered.into_boxed_slice();
                 test.index_at = self.str_index.insert(test.slot, &ids(values), idx(t));
             }
+        }
+        self.anchor_str = EqIndex::default();
+        self.anchor_num = EqIndex::default();
+        for (t, test) in tests.iter_mut().enumerate() {
+            test.anchor_at = match &test.check {
+                _ if test.anchored.is_empty() => Box::default(),
+                Check::StrEq(values) => self.anchor_str.insert(test.slot, &ids(values), idx(t)),
+                Check::NumEq(bits) => self.anchor_num.insert(test.slot, bits, idx(t)),
+                _ => Box::default(),
+            };
         }
 
         // The maps.
@@ -1313,8 +1491,8 @@ impl PolicySet {
 
     /// Checks a filter code read from a saved set, so that running it is bounded and gives what
     /// the code the writer ran gives: every word well formed, every test it reads one of this
-    /// engine's, read the way its kind is answered (marked when indexed, checked otherwise),
-    /// jumps forward within the code, and each required test an indexed test without which the
+    /// engine's, read as indexed exactly when it is (`OP_MARKED`, `IDX`), jumps forward within
+    /// the code, and each required test an indexed test without which the
     /// code cannot hold (so anchoring the filter on it skips it only when it cannot match).
     fn check_code(&self, code: &[u32], required: &[u32]) -> Result<(), String> {
         let indexed = |t: u32| match self.tests.get(t as usize) {
@@ -1743,9 +1921,8 @@ impl MatchState {
                 let Some(test) = set.tests.get(t as usize) else {
                     continue;
                 };
-                let on = (self.epoch << 1) | 1;
                 for p in &test.anchored {
-                    if p.guard != NO_GUARD && self.memo.get(p.guard as usize) != Some(&on) {
+                    if p.guard != NO_GUARD && !self.test(set, p.guard, bound, row) {
                         continue;
                     }
                     self.consider(set, p.filter, bound, row, message_stamp, out);
@@ -1766,8 +1943,8 @@ impl MatchState {
         self.stamp
     }
 
-    /// Marks every indexed test that holds on the row `slots` (and lists them in `marked`):
-    /// string leaves by the dictionary id binding gave them, number leaves by value.
+    /// Marks every test of the anchor index that holds on the row `slots` (and lists them in
+    /// `marked`): string leaves by the dictionary id binding gave them, number leaves by value.
     fn mark(&mut self, set: &PolicySet, slots: &[Slot<'_>]) {
         self.marked.clear();
         let on = (self.epoch << 1) | 1;
@@ -1782,7 +1959,7 @@ impl MatchState {
                 }
             }
         };
-        for (&slot, index) in &set.str_index.by_slot {
+        for (&slot, index) in &set.anchor_str.by_slot {
             let Some(s) = slots.get(slot as usize) else {
                 continue;
             };
@@ -1795,7 +1972,7 @@ impl MatchState {
                 }
             }
         }
-        for (&slot, index) in &set.num_index.by_slot {
+        for (&slot, index) in &set.anchor_num.by_slot {
             let Some(s) = slots.get(slot as usize) else {
                 continue;
             };
@@ -1849,15 +2026,8 @@ impl MatchState {
         if let Some((&head, conjuncts)) = code.split_first()
             && head >> 29 == OP_CONJ
         {
-            let on = (self.epoch << 1) | 1;
             for &w in conjuncts {
-                let t = w & OPERAND;
-                let holds = if w & IDX != 0 {
-                    self.memo.get(t as usize) == Some(&on)
-                } else {
-                    self.test(set, t, bound, row)
-                };
-                if holds == (w & NEG != 0) {
+                if self.test(set, w & OPERAND, bound, row) == (w & NEG != 0) {
                     return false;
                 }
             }
@@ -1869,10 +2039,7 @@ impl MatchState {
             pc += 1;
             let operand = w & OPERAND;
             match w >> 29 {
-                OP_MARKED => {
-                    acc = self.memo.get(operand as usize) == Some(&((self.epoch << 1) | 1));
-                }
-                OP_TEST => acc = self.test(set, operand, bound, row),
+                OP_MARKED | OP_TEST => acc = self.test(set, operand, bound, row),
                 OP_NOT => acc = !acc,
                 OP_CONST => acc = operand != 0,
                 OP_JF => {
@@ -1892,22 +2059,37 @@ impl MatchState {
     }
 
     /// The verdict of test `t` on row `row`, checked at most once per row.
-    #[inline]
+    #[inline(always)]
     fn test(&mut self, set: &PolicySet, t: u32, bound: &Bound<'_>, row: usize) -> bool {
-        let epoch = self.epoch << 1;
         let Some(&m) = self.memo.get(t as usize) else {
             return false;
         };
         if m >> 1 == self.epoch {
             return m & 1 == 1;
         }
+        self.decide(set, t, bound, row)
+    }
+
+    /// [`MatchState::test`] for a test not yet checked on this row: checks and records it.
+    #[inline(never)]
+    fn decide(&mut self, set: &PolicySet, t: u32, bound: &Bound<'_>, row: usize) -> bool {
+        let epoch = self.epoch << 1;
         let Some(test) = set.tests.get(t as usize) else {
             return false;
         };
         let slot = bound.slot(row, test.slot as usize);
         let verdict = match &test.check {
-            // Indexed tests that hold were marked: unmarked ones do not hold.
-            Check::StrEq(_) | Check::NumEq(_) | Check::Free => false,
+            // Indexed tests that anchor a filter and hold were marked; the others are decided
+            // here from the ids and numbers binding gave the slot's leaves, as marking would.
+            Check::StrEq(values) => slot.leaves().any(|l| {
+                let id = l.eq_id();
+                id != NO_ID && values.binary_search_by_key(&id, |(i, _)| *i).is_ok()
+            }),
+            Check::NumEq(bits) => slot.leaves().any(|l| {
+                l.as_f64()
+                    .is_some_and(|x| bits.binary_search(&num_bits(x)).is_ok())
+            }),
+            Check::Free => false,
             Check::Shape(shapes) => shapes.has(slot.shape),
             Check::Num(NumSource::NumberLeaf, ranges) => slot.leaves().any(|l| {
                 l.as_f64()
