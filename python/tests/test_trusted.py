@@ -115,3 +115,17 @@ def test_an_unknown_read_mode_is_a_value_error_naming_the_accepted_values(mode):
         assert '"validating"' in str(info.value) and '"trusted"' in str(info.value)
     with pytest.raises(TypeError):
         f.matches(body=body, read_mode=None)
+
+
+def test_large_documents_read_with_the_gil_released_keep_the_mode():
+    # Text of 4096 bytes or more is matched with the GIL released: the mode travels with it.
+    f = body_filter()
+    padding = ", ".join(f'"k{i}": [01, tru, "\\q"]' for i in range(400))
+    body = '{"store": "example_corp", ' + padding + "}"
+    assert len(body) > 8192
+    assert f.matches(body, read_mode="trusted") is True
+    with pytest.raises(filtervm.MessageError) as info:
+        f.matches(body)
+    assert info.value.code == "MESSAGE_NOT_JSON"
+    valid = '{"store": "example_corp", ' + ", ".join(f'"k{i}": [1, true]' for i in range(400)) + "}"
+    assert f.matches(valid, read_mode="trusted") is f.matches(valid) is True
