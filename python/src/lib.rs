@@ -7,6 +7,7 @@ mod convert;
 mod plain;
 
 use convert::{AttributeNames, MessageArgs, json_text};
+use filtervm_bindings::filtervm::ReadMode;
 use filtervm_bindings::{self as engine, Failure, FailureKind, Input, Parts, Unjudged};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -63,6 +64,21 @@ pub(crate) fn message_error(message: String) -> PyErr {
     failure(Failure::from(engine::filtervm::MessageError::new(
         "", message,
     )))
+}
+
+/// The `read_mode=` keyword of `Filter.matches` and `SubscriptionSet.matching`: "validating"
+/// (every byte of a JSON document or body checked, the default) or "trusted" (members no filter
+/// reads skipped by their structure alone, for input validated upstream: the library's
+/// `ReadMode::Trusted`, the C API's `FVM_READ_TRUSTED`). Anything else is a ValueError naming
+/// the accepted values.
+fn read_mode(mode: &str) -> PyResult<ReadMode> {
+    match mode {
+        "validating" => Ok(ReadMode::Validating),
+        "trusted" => Ok(ReadMode::Trusted),
+        other => Err(PyValueError::new_err(format!(
+            "read_mode must be \"validating\" or \"trusted\", not {other:?}"
+        ))),
+    }
 }
 
 fn options_text(options: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<u8>>> {
@@ -243,7 +259,10 @@ impl Filter {
 
     /// Whether the message matches (see the class documentation for the message forms).
     /// Raises MessageError when the message cannot be read or judged for this filter.
-    #[pyo3(signature = (message = None, *, attributes = None, headers = None, body = None))]
+    /// read_mode="trusted" reads a JSON document or body given as text without checking the
+    /// members no filter reads (for input validated upstream; on valid JSON the verdict is the
+    /// same); "validating", the default, checks every byte. Another value raises ValueError.
+    #[pyo3(signature = (message = None, *, attributes = None, headers = None, body = None, read_mode = "validating"))]
     fn matches(
         &self,
         py: Python<'_>,
@@ -251,7 +270,9 @@ impl Filter {
         attributes: Option<&Bound<'_, PyAny>>,
         headers: Option<&Bound<'_, PyAny>>,
         body: Option<&Bound<'_, PyAny>>,
+        read_mode: &str,
     ) -> PyResult<bool> {
+        let mode = self::read_mode(read_mode)?;
         let filter = &self.inner;
         let names = self.names.get(py, || filter.attribute_names());
         // Attributes alone, of a filter reading one named attribute: looked up and matched
@@ -260,10 +281,13 @@ impl Filter {
             (message, attributes, headers, body, names)
             && let Some(verdict) =
                 convert::with_one_looked_up(attributes, name.bind(py), |attributes| {
-                    filter.matches(&Input::Parts(Parts::<_, convert::HeaderList> {
-                        attributes: Some(attributes),
-                        ..Parts::default()
-                    }))
+                    filter.matches_in(
+                        &Input::Parts(Parts::<_, convert::HeaderList> {
+                            attributes: Some(attributes),
+                            ..Parts::default()
+                        }),
+                        mode,
+                    )
                 })?
         {
             return verdict.map_err(failure);
@@ -272,9 +296,9 @@ impl Filter {
         let release = args.text_len()? >= RELEASE_GIL_BYTES;
         let verdict = args.with_input(|input| {
             if release {
-                py.detach(|| filter.matches(input))
+                py.detach(|| filter.matches_in(input, mode))
             } else {
-                filter.matches(input)
+                filter.matches_in(input, mode)
             }
         })?;
         verdict.map_err(failure)
@@ -503,8 +527,13 @@ impl SubscriptionSet {
     /// message) — whose subscriptions are in no result. One group that cannot read a message
     /// (a stream filter and a message without headers) never keeps the others from judging it.
     /// With strict=True, a message some group could not judge raises MessageError instead,
-    /// listing each such group.
-    #[pyo3(signature = (message = None, *, attributes = None, headers = None, body = None, strict = false))]
+    /// listing each such group. read_mode is that of Filter.matches ("validating", the default,
+    /// or "trusted").
+    #[pyo3(signature = (message = None, *, attributes = None, headers = None, body = None, strict = false, read_mode = "validating"))]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the Python keyword arguments of SubscriptionSet.matching"
+    )]
     fn matching<'py>(
         &self,
         py: Python<'py>,
@@ -513,7 +542,9 @@ impl SubscriptionSet {
         headers: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
         strict: bool,
+        read_mode: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let mode = self::read_mode(read_mode)?;
         // Attributes given as a dict are looked up by the names the set's filters read, made
         // for the set as it is now; a set changed before the match reads them whole instead.
         let (generation, names) = self.attribute_names(py);
@@ -526,7 +557,7 @@ impl SubscriptionSet {
                         return None;
                     }
                     let (mut found, mut unjudged) = (Vec::new(), Vec::new());
-                    set.matching(input, &mut found, &mut unjudged);
+                    set.matching_in(input, mode, &mut found, &mut unjudged);
                     Some((found, unjudged))
                 })
             })

@@ -16,8 +16,8 @@
 //! ([`Unjudged`]) and the other groups still route it.
 
 use filtervm::{
-    AttributeType, CompileError, Dialect, Filter, Message, Options, SetScratch, SubscriptionSet,
-    UnjudgedGroup,
+    AttributeType, CompileError, Dialect, Filter, Message, Options, ReadMode, SetScratch,
+    SubscriptionSet, UnjudgedGroup,
 };
 
 /// The part of a message a filter reads: the library's own.
@@ -390,6 +390,15 @@ impl Matcher {
         Matcher::default()
     }
 
+    /// New, empty buffers that read a JSON document or body in `mode` (with
+    /// [`ReadMode::Trusted`], members no filter reads are skipped by their structure alone:
+    /// README, "Trusted input").
+    pub fn with_read_mode(mode: ReadMode) -> Matcher {
+        Matcher {
+            matcher: filtervm::Matcher::with_read_mode(mode),
+        }
+    }
+
     /// Whether `message` matches `filter`; an error, with the library's code, when the filter
     /// cannot read or judge the message (`filtervm/MESSAGES.md`).
     pub fn matches(
@@ -660,6 +669,14 @@ impl Router {
     /// New, empty buffers.
     pub fn new() -> Router {
         Router::default()
+    }
+
+    /// New, empty buffers that read a JSON document or body in `mode` (see
+    /// [`Matcher::with_read_mode`]).
+    pub fn with_read_mode(mode: ReadMode) -> Router {
+        let mut scratch = SetScratch::new();
+        scratch.set_read_mode(mode);
+        Router { scratch }
     }
 
     /// Appends to `out` the positions of the subscriptions whose filters match `message`, in

@@ -7,6 +7,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::physical_plan::{ExecutionPlan, execute_stream};
 use datafusion::prelude::{SessionConfig, SessionContext};
+use filtervm::ReadMode;
 use filtervm_replay::adapter::Subscriptions;
 use filtervm_replay::cluster::{self, ExecutorOptions};
 use filtervm_replay::columns::{Text, TextColumn};
@@ -71,6 +72,11 @@ struct Run {
     /// Never show progress (it is shown only when standard error is a terminal).
     #[arg(long)]
     quiet: bool,
+    /// Read message cells holding JSON without checking the members no filter reads (for
+    /// archives validated upstream; README, "Trusted input"): a message whose only faults are
+    /// there gets a verdict instead of MESSAGE_NOT_JSON. Local runs only (not with --scheduler).
+    #[arg(long, conflicts_with = "scheduler")]
+    trusted_input: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -248,7 +254,12 @@ async fn replay(run: Run) -> Result<()> {
             if let Some(partitions) = run.partitions {
                 config = config.with_target_partitions(partitions.max(1));
             }
-            let (state, registered) = session::session_state(config, subscriptions)?;
+            let mode = if run.trusted_input {
+                ReadMode::Trusted
+            } else {
+                ReadMode::Validating
+            };
+            let (state, registered) = session::session_state_in(config, subscriptions, mode)?;
             (SessionContext::new_with_state(state), registered)
         }
     };

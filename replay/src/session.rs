@@ -8,6 +8,7 @@ use datafusion::execution::{FunctionRegistry, SessionState, SessionStateBuilder}
 use datafusion::prelude::{
     CsvReadOptions, JsonReadOptions, ParquetReadOptions, SessionConfig, SessionContext,
 };
+use filtervm::ReadMode;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -83,15 +84,32 @@ pub fn register_functions(
     registry: &mut dyn FunctionRegistry,
     subscriptions: Option<Arc<Subscriptions>>,
 ) -> Result<Registered> {
-    let matcher = FiltervmMatch::new();
+    register_functions_in(registry, subscriptions, ReadMode::Validating)
+}
+
+/// [`register_functions`], the functions reading message cells that hold a JSON document or
+/// body in `mode` ([`ReadMode::Trusted`]: members no filter reads are skipped by their
+/// structure alone, for archives validated upstream; README, "Trusted input").
+pub fn register_functions_in(
+    registry: &mut dyn FunctionRegistry,
+    subscriptions: Option<Arc<Subscriptions>>,
+    mode: ReadMode,
+) -> Result<Registered> {
+    let matcher = FiltervmMatch::new().with_read_mode(mode);
     let cache = Arc::clone(matcher.cache());
     registry.register_udf(Arc::new(matcher.udf()))?;
-    registry.register_udf(Arc::new(FiltervmMatch::errors(Arc::clone(&cache)).udf()))?;
-    let route = FiltervmRoute::with(subscriptions.clone(), RouteOutput::Ids);
+    registry.register_udf(Arc::new(
+        FiltervmMatch::errors(Arc::clone(&cache))
+            .with_read_mode(mode)
+            .udf(),
+    ))?;
+    let route = FiltervmRoute::with(subscriptions.clone(), RouteOutput::Ids).with_read_mode(mode);
     let routed = route.rows_routed();
     registry.register_udf(Arc::new(route.udf()))?;
     registry.register_udf(Arc::new(
-        FiltervmRoute::with(subscriptions, RouteOutput::Unjudged).udf(),
+        FiltervmRoute::with(subscriptions, RouteOutput::Unjudged)
+            .with_read_mode(mode)
+            .udf(),
     ))?;
     Ok(Registered {
         matcher: cache,
@@ -104,11 +122,21 @@ pub fn session_state(
     config: SessionConfig,
     subscriptions: Option<Arc<Subscriptions>>,
 ) -> Result<(SessionState, Registered)> {
+    session_state_in(config, subscriptions, ReadMode::Validating)
+}
+
+/// [`session_state`], the filtervm functions reading message cells in `mode` (see
+/// [`register_functions_in`]).
+pub fn session_state_in(
+    config: SessionConfig,
+    subscriptions: Option<Arc<Subscriptions>>,
+    mode: ReadMode,
+) -> Result<(SessionState, Registered)> {
     let mut state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
         .build();
-    let registered = register_functions(&mut state, subscriptions)?;
+    let registered = register_functions_in(&mut state, subscriptions, mode)?;
     Ok((state, registered))
 }
 

@@ -36,6 +36,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
     Volatility,
 };
+use filtervm::ReadMode;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -189,6 +190,8 @@ pub struct FiltervmMatch {
     signature: Signature,
     cache: Arc<FilterCache>,
     output: MatchOutput,
+    /// How message cells holding JSON are read.
+    read_mode: ReadMode,
 }
 
 impl FiltervmMatch {
@@ -198,6 +201,7 @@ impl FiltervmMatch {
             signature: Signature::user_defined(Volatility::Immutable),
             cache: Arc::new(FilterCache::default()),
             output: MatchOutput::Verdict,
+            read_mode: ReadMode::Validating,
         }
     }
 
@@ -207,6 +211,17 @@ impl FiltervmMatch {
             signature: Signature::user_defined(Volatility::Immutable),
             cache,
             output: MatchOutput::Error,
+            read_mode: ReadMode::Validating,
+        }
+    }
+
+    /// The same function, reading message cells that hold a JSON document or body in `mode`
+    /// (default [`ReadMode::Validating`]; [`ReadMode::Trusted`] skips checking the members no
+    /// filter reads, for archives validated upstream: README, "Trusted input").
+    pub fn with_read_mode(self, mode: ReadMode) -> FiltervmMatch {
+        FiltervmMatch {
+            read_mode: mode,
+            ..self
         }
     }
 
@@ -244,7 +259,7 @@ impl FiltervmMatch {
     ) -> Result<ArrayRef> {
         let mut column = MessageColumn::new(messages)
             .map_err(|e| DataFusionError::Execution(format!("{}: {e}", self.function())))?;
-        let mut matcher = Matcher::new();
+        let mut matcher = Matcher::with_read_mode(self.read_mode);
         let mut verdicts = BooleanBuilder::with_capacity(messages.len());
         let mut errors = StringBuilder::new();
         for row in 0..messages.len() {
@@ -279,10 +294,11 @@ impl Default for FiltervmMatch {
     }
 }
 
-// Every instance of one output computes the same function; the cache only saves work.
+// Every instance of one output and read mode computes the same function; the cache only saves
+// work.
 impl PartialEq for FiltervmMatch {
     fn eq(&self, other: &FiltervmMatch) -> bool {
-        self.output == other.output
+        self.output == other.output && self.read_mode == other.read_mode
     }
 }
 
@@ -291,6 +307,7 @@ impl Eq for FiltervmMatch {}
 impl Hash for FiltervmMatch {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.function().hash(state);
+        self.read_mode.hash(state);
     }
 }
 
@@ -459,6 +476,8 @@ pub struct FiltervmRoute {
     subscriptions: Option<Arc<Subscriptions>>,
     rows: Arc<AtomicU64>,
     output: RouteOutput,
+    /// How message cells holding JSON are read.
+    read_mode: ReadMode,
 }
 
 impl FiltervmRoute {
@@ -480,6 +499,16 @@ impl FiltervmRoute {
             subscriptions,
             rows: Arc::new(AtomicU64::new(0)),
             output,
+            read_mode: ReadMode::Validating,
+        }
+    }
+
+    /// The same function, reading message cells in `mode` (see
+    /// [`FiltervmMatch::with_read_mode`]).
+    pub fn with_read_mode(self, mode: ReadMode) -> FiltervmRoute {
+        FiltervmRoute {
+            read_mode: mode,
+            ..self
         }
     }
 
@@ -520,6 +549,7 @@ impl FiltervmRoute {
 impl PartialEq for FiltervmRoute {
     fn eq(&self, other: &FiltervmRoute) -> bool {
         self.output == other.output
+            && self.read_mode == other.read_mode
             && self.subscriptions.as_ref().map(|s| s.fingerprint())
                 == other.subscriptions.as_ref().map(|s| s.fingerprint())
     }
@@ -530,6 +560,7 @@ impl Eq for FiltervmRoute {}
 impl Hash for FiltervmRoute {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.function().hash(state);
+        self.read_mode.hash(state);
         self.subscriptions
             .as_ref()
             .map(|s| s.fingerprint())
@@ -598,7 +629,7 @@ impl ScalarUDFImpl for FiltervmRoute {
         };
         let mut column = MessageColumn::new(messages.as_ref())
             .map_err(|e| DataFusionError::Execution(format!("{}: {e}", self.function())))?;
-        let mut router = Router::new();
+        let mut router = Router::with_read_mode(self.read_mode);
         let mut matched: Vec<u32> = Vec::new();
         let mut unjudged: Vec<Unjudged> = Vec::new();
         let mut out = ListBuilder::with_capacity(StringBuilder::new(), messages.len())

@@ -222,3 +222,68 @@ fn format_lines_writes_the_matching_lines_unchanged() {
             .contains("one text column")
     );
 }
+
+/// `--trusted-input`: a line whose only faults are in members no filter reads is matched and
+/// routed instead of being `MESSAGE_NOT_JSON`; without it, it is neither. Not with `--scheduler`
+/// (the executors register their own functions).
+#[test]
+fn trusted_input_matches_lines_with_faults_in_unread_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("archive.ndjson");
+    let faulty = r#"{"source":"shop","detail":{"n":01,"ok":tru}}"#;
+    let valid = r#"{"source":"shop","detail":{"n":1}}"#;
+    let other = r#"{"source":"web","detail":{"n":1}}"#;
+    std::fs::write(&archive, format!("{faulty}\n{valid}\n{other}\n")).unwrap();
+    let subs = dir.path().join("subs.ndjson");
+    std::fs::write(
+        &subs,
+        r#"{"id":"shop","dialect":"eventbridge","policy":{"source":["shop"]}}"#,
+    )
+    .unwrap();
+    let (archive, subs) = (archive.to_str().unwrap(), subs.to_str().unwrap());
+    let matched = "SELECT message FROM events WHERE \
+                   filtervm_match('eventbridge', '{\"source\":[\"shop\"]}', '', message)";
+    let routed = "SELECT message FROM events WHERE cardinality(filtervm_route(message)) > 0";
+    let run = |sql: &str, trusted: bool| -> Vec<String> {
+        let mut args = vec!["--subscriptions", subs, "--format", "lines", "--sql", sql];
+        if trusted {
+            args.push("--trusted-input");
+        }
+        args.push(archive);
+        let out = replay(&args, None);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut lines: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        lines.sort();
+        lines
+    };
+    let mut both = vec![faulty.to_owned(), valid.to_owned()];
+    both.sort();
+    for sql in [matched, routed] {
+        assert_eq!(run(sql, false), [valid], "{sql}");
+        assert_eq!(run(sql, true), both, "{sql}");
+    }
+
+    let out = replay(
+        &[
+            "--trusted-input",
+            "--scheduler",
+            "df://localhost:1",
+            archive,
+        ],
+        None,
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--scheduler"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -701,3 +701,78 @@ async fn binary_values_that_are_not_utf8_are_present_as_in_the_library() {
         [Err("INVALID_MESSAGE".to_owned()), Ok(true)]
     );
 }
+
+/// `session_state_in(.., ReadMode::Trusted)` (what `--trusted-input` runs): a message cell whose
+/// only faults are in members no filter reads gets a verdict and a route; by default it is
+/// `MESSAGE_NOT_JSON` (README, "Trusted input"). Valid JSON reads the same in both modes.
+#[tokio::test]
+async fn trusted_reading_skips_checking_unread_members() {
+    use filtervm::ReadMode;
+    let messages = [
+        r#"{"source":"shop","detail":{"n":01,"ok":tru,"s":"a\qb"}}"#,
+        r#"{"source":"shop","detail":{"n":1,"ok":true}}"#,
+        r#"{"source":"web","detail":[1,{"x":null}]}"#,
+        r#"{"source":"shop","detail":{"n":[1,2}"#,
+    ];
+    let subscriptions = Arc::new(
+        Subscriptions::from_ndjson(
+            r#"{"id":"shop","dialect":"eventbridge","policy":{"source":["shop"]}}"#,
+        )
+        .unwrap(),
+    );
+    let run = |mode: ReadMode| {
+        let subscriptions = Arc::clone(&subscriptions);
+        async move {
+            let (state, _) =
+                session::session_state_in(SessionConfig::new(), Some(subscriptions), mode).unwrap();
+            let ctx = SessionContext::new_with_state(state);
+            let column = Arc::new(StringArray::from(messages.to_vec())) as ArrayRef;
+            ctx.register_batch("t", RecordBatch::try_from_iter([("m", column)]).unwrap())
+                .unwrap();
+            let sql = "SELECT filtervm_match('eventbridge', '{\"source\":[\"shop\"]}', '', m), \
+                       filtervm_match_error('eventbridge', '{\"source\":[\"shop\"]}', '', m), \
+                       array_to_string(filtervm_route(m), ','), \
+                       array_to_string(filtervm_unjudged(m), ',') FROM t";
+            let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+            let mut out = Vec::new();
+            for b in batches {
+                let verdicts = b.column(0).as_boolean();
+                let errors = b.column(1).as_string::<i32>();
+                let routes = b.column(2).as_string::<i32>();
+                let unjudged = b.column(3).as_string::<i32>();
+                for row in 0..b.num_rows() {
+                    let verdict = if verdicts.is_null(row) {
+                        Err(errors.value(row).split(':').next().unwrap().to_owned())
+                    } else {
+                        Ok(verdicts.value(row))
+                    };
+                    let route = (!routes.is_null(row)).then(|| routes.value(row).to_owned());
+                    let unjudged_code = unjudged.value(row).contains("MESSAGE_NOT_JSON");
+                    out.push((verdict, route, unjudged_code));
+                }
+            }
+            out
+        }
+    };
+    let not_json = || Err("MESSAGE_NOT_JSON".to_owned());
+    let shop = || Some("shop".to_owned());
+    assert_eq!(
+        run(ReadMode::Validating).await,
+        [
+            (not_json(), None, true),
+            (Ok(true), shop(), false),
+            (Ok(false), Some(String::new()), false),
+            (not_json(), None, true),
+        ]
+    );
+    assert_eq!(
+        run(ReadMode::Trusted).await,
+        [
+            (Ok(true), shop(), false),
+            (Ok(true), shop(), false),
+            (Ok(false), Some(String::new()), false),
+            // An unclosed container is still an error.
+            (not_json(), None, true),
+        ]
+    );
+}

@@ -8,6 +8,7 @@ from typing import (
     Iterable,
     Iterator,
     List,
+    Literal,
     Mapping,
     Optional,
     Sequence,
@@ -33,6 +34,11 @@ MessageArg = Union[str, bytes, bytearray, Mapping[str, Any]]
 """A message as one JSON document: a dict or JSON text (the parts shape {"attributes",
 "headers", "body"}, the AWS SNS Publish and notification shapes, or any other document as the
 body itself, e.g. an Event Grid event)."""
+
+ReadMode = Literal["validating", "trusted"]
+"""How a JSON document or body is read: "validating" checks every byte against RFC 8259;
+"trusted", for input validated upstream, skips checking the members no filter reads (README,
+"Trusted input")."""
 
 Number = Union[int, float, Decimal]
 """A number (not a bool): an attribute's value, read as its text."""
@@ -127,8 +133,12 @@ class Filter:
         attributes: Optional[Mapping[str, AttributeValue]] = None,
         headers: Optional[Headers] = None,
         body: Optional[Union[str, bytes, bytearray]] = None,
+        read_mode: ReadMode = "validating",
     ) -> bool:
-        """Whether the message matches. Raises MessageError when it cannot be read."""
+        """Whether the message matches. Raises MessageError when it cannot be read.
+        read_mode="trusted" skips checking the members of a JSON document or body no filter
+        reads (input validated upstream); another value than "validating" or "trusted" raises
+        ValueError."""
         ...
     def explain(
         self,
@@ -185,10 +195,12 @@ class SubscriptionSet:
         headers: Optional[Headers] = None,
         body: Optional[Union[str, bytes, bytearray]] = None,
         strict: bool = False,
+        read_mode: ReadMode = "validating",
     ) -> Matches:
         """The ids whose filter matches, in the order they were first added, as a list whose
         .unjudged lists the groups of subscriptions that could not judge the message (the
-        others still deliver). With strict=True such a group raises MessageError instead."""
+        others still deliver). With strict=True such a group raises MessageError instead.
+        read_mode is that of Filter.matches."""
         ...
     def get(self, id: Hashable, default: Optional[_Default] = None) -> Union[Filter, _Default, None]:
         """The filter of subscription `id`, or `default`."""
