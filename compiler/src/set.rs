@@ -597,7 +597,7 @@ impl PolicySet {
             }
         };
         let tests = distinct_tests(code);
-        for &t in &tests {
+        for &t in tests.as_slice() {
             if let Some(entry) = self.tests.get_mut(t as usize) {
                 entry.refs += 1;
             }
@@ -623,7 +623,7 @@ impl PolicySet {
             *holder = Holder { filter: f, at: 0 };
         }
         self.subscriptions += 1;
-        for t in tests {
+        for &t in tests.as_slice() {
             self.rebalance(t);
         }
         Ok(())
@@ -1028,7 +1028,7 @@ impl PolicySet {
             .code
             .get(start as usize..(start + len) as usize)
             .unwrap_or(&[]);
-        for t in distinct_tests(code) {
+        for &t in distinct_tests(code).as_slice() {
             let Some(test) = self.tests.get_mut(t as usize) else {
                 continue;
             };
@@ -1755,18 +1755,63 @@ fn is_conj(code: &[u32]) -> bool {
     code.first().is_some_and(|&head| head >> 29 == OP_CONJ)
 }
 
-/// The distinct test ids a code reads.
-fn distinct_tests(code: &[u32]) -> Vec<u32> {
+/// The distinct test ids of a code ([`distinct_tests`]), sorted: held inline when there are at
+/// most [`FEW_TESTS`] (most filters read a handful), so adding or freeing a filter allocates
+/// nothing for them.
+enum TestIds {
+    Few([u32; FEW_TESTS], usize),
+    Many(Vec<u32>),
+}
+
+const FEW_TESTS: usize = 16;
+
+impl TestIds {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            TestIds::Few(ids, n) => ids.get(..*n).unwrap_or(&[]),
+            TestIds::Many(ids) => ids,
+        }
+    }
+}
+
+/// The distinct test ids a code reads, sorted.
+fn distinct_tests(code: &[u32]) -> TestIds {
     let conj = is_conj(code);
-    let mut tests: Vec<u32> = code
+    let tests = code
         .iter()
         .enumerate()
         .filter(|&(i, &w)| is_test_word(conj, i, w))
-        .map(|(_, &w)| w & OPERAND)
-        .collect();
-    tests.sort_unstable();
-    tests.dedup();
-    tests
+        .map(|(_, &w)| w & OPERAND);
+    let mut few = [0u32; FEW_TESTS];
+    let mut n = 0;
+    for t in tests.clone() {
+        let Some(slot) = few.get_mut(n) else {
+            let mut many: Vec<u32> = tests.collect();
+            many.sort_unstable();
+            many.dedup();
+            return TestIds::Many(many);
+        };
+        *slot = t;
+        n += 1;
+    }
+    if let Some(ids) = few.get_mut(..n) {
+        ids.sort_unstable();
+    }
+    // Keep the first of each run of equal ids.
+    let (mut kept, mut last) = (0, None);
+    for i in 0..n {
+        let Some(&id) = few.get(i) else {
+            break;
+        };
+        if last != Some(id) {
+            if let Some(slot) = few.get_mut(kept) {
+                *slot = id;
+            }
+            kept += 1;
+            last = Some(id);
+        }
+    }
+    TestIds::Few(few, kept)
 }
 
 /// Rewrites the test ids of a code through `map` (flags and opcodes kept).
@@ -2034,6 +2079,27 @@ fn fit(buffer: &mut Vec<u32>, n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn distinct_tests_are_sorted_and_distinct_however_many() {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for len in 0..40 {
+            for _ in 0..20 {
+                // A conjunction of `len` words over a few test ids (so some repeat).
+                let mut code = vec![word(OP_CONJ, idx(len))];
+                for _ in 0..len {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    code.push((x % 24) as u32 | if x & 1 << 40 != 0 { NEG } else { 0 });
+                }
+                let mut expected: Vec<u32> = code[1..].iter().map(|w| w & OPERAND).collect();
+                expected.sort_unstable();
+                expected.dedup();
+                assert_eq!(distinct_tests(&code).as_slice(), expected, "{code:?}");
+            }
+        }
+    }
 
     #[test]
     fn test_texts_written_directly_are_the_formatted_ones() {

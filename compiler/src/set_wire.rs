@@ -405,16 +405,20 @@ impl<'a> Reader<'a> {
 
     fn bytes(&mut self) -> Result<&'a [u8], SetLoadError> {
         let n = self.count(1)?;
+        self.take(n)
+    }
+
+    fn text(&mut self, what: &str) -> Result<&'a str, SetLoadError> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| contents(format!("{what} is not UTF-8")))
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], SetLoadError> {
         let (taken, rest) = self
             .bytes
             .split_at_checked(n)
             .ok_or_else(|| encoding("truncated"))?;
         self.bytes = rest;
         Ok(taken)
-    }
-
-    fn text(&mut self, what: &str) -> Result<&'a str, SetLoadError> {
-        std::str::from_utf8(self.bytes()?).map_err(|_| contents(format!("{what} is not UTF-8")))
     }
 
     fn skip(&mut self, n: usize) -> Result<(), SetLoadError> {
@@ -430,16 +434,6 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| encoding("truncated"))?;
         self.bytes = rest;
         Ok(u64::from_le_bytes(*bits))
-    }
-
-    #[inline]
-    fn word(&mut self) -> Result<u32, SetLoadError> {
-        let (word, rest) = self
-            .bytes
-            .split_first_chunk::<4>()
-            .ok_or_else(|| encoding("truncated"))?;
-        self.bytes = rest;
-        Ok(u32::from_le_bytes(*word))
     }
 }
 
@@ -607,9 +601,13 @@ fn read_filter(
     let mut r = Reader { bytes };
     code.clear();
     required.clear();
-    for _ in 0..r.count(4)? {
-        code.push(r.word()?);
-    }
+    let n = r.count(4)?;
+    let words = r.take(n * 4)?;
+    code.extend(
+        words
+            .chunks_exact(4)
+            .filter_map(|w| w.try_into().ok().map(u32::from_le_bytes)),
+    );
     for _ in 0..r.count(1)? {
         required.push(r.u32()?);
     }
