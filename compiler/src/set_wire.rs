@@ -441,15 +441,23 @@ impl<'a> Reader<'a> {
 struct SavedGroup<'a> {
     dialect: Dialect,
     tests: Vec<Test>,
-    /// Each filter's bytes (its code and required tests), taken when its first subscription is
-    /// placed ([`read_filter`]).
-    filters: Vec<Option<&'a [u8]>>,
+    /// The distinct filters, in one list so that placing a subscription reads one entry.
+    filters: Vec<SavedFilter<'a>>,
     /// The filters' code words in all.
     words: usize,
-    /// Per filter: the number of subscriptions the bytes say hold it, and the number placed.
-    subscribers: Vec<(u32, u32)>,
-    /// Each filter's id in the group's engine, once placed.
-    placed: Vec<Option<u32>>,
+}
+
+/// One distinct filter of a group as read.
+struct SavedFilter<'a> {
+    /// Its bytes (its code and required tests), taken when its first subscription is placed
+    /// ([`read_filter`]).
+    bytes: Option<&'a [u8]>,
+    /// Its id in the group's engine, once placed.
+    placed: Option<u32>,
+    /// The number of subscriptions the bytes say hold it.
+    declared: u32,
+    /// The number placed so far.
+    seen: u32,
 }
 
 /// Reads test `t` of group `g`.
@@ -627,7 +635,6 @@ fn read_group<'a>(r: &mut Reader<'a>, g: usize) -> Result<(Options, SavedGroup<'
     }
     let n = r.count(3)?;
     let mut filters = Vec::with_capacity(n);
-    let mut subscribers = Vec::with_capacity(n);
     let mut words = 0;
     for _ in 0..n {
         let start = r.bytes;
@@ -638,10 +645,13 @@ fn read_group<'a>(r: &mut Reader<'a>, g: usize) -> Result<(Options, SavedGroup<'
             r.u32()?;
         }
         let used = start.len() - r.bytes.len();
-        filters.push(start.get(..used));
-        subscribers.push((r.u32()?, 0));
+        filters.push(SavedFilter {
+            bytes: start.get(..used),
+            placed: None,
+            declared: r.u32()?,
+            seen: 0,
+        });
     }
-    let placed = vec![None; filters.len()];
     Ok((
         options,
         SavedGroup {
@@ -649,8 +659,6 @@ fn read_group<'a>(r: &mut Reader<'a>, g: usize) -> Result<(Options, SavedGroup<'
             tests,
             filters,
             words,
-            subscribers,
-            placed,
         },
     ))
 }
@@ -809,8 +817,8 @@ impl<Id: SetId + Eq + Hash> SubscriptionSet<Id> {
         // subscriptions, so a hostile count cannot allocate beyond them.
         let declared: u64 = groups
             .iter()
-            .flat_map(|group| &group.subscribers)
-            .map(|&(n, _)| u64::from(n))
+            .flat_map(|group| &group.filters)
+            .map(|filter| u64::from(filter.declared))
             .sum();
         if declared != subscriptions as u64 {
             return Err(contents(format!(
@@ -865,23 +873,20 @@ impl<Id: SetId + Eq + Hash> SubscriptionSet<Id> {
                     )));
                 }
             };
-            let placed = group
-                .placed
+            let filter = group
+                .filters
                 .get_mut(f)
                 .ok_or_else(|| contents(format!("subscription {s}: no filter {f} in group {g}")))?;
-            let expected = match group.subscribers.get_mut(f) {
-                Some((declared, seen)) if *seen < *declared => {
-                    *seen += 1;
-                    *declared as usize
-                }
-                _ => {
-                    return Err(contents(format!(
-                        "subscription {s}: filter {f} of group {g} has more subscriptions than \
-                         its count"
-                    )));
-                }
-            };
-            let saved = group.filters.get_mut(f).and_then(Option::take);
+            if filter.seen >= filter.declared {
+                return Err(contents(format!(
+                    "subscription {s}: filter {f} of group {g} has more subscriptions than its \
+                     count"
+                )));
+            }
+            filter.seen += 1;
+            let expected = filter.declared as usize;
+            let saved = filter.bytes.take();
+            let placed = &mut filter.placed;
             let (code, required) = (&mut code, &mut required);
             let pushed = set
                 .push_saved(id, g, pattern, |engine, h, slots| {
@@ -923,7 +928,7 @@ impl<Id: SetId + Eq + Hash> SubscriptionSet<Id> {
             return Err(contents("a group without subscriptions"));
         }
         for (g, group) in groups.iter().enumerate() {
-            if group.filters.iter().any(Option::is_some) {
+            if group.filters.iter().any(|filter| filter.bytes.is_some()) {
                 return Err(contents(format!(
                     "group {g} has a filter no subscription holds"
                 )));
