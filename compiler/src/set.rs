@@ -101,6 +101,7 @@ use filtervm_vm::exec;
 use filtervm_vm::op::Inst;
 use filtervm_vm::program::{Interval, Program};
 use filtervm_vm::value::Shapes;
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::hash::Hash;
 use std::mem::size_of;
@@ -631,7 +632,7 @@ impl PolicySet {
             }
         };
         let tests = distinct_tests(code);
-        for &t in &tests {
+        for &t in tests.as_slice() {
             if let Some(entry) = self.tests.get_mut(t as usize) {
                 entry.refs += 1;
             }
@@ -657,7 +658,7 @@ impl PolicySet {
             *holder = Holder { filter: f, at: 0 };
         }
         self.subscriptions += 1;
-        for t in tests {
+        for &t in tests.as_slice() {
             self.rebalance(t);
         }
         self.added += 1;
@@ -818,7 +819,7 @@ impl PolicySet {
             NodeKind::True => Term::Const(true),
             NodeKind::False => Term::Const(false),
             NodeKind::Test(test) => {
-                let (t, cost) = self.intern_test(test, new)?;
+                let (t, cost) = self.intern_test(Cow::Borrowed(test), new)?;
                 Term::Test(cost, t)
             }
             NodeKind::Not(child) => match self.term(child, new)? {
@@ -850,13 +851,17 @@ impl PolicySet {
         })
     }
 
-    /// Interns a test: its id and its cost class (0 indexed, 1 shape, 2 other).
-    fn intern_test(&mut self, test: &Test, new: &mut Vec<u32>) -> Result<(u32, u8), InsertError> {
+    /// Interns a test: its id and its cost class (0 indexed, 1 shape, 2 other). A test given
+    /// owned (a saved set's) gives its key and values to the new entry instead of copies.
+    fn intern_test(
+        &mut self,
+        test: Cow<'_, Test>,
+        new: &mut Vec<u32>,
+    ) -> Result<(u32, u8), InsertError> {
         self.test_text.clear();
-        // Writing to a `String` cannot fail. Equality values are written as their check holds
-        // them, so tests that check the same are one test, and a saved set's test
-        // ([`pred_of`]) is found again under its text.
-        let _ = write!(self.test_text, "({} {})", test.key, canonical(&test.pred));
+        // Equality values are written as their check holds them, so tests that check the same
+        // are one test, and a saved set's test ([`pred_of`]) is found again under its text.
+        write_test_text(&mut self.test_text, &test.key, &canonical(&test.pred));
         if let Some(&t) = self.test_ids.get(self.test_text.as_str()) {
             let cost = self.tests.get(t as usize).map_or(2, |e| cost_of(&e.check));
             return Ok((t, cost));
@@ -872,14 +877,14 @@ impl PolicySet {
                 idx(self.tests.len() - 1)
             }
         };
-        let slot = self.keys.intern(test.key.clone());
-        let check = match &test.pred {
+        let Test { key, pred } = test.into_owned();
+        let (slot, check) = match pred {
             Pred::Str {
                 op: StrOp::Eq,
                 case: Case::Sensitive,
-                values,
+                mut values,
             } => {
-                let mut values = values.clone();
+                let slot = self.keys.intern(key);
                 values.sort_unstable();
                 values.dedup();
                 let mut with_ids: Vec<(u32, Box<str>)> = values
@@ -887,29 +892,33 @@ impl PolicySet {
                     .map(|v| (self.keys.add_constant(slot, &v), v))
                     .collect();
                 with_ids.sort_unstable();
-                Check::StrEq(with_ids.into_boxed_slice())
+                (slot, Check::StrEq(with_ids.into_boxed_slice()))
             }
             Pred::Num {
                 source: NumSource::NumberLeaf,
                 ranges,
-            } if is_points(ranges) => {
+            } if is_points(&ranges) => {
                 let mut bits: Vec<u64> = ranges.iter().map(|r| num_bits(r.lo)).collect();
                 bits.sort_unstable();
                 bits.dedup();
-                Check::NumEq(bits.into_boxed_slice())
+                (self.keys.intern(key), Check::NumEq(bits.into_boxed_slice()))
             }
             Pred::Num {
                 source: source @ (NumSource::NumberLeaf | NumSource::Text),
                 ranges,
-            } => Check::Num(*source, ranges.clone().into_boxed_slice()),
-            Pred::Shape(shapes) => Check::Shape(*shapes),
-            _ => {
-                let node = Node::test(test.key.clone(), test.pred.clone(), "");
-                match codegen::generate(&node) {
-                    Ok(p) => Check::Program(Arc::new(p), Box::new(test.pred.clone())),
+            } => (
+                self.keys.intern(key),
+                Check::Num(source, ranges.into_boxed_slice()),
+            ),
+            Pred::Shape(shapes) => (self.keys.intern(key), Check::Shape(shapes)),
+            pred => {
+                let node = Node::test(key.clone(), pred.clone(), "");
+                let check = match codegen::generate(&node) {
+                    Ok(p) => Check::Program(Arc::new(p), Box::new(pred)),
                     // Cannot happen for a test the compiler generated once already; never match.
                     Err(_) => Check::Shape(Shapes(0)),
-                }
+                };
+                (self.keys.intern(key), check)
             }
         };
         let cost = cost_of(&check);
@@ -1136,7 +1145,7 @@ impl PolicySet {
             .code
             .get(start as usize..(start + len) as usize)
             .unwrap_or(&[]);
-        for t in distinct_tests(code) {
+        for &t in distinct_tests(code).as_slice() {
             let Some(test) = self.tests.get_mut(t as usize) else {
                 continue;
             };
@@ -1456,8 +1465,9 @@ impl PolicySet {
     }
 
     /// Interns a test of a saved set being loaded; its id.
-    pub(crate) fn load_test(&mut self, test: &Test) -> Result<u32, InsertError> {
-        self.intern_test(test, &mut Vec::new()).map(|(t, _)| t)
+    pub(crate) fn load_test(&mut self, test: Test) -> Result<u32, InsertError> {
+        self.intern_test(Cow::Owned(test), &mut Vec::new())
+            .map(|(t, _)| t)
     }
 
     /// Adds subscription `handle` with the filter whose code and required tests (ids of this
@@ -1473,6 +1483,25 @@ impl PolicySet {
         self.check_code(code, required)?;
         self.add_code(handle, code, required.to_vec(), Vec::new(), holders)
             .map_err(|e| e.to_string())
+    }
+
+    /// Adds subscription `handle` of a saved set to its existing filter `f`, which `expected`
+    /// subscriptions hold in all: the filter's subscriber list is allocated once, at that size.
+    pub(crate) fn load_subscriber(
+        &mut self,
+        handle: Handle,
+        f: u32,
+        holders: &mut impl Holders,
+        expected: usize,
+    ) {
+        if let Some(entry) = self.filters.get_mut(f as usize)
+            && let Subs::One(first) = entry.subs
+        {
+            let mut ids = Vec::with_capacity(expected.max(2));
+            ids.push(first);
+            entry.subs = Subs::Many(ids);
+        }
+        self.subscribe(handle, f, holders);
     }
 
     /// Whether some test is read by no filter (a saved set lists only tests its filters read).
@@ -1596,6 +1625,64 @@ fn false_without(code: &[u32], r: u32) -> bool {
     }
     ends |= at.last().copied().unwrap_or(0);
     ends & T == 0
+}
+
+/// Writes a test's interning text, `(key predicate)`: exactly what `write!(out, "({key} {pred})")`
+/// writes, with the most common tests (a key of one name and a string comparison whose texts need
+/// no escaping) written directly, without the formatting machinery.
+fn write_test_text(out: &mut String, key: &filtervm_vm::key::Key, pred: &Pred) {
+    use filtervm_vm::key::Key;
+    /// Written as is between quotes by [`filtervm_vm::json::Quoted`].
+    fn plain(s: &str) -> bool {
+        !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\')
+    }
+    fn quoted(out: &mut String, s: &str) {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    }
+    let key_parts = match key {
+        Key::AttributeText(n) => Some(("attr-text ", Some(n))),
+        Key::AttributeTyped(n) => Some(("attr ", Some(n))),
+        Key::AnyAttribute => Some(("any-attribute", None)),
+        Key::Header(n) => Some(("header ", Some(n))),
+        Key::BodyPath(p) => Some(("body ", Some(p))),
+        Key::BodyPathEach(p) => Some(("body-each ", Some(p))),
+        Key::FieldPath(p, u32::MAX) => Some(("field ", Some(p))),
+        Key::BodyIsObject => Some(("body-is-object", None)),
+        Key::EventMember(n) => Some(("event ", Some(n))),
+        Key::FieldPath(..) | Key::EventData(_) => None,
+    };
+    if let (Some((kind, name)), Pred::Str { op, case, values }) = (key_parts, pred)
+        && name.is_none_or(|n| plain(n))
+        && values.iter().all(|v| plain(v))
+    {
+        out.push('(');
+        out.push_str(kind);
+        if let Some(name) = name {
+            quoted(out, name);
+        }
+        out.push_str(match op {
+            StrOp::Eq => " str-eq",
+            StrOp::Prefix => " str-prefix",
+            StrOp::Suffix => " str-suffix",
+            StrOp::Contains => " str-contains",
+        });
+        if *case == Case::Fold {
+            out.push_str("-fold");
+        }
+        out.push_str(" [");
+        for (i, v) in values.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            quoted(out, v);
+        }
+        out.push_str("])");
+        return;
+    }
+    // Writing to a `String` cannot fail.
+    let _ = write!(out, "({key} {pred})");
 }
 
 /// A predicate as its test's check holds it: string-equality values sorted and distinct, numeric
@@ -1846,18 +1933,63 @@ fn is_conj(code: &[u32]) -> bool {
     code.first().is_some_and(|&head| head >> 29 == OP_CONJ)
 }
 
-/// The distinct test ids a code reads.
-fn distinct_tests(code: &[u32]) -> Vec<u32> {
+/// The distinct test ids of a code ([`distinct_tests`]), sorted: held inline when there are at
+/// most [`FEW_TESTS`] (most filters read a handful), so adding or freeing a filter allocates
+/// nothing for them.
+enum TestIds {
+    Few([u32; FEW_TESTS], usize),
+    Many(Vec<u32>),
+}
+
+const FEW_TESTS: usize = 16;
+
+impl TestIds {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            TestIds::Few(ids, n) => ids.get(..*n).unwrap_or(&[]),
+            TestIds::Many(ids) => ids,
+        }
+    }
+}
+
+/// The distinct test ids a code reads, sorted.
+fn distinct_tests(code: &[u32]) -> TestIds {
     let conj = is_conj(code);
-    let mut tests: Vec<u32> = code
+    let tests = code
         .iter()
         .enumerate()
         .filter(|&(i, &w)| is_test_word(conj, i, w))
-        .map(|(_, &w)| w & OPERAND)
-        .collect();
-    tests.sort_unstable();
-    tests.dedup();
-    tests
+        .map(|(_, &w)| w & OPERAND);
+    let mut few = [0u32; FEW_TESTS];
+    let mut n = 0;
+    for t in tests.clone() {
+        let Some(slot) = few.get_mut(n) else {
+            let mut many: Vec<u32> = tests.collect();
+            many.sort_unstable();
+            many.dedup();
+            return TestIds::Many(many);
+        };
+        *slot = t;
+        n += 1;
+    }
+    if let Some(ids) = few.get_mut(..n) {
+        ids.sort_unstable();
+    }
+    // Keep the first of each run of equal ids.
+    let (mut kept, mut last) = (0, None);
+    for i in 0..n {
+        let Some(&id) = few.get(i) else {
+            break;
+        };
+        if last != Some(id) {
+            if let Some(slot) = few.get_mut(kept) {
+                *slot = id;
+            }
+            kept += 1;
+            last = Some(id);
+        }
+    }
+    TestIds::Few(few, kept)
 }
 
 /// Rewrites the test ids of a code through `map` (flags and opcodes kept).
@@ -2129,6 +2261,65 @@ fn fit(buffer: &mut Vec<u32>, n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn distinct_tests_are_sorted_and_distinct_however_many() {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        for len in 0..40 {
+            for _ in 0..20 {
+                // A conjunction of `len` words over a few test ids (so some repeat).
+                let mut code = vec![word(OP_CONJ, idx(len))];
+                for _ in 0..len {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    code.push((x % 24) as u32 | if x & 1 << 40 != 0 { NEG } else { 0 });
+                }
+                let mut expected: Vec<u32> = code[1..].iter().map(|w| w & OPERAND).collect();
+                expected.sort_unstable();
+                expected.dedup();
+                assert_eq!(distinct_tests(&code).as_slice(), expected, "{code:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn test_texts_written_directly_are_the_formatted_ones() {
+        use filtervm_vm::key::Key;
+        let keys = [
+            Key::AttributeText("a".into()),
+            Key::AttributeTyped("event".into()),
+            Key::AnyAttribute,
+            Key::Header("re\"gion".into()),
+            Key::BodyPath("a.b".into()),
+            Key::BodyPathEach("x\\y".into()),
+            Key::FieldPath("detail.n".into(), u32::MAX),
+            Key::FieldPath("detail.n".into(), 2),
+            Key::BodyIsObject,
+            Key::EventMember("subject".into()),
+            Key::EventData(vec!["d".into(), "e".into()].into()),
+        ];
+        let values: [&[&str]; 5] = [&[], &["paid"], &["a", "b c", "é"], &["new\nline"], &["q\""]];
+        let mut preds = vec![Pred::Shape(Shapes::PRESENT), Pred::Bool(true)];
+        for op in [StrOp::Eq, StrOp::Prefix, StrOp::Suffix, StrOp::Contains] {
+            for case in [Case::Sensitive, Case::Fold] {
+                for v in values {
+                    preds.push(Pred::Str {
+                        op,
+                        case,
+                        values: v.iter().map(|&s| s.into()).collect(),
+                    });
+                }
+            }
+        }
+        for key in &keys {
+            for pred in &preds {
+                let mut out = String::new();
+                write_test_text(&mut out, key, pred);
+                assert_eq!(out, format!("({key} {pred})"));
+            }
+        }
+    }
 
     #[test]
     fn required_tests_are_the_top_level_indexed_conjuncts_only() {

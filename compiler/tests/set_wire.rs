@@ -368,10 +368,28 @@ fn each_malformation_has_its_code() {
     let sns = Options::from(Dialect::Sns);
     set.insert(
         "a".to_string(),
-        &compile_text(Dialect::Sns, r#"{"event": ["paid"]}"#, &sns).unwrap(),
+        &compile_text(Dialect::Sns, r#"{"event": ["paid", "sent"]}"#, &sns).unwrap(),
     )
     .unwrap();
     let bytes = set.to_bytes();
+    // The end of the bytes: the filter's subscriber count (1), the number of subscriptions (1),
+    // the subscription (group 0, id "a", filter 0), the hash.
+    let n = bytes.len();
+    assert_eq!(&bytes[n - 14..n - 8], b"\x01\x01\x00\x01a\x00");
+    let mut counted_twice = bytes.clone();
+    counted_twice[n - 14] = 2;
+    // A test the binary form does not hold is shipped as IR JSON.
+    let mut wild = SubscriptionSet::new();
+    wild.insert(
+        "w".to_string(),
+        &compile_text(Dialect::Sns, r#"{"event": [{"wildcard": "pa*d"}]}"#, &sns).unwrap(),
+    )
+    .unwrap();
+    let wild = wild.to_bytes();
+    assert!(
+        String::from_utf8_lossy(&wild).contains(r#"["wildcard","pa*d"]"#),
+        "{wild:?}"
+    );
     let cases: Vec<(Vec<u8>, ErrorCode, &str)> = vec![
         (b"".to_vec(), ErrorCode::InvalidProgram, "too short"),
         (
@@ -380,9 +398,14 @@ fn each_malformation_has_its_code() {
             "magic",
         ),
         (
-            rehash([&bytes[..8], &[2u8], &bytes[9..]].concat()),
+            rehash([&bytes[..8], &[3u8], &bytes[9..]].concat()),
             ErrorCode::InvalidProgram,
-            "unsupported saved set version 2",
+            "unsupported saved set version 3",
+        ),
+        (
+            rehash([&bytes[..8], &[1u8], &bytes[9..]].concat()),
+            ErrorCode::InvalidProgram,
+            "unsupported saved set version 1",
         ),
         (
             [&bytes[..bytes.len() - 8], b"x", &bytes[bytes.len() - 8..]].concat(),
@@ -395,9 +418,40 @@ fn each_malformation_has_its_code() {
             "scopf",
         ),
         (
-            rewrite(&bytes, "\"str\"", "\"stq\""),
+            rewrite(&wild, "\"wildcard\"", "\"wildcarx\""),
             ErrorCode::InvalidFilterMetadata,
             "not an IR test",
+        ),
+        // The binary test: key `attr "event"`, string equality of "paid" and "sent".
+        (
+            rewrite(&bytes, "\x01\x05event\x00\x00", "\x01\x05event\x00\x04"),
+            ErrorCode::InvalidFilterMetadata,
+            "test 0 of group 0: unknown string operator 4",
+        ),
+        (
+            rewrite(&bytes, "\x01\x05event\x00", "\x0b\x05event\x00"),
+            ErrorCode::InvalidFilterMetadata,
+            "unknown key kind 11",
+        ),
+        (
+            rewrite(&bytes, "\x04paid\x04sent", "\x04sent\x04paid"),
+            ErrorCode::InvalidFilterMetadata,
+            "not sorted and distinct",
+        ),
+        (
+            rewrite(&bytes, "\x04paid\x04sent", "\x04paid\x04paid"),
+            ErrorCode::InvalidFilterMetadata,
+            "not sorted and distinct",
+        ),
+        (
+            rewrite(&bytes, "\x01\x01\x01\x05event", "\x01\x02\x01\x05event"),
+            ErrorCode::InvalidFilterMetadata,
+            "unknown test form 2",
+        ),
+        (
+            rehash(counted_twice),
+            ErrorCode::InvalidFilterMetadata,
+            "subscriber counts add up to 2, not to the 1 subscriptions",
         ),
         (
             rewrite(&bytes, "\x03sns", "\x03snx"),
