@@ -37,15 +37,16 @@ static inline size_t fvmgo_at(const uint8_t *desc, size_t i) {
 	return v;
 }
 
-// Matches a message of parts against a filter (when filter is not NULL) or a set. `buf` holds
+// Matches a message of parts against a filter (when filter is not NULL) or a set, reading a
+// JSON body in `read_mode` (FVM_READ_VALIDATING or FVM_READ_TRUSTED). `buf` holds
 // every byte string of the message, then at `desc_off` their description, 64-bit values: body
 // offset and length, then 6 per attribute (name offset, length, value offset, length, type kind
 // 0-3 for fvmgo_types or 4 for a NUL-terminated name at the type offset, type offset), then 4
 // per header value (name offset, length, value offset, length). One buffer, so cgo checks one
 // pointer.
 static int32_t fvmgo_parts(const fvm_filter *filter, const fvm_set *set, uint32_t parts,
-                           const uint8_t *buf, size_t desc_off, size_t nattrs, size_t nheaders,
-                           uint64_t *ids, size_t capacity, size_t *count, fvm_error **error) {
+                           uint32_t read_mode, const uint8_t *buf, size_t desc_off, size_t nattrs,
+                           size_t nheaders, uint64_t *ids, size_t capacity, size_t *count, fvm_error **error) {
 	const uint8_t *desc = buf + desc_off;
 	fvm_attribute stack_attrs[FVMGO_STACK];
 	fvm_header stack_headers[FVMGO_STACK];
@@ -85,21 +86,33 @@ static int32_t fvmgo_parts(const fvm_filter *filter, const fvm_set *set, uint32_
 	m.attribute_count = nattrs;
 	m.headers = headers;
 	m.header_count = nheaders;
-	int32_t status = filter != NULL ? fvm_filter_matches(filter, &m, error)
-	                                : fvm_set_matching(set, &m, ids, capacity, count, error);
+	int32_t status = filter != NULL
+	                     ? fvm_filter_matches_read(filter, &m, read_mode, error)
+	                     : fvm_set_matching_read(set, &m, read_mode, ids, capacity, count, error);
 	if (attrs != stack_attrs) free(attrs);
 	if (headers != stack_headers) free(headers);
 	return status;
 }
 
-// fvm_set_matching on one JSON document.
-static int32_t fvmgo_set_json(const fvm_set *set, const uint8_t *json, size_t json_len,
-                              uint64_t *ids, size_t capacity, size_t *count, fvm_error **error) {
+// fvm_filter_matches_read on one JSON document.
+static int32_t fvmgo_filter_json(const fvm_filter *filter, const uint8_t *json, size_t json_len,
+                                 uint32_t read_mode, fvm_error **error) {
 	fvm_message m = {0};
 	m.parts = FVM_PART_JSON;
 	m.json = json;
 	m.json_len = json_len;
-	return fvm_set_matching(set, &m, ids, capacity, count, error);
+	return fvm_filter_matches_read(filter, &m, read_mode, error);
+}
+
+// fvm_set_matching_read on one JSON document.
+static int32_t fvmgo_set_json(const fvm_set *set, const uint8_t *json, size_t json_len,
+                              uint32_t read_mode, uint64_t *ids, size_t capacity, size_t *count,
+                              fvm_error **error) {
+	fvm_message m = {0};
+	m.parts = FVM_PART_JSON;
+	m.json = json;
+	m.json_len = json_len;
+	return fvm_set_matching_read(set, &m, read_mode, ids, capacity, count, error);
 }
 */
 import "C"
@@ -228,26 +241,33 @@ func Version() string {
 var _ [unsafe.Sizeof(C.size_t(0)) - 8]struct{}
 var _ [8 - unsafe.Sizeof(C.size_t(0))]struct{}
 
-// callParts runs fvmgo_parts on an encoded message: against filter when it is not nil, else
-// against set with the ids buffer; the count and error land in e (no allocation per call).
-func callParts(filter *C.fvm_filter, set *C.fvm_set, e *encoded, ids []uint64) int32 {
+// callParts runs fvmgo_parts on an encoded message, reading its body in mode: against filter
+// when it is not nil, else against set with the ids buffer; the count and error land in e (no
+// allocation per call).
+func callParts(filter *C.fvm_filter, set *C.fvm_set, e *encoded, mode ReadMode, ids []uint64) int32 {
 	var idsPtr *C.uint64_t
 	if len(ids) > 0 {
 		idsPtr = (*C.uint64_t)(unsafe.Pointer(&ids[0]))
 	}
-	return int32(C.fvmgo_parts(filter, set, C.uint32_t(e.parts),
+	return int32(C.fvmgo_parts(filter, set, C.uint32_t(e.parts), C.uint32_t(mode),
 		(*C.uint8_t)(unsafe.Pointer(&e.buf[0])), C.size_t(e.descOff), C.size_t(e.nattrs),
 		C.size_t(e.nheaders), idsPtr, C.size_t(len(ids)), &e.out.count, &e.out.err))
 }
 
-// callSetJSON runs fvm_set_matching on one JSON document.
-func callSetJSON(set *C.fvm_set, json []byte, ids []uint64, count *C.size_t, err **C.fvm_error) int32 {
+// callFilterJSON runs fvm_filter_matches_read on one JSON document.
+func callFilterJSON(filter *C.fvm_filter, json []byte, mode ReadMode, err **C.fvm_error) int32 {
+	ptr, n := bytesArg(json)
+	return int32(C.fvmgo_filter_json(filter, ptr, n, C.uint32_t(mode), err))
+}
+
+// callSetJSON runs fvm_set_matching_read on one JSON document, read in mode.
+func callSetJSON(set *C.fvm_set, json []byte, mode ReadMode, ids []uint64, count *C.size_t, err **C.fvm_error) int32 {
 	ptr, n := bytesArg(json)
 	var idsPtr *C.uint64_t
 	if len(ids) > 0 {
 		idsPtr = (*C.uint64_t)(unsafe.Pointer(&ids[0]))
 	}
-	return int32(C.fvmgo_set_json(set, ptr, n, idsPtr, C.size_t(len(ids)), count, err))
+	return int32(C.fvmgo_set_json(set, ptr, n, C.uint32_t(mode), idsPtr, C.size_t(len(ids)), count, err))
 }
 
 // ReadEvents returns the events of one JSON document as Event Grid delivers them: for an array

@@ -16,6 +16,8 @@
 //     Copy), takes filters of every dialect (AddFilter), and reports the groups of
 //     subscriptions that could not judge a message (Matching, UnjudgedError) instead of losing
 //     the others' matches.
+//   - For messages validated upstream, the ...Read calls (Filter.MatchesRead, Set.MatchingRead,
+//     ...) take ReadTrusted: members no filter reads are skipped by their structure alone.
 //
 // Filters and sets hold native memory: Close them (a finalizer is only a safety net).
 package filtervm

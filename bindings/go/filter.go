@@ -114,9 +114,30 @@ func (f *Filter) Matches(event []byte) (bool, error) {
 	return verdict(status, cerr)
 }
 
+// MatchesRead is Matches, reading the document in mode: ReadTrusted skips the members no
+// filter reads by their structure alone, for input validated upstream (see ReadMode). A mode
+// other than ReadValidating and ReadTrusted is an *ArgumentError.
+func (f *Filter) MatchesRead(event []byte, mode ReadMode) (bool, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.ptr == nil {
+		return false, errClosed("filter")
+	}
+	var cerr *C.fvm_error
+	status := callFilterJSON(f.ptr, event, mode, &cerr)
+	runtime.KeepAlive(event)
+	return verdict(status, cerr)
+}
+
 // MatchesMessage reports whether a message given as its parts matches (see Message for which
 // part each dialect reads). A message the filter cannot judge is a *MessageError.
 func (f *Filter) MatchesMessage(m Message) (bool, error) {
+	return f.MatchesMessageRead(m, ReadValidating)
+}
+
+// MatchesMessageRead is MatchesMessage, reading a JSON body in mode (see ReadMode; a mode other
+// than ReadValidating and ReadTrusted is an *ArgumentError).
+func (f *Filter) MatchesMessageRead(m Message, mode ReadMode) (bool, error) {
 	e, err := encode(&m)
 	if err != nil {
 		return false, err
@@ -127,7 +148,7 @@ func (f *Filter) MatchesMessage(m Message) (bool, error) {
 	if f.ptr == nil {
 		return false, errClosed("filter")
 	}
-	status := callParts(f.ptr, nil, e, nil)
+	status := callParts(f.ptr, nil, e, mode, nil)
 	cerr := e.out.err
 	e.out.err = nil
 	return verdict(status, cerr)

@@ -211,7 +211,13 @@ func (s *Set[X]) Len() int {
 // others AND an *UnjudgedError listing those groups: deliver the matches, then report or retry.
 // Other errors (a closed set) return no matches.
 func (s *Set[X]) MatchesForEvent(event []byte) ([]X, error) {
-	r, err := s.Matching(event)
+	return s.MatchesForEventRead(event, ReadValidating)
+}
+
+// MatchesForEventRead is MatchesForEvent, reading the event in mode (see ReadMode; a mode other
+// than ReadValidating and ReadTrusted is an *ArgumentError).
+func (s *Set[X]) MatchesForEventRead(event []byte, mode ReadMode) ([]X, error) {
+	r, err := s.MatchingRead(event, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -225,10 +231,17 @@ func (s *Set[X]) MatchesForEvent(event []byte) ([]X, error) {
 // document, and each group of subscriptions that could not judge it: one group's subscribers
 // never lose a message because another cannot read it.
 func (s *Set[X]) Matching(event []byte) (Result[X], error) {
+	return s.MatchingRead(event, ReadValidating)
+}
+
+// MatchingRead is Matching, reading the event in mode: ReadTrusted skips the members no filter
+// reads by their structure alone, for input validated upstream (see ReadMode). A mode other
+// than ReadValidating and ReadTrusted is an *ArgumentError.
+func (s *Set[X]) MatchingRead(event []byte, mode ReadMode) (Result[X], error) {
 	e := newEncoded()
 	defer e.release()
 	return s.matching(e, func(ids []uint64) int32 {
-		status := callSetJSON(s.core.ptr, event, ids, &e.out.count, &e.out.err)
+		status := callSetJSON(s.core.ptr, event, mode, ids, &e.out.count, &e.out.err)
 		runtime.KeepAlive(event)
 		return status
 	})
@@ -237,13 +250,19 @@ func (s *Set[X]) Matching(event []byte) (Result[X], error) {
 // MatchingMessage is Matching for a message given as its parts (see Message for which part
 // each dialect reads).
 func (s *Set[X]) MatchingMessage(m Message) (Result[X], error) {
+	return s.MatchingMessageRead(m, ReadValidating)
+}
+
+// MatchingMessageRead is MatchingMessage, reading a JSON body in mode (see ReadMode; a mode
+// other than ReadValidating and ReadTrusted is an *ArgumentError).
+func (s *Set[X]) MatchingMessageRead(m Message, mode ReadMode) (Result[X], error) {
 	e, err := encode(&m)
 	if err != nil {
 		return Result[X]{}, err
 	}
 	defer e.release()
 	return s.matching(e, func(ids []uint64) int32 {
-		return callParts(nil, s.core.ptr, e, ids)
+		return callParts(nil, s.core.ptr, e, mode, ids)
 	})
 }
 

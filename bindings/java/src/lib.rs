@@ -16,10 +16,11 @@ mod handle;
 #[doc(hidden)]
 pub mod message;
 
+use filtervm_bindings::filtervm::ReadMode;
 use filtervm_bindings::{self as engine, Failure, FailureKind, PANIC, Unjudged};
 use jni::JNIEnv;
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JValue};
-use jni::sys::{jboolean, jlong, jobject, jobjectArray, jstring};
+use jni::sys::{jboolean, jint, jlong, jobject, jobjectArray, jstring};
 use message::JavaInput;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{PoisonError, RwLock};
@@ -190,6 +191,19 @@ fn poisoned<T>(_: PoisonError<T>) -> Error {
     ))
 }
 
+/// The read mode of a `readMode` argument (`dev.filtervm.ReadMode`'s code): 0 validating, 1
+/// trusted; any other value (-1 for a null `ReadMode`) is `INVALID_ARGUMENT`, as in the C ABI.
+fn read_mode(mode: jint) -> Result<ReadMode, Error> {
+    match mode {
+        0 => Ok(ReadMode::Validating),
+        1 => Ok(ReadMode::Trusted),
+        _ => Err(Failure::argument(format!(
+            "unknown read mode {mode}: ReadMode.VALIDATING or ReadMode.TRUSTED"
+        ))
+        .into()),
+    }
+}
+
 /// Java's `boolean`.
 fn jbool(b: bool) -> jboolean {
     jboolean::from(b)
@@ -279,7 +293,7 @@ mod exports {
         })
     }
 
-    /// `Native.matches(long filter, byte[] message, boolean parts)`.
+    /// `Native.matches(long filter, byte[] message, boolean parts, int readMode)`.
     #[unsafe(no_mangle)]
     pub extern "system" fn Java_dev_filtervm_Native_matches<'l>(
         mut env: JNIEnv<'l>,
@@ -287,11 +301,12 @@ mod exports {
         filter: jlong,
         message: JByteArray<'l>,
         parts: jboolean,
+        mode: jint,
     ) -> jboolean {
         run(&mut env, 0, |env| {
-            let f = super::filter(filter)?;
+            let (f, mode) = (super::filter(filter)?, read_mode(mode)?);
             with_message(env, &message, parts != 0, |input| {
-                Ok(jbool(f.matches(input)?))
+                Ok(jbool(f.matches_in(input, mode)?))
             })
         })
     }
@@ -373,7 +388,8 @@ mod exports {
         })
     }
 
-    /// `Native.setMatching(long set, byte[] message, boolean parts, boolean strict)`: a `long[]`
+    /// `Native.setMatching(long set, byte[] message, boolean parts, int readMode, boolean
+    /// strict)`: a `long[]`
     /// of the matching keys when every group judged the message, else `Object[] {long[] keys,
     /// String[] groups}` with six strings per unjudged group (dialect, options, subscriptions,
     /// code, pointer, message) — or, when `strict`, the adapter's strict failure (a
@@ -385,17 +401,18 @@ mod exports {
         set: jlong,
         message: JByteArray<'l>,
         parts: jboolean,
+        mode: jint,
         strict: jboolean,
     ) -> jobject {
         run(&mut env, std::ptr::null_mut(), |env| {
-            let s = super::set(set)?;
+            let (s, mode) = (super::set(set)?, read_mode(mode)?);
             let (mut found, mut unjudged) = (Vec::new(), Vec::new());
             // Inside the array's critical region: the read lock waits at most for an `add` or
             // `remove` in progress, which runs Rust code only (no JNI call, no Java lock).
             with_message(env, &message, parts != 0, |input| {
                 s.read()
                     .map_err(poisoned)?
-                    .matching(input, &mut found, &mut unjudged);
+                    .matching_in(input, mode, &mut found, &mut unjudged);
                 Ok(())
             })?;
             let keys = found

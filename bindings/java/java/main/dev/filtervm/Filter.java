@@ -70,9 +70,20 @@ public final class Filter implements AutoCloseable {
      * @throws MessageException when the message cannot be read or judged by this filter
      */
     public boolean matches(byte[] json) {
+        return matches(json, ReadMode.VALIDATING);
+    }
+
+    /**
+     * {@link #matches(byte[])}, reading the document in {@code mode}: {@link ReadMode#TRUSTED}
+     * skips the members no filter reads by their structure alone, for input validated upstream.
+     *
+     * @throws MessageException when the message cannot be read or judged by this filter
+     * @throws FiltervmException ({@code INVALID_ARGUMENT}) when {@code mode} is null
+     */
+    public boolean matches(byte[] json, ReadMode mode) {
         long h = handle.acquire();
         try {
-            return Native.matches(h, json, false);
+            return Native.matches(h, json, false, ReadMode.codeOf(mode));
         } finally {
             handle.release();
         }
@@ -83,15 +94,30 @@ public final class Filter implements AutoCloseable {
         return matches(json.getBytes(StandardCharsets.UTF_8));
     }
 
+    /** {@link #matches(byte[], ReadMode)} of the UTF-8 text. */
+    public boolean matches(String json, ReadMode mode) {
+        return matches(json.getBytes(StandardCharsets.UTF_8), mode);
+    }
+
     /**
      * Whether the message given as its parts matches.
      *
      * @throws MessageException when the message cannot be read or judged by this filter
      */
     public boolean matches(Message message) {
+        return matches(message, ReadMode.VALIDATING);
+    }
+
+    /**
+     * {@link #matches(Message)}, reading a JSON body in {@code mode} (see {@link ReadMode}).
+     *
+     * @throws MessageException when the message cannot be read or judged by this filter
+     * @throws FiltervmException ({@code INVALID_ARGUMENT}) when {@code mode} is null
+     */
+    public boolean matches(Message message, ReadMode mode) {
         long h = handle.acquire();
         try {
-            return Native.matches(h, message.encoded, true);
+            return Native.matches(h, message.encoded, true, ReadMode.codeOf(mode));
         } finally {
             handle.release();
         }

@@ -51,7 +51,8 @@ final class Native {
     /** 0: the dialect, 1: the options as JSON, 2: the policy (null when loaded from bytes). */
     static native String filterText(long filter, int what);
 
-    static native boolean matches(long filter, byte[] message, boolean parts);
+    /** {@code readMode}: {@link ReadMode#codeOf(ReadMode)} (another value: INVALID_ARGUMENT). */
+    static native boolean matches(long filter, byte[] message, boolean parts, int readMode);
 
     static native String explain(long filter, byte[] message, boolean parts);
 
@@ -65,9 +66,10 @@ final class Native {
 
     /**
      * A long[] of keys, or Object[] {long[] keys, String[] six fields per unjudged group}; with
-     * {@code strict}, a MessageException instead of the latter.
+     * {@code strict}, a MessageException instead of the latter. {@code readMode}: as for
+     * {@link #matches(long, byte[], boolean, int)}.
      */
-    static native Object setMatching(long set, byte[] message, boolean parts, boolean strict);
+    static native Object setMatching(long set, byte[] message, boolean parts, int readMode, boolean strict);
 
     static native void freeSet(long set);
 

@@ -101,7 +101,17 @@ public final class SubscriptionSet<T> implements AutoCloseable {
      * could not judge it.
      */
     public Matches<T> matching(byte[] json) {
-        return result(match(json, false, false));
+        return matching(json, ReadMode.VALIDATING);
+    }
+
+    /**
+     * {@link #matching(byte[])}, reading the document in {@code mode}: {@link ReadMode#TRUSTED}
+     * skips the members no filter reads by their structure alone, for input validated upstream.
+     *
+     * @throws FiltervmException ({@code INVALID_ARGUMENT}) when {@code mode} is null
+     */
+    public Matches<T> matching(byte[] json, ReadMode mode) {
+        return result(match(json, false, mode, false));
     }
 
     /** {@link #matching(byte[])} of the UTF-8 text. */
@@ -109,9 +119,19 @@ public final class SubscriptionSet<T> implements AutoCloseable {
         return matching(json.getBytes(StandardCharsets.UTF_8));
     }
 
+    /** {@link #matching(byte[], ReadMode)} of the UTF-8 text. */
+    public Matches<T> matching(String json, ReadMode mode) {
+        return matching(json.getBytes(StandardCharsets.UTF_8), mode);
+    }
+
     /** The subscriptions that match a message given as its parts, and the groups that could not. */
     public Matches<T> matching(Message message) {
-        return result(match(message.encoded, true, false));
+        return matching(message, ReadMode.VALIDATING);
+    }
+
+    /** {@link #matching(Message)}, reading a JSON body in {@code mode} (see {@link ReadMode}). */
+    public Matches<T> matching(Message message, ReadMode mode) {
+        return result(match(message.encoded, true, mode, false));
     }
 
     /**
@@ -121,18 +141,33 @@ public final class SubscriptionSet<T> implements AutoCloseable {
      *     such group (use {@link #matching(byte[])} to deliver to the others)
      */
     public List<T> matchingStrict(byte[] json) {
-        return result(match(json, false, true)).ids();
+        return matchingStrict(json, ReadMode.VALIDATING);
+    }
+
+    /**
+     * {@link #matchingStrict(byte[])}, reading the document in {@code mode} (see
+     * {@link ReadMode}).
+     *
+     * @throws MessageException when some group could not judge the message
+     */
+    public List<T> matchingStrict(byte[] json, ReadMode mode) {
+        return result(match(json, false, mode, true)).ids();
     }
 
     /** {@link #matchingStrict(byte[])} for a message given as its parts. */
     public List<T> matchingStrict(Message message) {
-        return result(match(message.encoded, true, true)).ids();
+        return matchingStrict(message, ReadMode.VALIDATING);
     }
 
-    private Object match(byte[] message, boolean parts, boolean strict) {
+    /** {@link #matchingStrict(Message)}, reading a JSON body in {@code mode}. */
+    public List<T> matchingStrict(Message message, ReadMode mode) {
+        return result(match(message.encoded, true, mode, true)).ids();
+    }
+
+    private Object match(byte[] message, boolean parts, ReadMode mode, boolean strict) {
         long s = handle.acquire();
         try {
-            return Native.setMatching(s, message, parts, strict);
+            return Native.setMatching(s, message, parts, ReadMode.codeOf(mode), strict);
         } finally {
             handle.release();
         }
