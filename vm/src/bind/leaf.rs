@@ -283,13 +283,59 @@ pub(crate) fn node_leaf<'b>(node: &json::Node<'b>) -> Option<BoundLeaf<'b>> {
 /// rounds; NaN only for text that is not a number).
 #[inline]
 pub(crate) fn number_value(text: &str) -> f64 {
-    // Most numbers are exact binary64 values (integers, short decimals such as `149.5`): read
-    // without the general parser (the sign of `-0` kept).
+    // Most numbers are short: integers and plain decimals such as `149.5`.
+    if let Some(x) = short_decimal(text) {
+        return x;
+    }
+    // Other exact binary64 values read without the general parser (the sign of `-0` kept).
     match crate::number::exact_f64(text) {
         Some(x) if x == 0.0 && text.starts_with('-') => -0.0,
         Some(x) => x,
         None => text.parse::<f64>().unwrap_or(f64::NAN),
     }
+}
+
+/// Powers of ten up to 10^15, each exactly a binary64.
+const TEN_POWERS: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+/// The binary64 value of `text` when it is `-`, then digits with at most one `.` among them,
+/// at most 15 digits in all (at least one), else `None`. The digits read as an integer `m` below
+/// 10^15 and the text's value is `m / 10^k` (`k` the digits after the point): `m` and `10^k`
+/// are exact binary64 values and one IEEE division rounds their quotient correctly, so the
+/// result is the general parser's (which rounds correctly too), `-0` included. One pass, no
+/// division of integers: cheaper than [`crate::number::exact_f64`] for the numbers messages
+/// mostly carry.
+#[inline]
+fn short_decimal(text: &str) -> Option<f64> {
+    let bytes = text.as_bytes();
+    let (negative, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
+    };
+    if digits.is_empty() || digits.len() > 16 {
+        return None;
+    }
+    let mut m: u64 = 0;
+    let mut count = 0usize;
+    let mut point: Option<usize> = None;
+    for &b in digits {
+        match b {
+            b'0'..=b'9' => {
+                m = m * 10 + u64::from(b - b'0');
+                count += 1;
+            }
+            b'.' if point.is_none() => point = Some(count),
+            _ => return None,
+        }
+    }
+    if count == 0 || count > 15 {
+        return None;
+    }
+    let places = point.map_or(0, |p| count - p);
+    let magnitude = m as f64 / TEN_POWERS.get(places).copied()?;
+    Some(if negative { -magnitude } else { magnitude })
 }
 
 /// `v`'s memory as an empty vector of another lifetime: collecting an emptied vector's iterator

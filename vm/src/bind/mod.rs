@@ -471,10 +471,43 @@ mod tests {
             "5e-324",
             "123456.000",
             "7.0e1",
+            "437.5",
+            "-0.000",
+            "0.30000000000000004",
+            "999999999999999",
+            "99999999999999.9",
+            "1234567890123456",
+            "-123456789.012345",
+            "0.000000000000001",
+            "00012.5",
         ] {
             let expected = text.parse::<f64>().unwrap();
             let got = number_value(text);
             assert_eq!(got.to_bits(), expected.to_bits(), "{text}");
+        }
+    }
+
+    #[test]
+    fn short_decimals_are_what_the_general_parser_reads() {
+        // Digits of every length up to 17 (past the short path's 15), the point anywhere.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = 1 + (state % 17) as usize;
+            let digits: String = (0..len)
+                .map(|i| char::from(b'0' + ((state >> (i * 3 % 60)) % 10) as u8))
+                .collect();
+            let point = (state >> 40) as usize % (len + 1);
+            let sign = if state >> 63 == 1 { "-" } else { "" };
+            let text = if point == 0 || point == len {
+                format!("{sign}{digits}")
+            } else {
+                format!("{sign}{}.{}", &digits[..point], &digits[point..])
+            };
+            let expected = text.parse::<f64>().unwrap();
+            assert_eq!(number_value(&text).to_bits(), expected.to_bits(), "{text}");
         }
     }
 
