@@ -60,8 +60,10 @@
 //! rare test is walked rarely. As the set grows, the keys' numbers of values change, so anchors
 //! are chosen again: the filters anchored on a test when its filter count reaches a power of two
 //! from 16 on (`PolicySet::rebalance`), and every filter once the filters added since the last
-//! such pass reach half the set (`PolicySet::reanchor`; O(1) per added filter). All choose from
-//! the same list. Skipping a filter whose anchor or guard does not hold is thus always right: the
+//! such pass reach half the set (`PolicySet::reanchor`; O(1) per added filter). A saved set
+//! being read back (`set_wire`) knows all its filters before matching: each group's anchors and
+//! guards are chosen once, after its last filter (`PolicySet::anchor_loaded`, what a final
+//! `reanchor` pass gives). All choose from the same list. Skipping a filter whose anchor or guard does not hold is thus always right: the
 //! filter cannot hold without them.
 //!
 //! Per binding row: only tests that anchor some filter are marked (those that hold on the row);
