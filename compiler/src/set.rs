@@ -60,8 +60,10 @@
 //! rare test is walked rarely. As the set grows, the keys' numbers of values change, so anchors
 //! are chosen again: the filters anchored on a test when its filter count reaches a power of two
 //! from 16 on (`PolicySet::rebalance`), and every filter once the filters added since the last
-//! such pass reach half the set (`PolicySet::reanchor`; O(1) per added filter). All choose from
-//! the same list. Skipping a filter whose anchor or guard does not hold is thus always right: the
+//! such pass reach half the set (`PolicySet::reanchor`; O(1) per added filter). A saved set
+//! being read back (`set_wire`) knows all its filters before matching: each group's anchors and
+//! guards are chosen once, after its last filter (`PolicySet::anchor_loaded`, what a final
+//! `reanchor` pass gives). All choose from the same list. Skipping a filter whose anchor or guard does not hold is thus always right: the
 //! filter cannot hold without them.
 //!
 //! Per binding row: only tests that anchor some filter are marked (those that hold on the row);
@@ -101,6 +103,7 @@ use filtervm_vm::exec;
 use filtervm_vm::op::Inst;
 use filtervm_vm::program::{Interval, Program};
 use filtervm_vm::value::Shapes;
+use hashbrown::HashTable;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::hash::Hash;
@@ -368,12 +371,16 @@ impl<V: Hash + Eq + Clone> EqIndex<V> {
     }
 
     /// Adds test `t` to the list of each of `values`; returns its positions.
-    fn insert(&mut self, slot: u32, values: &[V], t: u32) -> Box<[u32]> {
+    fn insert(
+        &mut self,
+        slot: u32,
+        values: impl ExactSizeIterator<Item = V>,
+        t: u32,
+    ) -> Box<[u32]> {
         let index = self.by_slot.entry(slot).or_default();
         values
-            .iter()
             .map(|v| {
-                let list = index.entry(v.clone()).or_default();
+                let list = index.entry(v).or_default();
                 list.push(t);
                 idx(list.len() - 1)
             })
@@ -451,12 +458,14 @@ fn shrink_sparse<T>(v: &mut Vec<T>) {
     }
 }
 
-/// [`shrink_sparse`] for a hash map.
-fn shrink_sparse_map<K: Hash + Eq, V>(m: &mut AHashMap<K, V>) {
-    let len = m.len();
-    if m.capacity() > 16 && len * 4 < m.capacity() {
-        m.shrink_to(len * 2);
-    }
+/// The hash of filter `f`'s code (what [`PolicySet::filter_ids`] holds it under).
+fn filter_hash(filters: &[FilterEntry], f: u32) -> u64 {
+    filters.get(f as usize).map_or(0, |e| e.hash)
+}
+
+/// The interning text of test `t` (what [`PolicySet::test_ids`] holds it under).
+fn test_text(tests: &[TestEntry], t: u32) -> &str {
+    tests.get(t as usize).map_or("", |e| &e.text)
 }
 
 /// Many subscriptions' filters of one dialect and options value, matched together (see the
@@ -465,7 +474,8 @@ fn shrink_sparse_map<K: Hash + Eq, V>(m: &mut AHashMap<K, V>) {
 pub(crate) struct PolicySet {
     keys: KeyTable,
     tests: Vec<TestEntry>,
-    test_ids: AHashMap<Box<str>, u32>,
+    /// Interning: each live test by the hash of its text (held once, by its entry).
+    test_ids: HashTable<u32>,
     /// The text of the test being interned (its identity in `test_ids`), kept between calls
     /// so that finding a test already held allocates nothing.
     test_text: String,
@@ -480,8 +490,9 @@ pub(crate) struct PolicySet {
     /// The numeric point tests that anchor some filter, by slot and value bits.
     anchor_num: EqIndex<u64>,
     filters: Vec<FilterEntry>,
-    /// Code hash → distinct filters with that hash (almost always one).
-    filter_ids: AHashMap<u64, Vec<u32>>,
+    /// The distinct filters by the hash of their code (held by their entries): no allocation
+    /// per filter.
+    filter_ids: HashTable<u32>,
     free_filters: Vec<u32>,
     /// Filters without an anchor: evaluated for every message.
     always: Vec<u32>,
@@ -508,7 +519,7 @@ impl PolicySet {
         PolicySet {
             keys: KeyTable::new(),
             tests: Vec::new(),
-            test_ids: AHashMap::new(),
+            test_ids: HashTable::new(),
             test_text: String::new(),
             free_tests: Vec::new(),
             str_index: EqIndex::default(),
@@ -516,7 +527,7 @@ impl PolicySet {
             anchor_str: EqIndex::default(),
             anchor_num: EqIndex::default(),
             filters: Vec::new(),
-            filter_ids: AHashMap::new(),
+            filter_ids: HashTable::new(),
             free_filters: Vec::new(),
             always: Vec::new(),
             code: Vec::new(),
@@ -597,12 +608,13 @@ impl PolicySet {
         };
         let code = filter_code(&term);
         let required = required_tests(&term);
-        self.add_code(handle, &code, required, new_tests, holders)
+        self.add_code(handle, &code, required, new_tests, holders, true)
     }
 
     /// [`PolicySet::add`] once the filter's code and required tests are known: shares the
     /// distinct filter with this code, or adds it (`new_tests`: the tests interned for it, freed
-    /// if it cannot be added).
+    /// if it cannot be added). Without `anchor`, a new filter is put in `always` and its anchor
+    /// is left to [`PolicySet::anchor_loaded`] (a saved set being loaded).
     fn add_code(
         &mut self,
         handle: Handle,
@@ -610,6 +622,7 @@ impl PolicySet {
         required: Vec<u32>,
         new_tests: Vec<u32>,
         holders: &mut impl Holders,
+        anchor: bool,
     ) -> Result<(), InsertError> {
         let hash = self.hasher.hash_one(code);
         if let Some(f) = self.find_filter(hash, code) {
@@ -637,7 +650,11 @@ impl PolicySet {
                 entry.refs += 1;
             }
         }
-        let anchor = self.rarest(&required, NO_ANCHOR).unwrap_or(NO_ANCHOR);
+        let chosen = if anchor {
+            self.rarest(&required, NO_ANCHOR).unwrap_or(NO_ANCHOR)
+        } else {
+            NO_ANCHOR
+        };
         let start = idx(self.code.len());
         let len = idx(code.len());
         self.code.extend_from_slice(code);
@@ -652,12 +669,21 @@ impl PolicySet {
                 subs: Subs::One(handle),
             };
         }
-        self.filter_ids.entry(hash).or_default().push(f);
-        self.attach(f, anchor);
+        let filters = &self.filters;
+        self.filter_ids
+            .insert_unique(hash, f, |&g| filter_hash(filters, g));
         if let Some(holder) = holders.holder(handle) {
             *holder = Holder { filter: f, at: 0 };
         }
         self.subscriptions += 1;
+        if !anchor {
+            self.always.push(f);
+            if let Some(e) = self.filters.get_mut(f as usize) {
+                e.posting = idx(self.always.len() - 1);
+            }
+            return Ok(());
+        }
+        self.attach(f, chosen);
         for &t in tests.as_slice() {
             self.rebalance(t);
         }
@@ -739,8 +765,8 @@ impl PolicySet {
             + self.code.capacity() * 4
             + self.filters.capacity() * size_of::<FilterEntry>()
             + self.tests.capacity() * size_of::<TestEntry>()
-            + map_bytes(self.filter_ids.capacity(), size_of::<(u64, Vec<u32>)>())
-            + map_bytes(self.test_ids.capacity(), size_of::<(Box<str>, u32)>())
+            + map_bytes(self.filter_ids.capacity(), size_of::<u32>())
+            + map_bytes(self.test_ids.capacity(), size_of::<u32>())
             + self.test_text.capacity()
             + (self.always.capacity() + self.free_filters.capacity() + self.free_tests.capacity())
                 * 4
@@ -748,9 +774,6 @@ impl PolicySet {
             + self.num_index.heap_bytes(|_| 0)
             + self.anchor_str.heap_bytes(|_| 0)
             + self.anchor_num.heap_bytes(|_| 0);
-        for ids in self.filter_ids.values() {
-            n += ids.capacity() * 4;
-        }
         for f in &self.filters {
             n += f.required.len() * 4;
             if let Subs::Many(ids) = &f.subs {
@@ -758,8 +781,7 @@ impl PolicySet {
             }
         }
         for t in &self.tests {
-            // The text is held twice: by the entry and by the interning map.
-            n += 2 * t.text.len() + t.anchored.capacity() * size_of::<Posting>();
+            n += t.text.len() + t.anchored.capacity() * size_of::<Posting>();
             n += (t.index_at.len() + t.anchor_at.len()) * 4;
             n += match &t.check {
                 Check::StrEq(v) => v
@@ -778,10 +800,10 @@ impl PolicySet {
     /// The distinct filter with this code, if there is one.
     fn find_filter(&self, hash: u64, code: &[u32]) -> Option<u32> {
         self.filter_ids
-            .get(&hash)?
-            .iter()
+            .find(hash, |&f| {
+                filter_hash(&self.filters, f) == hash && self.code_of(f) == code
+            })
             .copied()
-            .find(|&f| self.code_of(f) == code)
     }
 
     /// The code of filter `f` (empty for a freed one).
@@ -862,7 +884,11 @@ impl PolicySet {
         // Equality values are written as their check holds them, so tests that check the same
         // are one test, and a saved set's test ([`pred_of`]) is found again under its text.
         write_test_text(&mut self.test_text, &test.key, &canonical(&test.pred));
-        if let Some(&t) = self.test_ids.get(self.test_text.as_str()) {
+        let hash = self.hasher.hash_one(self.test_text.as_str());
+        if let Some(&t) = self
+            .test_ids
+            .find(hash, |&t| test_text(&self.tests, t) == self.test_text)
+        {
             let cost = self.tests.get(t as usize).map_or(2, |e| cost_of(&e.check));
             return Ok((t, cost));
         }
@@ -923,8 +949,8 @@ impl PolicySet {
         };
         let cost = cost_of(&check);
         let index_at = match &check {
-            Check::StrEq(values) => self.str_index.insert(slot, &ids(values), t),
-            Check::NumEq(bits) => self.num_index.insert(slot, bits, t),
+            Check::StrEq(values) => self.str_index.insert(slot, str_ids(values), t),
+            Check::NumEq(bits) => self.num_index.insert(slot, bits.iter().copied(), t),
             _ => Box::default(),
         };
         let text_numbers = reads_text_numbers(&check);
@@ -939,11 +965,13 @@ impl PolicySet {
                 anchored: Vec::new(),
                 index_at,
                 anchor_at: Box::default(),
-                text: text.clone(),
+                text,
                 text_numbers,
             };
         }
-        self.test_ids.insert(text, t);
+        let (tests, hasher) = (&self.tests, &self.hasher);
+        self.test_ids
+            .insert_unique(hash, t, |&u| hasher.hash_one(test_text(tests, u)));
         new.push(t);
         Ok((t, cost))
     }
@@ -1135,11 +1163,8 @@ impl PolicySet {
         };
         let (start, len, hash) = (entry.start, entry.len, entry.hash);
         *entry = FilterEntry::free();
-        if let Some(ids) = self.filter_ids.get_mut(&hash) {
-            ids.retain(|&x| x != f);
-            if ids.is_empty() {
-                self.filter_ids.remove(&hash);
-            }
+        if let Ok(found) = self.filter_ids.find_entry(hash, |&x| x == f) {
+            found.remove();
         }
         let code = self
             .code
@@ -1167,8 +1192,8 @@ impl PolicySet {
             return;
         };
         let at = match &entry.check {
-            Check::StrEq(values) => self.anchor_str.insert(entry.slot, &ids(values), t),
-            Check::NumEq(bits) => self.anchor_num.insert(entry.slot, bits, t),
+            Check::StrEq(values) => self.anchor_str.insert(entry.slot, str_ids(values), t),
+            Check::NumEq(bits) => self.anchor_num.insert(entry.slot, bits.iter().copied(), t),
             _ => return,
         };
         if let Some(entry) = self.tests.get_mut(t as usize) {
@@ -1257,8 +1282,18 @@ impl PolicySet {
             self.keys.release_text_numbers(slot);
         }
         self.keys.release(slot);
-        self.test_ids.remove(&text);
-        shrink_sparse_map(&mut self.test_ids);
+        if let Ok(found) = self
+            .test_ids
+            .find_entry(self.hasher.hash_one(&*text), |&x| x == t)
+        {
+            found.remove();
+        }
+        let (tests, hasher) = (&self.tests, &self.hasher);
+        let len = self.test_ids.len();
+        if self.test_ids.capacity() > 16 && len * 4 < self.test_ids.capacity() {
+            self.test_ids
+                .shrink_to(len * 2, |&u| hasher.hash_one(test_text(tests, u)));
+        }
         self.free_tests.push(t);
     }
 
@@ -1355,7 +1390,7 @@ impl PolicySet {
                     .collect();
                 renumbered.sort_unstable();
                 *values = renumbered.into_boxed_slice();
-                test.index_at = self.str_index.insert(test.slot, &ids(values), idx(t));
+                test.index_at = self.str_index.insert(test.slot, str_ids(values), idx(t));
             }
         }
         self.anchor_str = EqIndex::default();
@@ -1363,20 +1398,27 @@ impl PolicySet {
         for (t, test) in tests.iter_mut().enumerate() {
             test.anchor_at = match &test.check {
                 _ if test.anchored.is_empty() => Box::default(),
-                Check::StrEq(values) => self.anchor_str.insert(test.slot, &ids(values), idx(t)),
-                Check::NumEq(bits) => self.anchor_num.insert(test.slot, bits, idx(t)),
+                Check::StrEq(values) => self.anchor_str.insert(test.slot, str_ids(values), idx(t)),
+                Check::NumEq(bits) => {
+                    self.anchor_num
+                        .insert(test.slot, bits.iter().copied(), idx(t))
+                }
                 _ => Box::default(),
             };
         }
 
         // The maps.
-        for t in self.test_ids.values_mut() {
-            *t = renumber(&test_map, *t);
+        self.test_ids = HashTable::with_capacity(tests.len());
+        for (t, test) in tests.iter().enumerate() {
+            let hash = self.hasher.hash_one(&*test.text);
+            self.test_ids.insert_unique(hash, idx(t), |&u| {
+                self.hasher.hash_one(test_text(&tests, u))
+            });
         }
-        self.test_ids.shrink_to_fit();
-        self.filter_ids = AHashMap::with_capacity(filters.len());
+        self.filter_ids = HashTable::with_capacity(filters.len());
         for (f, e) in filters.iter().enumerate() {
-            self.filter_ids.entry(e.hash).or_default().push(idx(f));
+            self.filter_ids
+                .insert_unique(e.hash, idx(f), |&g| filter_hash(&filters, g));
         }
         for (f, e) in filters.iter_mut().enumerate() {
             if let Subs::Many(ids) = &mut e.subs {
@@ -1458,9 +1500,13 @@ impl PolicySet {
     /// Makes room for a saved set's `tests` tests and `filters` filters of `words` code words.
     pub(crate) fn reserve(&mut self, tests: usize, filters: usize, words: usize) {
         self.tests.reserve_exact(tests);
-        self.test_ids.reserve(tests);
+        let (entries, hasher) = (&self.tests, &self.hasher);
+        self.test_ids
+            .reserve(tests, |&u| hasher.hash_one(test_text(entries, u)));
         self.filters.reserve_exact(filters);
-        self.filter_ids.reserve(filters);
+        let entries = &self.filters;
+        self.filter_ids
+            .reserve(filters, |&g| filter_hash(entries, g));
         self.code.reserve_exact(words);
     }
 
@@ -1481,8 +1527,43 @@ impl PolicySet {
         holders: &mut impl Holders,
     ) -> Result<(), String> {
         self.check_code(code, required)?;
-        self.add_code(handle, code, required.to_vec(), Vec::new(), holders)
+        self.add_code(handle, code, required.to_vec(), Vec::new(), holders, false)
             .map_err(|e| e.to_string())
+    }
+
+    /// Once a saved set's filters are all loaded ([`PolicySet::load_filter`] leaves them in
+    /// `always`): chooses each filter's anchor and guard once, from the whole set's numbers of
+    /// distinct values — what a [`PolicySet::reanchor`] pass at the end of inserting them gives,
+    /// without the passes and rebalancing inserting them one by one does on the way.
+    pub(crate) fn anchor_loaded(&mut self) {
+        self.added = 0;
+        let waiting = std::mem::take(&mut self.always);
+        // The choices rest on the tests' values and filter counts only, not on the postings: all
+        // are made first, so that each anchor's list is allocated once, at its size.
+        let anchors: Vec<u32> = waiting
+            .iter()
+            .map(|&f| {
+                self.filters
+                    .get(f as usize)
+                    .and_then(|e| self.rarest(&e.required, NO_ANCHOR))
+                    .unwrap_or(NO_ANCHOR)
+            })
+            .collect();
+        let mut sizes = vec![0u32; self.tests.len()];
+        let mut unanchored = 0;
+        for &a in &anchors {
+            match sizes.get_mut(a as usize) {
+                Some(n) => *n += 1,
+                None => unanchored += 1,
+            }
+        }
+        for (entry, &n) in self.tests.iter_mut().zip(&sizes) {
+            entry.anchored.reserve_exact(n as usize);
+        }
+        self.always.reserve_exact(unanchored);
+        for (f, anchor) in waiting.into_iter().zip(anchors) {
+            self.attach(f, anchor);
+        }
     }
 
     /// Adds subscription `handle` of a saved set to its existing filter `f`, which `expected`
@@ -1830,6 +1911,11 @@ fn program_bytes(p: &Program) -> usize {
 }
 
 /// The dictionary ids of a string-equality check's values.
+fn str_ids(values: &[(u32, Box<str>)]) -> impl ExactSizeIterator<Item = u32> + '_ {
+    values.iter().map(|(id, _)| *id)
+}
+
+/// [`str_ids`], collected.
 fn ids(values: &[(u32, Box<str>)]) -> Vec<u32> {
     values.iter().map(|(id, _)| *id).collect()
 }

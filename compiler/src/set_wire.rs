@@ -933,12 +933,14 @@ impl<Id: SetId + Eq + Hash> SubscriptionSet<Id> {
                     "group {g} has a filter no subscription holds"
                 )));
             }
-            if set
+            let engine = set
                 .saved_engine(g as u32)
-                .is_some_and(|engine| engine.has_unused_tests())
-            {
+                .ok_or_else(|| contents("a group is missing"))?;
+            if engine.has_unused_tests() {
                 return Err(contents(format!("group {g} has a test no filter reads")));
             }
+            // Anchors are chosen once all the group's filters are in.
+            engine.anchor_loaded();
         }
         Ok(set)
     }
