@@ -5,8 +5,8 @@
               NULL and every length bounded before a slice is made of it"
 )]
 
-use crate::message::{bytes, with_message};
-use filtervm_bindings::filtervm::ReadMode;
+use crate::message::{CAttributes, CHeaders, CMessage, Read, bytes, read_message};
+use filtervm_bindings::filtervm::{Matcher, Message, MessageError, ReadMode};
 use filtervm_bindings::{DocumentInput, Failure, FailureKind, Filter, Input, PANIC, Set, Unjudged};
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char};
@@ -61,14 +61,22 @@ pub const FVM_READ_VALIDATING: u32 = 0;
 pub const FVM_READ_TRUSTED: u32 = 1;
 
 /// The read mode of a `read_mode` argument.
+#[inline(always)]
 fn read_mode(read_mode: u32) -> Result<ReadMode, Failure> {
     match read_mode {
         FVM_READ_VALIDATING => Ok(ReadMode::Validating),
         FVM_READ_TRUSTED => Ok(ReadMode::Trusted),
-        _ => Err(Failure::argument(format!(
-            "unknown read mode {read_mode}: FVM_READ_VALIDATING (0) or FVM_READ_TRUSTED (1)"
-        ))),
+        _ => Err(unknown_read_mode(read_mode)),
     }
+}
+
+/// The error of a `read_mode` that is no mode.
+#[cold]
+#[inline(never)]
+fn unknown_read_mode(read_mode: u32) -> Failure {
+    Failure::argument(format!(
+        "unknown read mode {read_mode}: FVM_READ_VALIDATING (0) or FVM_READ_TRUSTED (1)"
+    ))
 }
 
 /// A compiled filter. Immutable: any number of threads may match with one filter at once.
@@ -267,11 +275,16 @@ unsafe fn report(out: *mut *mut FvmError, e: FvmError) -> i32 {
     status
 }
 
-/// Runs `body`, catching a panic; the result or the failure goes through `error`.
+/// Runs `body`, catching a panic; the result or the failure goes through `error`. Inline: every
+/// entry point passes here; what a failure or a panic needs is built out of line.
 ///
 /// # Safety
 /// `error` is NULL or valid for a write.
-unsafe fn guard(error: *mut *mut FvmError, body: impl FnOnce() -> Result<i32, Failure>) -> i32 {
+#[inline(always)]
+unsafe fn guard<E: IntoFailure>(
+    error: *mut *mut FvmError,
+    body: impl FnOnce() -> Result<i32, E>,
+) -> i32 {
     if !error.is_null() {
         // SAFETY: the caller passes NULL or a pointer valid for a write.
         unsafe { *error = std::ptr::null_mut() };
@@ -279,10 +292,62 @@ unsafe fn guard(error: *mut *mut FvmError, body: impl FnOnce() -> Result<i32, Fa
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(status)) => status,
         // SAFETY: as above.
-        Ok(Err(failure)) => unsafe { report(error, FvmError::from_failure(&failure)) },
+        Ok(Err(failure)) => unsafe { failed(error, &failure.into_failure()) },
         // SAFETY: as above.
-        Err(payload) => unsafe { report(error, FvmError::panic(payload.as_ref())) },
+        Err(payload) => unsafe { panicked(error, payload.as_ref()) },
     }
+}
+
+/// A failure on the path of the matching calls, boxed: a result of it is two words (returned in
+/// registers, not through memory), and the box is made out of line, only for a failure.
+pub(crate) struct Fail(Box<Failure>);
+
+impl<E: Into<Failure>> From<E> for Fail {
+    #[cold]
+    #[inline(never)]
+    fn from(e: E) -> Fail {
+        Fail(Box::new(e.into()))
+    }
+}
+
+/// The failure a [`guard`]ed body reports: a [`Failure`] or a [`Fail`].
+trait IntoFailure {
+    /// The failure.
+    fn into_failure(self) -> Failure;
+}
+
+impl IntoFailure for Failure {
+    fn into_failure(self) -> Failure {
+        self
+    }
+}
+
+impl IntoFailure for Fail {
+    fn into_failure(self) -> Failure {
+        *self.0
+    }
+}
+
+/// [`guard`]'s failure: its status, the error stored in `*error`.
+///
+/// # Safety
+/// `error` is NULL or valid for a write.
+#[cold]
+#[inline(never)]
+unsafe fn failed(error: *mut *mut FvmError, failure: &Failure) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe { report(error, FvmError::from_failure(failure)) }
+}
+
+/// [`guard`]'s caught panic: `FVM_ERR_PANIC`, the error stored in `*error`.
+///
+/// # Safety
+/// `error` is NULL or valid for a write.
+#[cold]
+#[inline(never)]
+unsafe fn panicked(error: *mut *mut FvmError, payload: &(dyn std::any::Any + Send)) -> i32 {
+    // SAFETY: the caller's promise.
+    unsafe { report(error, FvmError::panic(payload)) }
 }
 
 /// A NUL-terminated string as UTF-8.
@@ -416,16 +481,8 @@ pub unsafe extern "C" fn fvm_filter_matches(
     message: *const FvmMessage,
     error: *mut *mut FvmError,
 ) -> i32 {
-    // SAFETY: the caller's promises, checked for NULL inside.
-    unsafe {
-        guard(error, || {
-            if filter.is_null() {
-                return Err(Failure::argument("the filter is NULL"));
-            }
-            let filter = &(*filter).filter;
-            with_message(message, |input| Ok(verdict(filter.matches(input)?)))
-        })
-    }
+    // SAFETY: the caller's promises, passed on.
+    unsafe { filter_matches(filter, message, FVM_READ_VALIDATING, error) }
 }
 
 /// `fvm_filter_matches`, reading a JSON document or body in `read_mode` (`FVM_READ_VALIDATING`
@@ -442,19 +499,74 @@ pub unsafe extern "C" fn fvm_filter_matches_read(
     read_mode: u32,
     error: *mut *mut FvmError,
 ) -> i32 {
+    // SAFETY: the caller's promises, passed on.
+    unsafe { filter_matches(filter, message, read_mode, error) }
+}
+
+/// `fvm_filter_matches_read` and `fvm_filter_matches` (`FVM_READ_VALIDATING`): inline, so that
+/// a constant mode costs nothing.
+///
+/// # Safety
+/// As `fvm_filter_matches`.
+#[inline(always)]
+unsafe fn filter_matches(
+    filter: *const FvmFilter,
+    message: *const FvmMessage,
+    read_mode: u32,
+    error: *mut *mut FvmError,
+) -> i32 {
     // SAFETY: the caller's promises, checked for NULL inside.
     unsafe {
-        guard(error, || {
+        guard(error, || -> Result<i32, Fail> {
             if filter.is_null() {
-                return Err(Failure::argument("the filter is NULL"));
+                return Err(Failure::argument("the filter is NULL").into());
             }
             let mode = self::read_mode(read_mode)?;
             let filter = &(*filter).filter;
-            with_message(message, |input| {
-                Ok(verdict(filter.matches_in(input, mode)?))
-            })
+            let mut read = Read::default();
+            let m = read_message(message, &mut read)?;
+            let matched = match mode {
+                // `Filter::matches_in`'s way for this mode, without its test.
+                ReadMode::Validating => validating(filter.facade(), &m.message())?,
+                _ => matches_in(filter, m, mode)?,
+            };
+            Ok(verdict(matched))
         })
     }
+}
+
+thread_local! {
+    /// Each thread's matching buffers for the validating mode: what the facade's
+    /// `Filter::matches` caches per thread, held here so that a call reaches them without that
+    /// function's frame and the copy of its result.
+    static MATCHER: RefCell<Matcher> = RefCell::new(Matcher::new());
+}
+
+/// The facade's `Filter::matches` (the validating mode) with this crate's per-thread buffers.
+#[inline(always)]
+fn validating(
+    filter: &filtervm_bindings::filtervm::Filter,
+    message: &Message<'_, CAttributes<'_>, CHeaders<'_>>,
+) -> Result<bool, MessageError> {
+    let cached = MATCHER.try_with(|matcher| {
+        // Busy only when a message's own code matches another message on this thread (never
+        // for a C message): that one takes the facade's way.
+        matcher
+            .try_borrow_mut()
+            .ok()
+            .map(|mut matcher| matcher.matches(filter, message))
+    });
+    match cached {
+        Ok(Some(verdict)) => verdict,
+        _ => filter.matches(message),
+    }
+}
+
+/// [`Filter::matches_in`] on `m`, out of line: the validating mode, every call's but those of
+/// `fvm_filter_matches_read`'s trusted mode, keeps the inline path to itself.
+#[inline(never)]
+fn matches_in(filter: &Filter, m: CMessage<'_>, mode: ReadMode) -> Result<bool, Failure> {
+    filter.matches_in(&m.input(), mode)
 }
 
 fn verdict(matched: bool) -> i32 {
@@ -873,9 +985,9 @@ pub unsafe extern "C" fn fvm_set_matching_read(
                 let (found, unjudged) = &mut *found.borrow_mut();
                 found.clear();
                 unjudged.clear();
-                let complete = with_message(message, |input| {
-                    Ok(held.matching_in(input, mode, found, unjudged))
-                })?;
+                let mut read = Read::default();
+                let m = read_message(message, &mut read)?;
+                let complete = held.matching_in(&m.input(), mode, found, unjudged);
                 *count = found.len();
                 let n = found.len().min(capacity);
                 if n > 0 {

@@ -12,7 +12,7 @@ use crate::ffi::{
     FvmMessage,
 };
 use filtervm_bindings::filtervm::{
-    AttributeType, Attributes, HeaderValues, Headers, MessageError, MessagePart, Text,
+    AttributeType, Attributes, HeaderValues, Headers, Message, MessageError, MessagePart, Text,
 };
 use filtervm_bindings::{Failure, Input, Parts, attribute_type, unknown_attribute_type};
 use std::ffi::{CStr, c_char};
@@ -20,11 +20,12 @@ use std::ffi::{CStr, c_char};
 /// Every `FVM_PART_*` bit.
 const ALL_PARTS: u32 = FVM_PART_JSON | FVM_PART_BODY | FVM_PART_ATTRIBUTES | FVM_PART_HEADERS;
 
-/// `len` bytes at `ptr`, which may be NULL when `len` is 0.
+/// `len` bytes at `ptr`, which may be NULL when `len` is 0. Inline, its errors made out of
+/// line.
 ///
 /// # Safety
 /// Unless NULL, `ptr` points to `len` readable bytes that outlive `'a`.
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn bytes<'a>(
     ptr: *const u8,
     len: usize,
@@ -33,18 +34,22 @@ pub(crate) unsafe fn bytes<'a>(
     if len == 0 {
         return Ok(&[]);
     }
-    if ptr.is_null() {
-        return Err(Failure::argument(format!(
-            "{what} is NULL with a length of {len}"
-        )));
-    }
-    if len > isize::MAX as usize {
-        return Err(Failure::argument(format!(
-            "{what} has an impossible length"
-        )));
+    if ptr.is_null() || len > isize::MAX as usize {
+        return Err(bytes_error(ptr.is_null(), len, what));
     }
     // SAFETY: non-NULL, at most isize::MAX, and the caller promises `len` readable bytes.
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// The error of [`bytes`]: a NULL pointer with a length, or a length no memory holds.
+#[cold]
+#[inline(never)]
+fn bytes_error(null: bool, len: usize, what: &str) -> Failure {
+    if null {
+        Failure::argument(format!("{what} is NULL with a length of {len}"))
+    } else {
+        Failure::argument(format!("{what} has an impossible length"))
+    }
 }
 
 /// `count` items at `ptr` (NULL allowed when `count` is 0). Inline, its errors made out of line:
@@ -127,9 +132,9 @@ impl Text for CText {
 
 /// A message's typed attributes as C holds them: each `fvm_attribute`'s name and value read
 /// where they lie. Filters that read a few named attributes look them up ([`Attributes::named`]):
-/// the attributes they do not name are checked by [`with_message`] and never read again.
+/// the attributes they do not name are checked by [`read_message`] and never read again.
 pub(crate) struct CAttributes<'a> {
-    /// Every attribute, each checked by [`with_message`] (its pointers, and its type name is a
+    /// Every attribute, each checked by [`read_message`] (its pointers, and its type name is a
     /// type unless the part is unreadable).
     attributes: &'a [FvmAttribute],
     /// Two type-name pointers of the message and their types (the caller names types with a
@@ -141,12 +146,12 @@ pub(crate) struct CAttributes<'a> {
 type Known = [(*const c_char, AttributeType); 2];
 
 impl CAttributes<'_> {
-    /// The type of `a` (checked by [`with_message`]).
+    /// The type of `a` (checked by [`read_message`]).
     #[inline(always)]
     fn data_type(&self, a: &FvmAttribute) -> AttributeType {
         match self.known {
             [(p, t), _] | [_, (p, t)] if p == a.data_type => t,
-            // SAFETY: checked non-NULL by `with_message`; NUL-terminated (the caller's
+            // SAFETY: checked non-NULL by `read_message`; NUL-terminated (the caller's
             // promise). A type that is no type made the part unreadable: it is never bound.
             _ => unsafe { type_of(a.data_type) }.unwrap_or(AttributeType::Binary),
         }
@@ -160,7 +165,7 @@ impl Attributes for CAttributes<'_> {
     #[inline]
     fn entries(&self) -> impl Iterator<Item = (&[u8], AttributeType, &CText)> {
         self.attributes.iter().map(|a| {
-            // SAFETY: every attribute's name and value were checked by `with_message`, which
+            // SAFETY: every attribute's name and value were checked by `read_message`, which
             // made this value and does not let it outlive the call.
             unsafe {
                 (
@@ -180,10 +185,10 @@ impl Attributes for CAttributes<'_> {
     fn named(&self, name: &[u8]) -> Option<(AttributeType, &CText)> {
         // Of several attributes with one name the last counts.
         let a = self.attributes.iter().rev().find(|a| {
-            // SAFETY: checked by `with_message`.
+            // SAFETY: checked by `read_message`.
             a.name_len == name.len() && unsafe { checked(a.name, a.name_len) } == name
         })?;
-        // SAFETY: checked by `with_message`.
+        // SAFETY: checked by `read_message`.
         let value = unsafe { CText::new(checked(a.value, a.value_len)) };
         Some((self.data_type(a), value))
     }
@@ -202,7 +207,7 @@ impl Text for CHeader {
 
     #[inline]
     fn bytes(&self) -> &[u8] {
-        // SAFETY: a `CHeader` exists only within `with_message`, after its value was checked.
+        // SAFETY: a `CHeader` exists only within a call, after `read_message`, after its value was checked.
         unsafe { checked(self.0.value, self.0.value_len) }
     }
 }
@@ -226,7 +231,7 @@ impl Headers for CHeaders<'_> {
     #[inline]
     fn entries(&self) -> impl Iterator<Item = (&[u8], &CHeader)> {
         self.0.iter().map(|h| {
-            // SAFETY: checked by `with_message`, like the value (`CHeader::bytes`).
+            // SAFETY: checked by `read_message`, like the value (`CHeader::bytes`).
             (unsafe { checked(h.0.name, h.0.name_len) }, h)
         })
     }
@@ -338,91 +343,250 @@ unsafe fn learn_type(
     false
 }
 
-/// Reads a C message — every pointer it holds for its `parts` checked, nothing copied — and
-/// runs `f` on it. A JSON document is a message on its own: given with other parts it is an
-/// argument error. An attribute of an unknown type makes the attributes unreadable for the
-/// filters that read them (`INVALID_MESSAGE` at `/attributes/NAME/Type`); the other filters of a
-/// set still judge the message.
+/// Checks every attribute of `attributes` — each name's and value's pointer NULL only with a
+/// length of 0 and every length at most `isize::MAX`, each type name non-NULL — and learns each
+/// type-name pointer's type into `known` (an unknown type name noted in `unreadable`, the first
+/// one). `Err` with the first attribute that cannot be read.
 ///
 /// # Safety
-/// Unless NULL, `message` and every pointer it holds for its `parts` are valid as documented on
-/// [`FvmMessage`] for the duration of the call.
-pub(crate) unsafe fn with_message<R>(
-    message: *const FvmMessage,
-    f: impl FnOnce(&Input<'_, CAttributes<'_>, CHeaders<'_>>) -> Result<R, Failure>,
-) -> Result<R, Failure> {
-    if message.is_null() {
-        return Err(Failure::argument("the message is NULL"));
+/// Every attribute's pointers are NULL or valid for their lengths, its type NULL or
+/// NUL-terminated (the caller's promise on `fvm_message`).
+#[inline(always)]
+unsafe fn check_attributes(
+    attributes: &[FvmAttribute],
+    known: &mut Known,
+    unreadable: &mut Option<(MessagePart, MessageError)>,
+) -> Result<(), Failure> {
+    // SAFETY: the caller's promise.
+    if unsafe { scan_attributes(attributes, known, unreadable) } {
+        return Ok(());
     }
-    // SAFETY: non-NULL; the caller promises a valid `fvm_message`.
-    let m = unsafe { &*message };
-    if m.parts & !ALL_PARTS != 0 {
-        return Err(Failure::argument(format!(
+    // SAFETY: as above.
+    match unsafe { first_unreadable(attributes) } {
+        // SAFETY: as above.
+        Some(a) => Err(unsafe { attribute_error(a) }),
+        None => Ok(()),
+    }
+}
+
+/// Every attribute's pointers checked, and each type-name pointer's type learned, as
+/// [`check_attributes`] says: `true` when every one is readable for sure; `false` when one may
+/// not be (checked again exactly by [`first_unreadable`]).
+///
+/// # Safety
+/// As [`check_attributes`].
+#[inline(always)]
+unsafe fn scan_attributes(
+    attributes: &[FvmAttribute],
+    known: &mut Known,
+    unreadable: &mut Option<(MessagePart, MessageError)>,
+) -> bool {
+    let (mut rest, mut suspects, mut null) = (attributes, 0usize, false);
+    loop {
+        let (scanned, more) = scan(rest, known[0].0, known[1].0);
+        suspects |= more;
+        let Some((a, after)) = rest.get(scanned..).and_then(<[FvmAttribute]>::split_first) else {
+            break;
+        };
+        // SAFETY: the caller's promise on the attribute.
+        null |= unsafe { learn_type(a, known, unreadable) };
+        rest = after;
+    }
+    !null & (suspects == 0)
+}
+
+/// Scans `attributes` up to the first whose type-name pointer is neither `k0` nor `k1`: how many
+/// it scanned, and whether any of them is suspect (non-zero).
+///
+/// A byte string is suspect when its length is above its pointer's low 63 bits: a NULL pointer
+/// with a length, or a length beyond `isize::MAX`, always is (and a long string at a low address
+/// sometimes, which the exact check then accepts). Counting the suspects costs two instructions
+/// a string and no branch; the type-name pointer is compared with the two last seen. A leaf out
+/// of line: its loop has the registers to itself and saves none.
+#[inline(never)]
+fn scan(attributes: &[FvmAttribute], k0: *const c_char, k1: *const c_char) -> (usize, usize) {
+    const LOW: usize = isize::MAX as usize;
+    let mut suspects = 0usize;
+    let mut rest = attributes;
+    while let [a, after @ ..] = rest {
+        suspects = suspects
+            .wrapping_add(usize::from(a.name_len > a.name.addr() & LOW))
+            .wrapping_add(usize::from(a.value_len > a.value.addr() & LOW));
+        if a.data_type == k0 {
+            rest = after;
+            continue;
+        }
+        if a.data_type != k1 {
+            break;
+        }
+        rest = after;
+    }
+    (attributes.len() - rest.len(), suspects)
+}
+
+/// The first attribute of `attributes` that cannot be read: a pointer [`bytes`] refuses, or a
+/// NULL type.
+///
+/// # Safety
+/// As [`check_attributes`].
+#[cold]
+#[inline(never)]
+unsafe fn first_unreadable(attributes: &[FvmAttribute]) -> Option<&FvmAttribute> {
+    attributes.iter().find(|a| {
+        !(readable(a.name, a.name_len) & readable(a.value, a.value_len)) || a.data_type.is_null()
+    })
+}
+
+/// The error of `fvm_message.parts` bits that name no message: unknown bits, no bit, or a JSON
+/// document with other parts.
+#[cold]
+#[inline(never)]
+fn parts_error(parts: u32) -> Failure {
+    if parts & !ALL_PARTS != 0 {
+        Failure::argument(format!(
             "unknown bits in fvm_message.parts: {:#x}",
-            m.parts & !ALL_PARTS
-        )));
-    }
-    if m.parts == 0 {
-        return Err(Failure::argument(
+            parts & !ALL_PARTS
+        ))
+    } else if parts == 0 {
+        Failure::argument(
             "fvm_message.parts names no part: set FVM_PART_JSON, _BODY, _ATTRIBUTES or _HEADERS",
-        ));
-    }
-    if m.parts & FVM_PART_JSON != 0 {
-        if m.parts != FVM_PART_JSON {
-            return Err(Failure::argument(
-                "a message is one JSON document (FVM_PART_JSON) or its parts (FVM_PART_BODY, \
-                 _ATTRIBUTES, _HEADERS), not both",
-            ));
-        }
-        // SAFETY: the caller's promise for the JSON part.
-        let json = unsafe { bytes(m.json, m.json_len, "fvm_message.json")? };
-        return f(&Input::Document(json));
-    }
-    let mut parts = Parts::default();
-    if m.parts & FVM_PART_BODY != 0 {
-        // SAFETY: the caller's promise for the body part.
-        parts.body = Some(unsafe { bytes(m.body, m.body_len, "fvm_message.body")? });
-    }
-    let attributes = if m.parts & FVM_PART_ATTRIBUTES != 0 {
-        // SAFETY: the caller's promise for the attributes part.
-        Some(unsafe { items(m.attributes, m.attribute_count, "fvm_message.attributes")? })
+        )
     } else {
-        None
-    };
-    // Callers name types with a few string constants: the type of a type-name pointer seen
-    // before in this call is known (the caller's strings do not change during the call). It
-    // starts with this crate's own names, so NULL is never known.
-    let mut known: Known = [
-        (c"String".as_ptr(), AttributeType::String),
-        (c"Number".as_ptr(), AttributeType::Number),
-    ];
-    // The lengths of NULL pointers (non-zero: one is NULL with a length), of every pointer (the
-    // top bit: one is beyond `isize::MAX`), and whether a type is NULL.
-    let (mut null_lengths, mut lengths, mut null) = (0usize, 0usize, false);
-    for a in attributes.unwrap_or_default() {
-        null_lengths |= if a.name.is_null() { a.name_len } else { 0 };
-        null_lengths |= if a.value.is_null() { a.value_len } else { 0 };
-        lengths |= a.name_len | a.value_len;
-        if a.data_type != known[0].0 && a.data_type != known[1].0 {
-            // SAFETY: the caller's promise on the attribute.
-            null |= unsafe { learn_type(a, &mut known, &mut parts.unreadable) };
-        }
+        Failure::argument(
+            "a message is one JSON document (FVM_PART_JSON) or its parts (FVM_PART_BODY, \
+             _ATTRIBUTES, _HEADERS), not both",
+        )
     }
-    let ok = !null & (null_lengths == 0) & (lengths <= isize::MAX as usize);
-    if !ok {
-        // The first attribute with a pointer that cannot be read (or no type) is the error.
-        for a in attributes.unwrap_or_default() {
-            if !(readable(a.name, a.name_len) & readable(a.value, a.value_len))
-                || a.data_type.is_null()
-            {
-                // SAFETY: the caller's promise on the attribute; this reports what is wrong.
-                return Err(unsafe { attribute_error(a) });
+}
+
+/// The error of a NULL `fvm_message`.
+#[cold]
+#[inline(never)]
+fn null_message() -> Failure {
+    Failure::argument("the message is NULL")
+}
+
+/// A C message as [`read_message`] read it: one JSON document, or the parts the caller gave,
+/// each checked.
+#[derive(Clone, Copy)]
+pub(crate) enum CMessage<'a> {
+    /// `FVM_PART_JSON`.
+    Document(&'a [u8]),
+    /// The other parts.
+    Parts {
+        /// `FVM_PART_BODY`.
+        body: Option<&'a [u8]>,
+        /// `FVM_PART_ATTRIBUTES`.
+        attributes: Option<&'a CAttributes<'a>>,
+        /// `FVM_PART_HEADERS`.
+        headers: Option<&'a CHeaders<'a>>,
+        /// A part given but unreadable (an attribute's unknown type), and why.
+        unreadable: Option<&'a (MessagePart, MessageError)>,
+    },
+}
+
+impl<'a> CMessage<'a> {
+    /// The facade's message, borrowing this one (as [`Input::message`] makes it).
+    #[inline(always)]
+    pub(crate) fn message(self) -> Message<'a, CAttributes<'a>, CHeaders<'a>> {
+        match self {
+            CMessage::Document(json) => Message::document(json),
+            CMessage::Parts {
+                body,
+                attributes,
+                headers,
+                unreadable,
+            } => {
+                let message = Message::from_parts(body, attributes, headers);
+                match unreadable {
+                    Some((part, error)) => message.with_unreadable(*part, error),
+                    None => message,
+                }
             }
         }
     }
-    let attributes = attributes.map(|attributes| CAttributes { attributes, known });
-    parts.attributes = attributes.as_ref();
-    let headers = if m.parts & FVM_PART_HEADERS != 0 {
+
+    /// The bindings' input of this message (the unreadable part's error copied).
+    pub(crate) fn input(self) -> Input<'a, CAttributes<'a>, CHeaders<'a>> {
+        match self {
+            CMessage::Document(json) => Input::Document(json),
+            CMessage::Parts {
+                body,
+                attributes,
+                headers,
+                unreadable,
+            } => Input::Parts(Parts {
+                body,
+                attributes,
+                headers,
+                unreadable: unreadable.cloned(),
+            }),
+        }
+    }
+}
+
+/// What [`read_message`] reads a message's parts into: the attributes and headers a
+/// [`CMessage`] borrows, and the error of a part that cannot be read.
+#[derive(Default)]
+pub(crate) struct Read<'a> {
+    attributes: Option<CAttributes<'a>>,
+    headers: Option<CHeaders<'a>>,
+    unreadable: Option<(MessagePart, MessageError)>,
+}
+
+/// Reads a C message — every pointer it holds for its `parts` checked, nothing copied — into
+/// `read`. A JSON document is a message on its own: given with other parts it is an argument
+/// error. An attribute of an unknown type makes the attributes unreadable for the filters that
+/// read them (`INVALID_MESSAGE` at `/attributes/NAME/Type`); the other filters of a set still
+/// judge the message. Inline, its errors made out of line: every matching call passes here.
+///
+/// # Safety
+/// Unless NULL, `message` and every pointer it holds for its `parts` are valid as documented on
+/// [`FvmMessage`] for `'a`.
+#[inline(always)]
+pub(crate) unsafe fn read_message<'a>(
+    message: *const FvmMessage,
+    read: &'a mut Read<'a>,
+) -> Result<CMessage<'a>, Failure> {
+    if message.is_null() {
+        return Err(null_message());
+    }
+    // SAFETY: non-NULL; the caller promises a valid `fvm_message`.
+    let m = unsafe { &*message };
+    let bits = m.parts;
+    // One test for a message given by its parts: some part, and no bit but theirs.
+    if bits & !(FVM_PART_BODY | FVM_PART_ATTRIBUTES | FVM_PART_HEADERS) != 0 || bits == 0 {
+        if bits != FVM_PART_JSON {
+            return Err(parts_error(bits));
+        }
+        // SAFETY: the caller's promise for the JSON part.
+        let json = unsafe { bytes(m.json, m.json_len, "fvm_message.json")? };
+        return Ok(CMessage::Document(json));
+    }
+    let body = if bits & FVM_PART_BODY != 0 {
+        // SAFETY: the caller's promise for the body part.
+        Some(unsafe { bytes(m.body, m.body_len, "fvm_message.body")? })
+    } else {
+        None
+    };
+    if bits & FVM_PART_ATTRIBUTES != 0 {
+        // SAFETY: the caller's promise for the attributes part.
+        let attributes =
+            unsafe { items(m.attributes, m.attribute_count, "fvm_message.attributes")? };
+        // Callers name types with a few string constants: the type of a type-name pointer seen
+        // before in this call is known (the caller's strings do not change during the call).
+        // It starts with this crate's own names, so NULL is never known.
+        let c = read.attributes.insert(CAttributes {
+            attributes,
+            known: [
+                (c"String".as_ptr(), AttributeType::String),
+                (c"Number".as_ptr(), AttributeType::Number),
+            ],
+        });
+        // SAFETY: the caller's promise on each attribute.
+        unsafe { check_attributes(attributes, &mut c.known, &mut read.unreadable)? };
+    }
+    if bits & FVM_PART_HEADERS != 0 {
         // SAFETY: the caller's promise for the headers part.
         let headers = unsafe { items(m.headers, m.header_count, "fvm_message.headers")? };
         for h in headers {
@@ -435,14 +599,16 @@ pub(crate) unsafe fn with_message<R>(
             }
         }
         // SAFETY: `CHeader` is a transparent wrapper of `FvmHeader`.
-        Some(CHeaders(unsafe {
+        read.headers = Some(CHeaders(unsafe {
             std::slice::from_raw_parts(headers.as_ptr().cast::<CHeader>(), headers.len())
-        }))
-    } else {
-        None
-    };
-    parts.headers = headers.as_ref();
-    f(&Input::Parts(parts))
+        }));
+    }
+    Ok(CMessage::Parts {
+        body,
+        attributes: read.attributes.as_ref(),
+        headers: read.headers.as_ref(),
+        unreadable: read.unreadable.as_ref(),
+    })
 }
 
 #[cfg(test)]
