@@ -615,6 +615,62 @@ pub(crate) unsafe fn read_message<'a>(
 mod tests {
     use super::*;
 
+    /// An attribute of a NUL-terminated type name and the given name and value pointers.
+    fn attribute(name: (*const u8, usize), value: (*const u8, usize)) -> FvmAttribute {
+        FvmAttribute {
+            name: name.0,
+            name_len: name.1,
+            data_type: c"String".as_ptr(),
+            value: value.0,
+            value_len: value.1,
+        }
+    }
+
+    /// The one-pass scan flags every attribute that cannot be read (a NULL pointer with a
+    /// length, a length beyond `isize::MAX`), and one that can but whose length is above its
+    /// address is only suspect: the exact check accepts it. Nothing here reads the bytes.
+    #[test]
+    fn the_scan_flags_every_unreadable_attribute_and_the_exact_check_decides() {
+        let text = b"order.paid";
+        let ok = (text.as_ptr(), text.len());
+        let huge = isize::MAX as usize + 1;
+        let low = (std::ptr::without_provenance::<u8>(16), 4096);
+        let cases = [
+            (attribute(ok, ok), false, None),
+            (attribute((std::ptr::null(), 0), ok), false, None),
+            (
+                attribute((std::ptr::null(), 3), ok),
+                true,
+                Some("an attribute name is NULL with a length of 3"),
+            ),
+            (
+                attribute(ok, (std::ptr::null(), 1)),
+                true,
+                Some("an attribute value is NULL with a length of 1"),
+            ),
+            (
+                attribute((text.as_ptr(), huge), ok),
+                true,
+                Some("an attribute name has an impossible length"),
+            ),
+            (attribute(low, ok), true, None),
+        ];
+        for (a, suspect, error) in cases {
+            let attributes = [attribute(ok, ok), a, attribute(ok, ok)];
+            let (k0, k1) = (c"String".as_ptr(), c"Number".as_ptr());
+            let (scanned, suspects) = scan(&attributes, k0, k1);
+            assert_eq!((scanned, suspects != 0), (3, suspect), "{error:?}");
+            let mut known: Known = [(k0, AttributeType::String), (k1, AttributeType::Number)];
+            let mut unreadable = None;
+            // SAFETY: no pointer is read: every type is a known one, and only the lengths and
+            // addresses of names and values are checked.
+            let checked = unsafe { check_attributes(&attributes, &mut known, &mut unreadable) };
+            let message = checked.err().map(|f| f.details[0].message.clone());
+            assert_eq!(message.as_deref(), error);
+            assert!(unreadable.is_none());
+        }
+    }
+
     /// `CText` reads every byte string as `[u8]`'s `Text` does: ASCII and other UTF-8 as text,
     /// anything else as bytes (a lone continuation byte, a surrogate, a truncated sequence, an
     /// overlong form), at every length around the word size the ASCII test reads.
