@@ -517,7 +517,7 @@ unsafe fn filter_matches(
 ) -> i32 {
     // SAFETY: the caller's promises, checked for NULL inside.
     unsafe {
-        guard(error, || -> Result<i32, Fail> {
+        guard(error, move || -> Result<i32, Fail> {
             if filter.is_null() {
                 return Err(Failure::argument("the filter is NULL").into());
             }
@@ -971,7 +971,7 @@ pub unsafe extern "C" fn fvm_set_matching_read(
 ) -> i32 {
     // SAFETY: the caller's promises, checked for NULL inside.
     unsafe {
-        guard(error, || {
+        guard(error, move || {
             if set.is_null() || count.is_null() {
                 return Err(Failure::argument("the set or `count` is NULL"));
             }
