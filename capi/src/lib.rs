@@ -23,7 +23,9 @@
 //!
 //! Every call into filtervm goes through the bindings' adapter (`filtervm-bindings`), which the
 //! Python package uses too: a message is read by the library's one reading path, and every
-//! error has the library's code. A C message is read where it lies: nothing is copied.
+//! error has the library's code. (`fvm_filter_matches` in the validating mode calls the facade's
+//! `Matcher` that the adapter's `Filter` wraps, with a per-thread one of this crate's: the same
+//! match and errors, one frame less.) A C message is read where it lies: nothing is copied.
 
 mod ffi;
 mod message;
