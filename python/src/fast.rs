@@ -76,27 +76,27 @@ unsafe extern "C" fn matches(
     // SAFETY: CPython calls a C method with the GIL held, the thread attached; the token does not
     // outlive the call.
     let py = unsafe { Python::assume_attached() };
-    // A panic must not unwind into CPython: it is raised, as PyO3 raises it.
+    // A panic must not unwind into CPython: it is raised, as PyO3 raises it. The hot path
+    // carries only the verdict; an error is set aside in `error`.
+    let mut error = None;
     let looked_up = std::panic::catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: the arguments as CPython passes them (above).
-        unsafe { looked_up(py, slf, args, nargs, kwnames) }
+        unsafe { looked_up(py, slf, args, nargs, kwnames, &mut error) }
     }));
-    if let Ok(Some(Ok(matched))) = looked_up {
+    if let Ok(Some(matched)) = looked_up {
         return PyBool::new(py, matched).to_owned().into_ptr();
     }
     // Everything else runs attached as PyO3 attaches its methods, so that the references it
     // drops are released at once (PyO3 defers them when it does not count the thread attached).
     Python::attach(|py| {
-        let result = match looked_up {
-            Ok(None) => std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let result = match (looked_up, error) {
+            (Err(_), _) => Err(panicked()),
+            (_, Some(error)) => Err(error),
+            _ => std::panic::catch_unwind(AssertUnwindSafe(|| {
                 // SAFETY: the arguments as CPython passes them (above).
                 unsafe { general(py, slf, args, nargs, kwnames) }
             }))
             .unwrap_or_else(|_| Err(panicked())),
-            Ok(Some(verdict)) => {
-                verdict.map(|matched| PyBool::new(py, matched).to_owned().into_any())
-            }
-            Err(_) => Err(panicked()),
         };
         match result {
             Ok(object) => object.into_ptr(),
@@ -139,7 +139,8 @@ unsafe fn attributes_alone<'a, 'py>(
 }
 
 /// The verdict of `Filter::matches_one_looked_up` for `matches(attributes=VALUE)`; `None` for
-/// any other call, and for a value that path does not take.
+/// any other call, for a value that path does not take, and when it raises (the error is then
+/// in `error`).
 ///
 /// # Safety
 /// As [`attributes_alone`]; `slf` a live object.
@@ -150,17 +151,24 @@ unsafe fn looked_up(
     args: *const *mut ffi::PyObject,
     nargs: ffi::Py_ssize_t,
     kwnames: *mut ffi::PyObject,
-) -> Option<PyResult<bool>> {
+    error: &mut Option<PyErr>,
+) -> Option<bool> {
     // SAFETY: as the function's.
     let attributes = unsafe { attributes_alone(py, &args, nargs, kwnames) }?;
     // SAFETY: `slf` is a live object held by the caller for the whole call.
     let filter = unsafe { Bound::ref_from_ptr(py, &slf) }
         .cast::<Filter>()
         .ok()?;
-    filter
+    match filter
         .get()
         .matches_one_looked_up(py, attributes, ReadMode::Validating)
-        .transpose()
+    {
+        Ok(verdict) => verdict,
+        Err(e) => {
+            *error = Some(e);
+            None
+        }
+    }
 }
 
 /// Every call [`looked_up`] does not take: `matches(attributes=VALUE)` read the general way
