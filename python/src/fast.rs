@@ -2,14 +2,20 @@
 //! `filter.matches(attributes=d)`, without PyO3's argument parsing and call wrapper.
 //!
 //! PyO3 makes `Filter.matches` a method that parses its arguments by their names (each keyword
-//! name read as UTF-8 and compared with the parameters') inside a wrapper that counts the GIL,
-//! applies deferred reference counts and catches panics: about 400 instructions a call, more
-//! than the match itself (BENCHMARKS.md, "Python and C bindings"). [`install`] puts a second
-//! method of the same name and documentation in front of it: a `METH_FASTCALL | METH_KEYWORDS`
-//! C function that takes the one call shape `matches(attributes=VALUE)` (no positional
-//! argument, one keyword, the interned name `attributes`) and `Filter::matches_one_looked_up`'s
-//! path, and hands every other call, unchanged, to PyO3's method. Both reach the same code for
-//! the same arguments, so every answer and every error is the general method's.
+//! name read as UTF-8 and compared with the parameters') inside a wrapper that counts the thread
+//! attached, applies deferred reference counts and catches panics: about 480 instructions a call,
+//! more than the match itself (BENCHMARKS.md, "Python and C bindings"). [`install`] puts a
+//! second method of the same name and documentation (so the same text signature) in front of
+//! it: a `METH_FASTCALL | METH_KEYWORDS` C function that tells `matches(attributes=VALUE)` by one
+//! pointer compare (keyword names written in Python code are interned) and matches it on
+//! `Filter::matches_one_looked_up`'s path, the one PyO3's method takes first for the same
+//! arguments. Any other call has its arguments read by their interned names as PyO3 reads them
+//! (`None` for an optional argument is not given) and is matched by `Filter::matches_read`, the
+//! rest of PyO3's method, with the thread attached as PyO3 attaches it. A call whose arguments
+//! would raise (an unknown name, a parameter given twice, too many positional arguments, a
+//! `read_mode` that is not a `str`) or whose names are not interned goes to PyO3's method itself,
+//! so its errors are PyO3's, word for word. Same code for the same arguments: every verdict and
+//! every error is the PyO3 method's.
 #![expect(
     unsafe_code,
     reason = "a C function of CPython's calling convention (`METH_FASTCALL | METH_KEYWORDS`): \
@@ -29,7 +35,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyString, PyType};
 use std::panic::AssertUnwindSafe;
 
-/// PyO3's `Filter.matches`: every call [`matches`] does not take itself.
+/// PyO3's `Filter.matches`: the calls whose arguments [`matches`] does not read itself.
 static GENERAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// Puts [`matches`] in front of PyO3's `matches` method of `ty` (the `Filter` type), with its

@@ -75,6 +75,55 @@ def test_the_direct_entry_answers_as_pyo3s_method():
             assert direct == outcome(lambda: f.matches(attributes=MappingProxyType(d))), (f, d)
 
 
+def fresh(name: str) -> str:
+    """`name` as a `str` made at run time, not the interned one: PyO3's method reads it."""
+    made = "".join([name[:1], name[1:]])
+    assert made == name and made is not sys.intern(name)
+    return made
+
+
+class Mode(str):
+    """A `str` subclass given as read_mode."""
+
+
+SHAPES = [
+    ((), {"attributes": "D"}),
+    (("D",), {}),
+    ((None,), {"attributes": "D"}),
+    ((), {"message": None, "attributes": "D"}),
+    ((), {"attributes": "D", "headers": None, "body": None}),
+    ((), {"attributes": "D", "read_mode": "trusted"}),
+    ((), {"attributes": "D", "read_mode": Mode("validating")}),
+    ((), {"attributes": "D", "read_mode": "fast"}),
+    ((), {"attributes": "D", "read_mode": "tr\u00fcsted"}),
+    ((), {"attributes": "D", "read_mode": None}),
+    ((), {"attributes": "D", "read_mode": 1}),
+    ((), {"body": "D"}),
+    ((), {"body": b'{"a": "x"}', "read_mode": "trusted"}),
+    ((), {"headers": "D"}),
+    ((), {"attributes": None}),
+    ((), {}),
+    (("D",), {"message": "D"}),
+    (("D", "D"), {}),
+    ((), {"attributes": "D", "other": 1}),
+]
+
+
+@pytest.mark.parametrize("args,kwargs", SHAPES)
+def test_each_call_shape_answers_as_pyo3_reads_it(args, kwargs):
+    rng = random.Random(len(repr((args, kwargs))))
+    filters = [filtervm.compile(d, p) for d, p in POLICIES]
+    for _ in range(40):
+        d = random_dict(rng)
+        a = tuple(d if v == "D" else v for v in args)
+        k = {n: d if isinstance(v, str) and v == "D" else v for n, v in kwargs.items()}
+        through_pyo3 = {fresh(n): v for n, v in k.items()}
+        for f in filters:
+            assert outcome(lambda: f.matches(*a, **k)) == outcome(
+                lambda: f.matches(*a, **through_pyo3)
+            ), (f, a, k)
+
+
 def test_every_other_call_gets_pyo3s_answers_and_errors():
     f = filtervm.compile("sns", {"a": ["x"]})
     assert f.matches(attributes={"a": "x"}) is True
