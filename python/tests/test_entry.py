@@ -185,12 +185,20 @@ def test_the_direct_entry_keeps_no_reference():
     plain = {"a": value, "b": unread}
     other = {"a": value, "b": nan}  # raises: the error path
     aws = {"a": {"DataType": "String", "StringValue": value}}  # read the general way
-    counts = [sys.getrefcount(o) for o in (f, plain, other, aws, value, unread, nan)]
+    body = filtervm.compile("sns", {"a": ["x"]}, {"scope": "MessageBody"})
+    text, mode = b'{"a": "x", "b": 1}', "trusted"
+    objects = (f, body, plain, other, aws, value, unread, nan, text, mode)
+    counts = [sys.getrefcount(o) for o in objects]
     for _ in range(1000):
         f.matches(attributes=plain)
         f.matches(attributes=aws)
+        body.matches(body=text, read_mode=mode)
         try:
             f.matches(attributes=other)
         except ValueError:
             pass
-    assert [sys.getrefcount(o) for o in (f, plain, other, aws, value, unread, nan)] == counts
+        try:
+            f.matches(attributes=plain, read_mode=None)  # PyO3's method raises
+        except TypeError:
+            pass
+    assert [sys.getrefcount(o) for o in objects] == counts
