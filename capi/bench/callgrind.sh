@@ -50,6 +50,6 @@ per_message "rust_library_bound rust_library_borrowed rust_library_bytes rust_li
   "$rust" "$policy" "$messages"
 per_message "c_attributes c_set_attributes c_body" "$c" "$policy" "$messages"
 if [ -n "${PYTHON:-}" ]; then
-  per_message "py_attributes py_attributes_aws py_set_attributes py_body" \
+  per_message "py_attributes py_attributes_loop py_attributes_aws py_set_attributes py_body" \
     "$PYTHON" "$root/python/bench/per_message.py" "$policy" "$messages"
 fi

@@ -616,19 +616,11 @@ pub fn with_one_looked_up<R>(
     let Some(text) = plain::ascii(name).map_or_else(|| name.to_str().ok(), Some) else {
         return Ok(None);
     };
-    let Some(found) = plain::find(dict, text) else {
-        return Ok(None);
-    };
-    let Some(found) = found else {
-        return Ok(Some(f(&OneAttribute(None))));
-    };
-    let value = match found.cast::<PyString>() {
-        // Plain: an ASCII `str`.
-        Ok(s) => match plain::ascii(s) {
-            Some(ascii) => (AttributeType::String, OneValue::Ascii(ascii)),
-            None => return Ok(None),
-        },
-        Err(_) => match attribute_value(name, found.clone())? {
+    let value = match plain::find(dict, text) {
+        None => return Ok(None),
+        Some(plain::Found::Missing) => return Ok(Some(f(&OneAttribute(None)))),
+        Some(plain::Found::Ascii(ascii)) => (AttributeType::String, OneValue::Ascii(ascii)),
+        Some(plain::Found::Other(found)) => match attribute_value(name, found)? {
             Ok((data_type, value)) => (data_type, OneValue::Read(value)),
             // Not for a plain value; read the attributes whole.
             Err(_) => return Ok(None),

@@ -4,6 +4,7 @@
 //! adapter the C ABI uses too.
 
 mod convert;
+mod fast;
 mod plain;
 
 use convert::{AttributeNames, MessageArgs, json_text};
@@ -273,35 +274,12 @@ impl Filter {
         read_mode: &str,
     ) -> PyResult<bool> {
         let mode = self::read_mode(read_mode)?;
-        let filter = &self.inner;
-        let names = self.names.get(py, || filter.attribute_names());
-        // Attributes alone, of a filter reading one named attribute: looked up and matched
-        // without gathering the arguments (the same message `MessageArgs` gives).
-        if let (None, Some(attributes), None, None, Some([name])) =
-            (message, attributes, headers, body, names)
-            && let Some(verdict) =
-                convert::with_one_looked_up(attributes, name.bind(py), |attributes| {
-                    filter.matches_in(
-                        &Input::Parts(Parts::<_, convert::HeaderList> {
-                            attributes: Some(attributes),
-                            ..Parts::default()
-                        }),
-                        mode,
-                    )
-                })?
+        if let (None, Some(attributes), None, None) = (message, attributes, headers, body)
+            && let Some(matched) = self.matches_one_looked_up(py, attributes, mode)?
         {
-            return verdict.map_err(failure);
+            return Ok(matched);
         }
-        let args = MessageArgs::new(message, attributes, headers, body, names)?;
-        let release = args.text_len()? >= RELEASE_GIL_BYTES;
-        let verdict = args.with_input(|input| {
-            if release {
-                py.detach(|| filter.matches_in(input, mode))
-            } else {
-                filter.matches_in(input, mode)
-            }
-        })?;
-        verdict.map_err(failure)
+        self.matches_read(py, message, attributes, headers, body, mode)
     }
 
     /// Why the message does or does not match, as a dict: "matched", "verdict", "decided_by",
@@ -703,6 +681,62 @@ impl SubscriptionSet {
     }
 }
 
+impl Filter {
+    /// `matches(attributes=value)` of a filter that reads one named attribute, when `value` is a
+    /// `dict` of plain names and values: the attribute looked up and matched without gathering
+    /// the call's arguments (the same message, so the same answer, as `MessageArgs` gives).
+    /// `Ok(None)` for anything else, which the caller reads the general way. Shared by the
+    /// `#[pymethods]` entry and the direct one (`fast`).
+    #[inline]
+    fn matches_one_looked_up(
+        &self,
+        py: Python<'_>,
+        attributes: &Bound<'_, PyAny>,
+        mode: ReadMode,
+    ) -> PyResult<Option<bool>> {
+        let filter = &self.inner;
+        let Some([name]) = self.names.get(py, || filter.attribute_names()) else {
+            return Ok(None);
+        };
+        convert::with_one_looked_up(attributes, name.bind(py), |attributes| {
+            filter.matches_in(
+                &Input::Parts(Parts::<_, convert::HeaderList> {
+                    attributes: Some(attributes),
+                    ..Parts::default()
+                }),
+                mode,
+            )
+        })?
+        .map(|verdict| verdict.map_err(failure))
+        .transpose()
+    }
+
+    /// `matches` of any message: its parts gathered and read (`MessageArgs`), then matched (with
+    /// the GIL released for long text).
+    fn matches_read(
+        &self,
+        py: Python<'_>,
+        message: Option<&Bound<'_, PyAny>>,
+        attributes: Option<&Bound<'_, PyAny>>,
+        headers: Option<&Bound<'_, PyAny>>,
+        body: Option<&Bound<'_, PyAny>>,
+        mode: ReadMode,
+    ) -> PyResult<bool> {
+        let filter = &self.inner;
+        let names = self.names.get(py, || filter.attribute_names());
+        let args = MessageArgs::new(message, attributes, headers, body, names)?;
+        let release = args.text_len()? >= RELEASE_GIL_BYTES;
+        let verdict = args.with_input(|input| {
+            if release {
+                py.detach(|| filter.matches_in(input, mode))
+            } else {
+                filter.matches_in(input, mode)
+            }
+        })?;
+        verdict.map_err(failure)
+    }
+}
+
 /// The `MessageError` of `strict=True`: one detail per group that could not judge the message.
 fn unjudged_error(py: Python<'_>, groups: &[Unjudged]) -> PyErr {
     match to_exception(py, &Unjudged::strict_failure(groups)) {
@@ -720,6 +754,7 @@ fn filtervm_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(read_events, m)?)?;
     m.add_class::<Filter>()?;
+    fast::install(&m.py().get_type::<Filter>())?;
     m.add_class::<SubscriptionSet>()?;
     m.add("DIALECTS", engine::dialects())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -24,16 +24,40 @@ pub fn is_plain(dict: &Bound<'_, PyDict>) -> bool {
     walk(dict, "").is_some()
 }
 
-/// [`is_plain`], and the value of the entry named `name` (`Some(None)`: no entry has that name;
-/// `""` is looked for as any other name), found during the same walk: a name is compared with
-/// each entry's ASCII name by its length first, and the dict holds each name once.
-pub fn find<'py>(dict: &Bound<'py, PyDict>, name: &str) -> Option<Option<Bound<'py, PyAny>>> {
-    walk(dict, name).map(|found| {
-        // SAFETY: a value of the dict, borrowed from it during a walk that ran no Python code
-        // (so the dict and its values did not change): a new reference is taken to it before
-        // anything else runs.
-        (!found.is_null()).then(|| unsafe { Bound::from_borrowed_ptr(dict.py(), found) })
-    })
+/// The value of the entry a [`find`] looks for.
+pub enum Found<'a, 'py> {
+    /// No entry has that name.
+    Missing,
+    /// An ASCII `str`: its text, read where it lies.
+    Ascii(&'a str),
+    /// Any other plain value (`int`, `float`, `bytes`).
+    Other(Bound<'py, PyAny>),
+}
+
+/// [`is_plain`], and the value of the entry named `name` (`""` is looked for as any other name),
+/// found during the same walk: a name is compared with each entry's ASCII name by its length
+/// first, and the dict holds each name once.
+pub fn find<'a, 'py>(dict: &'a Bound<'py, PyDict>, name: &str) -> Option<Found<'a, 'py>> {
+    let found = walk(dict, name)?;
+    if found.is_null() {
+        return Some(Found::Missing);
+    }
+    // SAFETY: a value of the dict, borrowed from it during a walk that ran no Python code (so the
+    // dict and its values did not change). An ASCII `str`'s text is its `GET_LENGTH` bytes at
+    // `PyUnicode_1BYTE_DATA`, which never change (a `str` is immutable) and live as long as the
+    // dict holds the value: the borrow of `dict` bounds the text's lifetime, and nothing can
+    // change the dict while it is borrowed without Python code running, which needs the GIL this
+    // thread holds. Any other value gets a new reference before anything else runs.
+    unsafe {
+        if ffi::PyUnicode_CheckExact(found) != 0 {
+            // Plain: the walk checked that it is ASCII.
+            let len = usize::try_from(ffi::PyUnicode_GET_LENGTH(found)).ok()?;
+            let bytes =
+                std::slice::from_raw_parts(ffi::PyUnicode_1BYTE_DATA(found).cast_const(), len);
+            return Some(Found::Ascii(std::str::from_utf8_unchecked(bytes)));
+        }
+        Some(Found::Other(Bound::from_borrowed_ptr(dict.py(), found)))
+    }
 }
 
 /// The walk of [`is_plain`] and [`find`]: `None` when an entry is not plain, else the value
