@@ -566,11 +566,175 @@ fn looked_up<'py>(
     }))
 }
 
+/// What is done with the attributes [`with_looked_up`] finds: a function of any borrowed
+/// attribute set (one type for a single name, another for several).
+pub trait OnAttributes {
+    /// What the function gives.
+    type Output;
+    /// Runs on the attributes found.
+    fn call<A: Attributes + Sync + ?Sized>(self, attributes: &A) -> Self::Output;
+}
+
+/// Runs `f` on the attributes `value` holds for `names` (the names the filters read, at most
+/// [`plain::MAX_NAMES`]), when `value` is a `dict` whose every name and value
+/// [`plain::is_plain`] accepts: the same attributes [`looked_up`] makes for these names, with
+/// each name and ASCII value read where it lies (nothing is copied or converted). `None` (and
+/// `f` not run) for any other `value` or more names: read it as [`MessageArgs::new`] does.
+#[inline]
+pub fn with_looked_up<F: OnAttributes>(
+    value: &Bound<'_, PyAny>,
+    names: &[Py<PyString>],
+    f: F,
+) -> PyResult<Option<F::Output>> {
+    if let [name] = names {
+        return with_one_looked_up(value, name.bind(value.py()), |attributes| {
+            f.call(attributes)
+        });
+    }
+    let Ok(dict) = value.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    with_several_looked_up(dict, names, f)
+}
+
+/// [`with_looked_up`] of one name, `f` a closure (a filter that reads one attribute: the
+/// call a broker makes most).
+#[inline]
+pub fn with_one_looked_up<R>(
+    value: &Bound<'_, PyAny>,
+    name: &Bound<'_, PyString>,
+    f: impl FnOnce(&OneAttribute<'_>) -> R,
+) -> PyResult<Option<R>> {
+    let Ok(dict) = value.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    let Some(text) = name_text(name) else {
+        return Ok(None);
+    };
+    // The old shape of this function, kept as it was: its code is what the goal of the
+    // bindings (BENCHMARKS.md, "Python and C bindings") was measured on.
+    let value = match plain::find(dict, text) {
+        None => return Ok(None),
+        Some(plain::Found::Missing) => return Ok(Some(f(&OneAttribute(None)))),
+        Some(plain::Found::Ascii(ascii)) => (AttributeType::String, OneValue::Ascii(ascii)),
+        Some(plain::Found::Other(found)) => match attribute_value(name, found)? {
+            Ok((data_type, value)) => (data_type, OneValue::Read(value)),
+            // Not for a plain value; read the attributes whole.
+            Err(_) => return Ok(None),
+        },
+    };
+    Ok(Some(f(&OneAttribute(Some((text, value.0, value.1))))))
+}
+
+/// [`with_looked_up`] of any number of names but one.
+fn with_several_looked_up<F: OnAttributes>(
+    dict: &Bound<'_, PyDict>,
+    names: &[Py<PyString>],
+    f: F,
+) -> PyResult<Option<F::Output>> {
+    if names.len() > plain::MAX_NAMES {
+        return Ok(None);
+    }
+    let py = dict.py();
+    let mut texts = [""; plain::MAX_NAMES];
+    for (text, name) in texts.iter_mut().zip(names) {
+        let Some(read) = name_text(name.bind(py)) else {
+            return Ok(None);
+        };
+        *text = read;
+    }
+    let texts = texts.get(..names.len()).unwrap_or_default();
+    let Some(finds) = plain::find_several(dict, texts) else {
+        return Ok(None);
+    };
+    let mut looked_up = LookedUp {
+        found: Default::default(),
+        len: 0,
+    };
+    for (i, (text, name)) in texts.iter().zip(names).enumerate() {
+        let (data_type, value) = match read_found(name.bind(py), finds.get(i))? {
+            Found::Missing => continue,
+            Found::Value(data_type, value) => (data_type, value),
+            Found::NotPlain => return Ok(None),
+        };
+        if let Some(slot) = looked_up.found.get_mut(looked_up.len) {
+            *slot = Some((*text, data_type, value));
+            looked_up.len += 1;
+        }
+    }
+    Ok(Some(f.call(&looked_up)))
+}
+
+/// The text of an attribute name (`None`: a `str` that is not UTF-8, never a plain name).
+#[inline]
+fn name_text<'a>(name: &'a Bound<'_, PyString>) -> Option<&'a str> {
+    plain::ascii(name).map_or_else(|| name.to_str().ok(), Some)
+}
+
+/// A value a walk found, read.
+enum Found<'a> {
+    /// No attribute has the name.
+    Missing,
+    /// Its type and text.
+    Value(AttributeType, OneValue<'a>),
+    /// A value [`attribute_value`] does not read without an error: the attributes are read
+    /// whole.
+    NotPlain,
+}
+
+/// Reads the value `found` of attribute `name`.
+#[inline]
+fn read_found<'a>(name: &Bound<'_, PyString>, found: plain::Found<'a, '_>) -> PyResult<Found<'a>> {
+    Ok(match found {
+        plain::Found::Missing => Found::Missing,
+        plain::Found::Ascii(ascii) => Found::Value(AttributeType::String, OneValue::Ascii(ascii)),
+        plain::Found::Other(found) => match attribute_value(name, found)? {
+            Ok((data_type, value)) => Found::Value(data_type, OneValue::Read(value)),
+            Err(_) => Found::NotPlain,
+        },
+    })
+}
+
 /// The attribute a filter reads when it reads one only, looked up in the caller's `dict` and
-/// read where it lies ([`with_one_looked_up`]).
+/// read where it lies ([`with_looked_up`]).
 pub struct OneAttribute<'a>(Option<(&'a str, AttributeType, OneValue<'a>)>);
 
-/// The value of a [`OneAttribute`].
+impl<'a> Attributes for OneAttribute<'a> {
+    type Name = str;
+    type Value = OneValue<'a>;
+
+    #[inline]
+    fn entries(&self) -> impl Iterator<Item = (&str, AttributeType, &OneValue<'a>)> {
+        self.0
+            .iter()
+            .map(|(name, data_type, value)| (*name, *data_type, value))
+    }
+}
+
+/// The attributes a filter or a set reads when it reads several, looked up by their names in
+/// the caller's `dict` and read where they lie ([`with_looked_up`]): the first `len` entries,
+/// one per name found.
+pub struct LookedUp<'a> {
+    found: [Option<(&'a str, AttributeType, OneValue<'a>)>; plain::MAX_NAMES],
+    len: usize,
+}
+
+impl<'a> Attributes for LookedUp<'a> {
+    type Name = str;
+    type Value = OneValue<'a>;
+
+    #[inline]
+    fn entries(&self) -> impl Iterator<Item = (&str, AttributeType, &OneValue<'a>)> {
+        self.found
+            .get(..self.len)
+            .unwrap_or_default()
+            .iter()
+            .flatten()
+            .map(|(name, data_type, value)| (*name, *data_type, value))
+    }
+}
+
+/// The value of an attribute looked up ([`OneAttribute`], [`LookedUp`]).
 pub enum OneValue<'a> {
     /// An ASCII `str`, read where it lies.
     Ascii(&'a str),
@@ -586,47 +750,6 @@ impl Text for OneValue<'_> {
             OneValue::Read(v) => v.text(),
         }
     }
-}
-
-impl<'a> Attributes for OneAttribute<'a> {
-    type Name = str;
-    type Value = OneValue<'a>;
-
-    #[inline]
-    fn entries(&self) -> impl Iterator<Item = (&str, AttributeType, &OneValue<'a>)> {
-        self.0
-            .iter()
-            .map(|(name, data_type, value)| (*name, *data_type, value))
-    }
-}
-
-/// Runs `f` on the attributes `value` holds for the one name a filter reads, when `value` is a
-/// `dict` whose every name and value [`plain::is_plain`] accepts: the same attributes
-/// [`looked_up`] makes for this name, with the name and an ASCII value read where they lie
-/// (nothing is copied or converted). `None` (and `f` not run) for any other `value`: read it as
-/// [`MessageArgs::new`] does.
-pub fn with_one_looked_up<R>(
-    value: &Bound<'_, PyAny>,
-    name: &Bound<'_, PyString>,
-    f: impl FnOnce(&OneAttribute<'_>) -> R,
-) -> PyResult<Option<R>> {
-    let Ok(dict) = value.cast::<PyDict>() else {
-        return Ok(None);
-    };
-    let Some(text) = plain::ascii(name).map_or_else(|| name.to_str().ok(), Some) else {
-        return Ok(None);
-    };
-    let value = match plain::find(dict, text) {
-        None => return Ok(None),
-        Some(plain::Found::Missing) => return Ok(Some(f(&OneAttribute(None)))),
-        Some(plain::Found::Ascii(ascii)) => (AttributeType::String, OneValue::Ascii(ascii)),
-        Some(plain::Found::Other(found)) => match attribute_value(name, found)? {
-            Ok((data_type, value)) => (data_type, OneValue::Read(value)),
-            // Not for a plain value; read the attributes whole.
-            Err(_) => return Ok(None),
-        },
-    };
-    Ok(Some(f(&OneAttribute(Some((text, value.0, value.1))))))
 }
 
 /// The names of the attributes the filters of a call read, as Python strings: made once per

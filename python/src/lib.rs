@@ -8,7 +8,7 @@ mod fast;
 mod plain;
 
 use convert::{AttributeNames, MessageArgs, json_text};
-use filtervm_bindings::filtervm::ReadMode;
+use filtervm_bindings::filtervm::{AttributeType, Attributes, ReadMode};
 use filtervm_bindings::{self as engine, Failure, FailureKind, Input, Parts, Unjudged};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -17,9 +17,15 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-/// Messages given as text at least this long are matched by a single filter with the GIL
-/// released (shorter ones cost less than releasing it). Sets always release it.
+/// Messages given as text at least this long are matched with the GIL released (shorter ones
+/// cost less than releasing it).
 const RELEASE_GIL_BYTES: usize = 4096;
+
+/// Sets of at least this many subscriptions match every message with the GIL released: their
+/// matching may take long enough for other threads to run meanwhile. A smaller set matches a
+/// message given as short text or parts in less time than releasing and taking back the GIL
+/// costs (about 600 instructions; BENCHMARKS.md, "Python and C bindings").
+const RELEASE_GIL_SUBSCRIPTIONS: usize = 1024;
 
 static ERROR_DETAIL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static LINT_WARNING: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -401,8 +407,9 @@ impl Filter {
 }
 
 /// Many subscriptions matched together: each an id (any hashable Python object) and a Filter
-/// of any dialect and options. Thread-safe: matching runs with the GIL released, from any
-/// number of threads at once; add and remove wait for the matching calls in progress.
+/// of any dialect and options. Thread-safe: matching runs from any number of threads at once,
+/// with the GIL released for sets of 1,024 subscriptions or more and for messages given as text
+/// of 4 KiB or more; add and remove wait for the matching calls in progress.
 ///
 /// `len(s)`, `id in s`, `iter(s)` (the ids, in the order they were first added) and
 /// `s.get(id)` (its Filter, or None) work as on a dict; a set pickles and copies.
@@ -412,7 +419,7 @@ impl Filter {
 /// >>> s.matching(attributes={"event": "paid"})
 /// [('tenant', 7)]
 #[pyclass(frozen, module = "filtervm")]
-struct SubscriptionSet {
+pub(crate) struct SubscriptionSet {
     set: RwLock<engine::Set>,
     /// Python id → its key in `set` (an int).
     keys: Py<PyDict>,
@@ -523,22 +530,20 @@ impl SubscriptionSet {
         read_mode: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mode = self::read_mode(read_mode)?;
+        if let (None, Some(attributes), None, None, false) =
+            (message, attributes, headers, body, strict)
+            && let Some(matched) = self.matching_looked_up(py, attributes, mode)?
+        {
+            return Ok(matched);
+        }
         // Attributes given as a dict are looked up by the names the set's filters read, made
         // for the set as it is now; a set changed before the match reads them whole instead.
         let (generation, names) = self.attribute_names(py);
         let matched = |names: Option<&[Py<PyString>]>| -> PyResult<Option<_>> {
             let args = MessageArgs::new(message, attributes, headers, body, names)?;
-            args.with_input(|input| {
-                py.detach(|| {
-                    let set = self.set.read().unwrap_or_else(PoisonError::into_inner);
-                    if names.is_some() && set.generation() != generation {
-                        return None;
-                    }
-                    let (mut found, mut unjudged) = (Vec::new(), Vec::new());
-                    set.matching_in(input, mode, &mut found, &mut unjudged);
-                    Some((found, unjudged))
-                })
-            })
+            let release = args.text_len()? >= RELEASE_GIL_BYTES;
+            let generation = names.map(|_| generation);
+            args.with_input(|input| self.match_input(py, input, mode, generation, release))
         };
         let (found, unjudged) = match matched(names.get(py, || None))? {
             Some(matched) => matched,
@@ -547,35 +552,7 @@ impl SubscriptionSet {
         if strict && !unjudged.is_empty() {
             return Err(unjudged_error(py, &unjudged));
         }
-        // A `Matches` is built as `list` builds one (its type adds no `__init__`): no Python
-        // frame per message.
-        let result = MATCHES.import(py, TYPES, "Matches")?.call0()?;
-        let out = result.cast::<PyList>()?;
-        let ids = self.ids.bind(py);
-        for key in found {
-            // An id removed by another thread since the match is left out.
-            if let Some(id) = ids.get_item(key)? {
-                out.append(id)?;
-            }
-        }
-        if !unjudged.is_empty() {
-            let record = UNJUDGED.import(py, TYPES, "Unjudged")?;
-            let groups = unjudged
-                .iter()
-                .map(|g| {
-                    record.call1((
-                        g.dialect,
-                        json_loads(py, &g.options)?,
-                        g.subscriptions,
-                        g.code,
-                        g.pointer.as_str(),
-                        g.message.as_str(),
-                    ))
-                })
-                .collect::<PyResult<Vec<_>>>()?;
-            result.setattr(pyo3::intern!(py, "_unjudged"), PyList::new(py, groups)?)?;
-        }
-        Ok(result)
+        self.matches_of(py, &found, &unjudged)
     }
 
     /// The filter of subscription `id`, or `default` when it is not in the set.
@@ -664,6 +641,132 @@ impl SubscriptionSet {
         (cached.0, Arc::clone(&cached.1))
     }
 
+    /// `matching(attributes=value)` (not strict) of a set whose filters read the values of a
+    /// few named attributes (at most `plain::MAX_NAMES`), when `value` is a `dict` of plain names
+    /// and values: the attributes looked up and matched without gathering the call's arguments
+    /// (the same message, so the same answer, as `MessageArgs` gives). `Ok(None)` for anything
+    /// else, which the caller reads the general way. Shared by the `#[pymethods]` entry and the
+    /// direct one (`fast`).
+    #[inline]
+    pub(crate) fn matching_looked_up<'py>(
+        &self,
+        py: Python<'py>,
+        attributes: &Bound<'py, PyAny>,
+        mode: ReadMode,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let (generation, names) = self.attribute_names(py);
+        let Some(names) = names.get(py, || None) else {
+            return Ok(None);
+        };
+        /// The set's match of the attributes looked up (`match_input`).
+        struct Matched<'a, 'py> {
+            set: &'a SubscriptionSet,
+            py: Python<'py>,
+            mode: ReadMode,
+            generation: u64,
+        }
+        impl convert::OnAttributes for Matched<'_, '_> {
+            type Output = Option<(Vec<u64>, Vec<Unjudged>)>;
+            #[inline]
+            fn call<A: Attributes + Sync + ?Sized>(self, attributes: &A) -> Self::Output {
+                let attributes = OfSet(attributes);
+                let input = Input::Parts(Parts::<_, convert::HeaderList> {
+                    attributes: Some(&attributes),
+                    ..Parts::default()
+                });
+                self.set
+                    .match_input(self.py, &input, self.mode, Some(self.generation), false)
+            }
+        }
+        let matched = convert::with_looked_up(
+            attributes,
+            names,
+            Matched {
+                set: self,
+                py,
+                mode,
+                generation,
+            },
+        )?;
+        match matched {
+            Some(Some((found, unjudged))) => self.matches_of(py, &found, &unjudged).map(Some),
+            // Not a plain dict, or the set changed since the names were made.
+            _ => Ok(None),
+        }
+    }
+
+    /// The keys of the subscriptions that match `input`, and the groups that could not judge
+    /// it; `None` when `generation` is given and the set is no longer that generation (the
+    /// attributes were looked up by the names of an earlier state). The GIL is released while
+    /// the set matches when the work is long enough to pay for releasing it (`release`: long
+    /// text; or a set of at least `RELEASE_GIL_SUBSCRIPTIONS`), and whenever another thread is
+    /// changing the set, so that waiting for it never holds the GIL.
+    fn match_input<A, H>(
+        &self,
+        py: Python<'_>,
+        input: &Input<'_, A, H>,
+        mode: ReadMode,
+        generation: Option<u64>,
+        release: bool,
+    ) -> Option<(Vec<u64>, Vec<Unjudged>)>
+    where
+        A: Attributes + ?Sized + Sync,
+        H: filtervm_bindings::filtervm::Headers + ?Sized + Sync,
+    {
+        let run = |set: &engine::Set| {
+            if generation.is_some_and(|g| g != set.generation()) {
+                return None;
+            }
+            let (mut found, mut unjudged) = (Vec::new(), Vec::new());
+            set.matching_in(input, mode, &mut found, &mut unjudged);
+            Some((found, unjudged))
+        };
+        if !release
+            && let Ok(set) = self.set.try_read()
+            && set.len() < RELEASE_GIL_SUBSCRIPTIONS
+        {
+            return run(&set);
+        }
+        py.detach(|| run(&self.set.read().unwrap_or_else(PoisonError::into_inner)))
+    }
+
+    /// The result of `matching`: a `Matches` of the ids of `found` (an id removed by another
+    /// thread since the match is left out) with `_unjudged` set when some group could not judge
+    /// the message.
+    fn matches_of<'py>(
+        &self,
+        py: Python<'py>,
+        found: &[u64],
+        unjudged: &[Unjudged],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let result = new_matches(py)?;
+        let out = result.cast::<PyList>()?;
+        let ids = self.ids.bind(py);
+        for &key in found {
+            if let Some(id) = ids.get_item(key)? {
+                out.append(id)?;
+            }
+        }
+        if !unjudged.is_empty() {
+            let record = UNJUDGED.import(py, TYPES, "Unjudged")?;
+            let groups = unjudged
+                .iter()
+                .map(|g| {
+                    record.call1((
+                        g.dialect,
+                        json_loads(py, &g.options)?,
+                        g.subscriptions,
+                        g.code,
+                        g.pointer.as_str(),
+                        g.message.as_str(),
+                    ))
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            result.setattr(pyo3::intern!(py, "_unjudged"), PyList::new(py, groups)?)?;
+        }
+        Ok(result)
+    }
+
     fn forget(&self, py: Python<'_>, id: &Bound<'_, PyAny>, key: u64) -> PyResult<()> {
         let keys = self.keys.bind(py);
         if keys.contains(id)? {
@@ -698,7 +801,7 @@ impl Filter {
         let Some([name]) = self.names.get(py, || filter.attribute_names()) else {
             return Ok(None);
         };
-        convert::with_one_looked_up(attributes, name.bind(py), |attributes| {
+        let verdict = convert::with_one_looked_up(attributes, name.bind(py), |attributes| {
             filter.matches_in(
                 &Input::Parts(Parts::<_, convert::HeaderList> {
                     attributes: Some(attributes),
@@ -706,9 +809,8 @@ impl Filter {
                 }),
                 mode,
             )
-        })?
-        .map(|verdict| verdict.map_err(failure))
-        .transpose()
+        })?;
+        verdict.map(|verdict| verdict.map_err(failure)).transpose()
     }
 
     /// `matches` of any message: its parts gathered and read (`MessageArgs`), then matched (with
@@ -737,6 +839,33 @@ impl Filter {
     }
 }
 
+/// Attributes matched by a set: the same attributes as `A`, of another type, so that the
+/// library's code generic over the attributes is made once for `Filter.matches` and once for
+/// `SubscriptionSet.matching`. Made once for both, the compiler stopped inlining it into
+/// `Filter.matches` (about 85 instructions a call more, measured by callgrind).
+struct OfSet<'a, A: ?Sized>(&'a A);
+
+impl<A: Attributes + ?Sized> Attributes for OfSet<'_, A> {
+    type Name = A::Name;
+    type Value = A::Value;
+    const LOOKUP_NAMES: usize = A::LOOKUP_NAMES;
+
+    #[inline]
+    fn entries(&self) -> impl Iterator<Item = (&A::Name, AttributeType, &A::Value)> {
+        self.0.entries()
+    }
+
+    #[inline]
+    fn named(&self, name: &[u8]) -> Option<(AttributeType, &A::Value)> {
+        self.0.named(name)
+    }
+}
+
+/// A new, empty `Matches` (`fast::new_empty_list`: without a call through its type).
+fn new_matches(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    fast::new_empty_list(MATCHES.import(py, TYPES, "Matches")?)
+}
+
 /// The `MessageError` of `strict=True`: one detail per group that could not judge the message.
 fn unjudged_error(py: Python<'_>, groups: &[Unjudged]) -> PyErr {
     match to_exception(py, &Unjudged::strict_failure(groups)) {
@@ -755,6 +884,7 @@ fn filtervm_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_events, m)?)?;
     m.add_class::<Filter>()?;
     fast::install(&m.py().get_type::<Filter>())?;
+    fast::install_matching(&m.py().get_type::<SubscriptionSet>())?;
     m.add_class::<SubscriptionSet>()?;
     m.add("DIALECTS", engine::dialects())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

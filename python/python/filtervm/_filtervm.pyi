@@ -176,7 +176,8 @@ _Default = TypeVar("_Default")
 class SubscriptionSet:
     """Subscriptions (any hashable ids, filters of any dialects) matched together.
 
-    Thread-safe: matching releases the GIL and runs from several threads at once. len(s),
+    Thread-safe: matching runs from several threads at once, with the GIL released for sets of
+    1,024 subscriptions or more and for messages given as text of 4 KiB or more. len(s),
     id in s, iter(s) (the ids, in the order first added) and s.get(id) work as on a dict; a
     set pickles and copies."""
 
