@@ -283,6 +283,9 @@ struct FilterEntry {
     posting: u32,
     /// The hash of the code (the identity map's key).
     hash: u64,
+    /// The [`Filter::identity`](crate::Filter) of the last compiled filter added with this code
+    /// (0: none, as for a saved set's filter): that filter is found again by it, without its IR.
+    identity: u64,
     subs: Subs,
 }
 
@@ -297,6 +300,7 @@ impl FilterEntry {
             anchor: NO_ANCHOR,
             posting: 0,
             hash: 0,
+            identity: 0,
             subs: Subs::Many(Vec::new()),
         }
     }
@@ -464,6 +468,11 @@ fn filter_hash(filters: &[FilterEntry], f: u32) -> u64 {
 }
 
 /// The interning text of test `t` (what [`PolicySet::test_ids`] holds it under).
+/// The identity of filter `f` (0 for none or a freed entry).
+fn filter_identity(filters: &[FilterEntry], f: u32) -> u64 {
+    filters.get(f as usize).map_or(0, |e| e.identity)
+}
+
 fn test_text(tests: &[TestEntry], t: u32) -> &str {
     tests.get(t as usize).map_or("", |e| &e.text)
 }
@@ -493,6 +502,9 @@ pub(crate) struct PolicySet {
     /// The distinct filters by the hash of their code (held by their entries): no allocation
     /// per filter.
     filter_ids: HashTable<u32>,
+    /// The distinct filters with an identity, by it (held by their entries): a filter added again
+    /// is found without reading its IR.
+    identities: HashTable<u32>,
     free_filters: Vec<u32>,
     /// Filters without an anchor: evaluated for every message.
     always: Vec<u32>,
@@ -528,6 +540,7 @@ impl PolicySet {
             anchor_num: EqIndex::default(),
             filters: Vec::new(),
             filter_ids: HashTable::new(),
+            identities: HashTable::new(),
             free_filters: Vec::new(),
             always: Vec::new(),
             code: Vec::new(),
@@ -587,14 +600,24 @@ impl PolicySet {
         &self.keys
     }
 
-    /// Adds subscription `handle` (new to this set) with the filter whose optimized IR is `ir`,
-    /// and records where it sits in `holders`. On error nothing changed.
+    /// Adds subscription `handle` (new to this set) with the filter whose optimized IR is `ir`
+    /// and whose [`Filter::identity`](crate::Filter) is `identity` (0: none), and records where
+    /// it sits in `holders`. On error nothing changed.
+    ///
+    /// A filter whose identity the set holds is the same compile as the one added under it, so
+    /// it has the same code: it is subscribed to without interning its tests again (a lookup and
+    /// a push).
     pub(crate) fn add(
         &mut self,
         handle: Handle,
         ir: &Node,
+        identity: u64,
         holders: &mut impl Holders,
     ) -> Result<(), InsertError> {
+        if let Some(f) = self.find_identity(identity) {
+            self.subscribe(handle, f, holders);
+            return Ok(());
+        }
         let mut new_tests = Vec::new();
         let term = match self.term(ir, &mut new_tests) {
             Ok(term) => term,
@@ -608,19 +631,25 @@ impl PolicySet {
         };
         let code = filter_code(&term);
         let required = required_tests(&term);
-        self.add_code(handle, &code, required, new_tests, holders, true)
+        self.add_code(handle, &code, required, new_tests, identity, holders, true)
     }
 
     /// [`PolicySet::add`] once the filter's code and required tests are known: shares the
     /// distinct filter with this code, or adds it (`new_tests`: the tests interned for it, freed
     /// if it cannot be added). Without `anchor`, a new filter is put in `always` and its anchor
-    /// is left to [`PolicySet::anchor_loaded`] (a saved set being loaded).
+    /// is left to [`PolicySet::anchor_loaded`] (a saved set being loaded). The distinct filter
+    /// takes `identity` (when not 0) as the one to find it by next.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the two callers differ in every argument; a struct would only rename them"
+    )]
     fn add_code(
         &mut self,
         handle: Handle,
         code: &[u32],
         required: Vec<u32>,
         new_tests: Vec<u32>,
+        identity: u64,
         holders: &mut impl Holders,
         anchor: bool,
     ) -> Result<(), InsertError> {
@@ -628,6 +657,7 @@ impl PolicySet {
         if let Some(f) = self.find_filter(hash, code) {
             // An identical filter is already there: share it. The tests it interned are in use.
             self.subscribe(handle, f, holders);
+            self.set_identity(f, identity);
             return Ok(());
         }
         // A new distinct filter.
@@ -666,12 +696,14 @@ impl PolicySet {
                 anchor: NO_ANCHOR,
                 posting: 0,
                 hash,
+                identity: 0,
                 subs: Subs::One(handle),
             };
         }
         let filters = &self.filters;
         self.filter_ids
             .insert_unique(hash, f, |&g| filter_hash(filters, g));
+        self.set_identity(f, identity);
         if let Some(holder) = holders.holder(handle) {
             *holder = Holder { filter: f, at: 0 };
         }
@@ -766,6 +798,7 @@ impl PolicySet {
             + self.filters.capacity() * size_of::<FilterEntry>()
             + self.tests.capacity() * size_of::<TestEntry>()
             + map_bytes(self.filter_ids.capacity(), size_of::<u32>())
+            + map_bytes(self.identities.capacity(), size_of::<u32>())
             + map_bytes(self.test_ids.capacity(), size_of::<u32>())
             + self.test_text.capacity()
             + (self.always.capacity() + self.free_filters.capacity() + self.free_tests.capacity())
@@ -795,6 +828,48 @@ impl PolicySet {
             };
         }
         n
+    }
+
+    /// The live distinct filter added last under `identity` (never for 0).
+    fn find_identity(&self, identity: u64) -> Option<u32> {
+        if identity == 0 {
+            return None;
+        }
+        let hash = self.hasher.hash_one(identity);
+        self.identities
+            .find(hash, |&f| filter_identity(&self.filters, f) == identity)
+            .copied()
+    }
+
+    /// Makes `identity` (unless 0) the one filter `f` is found by, in place of the one it had.
+    fn set_identity(&mut self, f: u32, identity: u64) {
+        let old = filter_identity(&self.filters, f);
+        if identity == 0 || old == identity {
+            return;
+        }
+        self.forget_identity(f);
+        if let Some(entry) = self.filters.get_mut(f as usize) {
+            entry.identity = identity;
+        }
+        let (filters, hasher) = (&self.filters, &self.hasher);
+        self.identities
+            .insert_unique(hasher.hash_one(identity), f, |&g| {
+                hasher.hash_one(filter_identity(filters, g))
+            });
+    }
+
+    /// Removes filter `f`'s identity (if it has one) from the identity map; the entry keeps it.
+    fn forget_identity(&mut self, f: u32) {
+        let identity = filter_identity(&self.filters, f);
+        if identity == 0 {
+            return;
+        }
+        if let Ok(found) = self
+            .identities
+            .find_entry(self.hasher.hash_one(identity), |&x| x == f)
+        {
+            found.remove();
+        }
     }
 
     /// The distinct filter with this code, if there is one.
@@ -1158,6 +1233,7 @@ impl PolicySet {
     /// index entries and keys), and compacts the set when the dead outweigh the live.
     fn free_filter(&mut self, f: u32, holders: &mut impl Holders) {
         self.detach(f);
+        self.forget_identity(f);
         let Some(entry) = self.filters.get_mut(f as usize) else {
             return;
         };
@@ -1420,6 +1496,16 @@ impl PolicySet {
             self.filter_ids
                 .insert_unique(e.hash, idx(f), |&g| filter_hash(&filters, g));
         }
+        self.identities = HashTable::new();
+        for (f, e) in filters.iter().enumerate() {
+            if e.identity != 0 {
+                let hasher = &self.hasher;
+                self.identities
+                    .insert_unique(hasher.hash_one(e.identity), idx(f), |&g| {
+                        hasher.hash_one(filter_identity(&filters, g))
+                    });
+            }
+        }
         for (f, e) in filters.iter_mut().enumerate() {
             if let Subs::Many(ids) = &mut e.subs {
                 ids.shrink_to_fit();
@@ -1527,8 +1613,16 @@ impl PolicySet {
         holders: &mut impl Holders,
     ) -> Result<(), String> {
         self.check_code(code, required)?;
-        self.add_code(handle, code, required.to_vec(), Vec::new(), holders, false)
-            .map_err(|e| e.to_string())
+        self.add_code(
+            handle,
+            code,
+            required.to_vec(),
+            Vec::new(),
+            0,
+            holders,
+            false,
+        )
+        .map_err(|e| e.to_string())
     }
 
     /// Once a saved set's filters are all loaded ([`PolicySet::load_filter`] leaves them in
@@ -2347,6 +2441,60 @@ fn fit(buffer: &mut Vec<u32>, n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Holders for a bare engine: one per handle.
+    struct Held(Vec<Holder>);
+
+    impl Holders for Held {
+        fn holder(&mut self, handle: Handle) -> Option<&mut Holder> {
+            self.0.get_mut(handle as usize)
+        }
+    }
+
+    /// `key == value`, as a header test.
+    fn equals(key: &str, value: &str) -> Node {
+        Node::test(
+            filtervm_vm::key::Key::Header(key.into()),
+            Pred::Str {
+                op: StrOp::Eq,
+                case: Case::Sensitive,
+                values: vec![value.into()],
+            },
+            "",
+        )
+    }
+
+    #[test]
+    fn a_filter_added_again_under_its_identity_is_found_without_its_ir() {
+        let (a, b) = (equals("a", "x"), equals("b", "y"));
+        let mut set = PolicySet::new();
+        let mut held = Held(vec![Holder::default(); 16]);
+        set.add(0, &a, 7, &mut held).unwrap();
+        // Identity 7 names `a`'s compile: `b`'s IR under it is not read (one identity is one
+        // compile, so a caller never gives another IR under it).
+        set.add(1, &b, 7, &mut held).unwrap();
+        assert_eq!((set.distinct_filters(), set.distinct_tests()), (1, 1));
+        assert_eq!(held.0[1].filter, held.0[0].filter);
+        // With its last subscriber gone, the filter and its identity are forgotten.
+        set.remove(0, &mut held);
+        set.remove(1, &mut held);
+        assert_eq!(set.distinct_filters(), 0);
+        set.add(2, &b, 7, &mut held).unwrap();
+        set.add(3, &a, 0, &mut held).unwrap();
+        assert_eq!((set.distinct_filters(), set.distinct_tests()), (2, 2));
+        // A filter found by its code takes the identity it was given.
+        set.add(4, &a, 9, &mut held).unwrap();
+        assert_eq!(held.0[4].filter, held.0[3].filter);
+        set.add(5, &b, 9, &mut held).unwrap();
+        assert_eq!(held.0[5].filter, held.0[3].filter);
+        assert_eq!(set.distinct_filters(), 2);
+        // Compacting keeps the identities (the filters are renumbered).
+        set.remove(2, &mut held);
+        set.compact(&mut held);
+        set.add(6, &equals("c", "z"), 9, &mut held).unwrap();
+        assert_eq!(held.0[6].filter, held.0[3].filter);
+        assert_eq!((set.distinct_filters(), set.len()), (1, 4));
+    }
 
     #[test]
     fn distinct_tests_are_sorted_and_distinct_however_many() {

@@ -485,7 +485,9 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         });
         self.ids.push(None);
         let added = match self.groups.get_mut(g as usize).and_then(Option::as_mut) {
-            Some(group) => group.engine.add(fresh, ir, &mut self.slots),
+            Some(group) => group
+                .engine
+                .add(fresh, ir, filter.identity(), &mut self.slots),
             None => Err(InsertError::Full),
         };
         if let Err(e) = added {
