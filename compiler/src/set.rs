@@ -283,10 +283,21 @@ struct FilterEntry {
     posting: u32,
     /// The hash of the code (the identity map's key).
     hash: u64,
-    /// The [`Filter::identity`](crate::Filter) of the last compiled filter added with this code
-    /// (0: none, as for a saved set's filter): that filter is found again by it, without its IR.
-    identity: u64,
+    /// Which use of this entry it is (never 0 for a live one): a [`Known`] identity finds the
+    /// filter only while the entry is in the use it was recorded for.
+    incarnation: u64,
     subs: Subs,
+}
+
+/// A compiled filter's identity ([`Filter::identity`](crate::Filter)) and the distinct filter
+/// it was added as ([`PolicySet::identities`]).
+#[derive(Debug, Clone, Copy)]
+struct Known {
+    identity: u64,
+    filter: u32,
+    /// The filter entry's incarnation when the identity was recorded: once the entry is freed
+    /// (and perhaps reused), the record finds nothing.
+    incarnation: u64,
 }
 
 const NO_ANCHOR: u32 = u32::MAX;
@@ -300,7 +311,7 @@ impl FilterEntry {
             anchor: NO_ANCHOR,
             posting: 0,
             hash: 0,
-            identity: 0,
+            incarnation: 0,
             subs: Subs::Many(Vec::new()),
         }
     }
@@ -468,11 +479,6 @@ fn filter_hash(filters: &[FilterEntry], f: u32) -> u64 {
 }
 
 /// The interning text of test `t` (what [`PolicySet::test_ids`] holds it under).
-/// The identity of filter `f` (0 for none or a freed entry).
-fn filter_identity(filters: &[FilterEntry], f: u32) -> u64 {
-    filters.get(f as usize).map_or(0, |e| e.identity)
-}
-
 fn test_text(tests: &[TestEntry], t: u32) -> &str {
     tests.get(t as usize).map_or("", |e| &e.text)
 }
@@ -502,9 +508,11 @@ pub(crate) struct PolicySet {
     /// The distinct filters by the hash of their code (held by their entries): no allocation
     /// per filter.
     filter_ids: HashTable<u32>,
-    /// The distinct filters with an identity, by it (held by their entries): a filter added again
-    /// is found without reading its IR.
-    identities: HashTable<u32>,
+    /// The compiled filters added, by identity: a filter added again is found without reading
+    /// its IR. Records of freed filters are dropped lazily (they find nothing).
+    identities: HashTable<Known>,
+    /// The incarnation the next new filter entry takes.
+    incarnation: u64,
     free_filters: Vec<u32>,
     /// Filters without an anchor: evaluated for every message.
     always: Vec<u32>,
@@ -541,6 +549,7 @@ impl PolicySet {
             filters: Vec::new(),
             filter_ids: HashTable::new(),
             identities: HashTable::new(),
+            incarnation: 1,
             free_filters: Vec::new(),
             always: Vec::new(),
             code: Vec::new(),
@@ -657,7 +666,7 @@ impl PolicySet {
         if let Some(f) = self.find_filter(hash, code) {
             // An identical filter is already there: share it. The tests it interned are in use.
             self.subscribe(handle, f, holders);
-            self.set_identity(f, identity);
+            self.know(f, identity);
             return Ok(());
         }
         // A new distinct filter.
@@ -696,14 +705,15 @@ impl PolicySet {
                 anchor: NO_ANCHOR,
                 posting: 0,
                 hash,
-                identity: 0,
+                incarnation: self.incarnation,
                 subs: Subs::One(handle),
             };
+            self.incarnation += 1;
         }
         let filters = &self.filters;
         self.filter_ids
             .insert_unique(hash, f, |&g| filter_hash(filters, g));
-        self.set_identity(f, identity);
+        self.know(f, identity);
         if let Some(holder) = holders.holder(handle) {
             *holder = Holder { filter: f, at: 0 };
         }
@@ -798,7 +808,7 @@ impl PolicySet {
             + self.filters.capacity() * size_of::<FilterEntry>()
             + self.tests.capacity() * size_of::<TestEntry>()
             + map_bytes(self.filter_ids.capacity(), size_of::<u32>())
-            + map_bytes(self.identities.capacity(), size_of::<u32>())
+            + map_bytes(self.identities.capacity(), size_of::<Known>())
             + map_bytes(self.test_ids.capacity(), size_of::<u32>())
             + self.test_text.capacity()
             + (self.always.capacity() + self.free_filters.capacity() + self.free_tests.capacity())
@@ -830,45 +840,63 @@ impl PolicySet {
         n
     }
 
-    /// The live distinct filter added last under `identity` (never for 0).
-    fn find_identity(&self, identity: u64) -> Option<u32> {
+    /// The live distinct filter a compiled filter with this `identity` was added as (never for
+    /// 0).
+    pub(crate) fn find_identity(&self, identity: u64) -> Option<u32> {
         if identity == 0 {
             return None;
         }
-        let hash = self.hasher.hash_one(identity);
-        self.identities
-            .find(hash, |&f| filter_identity(&self.filters, f) == identity)
-            .copied()
+        let known = self
+            .identities
+            .find(self.hasher.hash_one(identity), |k| k.identity == identity)?;
+        self.is_known(known).then_some(known.filter)
     }
 
-    /// Makes `identity` (unless 0) the one filter `f` is found by, in place of the one it had.
-    fn set_identity(&mut self, f: u32, identity: u64) {
-        let old = filter_identity(&self.filters, f);
-        if identity == 0 || old == identity {
+    /// Whether `known` still finds its filter (the entry is in the use it was recorded for).
+    fn is_known(&self, known: &Known) -> bool {
+        self.filters
+            .get(known.filter as usize)
+            .is_some_and(|e| e.len != 0 && e.incarnation == known.incarnation)
+    }
+
+    /// Records that the compiled filter with `identity` (unless 0) is filter `f`.
+    fn know(&mut self, f: u32, identity: u64) {
+        let Some(incarnation) = self.filters.get(f as usize).map(|e| e.incarnation) else {
             return;
-        }
-        self.forget_identity(f);
-        if let Some(entry) = self.filters.get_mut(f as usize) {
-            entry.identity = identity;
-        }
-        let (filters, hasher) = (&self.filters, &self.hasher);
-        self.identities
-            .insert_unique(hasher.hash_one(identity), f, |&g| {
-                hasher.hash_one(filter_identity(filters, g))
-            });
-    }
-
-    /// Removes filter `f`'s identity (if it has one) from the identity map; the entry keeps it.
-    fn forget_identity(&mut self, f: u32) {
-        let identity = filter_identity(&self.filters, f);
+        };
         if identity == 0 {
             return;
         }
-        if let Ok(found) = self
-            .identities
-            .find_entry(self.hasher.hash_one(identity), |&x| x == f)
-        {
-            found.remove();
+        // Bounded by twice the live filters: the records of freed filters go first; when that
+        // is not enough (a filter compiled many times, each compile recorded), all go (a filter
+        // added again is then found by its code, and recorded again). Amortized O(1) per record.
+        let limit = 2 * self.distinct_filters() + 16;
+        if self.identities.len() >= limit {
+            let filters = &self.filters;
+            self.identities.retain(|k| {
+                filters
+                    .get(k.filter as usize)
+                    .is_some_and(|e| e.len != 0 && e.incarnation == k.incarnation)
+            });
+            if self.identities.len() > limit / 2 {
+                self.identities.clear();
+            }
+        }
+        let known = Known {
+            identity,
+            filter: f,
+            incarnation,
+        };
+        let hasher = &self.hasher;
+        match self.identities.entry(
+            hasher.hash_one(identity),
+            |k| k.identity == identity,
+            |k| hasher.hash_one(k.identity),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(mut old) => *old.get_mut() = known,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                slot.insert(known);
+            }
         }
     }
 
@@ -1233,7 +1261,6 @@ impl PolicySet {
     /// index entries and keys), and compacts the set when the dead outweigh the live.
     fn free_filter(&mut self, f: u32, holders: &mut impl Holders) {
         self.detach(f);
-        self.forget_identity(f);
         let Some(entry) = self.filters.get_mut(f as usize) else {
             return;
         };
@@ -1414,7 +1441,13 @@ impl PolicySet {
             tests.push(t);
         }
 
-        // Filters and their codes.
+        // Filters and their codes; the identities of freed filters are dropped.
+        let old_filters = &self.filters;
+        self.identities.retain(|k| {
+            old_filters
+                .get(k.filter as usize)
+                .is_some_and(|e| e.len != 0 && e.incarnation == k.incarnation)
+        });
         let mut filter_map = vec![GONE; self.filters.len()];
         let mut filters = Vec::with_capacity(self.distinct_filters());
         let mut code = Vec::with_capacity(self.code.len() - self.garbage);
@@ -1496,16 +1529,12 @@ impl PolicySet {
             self.filter_ids
                 .insert_unique(e.hash, idx(f), |&g| filter_hash(&filters, g));
         }
-        self.identities = HashTable::new();
-        for (f, e) in filters.iter().enumerate() {
-            if e.identity != 0 {
-                let hasher = &self.hasher;
-                self.identities
-                    .insert_unique(hasher.hash_one(e.identity), idx(f), |&g| {
-                        hasher.hash_one(filter_identity(&filters, g))
-                    });
-            }
+        // The identities of live filters, renumbered (the entries keep their incarnations).
+        for k in self.identities.iter_mut() {
+            k.filter = renumber(&filter_map, k.filter);
         }
+        self.identities
+            .shrink_to_fit(|k| self.hasher.hash_one(k.identity));
         for (f, e) in filters.iter_mut().enumerate() {
             if let Subs::Many(ids) = &mut e.subs {
                 ids.shrink_to_fit();
@@ -2482,18 +2511,41 @@ mod tests {
         set.add(2, &b, 7, &mut held).unwrap();
         set.add(3, &a, 0, &mut held).unwrap();
         assert_eq!((set.distinct_filters(), set.distinct_tests()), (2, 2));
-        // A filter found by its code takes the identity it was given.
+        // A filter found by its code is found by each identity it was given.
         set.add(4, &a, 9, &mut held).unwrap();
+        set.add(5, &a, 10, &mut held).unwrap();
         assert_eq!(held.0[4].filter, held.0[3].filter);
-        set.add(5, &b, 9, &mut held).unwrap();
         assert_eq!(held.0[5].filter, held.0[3].filter);
+        for (h, identity) in [(6, 9), (7, 10)] {
+            set.add(h, &b, identity, &mut held).unwrap();
+            assert_eq!(held.0[h as usize].filter, held.0[3].filter);
+        }
         assert_eq!(set.distinct_filters(), 2);
-        // Compacting keeps the identities (the filters are renumbered).
+        // Compacting keeps the identities of live filters (renumbered) and drops the others:
+        // freeing `b`'s filter (identity 7) makes room for a new filter in its entry.
         set.remove(2, &mut held);
         set.compact(&mut held);
-        set.add(6, &equals("c", "z"), 9, &mut held).unwrap();
-        assert_eq!(held.0[6].filter, held.0[3].filter);
-        assert_eq!((set.distinct_filters(), set.len()), (1, 4));
+        set.add(8, &equals("c", "z"), 10, &mut held).unwrap();
+        assert_eq!(held.0[8].filter, held.0[3].filter);
+        assert_eq!((set.distinct_filters(), set.len()), (1, 6));
+        set.add(9, &b, 7, &mut held).unwrap();
+        assert_eq!(set.distinct_filters(), 2);
+        assert_ne!(held.0[9].filter, held.0[3].filter);
+    }
+
+    #[test]
+    fn identity_records_stay_within_twice_the_filters() {
+        let a = equals("a", "x");
+        let mut set = PolicySet::new();
+        let mut held = Held(vec![Holder::default(); 1000]);
+        // One filter compiled 999 times (a cache forgetting its text): each compile is recorded,
+        // at most 2 + 16 at a time, and the latest is always found.
+        for h in 0..1000u32 {
+            set.add(h, &a, u64::from(h) + 1, &mut held).unwrap();
+            assert!(set.identities.len() <= 18, "{}", set.identities.len());
+            assert_eq!(set.find_identity(u64::from(h) + 1), Some(held.0[0].filter));
+        }
+        assert_eq!((set.distinct_filters(), set.len()), (1, 1000));
     }
 
     #[test]
