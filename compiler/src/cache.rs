@@ -152,7 +152,9 @@ impl PolicyCache {
         }
         self.misses += 1;
         let filter = compile_text(dialect, text, options).map_err(CachedInsertError::Compile)?;
-        let inserted = set.insert(id, &filter).map_err(CachedInsertError::Insert)?;
+        let inserted = set
+            .insert_filter(id, &filter, true)
+            .map_err(CachedInsertError::Insert)?;
         // A filter with a kept pattern (eventbridge) is compiled each time: the set keeps its
         // pattern per subscription, from the filter.
         if filter.pattern().is_none() {

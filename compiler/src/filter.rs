@@ -17,9 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// the first wire format, which shipped none.
 ///
 /// A filter is immutable once built. Each compile (and each [`Filter::from_bytes`]) gives it an
-/// identity of its own, which its clones share: a [`SubscriptionSet`](crate::SubscriptionSet)
-/// given a filter it already holds under that identity subscribes to it without reading its IR
-/// again (see [`PolicyCache`](crate::PolicyCache), which hands out one filter per policy text).
+/// identity of its own, which its clones share: a [`PolicyCache`](crate::PolicyCache) remembers
+/// the identity of the filter it compiled for a policy text, and the set that filter was inserted
+/// into finds it again by that identity, without compiling the text or reading the IR again.
 #[derive(Clone)]
 pub struct Filter {
     /// This filter's identity (see [`Filter::identity`]).

@@ -466,12 +466,26 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
     /// Costs about what compiling the filter's tests into the group costs, O(size of the
     /// filter); a filter identical to one already held costs a lookup.
     pub fn insert(&mut self, id: Id, filter: &Filter) -> Result<Insertion, InsertError> {
+        self.insert_filter(id, filter, false)
+    }
+
+    /// [`SubscriptionSet::insert`]; with `record`, the set also records the filter's identity
+    /// ([`Filter::identity`]), so that [`SubscriptionSet::insert_held`] finds it
+    /// ([`PolicyCache`](crate::PolicyCache) records; a plain insert does not, as the filter is
+    /// usually dropped right after).
+    pub(crate) fn insert_filter(
+        &mut self,
+        id: Id,
+        filter: &Filter,
+        record: bool,
+    ) -> Result<Insertion, InsertError> {
         let ir = filter.ir().ok_or(InsertError::NoIr)?;
+        let identity = if record { filter.identity() } else { 0 };
         let pattern = (filter.dialect() == Dialect::EventBridge
             && crate::dialect::eventbridge::judges_positions(filter.program()))
         .then(|| filter.pattern().cloned());
         self.insert_with(id, filter.options(), pattern, |engine, fresh, slots| {
-            engine.add(fresh, ir, filter.identity(), slots)
+            engine.add(fresh, ir, identity, slots)
         })
     }
 
