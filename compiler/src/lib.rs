@@ -90,7 +90,7 @@ pub mod shape;
 pub mod subscriptions;
 pub mod wire;
 
-pub use cache::PolicyCache;
+pub use cache::{CachedInsertError, PolicyCache};
 pub use dialect::{Dialect, MAX_POLICY_BYTES, MAX_POLICY_DEPTH};
 pub use error::{CompileError, ErrorCategory, ErrorCode, MessageError, PolicyError};
 pub use evaluator::Evaluator;

@@ -647,7 +647,7 @@ impl PolicySet {
     /// distinct filter with this code, or adds it (`new_tests`: the tests interned for it, freed
     /// if it cannot be added). Without `anchor`, a new filter is put in `always` and its anchor
     /// is left to [`PolicySet::anchor_loaded`] (a saved set being loaded). The distinct filter
-    /// takes `identity` (when not 0) as the one to find it by next.
+    /// (found or added) is then also found by `identity`, when not 0 ([`PolicySet::know`]).
     #[expect(
         clippy::too_many_arguments,
         reason = "the two callers differ in every argument; a struct would only rename them"
