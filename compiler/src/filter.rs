@@ -8,13 +8,22 @@ use crate::options::{JsonBody, Options, json_body};
 use crate::{codegen, ir, opt};
 use filtervm_vm::json;
 use filtervm_vm::program::Program;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A compiled filter: its IR (before and after optimization) and its program.
 ///
 /// A filter loaded from bytes ([`Filter::from_bytes`]) has its IR too, unless it was written in
 /// the first wire format, which shipped none.
-#[derive(Debug, Clone)]
+///
+/// A filter is immutable once built. Each compile (and each [`Filter::from_bytes`]) gives it an
+/// identity of its own, which its clones share: a [`PolicyCache`](crate::PolicyCache) remembers
+/// the identity of the filter it compiled for a policy text, and the set that filter was inserted
+/// into finds it again by that identity, without compiling the text or reading the IR again.
+#[derive(Clone)]
 pub struct Filter {
+    /// This filter's identity (see [`Filter::identity`]).
+    identity: u64,
     options: Options,
     /// `None` for a filter loaded from the first wire format (which shipped no IR).
     lowered: Option<ir::Node>,
@@ -29,7 +38,34 @@ pub struct Filter {
     pattern: Option<dialect::eventbridge::exact::Pattern>,
 }
 
+impl fmt::Debug for Filter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The identity is left out: two compiles of one policy print the same.
+        f.debug_struct("Filter")
+            .field("options", &self.options)
+            .field("lowered", &self.lowered)
+            .field("optimized", &self.optimized)
+            .field("program", &self.program)
+            .field("json_body", &self.json_body)
+            .field("pattern", &self.pattern)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The next filter identity: never 0 (a set's "no identity") and never repeated in a process.
+fn next_identity() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 impl Filter {
+    /// The identity this filter shares with its clones and with no other filter built in this
+    /// process (never 0). Two filters with one identity are the same compile, so the same
+    /// program, IR and options.
+    pub(crate) fn identity(&self) -> u64 {
+        self.identity
+    }
+
     /// The dialect the filter was written in.
     pub fn dialect(&self) -> Dialect {
         self.options.dialect()
@@ -48,6 +84,7 @@ impl Filter {
         program: Program,
     ) -> Filter {
         Filter {
+            identity: next_identity(),
             json_body: json_body(&options),
             options,
             lowered: Some(lowered),
@@ -61,6 +98,7 @@ impl Filter {
     /// no IR.
     pub(crate) fn loaded(options: Options, program: Program) -> Filter {
         Filter {
+            identity: next_identity(),
             json_body: json_body(&options),
             options,
             lowered: None,
@@ -162,6 +200,7 @@ pub fn compile_value(
         && dialect::eventbridge::judges_positions(&program))
     .then(|| dialect::eventbridge::exact::Pattern::of(policy));
     Ok(Filter {
+        identity: next_identity(),
         json_body: json_body(options),
         options: options.clone(),
         lowered: Some(lowered),

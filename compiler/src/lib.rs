@@ -14,7 +14,7 @@
 //! 5. message reading ([`parts`], [`shape`], [`message`]), above the dialects;
 //! 6. the evaluator ([`evaluator`]);
 //! 7. the per-group engine (`set`) below the multi-group set ([`subscriptions`]); explain, lint,
-//!    the wire format and policy analysis on top.
+//!    the wire format, policy analysis and the compile cache ([`cache`]) on top.
 //!
 //! Unit tests that exercise the whole crate sit in their own child file (`parts/tests.rs`), so
 //! that they look down at everything and nothing looks at them. `python3 scripts/check_layers.py
@@ -70,6 +70,7 @@
 //! ```
 
 pub mod analysis;
+pub mod cache;
 pub mod codegen;
 pub mod dialect;
 pub mod error;
@@ -89,6 +90,7 @@ pub mod shape;
 pub mod subscriptions;
 pub mod wire;
 
+pub use cache::{CachedInsertError, PolicyCache};
 pub use dialect::{Dialect, MAX_POLICY_BYTES, MAX_POLICY_DEPTH};
 pub use error::{CompileError, ErrorCategory, ErrorCode, MessageError, PolicyError};
 pub use evaluator::Evaluator;

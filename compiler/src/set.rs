@@ -283,7 +283,21 @@ struct FilterEntry {
     posting: u32,
     /// The hash of the code (the identity map's key).
     hash: u64,
+    /// Which use of this entry it is (never 0 for a live one): a [`Known`] identity finds the
+    /// filter only while the entry is in the use it was recorded for.
+    incarnation: u64,
     subs: Subs,
+}
+
+/// A compiled filter's identity ([`Filter::identity`](crate::Filter)) and the distinct filter
+/// it was added as ([`PolicySet::identities`]).
+#[derive(Debug, Clone, Copy)]
+struct Known {
+    identity: u64,
+    filter: u32,
+    /// The filter entry's incarnation when the identity was recorded: once the entry is freed
+    /// (and perhaps reused), the record finds nothing.
+    incarnation: u64,
 }
 
 const NO_ANCHOR: u32 = u32::MAX;
@@ -297,6 +311,7 @@ impl FilterEntry {
             anchor: NO_ANCHOR,
             posting: 0,
             hash: 0,
+            incarnation: 0,
             subs: Subs::Many(Vec::new()),
         }
     }
@@ -493,6 +508,11 @@ pub(crate) struct PolicySet {
     /// The distinct filters by the hash of their code (held by their entries): no allocation
     /// per filter.
     filter_ids: HashTable<u32>,
+    /// The compiled filters added, by identity: a filter added again is found without reading
+    /// its IR. Records of freed filters are dropped lazily (they find nothing).
+    identities: HashTable<Known>,
+    /// The incarnation the next new filter entry takes.
+    incarnation: u64,
     free_filters: Vec<u32>,
     /// Filters without an anchor: evaluated for every message.
     always: Vec<u32>,
@@ -528,6 +548,8 @@ impl PolicySet {
             anchor_num: EqIndex::default(),
             filters: Vec::new(),
             filter_ids: HashTable::new(),
+            identities: HashTable::new(),
+            incarnation: 1,
             free_filters: Vec::new(),
             always: Vec::new(),
             code: Vec::new(),
@@ -587,14 +609,24 @@ impl PolicySet {
         &self.keys
     }
 
-    /// Adds subscription `handle` (new to this set) with the filter whose optimized IR is `ir`,
-    /// and records where it sits in `holders`. On error nothing changed.
+    /// Adds subscription `handle` (new to this set) with the filter whose optimized IR is `ir`
+    /// and whose [`Filter::identity`](crate::Filter) is `identity` (0: none), and records where
+    /// it sits in `holders`. On error nothing changed.
+    ///
+    /// A filter whose identity the set holds is the same compile as the one added under it, so
+    /// it has the same code: it is subscribed to without interning its tests again (a lookup and
+    /// a push).
     pub(crate) fn add(
         &mut self,
         handle: Handle,
         ir: &Node,
+        identity: u64,
         holders: &mut impl Holders,
     ) -> Result<(), InsertError> {
+        if let Some(f) = self.find_identity(identity) {
+            self.subscribe(handle, f, holders);
+            return Ok(());
+        }
         let mut new_tests = Vec::new();
         let term = match self.term(ir, &mut new_tests) {
             Ok(term) => term,
@@ -608,19 +640,25 @@ impl PolicySet {
         };
         let code = filter_code(&term);
         let required = required_tests(&term);
-        self.add_code(handle, &code, required, new_tests, holders, true)
+        self.add_code(handle, &code, required, new_tests, identity, holders, true)
     }
 
     /// [`PolicySet::add`] once the filter's code and required tests are known: shares the
     /// distinct filter with this code, or adds it (`new_tests`: the tests interned for it, freed
     /// if it cannot be added). Without `anchor`, a new filter is put in `always` and its anchor
-    /// is left to [`PolicySet::anchor_loaded`] (a saved set being loaded).
+    /// is left to [`PolicySet::anchor_loaded`] (a saved set being loaded). The distinct filter
+    /// (found or added) is then also found by `identity`, when not 0 ([`PolicySet::know`]).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the two callers differ in every argument; a struct would only rename them"
+    )]
     fn add_code(
         &mut self,
         handle: Handle,
         code: &[u32],
         required: Vec<u32>,
         new_tests: Vec<u32>,
+        identity: u64,
         holders: &mut impl Holders,
         anchor: bool,
     ) -> Result<(), InsertError> {
@@ -628,6 +666,7 @@ impl PolicySet {
         if let Some(f) = self.find_filter(hash, code) {
             // An identical filter is already there: share it. The tests it interned are in use.
             self.subscribe(handle, f, holders);
+            self.know(f, identity);
             return Ok(());
         }
         // A new distinct filter.
@@ -666,12 +705,15 @@ impl PolicySet {
                 anchor: NO_ANCHOR,
                 posting: 0,
                 hash,
+                incarnation: self.incarnation,
                 subs: Subs::One(handle),
             };
+            self.incarnation += 1;
         }
         let filters = &self.filters;
         self.filter_ids
             .insert_unique(hash, f, |&g| filter_hash(filters, g));
+        self.know(f, identity);
         if let Some(holder) = holders.holder(handle) {
             *holder = Holder { filter: f, at: 0 };
         }
@@ -766,6 +808,7 @@ impl PolicySet {
             + self.filters.capacity() * size_of::<FilterEntry>()
             + self.tests.capacity() * size_of::<TestEntry>()
             + map_bytes(self.filter_ids.capacity(), size_of::<u32>())
+            + map_bytes(self.identities.capacity(), size_of::<Known>())
             + map_bytes(self.test_ids.capacity(), size_of::<u32>())
             + self.test_text.capacity()
             + (self.always.capacity() + self.free_filters.capacity() + self.free_tests.capacity())
@@ -795,6 +838,66 @@ impl PolicySet {
             };
         }
         n
+    }
+
+    /// The live distinct filter a compiled filter with this `identity` was added as (never for
+    /// 0).
+    pub(crate) fn find_identity(&self, identity: u64) -> Option<u32> {
+        if identity == 0 {
+            return None;
+        }
+        let known = self
+            .identities
+            .find(self.hasher.hash_one(identity), |k| k.identity == identity)?;
+        self.is_known(known).then_some(known.filter)
+    }
+
+    /// Whether `known` still finds its filter (the entry is in the use it was recorded for).
+    fn is_known(&self, known: &Known) -> bool {
+        self.filters
+            .get(known.filter as usize)
+            .is_some_and(|e| e.len != 0 && e.incarnation == known.incarnation)
+    }
+
+    /// Records that the compiled filter with `identity` (unless 0) is filter `f`.
+    fn know(&mut self, f: u32, identity: u64) {
+        let Some(incarnation) = self.filters.get(f as usize).map(|e| e.incarnation) else {
+            return;
+        };
+        if identity == 0 {
+            return;
+        }
+        // Bounded by twice the live filters: the records of freed filters go first; when that
+        // is not enough (a filter compiled many times, each compile recorded), all go (a filter
+        // added again is then found by its code, and recorded again). Amortized O(1) per record.
+        let limit = 2 * self.distinct_filters() + 16;
+        if self.identities.len() >= limit {
+            let filters = &self.filters;
+            self.identities.retain(|k| {
+                filters
+                    .get(k.filter as usize)
+                    .is_some_and(|e| e.len != 0 && e.incarnation == k.incarnation)
+            });
+            if self.identities.len() > limit / 2 {
+                self.identities.clear();
+            }
+        }
+        let known = Known {
+            identity,
+            filter: f,
+            incarnation,
+        };
+        let hasher = &self.hasher;
+        match self.identities.entry(
+            hasher.hash_one(identity),
+            |k| k.identity == identity,
+            |k| hasher.hash_one(k.identity),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(mut old) => *old.get_mut() = known,
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                slot.insert(known);
+            }
+        }
     }
 
     /// The distinct filter with this code, if there is one.
@@ -1338,7 +1441,13 @@ impl PolicySet {
             tests.push(t);
         }
 
-        // Filters and their codes.
+        // Filters and their codes; the identities of freed filters are dropped.
+        let old_filters = &self.filters;
+        self.identities.retain(|k| {
+            old_filters
+                .get(k.filter as usize)
+                .is_some_and(|e| e.len != 0 && e.incarnation == k.incarnation)
+        });
         let mut filter_map = vec![GONE; self.filters.len()];
         let mut filters = Vec::with_capacity(self.distinct_filters());
         let mut code = Vec::with_capacity(self.code.len() - self.garbage);
@@ -1420,6 +1529,12 @@ impl PolicySet {
             self.filter_ids
                 .insert_unique(e.hash, idx(f), |&g| filter_hash(&filters, g));
         }
+        // The identities of live filters, renumbered (the entries keep their incarnations).
+        for k in self.identities.iter_mut() {
+            k.filter = renumber(&filter_map, k.filter);
+        }
+        self.identities
+            .shrink_to_fit(|k| self.hasher.hash_one(k.identity));
         for (f, e) in filters.iter_mut().enumerate() {
             if let Subs::Many(ids) = &mut e.subs {
                 ids.shrink_to_fit();
@@ -1527,8 +1642,16 @@ impl PolicySet {
         holders: &mut impl Holders,
     ) -> Result<(), String> {
         self.check_code(code, required)?;
-        self.add_code(handle, code, required.to_vec(), Vec::new(), holders, false)
-            .map_err(|e| e.to_string())
+        self.add_code(
+            handle,
+            code,
+            required.to_vec(),
+            Vec::new(),
+            0,
+            holders,
+            false,
+        )
+        .map_err(|e| e.to_string())
     }
 
     /// Once a saved set's filters are all loaded ([`PolicySet::load_filter`] leaves them in
@@ -2347,6 +2470,83 @@ fn fit(buffer: &mut Vec<u32>, n: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Holders for a bare engine: one per handle.
+    struct Held(Vec<Holder>);
+
+    impl Holders for Held {
+        fn holder(&mut self, handle: Handle) -> Option<&mut Holder> {
+            self.0.get_mut(handle as usize)
+        }
+    }
+
+    /// `key == value`, as a header test.
+    fn equals(key: &str, value: &str) -> Node {
+        Node::test(
+            filtervm_vm::key::Key::Header(key.into()),
+            Pred::Str {
+                op: StrOp::Eq,
+                case: Case::Sensitive,
+                values: vec![value.into()],
+            },
+            "",
+        )
+    }
+
+    #[test]
+    fn a_filter_added_again_under_its_identity_is_found_without_its_ir() {
+        let (a, b) = (equals("a", "x"), equals("b", "y"));
+        let mut set = PolicySet::new();
+        let mut held = Held(vec![Holder::default(); 16]);
+        set.add(0, &a, 7, &mut held).unwrap();
+        // Identity 7 names `a`'s compile: `b`'s IR under it is not read (one identity is one
+        // compile, so a caller never gives another IR under it).
+        set.add(1, &b, 7, &mut held).unwrap();
+        assert_eq!((set.distinct_filters(), set.distinct_tests()), (1, 1));
+        assert_eq!(held.0[1].filter, held.0[0].filter);
+        // With its last subscriber gone, the filter and its identity are forgotten.
+        set.remove(0, &mut held);
+        set.remove(1, &mut held);
+        assert_eq!(set.distinct_filters(), 0);
+        set.add(2, &b, 7, &mut held).unwrap();
+        set.add(3, &a, 0, &mut held).unwrap();
+        assert_eq!((set.distinct_filters(), set.distinct_tests()), (2, 2));
+        // A filter found by its code is found by each identity it was given.
+        set.add(4, &a, 9, &mut held).unwrap();
+        set.add(5, &a, 10, &mut held).unwrap();
+        assert_eq!(held.0[4].filter, held.0[3].filter);
+        assert_eq!(held.0[5].filter, held.0[3].filter);
+        for (h, identity) in [(6, 9), (7, 10)] {
+            set.add(h, &b, identity, &mut held).unwrap();
+            assert_eq!(held.0[h as usize].filter, held.0[3].filter);
+        }
+        assert_eq!(set.distinct_filters(), 2);
+        // Compacting keeps the identities of live filters (renumbered) and drops the others:
+        // freeing `b`'s filter (identity 7) makes room for a new filter in its entry.
+        set.remove(2, &mut held);
+        set.compact(&mut held);
+        set.add(8, &equals("c", "z"), 10, &mut held).unwrap();
+        assert_eq!(held.0[8].filter, held.0[3].filter);
+        assert_eq!((set.distinct_filters(), set.len()), (1, 6));
+        set.add(9, &b, 7, &mut held).unwrap();
+        assert_eq!(set.distinct_filters(), 2);
+        assert_ne!(held.0[9].filter, held.0[3].filter);
+    }
+
+    #[test]
+    fn identity_records_stay_within_twice_the_filters() {
+        let a = equals("a", "x");
+        let mut set = PolicySet::new();
+        let mut held = Held(vec![Holder::default(); 1000]);
+        // One filter compiled 999 times (a cache forgetting its text): each compile is recorded,
+        // at most 2 + 16 at a time, and the latest is always found.
+        for h in 0..1000u32 {
+            set.add(h, &a, u64::from(h) + 1, &mut held).unwrap();
+            assert!(set.identities.len() <= 18, "{}", set.identities.len());
+            assert_eq!(set.find_identity(u64::from(h) + 1), Some(held.0[0].filter));
+        }
+        assert_eq!((set.distinct_filters(), set.len()), (1, 1000));
+    }
 
     #[test]
     fn distinct_tests_are_sorted_and_distinct_however_many() {

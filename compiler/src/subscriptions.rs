@@ -466,7 +466,65 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
     /// Costs about what compiling the filter's tests into the group costs, O(size of the
     /// filter); a filter identical to one already held costs a lookup.
     pub fn insert(&mut self, id: Id, filter: &Filter) -> Result<Insertion, InsertError> {
+        self.insert_filter(id, filter, false)
+    }
+
+    /// [`SubscriptionSet::insert`]; with `record`, the set also records the filter's identity
+    /// ([`Filter::identity`]), so that [`SubscriptionSet::insert_held`] finds it
+    /// ([`PolicyCache`](crate::PolicyCache) records; a plain insert does not, as the filter is
+    /// usually dropped right after).
+    pub(crate) fn insert_filter(
+        &mut self,
+        id: Id,
+        filter: &Filter,
+        record: bool,
+    ) -> Result<Insertion, InsertError> {
         let ir = filter.ir().ok_or(InsertError::NoIr)?;
+        let identity = if record { filter.identity() } else { 0 };
+        let pattern = (filter.dialect() == Dialect::EventBridge
+            && crate::dialect::eventbridge::judges_positions(filter.program()))
+        .then(|| filter.pattern().cloned());
+        self.insert_with(id, filter.options(), pattern, |engine, fresh, slots| {
+            engine.add(fresh, ir, identity, slots)
+        })
+    }
+
+    /// Adds subscription `id` (or replaces its filter) with the filter this set holds under
+    /// `identity` ([`Filter::identity`]) in the group of `options`, as [`SubscriptionSet::insert`]
+    /// of that filter does, without it: `Err(id)` (the set unchanged) when the set holds no
+    /// filter under that identity there. The filter must be one without a kept pattern
+    /// ([`Filter::pattern`] `None`); [`PolicyCache`](crate::PolicyCache) keeps no other.
+    pub(crate) fn insert_held(
+        &mut self,
+        id: Id,
+        options: &Options,
+        identity: u64,
+    ) -> Result<Result<Insertion, InsertError>, Id> {
+        let held = self
+            .groups
+            .iter()
+            .flatten()
+            .find(|g| g.options == *options)
+            .and_then(|g| g.engine.find_identity(identity));
+        let Some(f) = held else {
+            return Err(id);
+        };
+        Ok(self.insert_with(id, options, None, |engine, fresh, slots| {
+            engine.subscribe(fresh, f, slots);
+            Ok(())
+        }))
+    }
+
+    /// [`SubscriptionSet::insert`] of a filter with these `options`, added to its group's engine
+    /// by `add` under a fresh handle; `pattern` is the `eventbridge` pattern kept for it, when
+    /// its group keeps one ([`Group::patterns`]).
+    fn insert_with(
+        &mut self,
+        id: Id,
+        options: &Options,
+        pattern: Option<Option<Pattern>>,
+        add: impl FnOnce(&mut PolicySet, Handle, &mut Slots) -> Result<(), InsertError>,
+    ) -> Result<Insertion, InsertError> {
         if self.slots.len() >= MAX_SLOTS {
             self.compact_slots();
             if self.slots.len() >= MAX_SLOTS {
@@ -475,7 +533,7 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         }
         let hash = self.hasher.hash_one(&id);
         let existing = self.find(&id);
-        let g = self.group_for(filter.options());
+        let g = self.group_for(options);
         // The new filter joins its group under a fresh handle first: if that fails, nothing
         // changed (an id already there keeps its filter).
         let fresh = handle(self.slots.len());
@@ -485,7 +543,7 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         });
         self.ids.push(None);
         let added = match self.groups.get_mut(g as usize).and_then(Option::as_mut) {
-            Some(group) => group.engine.add(fresh, ir, &mut self.slots),
+            Some(group) => add(&mut group.engine, fresh, &mut self.slots),
             None => Err(InsertError::Full),
         };
         if let Err(e) = added {
@@ -494,11 +552,10 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
             self.release_group(g);
             return Err(e);
         }
-        if filter.dialect() == Dialect::EventBridge
-            && crate::dialect::eventbridge::judges_positions(filter.program())
+        if let Some(pattern) = pattern
             && let Some(group) = self.groups.get_mut(g as usize).and_then(Option::as_mut)
         {
-            group.patterns.insert(fresh, filter.pattern().cloned());
+            group.patterns.insert(fresh, pattern);
         }
         let Some(old) = existing else {
             if let Some(slot) = self.ids.get_mut(fresh as usize) {

@@ -227,6 +227,7 @@ mod filter;
 mod set;
 pub use filter::{Filter, Matcher, Message};
 pub use set::{
-    Applied, Change, InsertError, Insertion, LiveSet, Matches, MatchingIds, SET_FORMAT_VERSION,
-    SetId, SetLoadError, SetScratch, Snapshot, SubscriptionSet, UnjudgedError, UnjudgedGroup,
+    Applied, CachedInsertError, Change, InsertError, Insertion, LiveSet, Matches, MatchingIds,
+    PolicyCache, SET_FORMAT_VERSION, SetId, SetLoadError, SetScratch, Snapshot, SubscriptionSet,
+    UnjudgedError, UnjudgedGroup,
 };

@@ -8,8 +8,8 @@ use std::fmt;
 use std::hash::Hash;
 
 pub use filtervm_compiler::{
-    Applied, InsertError, Insertion, Matches, MatchingIds, SET_FORMAT_VERSION, SetId, SetLoadError,
-    SetScratch, UnjudgedError, UnjudgedGroup,
+    Applied, CachedInsertError, InsertError, Insertion, Matches, MatchingIds, PolicyCache,
+    SET_FORMAT_VERSION, SetId, SetLoadError, SetScratch, UnjudgedError, UnjudgedGroup,
 };
 
 /// Subscriptions of every dialect and option set in one structure, keyed by the embedder's own
@@ -126,6 +126,35 @@ impl<Id: Eq + Hash + Clone> SubscriptionSet<Id> {
     /// the first wire format carries no IR and is refused ([`InsertError::NoIr`]).
     pub fn insert(&mut self, id: Id, filter: &Filter) -> Result<Insertion, InsertError> {
         self.inner.insert(id, &filter.inner)
+    }
+
+    /// Adds subscription `id` (or replaces its filter) with the filter of policy `text`, as
+    /// `insert(id, &Filter::compile_text(...)?)` does, through `cache`: the text is compiled only
+    /// when `cache` was not given it with these options before or this set no longer holds the
+    /// filter compiled then. A broker loading a topic whose subscriptions repeat policy texts
+    /// compiles each distinct text once (see [`PolicyCache`]). On error nothing changes.
+    ///
+    /// ```
+    /// use filtervm::{Dialect, Options, PolicyCache, SnsScope, SubscriptionSet};
+    ///
+    /// let body = Options::from(SnsScope::MessageBody);
+    /// let mut cache = PolicyCache::new(100_000);
+    /// let mut set = SubscriptionSet::new();
+    /// for (id, text) in [r#"{"a": ["x"]}"#, r#"{"a": ["x"]}"#].iter().enumerate() {
+    ///     set.insert_text(&mut cache, id as u64, Dialect::Sns, text, &body).unwrap();
+    /// }
+    /// assert_eq!((cache.misses(), cache.hits()), (1, 1));
+    /// assert_eq!((set.len(), set.distinct_filters()), (2, 1));
+    /// ```
+    pub fn insert_text(
+        &mut self,
+        cache: &mut PolicyCache,
+        id: Id,
+        dialect: compiler::Dialect,
+        text: &str,
+        options: &compiler::Options,
+    ) -> Result<Insertion, CachedInsertError> {
+        cache.insert(&mut self.inner, id, dialect, text, options)
     }
 
     /// Removes subscription `id`; false when it was not there.
