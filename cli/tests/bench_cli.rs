@@ -134,22 +134,33 @@ fn bench_runs_without_the_reference_interpreter() {
         "{\"event\": \"order.paid\"}\n{\"event\": \"user.login\"}\n",
     );
     let run = |extra: &[&str]| {
-        Command::new(&alone)
-            .env_remove("FILTERVM_REFERENCE")
-            .args([
-                "bench",
-                "--dialect",
-                "sns",
-                "--seconds",
-                "0.05",
-                "--policies",
-            ])
-            .arg(&policies)
-            .arg("--messages")
-            .arg(&messages)
-            .args(extra)
-            .output()
-            .unwrap()
+        // The copy was just written: a child another test thread forked meanwhile may still
+        // hold it open for writing until it execs, and running it then fails with "text file
+        // busy" (ETXTBSY, 26). Such a run is tried again.
+        for _ in 0..100 {
+            match Command::new(&alone)
+                .env_remove("FILTERVM_REFERENCE")
+                .args([
+                    "bench",
+                    "--dialect",
+                    "sns",
+                    "--seconds",
+                    "0.05",
+                    "--policies",
+                ])
+                .arg(&policies)
+                .arg("--messages")
+                .arg(&messages)
+                .args(extra)
+                .output()
+            {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other.unwrap(),
+            }
+        }
+        panic!("the copied binary stayed busy");
     };
     let out = run(&[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
