@@ -10,8 +10,6 @@ from __future__ import annotations
 import pickle
 import random
 import sys
-import threading
-import time
 from types import MappingProxyType
 
 import pytest
@@ -19,6 +17,7 @@ import pytest
 import filtervm
 
 from test_entry import VALUES, outcome
+from test_threads import ticks_during
 
 NAMES = ["a", "b", "n", "q", "é", "c", "d", "e", "f", "g"]
 
@@ -121,36 +120,6 @@ def test_the_method_keeps_its_name_and_documentation():
     assert method.__name__ == "matching"
     assert method.__qualname__ == "SubscriptionSet.matching"
     assert method.__doc__.startswith("The ids whose filter matches the message")
-
-
-def ticks_during(call) -> int:
-    """How many times another thread ran while `call` ran, with a switch interval so long that
-    it runs only when the GIL is released on purpose (see test_threads.py)."""
-    ticks = 0
-    running = threading.Event()
-    done = threading.Event()
-
-    def counter():
-        nonlocal ticks
-        running.set()
-        while not done.is_set():
-            ticks += 1
-            time.sleep(0)
-
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(100)
-    try:
-        t = threading.Thread(target=counter)
-        t.start()
-        running.wait()
-        before = ticks
-        call()
-        during = ticks - before
-        done.set()
-        t.join()
-    finally:
-        sys.setswitchinterval(old)
-    return during
 
 
 def test_the_gil_is_released_for_large_sets_only():
