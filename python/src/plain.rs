@@ -77,26 +77,10 @@ fn walk(dict: &Bound<'_, PyDict>, name: &str) -> Option<*mut ffi::PyObject> {
     // `GET_LENGTH` bytes at `PyUnicode_1BYTE_DATA`.
     unsafe {
         while ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) != 0 {
-            let plain_name =
-                ffi::PyUnicode_CheckExact(key) != 0 && ffi::PyUnicode_IS_ASCII(key) != 0;
-            let plain = if ffi::PyUnicode_CheckExact(value) != 0 {
-                ffi::PyUnicode_IS_ASCII(value) != 0
-            } else if ffi::PyLong_CheckExact(value) != 0 {
-                true
-            } else if ffi::PyFloat_CheckExact(value) != 0 {
-                ffi::PyFloat_AS_DOUBLE(value).is_finite()
-            } else {
-                ffi::PyBytes_CheckExact(value) != 0
-            };
-            if !(plain_name && plain) {
+            if !plain_entry(key, value) {
                 return None;
             }
-            if usize::try_from(ffi::PyUnicode_GET_LENGTH(key)) == Ok(name.len())
-                && std::slice::from_raw_parts(
-                    ffi::PyUnicode_1BYTE_DATA(key).cast_const(),
-                    name.len(),
-                ) == name.as_bytes()
-            {
+            if key_is(key, name) {
                 found = value;
             }
         }
@@ -206,7 +190,31 @@ fn walk_many(
     })
 }
 
-/// Whether `key`, an ASCII `str` (checked by [`each_entry`]), is `name`.
+/// Whether an entry of a dict is plain (see [`is_plain`]): an ASCII `str` name, and an ASCII
+/// `str`, an `int`, a finite `float` or `bytes` value, each of the built-in type itself.
+///
+/// # Safety
+/// `key` and `value` are live objects (the GIL is held).
+#[inline(always)]
+unsafe fn plain_entry(key: *mut ffi::PyObject, value: *mut ffi::PyObject) -> bool {
+    // SAFETY: live objects (the caller's promise): reading their type is sound;
+    // `PyUnicode_IS_ASCII` is read only of a `str`, `PyFloat_AS_DOUBLE` only of a `float`.
+    unsafe {
+        let plain_name = ffi::PyUnicode_CheckExact(key) != 0 && ffi::PyUnicode_IS_ASCII(key) != 0;
+        let plain = if ffi::PyUnicode_CheckExact(value) != 0 {
+            ffi::PyUnicode_IS_ASCII(value) != 0
+        } else if ffi::PyLong_CheckExact(value) != 0 {
+            true
+        } else if ffi::PyFloat_CheckExact(value) != 0 {
+            ffi::PyFloat_AS_DOUBLE(value).is_finite()
+        } else {
+            ffi::PyBytes_CheckExact(value) != 0
+        };
+        plain_name && plain
+    }
+}
+
+/// Whether `key`, an ASCII `str` (checked by [`plain_entry`]), is `name`.
 #[inline(always)]
 fn key_is(key: *mut ffi::PyObject, name: &str) -> bool {
     // SAFETY: `key` is a live ASCII `str` (see `each_entry`): `GET_LENGTH` one-byte characters
@@ -218,9 +226,9 @@ fn key_is(key: *mut ffi::PyObject, name: &str) -> bool {
     }
 }
 
-/// The walk of [`find_several`] ([`walk`] is its copy for one name, with the name compare
-/// in its loop: the call a broker makes most): calls `each` with every (name, value) of `dict` while each is plain; `None` at the first
-/// that is not (and `each` not called for it).
+/// The walk of [`find_several`] ([`walk`] is its loop for one name, the call a broker makes
+/// most, kept without a closure): calls `each` with every (name, value) of `dict` while each is
+/// [`plain_entry`]; `None` at the first that is not (and `each` not called for it).
 #[inline(always)]
 fn each_entry(
     dict: &Bound<'_, PyDict>,
@@ -236,18 +244,7 @@ fn each_entry(
     // of a `str`, `PyFloat_AS_DOUBLE` only of a `float`.
     unsafe {
         while ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) != 0 {
-            let plain_name =
-                ffi::PyUnicode_CheckExact(key) != 0 && ffi::PyUnicode_IS_ASCII(key) != 0;
-            let plain = if ffi::PyUnicode_CheckExact(value) != 0 {
-                ffi::PyUnicode_IS_ASCII(value) != 0
-            } else if ffi::PyLong_CheckExact(value) != 0 {
-                true
-            } else if ffi::PyFloat_CheckExact(value) != 0 {
-                ffi::PyFloat_AS_DOUBLE(value).is_finite()
-            } else {
-                ffi::PyBytes_CheckExact(value) != 0
-            };
-            if !(plain_name && plain) {
+            if !plain_entry(key, value) {
                 return None;
             }
             each((key, value));
