@@ -9,7 +9,8 @@
 #   PYTHON=target/ci-python-venv/bin/python bash capi/bench/callgrind.sh bench-data
 #
 # PYTHON is an interpreter with the package installed (`pip install ./python`); without it the
-# Python routes are skipped.
+# Python routes are skipped. CARGO_TARGET_DIR and CARGO_PROFILE_RELEASE_* (cargo's own) build
+# the Rust and C routes elsewhere or with other release settings, as run.sh does.
 set -euo pipefail
 export PYTHONHASHSEED=0 # the same dict layouts in every run
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -22,8 +23,9 @@ lines=$(wc -l <"$messages")
 
 cargo build --release -q --manifest-path "$root/Cargo.toml" -p filtervm-capi --example per_message
 bash "$root/capi/bench/run.sh" "$policy" "$messages" >/dev/null
-rust="$root/target/release/examples/per_message"
-c="$root/target/capi-bench/per_message"
+target="${CARGO_TARGET_DIR:-$root/target}"
+rust="$target/release/examples/per_message"
+c="$target/capi-bench/per_message"
 
 # Total instructions of one run of `route` (`FILTERVM_ROUTE=route`).
 instructions() {
