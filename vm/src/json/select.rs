@@ -34,6 +34,9 @@ struct State {
     first: [u64; 4],
     /// Whether the empty name is wanted.
     empty: bool,
+    /// Whether a path continues below some child: only then can a name with dots be wanted
+    /// ([`Selector::lookup_dotted`] needs a child to continue from).
+    nested: bool,
 }
 
 impl State {
@@ -229,6 +232,7 @@ impl Selector {
             .filter(|(_, want)| want.leaf)
             .count();
         for st in &mut self.states {
+            st.nested = st.children.iter().any(|(_, want)| want.next.is_some());
             let firsts: Vec<Option<u8>> = st
                 .children
                 .iter()
@@ -317,7 +321,7 @@ impl Selector {
                 name: same_spelling.then_some(&**stored),
             });
         }
-        if !self.sns || !has_dot(name) {
+        if !self.sns || !st.nested || !has_dot(name) {
             return None;
         }
         self.lookup_dotted(st, name, lower)
@@ -641,6 +645,19 @@ impl Extractor {
         input: &'d [u8],
         listed: Option<NameTest>,
     ) -> (Result<(Node<'d>, usize), Error>, bool) {
+        self.extract_by(selector, input, listed, false)
+    }
+
+    /// [`Extractor::extract_noting`], the top-level object's members read by
+    /// [`Run::run_document`], or, when `general`, by [`Run::run`] alone (the tests compare the
+    /// two).
+    pub(super) fn extract_by<'d>(
+        &'d mut self,
+        selector: &'d Selector,
+        input: &'d [u8],
+        listed: Option<NameTest>,
+        general: bool,
+    ) -> (Result<(Node<'d>, usize), Error>, bool) {
         let Extractor {
             arena,
             stack,
@@ -672,7 +689,11 @@ impl Extractor {
                 first_unlisted: false,
             },
         };
-        let result = run.run();
+        let result = if general {
+            run.run(None)
+        } else {
+            run.run_document()
+        };
         let first_unlisted = run.keep.first_unlisted;
         *nodes = recycle(run.keep.nodes);
         *members = recycle(run.keep.members);
@@ -920,18 +941,78 @@ impl<'d> Run<'d, '_> {
         Ok(None)
     }
 
-    fn run(&mut self) -> Result<Node<'d>, Error> {
+    /// Reads the document. Most messages are an object whose wanted members are scalars: its
+    /// members are read here by one call of [`Reader::members`], outside the general loop of
+    /// [`Run::run`] (whose frames and dispatch cost more than that call on a small flat
+    /// message). The steps are the ones [`Run::run`] takes, in the same order on the same reader,
+    /// so the result and any error are the same; the first value that is not a scalar member of
+    /// the top-level object (or a top level that is no object) is handed to [`Run::run`] with the
+    /// state it would have reached itself.
+    fn run_document(&mut self) -> Result<Node<'d>, Error> {
+        let event = self.reader.next()?;
+        let Event::ObjectStart = event else {
+            return self.run(Some((ROOT, None, event)));
+        };
+        if let Some(listed) = self.keep.first_name.take() {
+            self.note_first_name(listed);
+        }
+        let selector: &'d Selector = self.keep.selector;
+        let start = self.keep.members.len();
+        let mut sink = ObjectSink {
+            keep: &mut self.keep,
+            state: selector.state(0),
+            seen: 0,
+            maybe_duplicates: false,
+        };
+        match self.reader.members(&mut sink)? {
+            MembersEnd::Closed => {
+                let duplicates = sink.maybe_duplicates;
+                let node = self.keep.close_object(start, duplicates);
+                // As [`Run::deliver`] at the top level: only white space may follow.
+                self.reader.next()?;
+                Ok(node)
+            }
+            MembersEnd::Container(name, found) => {
+                let name = sink.name(name, &found);
+                self.frames.push(Frame::Object {
+                    state: 0,
+                    start,
+                    seen: sink.seen,
+                    maybe_duplicates: sink.maybe_duplicates,
+                });
+                // The member's value is given when the container closes.
+                self.keep.members.push(Member {
+                    name,
+                    value: Node::Null,
+                });
+                let event = self.reader.next()?;
+                self.run(Some((found.want, None, event)))
+            }
+        }
+    }
+
+    /// Reads the rest of the document from `pending` (what the value about to be read leads to,
+    /// whether it is an array element, and its first event, when that event was read already)
+    /// and the open frames.
+    fn run(
+        &mut self,
+        mut pending: Option<(Want, Option<bool>, Event<'d>)>,
+    ) -> Result<Node<'d>, Error> {
         loop {
             // What the value about to be read leads to, whether it is an array element (of a
             // transparent array or not), and its first event.
-            let (want, element, event) = match self.frames.last_mut() {
-                None => (ROOT, None, self.reader.next()?),
-                Some(&mut Frame::Object {
-                    state,
-                    start,
-                    ref mut seen,
-                    ref mut maybe_duplicates,
-                }) => {
+            let (want, element, event) = match (pending.take(), self.frames.last_mut()) {
+                (Some(pending), _) => pending,
+                (None, None) => (ROOT, None, self.reader.next()?),
+                (
+                    None,
+                    Some(&mut Frame::Object {
+                        state,
+                        start,
+                        ref mut seen,
+                        ref mut maybe_duplicates,
+                    }),
+                ) => {
                     let selector: &'d Selector = self.keep.selector;
                     let mut sink = ObjectSink {
                         keep: &mut self.keep,
@@ -962,9 +1043,12 @@ impl<'d> Run<'d, '_> {
                         }
                     }
                 }
-                Some(&mut Frame::Array {
-                    want, transparent, ..
-                }) => (want, Some(transparent), self.reader.next()?),
+                (
+                    None,
+                    Some(&mut Frame::Array {
+                        want, transparent, ..
+                    }),
+                ) => (want, Some(transparent), self.reader.next()?),
             };
             // Scalars in an array are leaves only where a path ends.
             let keep_scalar = element.is_none() || want.leaf;
