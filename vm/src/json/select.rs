@@ -690,7 +690,7 @@ impl Extractor {
             },
         };
         let result = if general {
-            run.run(None)
+            run.run()
         } else {
             run.run_document()
         };
@@ -951,7 +951,10 @@ impl<'d> Run<'d, '_> {
     fn run_document(&mut self) -> Result<Node<'d>, Error> {
         let event = self.reader.next()?;
         let Event::ObjectStart = event else {
-            return self.run(Some((ROOT, None, event)));
+            return match self.step(ROOT, None, event)? {
+                Some(doc) => Ok(doc),
+                None => self.run(),
+            };
         };
         if let Some(listed) = self.keep.first_name.take() {
             self.note_first_name(listed);
@@ -986,33 +989,27 @@ impl<'d> Run<'d, '_> {
                     value: Node::Null,
                 });
                 let event = self.reader.next()?;
-                self.run(Some((found.want, None, event)))
+                match self.step(found.want, None, event)? {
+                    Some(doc) => Ok(doc),
+                    None => self.run(),
+                }
             }
         }
     }
 
-    /// Reads the rest of the document from `pending` (what the value about to be read leads to,
-    /// whether it is an array element, and its first event, when that event was read already)
-    /// and the open frames.
-    fn run(
-        &mut self,
-        mut pending: Option<(Want, Option<bool>, Event<'d>)>,
-    ) -> Result<Node<'d>, Error> {
+    /// Reads the rest of the document, from the open frames.
+    fn run(&mut self) -> Result<Node<'d>, Error> {
         loop {
             // What the value about to be read leads to, whether it is an array element (of a
             // transparent array or not), and its first event.
-            let (want, element, event) = match (pending.take(), self.frames.last_mut()) {
-                (Some(pending), _) => pending,
-                (None, None) => (ROOT, None, self.reader.next()?),
-                (
-                    None,
-                    Some(&mut Frame::Object {
-                        state,
-                        start,
-                        ref mut seen,
-                        ref mut maybe_duplicates,
-                    }),
-                ) => {
+            let (want, element, event) = match self.frames.last_mut() {
+                None => (ROOT, None, self.reader.next()?),
+                Some(&mut Frame::Object {
+                    state,
+                    start,
+                    ref mut seen,
+                    ref mut maybe_duplicates,
+                }) => {
                     let selector: &'d Selector = self.keep.selector;
                     let mut sink = ObjectSink {
                         keep: &mut self.keep,
@@ -1043,116 +1040,126 @@ impl<'d> Run<'d, '_> {
                         }
                     }
                 }
-                (
-                    None,
-                    Some(&mut Frame::Array {
-                        want, transparent, ..
-                    }),
-                ) => (want, Some(transparent), self.reader.next()?),
+                Some(&mut Frame::Array {
+                    want, transparent, ..
+                }) => (want, Some(transparent), self.reader.next()?),
             };
-            // Scalars in an array are leaves only where a path ends.
-            let keep_scalar = element.is_none() || want.leaf;
-            let node = match event {
-                Event::String(s) if keep_scalar => Node::String(self.keep.string(s)),
-                Event::Number(n) if keep_scalar => Node::Number(self.keep.text(n.bytes, n.start)),
-                Event::Bool(b) if keep_scalar => Node::Bool(b),
-                Event::Null if keep_scalar => Node::Null,
-                Event::String(_) | Event::Number(_) | Event::Bool(_) | Event::Null => continue,
-                Event::ObjectStart => match want.next {
-                    Some(state) => {
-                        if self.frames.is_empty()
-                            && let Some(listed) = self.keep.first_name.take()
-                        {
-                            // The top-level object: its first member's name.
-                            self.note_first_name(listed);
-                        }
-                        self.frames.push(Frame::Object {
-                            state,
-                            start: self.keep.members.len(),
-                            seen: 0,
-                            maybe_duplicates: false,
-                        });
-                        continue;
-                    }
-                    None => {
-                        self.skip_container()?;
-                        if element.is_some() {
-                            // An object at the leaf position inside an array is no leaf.
-                            continue;
-                        }
-                        Node::Object(&[])
-                    }
-                },
-                Event::ArrayStart => match element {
-                    Some(true) if self.keep.selector.fields => {
-                        self.frames.push(Frame::Array {
-                            want,
-                            transparent: true,
-                            start: self.keep.nodes.len(),
-                            flattened: 0,
-                        });
-                        continue;
-                    }
-                    Some(true) => {
-                        if let Some(Frame::Array { flattened, .. }) = self.frames.last_mut() {
-                            *flattened = flattened.saturating_add(1);
-                        }
-                        continue;
-                    }
-                    Some(false) => {
-                        // A nested array inside an Event Grid array is no leaf.
-                        self.skip_container()?;
-                        continue;
-                    }
-                    None if self.frames.is_empty() || !(self.keep.selector.sns || want.leaf) => {
-                        // The top level, or an Event Grid array no path ends at.
-                        self.skip_container()?;
-                        Node::Array(&[])
-                    }
-                    None => {
-                        let sns = self.keep.selector.sns;
-                        self.frames.push(Frame::Array {
-                            want: if sns {
-                                want
-                            } else {
-                                Want {
-                                    leaf: true,
-                                    next: None,
-                                }
-                            },
-                            transparent: sns,
-                            start: self.keep.nodes.len(),
-                            flattened: 0,
-                        });
-                        continue;
-                    }
-                },
-                Event::ArrayEnd => {
-                    match self.frames.last_mut() {
-                        Some(Frame::Array { flattened, .. }) if *flattened > 0 => {
-                            *flattened -= 1;
-                            continue;
-                        }
-                        _ => {}
-                    }
-                    let Some(Frame::Array { start, .. }) = self.frames.pop() else {
-                        continue;
-                    };
-                    let nodes = &mut self.keep.nodes;
-                    let slice = self
-                        .keep
-                        .arena
-                        .alloc_slice_copy(nodes.get(start..).unwrap_or_default());
-                    nodes.truncate(start);
-                    Node::Array(slice)
-                }
-                // Members and object ends are read by `Reader::members` above.
-                Event::Name(_) | Event::ObjectEnd | Event::End => continue,
-            };
-            if let Some(doc) = self.deliver(node)? {
+            if let Some(doc) = self.step(want, element, event)? {
                 return Ok(doc);
             }
         }
+    }
+
+    /// Reads the value whose first event `event` was just read (`want`: what it leads to;
+    /// `element`: whether it is an array element, of a transparent array or not): keeps it, or
+    /// opens its frame. Returns the document once complete.
+    #[inline(always)]
+    fn step(
+        &mut self,
+        want: Want,
+        element: Option<bool>,
+        event: Event<'d>,
+    ) -> Result<Option<Node<'d>>, Error> {
+        // Scalars in an array are leaves only where a path ends.
+        let keep_scalar = element.is_none() || want.leaf;
+        let node = match event {
+            Event::String(s) if keep_scalar => Node::String(self.keep.string(s)),
+            Event::Number(n) if keep_scalar => Node::Number(self.keep.text(n.bytes, n.start)),
+            Event::Bool(b) if keep_scalar => Node::Bool(b),
+            Event::Null if keep_scalar => Node::Null,
+            Event::String(_) | Event::Number(_) | Event::Bool(_) | Event::Null => return Ok(None),
+            Event::ObjectStart => match want.next {
+                Some(state) => {
+                    if self.frames.is_empty()
+                        && let Some(listed) = self.keep.first_name.take()
+                    {
+                        // The top-level object: its first member's name.
+                        self.note_first_name(listed);
+                    }
+                    self.frames.push(Frame::Object {
+                        state,
+                        start: self.keep.members.len(),
+                        seen: 0,
+                        maybe_duplicates: false,
+                    });
+                    return Ok(None);
+                }
+                None => {
+                    self.skip_container()?;
+                    if element.is_some() {
+                        // An object at the leaf position inside an array is no leaf.
+                        return Ok(None);
+                    }
+                    Node::Object(&[])
+                }
+            },
+            Event::ArrayStart => match element {
+                Some(true) if self.keep.selector.fields => {
+                    self.frames.push(Frame::Array {
+                        want,
+                        transparent: true,
+                        start: self.keep.nodes.len(),
+                        flattened: 0,
+                    });
+                    return Ok(None);
+                }
+                Some(true) => {
+                    if let Some(Frame::Array { flattened, .. }) = self.frames.last_mut() {
+                        *flattened = flattened.saturating_add(1);
+                    }
+                    return Ok(None);
+                }
+                Some(false) => {
+                    // A nested array inside an Event Grid array is no leaf.
+                    self.skip_container()?;
+                    return Ok(None);
+                }
+                None if self.frames.is_empty() || !(self.keep.selector.sns || want.leaf) => {
+                    // The top level, or an Event Grid array no path ends at.
+                    self.skip_container()?;
+                    Node::Array(&[])
+                }
+                None => {
+                    let sns = self.keep.selector.sns;
+                    self.frames.push(Frame::Array {
+                        want: if sns {
+                            want
+                        } else {
+                            Want {
+                                leaf: true,
+                                next: None,
+                            }
+                        },
+                        transparent: sns,
+                        start: self.keep.nodes.len(),
+                        flattened: 0,
+                    });
+                    return Ok(None);
+                }
+            },
+            Event::ArrayEnd => {
+                match self.frames.last_mut() {
+                    Some(Frame::Array { flattened, .. }) if *flattened > 0 => {
+                        *flattened -= 1;
+                        return Ok(None);
+                    }
+                    _ => {}
+                }
+                let Some(Frame::Array { start, .. }) = self.frames.pop() else {
+                    return Ok(None);
+                };
+                let nodes = &mut self.keep.nodes;
+                let slice = self
+                    .keep
+                    .arena
+                    .alloc_slice_copy(nodes.get(start..).unwrap_or_default());
+                nodes.truncate(start);
+                Node::Array(slice)
+            }
+            // Members and object ends are read by `Reader::members` above.
+            Event::Name(_) | Event::ObjectEnd | Event::End => return Ok(None),
+        };
+        self.deliver(node)
     }
 }
 
