@@ -946,8 +946,8 @@ impl<'d> Run<'d, '_> {
     /// [`Run::run`] (whose frames and dispatch cost more than that call on a small flat
     /// message). The steps are the ones [`Run::run`] takes, in the same order on the same reader,
     /// so the result and any error are the same; the first value that is not a scalar member of
-    /// the top-level object (or a top level that is no object) is handed to [`Run::run`] with the
-    /// state it would have reached itself.
+    /// the top-level object (or a top level that is no object) is handed to [`Run::step`], and
+    /// the rest of the document to [`Run::run`], with the state it would have reached itself.
     fn run_document(&mut self) -> Result<Node<'d>, Error> {
         let event = self.reader.next()?;
         let Event::ObjectStart = event else {

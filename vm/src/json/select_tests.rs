@@ -187,6 +187,8 @@ fn both_drivers_keep_what_the_documentation_says() {
             doc(&nested, mode, r#"{"a":{"b":1,"c":2},"c":3,"a.b":4}"#),
             r#"{"a":{"b":1},"c":3,"a.b":4}"#
         );
+        // No path continues below `a` or `b`: a dotted name is never wanted there.
+        assert_eq!(doc(&flat, mode, r#"{"a.b":1,"b.":2,"a":3}"#), r#"{"a":3}"#);
         assert_eq!(doc(&flat, mode, "[1]"), "[]");
         assert_eq!(doc(&flat, mode, "{}"), "{}");
         assert_eq!(
