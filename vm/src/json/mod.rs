@@ -122,6 +122,8 @@ mod error;
 mod outline;
 mod read;
 mod select;
+#[cfg(test)]
+mod select_tests;
 mod value;
 
 pub use error::{Error, ErrorKind};

@@ -34,6 +34,9 @@ struct State {
     first: [u64; 4],
     /// Whether the empty name is wanted.
     empty: bool,
+    /// Whether a path continues below some child: only then can a name with dots be wanted
+    /// ([`Selector::lookup_dotted`] needs a child to continue from).
+    nested: bool,
 }
 
 impl State {
@@ -229,6 +232,7 @@ impl Selector {
             .filter(|(_, want)| want.leaf)
             .count();
         for st in &mut self.states {
+            st.nested = st.children.iter().any(|(_, want)| want.next.is_some());
             let firsts: Vec<Option<u8>> = st
                 .children
                 .iter()
@@ -317,7 +321,7 @@ impl Selector {
                 name: same_spelling.then_some(&**stored),
             });
         }
-        if !self.sns || !has_dot(name) {
+        if !self.sns || !st.nested || !has_dot(name) {
             return None;
         }
         self.lookup_dotted(st, name, lower)
@@ -641,6 +645,19 @@ impl Extractor {
         input: &'d [u8],
         listed: Option<NameTest>,
     ) -> (Result<(Node<'d>, usize), Error>, bool) {
+        self.extract_by(selector, input, listed, false)
+    }
+
+    /// [`Extractor::extract_noting`], the top-level object's members read by
+    /// [`Run::run_document`], or, when `general`, by [`Run::run`] alone (the tests compare the
+    /// two).
+    pub(super) fn extract_by<'d>(
+        &'d mut self,
+        selector: &'d Selector,
+        input: &'d [u8],
+        listed: Option<NameTest>,
+        general: bool,
+    ) -> (Result<(Node<'d>, usize), Error>, bool) {
         let Extractor {
             arena,
             stack,
@@ -672,7 +689,11 @@ impl Extractor {
                 first_unlisted: false,
             },
         };
-        let result = run.run();
+        let result = if general {
+            run.run()
+        } else {
+            run.run_document()
+        };
         let first_unlisted = run.keep.first_unlisted;
         *nodes = recycle(run.keep.nodes);
         *members = recycle(run.keep.members);
@@ -920,6 +941,63 @@ impl<'d> Run<'d, '_> {
         Ok(None)
     }
 
+    /// Reads the document. Most messages are an object whose wanted members are scalars: its
+    /// members are read here by one call of [`Reader::members`], outside the general loop of
+    /// [`Run::run`] (whose frames and dispatch cost more than that call on a small flat
+    /// message). The steps are the ones [`Run::run`] takes, in the same order on the same reader,
+    /// so the result and any error are the same; the first value that is not a scalar member of
+    /// the top-level object (or a top level that is no object) is handed to [`Run::step`], and
+    /// the rest of the document to [`Run::run`], with the state it would have reached itself.
+    fn run_document(&mut self) -> Result<Node<'d>, Error> {
+        let event = self.reader.next()?;
+        let Event::ObjectStart = event else {
+            return match self.step(ROOT, None, event)? {
+                Some(doc) => Ok(doc),
+                None => self.run(),
+            };
+        };
+        if let Some(listed) = self.keep.first_name.take() {
+            self.note_first_name(listed);
+        }
+        let selector: &'d Selector = self.keep.selector;
+        let start = self.keep.members.len();
+        let mut sink = ObjectSink {
+            keep: &mut self.keep,
+            state: selector.state(0),
+            seen: 0,
+            maybe_duplicates: false,
+        };
+        match self.reader.members(&mut sink)? {
+            MembersEnd::Closed => {
+                let duplicates = sink.maybe_duplicates;
+                let node = self.keep.close_object(start, duplicates);
+                // As [`Run::deliver`] at the top level: only white space may follow.
+                self.reader.next()?;
+                Ok(node)
+            }
+            MembersEnd::Container(name, found) => {
+                let name = sink.name(name, &found);
+                self.frames.push(Frame::Object {
+                    state: 0,
+                    start,
+                    seen: sink.seen,
+                    maybe_duplicates: sink.maybe_duplicates,
+                });
+                // The member's value is given when the container closes.
+                self.keep.members.push(Member {
+                    name,
+                    value: Node::Null,
+                });
+                let event = self.reader.next()?;
+                match self.step(found.want, None, event)? {
+                    Some(doc) => Ok(doc),
+                    None => self.run(),
+                }
+            }
+        }
+    }
+
+    /// Reads the rest of the document, from the open frames.
     fn run(&mut self) -> Result<Node<'d>, Error> {
         loop {
             // What the value about to be read leads to, whether it is an array element (of a
@@ -966,109 +1044,122 @@ impl<'d> Run<'d, '_> {
                     want, transparent, ..
                 }) => (want, Some(transparent), self.reader.next()?),
             };
-            // Scalars in an array are leaves only where a path ends.
-            let keep_scalar = element.is_none() || want.leaf;
-            let node = match event {
-                Event::String(s) if keep_scalar => Node::String(self.keep.string(s)),
-                Event::Number(n) if keep_scalar => Node::Number(self.keep.text(n.bytes, n.start)),
-                Event::Bool(b) if keep_scalar => Node::Bool(b),
-                Event::Null if keep_scalar => Node::Null,
-                Event::String(_) | Event::Number(_) | Event::Bool(_) | Event::Null => continue,
-                Event::ObjectStart => match want.next {
-                    Some(state) => {
-                        if self.frames.is_empty()
-                            && let Some(listed) = self.keep.first_name.take()
-                        {
-                            // The top-level object: its first member's name.
-                            self.note_first_name(listed);
-                        }
-                        self.frames.push(Frame::Object {
-                            state,
-                            start: self.keep.members.len(),
-                            seen: 0,
-                            maybe_duplicates: false,
-                        });
-                        continue;
-                    }
-                    None => {
-                        self.skip_container()?;
-                        if element.is_some() {
-                            // An object at the leaf position inside an array is no leaf.
-                            continue;
-                        }
-                        Node::Object(&[])
-                    }
-                },
-                Event::ArrayStart => match element {
-                    Some(true) if self.keep.selector.fields => {
-                        self.frames.push(Frame::Array {
-                            want,
-                            transparent: true,
-                            start: self.keep.nodes.len(),
-                            flattened: 0,
-                        });
-                        continue;
-                    }
-                    Some(true) => {
-                        if let Some(Frame::Array { flattened, .. }) = self.frames.last_mut() {
-                            *flattened = flattened.saturating_add(1);
-                        }
-                        continue;
-                    }
-                    Some(false) => {
-                        // A nested array inside an Event Grid array is no leaf.
-                        self.skip_container()?;
-                        continue;
-                    }
-                    None if self.frames.is_empty() || !(self.keep.selector.sns || want.leaf) => {
-                        // The top level, or an Event Grid array no path ends at.
-                        self.skip_container()?;
-                        Node::Array(&[])
-                    }
-                    None => {
-                        let sns = self.keep.selector.sns;
-                        self.frames.push(Frame::Array {
-                            want: if sns {
-                                want
-                            } else {
-                                Want {
-                                    leaf: true,
-                                    next: None,
-                                }
-                            },
-                            transparent: sns,
-                            start: self.keep.nodes.len(),
-                            flattened: 0,
-                        });
-                        continue;
-                    }
-                },
-                Event::ArrayEnd => {
-                    match self.frames.last_mut() {
-                        Some(Frame::Array { flattened, .. }) if *flattened > 0 => {
-                            *flattened -= 1;
-                            continue;
-                        }
-                        _ => {}
-                    }
-                    let Some(Frame::Array { start, .. }) = self.frames.pop() else {
-                        continue;
-                    };
-                    let nodes = &mut self.keep.nodes;
-                    let slice = self
-                        .keep
-                        .arena
-                        .alloc_slice_copy(nodes.get(start..).unwrap_or_default());
-                    nodes.truncate(start);
-                    Node::Array(slice)
-                }
-                // Members and object ends are read by `Reader::members` above.
-                Event::Name(_) | Event::ObjectEnd | Event::End => continue,
-            };
-            if let Some(doc) = self.deliver(node)? {
+            if let Some(doc) = self.step(want, element, event)? {
                 return Ok(doc);
             }
         }
+    }
+
+    /// Reads the value whose first event `event` was just read (`want`: what it leads to;
+    /// `element`: whether it is an array element, of a transparent array or not): keeps it, or
+    /// opens its frame. Returns the document once complete.
+    #[inline(always)]
+    fn step(
+        &mut self,
+        want: Want,
+        element: Option<bool>,
+        event: Event<'d>,
+    ) -> Result<Option<Node<'d>>, Error> {
+        // Scalars in an array are leaves only where a path ends.
+        let keep_scalar = element.is_none() || want.leaf;
+        let node = match event {
+            Event::String(s) if keep_scalar => Node::String(self.keep.string(s)),
+            Event::Number(n) if keep_scalar => Node::Number(self.keep.text(n.bytes, n.start)),
+            Event::Bool(b) if keep_scalar => Node::Bool(b),
+            Event::Null if keep_scalar => Node::Null,
+            Event::String(_) | Event::Number(_) | Event::Bool(_) | Event::Null => return Ok(None),
+            Event::ObjectStart => match want.next {
+                Some(state) => {
+                    if self.frames.is_empty()
+                        && let Some(listed) = self.keep.first_name.take()
+                    {
+                        // The top-level object: its first member's name.
+                        self.note_first_name(listed);
+                    }
+                    self.frames.push(Frame::Object {
+                        state,
+                        start: self.keep.members.len(),
+                        seen: 0,
+                        maybe_duplicates: false,
+                    });
+                    return Ok(None);
+                }
+                None => {
+                    self.skip_container()?;
+                    if element.is_some() {
+                        // An object at the leaf position inside an array is no leaf.
+                        return Ok(None);
+                    }
+                    Node::Object(&[])
+                }
+            },
+            Event::ArrayStart => match element {
+                Some(true) if self.keep.selector.fields => {
+                    self.frames.push(Frame::Array {
+                        want,
+                        transparent: true,
+                        start: self.keep.nodes.len(),
+                        flattened: 0,
+                    });
+                    return Ok(None);
+                }
+                Some(true) => {
+                    if let Some(Frame::Array { flattened, .. }) = self.frames.last_mut() {
+                        *flattened = flattened.saturating_add(1);
+                    }
+                    return Ok(None);
+                }
+                Some(false) => {
+                    // A nested array inside an Event Grid array is no leaf.
+                    self.skip_container()?;
+                    return Ok(None);
+                }
+                None if self.frames.is_empty() || !(self.keep.selector.sns || want.leaf) => {
+                    // The top level, or an Event Grid array no path ends at.
+                    self.skip_container()?;
+                    Node::Array(&[])
+                }
+                None => {
+                    let sns = self.keep.selector.sns;
+                    self.frames.push(Frame::Array {
+                        want: if sns {
+                            want
+                        } else {
+                            Want {
+                                leaf: true,
+                                next: None,
+                            }
+                        },
+                        transparent: sns,
+                        start: self.keep.nodes.len(),
+                        flattened: 0,
+                    });
+                    return Ok(None);
+                }
+            },
+            Event::ArrayEnd => {
+                match self.frames.last_mut() {
+                    Some(Frame::Array { flattened, .. }) if *flattened > 0 => {
+                        *flattened -= 1;
+                        return Ok(None);
+                    }
+                    _ => {}
+                }
+                let Some(Frame::Array { start, .. }) = self.frames.pop() else {
+                    return Ok(None);
+                };
+                let nodes = &mut self.keep.nodes;
+                let slice = self
+                    .keep
+                    .arena
+                    .alloc_slice_copy(nodes.get(start..).unwrap_or_default());
+                nodes.truncate(start);
+                Node::Array(slice)
+            }
+            // Members and object ends are read by `Reader::members` above.
+            Event::Name(_) | Event::ObjectEnd | Event::End => return Ok(None),
+        };
+        self.deliver(node)
     }
 }
 

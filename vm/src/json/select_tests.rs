@@ -1,0 +1,317 @@
+//! The message reader's two drivers agree: [`Extractor`] reads a top-level object's members by
+//! one call of the reader's member loop and hands anything else to the general loop; read by the
+//! general loop alone, every input gives the same pruned document, measured depth, first-name
+//! note and error (kind, offset, message), in both read modes.
+
+use super::{Extractor, ReadMode, Selector};
+use crate::key::Key;
+
+/// What one read gives, comparable: the document as text and its depth, or the error with its
+/// message; and the first-name note.
+type Outcome = (Result<(String, usize), (super::Error, String)>, bool);
+
+/// A name test for the first-name note: the names `a` and `b` are listed.
+fn listed(name: &[u8]) -> bool {
+    name == b"a" || name == b"b"
+}
+
+fn read(x: &mut Extractor, selector: &Selector, input: &[u8], general: bool) -> Outcome {
+    let (result, unlisted) = x.extract_by(selector, input, Some(listed), general);
+    (
+        result
+            .map(|(node, deepest)| (node.to_string(), deepest))
+            .map_err(|e| (e.clone(), e.to_string())),
+        unlisted,
+    )
+}
+
+/// Reads `input` with both drivers in `mode`; asserts they agree and returns the outcome.
+fn both(selector: &Selector, mode: ReadMode, input: &[u8]) -> Outcome {
+    let mut fast = Extractor::new();
+    let mut general = Extractor::new();
+    fast.set_read_mode(mode);
+    general.set_read_mode(mode);
+    let got = read(&mut fast, selector, input, false);
+    let expected = read(&mut general, selector, input, true);
+    assert_eq!(
+        got,
+        expected,
+        "{mode:?}, {selector:?}: {}",
+        String::from_utf8_lossy(input)
+    );
+    got
+}
+
+/// The selectors the tests read with: one-segment paths only (the common SNS shape), nested
+/// paths, a dotted name's paths, EventBridge field paths, and the Event Grid selector.
+fn selectors() -> Vec<Selector> {
+    vec![
+        Selector::body_paths(["a"]),
+        Selector::body_paths(["a", "b", ""]),
+        Selector::body_paths(["a", "a.b", "b"]),
+        Selector::body_paths(["a.b.c", "x"]),
+        Selector::for_keys(&[
+            Key::FieldPath("a".into(), u32::MAX),
+            Key::FieldPath("b.c".into(), u32::MAX),
+        ]),
+        Selector::event(["subject", "a"], [["a", "b"]]),
+    ]
+}
+
+/// Hand-picked inputs: duplicates, escapes in names and values, nested wanted and unwanted
+/// values, white space, numbers, literals, empty and non-object documents, and malformed input
+/// of every kind the member loop reports.
+const CASES: &[&str] = &[
+    r#"{"a":1,"b":2}"#,
+    r#"{"a":1,"b":2,"a":3}"#,
+    r#"{"a":1,"a":[2,3],"a":4}"#,
+    r#"{"a":{"b":1},"a":2}"#,
+    r#"{"a":2,"a":{"b":1}}"#,
+    r#"{"a":[1,[2,{"b":3}]],"b":{"c":[4]}}"#,
+    r#"{"\u0061":1,"a":2}"#,
+    r#"{"a":1,"\u0061":2}"#,
+    r#"{"a\"b":1,"a\\":2,"\/a":3}"#,
+    r#"{"a":"x\ny\u00e9\ud83d\ude00\ud800","b":"\"\\"}"#,
+    r#"{"a.b":1,"a":{"b":2},"a.b.c":3,"a.":4,".a":5,"":6}"#,
+    r#"{"x":{"a":1,"b":[{"a":2}]},"y":[[[{}]]],"a":true}"#,
+    " \t\r\n{ \"a\" \t:\n 1 , \"b\"\r: [ 2 ] ,\"c\" : { } }\n ",
+    r#"{"a":-0.5e+10,"b":0,"c":-1,"d":1E2,"a":12345678901234567890}"#,
+    r#"{"a":true,"b":false,"c":null,"a":null}"#,
+    r#"{"A":1,"Subject":"s","subject":"t","DATA":{"a":{"b":[1,{}]}}}"#,
+    r#"{"é":1,"a":"é"}"#,
+    "{}",
+    " { } ",
+    "[]",
+    r#"[{"a":1}]"#,
+    r#""a""#,
+    "1",
+    "-1.5",
+    "true",
+    "null",
+    "",
+    " ",
+    "{",
+    "}",
+    r#"{"a""#,
+    r#"{"a":"#,
+    r#"{"a":1"#,
+    r#"{"a":1,"#,
+    r#"{"a":1,}"#,
+    r#"{,"a":1}"#,
+    r#"{"a" 1}"#,
+    r#"{"a":1 "b":2}"#,
+    r#"{"a":1]"#,
+    r#"{"b":1]"#,
+    r#"{a:1}"#,
+    r#"{"a":01}"#,
+    r#"{"b":01}"#,
+    r#"{"a":1.}"#,
+    r#"{"b":-}"#,
+    r#"{"a":tru}"#,
+    r#"{"b":nul}"#,
+    r#"{"a":"x"#,
+    r#"{"b":"x"#,
+    r#"{"a":"\x"}"#,
+    r#"{"b":"\x"}"#,
+    r#"{"\x":1}"#,
+    r#"{"a":"\u12"}"#,
+    "{\"a\":\"\u{1}\"}",
+    "{\"b\":\"\u{1}\"}",
+    "{\"\u{1}\":1}",
+    r#"{"a":1}x"#,
+    r#"{"a":1}{}"#,
+    r#"{"a":1} ,"#,
+    r#"{"a":[1,2}"#,
+    r#"{"b":[1,2}"#,
+    r#"{"a":{"b":1]}"#,
+    r#"{"b":{"c":1]}"#,
+    r#"{"a":[}"#,
+    r#"{"b":{"#,
+    r#"{"a":1,"a"}"#,
+];
+
+#[test]
+fn both_drivers_agree_on_chosen_inputs() {
+    let mut errors = 0;
+    for selector in &selectors() {
+        for mode in [ReadMode::Validating, ReadMode::Trusted] {
+            for case in CASES {
+                errors += usize::from(both(selector, mode, case.as_bytes()).0.is_err());
+            }
+            // Bytes that are not UTF-8, in a name and in a value, wanted and not.
+            for input in [
+                &b"{\"a\":\"\xff\"}"[..],
+                b"{\"b\":\"\xc3\"}",
+                b"{\"\xff\":1}",
+                b"{\"a\xe9\":1}",
+                b"{\"a\":1,\xff}",
+            ] {
+                errors += usize::from(both(selector, mode, input).0.is_err());
+            }
+        }
+    }
+    // Most malformed cases are errors in both modes (the trusted one skips some unchecked).
+    assert!(errors > 300, "{errors} errors");
+}
+
+/// What the reader keeps of some inputs, as the module documentation says: a repeated name's
+/// last value at its first position, wanted containers kept by kind, escapes decoded.
+#[test]
+fn both_drivers_keep_what_the_documentation_says() {
+    let flat = Selector::body_paths(["a", "b"]);
+    let nested = Selector::body_paths(["a.b", "c"]);
+    let doc = |selector: &Selector, mode, input: &str| match both(selector, mode, input.as_bytes())
+    {
+        (Ok((text, _)), _) => text,
+        (Err((_, e)), _) => format!("error: {e}"),
+    };
+    for mode in [ReadMode::Validating, ReadMode::Trusted] {
+        assert_eq!(
+            doc(&flat, mode, r#"{"a":1,"x":2,"b":3,"a":4}"#),
+            r#"{"a":4,"b":3}"#
+        );
+        assert_eq!(
+            doc(&flat, mode, r#"{"a":[1,"y"],"b":{"c":1}}"#),
+            r#"{"a":[1,"y"],"b":{}}"#
+        );
+        assert_eq!(
+            doc(&flat, mode, r#"{"\u0062":"\u00e9","a":"\n"}"#),
+            r#"{"b":"é","a":"\n"}"#
+        );
+        assert_eq!(doc(&flat, mode, r#"{"b":{"x":1},"b":2}"#), r#"{"b":2}"#);
+        assert_eq!(
+            doc(&flat, mode, r#"{"a":2,"b":{"x":1},"a":[3]}"#),
+            r#"{"a":[3],"b":{}}"#
+        );
+        assert_eq!(
+            doc(&nested, mode, r#"{"a":{"b":1,"c":2},"c":3,"a.b":4}"#),
+            r#"{"a":{"b":1},"c":3,"a.b":4}"#
+        );
+        // No path continues below `a` or `b`: a dotted name is never wanted there.
+        assert_eq!(doc(&flat, mode, r#"{"a.b":1,"b.":2,"a":3}"#), r#"{"a":3}"#);
+        assert_eq!(doc(&flat, mode, "[1]"), "[]");
+        assert_eq!(doc(&flat, mode, "{}"), "{}");
+        assert_eq!(
+            doc(&flat, mode, r#"{"a":1,}"#),
+            "error: unexpected `}` at byte 7 (expected a member name)"
+        );
+        assert_eq!(
+            doc(&flat, mode, r#"{"a":tru}"#),
+            "error: invalid literal at byte 5 (expected `true`)"
+        );
+    }
+    // Validating mode checks what it skips; trusted mode does not.
+    assert!(doc(&flat, ReadMode::Validating, r#"{"x":tru,"a":1}"#).starts_with("error"));
+    assert_eq!(
+        doc(&flat, ReadMode::Trusted, r#"{"x":tru,"a":1}"#),
+        r#"{"a":1}"#
+    );
+}
+
+/// A small deterministic PRNG (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % n as u64).unwrap_or(0)
+    }
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+}
+
+/// A random value: mostly objects whose names the selectors want, some not, with scalars of
+/// every kind and white space here and there.
+fn value(rng: &mut Rng, depth: usize, out: &mut String) {
+    const NAMES: &[&str] = &[
+        "a", "b", "c", "x", "a.b", "b.c", "", "\\u0061", "a\\\"", "A", "subject", "é",
+    ];
+    const SCALARS: &[&str] = &[
+        "1",
+        "-0.5",
+        "1e3",
+        "0",
+        "true",
+        "false",
+        "null",
+        "\"s\"",
+        "\"\\u00e9\\n\"",
+        "\"é\"",
+        "\"\"",
+    ];
+    const WS: &[&str] = &["", "", "", " ", "\n\t"];
+    match rng.below(if depth > 3 { 1 } else { 4 }) {
+        0 => out.push_str(rng.pick(SCALARS)),
+        1 => {
+            out.push('[');
+            for i in 0..rng.below(4) {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(rng.pick(WS));
+                value(rng, depth + 1, out);
+            }
+            out.push(']');
+        }
+        _ => {
+            out.push('{');
+            for i in 0..rng.below(6) {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(rng.pick(WS));
+                out.push('"');
+                out.push_str(rng.pick(NAMES));
+                out.push('"');
+                out.push_str(rng.pick(WS));
+                out.push(':');
+                out.push_str(rng.pick(WS));
+                value(rng, depth + 1, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Random documents, some with a few random edits (so malformed anywhere), read with every
+/// selector in both modes: the drivers agree on each.
+#[test]
+fn both_drivers_agree_on_random_and_corrupted_documents() {
+    let selectors = selectors();
+    let mut rng = Rng(0x5eed_f1a7);
+    let (mut ok, mut errors) = (0, 0);
+    for case in 0..6_000 {
+        let mut text = String::new();
+        value(&mut rng, if case % 4 == 0 { 1 } else { 0 }, &mut text);
+        let mut bytes = text.into_bytes();
+        for _ in 0..rng.below(3) {
+            if bytes.is_empty() {
+                break;
+            }
+            let at = rng.below(bytes.len());
+            match rng.below(3) {
+                0 => {
+                    bytes.remove(at);
+                }
+                1 => bytes.insert(at, bytes[at]),
+                _ => bytes[at] = rng.pick(b"{}[],:\"\\ 0-.eEtfnu\x01\xff\xc3"),
+            }
+        }
+        for selector in &selectors {
+            for mode in [ReadMode::Validating, ReadMode::Trusted] {
+                match both(selector, mode, &bytes).0 {
+                    Ok(_) => ok += 1,
+                    Err(_) => errors += 1,
+                }
+            }
+        }
+    }
+    // Both kinds of outcome are exercised.
+    assert!(ok > 20_000 && errors > 10_000, "{ok} read, {errors} errors");
+}
