@@ -115,7 +115,10 @@ impl<'ir> Gen<'ir> {
             }
             NodeKind::And(children) | NodeKind::Or(children) => {
                 let is_and = matches!(node.kind, NodeKind::And(_));
-                let mut jumps = Vec::new();
+                // The node's jumps are chained through their own targets until its end is known:
+                // each holds one more than the index of the jump emitted before it (0: none), so
+                // no list of them is allocated.
+                let mut last_jump = 0u32;
                 let last = children.len().saturating_sub(1);
                 if children.is_empty() {
                     self.emit(Inst::Const { dst, value: is_and }, &node.origin);
@@ -123,7 +126,7 @@ impl<'ir> Gen<'ir> {
                 for (i, child) in children.iter().enumerate() {
                     self.node(child, dst);
                     if i < last {
-                        let placeholder = Target(0);
+                        let placeholder = Target(last_jump);
                         let inst = if is_and {
                             Inst::JumpIfFalse {
                                 cond: dst,
@@ -135,17 +138,17 @@ impl<'ir> Gen<'ir> {
                                 target: placeholder,
                             }
                         };
-                        jumps.push(self.emit(inst, &node.origin));
+                        last_jump = idx(self.emit(inst, &node.origin)).saturating_add(1);
                     }
                 }
-                let end = self.here();
-                for j in jumps {
-                    if let Some(
-                        Inst::JumpIfFalse { target, .. } | Inst::JumpIfTrue { target, .. },
-                    ) = self.parts.code.get_mut(j)
-                    {
-                        *target = Target(end);
-                    }
+                let end = Target(self.here());
+                while let Some(j) = last_jump.checked_sub(1) {
+                    last_jump = match self.parts.code.get_mut(j as usize) {
+                        Some(
+                            Inst::JumpIfFalse { target, .. } | Inst::JumpIfTrue { target, .. },
+                        ) => std::mem::replace(target, end).0,
+                        _ => 0,
+                    };
                 }
             }
             NodeKind::Test(test) => {
