@@ -12,6 +12,7 @@ use filtervm_vm::op::{
     SlotRef, StrRef, Target, TestsRef, WildRef,
 };
 use filtervm_vm::program::{Program, ProgramParts, VerifyError};
+use std::sync::Arc;
 
 /// Generates a verified program for an (optimized) IR tree.
 pub fn generate(root: &Node) -> Result<Program, VerifyError> {
@@ -82,12 +83,13 @@ fn idx(n: usize) -> u32 {
 }
 
 impl<'ir> Gen<'ir> {
-    fn emit(&mut self, inst: Inst, origin: &'ir str) -> usize {
+    /// Appends `inst`, recording the origin it came from (the IR's own, shared: not copied).
+    fn emit(&mut self, inst: Inst, origin: &'ir Arc<str>) -> usize {
         let o = match self.source_index.get(origin) {
             Some(o) => o,
             None => {
                 let o = idx(self.parts.sources.len());
-                self.parts.sources.push(origin.into());
+                self.parts.sources.push(origin.clone());
                 self.source_index.insert(origin, o);
                 o
             }
