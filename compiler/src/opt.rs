@@ -376,6 +376,9 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
     let mut kept = 0;
     let mut by_key: Option<HashMap<Key, Vec<usize>>> =
         (children.len() >= DEDUP_BY_HASH_FROM).then(HashMap::new);
+    // The kept children that took a merge: the first 64 as bits (no allocation, what most `or`s
+    // need), the others listed.
+    let mut merged_low: u64 = 0;
     let mut merged_into: Vec<usize> = Vec::new();
     for i in 0..children.len() {
         let (earlier, rest) = children.split_at_mut(i);
@@ -406,7 +409,10 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
                     if o.origin != *or_origin {
                         o.origin = or_origin.clone();
                     }
-                    merged_into.push(k);
+                    match u32::try_from(k).ok().and_then(|k| 1u64.checked_shl(k)) {
+                        Some(bit) => merged_low |= bit,
+                        None => merged_into.push(k),
+                    }
                     merged = true;
                     break;
                 }
@@ -427,7 +433,8 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
     children.truncate(kept);
     merged_into.sort_unstable();
     merged_into.dedup();
-    for k in merged_into {
+    let low = (0..64).filter(|k| merged_low & (1u64 << k) != 0);
+    for k in low.chain(merged_into) {
         if let Some(Node {
             kind: NodeKind::Test(t),
             ..
