@@ -33,15 +33,18 @@ pub fn optimize_copy(node: &Node) -> Node {
 /// tree in place: a node a pass leaves alone is neither moved nor reallocated, so a round that
 /// changes nothing (the last one, always) costs one walk.
 fn normalize(node: &mut Node) {
+    // The size after a round is the size before the next: one walk per round counts it.
+    let mut before = node.size();
     for _ in 0..8 {
-        let before = node.size();
         in_place(node, &flatten_node);
         in_place(node, &fold_node);
         in_place(node, &dedup_node);
         in_place(node, &merge_node);
-        if node.size() == before {
+        let after = node.size();
+        if after == before {
             break;
         }
+        before = after;
     }
     in_place(node, &order_node);
 }
