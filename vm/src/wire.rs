@@ -991,9 +991,7 @@ fn decode_leaf_tests(r: &mut Reader<'_>) -> Result<Vec<Vec<Inst>>, WireError> {
     Ok(out)
 }
 
-fn decode_origins(
-    r: &mut Reader<'_>,
-) -> Result<(Vec<std::sync::Arc<str>>, Vec<u32>), WireError> {
+fn decode_origins(r: &mut Reader<'_>) -> Result<(Vec<std::sync::Arc<str>>, Vec<u32>), WireError> {
     let sources = r.shared_strs("source pointer")?;
     let n = r.count("origins", 4, MAX_INSTRUCTIONS)?;
     let mut origins = Vec::with_capacity(n);
