@@ -50,8 +50,9 @@ fn normalize(node: &mut Node) {
 }
 
 /// Applies `f` to every node, children before their parent (the order the passes are defined
-/// in: `f` sees a node's children already rewritten).
-fn in_place(node: &mut Node, f: &dyn Fn(&mut Node)) {
+/// in: `f` sees a node's children already rewritten). Generic, so that each pass is inlined into
+/// its own walk rather than called through a pointer at every node.
+fn in_place<F: Fn(&mut Node)>(node: &mut Node, f: &F) {
     match &mut node.kind {
         NodeKind::And(c) | NodeKind::Or(c) => c.iter_mut().for_each(|c| in_place(c, f)),
         NodeKind::Not(c) => in_place(c, f),
