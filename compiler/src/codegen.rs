@@ -12,6 +12,7 @@ use filtervm_vm::op::{
     SlotRef, StrRef, Target, TestsRef, WildRef,
 };
 use filtervm_vm::program::{Program, ProgramParts, VerifyError};
+use std::sync::Arc;
 
 /// Generates a verified program for an (optimized) IR tree.
 pub fn generate(root: &Node) -> Result<Program, VerifyError> {
@@ -82,12 +83,13 @@ fn idx(n: usize) -> u32 {
 }
 
 impl<'ir> Gen<'ir> {
-    fn emit(&mut self, inst: Inst, origin: &'ir str) -> usize {
+    /// Appends `inst`, recording the origin it came from (the IR's own, shared: not copied).
+    fn emit(&mut self, inst: Inst, origin: &'ir Arc<str>) -> usize {
         let o = match self.source_index.get(origin) {
             Some(o) => o,
             None => {
                 let o = idx(self.parts.sources.len());
-                self.parts.sources.push(origin.into());
+                self.parts.sources.push(origin.clone());
                 self.source_index.insert(origin, o);
                 o
             }
@@ -115,7 +117,10 @@ impl<'ir> Gen<'ir> {
             }
             NodeKind::And(children) | NodeKind::Or(children) => {
                 let is_and = matches!(node.kind, NodeKind::And(_));
-                let mut jumps = Vec::new();
+                // The node's jumps are chained through their own targets until its end is known:
+                // each holds one more than the index of the jump emitted before it (0: none), so
+                // no list of them is allocated.
+                let mut last_jump = 0u32;
                 let last = children.len().saturating_sub(1);
                 if children.is_empty() {
                     self.emit(Inst::Const { dst, value: is_and }, &node.origin);
@@ -123,7 +128,7 @@ impl<'ir> Gen<'ir> {
                 for (i, child) in children.iter().enumerate() {
                     self.node(child, dst);
                     if i < last {
-                        let placeholder = Target(0);
+                        let placeholder = Target(last_jump);
                         let inst = if is_and {
                             Inst::JumpIfFalse {
                                 cond: dst,
@@ -135,17 +140,17 @@ impl<'ir> Gen<'ir> {
                                 target: placeholder,
                             }
                         };
-                        jumps.push(self.emit(inst, &node.origin));
+                        last_jump = idx(self.emit(inst, &node.origin)).saturating_add(1);
                     }
                 }
-                let end = self.here();
-                for j in jumps {
-                    if let Some(
-                        Inst::JumpIfFalse { target, .. } | Inst::JumpIfTrue { target, .. },
-                    ) = self.parts.code.get_mut(j)
-                    {
-                        *target = Target(end);
-                    }
+                let end = Target(self.here());
+                while let Some(j) = last_jump.checked_sub(1) {
+                    last_jump = match self.parts.code.get_mut(j as usize) {
+                        Some(
+                            Inst::JumpIfFalse { target, .. } | Inst::JumpIfTrue { target, .. },
+                        ) => std::mem::replace(target, end).0,
+                        _ => 0,
+                    };
                 }
             }
             NodeKind::Test(test) => {

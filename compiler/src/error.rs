@@ -585,14 +585,28 @@ pub mod pointer {
     /// the IR's origins), so this allocates once.
     pub fn push(base: &str, token: &str) -> String {
         let mut out = String::with_capacity(base.len() + 1 + token.len());
+        push_to(&mut out, base, token);
+        out
+    }
+
+    /// Writes [`push`] of `base` and `token` to `out` (cleared first): a front end that keeps
+    /// the pointer shared, as the IR's origin, builds it in one reused buffer and copies it once.
+    pub fn push_to(out: &mut String, base: &str, token: &str) {
+        out.clear();
         out.push_str(base);
         out.push('/');
-        push_escaped(&mut out, token);
-        out
+        push_escaped(out, token);
     }
 
     /// `base` extended by an array index (allocates once).
     pub fn index(base: &str, i: usize) -> String {
+        let mut out = String::new();
+        index_to(&mut out, base, i);
+        out
+    }
+
+    /// Writes [`index`] of `base` and `i` to `out` (cleared first; see [`push_to`]).
+    pub fn index_to(out: &mut String, base: &str, i: usize) {
         let mut digits = [0u8; 20];
         let mut start = digits.len();
         let mut n = i;
@@ -608,11 +622,11 @@ pub mod pointer {
             }
         }
         let digits = std::str::from_utf8(digits.get(start..).unwrap_or(&[])).unwrap_or("");
-        let mut out = String::with_capacity(base.len() + 1 + digits.len());
+        out.clear();
+        out.reserve(base.len() + 1 + digits.len());
         out.push_str(base);
         out.push('/');
         out.push_str(digits);
-        out
     }
 
     /// A pointer as an error's text shows it: `(root)` for `""`, and each reference token

@@ -33,22 +33,26 @@ pub fn optimize_copy(node: &Node) -> Node {
 /// tree in place: a node a pass leaves alone is neither moved nor reallocated, so a round that
 /// changes nothing (the last one, always) costs one walk.
 fn normalize(node: &mut Node) {
+    // The size after a round is the size before the next: one walk per round counts it.
+    let mut before = node.size();
     for _ in 0..8 {
-        let before = node.size();
         in_place(node, &flatten_node);
         in_place(node, &fold_node);
         in_place(node, &dedup_node);
         in_place(node, &merge_node);
-        if node.size() == before {
+        let after = node.size();
+        if after == before {
             break;
         }
+        before = after;
     }
     in_place(node, &order_node);
 }
 
 /// Applies `f` to every node, children before their parent (the order the passes are defined
-/// in: `f` sees a node's children already rewritten).
-fn in_place(node: &mut Node, f: &dyn Fn(&mut Node)) {
+/// in: `f` sees a node's children already rewritten). Generic, so that each pass is inlined into
+/// its own walk rather than called through a pointer at every node.
+fn in_place<F: Fn(&mut Node)>(node: &mut Node, f: &F) {
     match &mut node.kind {
         NodeKind::And(c) | NodeKind::Or(c) => c.iter_mut().for_each(|c| in_place(c, f)),
         NodeKind::Not(c) => in_place(c, f),
@@ -376,6 +380,9 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
     let mut kept = 0;
     let mut by_key: Option<HashMap<Key, Vec<usize>>> =
         (children.len() >= DEDUP_BY_HASH_FROM).then(HashMap::new);
+    // The kept children that took a merge: the first 64 as bits (no allocation, what most `or`s
+    // need), the others listed.
+    let mut merged_low: u64 = 0;
     let mut merged_into: Vec<usize> = Vec::new();
     for i in 0..children.len() {
         let (earlier, rest) = children.split_at_mut(i);
@@ -406,7 +413,10 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
                     if o.origin != *or_origin {
                         o.origin = or_origin.clone();
                     }
-                    merged_into.push(k);
+                    match u32::try_from(k).ok().and_then(|k| 1u64.checked_shl(k)) {
+                        Some(bit) => merged_low |= bit,
+                        None => merged_into.push(k),
+                    }
                     merged = true;
                     break;
                 }
@@ -427,7 +437,8 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
     children.truncate(kept);
     merged_into.sort_unstable();
     merged_into.dedup();
-    for k in merged_into {
+    let low = (0..64).filter(|k| merged_low & (1u64 << k) != 0);
+    for k in low.chain(merged_into) {
         if let Some(Node {
             kind: NodeKind::Test(t),
             ..

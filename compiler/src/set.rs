@@ -2003,7 +2003,11 @@ fn program_bytes(p: &Program) -> usize {
         + parts.keys.heap_bytes()
         + parts.code.capacity() * size_of::<filtervm_vm::op::Inst>()
         + parts.origins.capacity() * 4
-        + strings(&parts.sources)
+        + parts
+            .sources
+            .iter()
+            .map(|s| s.len() + size_of::<std::sync::Arc<str>>())
+            .sum::<usize>()
         + strings(&pools.strings)
         + pools
             .lists

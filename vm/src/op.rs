@@ -19,6 +19,7 @@ use crate::value::{LeafTypes, Shapes};
 use crate::wildcard::Wildcard;
 use ahash::AHashSet;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// A boolean register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -524,8 +525,9 @@ pub struct ProgramParts {
     pub code: Vec<Inst>,
     /// For each instruction, an index into `sources` (or `u32::MAX` for none).
     pub origins: Vec<u32>,
-    /// JSON Pointers (or text spans) into the policy the instructions came from.
-    pub sources: Vec<Box<str>>,
+    /// JSON Pointers (or text spans) into the policy the instructions came from. Shared
+    /// (`Arc`), so that a compiled program holds its IR's origins rather than copies of them.
+    pub sources: Vec<Arc<str>>,
     /// Registers used.
     pub registers: u32,
 }

@@ -460,21 +460,18 @@ impl Plan {
         if !only_r0 || !writes_first {
             return None;
         }
-        // Step numbers: tests in program order.
-        let mut step_of = vec![FALSE; code.len()];
-        let mut tests = 0;
-        for (pc, inst) in code.iter().enumerate() {
-            if inst.is_test()
-                && let Some(s) = step_of.get_mut(pc)
-            {
-                *s = idx(tests);
-                tests += 1;
-            }
-        }
+        // Step numbers: tests in program order. Counted down while `reach` is filled from the
+        // end, so that no table of them is allocated.
+        let tests = code.iter().filter(|inst| inst.is_test()).count();
+        let mut test_step = tests;
         // reach[pc][v]: the step (or end) reached when arriving at `pc` with `r0 == v`. Jumps go
         // forward only, so filling it from the end needs each entry once.
         let mut reach = vec![[FALSE; 2]; code.len() + 1];
         for pc in (0..code.len()).rev() {
+            let test = code.get(pc).is_some_and(Inst::is_test);
+            if test {
+                test_step = test_step.saturating_sub(1);
+            }
             for v in [false, true] {
                 let at = |p: usize, v: bool| {
                     reach
@@ -497,7 +494,8 @@ impl Plan {
                     Some(Inst::JumpIfTrue { target, .. }) if v => at(target.0 as usize, v),
                     Some(Inst::JumpIfFalse { .. } | Inst::JumpIfTrue { .. })
                     | Some(Inst::And { .. } | Inst::Or { .. }) => at(pc + 1, v),
-                    Some(_) => step_of.get(pc).copied().unwrap_or(FALSE),
+                    Some(_) if test => idx(test_step),
+                    Some(_) => FALSE,
                     None => FALSE,
                 };
                 if let Some(slot) = reach.get_mut(pc).and_then(|r| r.get_mut(usize::from(v))) {

@@ -150,7 +150,16 @@ fn needs(parts: &mut ProgramParts) {
     const COMPARED: u8 = 1;
     const NUMERIC: u8 = 2;
     let (strings, sets) = (parts.pools.strings.len(), parts.pools.sets.len());
-    let mut seen = vec![0u8; strings + sets + parts.keys.len()];
+    // A policy's program fits the buffer on the stack; a larger one allocates its flags.
+    let len = strings + sets + parts.keys.len();
+    let mut small = [0u8; 64];
+    let mut large = Vec::new();
+    let seen: &mut [u8] = if len <= small.len() {
+        small.get_mut(..len).unwrap_or_default()
+    } else {
+        large.resize(len, 0u8);
+        &mut large
+    };
     for inst in &parts.code {
         let (slot, need) = match *inst {
             Inst::StrEq { slot, s, .. } => {

@@ -661,6 +661,16 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads `count` strings (count read first).
+    /// [`Reader::strs`] as shared strings (a program's origins).
+    fn shared_strs(&mut self, what: &'static str) -> Result<Vec<std::sync::Arc<str>>, WireError> {
+        let n = self.count(what, 4, usize::MAX)?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(self.str(what)?.into());
+        }
+        Ok(out)
+    }
+
     fn strs(&mut self, what: &'static str) -> Result<Vec<Box<str>>, WireError> {
         let n = self.count(what, 4, usize::MAX)?;
         let mut out = Vec::with_capacity(n);
@@ -981,8 +991,8 @@ fn decode_leaf_tests(r: &mut Reader<'_>) -> Result<Vec<Vec<Inst>>, WireError> {
     Ok(out)
 }
 
-fn decode_origins(r: &mut Reader<'_>) -> Result<(Vec<Box<str>>, Vec<u32>), WireError> {
-    let sources = r.strs("source pointer")?;
+fn decode_origins(r: &mut Reader<'_>) -> Result<(Vec<std::sync::Arc<str>>, Vec<u32>), WireError> {
+    let sources = r.shared_strs("source pointer")?;
     let n = r.count("origins", 4, MAX_INSTRUCTIONS)?;
     let mut origins = Vec::with_capacity(n);
     for _ in 0..n {

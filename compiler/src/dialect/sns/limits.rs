@@ -32,7 +32,7 @@ pub fn check_scope(scope: Scope, object: &Object, errors: &mut Vec<PolicyError>)
             Member::Leaf { .. } => {}
             Member::Nested { pointer, .. } => errors.push(PolicyError::new(
                 ErrorCode::SnsSyntaxError,
-                pointer.as_str(),
+                &**pointer,
                 "Filter policy scope MessageAttributes does not support nested filter policy",
             )),
             Member::Or { branches, .. } => {

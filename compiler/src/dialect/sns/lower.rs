@@ -18,17 +18,19 @@
 use super::Scope;
 use super::limits::{join, leaf_lists};
 use super::parse::{Bound, Exclusion, Matcher, Member, Object};
-use crate::ir::{Case, Node, NumSource, Pred, StrOp};
+use crate::ir::{Case, IntoOrigin, Node, NumSource, Pred, StrOp};
 use filtervm_vm::fold::fold;
 use filtervm_vm::key::Key;
 use filtervm_vm::program::Interval;
 use filtervm_vm::value::{LeafTypes, Shapes};
-use std::collections::HashSet;
+use std::sync::Arc;
 
 struct Lowering {
     scope: Scope,
-    /// Body paths that must be judged per element (read as [`Key::BodyPathEach`]).
-    each: HashSet<String>,
+    /// Body paths that must be judged per element (read as [`Key::BodyPathEach`]), each once.
+    /// A validated policy names at most five distinct leaf paths (rule 42 DECISION), so this is
+    /// searched in turn: no hashing, one allocation at most.
+    each: Vec<String>,
 }
 
 /// Lowers a validated policy for `scope`.
@@ -42,10 +44,10 @@ pub fn lower_policy(scope: Scope, root: &Object) -> Node {
         // Attribute scope has no arrays of objects to judge per element.
         each: match scope {
             Scope::MessageBody => per_element_paths(root),
-            Scope::MessageAttributes => HashSet::new(),
+            Scope::MessageAttributes => Vec::new(),
         },
     };
-    let policy = l.object(root, None, "");
+    let policy = l.object(root, None, &"".into_origin());
     match scope {
         Scope::MessageAttributes => policy,
         // Rule 14: the body must be a JSON object.
@@ -65,29 +67,40 @@ fn negative(m: &Matcher) -> bool {
 }
 
 /// The paths read by a negative matcher or by more than one leaf list (D-3, D-8): for them "some
-/// element satisfies" is not "the union of the elements satisfies".
-fn per_element_paths(root: &Object) -> HashSet<String> {
+/// element satisfies" is not "the union of the elements satisfies". Each path once; the leaf
+/// lists' paths are compared in turn (a validated policy has at most five distinct ones, rule 42
+/// DECISION).
+fn per_element_paths(root: &Object) -> Vec<String> {
     let mut lists = Vec::new();
     leaf_lists(root, None, &mut lists);
-    let mut seen = HashSet::new();
-    let mut each = HashSet::new();
+    let mut seen: Vec<&str> = Vec::new();
+    let mut each: Vec<String> = Vec::new();
     for (path, _) in &lists {
-        if !seen.insert(path.clone()) {
-            each.insert(path.to_string());
+        if seen.contains(&&**path) {
+            add_path(&mut each, path);
+        } else {
+            seen.push(path);
         }
     }
     negative_paths(root, None, &mut each);
     each
 }
 
-fn negative_paths(object: &Object, prefix: Option<&str>, out: &mut HashSet<String>) {
+/// Adds `path` to `paths` unless it is there.
+fn add_path(paths: &mut Vec<String>, path: &str) {
+    if !paths.iter().any(|p| p == path) {
+        paths.push(path.to_owned());
+    }
+}
+
+fn negative_paths(object: &Object, prefix: Option<&str>, out: &mut Vec<String>) {
     for member in &object.members {
         match member {
             Member::Leaf {
                 name, alternatives, ..
             } => {
                 if alternatives.iter().any(|(m, _)| negative(m)) {
-                    out.insert(join(prefix, name));
+                    add_path(out, &join(prefix, name));
                 }
             }
             Member::Nested { name, object, .. } => {
@@ -102,7 +115,7 @@ fn negative_paths(object: &Object, prefix: Option<&str>, out: &mut HashSet<Strin
     }
 }
 
-fn str_test(key: &Key, op: StrOp, case: Case, values: &[String], at: &str) -> Node {
+fn str_test(key: &Key, op: StrOp, case: Case, values: &[String], at: &Arc<str>) -> Node {
     let mut values: Vec<Box<str>> = values
         .iter()
         .map(|v| match case {
@@ -116,7 +129,7 @@ fn str_test(key: &Key, op: StrOp, case: Case, values: &[String], at: &str) -> No
 }
 
 /// Number leaves equal to one of `values` (rules 23, 29).
-fn num_points(key: &Key, values: &[f64], at: &str) -> Node {
+fn num_points(key: &Key, values: &[f64], at: &Arc<str>) -> Node {
     Node::test(
         key.clone(),
         Pred::Num {
@@ -127,7 +140,7 @@ fn num_points(key: &Key, values: &[f64], at: &str) -> Node {
     )
 }
 
-fn wildcard_test(key: &Key, w: &filtervm_vm::wildcard::Wildcard, at: &str) -> Node {
+fn wildcard_test(key: &Key, w: &filtervm_vm::wildcard::Wildcard, at: &Arc<str>) -> Node {
     match w.literal() {
         Some(lit) => str_test(key, StrOp::Eq, Case::Sensitive, &[lit.to_owned()], at),
         None => Node::test(key.clone(), Pred::Wildcard(w.clone()), at),
@@ -143,7 +156,9 @@ impl Lowering {
         }
     }
 
-    fn object(&self, object: &Object, prefix: Option<&str>, at: &str) -> Node {
+    /// The IR of `object`; its nodes share the policy's pointers as their origins (`at` and the
+    /// members'), so lowering copies none.
+    fn object(&self, object: &Object, prefix: Option<&str>, at: &Arc<str>) -> Node {
         let members = object
             .members
             .iter()
@@ -158,7 +173,7 @@ impl Lowering {
                         .iter()
                         .map(|(m, at)| self.matcher(&key, m, at))
                         .collect();
-                    Node::or(alts, pointer.as_str())
+                    Node::or(alts, pointer)
                 }
                 Member::Nested {
                     name,
@@ -171,14 +186,14 @@ impl Lowering {
                         .iter()
                         .map(|(b, at)| self.object(b, prefix, at))
                         .collect(),
-                    pointer.as_str(),
+                    pointer,
                 ),
             })
             .collect();
         Node::and(members, at)
     }
 
-    fn matcher(&self, key: &Key, m: &Matcher, at: &str) -> Node {
+    fn matcher(&self, key: &Key, m: &Matcher, at: &Arc<str>) -> Node {
         let test = |pred: Pred| Node::test(key.clone(), pred, at);
         match m {
             Matcher::Exact(s) => {

@@ -12,6 +12,7 @@ use crate::error::{ErrorCode, PolicyError, excerpt, pointer, suggestion};
 use filtervm_vm::cidr::Cidr;
 use filtervm_vm::json::{Map, Number, Value};
 use filtervm_vm::wildcard::Wildcard;
+use std::sync::Arc;
 
 const SYNTAX: ErrorCode = ErrorCode::SnsSyntaxError;
 const TYPE: ErrorCode = ErrorCode::SnsTypeError;
@@ -54,27 +55,27 @@ pub enum Member {
     Leaf {
         /// The property name.
         name: String,
-        /// JSON Pointer of the member.
-        pointer: String,
+        /// JSON Pointer of the member (shared with the IR lowered from it).
+        pointer: Arc<str>,
         /// The alternatives with their pointers.
-        alternatives: Vec<(Matcher, String)>,
+        alternatives: Vec<(Matcher, Arc<str>)>,
     },
     /// `"name": {...}`: a nested body policy (rule 15).
     Nested {
         /// The property name.
         name: String,
-        /// JSON Pointer of the member.
-        pointer: String,
+        /// JSON Pointer of the member (shared with the IR lowered from it).
+        pointer: Arc<str>,
         /// The nested object.
         object: Object,
     },
     /// `"$or": [{...}, {...}, ...]`: the branches are ORed, and the whole is ANDed with the
     /// siblings (rule 34).
     Or {
-        /// JSON Pointer of the `$or` member.
-        pointer: String,
+        /// JSON Pointer of the `$or` member (shared with the IR lowered from it).
+        pointer: Arc<str>,
         /// The branches with their pointers.
-        branches: Vec<(Object, String)>,
+        branches: Vec<(Object, Arc<str>)>,
     },
 }
 
@@ -144,6 +145,23 @@ pub enum Matcher {
 pub struct Parser {
     /// Errors found so far.
     pub errors: Vec<PolicyError>,
+    /// Where the pointers kept in the policy are written before each is copied once into the
+    /// `Arc` the policy and its IR share (see [`Parser::member_at`]).
+    scratch: String,
+}
+
+impl Parser {
+    /// The pointer of member `name` below `at`, shared: one allocation.
+    fn member_at(&mut self, at: &str, name: &str) -> Arc<str> {
+        pointer::push_to(&mut self.scratch, at, name);
+        Arc::from(self.scratch.as_str())
+    }
+
+    /// The pointer of element `i` below `at`, shared: one allocation.
+    fn element_at(&mut self, at: &str, i: usize) -> Arc<str> {
+        pointer::index_to(&mut self.scratch, at, i);
+        Arc::from(self.scratch.as_str())
+    }
 }
 
 fn text_of(v: &Value) -> String {
@@ -196,7 +214,7 @@ impl Parser {
         let before = self.errors.len();
         let mut members = Vec::with_capacity(map.len());
         for (name, value) in map {
-            let at = pointer::push(at, name);
+            let at = self.member_at(at, name);
             if name == OR {
                 if let Some(branches) = self.or(value, &at) {
                     members.push(Member::Or {
@@ -251,14 +269,14 @@ impl Parser {
     }
 
     /// Parses a `$or` value: an array of two or more non-empty objects (rule 34).
-    fn or(&mut self, value: &Value, at: &str) -> Option<Vec<(Object, String)>> {
+    fn or(&mut self, value: &Value, at: &str) -> Option<Vec<(Object, Arc<str>)>> {
         let Value::Array(items) = value else {
             return self.fail(SYNTAX, at, "It must be an Array followed with $or.");
         };
         let before = self.errors.len();
         let mut branches = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            let at = pointer::index(at, i);
+            let at = self.element_at(at, i);
             match item {
                 Value::Object(map) if map.is_empty() => {
                     self.fail::<()>(SYNTAX, &at, "Empty objects are not allowed");
@@ -288,14 +306,14 @@ impl Parser {
     }
 
     /// Parses a leaf list (rules 1, 37).
-    fn alternatives(&mut self, items: &[Value], at: &str) -> Option<Vec<(Matcher, String)>> {
+    fn alternatives(&mut self, items: &[Value], at: &str) -> Option<Vec<(Matcher, Arc<str>)>> {
         if items.is_empty() {
             return self.fail(SYNTAX, at, "Empty arrays are not allowed");
         }
         let before = self.errors.len();
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            let at = pointer::index(at, i);
+            let at = self.element_at(at, i);
             if let Some(m) = self.alternative(item, &at) {
                 out.push((m, at));
             }
