@@ -50,7 +50,7 @@ fn check(name: &str, dialects: &[Dialect], cases: usize, seed: u64) {
     }
     let t = &walk.tally;
     eprintln!(
-        "{name}: {n} policies ({nested} nested), {} comparisons, {} matching, {} deliveries, {} of {} drawn messages matching their target, {} unjudged groups, {} subscriptions in too complex bodies, up to {} groups",
+        "{name}: {n} policies ({nested} nested), {} comparisons, {} matching, {} deliveries, {} of {} drawn messages matching their target, {} unjudged groups, {} subscriptions in too complex bodies, up to {} groups, {} comparisons read trusted too",
         t.messages,
         t.matching,
         t.deliveries,
@@ -58,7 +58,8 @@ fn check(name: &str, dialects: &[Dialect], cases: usize, seed: u64) {
         t.drawn,
         t.unjudged,
         t.too_complex,
-        t.most_groups
+        t.most_groups,
+        t.trusted
     );
     assert!(
         findings.is_empty(),
@@ -95,6 +96,18 @@ fn check(name: &str, dialects: &[Dialect], cases: usize, seed: u64) {
         "{name}: the set was read back {} times",
         t.reloads
     );
+    // Every set holding a group that reads JSON bodies compared its trusted read too.
+    if dialects
+        .iter()
+        .any(|d| matches!(d, Dialect::Sns | Dialect::EventGrid | Dialect::EventBridge))
+    {
+        assert!(
+            t.trusted * 2 >= t.messages,
+            "{name}: only {} of {} comparisons were read trusted too",
+            t.trusted,
+            t.messages
+        );
+    }
     if dialects != [Dialect::Basaltic] {
         assert!(t.unjudged > 0, "{name}: no group was ever unjudged");
     }

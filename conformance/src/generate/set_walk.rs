@@ -20,6 +20,9 @@
 //!
 //! The set's ids (in its order) must be those whose filter matches one by one, and the groups it
 //! reports unjudged those whose filters cannot judge the message one by one, with the same code.
+//! Both comparisons are made again with a scratch that reads in [`ReadMode::Trusted`]: wherever
+//! every body the message holds is JSON, the trusted read must give the set's validating answer
+//! exactly, ids and unjudged groups alike (the facade's documentation, "Trusted input").
 //! One tolerance: a group whose bound SNS body exceeds the binding limits is unjudged as a whole
 //! (`MESSAGE_TOO_COMPLEX`) even when one filter's smaller key table would not exceed them; its
 //! subscriptions are then not compared ([`Tally::too_complex`] counts them). None for
@@ -30,8 +33,9 @@ use crate::reference::json::{Map, Value};
 use crate::runner::{compile, read_message};
 use filtervm_compiler::{
     Dialect, ErrorCode, Evaluator, Filter, GroupMessage, MessagePart, MessageParts, Options,
-    SetScratch, SubscriptionSet,
+    ReadMode, SetScratch, SubscriptionSet,
 };
+use filtervm_vm::json::{LoneSurrogates, validate};
 use filtervm_vm::message::Message;
 use std::collections::BTreeMap;
 
@@ -131,6 +135,9 @@ pub struct Tally {
     pub most_groups: usize,
     /// Times the set was saved and read back ([`Walk::reload`]).
     pub reloads: usize,
+    /// Comparisons made again in [`ReadMode::Trusted`] (a message holding a body, every body
+    /// JSON).
+    pub trusted: usize,
 }
 
 /// How many messages are drawn for a target policy, at most, to find one it matches.
@@ -148,6 +155,8 @@ pub struct Walk {
     removed: Vec<u64>,
     next_id: u64,
     scratch: SetScratch,
+    /// The same buffers reading in [`ReadMode::Trusted`].
+    trusted: SetScratch,
     evaluator: Evaluator,
     /// What the walk saw so far.
     pub tally: Tally,
@@ -167,6 +176,11 @@ impl Walk {
             removed: Vec::new(),
             next_id: 1,
             scratch: SetScratch::new(),
+            trusted: {
+                let mut trusted = SetScratch::new();
+                trusted.set_read_mode(ReadMode::Trusted);
+                trusted
+            },
             evaluator: Evaluator::new(),
             tally: Tally::default(),
         }
@@ -388,21 +402,24 @@ impl Walk {
     /// Each group reads its own drawn message.
     fn per_group(&mut self, drawn: &[(Options, Value, Message)]) -> Result<(), Finding> {
         let of = |options: &Options| drawn.iter().find(|(o, _, _)| o == options);
-        let matches = self
-            .set
-            .matching_with(&mut self.scratch, |options| match of(options) {
-                Some((_, _, message)) => Ok(GroupMessage::Borrowed(message)),
-                None => Err(filtervm_compiler::MessageError {
-                    code: ErrorCode::InvalidMessage,
-                    pointer: String::new(),
-                    message: "no message drawn for this group".to_owned(),
-                }),
-            });
-        let got: Vec<u64> = matches.ids().copied().collect();
-        let unjudged: Vec<(Options, ErrorCode)> = matches
-            .unjudged()
-            .map(|u| (u.options, u.error.code))
+        let read = |options: &Options| match of(options) {
+            Some((_, _, message)) => Ok(GroupMessage::Borrowed(message)),
+            None => Err(filtervm_compiler::MessageError {
+                code: ErrorCode::InvalidMessage,
+                pointer: String::new(),
+                message: "no message drawn for this group".to_owned(),
+            }),
+        };
+        let (got, unjudged) = answer(&self.set.matching_with(&mut self.scratch, read));
+        let bodies: Vec<&[u8]> = drawn
+            .iter()
+            .filter_map(|(_, _, m)| match m {
+                Message::Body(b) => Some(b.as_slice()),
+                _ => None,
+            })
             .collect();
+        let trusted = trusted_comparable(&bodies)
+            .then(|| answer(&self.set.matching_with(&mut self.trusted, read)));
         let evaluator = &mut self.evaluator;
         let expected = expect(&self.order, &self.live, &self.pool, |filter| {
             let Some((_, _, message)) = of(filter.options()) else {
@@ -430,7 +447,7 @@ impl Walk {
                     .collect(),
             )
         };
-        self.compare("per group", &got, &unjudged, expected, message)
+        self.compare("per group", (&got, &unjudged), trusted, expected, message)
     }
 
     /// One message of parts, each from one group's drawn message; each part left out now and
@@ -476,12 +493,9 @@ impl Walk {
         if let Some(h) = headers {
             parts = parts.with_headers(h);
         }
-        let matches = self.set.matching(&mut self.scratch, &parts);
-        let got: Vec<u64> = matches.ids().copied().collect();
-        let unjudged: Vec<(Options, ErrorCode)> = matches
-            .unjudged()
-            .map(|u| (u.options, u.error.code))
-            .collect();
+        let (got, unjudged) = answer(&self.set.matching(&mut self.scratch, &parts));
+        let trusted = trusted_comparable(body.as_deref().as_slice())
+            .then(|| answer(&self.set.matching(&mut self.trusted, &parts)));
         let evaluator = &mut self.evaluator;
         let expected = expect(&self.order, &self.live, &self.pool, |filter| {
             Some(evaluator.matches_parts(filter, &parts).map_err(|e| e.code))
@@ -501,15 +515,16 @@ impl Walk {
             m.insert("headers".into(), Value::String(format!("{headers:?}")));
             Value::Object(m)
         };
-        self.compare("by parts", &got, &unjudged, expected, message)
+        self.compare("by parts", (&got, &unjudged), trusted, expected, message)
     }
 
-    /// Compares the set's answer with the expected one (see the module documentation).
+    /// Compares the set's answer with the expected one, and its answer read in trusted mode
+    /// (when there is one to compare) with its validating one (see the module documentation).
     fn compare(
         &mut self,
         path: &str,
-        got: &[u64],
-        unjudged: &[(Options, ErrorCode)],
+        (got, unjudged): (&[u64], &[(Options, ErrorCode)]),
+        trusted: Option<Answer>,
         expected: Vec<Expected>,
         message: impl Fn() -> Value,
     ) -> Result<(), Finding> {
@@ -517,6 +532,15 @@ impl Walk {
         let mut want = Vec::new();
         let mut want_unjudged: Vec<(Options, ErrorCode)> = Vec::new();
         let mut problems = Vec::new();
+        if let Some((trusted_ids, trusted_unjudged)) = trusted {
+            self.tally.trusted += 1;
+            if trusted_ids != got || trusted_unjudged != unjudged {
+                problems.push(format!(
+                    "read trusted, the set gives {trusted_ids:?} and reports {trusted_unjudged:?} \
+                     unjudged; validating, {got:?} and {unjudged:?}"
+                ));
+            }
+        }
         for (id, p, verdict) in expected {
             let Some(policy) = self.pool.get(p) else {
                 continue;
@@ -590,6 +614,29 @@ impl Walk {
         finding.insert("message".into(), message());
         Err(Value::Object(finding).to_string())
     }
+}
+
+/// A set's answer: the ids it delivers to, in its order, and the groups it reports unjudged.
+type Answer = (Vec<u64>, Vec<(Options, ErrorCode)>);
+
+fn answer(matches: &filtervm_compiler::Matches<'_, u64>) -> Answer {
+    (
+        matches.ids().copied().collect(),
+        matches
+            .unjudged()
+            .map(|u| (u.options.clone(), u.error.code))
+            .collect(),
+    )
+}
+
+/// Whether a message holding `bodies` is one whose trusted read must give the validating answer:
+/// it holds a body (else the read mode plays no part), and every body is JSON (trusted mode may
+/// judge what is not; the facade's documentation, "Trusted input").
+fn trusted_comparable(bodies: &[&[u8]]) -> bool {
+    !bodies.is_empty()
+        && bodies
+            .iter()
+            .all(|b| validate(b, LoneSurrogates::Replace).is_ok())
 }
 
 /// A live subscription's id, policy index and verdict one by one (`None` when it has none; the
