@@ -600,7 +600,7 @@ struct BytesSet {
     lines: Vec<Vec<u8>>,
 }
 
-fn bytes_set_of(name: &str) -> &'static mut BytesSet {
+fn bytes_set_of(name: &str, mode: ReadMode) -> &'static mut BytesSet {
     let body = filtervm_bench::body_scope();
     let mut set = SubscriptionSet::new();
     for (i, l) in lines(name, usize::MAX).iter().enumerate() {
@@ -613,6 +613,7 @@ fn bytes_set_of(name: &str) -> &'static mut BytesSet {
         .map(String::into_bytes)
         .collect();
     let mut matcher = SetScratch::new();
+    matcher.set_read_mode(mode);
     for l in &lines {
         set.try_matching(&mut matcher, &MessageParts::body(l))
             .expect("JSON");
@@ -625,9 +626,12 @@ fn bytes_set_of(name: &str) -> &'static mut BytesSet {
 }
 
 // `SubscriptionSet` (SNS body scope) from raw JSON lines, 100 messages; divide by 100.
+// `*_trusted`: the lines read in `ReadMode::Trusted`.
 #[library_benchmark]
-#[bench::pol10k_exact(setup = bytes_set_of, args = ("pol10k_exact"))]
-#[bench::pol10k_num(setup = bytes_set_of, args = ("pol10k_num"))]
+#[bench::pol10k_exact(setup = bytes_set_of, args = ("pol10k_exact", ReadMode::Validating))]
+#[bench::pol10k_num(setup = bytes_set_of, args = ("pol10k_num", ReadMode::Validating))]
+#[bench::pol10k_exact_trusted(setup = bytes_set_of, args = ("pol10k_exact", ReadMode::Trusted))]
+#[bench::pol10k_num_trusted(setup = bytes_set_of, args = ("pol10k_num", ReadMode::Trusted))]
 fn set_from_bytes_100_messages(s: &'static mut BytesSet) -> usize {
     let mut n = 0;
     for l in &s.lines {

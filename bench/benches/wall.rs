@@ -18,18 +18,22 @@
 //!   [`SET_MESSAGES`] lines the instruction counts run), every engine's answer checked equal to
 //!   filtervm one-by-one's on every line first. `pol{1,3,8}c` on attrs lines as SNS bodies (body scope):
 //!   `filtervm_bytes` reads the raw bytes (validating all of them), binds what the program reads
-//!   and runs it; `quamina` is quamina-rs `matches_for_event` on the same bytes. `cityfeat`:
+//!   and runs it; `filtervm_trusted` reads them in `ReadMode::Trusted` (members no key reads
+//!   skipped by their structure, unchecked: input validated upstream); `quamina` is quamina-rs
+//!   `matches_for_event` on the same bytes. `cityfeat`:
 //!   each feature wrapped as an Event Grid event (`data`), 5 `StringIn` filters on
 //!   `data.properties.MAPBLKLOT` (from `cl_exact`): `filtervm_set_bytes` matches them as one
 //!   `SubscriptionSet` (one read), `filtervm_bytes_each` one by one; `quamina` has the 5 patterns.
 //!   `hand_serde` is the floor: the same condition written by hand over a struct `serde_json`
 //!   derives from the bytes (borrowed text, every byte validated, unread members skipped).
 //!   `cityfeat_sns_5`: the same features as raw SNS bodies and the `cl_exact` patterns as 5
-//!   body-scope SNS policies (quamina reads the patterns as they are).
+//!   body-scope SNS policies (quamina reads the patterns as they are); `filtervm_set_trusted`
+//!   is the same set read in `ReadMode::Trusted`.
 //!   `eventbridge_pol{1,3,8}c`: the `pol{1,3,8}c` policies as EventBridge patterns, on the same
 //!   attrs lines through `Evaluator::matches_bytes` (`filtervm_bytes`), against quamina with the
 //!   same patterns.
-//!   `pol10k_*`: the 10k policies as one body-scope `SubscriptionSet` from raw attrs lines.
+//!   `pol10k_*`: the 10k policies as one body-scope `SubscriptionSet` from raw attrs lines
+//!   (`filtervm_set_trusted`: read in `ReadMode::Trusted`).
 //!   `headers_1c`: one clause (`event in [...]`) over 8 borrowed `(&str, &str)` headers, the
 //!   lookup included (`filtervm_headers`), against the same check written by hand (`hand`).
 //! - `compile/<workload>/compile_text`: policy text to a filter (`compile_text`, the filter
@@ -54,7 +58,7 @@ use filtervm_bench::{
     compile_workloads, decode, eventbridge_filter, hand, hand_headers, header_filter, lines, parts,
     reference_message, single_event, single_message, singles,
 };
-use filtervm_compiler::{Dialect, Evaluator, Filter, compile, compile_text};
+use filtervm_compiler::{Dialect, Evaluator, Filter, ReadMode, compile, compile_text};
 use filtervm_compiler::{MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::Bindings;
 use quamina::Quamina;
@@ -487,6 +491,28 @@ fn checked_set(
     set
 }
 
+/// `set` matched from each line read in [`ReadMode::Trusted`] (`filtervm_set_trusted`), checked
+/// first to find on every line what one-by-one finds.
+fn bench_set_trusted(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    set: &SubscriptionSet<u64>,
+    lines: &[Vec<u8>],
+    expected: &[usize],
+) {
+    let mut scratch = SetScratch::new();
+    scratch.set_read_mode(ReadMode::Trusted);
+    let mut engine = |l: &[u8]| {
+        set.try_matching(&mut scratch, &MessageParts::body(l))
+            .map_or(0, |m| m.len())
+    };
+    let got: Vec<usize> = lines.iter().map(|l| engine(l)).collect();
+    assert_eq!(
+        got, expected,
+        "the set read trusted disagrees with one-by-one"
+    );
+    bench_lines(group, "filtervm_set_trusted", lines, engine);
+}
+
 /// Raw JSON bytes → verdict, against quamina-rs on the same bytes.
 fn e2e_bench(c: &mut Criterion) {
     let mut c = configure(c);
@@ -511,6 +537,19 @@ fn e2e_bench(c: &mut Criterion) {
             let bound = bindings.bind_json(program.keys(), l);
             usize::from(program.eval(&bound, &mut registers))
         });
+        let mut trusted = Bindings::new();
+        trusted.set_read_mode(ReadMode::Trusted);
+        let mut by_trusted = |l: &[u8]| {
+            let bound = trusted.bind_json(program.keys(), l);
+            usize::from(program.eval(&bound, &mut registers))
+        };
+        let from_trusted: Vec<usize> = attrs.iter().map(|l| by_trusted(l)).collect();
+        assert_eq!(
+            from_trusted, expected,
+            "{}: the trusted read disagrees",
+            single.name
+        );
+        bench_lines(&mut group, "filtervm_trusted", &attrs, by_trusted);
         if let Some(q) = quamina_of(
             &single.name,
             &[single.policy.to_string()],
@@ -626,6 +665,7 @@ fn e2e_bench(c: &mut Criterion) {
         set.try_matching(&mut matcher, &MessageParts::body(b))
             .map_or(0, |m| m.len())
     });
+    bench_set_trusted(&mut group, &set, &bodies, &expected);
     if let Some(q) = quamina_of("cityfeat_sns", &patterns, &bodies, &expected) {
         bench_quamina(&mut group, &q, &bodies);
     }
@@ -658,6 +698,7 @@ fn e2e_bench(c: &mut Criterion) {
             set.try_matching(&mut matcher, &MessageParts::body(l))
                 .map_or(0, |m| m.len())
         });
+        bench_set_trusted(&mut group, &set, &set_lines, &expected);
         if let Some(q) = quamina_of(name, &policies, &set_lines, &expected) {
             bench_quamina(&mut group, &q, &set_lines);
         }
