@@ -709,6 +709,7 @@ impl Extractor {
             run.run()
         } else {
             run.run_document(&mut NoTap).map(|read| match read {
+                // Never without a tap: the document is then always built.
                 Tapped::Flat => Node::Null,
                 Tapped::Document(node) => node,
             })
