@@ -438,3 +438,253 @@ fn rule_14_a_body_that_is_not_json_binds_nothing_and_is_reported() {
     assert_eq!(bound.slot(0, 0).shape, Shape::Absent);
     assert_eq!(bound.slot(0, 1).shape, Shape::Absent);
 }
+
+/// What a bound message carries, as text: every slot of every row (shape, leaves with their
+/// numbers, ids and text numbers), the judgement (the error with its offset and message), whether
+/// the body is an object, the depth and the first-name note.
+fn everything(bound: &super::Bound<'_>, width: usize) -> String {
+    let mut out = format!(
+        "{:?} object={} deepest={} unlisted={} rows={}",
+        bound.judgement(),
+        bound.root_object,
+        bound.deepest,
+        bound.first_unlisted,
+        bound.rows()
+    );
+    if let Some(e) = bound.not_json() {
+        out.push_str(&format!(" error={e}"));
+    }
+    for r in 0..bound.rows() {
+        for k in 0..width {
+            out.push_str(&format!("\n{r}/{k}: {:?}", bound.slot(r, k)));
+        }
+    }
+    out
+}
+
+/// [`Bindings::bind_json_noting_first_name`] without the flat binder: the pruned document,
+/// bound by the general binders.
+fn bound_by_document<'b>(
+    b: &'b mut Bindings,
+    t: &'b KeyTable,
+    json: &'b [u8],
+    listed: crate::json::NameTest,
+) -> super::Bound<'b> {
+    let Bindings {
+        arena, extractor, ..
+    } = b;
+    arena.reset();
+    let (read, unlisted) = extractor.extract_noting_first_name(t.selector(), json, listed);
+    let mut bound = super::bound_json(t, read, arena);
+    bound.first_unlisted = unlisted;
+    bound
+}
+
+/// The first-name test of the differential tests: `a` and `x` are listed.
+fn listed_a_x(name: &[u8]) -> bool {
+    name == b"a" || name == b"x"
+}
+
+/// Binds `body` to `t` with the flat binder (through both entry points) and through the pruned
+/// document, in both read modes; asserts they agree. Returns whether the body was JSON.
+fn flat_agrees(t: &KeyTable, body: &[u8]) -> bool {
+    let width = t.len();
+    let mut json = false;
+    for mode in [
+        crate::json::ReadMode::Validating,
+        crate::json::ReadMode::Trusted,
+    ] {
+        let mut fast = Bindings::new();
+        let mut slow = Bindings::new();
+        fast.set_read_mode(mode);
+        slow.set_read_mode(mode);
+        let expected = everything(&bound_by_document(&mut slow, t, body, listed_a_x), width);
+        let got = everything(
+            &fast.bind_json_noting_first_name(t, body, listed_a_x),
+            width,
+        );
+        let shown = String::from_utf8_lossy(body);
+        assert_eq!(got, expected, "{mode:?}, {:?}: {shown}", t.keys());
+        // Without the note, the same again (the note stays false).
+        let plain = everything(&fast.bind_json(t, body), width);
+        let Bindings {
+            arena, extractor, ..
+        } = &mut slow;
+        arena.reset();
+        let read = extractor.extract_measured(t.selector(), body);
+        let expected = everything(&super::bound_json(t, read, arena), width);
+        assert_eq!(
+            plain,
+            expected,
+            "{mode:?} (no note), {:?}: {shown}",
+            t.keys()
+        );
+        json |= mode == crate::json::ReadMode::Validating
+            && fast.bind_json(t, body).not_json().is_none();
+    }
+    json
+}
+
+/// A random SNS body for the flat binder: mostly objects whose members the tables read, with
+/// scalars of every kind (escapes, numbers the short-decimal path reads and others), repeated
+/// and escaped names, dotted names, arrays and objects as values, white space here and there.
+fn flat_body(next: &mut dyn FnMut(u64) -> u64, depth: u32, out: &mut String) {
+    const NAMES: &[&str] = &[
+        "a", "b", "c", "x", "", "a.b", "\\u0061", "b\\\"", "A", "é", "\\u00e9", "c.",
+    ];
+    const SCALARS: &[&str] = &[
+        "1",
+        "-0.5",
+        "1e3",
+        "437.5",
+        "0",
+        "12345678901234567890",
+        "true",
+        "false",
+        "null",
+        "\"s\"",
+        "\"x\"",
+        "\"1.5\"",
+        "\"\\u0073\"",
+        "\"é\"",
+        "\"\"",
+        "\"\\ud800\"",
+    ];
+    const WS: &[&str] = &["", "", "", " ", "\n\t"];
+    let pick = |next: &mut dyn FnMut(u64) -> u64, items: &[&'static str]| {
+        items[next(items.len() as u64) as usize]
+    };
+    match next(if depth > 2 {
+        1
+    } else if depth == 0 {
+        12
+    } else {
+        4
+    }) {
+        0 => out.push_str(pick(next, SCALARS)),
+        1 => {
+            out.push('[');
+            for i in 0..next(4) {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(pick(next, WS));
+                flat_body(next, depth + 1, out);
+            }
+            out.push(']');
+        }
+        _ => {
+            out.push('{');
+            for i in 0..next(7) {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(pick(next, WS));
+                out.push('"');
+                out.push_str(pick(next, NAMES));
+                out.push('"');
+                out.push_str(pick(next, WS));
+                out.push(':');
+                out.push_str(pick(next, WS));
+                // Mostly scalars at the top level (the flat case), containers now and then.
+                if depth == 0 && next(5) != 0 {
+                    out.push_str(pick(next, SCALARS));
+                } else {
+                    flat_body(next, depth + 1, out);
+                }
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Tables of one-segment body paths bind raw bytes straight from the reader's member loop
+/// (`bind_flat`): on random and chosen bodies (valid, with containers where a path ends, not
+/// objects, and corrupted anywhere), in both read modes, every slot, leaf, id, text number,
+/// judgement, error, depth and note is what binding the pruned document gives.
+#[test]
+fn flat_tables_bind_bytes_as_the_document_does() {
+    let mut rng = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    let chosen: &[&[u8]] = &[
+        br#"{"a":1,"b":"s","a":2}"#,
+        br#"{"a":1,"a":[2,3]}"#,
+        br#"{"a":[1],"a":2}"#,
+        br#"{"a":{"b":1},"b":2}"#,
+        br#"{"\u0061":"x","a.b":1,"b":null}"#,
+        br#"{"a":"\u0078","b":"1.5","c":true,"x":false}"#,
+        br#"[{"a":1}]"#,
+        br#""a""#,
+        b"{}",
+        b" {\"a\" : 437.5 } \n",
+        br#"{"a":1,}"#,
+        br#"{"a":1} x"#,
+        br#"{"b":tru,"a":1}"#,
+        br#"{"a":"x"#,
+        b"{\"a\":\"\xff\"}",
+        b"{\"b\":\"\xff\",\"a\":1}",
+        b"",
+    ];
+    let (mut flat, mut json, mut not_json) = (0, 0, 0);
+    for case in 0..3000 {
+        let mut t = KeyTable::new();
+        if next(2) == 0 {
+            t.intern(Key::BodyIsObject);
+        }
+        for _ in 0..1 + next(4) {
+            let p = ["a", "b", "c", "", "é"][next(5) as usize];
+            t.intern(if next(4) == 0 { each(p) } else { path(p) });
+        }
+        for slot in 0..t.len() {
+            let slot = u32::try_from(slot).unwrap();
+            match next(4) {
+                0 => {
+                    t.add_constant(slot, ["x", "s", "é"][next(3) as usize]);
+                }
+                1 => t.add_text_numbers(slot),
+                _ => {}
+            }
+        }
+        if t.body_plan().flat.is_none() {
+            continue;
+        }
+        flat += 1;
+        let bodies: Vec<Vec<u8>> = if case < 50 {
+            chosen.iter().map(|b| b.to_vec()).collect()
+        } else {
+            let mut text = String::new();
+            flat_body(&mut next, 0, &mut text);
+            let mut bytes = text.into_bytes();
+            for _ in 0..next(3).saturating_sub(1) {
+                if bytes.is_empty() {
+                    break;
+                }
+                let at = next(bytes.len() as u64) as usize;
+                match next(3) {
+                    0 => {
+                        bytes.remove(at);
+                    }
+                    1 => bytes.insert(at, bytes[at]),
+                    _ => bytes[at] = b"{}[],:\"\\ 0-.etu\x01\xff"[next(17) as usize],
+                }
+            }
+            vec![bytes]
+        };
+        for body in &bodies {
+            if flat_agrees(&t, body) {
+                json += 1;
+            } else {
+                not_json += 1;
+            }
+        }
+    }
+    assert!(
+        flat > 2000 && json > 2000 && not_json > 500,
+        "{flat} flat tables, {json} JSON bodies, {not_json} others"
+    );
+}

@@ -140,6 +140,9 @@ impl Bindings {
         } = self;
         arena.reset();
         let arena: &'b Bump = arena;
+        if let Some(flat) = flat_plan(table) {
+            return bind_flat(table, flat, extractor, arena, json, None);
+        }
         bound_json(
             table,
             extractor.extract_measured(table.selector(), json),
@@ -161,6 +164,9 @@ impl Bindings {
         } = self;
         arena.reset();
         let arena: &'b Bump = arena;
+        if let Some(flat) = flat_plan(table) {
+            return bind_flat(table, flat, extractor, arena, json, Some(listed));
+        }
         let (read, unlisted) = extractor.extract_noting_first_name(table.selector(), json, listed);
         let mut bound = bound_json(table, read, arena);
         bound.first_unlisted = unlisted;
@@ -194,6 +200,97 @@ impl Bindings {
         self.arena.reset();
         let row = self.arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
         Bound::new(table, row)
+    }
+}
+
+/// The flat plan of `table` ([`table::BodyPlan::flat`]), when it reads the body and has one.
+#[inline(always)]
+fn flat_plan(table: &KeyTable) -> Option<&table::BodyPlan> {
+    if !table.reads_body() {
+        return None;
+    }
+    let plan = table.body_plan();
+    plan.flat.is_some().then_some(plan)
+}
+
+/// Binds JSON bytes to a table of one-segment body paths ([`table::BodyPlan::flat`]): each
+/// scalar member the reader keeps is bound to its keys' slots as it is read, without building
+/// the pruned document or walking it (a repeated name's last value wins, as in the document,
+/// whose first position keeps the last value). A document that is no object, or keeps a member
+/// whose value is an array or object, is read on into the pruned document and bound by
+/// [`bind_document`] as always (the slots bound so far are dropped). The reader takes the same
+/// steps either way (see [`json::Extractor::extract_tapped`]), so the result and any error are
+/// those of [`bound_json`] on the document; `bind::body_tests` compares the two.
+fn bind_flat<'b>(
+    table: &'b KeyTable,
+    plan: &'b table::BodyPlan,
+    extractor: &'b mut Extractor,
+    arena: &'b Bump,
+    json: &'b [u8],
+    listed: Option<json::NameTest>,
+) -> Bound<'b> {
+    let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
+    let mut tap = FlatTap {
+        table,
+        ranges: plan.flat.as_deref().unwrap_or_default(),
+        slots: &plan.flat_slots,
+        row,
+    };
+    let (read, unlisted) = extractor.extract_tapped(table.selector(), json, listed, &mut tap);
+    let mut bound = match read {
+        Ok((json::Tapped::Flat, deepest)) => {
+            let row = tap.row;
+            for &slot in &plan.is_object {
+                if let Some(s) = row.get_mut(slot as usize) {
+                    *s = Slot::bare(crate::value::Shape::Scalar);
+                }
+            }
+            let mut bound = Bound::new(table, row);
+            bound.root_object = true;
+            bound.deepest = deepest;
+            bound
+        }
+        Ok((json::Tapped::Document(doc), deepest)) => bound_json(table, Ok((doc, deepest)), arena),
+        Err(e) => bound_json(table, Err(e), arena),
+    };
+    bound.first_unlisted = unlisted;
+    bound
+}
+
+/// Binds the scalar members of a flat body as the reader gives them ([`bind_flat`]).
+struct FlatTap<'b> {
+    table: &'b KeyTable,
+    ranges: &'b [(u32, u32)],
+    slots: &'b [u32],
+    row: &'b mut [Slot<'b>],
+}
+
+impl<'b> json::Tap<'b> for FlatTap<'b> {
+    const ON: bool = true;
+
+    #[inline(always)]
+    fn scalar(&mut self, child: Option<u32>, value: json::Node<'b>) {
+        // A flat selector matches whole names only, so `child` is always given.
+        let Some(&(start, end)) = child.and_then(|c| self.ranges.get(c as usize)) else {
+            return;
+        };
+        let Some(leaf) = leaf::node_leaf(&value) else {
+            return;
+        };
+        for &slot in self
+            .slots
+            .get(start as usize..end as usize)
+            .unwrap_or_default()
+        {
+            let leaf = if leaf.kind == LeafKind::Str {
+                self.table.str_leaf(slot, leaf.text)
+            } else {
+                leaf
+            };
+            if let Some(s) = self.row.get_mut(slot as usize) {
+                *s = Slot::one(leaf);
+            }
+        }
     }
 }
 

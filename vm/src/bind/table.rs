@@ -361,7 +361,8 @@ impl KeyTable {
     /// The body keys as the body binder reads them, built on first use after a change.
     #[inline]
     pub(crate) fn body_plan(&self) -> &BodyPlan {
-        self.body.get_or_init(|| BodyPlan::new(&self.keys))
+        self.body
+            .get_or_init(|| BodyPlan::new(&self.keys).with_flat(&self.keys, self.selector()))
     }
 
     /// The attribute and header keys as a list to scan, when there are at most [`SCAN_KEYS`]
@@ -882,6 +883,13 @@ pub(crate) struct BodyPlan {
     /// `targets`) whose path starts with it, so that each top-level member is matched with its
     /// keys only.
     pub(super) by_first: Option<ahash::AHashMap<Box<str>, Vec<u32>>>,
+    /// For a table whose body paths are all one segment ([`Selector::is_flat_body`]): for each
+    /// name the selector wants in the top-level object ([`Selector::top_names`], by index), the
+    /// range of [`BodyPlan::flat_slots`] holding the slots of the keys of that path. A scalar
+    /// member is then bound straight from the reader (`super::flat`).
+    pub(super) flat: Option<Vec<(u32, u32)>>,
+    /// The slots of [`BodyPlan::flat`]'s ranges.
+    pub(super) flat_slots: Vec<u32>,
 }
 
 /// Single-row tables of more body keys than this bind by walking the top-level members once
@@ -938,6 +946,25 @@ impl BodyPlan {
         plan
     }
 
+    /// This plan of `keys`, with [`BodyPlan::flat`] when `selector` (theirs) is flat.
+    pub(crate) fn with_flat(mut self, keys: &[Key], selector: &Selector) -> BodyPlan {
+        if !self.single_row || !selector.is_flat_body() {
+            return self;
+        }
+        let mut ranges = Vec::new();
+        for name in selector.top_names() {
+            let start = idx(self.flat_slots.len());
+            for &(slot, _, _, field) in &self.targets {
+                if !field && path_of(keys.get(slot as usize)) == name {
+                    self.flat_slots.push(slot);
+                }
+            }
+            ranges.push((start, idx(self.flat_slots.len())));
+        }
+        self.flat = Some(ranges);
+        self
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
         let index = self.by_first.as_ref().map_or(0, |by_first| {
             map_bytes(
@@ -950,6 +977,8 @@ impl BodyPlan {
         });
         self.targets.capacity() * std::mem::size_of::<(u32, bool, u32, bool)>()
             + self.is_object.capacity() * 4
+            + self.flat.as_ref().map_or(0, |f| f.capacity() * 8)
+            + self.flat_slots.capacity() * 4
             + index
     }
 }

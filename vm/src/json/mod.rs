@@ -130,6 +130,7 @@ pub use error::{Error, ErrorKind};
 pub use outline::{Elements, Members, Name, Outline, RawKind, RawValue, outline, outline_with};
 pub use read::{LoneSurrogates, ReadMode};
 pub use select::{Extractor, Member, NameTest, Node, Selector};
+pub(crate) use select::{Tap, Tapped};
 pub use value::{
     DEFAULT_MAX_DEPTH, Duplicates, Iter, MAX_DEPTH_CEILING, Map, Number, ParseOptions, Quoted,
     Value, parse, parse_with,

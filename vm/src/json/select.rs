@@ -272,6 +272,22 @@ impl Selector {
         self
     }
 
+    /// Whether this selects SNS body paths none of which has two segments (a name with dots is
+    /// then never wanted), without EventBridge field paths: each member the top-level object
+    /// keeps is then one of [`Selector::top_names`], whole.
+    pub(crate) fn is_flat_body(&self) -> bool {
+        self.sns && !self.fields && self.states.len() == 1
+    }
+
+    /// The names wanted in the top-level object, in the order of the indexes
+    /// [`Extractor::extract_tapped`] gives.
+    pub(crate) fn top_names(&self) -> impl Iterator<Item = &str> {
+        self.states
+            .first()
+            .into_iter()
+            .flat_map(|st| st.children.iter().map(|(name, _)| &**name))
+    }
+
     /// The child of `st` named `name` (its index).
     #[inline(always)]
     fn child(&self, st: &State, name: &[u8], lower: &mut Vec<u8>) -> Option<usize> {
@@ -692,7 +708,11 @@ impl Extractor {
         let result = if general {
             run.run()
         } else {
-            run.run_document()
+            run.run_document(&mut NoTap).map(|read| match read {
+                // Never without a tap: the document is then always built.
+                Tapped::Flat => Node::Null,
+                Tapped::Document(node) => node,
+            })
         };
         let first_unlisted = run.keep.first_unlisted;
         *nodes = recycle(run.keep.nodes);
@@ -700,6 +720,118 @@ impl Extractor {
         *stack = run.reader.into_stack();
         let deepest = stack.deepest();
         (result.map(|node| (node, deepest)), first_unlisted)
+    }
+
+    /// Reads `input` as [`Extractor::extract_noting`] does, giving each scalar member the
+    /// top-level object keeps to `tap` as it is read (the index of the selector's top-level name
+    /// it matched, [`Selector::top_names`], or `None` for a dotted name matched segment by
+    /// segment; and its value), in document order, repeated names included. When every member
+    /// kept is a scalar (and the document is an object), no document is built:
+    /// [`Tapped::Flat`]. Otherwise the document is read on as always and returned whole
+    /// ([`Tapped::Document`]; `tap` has then seen the scalar members before the first that is
+    /// not one). The reader takes the same steps as [`Extractor::extract_noting`], so errors,
+    /// depth and the first-name note are the same.
+    pub(crate) fn extract_tapped<'d, T: Tap<'d>>(
+        &'d mut self,
+        selector: &'d Selector,
+        input: &'d [u8],
+        listed: Option<NameTest>,
+        tap: &mut T,
+    ) -> (Result<(Tapped<'d>, usize), Error>, bool) {
+        let Extractor {
+            arena,
+            stack,
+            frames,
+            nodes,
+            members,
+            text,
+            lower,
+            mode,
+        } = self;
+        arena.reset();
+        let arena: &'d Bump = arena;
+        frames.clear();
+        let mut run = Run {
+            reader: Reader::with_stack(input, LoneSurrogates::Replace, std::mem::take(stack))
+                .with_mode(*mode),
+            frames,
+            keep: Keep {
+                selector,
+                arena,
+                input,
+                whole: None,
+                one_by_one: texts_one_by_one(selector, input),
+                nodes: recycle(std::mem::take(nodes)),
+                members: recycle(std::mem::take(members)),
+                text,
+                lower,
+                first_name: listed,
+                first_unlisted: false,
+            },
+        };
+        let result = run.run_document(tap);
+        let first_unlisted = run.keep.first_unlisted;
+        *nodes = recycle(run.keep.nodes);
+        *members = recycle(run.keep.members);
+        *stack = run.reader.into_stack();
+        let deepest = stack.deepest();
+        (result.map(|read| (read, deepest)), first_unlisted)
+    }
+}
+
+/// What [`Extractor::extract_tapped`] read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Tapped<'d> {
+    /// An object whose kept members are all scalars, each given to the tap; nothing else kept.
+    Flat,
+    /// Any other document, pruned as [`Extractor::extract`] keeps it.
+    Document(Node<'d>),
+}
+
+/// What receives the scalar members of the top-level object as they are read
+/// ([`Extractor::extract_tapped`]).
+pub(crate) trait Tap<'d> {
+    /// Whether members are tapped at all (else the document is always built).
+    const ON: bool;
+    /// A scalar member: the top-level name it matched (`None`: a dotted name), and its value.
+    fn scalar(&mut self, child: Option<u32>, value: Node<'d>);
+}
+
+/// No tap: the document is always built.
+struct NoTap;
+
+impl<'d> Tap<'d> for NoTap {
+    const ON: bool = false;
+    #[inline(always)]
+    fn scalar(&mut self, _: Option<u32>, _: Node<'d>) {}
+}
+
+/// [`ObjectSink`] of the top-level object, its scalar members also given to a [`Tap`].
+struct TapSink<'t, 'k, 'd, 's, T> {
+    inner: ObjectSink<'k, 'd, 's>,
+    tap: &'t mut T,
+}
+
+impl<'d, T: Tap<'d>> MemberSink<'d> for TapSink<'_, '_, 'd, '_, T> {
+    type Found = Found<'d>;
+
+    #[inline(always)]
+    fn may_want(&self, first: Option<u8>) -> bool {
+        self.inner.may_want(first)
+    }
+
+    #[inline(always)]
+    fn wanted(&mut self, name: Str<'d>) -> Option<Found<'d>> {
+        self.inner.wanted(name)
+    }
+
+    #[inline(always)]
+    fn keep(&mut self, name: Str<'d>, found: Found<'d>, value: Scalar<'d>) {
+        let child = found.child;
+        self.inner.keep(name, found, value);
+        if let Some(m) = self.inner.keep.members.last() {
+            self.tap.scalar(child, m.value);
+        }
     }
 }
 
@@ -948,12 +1080,12 @@ impl<'d> Run<'d, '_> {
     /// so the result and any error are the same; the first value that is not a scalar member of
     /// the top-level object (or a top level that is no object) is handed to [`Run::step`], and
     /// the rest of the document to [`Run::run`], with the state it would have reached itself.
-    fn run_document(&mut self) -> Result<Node<'d>, Error> {
+    fn run_document<T: Tap<'d>>(&mut self, tap: &mut T) -> Result<Tapped<'d>, Error> {
         let event = self.reader.next()?;
         let Event::ObjectStart = event else {
             return match self.step(ROOT, None, event)? {
-                Some(doc) => Ok(doc),
-                None => self.run(),
+                Some(doc) => Ok(Tapped::Document(doc)),
+                None => self.run().map(Tapped::Document),
             };
         };
         if let Some(listed) = self.keep.first_name.take() {
@@ -961,21 +1093,34 @@ impl<'d> Run<'d, '_> {
         }
         let selector: &'d Selector = self.keep.selector;
         let start = self.keep.members.len();
-        let mut sink = ObjectSink {
+        let inner = ObjectSink {
             keep: &mut self.keep,
             state: selector.state(0),
             seen: 0,
             maybe_duplicates: false,
         };
-        match self.reader.members(&mut sink)? {
+        let mut sink = TapSink { inner, tap };
+        let end = if T::ON {
+            self.reader.members(&mut sink)?
+        } else {
+            self.reader.members(&mut sink.inner)?
+        };
+        let sink = sink.inner;
+        match end {
             MembersEnd::Closed => {
+                if T::ON {
+                    // As [`Run::deliver`] at the top level: only white space may follow.
+                    self.reader.next()?;
+                    return Ok(Tapped::Flat);
+                }
                 let duplicates = sink.maybe_duplicates;
                 let node = self.keep.close_object(start, duplicates);
                 // As [`Run::deliver`] at the top level: only white space may follow.
                 self.reader.next()?;
-                Ok(node)
+                Ok(Tapped::Document(node))
             }
             MembersEnd::Container(name, found) => {
+                let mut sink = sink;
                 let name = sink.name(name, &found);
                 self.frames.push(Frame::Object {
                     state: 0,
@@ -990,8 +1135,8 @@ impl<'d> Run<'d, '_> {
                 });
                 let event = self.reader.next()?;
                 match self.step(found.want, None, event)? {
-                    Some(doc) => Ok(doc),
-                    None => self.run(),
+                    Some(doc) => Ok(Tapped::Document(doc)),
+                    None => self.run().map(Tapped::Document),
                 }
             }
         }
