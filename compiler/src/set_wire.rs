@@ -478,7 +478,7 @@ fn read_test(text: &[u8], t: usize, g: usize) -> Result<Test, SetLoadError> {
 
 /// Reads the key of a binary test ([`put_binary_test`]).
 fn read_key(r: &mut Reader<'_>) -> Result<Key, SetLoadError> {
-    let name = |r: &mut Reader<'_>| r.text("a key's name").map(Box::<str>::from);
+    let name = |r: &mut Reader<'_>| r.text("a key's name").map(std::sync::Arc::<str>::from);
     Ok(match r.byte()? {
         KEY_ATTR_TEXT => Key::AttributeText(name(r)?),
         KEY_ATTR => Key::AttributeTyped(name(r)?),
@@ -500,7 +500,7 @@ fn read_key(r: &mut Reader<'_>) -> Result<Key, SetLoadError> {
             let n = r.count(1)?;
             let mut path = Vec::with_capacity(n);
             for _ in 0..n {
-                path.push(name(r)?);
+                path.push(Box::<str>::from(r.text("a key's name")?));
             }
             Key::EventData(path.into())
         }

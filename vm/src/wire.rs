@@ -734,7 +734,7 @@ fn decode_key(r: &mut Reader<'_>) -> Result<Key, WireError> {
         tag::BODY_PATH => Key::BodyPath(r.str(WHAT)?.into()),
         tag::BODY_IS_OBJECT => Key::BodyIsObject,
         tag::EVENT_MEMBER => Key::EventMember(r.str(WHAT)?.into()),
-        tag::EVENT_DATA => Key::EventData(r.strs(WHAT)?.into_boxed_slice()),
+        tag::EVENT_DATA => Key::EventData(r.strs(WHAT)?.into()),
         tag::BODY_PATH_EACH => Key::BodyPathEach(r.str(WHAT)?.into()),
         tag::FIELD_PATH => {
             let path = r.str(WHAT)?.into();

@@ -356,7 +356,7 @@ fn key_from_json(value: &Value, pointer: &Ptr<'_>) -> Read<Key> {
     if items.len() != arity {
         return fail(pointer, format!("a `{kind}` key has {arity} elements"));
     }
-    let operand = || text(items.get(1), &at(pointer, 1)).map(Box::<str>::from);
+    let operand = || text(items.get(1), &at(pointer, 1)).map(std::sync::Arc::<str>::from);
     Ok(match kind {
         "attr-text" => Key::AttributeText(operand()?),
         "attr" => Key::AttributeTyped(operand()?),
