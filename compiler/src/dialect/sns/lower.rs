@@ -116,7 +116,7 @@ fn negative_paths(object: &Object, prefix: Option<&str>, out: &mut Vec<String>) 
 }
 
 fn str_test(key: &Key, op: StrOp, case: Case, values: &[String], at: &Arc<str>) -> Node {
-    let mut values: Vec<Box<str>> = values
+    let mut values: Vec<Arc<str>> = values
         .iter()
         .map(|v| match case {
             Case::Fold => fold(v).into(),
