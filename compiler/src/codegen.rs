@@ -34,7 +34,7 @@ struct Gen<'ir> {
     parts: ProgramParts,
     source_index: Seen<'ir, str>,
     string_index: Seen<'ir, str>,
-    list_index: Seen<'ir, [Box<str>]>,
+    list_index: Seen<'ir, [Arc<str>]>,
 }
 
 /// How many entries [`Seen`] compares in turn before it hashes them.
@@ -161,17 +161,18 @@ impl<'ir> Gen<'ir> {
         }
     }
 
-    fn string(&mut self, s: &'ir str) -> StrRef {
+    /// The pool entry of `s` (the IR's string, shared: not copied).
+    fn string(&mut self, s: &'ir Arc<str>) -> StrRef {
         if let Some(i) = self.string_index.get(s) {
             return StrRef(i);
         }
         let i = idx(self.parts.pools.strings.len());
-        self.parts.pools.strings.push(s.into());
+        self.parts.pools.strings.push(s.clone());
         self.string_index.insert(s, i);
         StrRef(i)
     }
 
-    fn list(&mut self, values: &'ir [Box<str>]) -> ListRef {
+    fn list(&mut self, values: &'ir [Arc<str>]) -> ListRef {
         if let Some(i) = self.list_index.get(values) {
             return ListRef(i);
         }
@@ -198,14 +199,11 @@ impl<'ir> Gen<'ir> {
                 op: StrOp::Eq,
                 case: Case::Sensitive,
                 values,
-            } if values.len() == 1 => {
-                let s = values.first().map(|s| &**s).unwrap_or("");
-                Inst::StrEq {
-                    dst,
-                    slot,
-                    s: self.string(s),
-                }
-            }
+            } if let [s] = values.as_slice() => Inst::StrEq {
+                dst,
+                slot,
+                s: self.string(s),
+            },
             Pred::Str {
                 op: StrOp::Eq,
                 case: Case::Sensitive,

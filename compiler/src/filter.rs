@@ -315,6 +315,63 @@ pub(crate) mod tests {
         e.code().unwrap()
     }
 
+    /// The shared strings of `node`'s tests: key names and string constants.
+    fn shared_strings(node: &Node, out: &mut Vec<std::sync::Arc<str>>) {
+        match &node.kind {
+            crate::ir::NodeKind::And(c) | crate::ir::NodeKind::Or(c) => {
+                c.iter().for_each(|c| shared_strings(c, out))
+            }
+            crate::ir::NodeKind::Not(c) => shared_strings(c, out),
+            crate::ir::NodeKind::Test(t) => {
+                if let Key::AttributeTyped(n) | Key::BodyPath(n) | Key::BodyPathEach(n) = &t.key {
+                    out.push(n.clone());
+                }
+                if let Pred::Str { values, .. } = &t.pred {
+                    out.extend(values.iter().cloned());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The optimized IR and the program hold the lowered IR's key names and string constants
+    /// themselves (a reference count each), not copies of them (BENCHMARKS.md, "Shared keys and
+    /// constants on the compile path").
+    #[test]
+    fn the_optimized_ir_and_the_program_share_the_lowered_strings() {
+        let text = r#"{"region": ["eu-west", {"prefix": "us-"}], "kind": ["a", "b"], "n": [{"suffix": "x"}]}"#;
+        for options in [
+            Options::from(Dialect::Sns),
+            Options::from_json(Dialect::Sns, r#"{"scope": "MessageBody"}"#).unwrap(),
+        ] {
+            let f = compile_text(Dialect::Sns, text, &options).unwrap();
+            let (mut lowered, mut optimized) = (Vec::new(), Vec::new());
+            shared_strings(f.lowered_ir().unwrap(), &mut lowered);
+            shared_strings(f.ir().unwrap(), &mut optimized);
+            let shared =
+                |s: &std::sync::Arc<str>| lowered.iter().any(|l| std::sync::Arc::ptr_eq(l, s));
+            // Four tests (`region` in two) and five strings, each found in the optimized tree.
+            assert_eq!(optimized.len(), 9, "{optimized:?}");
+            for s in &optimized {
+                assert!(shared(s), "{s:?} is a copy");
+            }
+            let program = f.program();
+            let mut held: Vec<std::sync::Arc<str>> = program.pools().strings.clone();
+            held.extend(program.pools().lists.iter().flatten().cloned());
+            held.extend(program.pools().sets.iter().flatten().cloned());
+            for key in program.keys().keys() {
+                if let Key::AttributeTyped(n) | Key::BodyPath(n) | Key::BodyPathEach(n) = key {
+                    held.push(n.clone());
+                }
+            }
+            // Three keys and five strings.
+            assert_eq!(held.len(), 8, "{held:?}");
+            for s in &held {
+                assert!(shared(s), "the program copies {s:?}");
+            }
+        }
+    }
+
     #[test]
     fn a_program_the_verifier_rejects_is_an_internal_error() {
         assert_eq!(verifier_rejects_a_nan_bound(), ErrorCode::InternalCodegen);

@@ -158,8 +158,8 @@ pub enum Pred {
         op: StrOp,
         /// Case handling; with [`Case::Fold`] the values are folded.
         case: Case,
-        /// The alternatives.
-        values: Vec<Box<str>>,
+        /// The alternatives (shared: the optimizer's copy and the program's pools hold these).
+        values: Vec<Arc<str>>,
     },
     /// Some string leaf matches the SNS wildcard.
     Wildcard(Wildcard),
@@ -180,7 +180,7 @@ pub enum Pred {
     Bool(bool),
     /// Some number leaf is written exactly as one of the texts (sorted, deduplicated): a number
     /// compared by its text (EB-16).
-    NumText(Vec<Box<str>>),
+    NumText(Vec<Arc<str>>),
     /// Some string leaf is an IP address inside the block (EB-13, EB-27..EB-29).
     Address(Block),
     /// Some string leaf matches the case pattern (full case mappings, EB-20, EB-21).

@@ -191,7 +191,7 @@ const GONE: u32 = u32::MAX;
 enum Check {
     /// Some string leaf equals one of these values (distinct), each with its id in the key
     /// table's dictionary, sorted by id: answered by the equality index.
-    StrEq(Box<[(u32, Box<str>)]>),
+    StrEq(Box<[(u32, Arc<str>)]>),
     /// Some number leaf equals one of these values (binary64 bits, `-0` as `0`; sorted,
     /// distinct): answered by the numeric equality index.
     NumEq(Box<[u64]>),
@@ -1016,7 +1016,7 @@ impl PolicySet {
                 let slot = self.keys.intern(key);
                 values.sort_unstable();
                 values.dedup();
-                let mut with_ids: Vec<(u32, Box<str>)> = values
+                let mut with_ids: Vec<(u32, Arc<str>)> = values
                     .into_iter()
                     .map(|v| (self.keys.add_constant(slot, &v), v))
                     .collect();
@@ -1492,7 +1492,7 @@ impl PolicySet {
         self.str_index = EqIndex::default();
         for (t, test) in tests.iter_mut().enumerate() {
             if let Check::StrEq(values) = &mut test.check {
-                let mut renumbered: Vec<(u32, Box<str>)> = std::mem::take(values)
+                let mut renumbered: Vec<(u32, Arc<str>)> = std::mem::take(values)
                     .into_vec()
                     .into_iter()
                     .map(|(_, v)| (self.keys.constant_id(&v).unwrap_or(NO_ID), v))
@@ -1943,7 +1943,7 @@ fn is_points(ranges: &[Interval]) -> bool {
 fn pred_of(check: &Check) -> Option<Pred> {
     Some(match check {
         Check::StrEq(values) => {
-            let mut values: Vec<Box<str>> = values.iter().map(|(_, v)| v.clone()).collect();
+            let mut values: Vec<Arc<str>> = values.iter().map(|(_, v)| v.clone()).collect();
             values.sort_unstable();
             Pred::Str {
                 op: StrOp::Eq,
@@ -1971,7 +1971,7 @@ fn pred_of(check: &Check) -> Option<Pred> {
 
 /// An estimate of the heap bytes a predicate holds (its value lists and intervals).
 fn pred_bytes(pred: &Pred) -> usize {
-    let strings = |v: &[Box<str>]| {
+    let strings = |v: &[Arc<str>]| {
         v.iter()
             .map(|s| s.len() + size_of::<Box<str>>())
             .sum::<usize>()
@@ -1993,7 +1993,7 @@ fn pred_bytes(pred: &Pred) -> usize {
 fn program_bytes(p: &Program) -> usize {
     let parts = p.parts();
     let pools = &parts.pools;
-    let strings = |v: &[Box<str>]| {
+    let strings = |v: &[Arc<str>]| {
         v.iter()
             .map(|s| s.len() + size_of::<Box<str>>())
             .sum::<usize>()
@@ -2038,12 +2038,12 @@ fn program_bytes(p: &Program) -> usize {
 }
 
 /// The dictionary ids of a string-equality check's values.
-fn str_ids(values: &[(u32, Box<str>)]) -> impl ExactSizeIterator<Item = u32> + '_ {
+fn str_ids(values: &[(u32, Arc<str>)]) -> impl ExactSizeIterator<Item = u32> + '_ {
     values.iter().map(|(id, _)| *id)
 }
 
 /// [`str_ids`], collected.
-fn ids(values: &[(u32, Box<str>)]) -> Vec<u32> {
+fn ids(values: &[(u32, Arc<str>)]) -> Vec<u32> {
     values.iter().map(|(id, _)| *id).collect()
 }
 

@@ -81,6 +81,7 @@ use filtervm_vm::program::Interval;
 use filtervm_vm::value::{LeafTypes, Shapes};
 use std::borrow::Cow;
 use std::hash::Hash;
+use std::sync::Arc;
 
 /// The first bytes of a saved set.
 pub const SET_MAGIC: [u8; 8] = *b"FVM-SET\n";
@@ -478,7 +479,7 @@ fn read_test(text: &[u8], t: usize, g: usize) -> Result<Test, SetLoadError> {
 
 /// Reads the key of a binary test ([`put_binary_test`]).
 fn read_key(r: &mut Reader<'_>) -> Result<Key, SetLoadError> {
-    let name = |r: &mut Reader<'_>| r.text("a key's name").map(Box::<str>::from);
+    let name = |r: &mut Reader<'_>| r.text("a key's name").map(Arc::<str>::from);
     Ok(match r.byte()? {
         KEY_ATTR_TEXT => Key::AttributeText(name(r)?),
         KEY_ATTR => Key::AttributeTyped(name(r)?),
@@ -500,7 +501,7 @@ fn read_key(r: &mut Reader<'_>) -> Result<Key, SetLoadError> {
             let n = r.count(1)?;
             let mut path = Vec::with_capacity(n);
             for _ in 0..n {
-                path.push(name(r)?);
+                path.push(Box::<str>::from(r.text("a key's name")?));
             }
             Key::EventData(path.into())
         }
@@ -526,7 +527,7 @@ fn read_pred(r: &mut Reader<'_>) -> Result<Pred, SetLoadError> {
                 other => return Err(contents(format!("unknown case handling {other}"))),
             };
             let n = r.count(1)?;
-            let mut values: Vec<Box<str>> = Vec::with_capacity(n);
+            let mut values: Vec<Arc<str>> = Vec::with_capacity(n);
             for _ in 0..n {
                 let v = r.text("a string value")?;
                 if values.last().is_some_and(|last| &**last >= v) {

@@ -96,7 +96,7 @@ fn items<T>(src: &mut Bytes<'_>, mut make: impl FnMut(&mut Bytes<'_>, usize) -> 
 /// Strings of a list or set: a few of any length, or many short ones, or many copies of one
 /// template with their index appended (distinct, sharing their beginning: the worst case for
 /// prefix search and for substring automata), at most [`MANY_BYTES`] in all.
-fn strings(src: &mut Bytes<'_>) -> Vec<Box<str>> {
+fn strings(src: &mut Bytes<'_>) -> Vec<std::sync::Arc<str>> {
     match src.below(5) {
         0 => {
             let template = string(src);
@@ -216,7 +216,7 @@ fn pools(src: &mut Bytes<'_>, p: &mut ProgramParts) {
 
 fn keys(src: &mut Bytes<'_>, p: &mut ProgramParts) {
     for _ in 0..=src.below(4) {
-        let name: Box<str> = (*src.pick(&NAMES)).into();
+        let name: std::sync::Arc<str> = (*src.pick(&NAMES)).into();
         let key = match src.below(4) {
             0 => Key::Header(name),
             1 => Key::EventMember(name),

@@ -6,27 +6,32 @@
 
 use crate::json::Quoted;
 use std::fmt;
+use std::sync::Arc;
 
 /// One thing a program reads from a message.
+///
+/// Names and paths are shared (`Arc`): the optimizer's copy of an IR tree, a program's key table
+/// and a set's hold the lowered IR's strings, so copying a key is a reference count, not an
+/// allocation (BENCHMARKS.md, "Shared keys and constants on the compile path").
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Key {
     /// An attribute's value text as one string leaf, whatever its declared type (basaltic B-4).
-    AttributeText(Box<str>),
+    AttributeText(Arc<str>),
     /// An attribute read with SNS typing (sns rules 5-11): `String` → string, `Number` → number,
     /// `String.Array` → its elements, `Binary` → absent.
-    AttributeTyped(Box<str>),
+    AttributeTyped(Arc<str>),
     /// Present iff the message carries at least one attribute that is not `Binary` (sns rule 12).
     AnyAttribute,
     /// A header's values as string leaves (stream, expr).
-    Header(Box<str>),
+    Header(Arc<str>),
     /// A dotted path into a JSON body with SNS semantics (sns rules 14-21): arrays transparent,
     /// dotted names matched in nested and flat forms.
-    BodyPath(Box<str>),
+    BodyPath(Arc<str>),
     /// Like [`Key::BodyPath`], but every array of objects the path passes through is judged per
     /// element (one binding row per element), even when no other key reads below that array. SNS
     /// lowers a path to this key when a negative matcher (`exists: false`, `anything-but`) reads it
     /// or the policy tests it in more than one place (sns rule 18, D-3).
-    BodyPathEach(Box<str>),
+    BodyPathEach(Arc<str>),
     /// A field of a JSON event as EventBridge reads it (`docs/dialects/eventbridge-patterns.md`
     /// EB-2, EB-3): like [`Key::BodyPath`] (arrays transparent, dotted names reached in nested
     /// and flat forms, objects and empty arrays no value), and besides
@@ -39,13 +44,13 @@ pub enum Key {
     ///   `levels` segments: below them every element's leaves are the key's in every row (EB-10;
     ///   `u32::MAX`, which EventBridge's values use, judges it element by element wherever two
     ///   keys share an array).
-    FieldPath(Box<str>, u32),
+    FieldPath(Arc<str>, u32),
     /// Present iff the JSON body is an object (sns rule 14).
     BodyIsObject,
     /// A top-level member of a JSON event, name compared ignoring ASCII case (EG-16, EG-17).
-    EventMember(Box<str>),
+    EventMember(Arc<str>),
     /// A path into an event's `data`, members selected by exact name (EG-18); empty = `data`.
-    EventData(Box<[Box<str>]>),
+    EventData(Arc<[Box<str>]>),
 }
 
 impl fmt::Display for Key {

@@ -487,14 +487,17 @@ macro_rules! define_inst {
 for_each_op!(define_inst);
 
 /// The constant pools a program's instructions index.
+///
+/// Strings are shared (`Arc`) with the IR they were generated from, so a pool entry is a
+/// reference count, not a copy (BENCHMARKS.md, "Shared keys and constants on the compile path").
 #[derive(Debug, Clone, Default)]
 pub struct Pools {
     /// Single strings.
-    pub strings: Vec<Box<str>>,
+    pub strings: Vec<Arc<str>>,
     /// String lists (prefix, suffix, substring and folded alternatives).
-    pub lists: Vec<Vec<Box<str>>>,
+    pub lists: Vec<Vec<Arc<str>>>,
     /// String hash sets (exact alternatives).
-    pub sets: Vec<AHashSet<Box<str>>>,
+    pub sets: Vec<AHashSet<Arc<str>>>,
     /// Binary64 interval sets.
     pub ranges: Vec<Vec<Interval>>,
     /// Exact-decimal interval sets.

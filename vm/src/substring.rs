@@ -31,6 +31,7 @@ use aho_corasick::nfa::{contiguous, noncontiguous};
 use aho_corasick::{Anchored, MatchKind, StartKind, dfa};
 use memchr::memmem::Finder;
 use std::fmt;
+use std::sync::Arc;
 
 /// The most strings one automaton holds (at least Event Grid's 25 values, so that any policy
 /// within the dialect limits is searched in one pass).
@@ -97,13 +98,13 @@ pub struct SubstringsError(String);
 
 impl Substrings {
     /// Builds the searcher of `needles`.
-    pub fn new(needles: &[Box<str>]) -> Result<Substrings, SubstringsError> {
+    pub fn new(needles: &[Arc<str>]) -> Result<Substrings, SubstringsError> {
         Substrings::with_dfa_budget(needles, DFA_BYTES_PER_BYTE)
     }
 
     /// [`Substrings::new`] with [`DFA_BYTES_PER_BYTE`] given (tests force each kind with it).
     fn with_dfa_budget(
-        needles: &[Box<str>],
+        needles: &[Arc<str>],
         dfa_bytes_per_byte: usize,
     ) -> Result<Substrings, SubstringsError> {
         if needles.iter().any(|n| n.is_empty()) {
@@ -230,7 +231,7 @@ fn dfa_bounds(strings: &[&str]) -> (usize, usize) {
 /// The strings of `group` that contain no other string of it (of two equal strings, the first).
 /// Each string's searcher is built once; each string is searched for every other: at most
 /// [`GROUP`] linear searches per string.
-fn substring_free(group: &[Box<str>]) -> Vec<&str> {
+fn substring_free(group: &[Arc<str>]) -> Vec<&str> {
     let finders: Vec<Finder<'_>> = group.iter().map(|n| Finder::new(n.as_bytes())).collect();
     let contains_another = |i: usize, s: &str| {
         group
@@ -314,13 +315,13 @@ mod tests {
     }
 
     fn searcher(needles: &[&str]) -> Substrings {
-        let needles: Vec<Box<str>> = needles.iter().map(|&n| n.into()).collect();
+        let needles: Vec<Arc<str>> = needles.iter().map(|&n| n.into()).collect();
         Substrings::new(&needles).unwrap()
     }
 
     /// The searcher of `needles` with only DFAs (`true`) or only NFAs.
     fn searcher_of_kind(needles: &[&str], dfa: bool) -> Substrings {
-        let needles: Vec<Box<str>> = needles.iter().map(|&n| n.into()).collect();
+        let needles: Vec<Arc<str>> = needles.iter().map(|&n| n.into()).collect();
         let budget = if dfa { usize::MAX } else { 0 };
         let s = Substrings::with_dfa_budget(&needles, budget).unwrap();
         assert!(s.automata.iter().all(|g| matches!(g, Group::Dfa(_)) == dfa));
@@ -443,7 +444,7 @@ mod tests {
         // A DFA of `a` × 50,000 would take 50,000² steps to build (each entry follows failure
         // links back through the run of `a`s); the NFA is built in linear time.
         let long = "a".repeat(50_000);
-        let needles: Vec<Box<str>> = vec![long.as_str().into(), "b".into()];
+        let needles: Vec<Arc<str>> = vec![long.as_str().into(), "b".into()];
         let s = Substrings::new(&needles).unwrap();
         assert!(matches!(&*s.automata, [Group::Nfa(_)]));
         assert!(s.found_in(&format!("x{long}")));
@@ -451,12 +452,12 @@ mod tests {
         assert!(s.found_in("xby"));
         // Event Grid's limit (25 strings sharing 511 characters) is over the build budget, so
         // takes the NFA too; a list of a few short strings takes the DFA.
-        let limit: Vec<Box<str>> = near_limit().into_iter().map(Box::from).collect();
+        let limit: Vec<Arc<str>> = near_limit().into_iter().map(Arc::from).collect();
         assert!(matches!(
             &*Substrings::new(&limit).unwrap().automata,
             [Group::Nfa(_)]
         ));
-        let short: Vec<Box<str>> = vec!["/VIDEOS/".into(), "/ARCHIVE/".into(), ".PNG".into()];
+        let short: Vec<Arc<str>> = vec!["/VIDEOS/".into(), "/ARCHIVE/".into(), ".PNG".into()];
         assert!(matches!(
             &*Substrings::new(&short).unwrap().automata,
             [Group::Dfa(_)]
@@ -472,12 +473,12 @@ mod tests {
 
     #[test]
     fn nested_needles_are_dropped() {
-        let group: Vec<Box<str>> = ["aaa", "a", "aa", "ba", "a", "b"]
+        let group: Vec<Arc<str>> = ["aaa", "a", "aa", "ba", "a", "b"]
             .into_iter()
-            .map(Box::from)
+            .map(Arc::from)
             .collect();
         assert_eq!(substring_free(&group), ["a", "b"]);
-        let group: Vec<Box<str>> = ["xy", "xy", "yx"].into_iter().map(Box::from).collect();
+        let group: Vec<Arc<str>> = ["xy", "xy", "yx"].into_iter().map(Arc::from).collect();
         assert_eq!(substring_free(&group), ["xy", "yx"]);
     }
 }

@@ -89,6 +89,7 @@ use crate::program::{
 };
 use crate::wildcard::Wildcard;
 use ahash::AHashSet;
+use std::sync::Arc;
 
 /// The magic bytes every encoding starts with.
 pub const MAGIC: [u8; 4] = *b"FVMP";
@@ -671,7 +672,7 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    fn strs(&mut self, what: &'static str) -> Result<Vec<Box<str>>, WireError> {
+    fn strs<T: From<&'a str>>(&mut self, what: &'static str) -> Result<Vec<T>, WireError> {
         let n = self.count(what, 4, usize::MAX)?;
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
@@ -734,7 +735,7 @@ fn decode_key(r: &mut Reader<'_>) -> Result<Key, WireError> {
         tag::BODY_PATH => Key::BodyPath(r.str(WHAT)?.into()),
         tag::BODY_IS_OBJECT => Key::BodyIsObject,
         tag::EVENT_MEMBER => Key::EventMember(r.str(WHAT)?.into()),
-        tag::EVENT_DATA => Key::EventData(r.strs(WHAT)?.into_boxed_slice()),
+        tag::EVENT_DATA => Key::EventData(r.strs::<Box<str>>(WHAT)?.into()),
         tag::BODY_PATH_EACH => Key::BodyPathEach(r.str(WHAT)?.into()),
         tag::FIELD_PATH => {
             let path = r.str(WHAT)?.into();
@@ -764,7 +765,7 @@ fn decode_keys(r: &mut Reader<'_>) -> Result<KeyTable, WireError> {
     Ok(keys)
 }
 
-fn decode_lists(r: &mut Reader<'_>) -> Result<Vec<Vec<Box<str>>>, WireError> {
+fn decode_lists(r: &mut Reader<'_>) -> Result<Vec<Vec<Arc<str>>>, WireError> {
     let n = r.count("lists", 4, usize::MAX)?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
@@ -773,7 +774,7 @@ fn decode_lists(r: &mut Reader<'_>) -> Result<Vec<Vec<Box<str>>>, WireError> {
     Ok(out)
 }
 
-fn decode_sets(r: &mut Reader<'_>) -> Result<Vec<AHashSet<Box<str>>>, WireError> {
+fn decode_sets(r: &mut Reader<'_>) -> Result<Vec<AHashSet<Arc<str>>>, WireError> {
     let n = r.count("sets", 4, usize::MAX)?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
@@ -791,7 +792,7 @@ fn decode_sets(r: &mut Reader<'_>) -> Result<Vec<AHashSet<Box<str>>>, WireError>
                 ));
             }
             previous = Some(s);
-            set.insert(Box::from(s));
+            set.insert(Arc::from(s));
         }
         out.push(set);
     }

@@ -102,16 +102,20 @@ fn program(reads: Reads, count: usize, entries: usize) -> Program {
     p.registers = 1;
     // Short distinct strings, so that substring searchers have real work; a few of them empty
     // would make every search trivially true, so none is.
-    let strings: Vec<Box<str>> = (0..entries).map(|i| format!("{i:X}!").into()).collect();
+    let strings: Vec<std::sync::Arc<str>> =
+        (0..entries).map(|i| format!("{i:X}!").into()).collect();
     p.pools.lists.push(strings);
     p.pools.ranges.push(
         (0..entries)
             .map(|i| Interval::point(i as f64))
             .collect::<Vec<_>>(),
     );
-    p.pools
-        .sets
-        .push(["a", "b", "c"].into_iter().map(Box::from).collect());
+    p.pools.sets.push(
+        ["a", "b", "c"]
+            .into_iter()
+            .map(std::sync::Arc::from)
+            .collect(),
+    );
     p.pools.strings.push("x".repeat(entries).into());
     let (dst, slot) = (Reg(0), SlotRef(0));
     let list = ListRef(0);
@@ -192,13 +196,14 @@ fn loading_allocates_in_proportion_to_the_encoding() {
     // ends at a state: `a` × n with `a`, `aa`, … would keep 31 per state), one of long strings
     // over every byte value, and thousands of one-string lists each read by one instruction.
     let n = 16_000;
-    let mut nested: Vec<Box<str>> = vec!["a".repeat(n).into()];
+    let mut nested: Vec<std::sync::Arc<str>> = vec!["a".repeat(n).into()];
     nested.extend((1..32).map(|i| "a".repeat(i).into()));
     let every_byte: String = (1..=127u8)
         .map(char::from)
         .chain('\u{80}'..'\u{400}')
         .collect();
-    let long: Vec<Box<str>> = (0..64).map(|i| format!("{i}{every_byte}").into()).collect();
+    let long: Vec<std::sync::Arc<str>> =
+        (0..64).map(|i| format!("{i}{every_byte}").into()).collect();
     for (name, lists) in [
         ("nested strings", vec![nested]),
         ("long strings over every byte", vec![long]),
@@ -227,7 +232,7 @@ fn loading_allocates_in_proportion_to_the_encoding() {
 
 /// One substring instruction per list (and nothing else, so that the searchers' share of the
 /// memory per byte is the largest it can be).
-fn contains_program(lists: Vec<Vec<Box<str>>>, fold: bool) -> Program {
+fn contains_program(lists: Vec<Vec<std::sync::Arc<str>>>, fold: bool) -> Program {
     let mut p = ProgramParts::default();
     p.keys.intern(Key::Header("h".into()));
     p.registers = 1;

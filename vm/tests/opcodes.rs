@@ -856,7 +856,7 @@ fn except_holds_when_some_leaf_passes_no_test() {
     let pools = |p: &mut ProgramParts| {
         p.pools
             .sets
-            .push(["a", "b"].into_iter().map(Box::from).collect());
+            .push(["a", "b"].into_iter().map(std::sync::Arc::from).collect());
         p.pools.leaf_tests.push(vec![Inst::StrIn {
             dst: D,
             slot: S,

@@ -124,8 +124,8 @@ fn every_opcode_parts() -> ProgramParts {
     pools.sets = vec![
         ["eu-west", "us-east", "b", "a"]
             .into_iter()
-            .map(Box::from)
-            .collect::<AHashSet<Box<str>>>(),
+            .map(std::sync::Arc::from)
+            .collect::<AHashSet<std::sync::Arc<str>>>(),
         AHashSet::new(),
     ];
     pools.ranges = vec![
@@ -527,7 +527,7 @@ fn random_parts(rng: &mut XorShift) -> ProgramParts {
         };
         p.keys.intern(key);
     }
-    let word = |rng: &mut XorShift| Box::<str>::from(*rng.pick(WORDS));
+    let word = |rng: &mut XorShift| std::sync::Arc::<str>::from(*rng.pick(WORDS));
     let pools = &mut p.pools;
     for _ in 0..1 + rng.below(3) {
         pools.strings.push(word(rng));

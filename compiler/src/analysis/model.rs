@@ -82,9 +82,9 @@ pub(crate) enum Reads {
 /// name to that spelling: the members [`super::diff`] tries respelled.
 pub(crate) fn reads(key: &Key, spelled: &mut BTreeMap<String, String>) -> Reads {
     match key {
-        Key::AttributeText(n) | Key::AttributeTyped(n) => Reads::At(Loc::Attr(n.clone())),
+        Key::AttributeText(n) | Key::AttributeTyped(n) => Reads::At(Loc::Attr((**n).into())),
         Key::AnyAttribute => Reads::AnyAttribute,
-        Key::Header(n) => Reads::At(Loc::Header(n.clone())),
+        Key::Header(n) => Reads::At(Loc::Header((**n).into())),
         Key::BodyPath(p) | Key::BodyPathEach(p) | Key::FieldPath(p, _) => {
             Reads::At(Loc::Path(p.split('.').map(str::to_owned).collect()))
         }

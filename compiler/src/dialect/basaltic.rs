@@ -14,6 +14,7 @@ use filtervm_vm::message::{AttributeType, Message};
 use filtervm_vm::number::canonical_number_text;
 use filtervm_vm::program::Interval;
 use filtervm_vm::value::Shapes;
+use std::sync::Arc;
 
 /// The code of every policy error (B-12).
 const CODE: ErrorCode = ErrorCode::NotificationInvalidFilterPolicy;
@@ -428,7 +429,7 @@ pub fn lower_policy(policy: &Policy) -> Node {
 }
 
 fn str_test(key: &Key, op: StrOp, values: Vec<String>, at: &str) -> Node {
-    let mut values: Vec<Box<str>> = values.into_iter().map(Into::into).collect();
+    let mut values: Vec<Arc<str>> = values.into_iter().map(Into::into).collect();
     values.sort();
     values.dedup();
     Node::test(

@@ -42,6 +42,7 @@ use filtervm_vm::message::Message;
 use filtervm_vm::number::Decimal;
 use filtervm_vm::program::DecInterval;
 use filtervm_vm::value::Shapes;
+use std::sync::Arc;
 
 /// The code of policy errors other than limits.
 const CODE: ErrorCode = ErrorCode::EventGridInvalidFilter;
@@ -787,8 +788,8 @@ pub fn resolve_key(schema: Schema, key: &str) -> Option<Key> {
 }
 
 /// Strings folded with EG-31's simple uppercase mapping, sorted and deduplicated.
-fn folded(values: &[String]) -> Vec<Box<str>> {
-    let mut out: Vec<Box<str>> = values.iter().map(|v| fold(v).into()).collect();
+fn folded(values: &[String]) -> Vec<Arc<str>> {
+    let mut out: Vec<Arc<str>> = values.iter().map(|v| fold(v).into()).collect();
     out.sort();
     out.dedup();
     out

@@ -41,6 +41,7 @@ use crate::options::ExprOptions;
 use filtervm_vm::json::{Map, Value};
 use filtervm_vm::key::Key;
 use filtervm_vm::value::Shapes;
+use std::sync::Arc;
 
 /// The code of every policy error except depth (E1, E3–E11).
 const CODE: ErrorCode = ErrorCode::ExprInvalidFilter;
@@ -557,7 +558,7 @@ pub fn lower_policy(expr: &Expr) -> Node {
         }
         ExprKind::Condition(c) => {
             let key = Key::Header(c.key.as_str().into());
-            let str_test = |op: StrOp, values: Vec<Box<str>>| {
+            let str_test = |op: StrOp, values: Vec<Arc<str>>| {
                 let mut values = values;
                 values.sort();
                 values.dedup();

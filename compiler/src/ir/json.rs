@@ -42,6 +42,7 @@ use filtervm_vm::pattern::SegmentPattern;
 use filtervm_vm::program::{DecInterval, Interval};
 use filtervm_vm::value::{LeafTypes, Shapes};
 use filtervm_vm::wildcard::Wildcard;
+use std::sync::Arc;
 
 /// The IR node as JSON (see the module documentation).
 pub(crate) fn to_json(node: &Node) -> Value {
@@ -356,7 +357,7 @@ fn key_from_json(value: &Value, pointer: &Ptr<'_>) -> Read<Key> {
     if items.len() != arity {
         return fail(pointer, format!("a `{kind}` key has {arity} elements"));
     }
-    let operand = || text(items.get(1), &at(pointer, 1)).map(Box::<str>::from);
+    let operand = || text(items.get(1), &at(pointer, 1)).map(Arc::<str>::from);
     Ok(match kind {
         "attr-text" => Key::AttributeText(operand()?),
         "attr" => Key::AttributeTyped(operand()?),
@@ -465,8 +466,8 @@ fn pred_from_json(value: &Value, pointer: &Ptr<'_>) -> Read<Pred> {
             let values = list(items.get(3), &p3)?
                 .iter()
                 .enumerate()
-                .map(|(i, v)| text(Some(v), &at(&p3, i)).map(Box::<str>::from))
-                .collect::<Read<Vec<Box<str>>>>()?;
+                .map(|(i, v)| text(Some(v), &at(&p3, i)).map(Arc::<str>::from))
+                .collect::<Read<Vec<Arc<str>>>>()?;
             if values.windows(2).any(|w| matches!(w, [a, b] if a >= b)) {
                 return fail(&p3, "the strings are not sorted and distinct");
             }
@@ -528,8 +529,8 @@ fn pred_from_json(value: &Value, pointer: &Ptr<'_>) -> Read<Pred> {
             let values = list(items.get(1), &p1)?
                 .iter()
                 .enumerate()
-                .map(|(i, v)| text(Some(v), &at(&p1, i)).map(Box::<str>::from))
-                .collect::<Read<Vec<Box<str>>>>()?;
+                .map(|(i, v)| text(Some(v), &at(&p1, i)).map(Arc::<str>::from))
+                .collect::<Read<Vec<Arc<str>>>>()?;
             if values.windows(2).any(|w| matches!(w, [a, b] if a >= b)) {
                 return fail(&p1, "the texts are not sorted and distinct");
             }

@@ -6,8 +6,8 @@ use super::leaf::{BoundLeaf, LeafKind, NO_ID, text_number};
 use crate::json::Selector;
 use crate::key::Key;
 use ahash::AHashMap;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Dictionaries of at most this many values are searched by comparing; larger ones by hash.
 const SMALL_DICTIONARY: usize = 8;
@@ -234,7 +234,7 @@ pub struct KeyTable {
 }
 
 /// Name → the slots of the attribute and header keys that read it.
-type NameIndex = AHashMap<Box<str>, Vec<u32>>;
+type NameIndex = AHashMap<Arc<str>, Vec<u32>>;
 
 /// Tables of at most this many live keys find a key by comparing it with each; larger ones
 /// (a set's) by hash.
@@ -253,7 +253,7 @@ pub(crate) struct NameScan {
     /// message's names are passed over after one test.
     lengths: u64,
     /// Name, slot and key.
-    pub(crate) keys: Vec<(Box<str>, u32, Key)>,
+    pub(crate) keys: Vec<(Arc<str>, u32, Key)>,
 }
 
 impl NameScan {
@@ -272,7 +272,7 @@ pub(crate) struct HeaderScan {
     lengths: u64,
     /// Name, slot and needs (read as flags: only whether each count is zero matters, and every
     /// change that flips one rebuilds the scan).
-    keys: Vec<(Box<str>, u32, SlotNeeds)>,
+    keys: Vec<(Arc<str>, u32, SlotNeeds)>,
 }
 
 impl HeaderScan {
@@ -284,7 +284,7 @@ impl HeaderScan {
 
     /// Name, slot and needs of each header key.
     #[inline(always)]
-    pub(crate) fn keys(&self) -> &[(Box<str>, u32, SlotNeeds)] {
+    pub(crate) fn keys(&self) -> &[(Arc<str>, u32, SlotNeeds)] {
         &self.keys
     }
 }
@@ -310,7 +310,7 @@ impl KeyTable {
     /// attributes may fill the slot for an attribute of that name, which nobody reads (the
     /// table's index does not know the slot).
     pub fn released_key() -> Key {
-        Key::AttributeText(Box::default())
+        Key::AttributeText(Arc::default())
     }
 
     /// An empty table.

@@ -38,6 +38,7 @@ use filtervm_vm::key::Key;
 use filtervm_vm::value::Shapes;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// A policy in the target dialect, proved to match exactly the messages the source matches.
 #[derive(Debug, Clone)]
@@ -311,7 +312,7 @@ fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
     )
 }
 
-fn strings(values: &[Box<str>]) -> Value {
+fn strings(values: &[Arc<str>]) -> Value {
     Value::Array(values.iter().map(|v| Value::from(&**v)).collect())
 }
 

@@ -32,6 +32,7 @@ use filtervm_vm::program::Interval;
 use filtervm_vm::value::{LeafTypes, Shapes};
 use filtervm_vm::wildcard::Wildcard;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Lowers a normalized pattern. Like an SNS body-scope policy it first requires the document
 /// to be a JSON object ([`Key::BodyIsObject`]): an event that is not one (EB-3), or one the
@@ -153,7 +154,7 @@ fn absence(p: &str, levels: usize, at: &str) -> Node {
 }
 
 fn str_test(key: &Key, op: StrOp, values: &[String], at: &str) -> Node {
-    let mut values: Vec<Box<str>> = values.iter().map(|v| v.as_str().into()).collect();
+    let mut values: Vec<Arc<str>> = values.iter().map(|v| v.as_str().into()).collect();
     values.sort();
     values.dedup();
     Node::test(
@@ -190,7 +191,7 @@ fn numbers(values: &[f64]) -> Pred {
 /// The predicate of `excluded` strings or numbers, one per kind (EB-23, EB-24).
 fn excluded(exclusion: &Exclusion) -> Vec<Pred> {
     let strings = |op: StrOp, v: &[String]| {
-        let mut values: Vec<Box<str>> = v.iter().map(|s| s.as_str().into()).collect();
+        let mut values: Vec<Arc<str>> = v.iter().map(|s| s.as_str().into()).collect();
         values.sort();
         values.dedup();
         vec![Pred::Str {

@@ -55,7 +55,7 @@ pub fn leaf_lists<'a>(
         match member {
             Member::Leaf { name, pointer, .. } => out.push((
                 match prefix {
-                    None => Cow::Borrowed(name.as_str()),
+                    None => Cow::Borrowed(&**name),
                     Some(_) => Cow::Owned(join(prefix, name)),
                 },
                 pointer,

@@ -115,8 +115,18 @@ fn negative_paths(object: &Object, prefix: Option<&str>, out: &mut Vec<String>) 
     }
 }
 
+/// A case-sensitive test of one string the validated policy holds (shared, not copied).
+fn one_str_test(key: &Key, op: StrOp, value: &Arc<str>, at: &Arc<str>) -> Node {
+    let pred = Pred::Str {
+        op,
+        case: Case::Sensitive,
+        values: vec![value.clone()],
+    };
+    Node::test(key.clone(), pred, at)
+}
+
 fn str_test(key: &Key, op: StrOp, case: Case, values: &[String], at: &Arc<str>) -> Node {
-    let mut values: Vec<Box<str>> = values
+    let mut values: Vec<Arc<str>> = values
         .iter()
         .map(|v| match case {
             Case::Fold => fold(v).into(),
@@ -148,11 +158,17 @@ fn wildcard_test(key: &Key, w: &filtervm_vm::wildcard::Wildcard, at: &Arc<str>) 
 }
 
 impl Lowering {
-    fn key(&self, path: String) -> Key {
+    /// The key of member `name` below `prefix`: a member of the root reads its name as the
+    /// validated policy holds it (shared, not copied).
+    fn key(&self, prefix: Option<&str>, name: &Arc<str>) -> Key {
+        let path: Arc<str> = match prefix {
+            None => name.clone(),
+            Some(_) => join(prefix, name).into(),
+        };
         match self.scope {
-            Scope::MessageAttributes => Key::AttributeTyped(path.into()),
-            Scope::MessageBody if self.each.contains(&path) => Key::BodyPathEach(path.into()),
-            Scope::MessageBody => Key::BodyPath(path.into()),
+            Scope::MessageAttributes => Key::AttributeTyped(path),
+            Scope::MessageBody if self.each.iter().any(|p| **p == *path) => Key::BodyPathEach(path),
+            Scope::MessageBody => Key::BodyPath(path),
         }
     }
 
@@ -168,7 +184,7 @@ impl Lowering {
                     pointer,
                     alternatives,
                 } => {
-                    let key = self.key(join(prefix, name));
+                    let key = self.key(prefix, name);
                     let alts = alternatives
                         .iter()
                         .map(|(m, at)| self.matcher(&key, m, at))
@@ -196,26 +212,12 @@ impl Lowering {
     fn matcher(&self, key: &Key, m: &Matcher, at: &Arc<str>) -> Node {
         let test = |pred: Pred| Node::test(key.clone(), pred, at);
         match m {
-            Matcher::Exact(s) => {
-                str_test(key, StrOp::Eq, Case::Sensitive, std::slice::from_ref(s), at)
-            }
+            Matcher::Exact(s) => one_str_test(key, StrOp::Eq, s, at),
             Matcher::Number(x) => num_points(key, &[*x], at),
             Matcher::Bool(b) => test(Pred::Bool(*b)),
             Matcher::Null => test(Pred::HasType(LeafTypes::NULL)),
-            Matcher::Prefix(s) => str_test(
-                key,
-                StrOp::Prefix,
-                Case::Sensitive,
-                std::slice::from_ref(s),
-                at,
-            ),
-            Matcher::Suffix(s) => str_test(
-                key,
-                StrOp::Suffix,
-                Case::Sensitive,
-                std::slice::from_ref(s),
-                at,
-            ),
+            Matcher::Prefix(s) => one_str_test(key, StrOp::Prefix, s, at),
+            Matcher::Suffix(s) => one_str_test(key, StrOp::Suffix, s, at),
             Matcher::EqualsIgnoreCase(s) => {
                 str_test(key, StrOp::Eq, Case::Fold, std::slice::from_ref(s), at)
             }

@@ -53,8 +53,8 @@ pub struct Object {
 pub enum Member {
     /// `"name": [alternatives]`: the alternatives are ORed (rule 1).
     Leaf {
-        /// The property name.
-        name: String,
+        /// The property name (shared with the keys lowered from it).
+        name: Arc<str>,
         /// JSON Pointer of the member (shared with the IR lowered from it).
         pointer: Arc<str>,
         /// The alternatives with their pointers.
@@ -62,8 +62,8 @@ pub enum Member {
     },
     /// `"name": {...}`: a nested body policy (rule 15).
     Nested {
-        /// The property name.
-        name: String,
+        /// The property name (shared with the keys lowered from it).
+        name: Arc<str>,
         /// JSON Pointer of the member (shared with the IR lowered from it).
         pointer: Arc<str>,
         /// The nested object.
@@ -108,18 +108,18 @@ pub enum Exclusion {
 /// One alternative of a leaf list (rules 22-33).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Matcher {
-    /// `"s"`: exact string (rule 22).
-    Exact(String),
+    /// `"s"`: exact string (rule 22); shared with the IR lowered from it.
+    Exact(Arc<str>),
     /// A bare number: numeric equality on number leaves (rule 23).
     Number(f64),
     /// `true` / `false` (rule 24).
     Bool(bool),
     /// `null` (rule 24).
     Null,
-    /// `{"prefix": s}` (rule 25).
-    Prefix(String),
-    /// `{"suffix": s}` (rule 25).
-    Suffix(String),
+    /// `{"prefix": s}` (rule 25); shared with the IR lowered from it.
+    Prefix(Arc<str>),
+    /// `{"suffix": s}` (rule 25); shared with the IR lowered from it.
+    Suffix(Arc<str>),
     /// `{"equals-ignore-case": s}` (rule 26).
     EqualsIgnoreCase(String),
     /// `{"wildcard": s}` (rule 27).
@@ -240,7 +240,7 @@ impl Parser {
                 Value::Object(child) => {
                     if let Some(object) = self.object(child, &at, in_or) {
                         members.push(Member::Nested {
-                            name: name.clone(),
+                            name: name.as_str().into(),
                             pointer: at,
                             object,
                         });
@@ -249,7 +249,7 @@ impl Parser {
                 Value::Array(items) => {
                     if let Some(alternatives) = self.alternatives(items, &at) {
                         members.push(Member::Leaf {
-                            name: name.clone(),
+                            name: name.as_str().into(),
                             pointer: at,
                             alternatives,
                         });
@@ -324,7 +324,7 @@ impl Parser {
     fn alternative(&mut self, item: &Value, at: &str) -> Option<Matcher> {
         const MATCH_VALUE: &str = "Match value must be String, number, true, false, or null";
         match item {
-            Value::String(s) => Some(Matcher::Exact(s.clone())),
+            Value::String(s) => Some(Matcher::Exact(s.as_str().into())),
             Value::Number(n) => match finite(n) {
                 Some(x) => Some(Matcher::Number(x)),
                 None => self.not_finite(at, n),
@@ -357,21 +357,23 @@ impl Parser {
 
     /// One operator (rules 25-33, 37-41, 43a).
     fn operator(&mut self, name: &str, operand: &Value, at: &str) -> Option<Matcher> {
-        let string = |p: &mut Parser, what: &str| -> Option<String> {
+        // The operand's text, borrowed: each matcher copies what it keeps, once.
+        fn text<'v>(p: &mut Parser, operand: &'v Value, at: &str, what: &str) -> Option<&'v str> {
             match operand {
-                Value::String(s) => Some(s.clone()),
+                Value::String(s) => Some(s.as_str()),
                 _ => p.fail(TYPE, at, format!("{what} match pattern must be a string")),
             }
-        };
+        }
+        let string = |p: &mut Parser, what: &str| text(p, operand, at, what);
         match name {
-            "prefix" => string(self, "prefix").map(Matcher::Prefix),
-            "suffix" => string(self, "suffix").map(Matcher::Suffix),
+            "prefix" => string(self, "prefix").map(|s| Matcher::Prefix(s.into())),
+            "suffix" => string(self, "suffix").map(|s| Matcher::Suffix(s.into())),
             "equals-ignore-case" => {
-                string(self, "equals-ignore-case").map(Matcher::EqualsIgnoreCase)
+                string(self, "equals-ignore-case").map(|s| Matcher::EqualsIgnoreCase(s.to_owned()))
             }
             "wildcard" => {
                 let s = string(self, "wildcard")?;
-                match Wildcard::compile(&s) {
+                match Wildcard::compile(s) {
                     Ok(w) => Some(Matcher::Wildcard(w)),
                     Err(e) => self.fail(VALUE, at, e.message),
                 }
@@ -379,7 +381,7 @@ impl Parser {
             "cidr" => {
                 // Rule 40 (1): sic, event-ruler says "prefix" here.
                 let s = string(self, "prefix")?;
-                match Cidr::parse(&s) {
+                match Cidr::parse(s) {
                     Ok(c) => Some(Matcher::Cidr(c)),
                     Err(e) => self.fail(VALUE, at, e.message),
                 }

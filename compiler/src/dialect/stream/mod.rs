@@ -41,6 +41,7 @@ use filtervm_vm::key::Key;
 use filtervm_vm::pattern::SegmentPattern;
 use filtervm_vm::program::Interval;
 use filtervm_vm::value::Shapes;
+use std::sync::Arc;
 
 pub use ast::{
     Clause, CmpOp, Cond, MAX_CLAUSES, MAX_GROUPS, MAX_IN_VALUES, NAMED_OPERATORS, StreamFilter,
@@ -105,7 +106,7 @@ fn lower_clause(clause: &Clause, at: &str) -> Node {
         // S11: present and matching some entry. Literal entries form one string set.
         Cond::In(ps) => {
             let values_at = pointer::push(at, "values");
-            let mut literals: Vec<Box<str>> = Vec::new();
+            let mut literals: Vec<Arc<str>> = Vec::new();
             let mut alternatives = Vec::new();
             for (i, p) in ps.iter().enumerate() {
                 if p.is_literal() {
