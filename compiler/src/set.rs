@@ -100,7 +100,6 @@ use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
 use ahash::{AHashMap, RandomState};
 use filtervm_vm::bind::{Bound, KeyTable, NO_ID, Slot, map_bytes};
 use filtervm_vm::exec;
-use filtervm_vm::key::Key;
 use filtervm_vm::op::Inst;
 use filtervm_vm::program::{Interval, Program};
 use filtervm_vm::value::Shapes;
@@ -224,9 +223,6 @@ struct TestEntry {
     anchor_at: Box<[u32]>,
     /// The interning key (`(key pred)` text), to forget the test when it is freed.
     text: Box<str>,
-    /// For a string test: its structure, under which [`PolicySet::str_shapes`] finds it without
-    /// writing its text.
-    shape: Option<Box<StrShape>>,
     /// The test reads its slot's leaves as numeric text: it holds a reference to the key table's
     /// "compute text numbers" for the slot.
     text_numbers: bool,
@@ -242,7 +238,6 @@ impl TestEntry {
             index_at: Box::default(),
             anchor_at: Box::default(),
             text: Box::default(),
-            shape: None,
             text_numbers: false,
         }
     }
@@ -483,33 +478,6 @@ fn filter_hash(filters: &[FilterEntry], f: u32) -> u64 {
     filters.get(f as usize).map_or(0, |e| e.hash)
 }
 
-/// A string test's structure: its key, comparison, case handling and values as its check holds
-/// them ([`canonical`]). The test's text is written from exactly these, so equal structures have
-/// equal texts: a test found by its structure is the one its text would find. (Two structures
-/// might still write one text; the second is found by its text, as before.)
-#[derive(Debug, Clone)]
-struct StrShape {
-    /// [`shape_hash`] of the fields below.
-    hash: u64,
-    key: Key,
-    op: StrOp,
-    case: Case,
-    values: Box<[Arc<str>]>,
-}
-
-/// The hash [`PolicySet::str_shapes`] holds a string test's structure under.
-fn shape_hash(hasher: &RandomState, key: &Key, op: StrOp, case: Case, values: &[Arc<str>]) -> u64 {
-    hasher.hash_one((key, op, case, values))
-}
-
-/// The structure hash of test `t` (what [`PolicySet::str_shapes`] holds it under).
-fn test_shape_hash(tests: &[TestEntry], t: u32) -> u64 {
-    tests
-        .get(t as usize)
-        .and_then(|e| e.shape.as_ref())
-        .map_or(0, |s| s.hash)
-}
-
 /// The interning text of test `t` (what [`PolicySet::test_ids`] holds it under).
 fn test_text(tests: &[TestEntry], t: u32) -> &str {
     tests.get(t as usize).map_or("", |e| &e.text)
@@ -526,10 +494,6 @@ pub(crate) struct PolicySet {
     /// The text of the test being interned (its identity in `test_ids`), kept between calls
     /// so that finding a test already held allocates nothing.
     test_text: String,
-    /// String tests by the hash of their structure ([`StrShape`], held by their entries): most
-    /// tests interned are found here without writing their text (BENCHMARKS.md, "Interning set
-    /// tests by structure").
-    str_shapes: HashTable<u32>,
     free_tests: Vec<u32>,
     /// String-equality tests by slot and dictionary id.
     str_index: EqIndex<u32>,
@@ -577,7 +541,6 @@ impl PolicySet {
             tests: Vec::new(),
             test_ids: HashTable::new(),
             test_text: String::new(),
-            str_shapes: HashTable::new(),
             free_tests: Vec::new(),
             str_index: EqIndex::default(),
             num_index: EqIndex::default(),
@@ -847,7 +810,6 @@ impl PolicySet {
             + map_bytes(self.filter_ids.capacity(), size_of::<u32>())
             + map_bytes(self.identities.capacity(), size_of::<Known>())
             + map_bytes(self.test_ids.capacity(), size_of::<u32>())
-            + map_bytes(self.str_shapes.capacity(), size_of::<u32>())
             + self.test_text.capacity()
             + (self.always.capacity() + self.free_filters.capacity() + self.free_tests.capacity())
                 * 4
@@ -863,9 +825,6 @@ impl PolicySet {
         }
         for t in &self.tests {
             n += t.text.len() + t.anchored.capacity() * size_of::<Posting>();
-            if let Some(shape) = &t.shape {
-                n += size_of::<StrShape>() + shape.values.len() * size_of::<Arc<str>>();
-            }
             n += (t.index_at.len() + t.anchor_at.len()) * 4;
             n += match &t.check {
                 Check::StrEq(v) => v
@@ -1024,35 +983,10 @@ impl PolicySet {
         test: Cow<'_, Test>,
         new: &mut Vec<u32>,
     ) -> Result<(u32, u8), InsertError> {
+        self.test_text.clear();
         // Equality values are written as their check holds them, so tests that check the same
         // are one test, and a saved set's test ([`pred_of`]) is found again under its text.
-        let pred = canonical(&test.pred);
-        // A string test is looked for by its structure first: found there, it is the test its
-        // text would find (see [`StrShape`]), and no text is written.
-        let shape = match &*pred {
-            Pred::Str { op, case, values } => {
-                let hash = shape_hash(&self.hasher, &test.key, *op, *case, values);
-                let found = self.str_shapes.find(hash, |&t| {
-                    self.tests
-                        .get(t as usize)
-                        .and_then(|e| e.shape.as_ref())
-                        .is_some_and(|s| {
-                            s.op == *op
-                                && s.case == *case
-                                && s.key == test.key
-                                && *s.values == **values
-                        })
-                });
-                if let Some(&t) = found {
-                    let cost = self.tests.get(t as usize).map_or(2, |e| cost_of(&e.check));
-                    return Ok((t, cost));
-                }
-                Some((hash, *op, *case))
-            }
-            _ => None,
-        };
-        self.test_text.clear();
-        write_test_text(&mut self.test_text, &test.key, &pred);
+        write_test_text(&mut self.test_text, &test.key, &canonical(&test.pred));
         let hash = self.hasher.hash_one(self.test_text.as_str());
         if let Some(&t) = self
             .test_ids
@@ -1061,18 +995,6 @@ impl PolicySet {
             let cost = self.tests.get(t as usize).map_or(2, |e| cost_of(&e.check));
             return Ok((t, cost));
         }
-        // A new test: its structure is kept (values as the check holds them) to be found by.
-        let shape = shape.and_then(|(hash, op, case)| match &*pred {
-            Pred::Str { values, .. } => Some(Box::new(StrShape {
-                hash,
-                key: test.key.clone(),
-                op,
-                case,
-                values: values.as_slice().into(),
-            })),
-            _ => None,
-        });
-        drop(pred);
         let text: Box<str> = self.test_text.as_str().into();
         let t = match self.free_tests.pop() {
             Some(t) => t,
@@ -1147,21 +1069,12 @@ impl PolicySet {
                 index_at,
                 anchor_at: Box::default(),
                 text,
-                shape,
                 text_numbers,
             };
         }
         let (tests, hasher) = (&self.tests, &self.hasher);
         self.test_ids
             .insert_unique(hash, t, |&u| hasher.hash_one(test_text(tests, u)));
-        if let Some(shape_hash) = tests
-            .get(t as usize)
-            .and_then(|e| e.shape.as_ref())
-            .map(|s| s.hash)
-        {
-            self.str_shapes
-                .insert_unique(shape_hash, t, |&u| test_shape_hash(tests, u));
-        }
         new.push(t);
         Ok((t, cost))
     }
@@ -1454,7 +1367,6 @@ impl PolicySet {
             check,
             index_at,
             text,
-            shape,
             text_numbers,
             ..
         } = std::mem::replace(entry, TestEntry::free());
@@ -1479,21 +1391,11 @@ impl PolicySet {
         {
             found.remove();
         }
-        if let Some(shape) = shape
-            && let Ok(found) = self.str_shapes.find_entry(shape.hash, |&x| x == t)
-        {
-            found.remove();
-        }
         let (tests, hasher) = (&self.tests, &self.hasher);
         let len = self.test_ids.len();
         if self.test_ids.capacity() > 16 && len * 4 < self.test_ids.capacity() {
             self.test_ids
                 .shrink_to(len * 2, |&u| hasher.hash_one(test_text(tests, u)));
-        }
-        let len = self.str_shapes.len();
-        if self.str_shapes.capacity() > 16 && len * 4 < self.str_shapes.capacity() {
-            self.str_shapes
-                .shrink_to(len * 2, |&u| test_shape_hash(tests, u));
         }
         self.free_tests.push(t);
     }
@@ -1621,13 +1523,6 @@ impl PolicySet {
             self.test_ids.insert_unique(hash, idx(t), |&u| {
                 self.hasher.hash_one(test_text(&tests, u))
             });
-        }
-        self.str_shapes = HashTable::with_capacity(tests.len());
-        for (t, test) in tests.iter().enumerate() {
-            if let Some(shape) = &test.shape {
-                self.str_shapes
-                    .insert_unique(shape.hash, idx(t), |&u| test_shape_hash(&tests, u));
-            }
         }
         self.filter_ids = HashTable::with_capacity(filters.len());
         for (f, e) in filters.iter().enumerate() {
@@ -1939,7 +1834,8 @@ fn false_without(code: &[u32], r: u32) -> bool {
 /// Writes a test's interning text, `(key predicate)`: exactly what `write!(out, "({key} {pred})")`
 /// writes, with the most common tests (a key of one name and a string comparison whose texts need
 /// no escaping) written directly, without the formatting machinery.
-fn write_test_text(out: &mut String, key: &Key, pred: &Pred) {
+fn write_test_text(out: &mut String, key: &filtervm_vm::key::Key, pred: &Pred) {
+    use filtervm_vm::key::Key;
     /// Written as is between quotes by [`filtervm_vm::json::Quoted`].
     fn plain(s: &str) -> bool {
         !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\')
