@@ -54,18 +54,7 @@ fn normalize(node: &mut Node) {
 /// its own walk rather than called through a pointer at every node.
 fn in_place<F: Fn(&mut Node)>(node: &mut Node, f: &F) {
     match &mut node.kind {
-        // Most children are leaves: `f` is applied to them here, without a call of the walk
-        // (the same order: a leaf has no children to visit first).
-        NodeKind::And(c) | NodeKind::Or(c) => c.iter_mut().for_each(|c| {
-            if matches!(
-                c.kind,
-                NodeKind::And(_) | NodeKind::Or(_) | NodeKind::Not(_)
-            ) {
-                in_place(c, f);
-            } else {
-                f(c);
-            }
-        }),
+        NodeKind::And(c) | NodeKind::Or(c) => c.iter_mut().for_each(|c| in_place(c, f)),
         NodeKind::Not(c) => in_place(c, f),
         _ => {}
     }
