@@ -5,8 +5,8 @@
 The file is attrs.jsonl (bench/workloads.py) repeated until it holds at least 100 MB; the policy is
 pol3c in SNS body scope, so every line is a raw message body. Each engine prints the matching lines
 (`filtervm match --only-matching`, `bench/examples/quamina_filter.rs`), output to a file; the
-outputs must be identical. Runs: quamina and `filtervm --threads 1` pinned to one core
-(`taskset -c 0`), `filtervm --threads 2` on two (`taskset -c 0,1`), each ROUNDS times under
+outputs must be identical. Runs: quamina, `filtervm --threads 1` and `filtervm --threads 1
+--trusted-input` pinned to one core (`taskset -c 0`), `filtervm --threads 2` on two (`taskset -c 0,1`), each ROUNDS times under
 `/usr/bin/time -v`; prints the median wall time, the median user and system CPU seconds and the
 largest peak RSS of each, as a Markdown table.
 
@@ -81,6 +81,8 @@ def main():
     runs = [
         ("quamina-rs line filter, 1 core", ["taskset", "-c", "0", quamina, policy, path]),
         ("`filtervm match --threads 1`, 1 core", ["taskset", "-c", "0"] + match + ["--threads", "1", path]),
+        ("`filtervm match --threads 1 --trusted-input`, 1 core",
+         ["taskset", "-c", "0"] + match + ["--threads", "1", "--trusted-input", path]),
         ("`filtervm match --threads 2`, 2 cores", ["taskset", "-c", "0,1"] + match + ["--threads", "2", path]),
     ]
     lines = sum(1 for _ in open(path, "rb"))
