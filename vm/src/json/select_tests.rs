@@ -334,7 +334,7 @@ fn names_found_by_first_byte_are_the_names_found_in_order() {
             }
             out.push('"');
             match rng.below(12) {
-                0 => out.push_str("o"),
+                0 => out.push('o'),
                 1 => out.push_str("\\u0061b"),
                 _ => out.push_str(rng.pick(NAMES)),
             }
