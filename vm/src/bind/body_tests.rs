@@ -688,3 +688,113 @@ fn flat_tables_bind_bytes_as_the_document_does() {
         "{flat} flat tables, {json} JSON bodies, {not_json} others"
     );
 }
+
+/// String members against small dictionaries (searched in place) and large ones (hashed): on
+/// random flat tables with several keys on one name, constants and text numbers, and bodies
+/// whose strings equal a constant, differ from one by a byte, are escaped or not UTF-8 (and
+/// bodies cut short), in both read modes, everything the flat binder binds is what binding the
+/// pruned document gives; and string leaves do carry constants' ids (the look-up is exercised).
+#[test]
+fn flat_strings_against_small_and_hashed_dictionaries_bind_as_the_document_does() {
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    const TEXTS: &[&str] = &[
+        "s",
+        "x",
+        "é",
+        "1.5",
+        "",
+        "order.paid",
+        "order.pai",
+        "order.paid2",
+        "ab",
+        "b",
+    ];
+    let value = |next: &mut dyn FnMut(u64) -> u64| -> String {
+        match next(8) {
+            0 => "\"\\u0073\"".to_owned(),
+            1 => "\"order.pa\\u0069d\"".to_owned(),
+            2 => "1.5".to_owned(),
+            3 => "true".to_owned(),
+            _ => format!("\"{}\"", TEXTS[next(TEXTS.len() as u64) as usize]),
+        }
+    };
+    // Slots bound with a constant's id, from small and from hashed dictionaries.
+    let (mut ids_small, mut ids_hashed, mut bodies) = (0, 0, 0);
+    for case in 0..1500 {
+        let mut t = KeyTable::new();
+        for _ in 0..1 + next(4) {
+            let p = ["a", "b", "c"][next(3) as usize];
+            t.intern(if next(4) == 0 { each(p) } else { path(p) });
+        }
+        // Past eight values a dictionary is hashed; below, searched in place.
+        let fillers = if case % 2 == 0 { 0 } else { 20 };
+        for slot in 0..t.len() {
+            let slot = u32::try_from(slot).unwrap();
+            for _ in 0..next(3) {
+                t.add_constant(slot, TEXTS[next(TEXTS.len() as u64) as usize]);
+            }
+            for i in 0..fillers {
+                t.add_constant(slot, &format!("filler{i}"));
+            }
+            if next(4) == 0 {
+                t.add_text_numbers(slot);
+            }
+        }
+        if t.body_plan().flat.is_none() {
+            continue;
+        }
+        for _ in 0..4 {
+            let mut body = String::from("{");
+            for i in 0..1 + next(5) {
+                if i > 0 {
+                    body.push(',');
+                }
+                let name = ["a", "b", "c", "d"][next(4) as usize];
+                body.push_str(&format!("\"{name}\":{}", value(&mut next)));
+            }
+            body.push('}');
+            let mut bytes = body.into_bytes();
+            match next(8) {
+                // A byte that is not UTF-8 in a name or a string, or a body cut short.
+                0 => {
+                    let quotes = bytes.iter().filter(|&&b| b == b'"').count() as u64;
+                    if let Some((at, _)) = bytes
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| **b == b'"')
+                        .nth(next(quotes) as usize)
+                    {
+                        bytes.insert(at + 1, 0xff);
+                    }
+                }
+                1 => {
+                    let at = next(bytes.len() as u64) as usize;
+                    bytes.truncate(at);
+                }
+                _ => {}
+            }
+            flat_agrees(&t, &bytes);
+            bodies += 1;
+            let mut b = Bindings::new();
+            let bound = b.bind_json(&t, &bytes);
+            let ids = (0..t.len())
+                .filter(|&k| bound.slot(0, k).leaves().any(|l| l.eq != super::NO_ID))
+                .count();
+            if fillers > 0 {
+                ids_hashed += ids;
+            } else {
+                ids_small += ids;
+            }
+        }
+    }
+    assert!(
+        ids_small > 200 && ids_hashed > 200 && bodies > 3000,
+        "{ids_small} + {ids_hashed} slots with ids (small, hashed), {bodies} bodies"
+    );
+}

@@ -315,3 +315,79 @@ fn both_drivers_agree_on_random_and_corrupted_documents() {
     // Both kinds of outcome are exercised.
     assert!(ok > 20_000 && errors > 10_000, "{ok} read, {errors} errors");
 }
+
+/// Names looked up by their first byte ([`Selector`] states of four to twelve names) keep what
+/// walking the names in order keeps: random selectors over names that share first bytes (at the
+/// top level and one level down), random and corrupted documents over the same names, both read
+/// modes, both drivers; the document, depth, error and note are the same.
+#[test]
+fn names_found_by_first_byte_are_the_names_found_in_order() {
+    const NAMES: &[&str] = &[
+        "a", "ab", "abc", "b", "ba", "", "é", "éa", "x", "subject", "sub", "A", "c", "cd",
+    ];
+    const SCALARS: &[&str] = &["1", "-0.5", "true", "null", "\"s\"", "\"é\"", "\"\""];
+    fn object(rng: &mut Rng, depth: usize, out: &mut String) {
+        out.push('{');
+        for i in 0..rng.below(9) {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push('"');
+            match rng.below(12) {
+                0 => out.push('o'),
+                1 => out.push_str("\\u0061b"),
+                _ => out.push_str(rng.pick(NAMES)),
+            }
+            out.push_str("\":");
+            if depth < 2 && rng.below(6) == 0 {
+                object(rng, depth + 1, out);
+            } else {
+                out.push_str(rng.pick(SCALARS));
+            }
+        }
+        out.push('}');
+    }
+    let mut rng = Rng(0xf1a7_b17e);
+    let (mut tables, mut ok, mut errors) = (0, 0, 0);
+    for case in 0..3_000 {
+        let mut paths: Vec<String> = Vec::new();
+        for _ in 0..3 + rng.below(10) {
+            let name = rng.pick(NAMES);
+            if case % 3 == 0 && rng.below(2) == 0 {
+                paths.push(format!("o.{name}"));
+            } else {
+                paths.push(name.to_owned());
+            }
+        }
+        let selector = Selector::body_paths(&paths);
+        tables += selector.first_tables();
+        let walked = selector.clone().without_first_tables();
+        for _ in 0..4 {
+            let mut text = String::new();
+            object(&mut rng, 0, &mut text);
+            let mut bytes = text.into_bytes();
+            if rng.below(4) == 0 && !bytes.is_empty() {
+                let at = rng.below(bytes.len());
+                bytes[at] = rng.pick(b"{}[],:\"\\ 0\xff");
+            }
+            for mode in [ReadMode::Validating, ReadMode::Trusted] {
+                let got = both(&selector, mode, &bytes);
+                let expected = both(&walked, mode, &bytes);
+                assert_eq!(
+                    got,
+                    expected,
+                    "{mode:?}, {paths:?}: {}",
+                    String::from_utf8_lossy(&bytes)
+                );
+                match got.0 {
+                    Ok(_) => ok += 1,
+                    Err(_) => errors += 1,
+                }
+            }
+        }
+    }
+    assert!(
+        tables > 1_000 && ok > 10_000 && errors > 1_000,
+        "{tables} first-byte tables, {ok} read, {errors} errors"
+    );
+}
