@@ -738,52 +738,17 @@ impl Extractor {
         listed: Option<NameTest>,
         general: bool,
     ) -> (Result<(Node<'d>, usize), Error>, bool) {
-        let Extractor {
-            arena,
-            stack,
-            frames,
-            nodes,
-            members,
-            text,
-            lower,
-            mode,
-        } = self;
-        arena.reset();
-        let arena: &'d Bump = arena;
-        frames.clear();
-        let mut run = Run {
-            reader: Reader::with_stack(input, LoneSurrogates::Replace, std::mem::take(stack))
-                .with_mode(*mode),
-            frames,
-            keep: Keep {
-                selector,
-                arena,
-                input,
-                whole: None,
-                one_by_one: texts_one_by_one(selector, input),
-                nodes: recycle(std::mem::take(nodes)),
-                members: recycle(std::mem::take(members)),
-                text,
-                lower,
-                first_name: listed,
-                first_unlisted: false,
-            },
-        };
-        let result = if general {
-            run.run()
-        } else {
-            run.run_document(&mut NoTap).map(|read| match read {
-                // Never without a tap: the document is then always built.
-                Tapped::Flat => Node::Null,
-                Tapped::Document(node) => node,
-            })
-        };
-        let first_unlisted = run.keep.first_unlisted;
-        *nodes = recycle(run.keep.nodes);
-        *members = recycle(run.keep.members);
-        *stack = run.reader.into_stack();
-        let deepest = stack.deepest();
-        (result.map(|node| (node, deepest)), first_unlisted)
+        self.read_with(selector, input, listed, |run| {
+            if general {
+                run.run()
+            } else {
+                run.run_document(&mut NoTap).map(|read| match read {
+                    // Never without a tap: the document is then always built.
+                    Tapped::Flat => Node::Null,
+                    Tapped::Document(node) => node,
+                })
+            }
+        })
     }
 
     /// Reads `input` as [`Extractor::extract_noting`] does, giving each scalar member the
@@ -802,6 +767,20 @@ impl Extractor {
         listed: Option<NameTest>,
         tap: &mut T,
     ) -> (Result<(Tapped<'d>, usize), Error>, bool) {
+        self.read_with(selector, input, listed, |run| run.run_document(tap))
+    }
+
+    /// Sets a run up over this reader's buffers (reset arena, recycled stacks), reads `input`
+    /// with `read`, and puts the buffers back: what `read` gives, with the document's depth, and
+    /// the first-name note.
+    #[inline(always)]
+    fn read_with<'d, R>(
+        &'d mut self,
+        selector: &'d Selector,
+        input: &'d [u8],
+        listed: Option<NameTest>,
+        read: impl FnOnce(&mut Run<'d, 'd>) -> Result<R, Error>,
+    ) -> (Result<(R, usize), Error>, bool) {
         let Extractor {
             arena,
             stack,
@@ -833,7 +812,7 @@ impl Extractor {
                 first_unlisted: false,
             },
         };
-        let result = run.run_document(tap);
+        let result = read(&mut run);
         let first_unlisted = run.keep.first_unlisted;
         *nodes = recycle(run.keep.nodes);
         *members = recycle(run.keep.members);
