@@ -54,17 +54,22 @@ fn rows(keys: &[Key], body: &str) -> (Vec<Vec<Option<String>>>, bool) {
 /// A slot's shape and leaves with their dictionary ids.
 type SlotSeen = (Shape, Vec<(crate::value::Leaf, u32)>);
 
-/// On random bodies and tables where no choice point can arise, binding each key alone
-/// ([`single_row`]) gives what the row-building walk ([`general`]) gives.
-#[test]
-fn keys_bound_alone_agree_with_the_row_building_walk() {
-    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = |n: u64| {
+/// A xorshift generator from `seed`: each call gives a number below its argument.
+fn xorshift(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut rng = seed;
+    move |n: u64| {
         rng ^= rng << 13;
         rng ^= rng >> 7;
         rng ^= rng << 17;
         rng % n
-    };
+    }
+}
+
+/// On random bodies and tables where no choice point can arise, binding each key alone
+/// ([`single_row`]) gives what the row-building walk ([`general`]) gives.
+#[test]
+fn keys_bound_alone_agree_with_the_row_building_walk() {
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
     let names = ["a", "b", "a.b", "c", "", "b.c"];
     fn value(next: &mut dyn FnMut(u64) -> u64, names: &[&str], depth: u32) -> serde_json::Value {
         match if depth > 3 { next(4) } else { next(7) } {
@@ -604,13 +609,7 @@ fn flat_body(next: &mut dyn FnMut(u64) -> u64, depth: u32, out: &mut String) {
 /// judgement, error, depth and note is what binding the pruned document gives.
 #[test]
 fn flat_tables_bind_bytes_as_the_document_does() {
-    let mut rng = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = |n: u64| {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng % n
-    };
+    let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
     let chosen: &[&[u8]] = &[
         br#"{"a":1,"b":"s","a":2}"#,
         br#"{"a":1,"a":[2,3]}"#,
@@ -696,13 +695,7 @@ fn flat_tables_bind_bytes_as_the_document_does() {
 /// pruned document gives; and string leaves do carry constants' ids (the look-up is exercised).
 #[test]
 fn flat_strings_against_small_and_hashed_dictionaries_bind_as_the_document_does() {
-    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = |n: u64| {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng % n
-    };
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
     const TEXTS: &[&str] = &[
         "s",
         "x",
