@@ -540,24 +540,16 @@ if peer_failures:
     for p in peer_failures:
         w(f"- {p}")
     w("")
-# Sections measured by hand, with the commands written in them, are carried over as they are.
-HAND_WRITTEN = [
-    "## Where the end-to-end time goes (measured by hand)",
-    "## Trusted read mode (measured by hand)",
-    "## History of the evaluation cost (measured by hand)",
-    "## `filtervm route` throughput",
-    "## Replaying an archive: DataFusion and Ballista",
-    "## Compile",
-    "## `filtervm match` on a large file",
-    "## Python and C bindings",
-]
+# Sections measured by hand, with the commands written in them, are carried over as they are:
+# every `## ` section of the previous page whose heading this run did not write, in its order.
+generated = {l for l in lines if l.startswith("## ")}
 if os.path.exists(TARGET):
     previous = open(TARGET).read()
-    for heading in HAND_WRITTEN:
-        start = previous.find("\n" + heading)
-        if start < 0:
+    sections = ("\n" + previous).split("\n## ")[1:]
+    for section in sections:
+        heading = "## " + section.split("\n", 1)[0]
+        if heading in generated:
             continue
-        end = previous.find("\n## ", start + 1)
-        lines.append(previous[start + 1:end if end >= 0 else len(previous)].rstrip("\n"))
+        lines.append(("## " + section).rstrip("\n"))
         lines.append("")
 open(TARGET, "w").write("\n".join(lines).rstrip("\n") + "\n")
