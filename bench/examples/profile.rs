@@ -6,6 +6,9 @@
 //!   `benches/instructions.rs`);
 //! - `bytes CLAUSES`: the `pol{CLAUSES}c` body-scope program from the attrs lines' raw bytes
 //!   (read, bind, evaluate); `trusted-bytes CLAUSES`: the same, read in `ReadMode::Trusted`;
+//! - `eventbridge-bytes CLAUSES` / `sns-evaluator-bytes CLAUSES`: the `pol{CLAUSES}c` policy as
+//!   an EventBridge pattern / as an SNS body-scope policy, each attrs line through
+//!   `Evaluator::matches_bytes` (the library's entry point);
 //! - `headers`: the one-clause header filter over the 8 borrowed passing headers;
 //! - `set NAME` / `setbytes NAME`: the `NAME` policies (e.g. `pol10k_exact`) as a `SubscriptionSet`,
 //!   matched against the attrs lines as attributes / as raw SNS bodies (body scope);
@@ -19,8 +22,8 @@
 //!
 //! Each mode runs 20,000 messages: divide the collected instructions by 20,000.
 use filtervm_bench::{
-    CityfeatFloor, Decoded, PASSING_HEADERS, body_single, cityfeat_event, cityfeat_filters, hand,
-    header_filter, lines, single_message, singles,
+    CityfeatFloor, Decoded, PASSING_HEADERS, body_single, cityfeat_event, cityfeat_filters,
+    eventbridge_filter, hand, header_filter, lines, single_message, singles,
 };
 use filtervm_compiler::{Evaluator, MessageParts, SetScratch, SubscriptionSet};
 use filtervm_vm::bind::Bindings;
@@ -101,6 +104,17 @@ fn run_one_by_one(
     n
 }
 
+/// Each line through `Evaluator::matches_bytes` (the library's entry point), 20,000 in all.
+#[inline(never)]
+fn run_evaluator(filter: &filtervm_compiler::Filter, lines: &[Vec<u8>]) -> usize {
+    let mut evaluator = Evaluator::new();
+    let mut n = 0;
+    for l in lines.iter().cycle().take(20_000) {
+        n += usize::from(evaluator.matches_bytes(filter, black_box(l)) == Ok(true));
+    }
+    n
+}
+
 #[inline(never)]
 fn run_quamina(q: &quamina::Quamina<u64>, lines: &[Vec<u8>]) -> usize {
     let mut n = 0;
@@ -162,6 +176,25 @@ fn main() {
                 single.name,
                 run_bytes(&single.program, &lines, mode)
             );
+        }
+        "eventbridge-bytes" | "sns-evaluator-bytes" => {
+            // The same `pol{N}c` policy as an EventBridge pattern, or as an SNS body-scope
+            // policy, through `Evaluator::matches_bytes`.
+            let filter = if mode == "eventbridge-bytes" {
+                eventbridge_filter(index).1
+            } else {
+                filtervm_compiler::compile_text(
+                    filtervm_compiler::Dialect::Sns,
+                    &body_single(index).policy.to_string(),
+                    &filtervm_bench::body_scope(),
+                )
+                .expect("compiles")
+            };
+            let lines: Vec<Vec<u8>> = lines("attrs", 1000)
+                .into_iter()
+                .map(String::into_bytes)
+                .collect();
+            println!("{mode} {index} {}", run_evaluator(&filter, &lines));
         }
         "headers" => println!("headers {}", run_headers(&header_filter())),
         "quamina" | "serde" => {
