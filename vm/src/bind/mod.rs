@@ -141,7 +141,7 @@ impl Bindings {
         arena.reset();
         let arena: &'b Bump = arena;
         if let Some(flat) = flat_plan(table) {
-            return bind_flat(table, flat, extractor, arena, json, None);
+            return bind_flat_by_kind(table, flat, extractor, arena, json, None);
         }
         bound_json(
             table,
@@ -165,7 +165,7 @@ impl Bindings {
         arena.reset();
         let arena: &'b Bump = arena;
         if let Some(flat) = flat_plan(table) {
-            return bind_flat(table, flat, extractor, arena, json, Some(listed));
+            return bind_flat_by_kind(table, flat, extractor, arena, json, Some(listed));
         }
         let (read, unlisted) = extractor.extract_noting_first_name(table.selector(), json, listed);
         let mut bound = bound_json(table, read, arena);
@@ -216,12 +216,16 @@ fn flat_plan(table: &KeyTable) -> Option<&table::BodyPlan> {
 /// Binds JSON bytes to a table of one-segment body paths ([`table::BodyPlan::flat`]): each
 /// scalar member the reader keeps is bound to its keys' slots as it is read, without building
 /// the pruned document or walking it (a repeated name's last value wins, as in the document,
-/// whose first position keeps the last value). A document that is no object, or keeps a member
+/// whose first position keeps the last value; with EventBridge field paths every occurrence
+/// counts, as there). A document that is no object, or keeps a member
 /// whose value is an array or object, is read on into the pruned document and bound by
 /// [`bind_document`] as always (the slots bound so far are dropped). The reader takes the same
 /// steps either way (see [`json::Extractor::extract_tapped`]), so the result and any error are
 /// those of [`bound_json`] on the document; `bind::body_tests` compares the two.
-fn bind_flat<'b>(
+///
+/// `REPEATS`: the table's selector keeps repeated names ([`json::Selector::keeps_repeats`]);
+/// [`bind_flat_by_kind`] picks it, so that SNS tables' member loop has no branch for it.
+fn bind_flat<'b, const REPEATS: bool>(
     table: &'b KeyTable,
     plan: &'b table::BodyPlan,
     extractor: &'b mut Extractor,
@@ -230,11 +234,12 @@ fn bind_flat<'b>(
     listed: Option<json::NameTest>,
 ) -> Bound<'b> {
     let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
-    let mut tap = FlatTap {
+    let mut tap = FlatTap::<REPEATS> {
         table,
         ranges: plan.flat.as_deref().unwrap_or_default(),
         slots: &plan.flat_slots,
         row,
+        arena,
     };
     let (read, unlisted) = extractor.extract_tapped(table.selector(), json, listed, &mut tap);
     let mut bound = match read {
@@ -257,15 +262,37 @@ fn bind_flat<'b>(
     bound
 }
 
+/// [`bind_flat`] for the table's kind of selector.
+#[inline(always)]
+fn bind_flat_by_kind<'b>(
+    table: &'b KeyTable,
+    plan: &'b table::BodyPlan,
+    extractor: &'b mut Extractor,
+    arena: &'b Bump,
+    json: &'b [u8],
+    listed: Option<json::NameTest>,
+) -> Bound<'b> {
+    if table.selector().keeps_repeats() {
+        bind_flat::<true>(table, plan, extractor, arena, json, listed)
+    } else {
+        bind_flat::<false>(table, plan, extractor, arena, json, listed)
+    }
+}
+
 /// Binds the scalar members of a flat body as the reader gives them ([`bind_flat`]).
-struct FlatTap<'b> {
+///
+/// `REPEATS` (EventBridge field paths, [`json::Selector::keeps_repeats`]): each occurrence of a
+/// repeated name adds its leaf after the ones before, in `arena`, as the document's binder joins
+/// them (an array of the values, in document order). Without, the last occurrence's value wins.
+struct FlatTap<'b, const REPEATS: bool> {
     table: &'b KeyTable,
     ranges: &'b [(u32, u32)],
     slots: &'b [u32],
     row: &'b mut [Slot<'b>],
+    arena: &'b Bump,
 }
 
-impl<'b> json::Tap<'b> for FlatTap<'b> {
+impl<'b, const REPEATS: bool> json::Tap<'b> for FlatTap<'b, REPEATS> {
     const ON: bool = true;
 
     #[inline(always)]
@@ -288,10 +315,24 @@ impl<'b> json::Tap<'b> for FlatTap<'b> {
                 leaf
             };
             if let Some(s) = self.row.get_mut(slot as usize) {
-                *s = Slot::one(leaf);
+                *s = if REPEATS && s.shape != crate::value::Shape::Absent {
+                    repeated(self.arena, *s, leaf)
+                } else {
+                    Slot::one(leaf)
+                };
             }
         }
     }
+}
+
+/// `slot` with `leaf` after its leaves (a repeated name's next occurrence; see [`FlatTap`]).
+#[cold]
+#[inline(never)]
+fn repeated<'b>(arena: &'b Bump, slot: Slot<'b>, leaf: BoundLeaf<'b>) -> Slot<'b> {
+    let mut all = slot.leaves().copied().chain(std::iter::once(leaf));
+    let leaves =
+        arena.alloc_slice_fill_with(slot.len() + 1, |_| all.next().unwrap_or(BoundLeaf::EMPTY));
+    Slot::of(leaves)
 }
 
 /// The bound form of JSON bytes as the extractor read them (see [`Bindings::bind_json`]).

@@ -954,8 +954,8 @@ impl BodyPlan {
         let mut ranges = Vec::new();
         for name in selector.top_names() {
             let start = idx(self.flat_slots.len());
-            for &(slot, _, _, field) in &self.targets {
-                if !field && path_of(keys.get(slot as usize)) == name {
+            for &(slot, _, _, _) in &self.targets {
+                if path_of(keys.get(slot as usize)) == name {
                     self.flat_slots.push(slot);
                 }
             }

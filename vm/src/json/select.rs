@@ -299,11 +299,18 @@ impl Selector {
         self
     }
 
-    /// Whether this selects SNS body paths none of which has two segments (a name with dots is
-    /// then never wanted), without EventBridge field paths: each member the top-level object
-    /// keeps is then one of [`Selector::top_names`], whole.
+    /// Whether this selects body paths none of which has two segments (a name with dots is then
+    /// never wanted): each member the top-level object keeps is then one of
+    /// [`Selector::top_names`], whole. With EventBridge field paths
+    /// ([`Selector::keeps_repeats`]) a repeated name is kept at each occurrence.
     pub(crate) fn is_flat_body(&self) -> bool {
-        self.sns && !self.fields && self.states.len() == 1
+        self.sns && self.states.len() == 1
+    }
+
+    /// Whether an object's repeated member names are all kept, in document order (EventBridge
+    /// field paths, EB-3), rather than the last value at the first position.
+    pub(crate) fn keeps_repeats(&self) -> bool {
+        self.fields
     }
 
     /// The same selector with no first-byte tables ([`State::by_first`]): every name is looked
