@@ -495,7 +495,13 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
     children.truncate(kept);
     merged_into.sort_unstable();
     merged_into.dedup();
-    let low = (0..64).filter(|k| merged_low & (1u64 << k) != 0);
+    // The marked children in order: the set bits, lowest first, then the listed ones (each bit
+    // found directly, not by testing all 64: this runs for every `or` of every round).
+    let low = std::iter::successors((merged_low != 0).then_some(merged_low), |&bits| {
+        let rest = bits & (bits - 1);
+        (rest != 0).then_some(rest)
+    })
+    .map(|bits| bits.trailing_zeros() as usize);
     for k in low.chain(merged_into) {
         if let Some(Node {
             kind: NodeKind::Test(t),
