@@ -17,10 +17,13 @@ use std::sync::Arc;
 /// Generates a verified program for an (optimized) IR tree.
 pub fn generate(root: &Node) -> Result<Program, VerifyError> {
     let mut g = Gen::default();
-    // Most nodes emit one instruction, and an `and`/`or` one jump per child but the last.
-    let estimate = 2 * root.size();
+    // Most nodes emit one instruction, and an `and`/`or` one jump per child but the last; each
+    // node adds at most one source (its origin), so the sources are never reallocated either.
+    let size = root.size();
+    let estimate = 2 * size;
     g.parts.code.reserve(estimate);
     g.parts.origins.reserve(estimate);
+    g.parts.sources.reserve(size);
     g.node(root, Reg(0));
     g.emit(Inst::Ret { src: Reg(0) }, &root.origin);
     g.parts.registers = 1;
@@ -41,17 +44,18 @@ struct Gen<'ir> {
 const FEW: usize = 16;
 
 /// Pool entries already made, by value: the first [`FEW`] in an array compared in turn (a
-/// policy's pools are small: no allocation), the rest hashed.
+/// policy's pools are small: no allocation), the rest hashed (the map made once needed, so a
+/// small program does not even seed its hasher).
 struct Seen<'ir, K: ?Sized> {
     few: [Option<(&'ir K, u32)>; FEW],
-    many: AHashMap<&'ir K, u32>,
+    many: Option<AHashMap<&'ir K, u32>>,
 }
 
 impl<K: ?Sized> Default for Seen<'_, K> {
     fn default() -> Self {
         Seen {
             few: [None; FEW],
-            many: AHashMap::new(),
+            many: None,
         }
     }
 }
@@ -65,14 +69,14 @@ impl<'ir, K: ?Sized + Eq + std::hash::Hash> Seen<'ir, K> {
                 None => return None,
             }
         }
-        self.many.get(key).copied()
+        self.many.as_ref()?.get(key).copied()
     }
 
     fn insert(&mut self, key: &'ir K, i: u32) {
         match self.few.iter_mut().find(|e| e.is_none()) {
             Some(free) => *free = Some((key, i)),
             None => {
-                self.many.insert(key, i);
+                self.many.get_or_insert_with(AHashMap::new).insert(key, i);
             }
         }
     }

@@ -22,7 +22,15 @@ pub fn optimize(node: Node) -> Node {
 }
 
 /// [`optimize`] of a tree kept by the caller (a filter keeps its IR as lowered): negations are
-/// pushed while copying, so the tree is copied once.
+/// pushed and nested `and`/`or` flattened while copying, so the tree is copied once and a
+/// one-child `and`/`or` is never copied at all.
+///
+/// The copy is the first round's [`flatten`] of the tree [`push_negations`] gives (each node
+/// flattened as it is made, children first, as the pass goes), and flattening is idempotent, so
+/// every round gives the tree it gave when the copy was not flattened. Only the size the first
+/// round is compared with differs: a first round that changes nothing after a flattening copy
+/// stops, where it would have taken a second round that changes nothing (BENCHMARKS.md,
+/// "Compile").
 pub fn optimize_copy(node: &Node) -> Node {
     let mut node = negations_pushed(node, false);
     normalize(&mut node);
@@ -95,18 +103,21 @@ fn negate(node: Node) -> Node {
     }
 }
 
-/// [`push_negations`] (`negated` false) or [`negate`] (true) of a borrowed tree, as a new tree.
+/// [`push_negations`] (`negated` false) or [`negate`] (true) of a borrowed tree, as a new tree,
+/// each `and`/`or` flattened ([`flatten_node`]) as it is made.
 fn negations_pushed(node: &Node, negated: bool) -> Node {
-    let origin = node.origin.clone();
-    let children = |c: &[Node], negated: bool| -> Vec<Node> {
-        c.iter().map(|c| negations_pushed(c, negated)).collect()
-    };
     match (&node.kind, negated) {
-        (NodeKind::Not(child), _) => negations_pushed(child, !negated),
-        (NodeKind::And(c), false) => Node::new(NodeKind::And(children(c, false)), origin),
-        (NodeKind::Or(c), false) => Node::new(NodeKind::Or(children(c, false)), origin),
-        (NodeKind::And(c), true) => Node::new(NodeKind::Or(children(c, true)), origin),
-        (NodeKind::Or(c), true) => Node::new(NodeKind::And(children(c, true)), origin),
+        (NodeKind::Not(child), _) => return negations_pushed(child, !negated),
+        (NodeKind::And(c), false) | (NodeKind::Or(c), true) => {
+            return flat_junction(c, negated, true, &node.origin);
+        }
+        (NodeKind::Or(c), false) | (NodeKind::And(c), true) => {
+            return flat_junction(c, negated, false, &node.origin);
+        }
+        _ => {}
+    }
+    let origin = node.origin.clone();
+    match (&node.kind, negated) {
         (NodeKind::True, true) => Node::new(NodeKind::False, origin),
         (NodeKind::False, true) => Node::new(NodeKind::True, origin),
         (
@@ -117,8 +128,46 @@ fn negations_pushed(node: &Node, negated: bool) -> Node {
             true,
         ) => Node::test(key.clone(), Pred::Shape(s.complement()), origin),
         (NodeKind::Test(_), true) => Node::negation(Node::new(node.kind.clone(), origin)),
-        (kind, false) => Node::new(kind.clone(), origin),
+        (kind, _) => Node::new(kind.clone(), origin),
     }
+}
+
+/// The copy of an `and` (`and` true) or `or` of `children` (each copied by [`negations_pushed`]
+/// with `negated`) with origin `origin`, as [`flatten_node`] leaves it.
+fn flat_junction(children: &[Node], negated: bool, and: bool, origin: &Arc<str>) -> Node {
+    if let [only] = children {
+        // `flatten_node` of a junction of one (flattened) child: the child itself, or, when it is
+        // a junction of the same kind, its children under this origin. No list is made for it.
+        let child = negations_pushed(only, negated);
+        let same = match child.kind {
+            NodeKind::And(_) => and,
+            NodeKind::Or(_) => !and,
+            _ => false,
+        };
+        if !same {
+            return child;
+        }
+        let mut node = Node {
+            kind: child.kind,
+            origin: origin.clone(),
+        };
+        unwrap_single(&mut node);
+        return node;
+    }
+    let copies = children
+        .iter()
+        .map(|c| negations_pushed(c, negated))
+        .collect();
+    let mut node = Node::new(
+        if and {
+            NodeKind::And(copies)
+        } else {
+            NodeKind::Or(copies)
+        },
+        origin.clone(),
+    );
+    flatten_node(&mut node);
+    node
 }
 
 /// Flattens nested `and`/`or` of the same kind, unwraps one-child `and`/`or`, and removes
@@ -159,8 +208,17 @@ fn splice(children: &mut Vec<Node>, and: bool) {
     if !children.iter().any(same) {
         return;
     }
+    // The spliced list's length, so that it is allocated once.
+    let total: usize = children
+        .iter()
+        .map(|c| match &c.kind {
+            NodeKind::And(inner) if and => inner.len(),
+            NodeKind::Or(inner) if !and => inner.len(),
+            _ => 1,
+        })
+        .sum();
     let old = std::mem::take(children);
-    children.reserve(old.len());
+    children.reserve(total);
     for c in old {
         match c.kind {
             NodeKind::And(inner) if and => children.extend(inner),
@@ -437,7 +495,13 @@ fn merge_or(children: &mut Vec<Node>, or_origin: &Arc<str>) {
     children.truncate(kept);
     merged_into.sort_unstable();
     merged_into.dedup();
-    let low = (0..64).filter(|k| merged_low & (1u64 << k) != 0);
+    // The marked children in order: the set bits, lowest first, then the listed ones (each bit
+    // found directly, not by testing all 64: this runs for every `or` of every round).
+    let low = std::iter::successors((merged_low != 0).then_some(merged_low), |&bits| {
+        let rest = bits & (bits - 1);
+        (rest != 0).then_some(rest)
+    })
+    .map(|bits| bits.trailing_zeros() as usize);
     for k in low.chain(merged_into) {
         if let Some(Node {
             kind: NodeKind::Test(t),
@@ -773,6 +837,65 @@ mod tests {
             text(&order(n)),
             "and\n  test header \"p\" shape present\n  test header \"a\" str-eq [\"1\"]\n  test header \"w\" wildcard \"a*\""
         );
+    }
+
+    /// The copy [`optimize_copy`] makes is flattened as it is made; the tree it gives, origins
+    /// included, is the one [`optimize`] gives of the same tree: for one-child `and`/`or` of
+    /// every kind of child (a test, a junction of the same kind, of the other kind, an empty
+    /// one), under negations, and for trees the first round leaves alone.
+    #[test]
+    fn optimize_copy_gives_what_optimize_gives() {
+        let t = |k: &str, v: &str, at: &str| {
+            let mut n = eq(k, v);
+            n.origin = at.into();
+            n
+        };
+        let one = |and: bool, child: Node, at: &str| {
+            if and {
+                Node::and(vec![child], at)
+            } else {
+                Node::or(vec![child], at)
+            }
+        };
+        let mut trees = Vec::new();
+        for and in [true, false] {
+            for inner_and in [true, false] {
+                let inner = |at: &str| {
+                    if inner_and {
+                        Node::and(vec![t("a", "1", "/a"), t("b", "2", "/b")], at)
+                    } else {
+                        Node::or(vec![t("a", "1", "/a"), t("a", "2", "/a2")], at)
+                    }
+                };
+                trees.push(one(and, inner("/inner"), "/outer"));
+                trees.push(one(and, one(!and, inner("/in"), "/mid"), "/outer"));
+                trees.push(Node::negation(one(and, inner("/inner"), "/outer")));
+                trees.push(Node::and(
+                    vec![one(and, inner("/x"), "/y"), t("c", "3", "/c")],
+                    "/root",
+                ));
+            }
+            trees.push(one(and, t("a", "1", "/a"), "/outer"));
+            trees.push(one(and, Node::and(vec![], "/empty"), "/outer"));
+            trees.push(one(and, Node::or(vec![], "/empty"), "/outer"));
+            trees.push(Node::negation(one(
+                and,
+                Node::negation(one(!and, t("a", "1", "/a"), "/n")),
+                "/outer",
+            )));
+        }
+        trees.push(Node::test(key("n"), Pred::Shape(Shapes::ABSENT), "/shape"));
+        trees.push(Node::and(
+            vec![t("a", "1", "/a"), t("b", "2", "/b")],
+            "/flat",
+        ));
+        for tree in trees {
+            assert_eq!(
+                optimize_copy(&tree).to_string(),
+                optimize(tree.clone()).to_string(),
+                "{tree}"
+            );
+        }
     }
 
     #[test]

@@ -139,8 +139,8 @@ struct Step {
     on_false: u32,
 }
 
-/// A list of strings shared by the steps that read it.
-type Strings = Arc<[Box<str>]>;
+/// A list of strings shared by the steps that read it (each string the pool's own, shared).
+type Strings = Arc<[Arc<str>]>;
 
 /// Sorted dictionary ids shared by the steps that read them.
 type Ids = Arc<[u32]>;
@@ -407,38 +407,73 @@ fn idx(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-fn strings<'s>(items: impl IntoIterator<Item = &'s str>) -> Strings {
-    items.into_iter().map(Box::<str>::from).collect()
-}
-
 /// The plan's form of each pool entry its steps read, made once per entry and shared by every
-/// step that reads it. Indexed like the pools; an entry is made on first use.
+/// step that reads it. A one-string list needs no entry here: its steps hold the pool's string.
 struct SharedPools {
-    /// `sets[i]`, as the sorted ids of its members (`str_in`).
-    sets: Vec<Option<Ids>>,
+    /// `sets[i]`, as the step kind of the `str_in` instructions reading it (its members' ids, as
+    /// a mask or a sorted list).
+    sets: Shared<Kind>,
     /// `lists[i]` (`str_prefix`, `str_suffix`).
-    lists: Vec<Option<Strings>>,
-    /// The one string of `lists[i]`, for a list of one (`str_prefix`, `str_suffix`).
-    firsts: Vec<Option<Arc<str>>>,
+    lists: Shared<Strings>,
     /// `ranges[i]` (`num_in`, `text_num_in`).
-    ranges: Vec<Option<Arc<[ClosedInterval]>>>,
+    ranges: Shared<Arc<[ClosedInterval]>>,
     /// `wildcards[i]`.
-    wildcards: Vec<Option<Arc<Wildcard>>>,
+    wildcards: Shared<Arc<Wildcard>>,
 }
 
-/// The entry `i` of `cache`, made with `make` on first use; `None` when `i` is out of
-/// range (never for a verified program).
-fn share<T: ?Sized>(
-    cache: &mut [Option<Arc<T>>],
-    i: u32,
-    make: impl FnOnce() -> Option<Arc<T>>,
-) -> Option<Arc<T>> {
-    let entry = cache.get_mut(i as usize)?;
-    if entry.is_none() {
-        *entry = make();
-    }
-    entry.clone()
+/// How many entries of one pool [`Shared`] holds in place before it indexes them in a table.
+const FEW_SHARED: usize = 8;
+
+/// The entries made of one pool, by index: the first [`FEW_SHARED`] distinct entries read held in
+/// place and found by comparing indexes (a policy's program reads few: nothing allocated), the
+/// others in a table indexed like the pool, allocated once needed (so a large program still
+/// costs time in proportion to its size).
+struct Shared<T> {
+    few: [Option<(u32, T)>; FEW_SHARED],
+    many: Vec<Option<T>>,
+    /// The pool's length.
+    len: usize,
 }
+
+impl<T: Clone> Shared<T> {
+    fn new(len: usize) -> Shared<T> {
+        Shared {
+            few: [const { None }; FEW_SHARED],
+            many: Vec::new(),
+            len,
+        }
+    }
+
+    /// The entry `i`, made with `make` on first use; `None` when `i` is out of range (never for
+    /// a verified program) or `make` gives none.
+    fn share(&mut self, i: u32, make: impl FnOnce() -> Option<T>) -> Option<T> {
+        if i as usize >= self.len {
+            return None;
+        }
+        for entry in &mut self.few {
+            match entry {
+                Some((at, made)) if *at == i => return Some(made.clone()),
+                Some(_) => {}
+                None => {
+                    let made = make()?;
+                    *entry = Some((i, made.clone()));
+                    return Some(made);
+                }
+            }
+        }
+        if self.many.is_empty() {
+            self.many.resize_with(self.len, || None);
+        }
+        let entry = self.many.get_mut(i as usize)?;
+        if entry.is_none() {
+            *entry = make();
+        }
+        entry.clone()
+    }
+}
+
+/// Programs of at most this many instructions fill [`Plan::build`]'s reach table on the stack.
+const REACH_ON_STACK: usize = 64;
 
 impl Plan {
     /// The plan of a verified program, or `None` when it is not a one-register program.
@@ -465,8 +500,17 @@ impl Plan {
         let tests = code.iter().filter(|inst| inst.is_test()).count();
         let mut test_step = tests;
         // reach[pc][v]: the step (or end) reached when arriving at `pc` with `r0 == v`. Jumps go
-        // forward only, so filling it from the end needs each entry once.
-        let mut reach = vec![[FALSE; 2]; code.len() + 1];
+        // forward only, so filling it from the end needs each entry once. A policy's program
+        // fits it on the stack; a larger one allocates it.
+        let entries = code.len() + 1;
+        let mut small = [[FALSE; 2]; REACH_ON_STACK];
+        let mut large = Vec::new();
+        let reach: &mut [[u32; 2]] = if entries <= REACH_ON_STACK {
+            small.get_mut(..entries).unwrap_or_default()
+        } else {
+            large.resize(entries, [FALSE; 2]);
+            &mut large
+        };
         for pc in (0..code.len()).rev() {
             let test = code.get(pc).is_some_and(Inst::is_test);
             if test {
@@ -505,11 +549,10 @@ impl Plan {
         }
         let pools = program.pools();
         let mut shared = SharedPools {
-            sets: vec![None; pools.sets.len()],
-            lists: vec![None; pools.lists.len()],
-            firsts: vec![None; pools.lists.len()],
-            ranges: vec![None; pools.ranges.len()],
-            wildcards: vec![None; pools.wildcards.len()],
+            sets: Shared::new(pools.sets.len()),
+            lists: Shared::new(pools.lists.len()),
+            ranges: Shared::new(pools.ranges.len()),
+            wildcards: Shared::new(pools.wildcards.len()),
         };
         let mut steps = Vec::with_capacity(tests);
         for (pc, inst) in code.iter().enumerate().filter(|(_, inst)| inst.is_test()) {
@@ -650,11 +693,11 @@ fn step(program: &Verified, shared: &mut SharedPools, pc: usize, inst: &Inst) ->
         pools
             .lists
             .get(i as usize)
-            .map(|l| strings(l.iter().map(|s| &**s)))
+            .map(|l| l.iter().cloned().collect::<Strings>())
     };
-    // The string of a list of one.
+    // The string of a list of one: the pool's, shared.
     let first = |i: u32| match pools.lists.get(i as usize).map(Vec::as_slice) {
-        Some([only]) => Some(&**only),
+        Some([only]) => Some(only.clone()),
         _ => None,
     };
     let ranges = |i: u32| {
@@ -675,38 +718,53 @@ fn step(program: &Verified, shared: &mut SharedPools, pc: usize, inst: &Inst) ->
             .map(|s| id(s))
             .filter(|&id| id != NO_ID)
             .map(|id| (Kind::Eq(id), slot)),
-        Inst::StrIn { slot, set, .. } => share(&mut shared.sets, set.0, || {
-            pools.sets.get(set.0 as usize).and_then(|set| {
-                let mut ids: Vec<u32> = set.iter().map(|s| id(s)).collect();
-                ids.sort_unstable();
-                ids.dedup();
-                (ids.last() != Some(&NO_ID)).then(|| Ids::from(ids))
+        Inst::StrIn { slot, set, .. } => shared
+            .sets
+            .share(set.0, || {
+                pools
+                    .sets
+                    .get(set.0 as usize)
+                    .and_then(|set| set_kind(set.iter().map(|s| id(s)), set.len()))
             })
-        })
-        .map(|ids| (ids_kind(ids), slot)),
+            .map(|kind| (kind, slot)),
         Inst::StrPrefix { slot, list: l, .. } => match first(l.0) {
-            Some(only) => share(&mut shared.firsts, l.0, || Some(Arc::from(only)))
-                .map(|c| (Kind::Prefix1(c), slot)),
-            None => share(&mut shared.lists, l.0, || list(l.0)).map(|c| (Kind::Prefix(c), slot)),
+            Some(only) => Some((Kind::Prefix1(only), slot)),
+            None => shared
+                .lists
+                .share(l.0, || list(l.0))
+                .map(|c| (Kind::Prefix(c), slot)),
         },
         Inst::StrSuffix { slot, list: l, .. } => match first(l.0) {
-            Some(only) => share(&mut shared.firsts, l.0, || Some(Arc::from(only)))
-                .map(|c| (Kind::Suffix1(c), slot)),
-            None => share(&mut shared.lists, l.0, || list(l.0)).map(|c| (Kind::Suffix(c), slot)),
+            Some(only) => Some((Kind::Suffix1(only), slot)),
+            None => shared
+                .lists
+                .share(l.0, || list(l.0))
+                .map(|c| (Kind::Suffix(c), slot)),
         },
         Inst::NumIn {
             slot, ranges: r, ..
-        } => share(&mut shared.ranges, r.0, || ranges(r.0)).map(|c| (Kind::NumIn(c), slot)),
+        } => shared
+            .ranges
+            .share(r.0, || ranges(r.0))
+            .map(|c| (Kind::NumIn(c), slot)),
         Inst::TextNumIn {
             slot, ranges: r, ..
-        } => share(&mut shared.ranges, r.0, || ranges(r.0)).map(|c| (Kind::TextNumIn(c), slot)),
+        } => shared
+            .ranges
+            .share(r.0, || ranges(r.0))
+            .map(|c| (Kind::TextNumIn(c), slot)),
         Inst::CmpNumIn {
             slot, ranges: r, ..
-        } => share(&mut shared.ranges, r.0, || ranges(r.0)).map(|c| (Kind::CmpNumIn(c), slot)),
-        Inst::Wildcard { slot, pat, .. } => share(&mut shared.wildcards, pat.0, || {
-            pools.wildcards.get(pat.0 as usize).cloned().map(Arc::new)
-        })
-        .map(|c| (Kind::Wildcard(c), slot)),
+        } => shared
+            .ranges
+            .share(r.0, || ranges(r.0))
+            .map(|c| (Kind::CmpNumIn(c), slot)),
+        Inst::Wildcard { slot, pat, .. } => shared
+            .wildcards
+            .share(pat.0, || {
+                pools.wildcards.get(pat.0 as usize).cloned().map(Arc::new)
+            })
+            .map(|c| (Kind::Wildcard(c), slot)),
         _ => None,
     };
     match kind {
@@ -715,8 +773,47 @@ fn step(program: &Verified, shared: &mut SharedPools, pc: usize, inst: &Inst) ->
     }
 }
 
-/// The step kind of a `str_in` over sorted `ids`: a mask when they lie within 64 of each other.
-fn ids_kind(ids: Ids) -> Kind {
+/// Sets of at most this many constants have their ids sorted on the stack by [`set_kind`].
+const IDS_ON_STACK: usize = 64;
+
+/// The step kind of a `str_in` over the constants of these `len` dictionary ids; `None` when
+/// one is missing from the dictionary ([`NO_ID`]). The ids are sorted and deduplicated on the
+/// stack (for at most [`IDS_ON_STACK`] of them), so a set that becomes a mask (most) allocates
+/// nothing.
+fn set_kind(ids: impl Iterator<Item = u32>, len: usize) -> Option<Kind> {
+    let mut small = [0u32; IDS_ON_STACK];
+    let mut large: Vec<u32> = Vec::new();
+    let ids: &mut [u32] = if len <= IDS_ON_STACK {
+        let place = small.get_mut(..len).unwrap_or_default();
+        for (at, id) in place.iter_mut().zip(ids) {
+            *at = id;
+        }
+        place
+    } else {
+        large.extend(ids);
+        &mut large
+    };
+    ids.sort_unstable();
+    // Deduplicated in place: `kept` ids, each unlike the one kept before it.
+    let mut kept = 0;
+    for i in 0..ids.len() {
+        let Some(id) = ids.get(i).copied() else {
+            break;
+        };
+        if kept == 0 || ids.get(kept - 1) != Some(&id) {
+            if let Some(at) = ids.get_mut(kept) {
+                *at = id;
+            }
+            kept += 1;
+        }
+    }
+    let ids = ids.get(..kept).unwrap_or_default();
+    (ids.last() != Some(&NO_ID)).then(|| ids_kind(ids))
+}
+
+/// The step kind of a `str_in` over sorted, distinct `ids`: a mask when they lie within 64 of
+/// each other.
+fn ids_kind(ids: &[u32]) -> Kind {
     match (ids.first(), ids.last()) {
         // No constant at all (an empty set) holds on no leaf: an empty mask.
         (None, _) => Kind::IdMask { base: 0, mask: 0 },
@@ -725,7 +822,7 @@ fn ids_kind(ids: Ids) -> Kind {
             base,
             mask: ids.iter().fold(0, |m, &id| m | 1u64 << (id - base)),
         },
-        _ => Kind::In(ids),
+        _ => Kind::In(Ids::from(ids)),
     }
 }
 

@@ -98,7 +98,12 @@ fn random_test(rng: &mut Rng) -> Inst {
 
 /// A random one-register program: tests, `not`, `const`, forward jumps, `ret`.
 fn random_program(rng: &mut Rng) -> Program {
-    let len = 2 + rng.below(12);
+    random_program_within(rng, 13)
+}
+
+/// [`random_program`] of 2 to `most` instructions.
+fn random_program_within(rng: &mut Rng, most: usize) -> Program {
+    let len = 2 + rng.below(most - 1);
     let mut code = vec![random_test(rng)];
     while code.len() < len - 1 {
         let at = code.len();
@@ -369,6 +374,128 @@ fn plan_agrees_with_the_register_executor_on_random_programs() {
                 )),
                 "{}",
                 program.disassemble()
+            );
+        }
+    }
+}
+
+/// Programs longer than the reach table [`Plan::build`] keeps on the stack (and shorter ones)
+/// are planned alike: the plan decides every message as the register executor does.
+#[test]
+fn plan_agrees_with_the_register_executor_on_long_random_programs() {
+    let mut rng = Rng(0x2F3A_11C5_9B0D_4E67);
+    let mut long = 0;
+    for _ in 0..300 {
+        let program = random_program_within(&mut rng, 3 * REACH_ON_STACK);
+        long += usize::from(program.code().len() >= REACH_ON_STACK);
+        let plan = program.plan().expect("a one-register program has a plan");
+        for _ in 0..8 {
+            let mut b = Bindings::new();
+            let message = random_message(&mut rng);
+            let bound = b.bind(program.keys(), &message);
+            assert_eq!(
+                plan.run(program.verified(), &bound, &mut Vec::new()),
+                exec::run_registers(program.verified(), &bound, &mut Vec::new()),
+                "{}",
+                program.disassemble()
+            );
+        }
+    }
+    assert!(
+        long > 100,
+        "only {long} programs reached the allocated table"
+    );
+}
+
+/// More lists than [`SharedPools`] holds in place, each read by two steps: the two steps share
+/// one copy, whichever of its tables holds it, and steps of different lists share nothing.
+#[test]
+fn steps_share_constants_beyond_the_entries_held_in_place() {
+    let mut p = parts();
+    p.pools.lists.clear();
+    let lists = 3 * FEW_SHARED;
+    for i in 0..lists {
+        p.pools.lists.push(vec![format!("p{i}").into(), "q".into()]);
+    }
+    let (dst, slot) = (Reg(0), SlotRef(0));
+    p.code.clear();
+    for i in 0..lists {
+        let list = ListRef(i as u32);
+        p.code.push(Inst::StrPrefix { dst, slot, list });
+        p.code.push(Inst::JumpIfTrue {
+            cond: Reg(0),
+            target: Target(p.code.len() as u32 + 1),
+        });
+        p.code.push(Inst::StrSuffix { dst, slot, list });
+        if i + 1 < lists {
+            p.code.push(Inst::JumpIfTrue {
+                cond: Reg(0),
+                target: Target(p.code.len() as u32 + 1),
+            });
+        }
+    }
+    p.code.push(Inst::Ret { src: Reg(0) });
+    let program = Program::new(p).unwrap();
+    let steps = &program.plan().unwrap().steps;
+    assert_eq!(steps.len(), 2 * lists);
+    let mut firsts: Vec<&Strings> = Vec::new();
+    for pair in steps.chunks(2) {
+        match (&pair[0].kind, &pair[1].kind) {
+            (Kind::Prefix(a), Kind::Suffix(b)) => {
+                assert!(Arc::ptr_eq(a, b), "{a:?} {b:?}");
+                assert!(firsts.iter().all(|other| !Arc::ptr_eq(other, a)));
+                firsts.push(a);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// A `str_in` over constants whose ids lie within 64 of each other is a mask, over more it is
+/// the sorted list of their ids; both decide as the register executor does.
+#[test]
+fn str_in_steps_are_masks_or_sorted_ids() {
+    for size in [3, 64, 65, 200] {
+        let mut p = parts();
+        let values: Vec<String> = (0..size).map(|i| format!("v{i}")).collect();
+        p.pools.sets = vec![values.iter().map(|v| v.as_str().into()).collect()];
+        p.code = vec![
+            Inst::StrIn {
+                dst: Reg(0),
+                slot: SlotRef(0),
+                set: SetRef(0),
+            },
+            Inst::Ret { src: Reg(0) },
+        ];
+        let program = Program::new(p).unwrap();
+        let plan = program.plan().unwrap();
+        match &plan.steps[0].kind {
+            Kind::IdMask { mask, .. } => {
+                assert!(size <= 64, "{size} constants in a mask");
+                assert_eq!(mask.count_ones() as usize, size);
+            }
+            Kind::In(ids) => {
+                assert!(size > 64, "{size} constants not in a mask");
+                assert_eq!(ids.len(), size);
+                assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        for value in ["v0", "v63", "v64", "v199", "w"] {
+            let message = Message::Headers(vec![crate::message::Header {
+                name: "a".into(),
+                values: vec![value.to_owned()],
+            }]);
+            let mut b = Bindings::new();
+            let bound = b.bind(program.keys(), &message);
+            let expected = values.iter().any(|v| v == value);
+            assert_eq!(
+                plan.run(program.verified(), &bound, &mut Vec::new()),
+                expected
+            );
+            assert_eq!(
+                exec::run_registers(program.verified(), &bound, &mut Vec::new()),
+                expected
             );
         }
     }

@@ -16,7 +16,7 @@
 //!   D-2), through [`Key::BodyIsObject`].
 
 use super::Scope;
-use super::limits::{join, leaf_lists};
+use super::limits::{flat_leaf_names, join, leaf_lists};
 use super::parse::{Bound, Exclusion, Matcher, Member, Object};
 use crate::ir::{Case, IntoOrigin, Node, NumSource, Pred, StrOp};
 use filtervm_vm::fold::fold;
@@ -71,10 +71,21 @@ fn negative(m: &Matcher) -> bool {
 /// lists' paths are compared in turn (a validated policy has at most five distinct ones, rule 42
 /// DECISION).
 fn per_element_paths(root: &Object) -> Vec<String> {
+    let mut each: Vec<String> = Vec::new();
+    // A flat policy's paths are its member names, compared where they lie (no list allocated).
+    if let Some((names, n)) = flat_leaf_names(root) {
+        let names = names.get(..n).unwrap_or_default();
+        for (i, name) in names.iter().enumerate() {
+            if names.get(..i).unwrap_or_default().contains(name) {
+                add_path(&mut each, name);
+            }
+        }
+        negative_paths(root, None, &mut each);
+        return each;
+    }
     let mut lists = Vec::new();
     leaf_lists(root, None, &mut lists);
     let mut seen: Vec<&str> = Vec::new();
-    let mut each: Vec<String> = Vec::new();
     for (path, _) in &lists {
         if seen.contains(&&**path) {
             add_path(&mut each, path);

@@ -141,13 +141,26 @@ pub enum Matcher {
 
 /// Collects errors while parsing. Nested objects are parsed in both scopes; whether the scope
 /// allows them is checked afterwards (rule 13).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Parser {
     /// Errors found so far.
     pub errors: Vec<PolicyError>,
     /// Where the pointers kept in the policy are written before each is copied once into the
     /// `Arc` the policy and its IR share (see [`Parser::member_at`]).
     scratch: String,
+}
+
+/// The room a parser's pointer buffer starts with: more than most policies' longest pointer,
+/// so that it is allocated once.
+const SCRATCH: usize = 64;
+
+impl Default for Parser {
+    fn default() -> Parser {
+        Parser {
+            errors: Vec::new(),
+            scratch: String::with_capacity(SCRATCH),
+        }
+    }
 }
 
 impl Parser {
@@ -341,8 +354,13 @@ impl Parser {
                         format!("{MATCH_VALUE} (an empty object is no operator)"),
                     );
                 };
-                let op_at = pointer::push(at, name);
-                let matcher = self.operator(name, operand, &op_at)?;
+                // The operator's pointer is written into the parser's reused buffer, not a new
+                // string: it names only errors (the IR's origin is the element's pointer).
+                let mut op_at = std::mem::take(&mut self.scratch);
+                pointer::push_to(&mut op_at, at, name);
+                let matcher = self.operator(name, operand, &op_at);
+                self.scratch = op_at;
+                let matcher = matcher?;
                 if let Some((second, _)) = entries.next() {
                     return self.fail(
                         SYNTAX,
@@ -576,12 +594,13 @@ impl Parser {
         let mut strings = Vec::new();
         let mut numbers = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let item_at = pointer::index(at, i);
+            // The item's pointer names only errors: built when one is reported.
+            let item_at = || pointer::index(at, i);
             match item {
                 Value::String(s) => strings.push(s.clone()),
                 Value::Number(n) => match finite(n) {
                     Some(x) => numbers.push(x),
-                    None => return self.not_finite(&item_at, n),
+                    None => return self.not_finite(&item_at(), n),
                 },
                 other => {
                     let what = match other {
@@ -592,13 +611,13 @@ impl Parser {
                     };
                     return self.fail(
                         TYPE,
-                        &item_at,
+                        &item_at(),
                         format!("Inside anything but list, {what} is not supported."),
                     );
                 }
             }
             if !strings.is_empty() && !numbers.is_empty() {
-                return self.fail(TYPE, &item_at, MIXED);
+                return self.fail(TYPE, &item_at(), MIXED);
             }
         }
         Some(if numbers.is_empty() {
