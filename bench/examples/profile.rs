@@ -18,7 +18,11 @@
 //!   [`Decoded`], then the check);
 //! - `cityfeat` / `quamina-cityfeat` / `serde-cityfeat`: the 5 `StringIn` Event Grid filters on the
 //!   first 1,000 cityfeat features as events (a `SubscriptionSet` from the bytes), quamina's 5
-//!   patterns on the same events, and the floor that reads `data.properties.MAPBLKLOT` alone.
+//!   patterns on the same events, and the floor that reads `data.properties.MAPBLKLOT` alone;
+//! - `cityfeat-sns` / `trusted-cityfeat-sns` / `quamina-cityfeat-sns`: the features of
+//!   `cityfeat_sample` as raw SNS bodies through a set of the 5 `cl_exact` patterns as body-scope
+//!   SNS policies (read validating / in `ReadMode::Trusted`), and quamina's 5 patterns on the same
+//!   bodies (the `cityfeat_sns_*` rows of `benches/instructions.rs`).
 //!
 //! Each mode runs 20,000 messages: divide the collected instructions by 20,000.
 use filtervm_bench::{
@@ -111,6 +115,19 @@ fn run_evaluator(filter: &filtervm_compiler::Filter, lines: &[Vec<u8>]) -> usize
     let mut n = 0;
     for l in lines.iter().cycle().take(20_000) {
         n += usize::from(evaluator.matches_bytes(filter, black_box(l)) == Ok(true));
+    }
+    n
+}
+
+#[inline(never)]
+fn run_set_bytes_in(set: &SubscriptionSet<u64>, lines: &[Vec<u8>], mode: ReadMode) -> usize {
+    let mut scratch = SetScratch::new();
+    scratch.set_read_mode(mode);
+    let mut n = 0;
+    for l in lines.iter().cycle().take(20_000) {
+        n += set
+            .try_matching(&mut scratch, &MessageParts::body(black_box(l)))
+            .map_or(0, |m| m.len());
     }
     n
 }
@@ -241,6 +258,38 @@ fn main() {
                     run_quamina(&q, &events)
                 }
                 _ => run_serde_cityfeat(&CityfeatFloor::new(&specs), &events),
+            };
+            println!("{mode} {n}");
+        }
+        "cityfeat-sns" | "trusted-cityfeat-sns" | "quamina-cityfeat-sns" => {
+            let bodies: Vec<Vec<u8>> = filtervm_bench::cityfeat_sample()
+                .into_iter()
+                .map(String::into_bytes)
+                .collect();
+            let patterns = lines("cl_exact", 5);
+            let n = if mode == "quamina-cityfeat-sns" {
+                let mut q = quamina::Quamina::<u64>::new();
+                for (i, p) in patterns.iter().enumerate() {
+                    q.add_pattern(i as u64, p).expect("quamina pattern");
+                }
+                run_quamina(&q, &bodies)
+            } else {
+                let mut set = SubscriptionSet::new();
+                for (i, p) in patterns.iter().enumerate() {
+                    let filter = filtervm_compiler::compile_text(
+                        filtervm_compiler::Dialect::Sns,
+                        p,
+                        &filtervm_bench::body_scope(),
+                    )
+                    .expect("compiles");
+                    set.insert(i as u64, &filter).expect("adds");
+                }
+                let read = if mode == "cityfeat-sns" {
+                    ReadMode::Validating
+                } else {
+                    ReadMode::Trusted
+                };
+                run_set_bytes_in(&set, &bodies, read)
             };
             println!("{mode} {n}");
         }

@@ -391,3 +391,56 @@ fn names_found_by_first_byte_are_the_names_found_in_order() {
         "{tables} first-byte tables, {ok} read, {errors} errors"
     );
 }
+
+/// A kept text converted through an aligned window ([`super::select::aligned_text`]) is the text
+/// `str::from_utf8` makes of its bytes alone, at the same address, whenever the window gives one;
+/// the window gives one for every ASCII text (the fast path is taken) and never for bytes that
+/// are not UTF-8. Texts at every offset and length up to 40, in inputs that start at every
+/// alignment, next to multi-byte characters and bytes that are not UTF-8.
+#[test]
+fn texts_converted_through_an_aligned_window_are_the_texts_alone() {
+    let mut rng = Rng(0xa119_7e47);
+    let pieces: [&[u8]; 8] = [
+        b"a",
+        b"\"",
+        b"0",
+        "é".as_bytes(),
+        "€".as_bytes(),
+        "😀".as_bytes(),
+        b"\xff",
+        b"\x80",
+    ];
+    let mut windows = 0;
+    for case in 0..300 {
+        let mut buffer = vec![b'x'; case % 8];
+        let ascii_only = case % 3 == 0;
+        for _ in 0..rng.below(48) {
+            let piece = if ascii_only {
+                rng.pick(&pieces[..3])
+            } else {
+                rng.pick(&pieces)
+            };
+            buffer.extend_from_slice(piece);
+        }
+        // The input starts `case % 8` bytes into its allocation.
+        let input = buffer.get(case % 8..).unwrap_or_default();
+        for start in 0..=input.len() {
+            for len in 0..=40.min(input.len() - start) {
+                let bytes = &input[start..start + len];
+                let alone = std::str::from_utf8(bytes).ok();
+                match super::select::aligned_text(input, start, len) {
+                    Some(text) => {
+                        windows += 1;
+                        assert_eq!(Some(text), alone, "{input:?} {start} {len}");
+                        assert_eq!(text.as_ptr(), bytes.as_ptr());
+                    }
+                    None => assert!(
+                        !ascii_only,
+                        "an ASCII text fell back: {input:?} {start} {len}"
+                    ),
+                }
+            }
+        }
+    }
+    assert!(windows > 10_000, "{windows} texts converted by a window");
+}
