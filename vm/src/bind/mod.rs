@@ -141,7 +141,7 @@ impl Bindings {
         arena.reset();
         let arena: &'b Bump = arena;
         if let Some(flat) = flat_plan(table) {
-            return bind_flat_by_kind(table, flat, extractor, arena, json, None);
+            return bind_flat(table, flat, extractor, arena, json, None);
         }
         bound_json(
             table,
@@ -165,7 +165,7 @@ impl Bindings {
         arena.reset();
         let arena: &'b Bump = arena;
         if let Some(flat) = flat_plan(table) {
-            return bind_flat_by_kind(table, flat, extractor, arena, json, Some(listed));
+            return bind_flat(table, flat, extractor, arena, json, Some(listed));
         }
         let (read, unlisted) = extractor.extract_noting_first_name(table.selector(), json, listed);
         let mut bound = bound_json(table, read, arena);
@@ -223,9 +223,10 @@ fn flat_plan(table: &KeyTable) -> Option<&table::BodyPlan> {
 /// steps either way (see [`json::Extractor::extract_tapped`]), so the result and any error are
 /// those of [`bound_json`] on the document; `bind::body_tests` compares the two.
 ///
-/// `REPEATS`: the table's selector keeps repeated names ([`json::Selector::keeps_repeats`]);
-/// [`bind_flat_by_kind`] picks it, so that SNS tables' member loop has no branch for it.
-fn bind_flat<'b, const REPEATS: bool>(
+/// A table whose selector keeps repeated names ([`json::Selector::keeps_repeats`]) reads with
+/// a tap of its own ([`FlatTap`]'s `REPEATS`), so that SNS tables' member loop has no branch for
+/// them.
+fn bind_flat<'b>(
     table: &'b KeyTable,
     plan: &'b table::BodyPlan,
     extractor: &'b mut Extractor,
@@ -234,17 +235,13 @@ fn bind_flat<'b, const REPEATS: bool>(
     listed: Option<json::NameTest>,
 ) -> Bound<'b> {
     let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
-    let mut tap = FlatTap::<REPEATS> {
-        table,
-        ranges: plan.flat.as_deref().unwrap_or_default(),
-        slots: &plan.flat_slots,
-        row,
-        arena,
+    let ((read, unlisted), row) = if table.selector().keeps_repeats() {
+        FlatTap::<true>::new(table, plan, row, arena).read(extractor, json, listed)
+    } else {
+        FlatTap::<false>::new(table, plan, row, arena).read(extractor, json, listed)
     };
-    let (read, unlisted) = extractor.extract_tapped(table.selector(), json, listed, &mut tap);
     let mut bound = match read {
         Ok((json::Tapped::Flat, deepest)) => {
-            let row = tap.row;
             for &slot in &plan.is_object {
                 if let Some(s) = row.get_mut(slot as usize) {
                     *s = Slot::bare(crate::value::Shape::Scalar);
@@ -262,23 +259,6 @@ fn bind_flat<'b, const REPEATS: bool>(
     bound
 }
 
-/// [`bind_flat`] for the table's kind of selector.
-#[inline(always)]
-fn bind_flat_by_kind<'b>(
-    table: &'b KeyTable,
-    plan: &'b table::BodyPlan,
-    extractor: &'b mut Extractor,
-    arena: &'b Bump,
-    json: &'b [u8],
-    listed: Option<json::NameTest>,
-) -> Bound<'b> {
-    if table.selector().keeps_repeats() {
-        bind_flat::<true>(table, plan, extractor, arena, json, listed)
-    } else {
-        bind_flat::<false>(table, plan, extractor, arena, json, listed)
-    }
-}
-
 /// Binds the scalar members of a flat body as the reader gives them ([`bind_flat`]).
 ///
 /// `REPEATS` (EventBridge field paths, [`json::Selector::keeps_repeats`]): each occurrence of a
@@ -291,6 +271,43 @@ struct FlatTap<'b, const REPEATS: bool> {
     row: &'b mut [Slot<'b>],
     arena: &'b Bump,
 }
+
+impl<'b, const REPEATS: bool> FlatTap<'b, REPEATS> {
+    /// The tap of `plan`'s flat table, binding into `row`.
+    #[inline(always)]
+    fn new(
+        table: &'b KeyTable,
+        plan: &'b table::BodyPlan,
+        row: &'b mut [Slot<'b>],
+        arena: &'b Bump,
+    ) -> Self {
+        FlatTap {
+            table,
+            ranges: plan.flat.as_deref().unwrap_or_default(),
+            slots: &plan.flat_slots,
+            row,
+            arena,
+        }
+    }
+
+    /// Reads `json` with this tap ([`json::Extractor::extract_tapped`]): what the extractor
+    /// gives, and the row.
+    #[inline(always)]
+    fn read(
+        mut self,
+        extractor: &'b mut Extractor,
+        json: &'b [u8],
+        listed: Option<json::NameTest>,
+    ) -> (FlatRead<'b>, &'b mut [Slot<'b>]) {
+        let selector = self.table.selector();
+        let read = extractor.extract_tapped(selector, json, listed, &mut self);
+        (read, self.row)
+    }
+}
+
+/// What [`json::Extractor::extract_tapped`] gives: the read (flat or a document, with its
+/// depth) and the first-name note.
+type FlatRead<'b> = (Result<(json::Tapped<'b>, usize), json::Error>, bool);
 
 impl<'b, const REPEATS: bool> json::Tap<'b> for FlatTap<'b, REPEATS> {
     const ON: bool = true;

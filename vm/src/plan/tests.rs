@@ -19,6 +19,18 @@ impl Rng {
     }
 }
 
+/// The code of a program that is `str_in` of the first key's values in the first set pool.
+fn str_in_first_set() -> Vec<Inst> {
+    vec![
+        Inst::StrIn {
+            dst: Reg(0),
+            slot: SlotRef(0),
+            set: SetRef(0),
+        },
+        Inst::Ret { src: Reg(0) },
+    ]
+}
+
 fn parts() -> ProgramParts {
     let mut p = ProgramParts::default();
     p.keys.intern(Key::Header("a".into()));
@@ -459,14 +471,7 @@ fn str_in_steps_are_masks_or_sorted_ids() {
         let mut p = parts();
         let values: Vec<String> = (0..size).map(|i| format!("v{i}")).collect();
         p.pools.sets = vec![values.iter().map(|v| v.as_str().into()).collect()];
-        p.code = vec![
-            Inst::StrIn {
-                dst: Reg(0),
-                slot: SlotRef(0),
-                set: SetRef(0),
-            },
-            Inst::Ret { src: Reg(0) },
-        ];
+        p.code = str_in_first_set();
         let program = Program::new(p).unwrap();
         let plan = program.plan().unwrap();
         match &plan.steps[0].kind {
@@ -607,14 +612,7 @@ fn plan_steps_one_per_test() {
 #[test]
 fn a_message_bound_to_another_table_is_judged_by_text() {
     let mut p = parts();
-    p.code = vec![
-        Inst::StrIn {
-            dst: Reg(0),
-            slot: SlotRef(0),
-            set: SetRef(0),
-        },
-        Inst::Ret { src: Reg(0) },
-    ];
+    p.code = str_in_first_set();
     let program = Program::new(p).unwrap();
     // The same keys, but a dictionary of its own: ids differ, text does not.
     let mut other = program.keys().clone();
