@@ -23,7 +23,7 @@
 
 use crate::dialect::Dialect;
 use crate::error::CompileError;
-use crate::filter::compile_text;
+use crate::filter::{compile_text, next_identity, optimized_ir, read_policy_text};
 use crate::options::Options;
 use crate::set::InsertError;
 use crate::subscriptions::{Insertion, SubscriptionSet};
@@ -151,18 +151,33 @@ impl PolicyCache {
             }
         }
         self.misses += 1;
-        let filter = compile_text(dialect, text, options).map_err(CachedInsertError::Compile)?;
-        let inserted = set
-            .insert_filter(id, &filter, true)
-            .map_err(CachedInsertError::Insert)?;
-        // A filter with a kept pattern (eventbridge) is compiled each time: the set keeps its
-        // pattern per subscription, from the filter.
-        if filter.pattern().is_none() {
+        let (inserted, identity) = if dialect == Dialect::EventBridge {
+            let filter =
+                compile_text(dialect, text, options).map_err(CachedInsertError::Compile)?;
+            let inserted = set
+                .insert_filter(id, &filter, true)
+                .map_err(CachedInsertError::Insert)?;
+            // A filter with a kept pattern is compiled each time: the set keeps its pattern
+            // per subscription, from the filter.
+            (inserted, filter.pattern().is_none().then(|| filter.identity()))
+        } else {
+            // The set builds its code from the optimized IR: no program is generated (nor
+            // dropped) for it.
+            let ir = read_policy_text(dialect, text, options)
+                .and_then(|policy| optimized_ir(dialect, &policy, options))
+                .map_err(CachedInsertError::Compile)?;
+            let identity = next_identity();
+            let inserted = set
+                .insert_ir(id, options, &ir, identity)
+                .map_err(CachedInsertError::Insert)?;
+            (inserted, Some(identity))
+        };
+        if let Some(identity) = identity {
             self.remember(Cached {
                 hash,
                 options: options.clone(),
                 text: text.into(),
-                identity: filter.identity(),
+                identity,
             });
         }
         Ok(inserted)
