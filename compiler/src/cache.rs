@@ -11,6 +11,12 @@
 //! filter subscribes the new id to it directly. How much a load saves depends on how many of its
 //! texts repeat (BENCHMARKS.md, "Loading a realistic topic").
 //!
+//! A text the cache does compile is compiled only as far as the set reads it: validated,
+//! lowered and optimized, with no program generated (nor dropped), since the set builds its own
+//! code from the optimized IR. The set it gives is byte for byte the one `compile_text` and
+//! `insert` give, and so are the errors (an `eventbridge` text, whose kept pattern depends on its
+//! program, is compiled whole).
+//!
 //! The cache holds texts, not filters: a filter is dropped once inserted, as when compiling
 //! without the cache (holding the filters of a large topic would take kilobytes each). The key
 //! is the dialect's options (which name the dialect) and the text, byte for byte: two texts that
@@ -159,7 +165,10 @@ impl PolicyCache {
                 .map_err(CachedInsertError::Insert)?;
             // A filter with a kept pattern is compiled each time: the set keeps its pattern
             // per subscription, from the filter.
-            (inserted, filter.pattern().is_none().then(|| filter.identity()))
+            (
+                inserted,
+                filter.pattern().is_none().then(|| filter.identity()),
+            )
         } else {
             // The set builds its code from the optimized IR: no program is generated (nor
             // dropped) for it.

@@ -77,7 +77,10 @@ fn every_vector_policy_loads_through_the_cache_as_compiled_and_inserted() {
             }
             Err(expected) => {
                 let Err(CachedInsertError::Compile(got)) = &through_cache else {
-                    panic!("{}: refused by compile_text ({expected}), cache gave {through_cache:?}", field("id"));
+                    panic!(
+                        "{}: refused by compile_text ({expected}), cache gave {through_cache:?}",
+                        field("id")
+                    );
                 };
                 assert_eq!(
                     (got.code(), got.to_string()),
@@ -101,9 +104,15 @@ fn every_vector_policy_loads_through_the_cache_as_compiled_and_inserted() {
             );
         }
     }
-    assert!(loaded > 500 && refused > 100, "{loaded} loaded, {refused} refused");
+    assert!(
+        loaded > 500 && refused > 100,
+        "{loaded} loaded, {refused} refused"
+    );
     assert_eq!(cached.len(), compiled.len());
     assert_eq!(cached.distinct_filters(), compiled.distinct_filters());
     // The saved form holds every group's filters' code, tests and subscriptions.
-    assert!(cached.to_bytes() == compiled.to_bytes(), "the saved sets differ");
+    assert!(
+        cached.to_bytes() == compiled.to_bytes(),
+        "the saved sets differ"
+    );
 }
