@@ -14,29 +14,9 @@ use filtervm_compiler::{
     CachedInsertError, Dialect, Options, PolicyCache, SubscriptionSet, compile_text,
 };
 use filtervm_vm::json;
-use std::path::PathBuf;
+use support::all_cases;
 
-/// Every case of every vector file (public and local), as the product reads policies.
-fn all_cases() -> Vec<json::Value> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/vectors");
-    let mut files = Vec::new();
-    for dir in [root.clone(), root.join("local")] {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            if e.path().extension().is_some_and(|x| x == "jsonl") {
-                files.push(e.path());
-            }
-        }
-    }
-    files.sort();
-    let mut cases = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            cases.push(json::parse(line.as_bytes()).unwrap());
-        }
-    }
-    cases
-}
+mod support;
 
 #[test]
 fn every_vector_policy_loads_through_the_cache_as_compiled_and_inserted() {
