@@ -11,6 +11,12 @@
 //! filter subscribes the new id to it directly. How much a load saves depends on how many of its
 //! texts repeat (BENCHMARKS.md, "Loading a realistic topic").
 //!
+//! A text the cache does compile is compiled only as far as the set reads it: validated,
+//! lowered and optimized, with no program generated (nor dropped), since the set builds its own
+//! code from the optimized IR. The set it gives is byte for byte the one `compile_text` and
+//! `insert` give, and so are the errors (an `eventbridge` text, whose kept pattern depends on its
+//! program, is compiled whole).
+//!
 //! The cache holds texts, not filters: a filter is dropped once inserted, as when compiling
 //! without the cache (holding the filters of a large topic would take kilobytes each). The key
 //! is the dialect's options (which name the dialect) and the text, byte for byte: two texts that
@@ -23,7 +29,7 @@
 
 use crate::dialect::Dialect;
 use crate::error::CompileError;
-use crate::filter::compile_text;
+use crate::filter::{compile_text, next_identity, optimized_ir, read_policy_text};
 use crate::options::Options;
 use crate::set::InsertError;
 use crate::subscriptions::{Insertion, SubscriptionSet};
@@ -151,18 +157,36 @@ impl PolicyCache {
             }
         }
         self.misses += 1;
-        let filter = compile_text(dialect, text, options).map_err(CachedInsertError::Compile)?;
-        let inserted = set
-            .insert_filter(id, &filter, true)
-            .map_err(CachedInsertError::Insert)?;
-        // A filter with a kept pattern (eventbridge) is compiled each time: the set keeps its
-        // pattern per subscription, from the filter.
-        if filter.pattern().is_none() {
+        let (inserted, identity) = if dialect == Dialect::EventBridge {
+            let filter =
+                compile_text(dialect, text, options).map_err(CachedInsertError::Compile)?;
+            let inserted = set
+                .insert_filter(id, &filter, true)
+                .map_err(CachedInsertError::Insert)?;
+            // A filter with a kept pattern is compiled each time: the set keeps its pattern
+            // per subscription, from the filter.
+            (
+                inserted,
+                filter.pattern().is_none().then(|| filter.identity()),
+            )
+        } else {
+            // The set builds its code from the optimized IR: no program is generated (nor
+            // dropped) for it.
+            let ir = read_policy_text(dialect, text, options)
+                .and_then(|policy| optimized_ir(dialect, &policy, options))
+                .map_err(CachedInsertError::Compile)?;
+            let identity = next_identity();
+            let inserted = set
+                .insert_ir(id, options, &ir, identity)
+                .map_err(CachedInsertError::Insert)?;
+            (inserted, Some(identity))
+        };
+        if let Some(identity) = identity {
             self.remember(Cached {
                 hash,
                 options: options.clone(),
                 text: text.into(),
-                identity: filter.identity(),
+                identity,
             });
         }
         Ok(inserted)

@@ -53,7 +53,8 @@ impl fmt::Debug for Filter {
 }
 
 /// The next filter identity: never 0 (a set's "no identity") and never repeated in a process.
-fn next_identity() -> u64 {
+/// A compile that makes no [`Filter`] ([`optimized_ir`], for a set) takes one too.
+pub(crate) fn next_identity() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
@@ -208,6 +209,22 @@ pub fn compile_value(
         program,
         pattern,
     })
+}
+
+/// The optimized IR [`compile_value`] gives a filter, without generating its program: what a
+/// [`SubscriptionSet`](crate::SubscriptionSet) reads of a filter, as it builds its own code
+/// from the IR. The same errors as [`compile_value`], except the one that reports a bug
+/// ([`ErrorCode::InternalCodegen`]), which only generating a program can give. An
+/// `eventbridge` filter's kept pattern depends on its program: compile those with
+/// [`compile_value`].
+pub(crate) fn optimized_ir(
+    dialect: Dialect,
+    policy: &json::Value,
+    options: &Options,
+) -> Result<ir::Node, CompileError> {
+    check_options(dialect, options)?;
+    let lowered = dialect::lower(dialect, policy, options)?;
+    Ok(opt::optimize(lowered))
 }
 
 /// Compiles policy text: checks the size limit (256 KiB), reads the JSON (numbers keep their

@@ -126,15 +126,21 @@ pub enum InsertError {
     /// than the set's encoding allows.
     #[error("the subscription set is full")]
     Full,
+    /// A test's own program was rejected by the verifier: a bug in this library, reported
+    /// rather than left to match nothing.
+    #[error("codegen produced an invalid program for a shared test: {0}")]
+    Codegen(String),
 }
 
 impl InsertError {
-    /// The stable error code: [`ErrorCode::FilterWithoutIr`] for [`InsertError::NoIr`]; `None`
-    /// for a full set (a limit of this library, not an input error).
+    /// The stable error code: [`ErrorCode::FilterWithoutIr`] for [`InsertError::NoIr`],
+    /// [`ErrorCode::InternalCodegen`] for [`InsertError::Codegen`]; `None` for a full set (a
+    /// limit of this library, not an input error).
     pub fn code(&self) -> Option<ErrorCode> {
         match self {
             InsertError::NoIr => Some(ErrorCode::FilterWithoutIr),
             InsertError::Full => None,
+            InsertError::Codegen(_) => Some(ErrorCode::InternalCodegen),
         }
     }
 }
@@ -1044,8 +1050,12 @@ impl PolicySet {
                 let node = Node::test(key.clone(), pred.clone(), "");
                 let check = match codegen::generate(&node) {
                     Ok(p) => Check::Program(Arc::new(p), Box::new(pred)),
-                    // Cannot happen for a test the compiler generated once already; never match.
-                    Err(_) => Check::Shape(Shapes(0)),
+                    // A bug (the verifier refused what codegen made): the slot taken above is
+                    // free again, and the caller frees the tests interned before this one.
+                    Err(e) => {
+                        self.free_tests.push(t);
+                        return Err(InsertError::Codegen(e.to_string()));
+                    }
                 };
                 (self.keys.intern(key), check)
             }
@@ -2535,6 +2545,40 @@ mod tests {
         set.add(9, &b, 7, &mut held).unwrap();
         assert_eq!(set.distinct_filters(), 2);
         assert_ne!(held.0[9].filter, held.0[3].filter);
+    }
+
+    #[test]
+    fn a_test_codegen_refuses_is_an_error_and_leaves_the_set_as_it_was() {
+        // No policy lowers to a NaN bound; the verifier refuses one (a bug, were it made).
+        let nan = Node::test(
+            filtervm_vm::key::Key::Header("n".into()),
+            Pred::Num {
+                source: NumSource::Comparable,
+                ranges: vec![Interval {
+                    lo: f64::NAN,
+                    ..Interval::ALL
+                }],
+            },
+            "",
+        );
+        let bad = Node::and(vec![equals("a", "x"), nan], "");
+        let mut set = PolicySet::new();
+        let mut held = Held(vec![Holder::default(); 4]);
+        let e = set.add(0, &bad, 0, &mut held).unwrap_err();
+        assert!(
+            matches!(&e, InsertError::Codegen(m) if m.contains("NaN")),
+            "{e}"
+        );
+        assert_eq!(e.code(), Some(ErrorCode::InternalCodegen));
+        assert_eq!((set.distinct_filters(), set.distinct_tests()), (0, 0));
+        // The slots it took are reused: the next filter's test is the only one.
+        set.add(1, &equals("a", "x"), 0, &mut held).unwrap();
+        assert_eq!((set.distinct_filters(), set.distinct_tests()), (1, 1));
+        assert_eq!(
+            set.tests.len(),
+            2,
+            "the two slots the refused filter took, reused"
+        );
     }
 
     #[test]

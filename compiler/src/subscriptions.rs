@@ -489,6 +489,22 @@ impl<Id: Eq + Hash> SubscriptionSet<Id> {
         })
     }
 
+    /// [`SubscriptionSet::insert`] of a filter known by its optimized IR ([`Filter::ir`]) and a
+    /// fresh `identity` alone, for a dialect that keeps no pattern (every one but
+    /// `eventbridge`): the set builds its code from the IR, so the filter's program is never
+    /// needed ([`PolicyCache`](crate::PolicyCache) compiles no program for a set).
+    pub(crate) fn insert_ir(
+        &mut self,
+        id: Id,
+        options: &Options,
+        ir: &crate::ir::Node,
+        identity: u64,
+    ) -> Result<Insertion, InsertError> {
+        self.insert_with(id, options, None, |engine, fresh, slots| {
+            engine.add(fresh, ir, identity, slots)
+        })
+    }
+
     /// Adds subscription `id` (or replaces its filter) with the filter this set holds under
     /// `identity` ([`Filter::identity`]) in the group of `options`, as [`SubscriptionSet::insert`]
     /// of that filter does, without it: `Err(id)` (the set unchanged) when the set holds no

@@ -20,7 +20,9 @@ use filtervm_vm::message::Message;
 use filtervm_vm::wire::WireError;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use support::all_cases;
+
+mod support;
 
 /// A tiny deterministic PRNG (xorshift64*), so the tests need no dependency.
 struct XorShift(u64);
@@ -46,34 +48,6 @@ impl XorShift {
     fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
     }
-}
-
-fn vectors_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../conformance/vectors")
-}
-
-/// Every case of every vector file (public and local), read as the product reads policies
-/// (numbers and member order as written).
-fn all_cases() -> Vec<json::Value> {
-    let mut files = Vec::new();
-    for dir in [vectors_dir(), vectors_dir().join("local")] {
-        if let Ok(entries) = std::fs::read_dir(&dir) {
-            for e in entries.flatten() {
-                if e.path().extension().is_some_and(|x| x == "jsonl") {
-                    files.push(e.path());
-                }
-            }
-        }
-    }
-    files.sort();
-    let mut cases = Vec::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            cases.push(json::parse(line.as_bytes()).unwrap());
-        }
-    }
-    cases
 }
 
 /// Round-trips `filter` and checks the loaded copy: same dialect, options, program and IR (the
