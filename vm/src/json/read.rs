@@ -941,12 +941,15 @@ impl<'a> Reader<'a> {
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
-/// The first eight bytes of `rest` as one little-endian word, and the bytes after them (`None`
-/// when fewer than eight remain): one length check a word.
+/// The eight bytes of `bytes` from `at` as one little-endian word (`None` when fewer than eight
+/// remain there). The scanning loops step an offset with it rather than a slice: a slice of the
+/// rest costs a dozen instructions to set up at each call (its start and length clamped to the
+/// input), more than a short member name or value takes to scan (callgrind on the attrs lines,
+/// "Trusted read mode, fourth pass" in BENCHMARKS.md).
 #[inline(always)]
-fn split_word(rest: &[u8]) -> Option<(u64, &[u8])> {
-    let (chunk, tail) = rest.split_first_chunk::<8>()?;
-    Some((u64::from_le_bytes(*chunk), tail))
+fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    let chunk: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(chunk))
 }
 
 /// The high bit of each byte of `w` that is `"`, `\`, a control byte (below 0x20) or 0x80 or
@@ -972,14 +975,12 @@ fn ascii_special(w: u64) -> u64 {
 #[inline(always)]
 fn find_ascii_special(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    let mut rest = bytes.get(from..).unwrap_or_default();
-    while let Some((w, tail)) = split_word(rest) {
+    while let Some(w) = word_at(bytes, at) {
         let flags = ascii_special(w);
         if flags != 0 {
             return at + (flags.trailing_zeros() / 8) as usize;
         }
         at += 8;
-        rest = tail;
     }
     while let Some(&b) = bytes.get(at) {
         if b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b) {
@@ -997,8 +998,7 @@ fn find_ascii_special(bytes: &[u8], from: usize) -> usize {
 #[inline(always)]
 fn find_string_special(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    let mut rest = bytes.get(from..).unwrap_or_default();
-    while let Some((w, tail)) = split_word(rest) {
+    while let Some(w) = word_at(bytes, at) {
         let quote = w ^ (LO * u64::from(b'"'));
         let backslash = w ^ (LO * u64::from(b'\\'));
         let flags = ((quote.wrapping_sub(LO) & !quote)
@@ -1009,7 +1009,6 @@ fn find_string_special(bytes: &[u8], from: usize) -> usize {
             return at + (flags.trailing_zeros() / 8) as usize;
         }
         at += 8;
-        rest = tail;
     }
     while let Some(&b) = bytes.get(at) {
         if b == b'"' || b == b'\\' || b < 0x20 {
@@ -1026,14 +1025,12 @@ fn find_string_special(bytes: &[u8], from: usize) -> usize {
 #[inline(always)]
 fn digits_end(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    let mut rest = bytes.get(from..).unwrap_or_default();
-    while let Some((w, tail)) = split_word(rest) {
+    while let Some(w) = word_at(bytes, at) {
         let not_digit = (w.wrapping_add(LO * 0x46) | w.wrapping_sub(LO * 0x30)) & HI;
         if not_digit != 0 {
             return at + (not_digit.trailing_zeros() / 8) as usize;
         }
         at += 8;
-        rest = tail;
     }
     while bytes.get(at).is_some_and(u8::is_ascii_digit) {
         at += 1;
@@ -1397,8 +1394,7 @@ fn trusted_string_end(bytes: &[u8], open: usize) -> Result<(usize, bool), Error>
 #[inline(always)]
 fn find_quote_or_backslash(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    let mut rest = bytes.get(from..).unwrap_or_default();
-    while let Some((w, tail)) = split_word(rest) {
+    while let Some(w) = word_at(bytes, at) {
         let quote = w ^ (LO * u64::from(b'"'));
         let backslash = w ^ (LO * u64::from(b'\\'));
         let flags =
@@ -1407,7 +1403,6 @@ fn find_quote_or_backslash(bytes: &[u8], from: usize) -> usize {
             return at + (flags.trailing_zeros() / 8) as usize;
         }
         at += 8;
-        rest = tail;
     }
     while let Some(&b) = bytes.get(at) {
         if b == b'"' || b == b'\\' {
@@ -1437,7 +1432,7 @@ fn close_trusted(bytes: &[u8], mut pos: usize, open: usize) -> Result<(usize, us
         pos = find_structural(bytes, pos);
         // The word from the quote or bracket found: its brackets before its first quote counted
         // in the word.
-        if let Some((w, _)) = bytes.get(pos..).and_then(split_word) {
+        if let Some(w) = word_at(bytes, pos) {
             let quotes = bytes_equal(w, b'"');
             // `[` and `]` are `{` and `}` without bit 0x20 (no other byte becomes either).
             let folded = w | (LO * 0x20);
@@ -1530,8 +1525,7 @@ fn close_trusted_by_stops(
 #[inline(always)]
 fn find_structural(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    let mut rest = bytes.get(from..).unwrap_or_default();
-    while let Some((w, tail)) = split_word(rest) {
+    while let Some(w) = word_at(bytes, at) {
         let folded = w | (LO * 0x20);
         let quote = w ^ (LO * u64::from(b'"'));
         let open = folded ^ (LO * u64::from(b'{'));
@@ -1544,7 +1538,6 @@ fn find_structural(bytes: &[u8], from: usize) -> usize {
             return at + (flags.trailing_zeros() / 8) as usize;
         }
         at += 8;
-        rest = tail;
     }
     while let Some(&b) = bytes.get(at) {
         if matches!(b, b'"' | b'[' | b']' | b'{' | b'}') {
