@@ -942,10 +942,12 @@ const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
 /// The eight bytes of `bytes` from `at` as one little-endian word (`None` when fewer than eight
-/// remain there). The scanning loops step an offset with it rather than a slice: a slice of the
-/// rest costs a dozen instructions to set up at each call (its start and length clamped to the
-/// input), more than a short member name or value takes to scan (callgrind on the attrs lines,
-/// "Trusted read mode, fourth pass" in BENCHMARKS.md).
+/// remain there; `at` is an offset into the input or just past it, far from overflowing).
+///
+/// The scanning loops step an offset with it rather than a slice of the rest: such a slice costs
+/// a dozen instructions to set up at each call (its start and length clamped to the input),
+/// about what a short member name or value takes to scan ("Scanning words at an offset" in
+/// BENCHMARKS.md).
 #[inline(always)]
 fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
     let chunk: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
@@ -968,10 +970,8 @@ fn ascii_special(w: u64) -> u64 {
 /// The index of the first `"`, `\`, control byte (below 0x20) or byte of 0x80 or more at or
 /// after `from`, or `bytes.len()`: the end of a plain ASCII string.
 ///
-/// Sixteen bytes a step, as two words ([`ascii_special`]) whose flags are combined before the
-/// one test: most member names and short values end within the first step, so the loop's exit
-/// branch is predictable whatever their length (a test per word mispredicts about once a
-/// string). Fewer than sixteen bytes from the end of the input, a word and then a byte a step.
+/// Eight bytes a step ([`ascii_special`]); fewer than eight bytes from the end of the input, a
+/// byte a step.
 #[inline(always)]
 fn find_ascii_special(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
@@ -1708,6 +1708,33 @@ mod tests {
             ],
             &[b'"', b'\\', 0x1f, 0x00, 0x01],
         );
+    }
+
+    #[test]
+    fn swar_scan_of_trusted_strings_finds_the_first_quote_or_backslash() {
+        // Fillers: control and high bytes (which a trusted scan passes over) and ASCII next to
+        // the specials.
+        check_finder(
+            find_quote_or_backslash,
+            |b| b == b'"' || b == b'\\',
+            &[
+                b'a', 0x80, 0xff, 0x00, 0x1f, b'#', b']', 0x21, 0x23, 0x5b, 0x5d, 0xdc, 0xa2,
+            ],
+            b"\"\\",
+        );
+    }
+
+    /// [`word_at`] reads the eight bytes from an offset, little-endian, and `None` where fewer
+    /// than eight remain (also past the end).
+    #[test]
+    fn words_are_read_at_any_offset() {
+        let bytes: Vec<u8> = (1..=20).collect();
+        for at in 0..30 {
+            let expected = bytes
+                .get(at..at + 8)
+                .map(|b| b.iter().rev().fold(0u64, |w, &x| w << 8 | u64::from(x)));
+            assert_eq!(word_at(&bytes, at), expected, "at {at}");
+        }
     }
 
     #[test]
