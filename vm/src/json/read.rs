@@ -941,12 +941,17 @@ impl<'a> Reader<'a> {
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
-/// The first eight bytes of `rest` as one little-endian word, and the bytes after them (`None`
-/// when fewer than eight remain): one length check a word.
+/// The eight bytes of `bytes` from `at` as one little-endian word (`None` when fewer than eight
+/// remain there; `at` is an offset into the input or just past it, far from overflowing).
+///
+/// The scanning loops step an offset with it rather than a slice of the rest: such a slice costs
+/// a dozen instructions to set up at each call (its start and length clamped to the input),
+/// about what a short member name or value takes to scan ("Scanning words at an offset" in
+/// BENCHMARKS.md).
 #[inline(always)]
-fn split_word(rest: &[u8]) -> Option<(u64, &[u8])> {
-    let (chunk, tail) = rest.split_first_chunk::<8>()?;
-    Some((u64::from_le_bytes(*chunk), tail))
+fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    let chunk: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(chunk))
 }
 
 /// The high bit of each byte of `w` that is `"`, `\`, a control byte (below 0x20) or 0x80 or
@@ -965,21 +970,17 @@ fn ascii_special(w: u64) -> u64 {
 /// The index of the first `"`, `\`, control byte (below 0x20) or byte of 0x80 or more at or
 /// after `from`, or `bytes.len()`: the end of a plain ASCII string.
 ///
-/// Sixteen bytes a step, as two words ([`ascii_special`]) whose flags are combined before the
-/// one test: most member names and short values end within the first step, so the loop's exit
-/// branch is predictable whatever their length (a test per word mispredicts about once a
-/// string). Fewer than sixteen bytes from the end of the input, a word and then a byte a step.
+/// Eight bytes a step ([`ascii_special`]); fewer than eight bytes from the end of the input, a
+/// byte a step.
 #[inline(always)]
 fn find_ascii_special(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    let mut rest = bytes.get(from..).unwrap_or_default();
-    while let Some((w, tail)) = split_word(rest) {
+    while let Some(w) = word_at(bytes, at) {
         let flags = ascii_special(w);
         if flags != 0 {
             return at + (flags.trailing_zeros() / 8) as usize;
         }
         at += 8;
-        rest = tail;
     }
     while let Some(&b) = bytes.get(at) {
         if b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b) {
@@ -997,8 +998,7 @@ fn find_ascii_special(bytes: &[u8], from: usize) -> usize {
 #[inline(always)]
 fn find_string_special(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    let mut rest = bytes.get(from..).unwrap_or_default();
-    while let Some((w, tail)) = split_word(rest) {
+    while let Some(w) = word_at(bytes, at) {
         let quote = w ^ (LO * u64::from(b'"'));
         let backslash = w ^ (LO * u64::from(b'\\'));
         let flags = ((quote.wrapping_sub(LO) & !quote)
@@ -1009,7 +1009,6 @@ fn find_string_special(bytes: &[u8], from: usize) -> usize {
             return at + (flags.trailing_zeros() / 8) as usize;
         }
         at += 8;
-        rest = tail;
     }
     while let Some(&b) = bytes.get(at) {
         if b == b'"' || b == b'\\' || b < 0x20 {
@@ -1026,14 +1025,12 @@ fn find_string_special(bytes: &[u8], from: usize) -> usize {
 #[inline(always)]
 fn digits_end(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    let mut rest = bytes.get(from..).unwrap_or_default();
-    while let Some((w, tail)) = split_word(rest) {
+    while let Some(w) = word_at(bytes, at) {
         let not_digit = (w.wrapping_add(LO * 0x46) | w.wrapping_sub(LO * 0x30)) & HI;
         if not_digit != 0 {
             return at + (not_digit.trailing_zeros() / 8) as usize;
         }
         at += 8;
-        rest = tail;
     }
     while bytes.get(at).is_some_and(u8::is_ascii_digit) {
         at += 1;
@@ -1397,8 +1394,7 @@ fn trusted_string_end(bytes: &[u8], open: usize) -> Result<(usize, bool), Error>
 #[inline(always)]
 fn find_quote_or_backslash(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    let mut rest = bytes.get(from..).unwrap_or_default();
-    while let Some((w, tail)) = split_word(rest) {
+    while let Some(w) = word_at(bytes, at) {
         let quote = w ^ (LO * u64::from(b'"'));
         let backslash = w ^ (LO * u64::from(b'\\'));
         let flags =
@@ -1407,7 +1403,6 @@ fn find_quote_or_backslash(bytes: &[u8], from: usize) -> usize {
             return at + (flags.trailing_zeros() / 8) as usize;
         }
         at += 8;
-        rest = tail;
     }
     while let Some(&b) = bytes.get(at) {
         if b == b'"' || b == b'\\' {
@@ -1437,7 +1432,7 @@ fn close_trusted(bytes: &[u8], mut pos: usize, open: usize) -> Result<(usize, us
         pos = find_structural(bytes, pos);
         // The word from the quote or bracket found: its brackets before its first quote counted
         // in the word.
-        if let Some((w, _)) = bytes.get(pos..).and_then(split_word) {
+        if let Some(w) = word_at(bytes, pos) {
             let quotes = bytes_equal(w, b'"');
             // `[` and `]` are `{` and `}` without bit 0x20 (no other byte becomes either).
             let folded = w | (LO * 0x20);
@@ -1530,8 +1525,7 @@ fn close_trusted_by_stops(
 #[inline(always)]
 fn find_structural(bytes: &[u8], from: usize) -> usize {
     let mut at = from;
-    let mut rest = bytes.get(from..).unwrap_or_default();
-    while let Some((w, tail)) = split_word(rest) {
+    while let Some(w) = word_at(bytes, at) {
         let folded = w | (LO * 0x20);
         let quote = w ^ (LO * u64::from(b'"'));
         let open = folded ^ (LO * u64::from(b'{'));
@@ -1544,7 +1538,6 @@ fn find_structural(bytes: &[u8], from: usize) -> usize {
             return at + (flags.trailing_zeros() / 8) as usize;
         }
         at += 8;
-        rest = tail;
     }
     while let Some(&b) = bytes.get(at) {
         if matches!(b, b'"' | b'[' | b']' | b'{' | b'}') {
@@ -1715,6 +1708,33 @@ mod tests {
             ],
             &[b'"', b'\\', 0x1f, 0x00, 0x01],
         );
+    }
+
+    #[test]
+    fn swar_scan_of_trusted_strings_finds_the_first_quote_or_backslash() {
+        // Fillers: control and high bytes (which a trusted scan passes over) and ASCII next to
+        // the specials.
+        check_finder(
+            find_quote_or_backslash,
+            |b| b == b'"' || b == b'\\',
+            &[
+                b'a', 0x80, 0xff, 0x00, 0x1f, b'#', b']', 0x21, 0x23, 0x5b, 0x5d, 0xdc, 0xa2,
+            ],
+            b"\"\\",
+        );
+    }
+
+    /// [`word_at`] reads the eight bytes from an offset, little-endian, and `None` where fewer
+    /// than eight remain (also past the end).
+    #[test]
+    fn words_are_read_at_any_offset() {
+        let bytes: Vec<u8> = (1..=20).collect();
+        for at in 0..30 {
+            let expected = bytes
+                .get(at..at + 8)
+                .map(|b| b.iter().rev().fold(0u64, |w, &x| w << 8 | u64::from(x)));
+            assert_eq!(word_at(&bytes, at), expected, "at {at}");
+        }
     }
 
     #[test]
