@@ -29,7 +29,8 @@ pub const MAX_ATTRIBUTE_NAME_BYTES: usize = 256;
 /// Longest attribute value on a message, in bytes (B-13).
 pub const MAX_ATTRIBUTE_VALUE_BYTES: usize = 1024;
 
-/// A validated policy.
+/// A validated policy. Its names, pointers and strings are shared (`Arc<str>`): the lowered IR
+/// holds them as its keys, origins and constants without copying them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     /// Attribute conditions in policy order: name, pointer, alternatives.
@@ -40,11 +41,11 @@ pub struct Policy {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttributeCondition {
     /// The attribute name.
-    pub name: String,
+    pub name: Arc<str>,
     /// Its JSON Pointer.
-    pub pointer: String,
+    pub pointer: Arc<str>,
     /// The alternatives (ORed) with their pointers.
-    pub alternatives: Vec<(Matcher, String)>,
+    pub alternatives: Vec<(Matcher, Arc<str>)>,
 }
 
 /// A comparison operator of `numeric` (B-10).
@@ -66,15 +67,15 @@ pub enum Cmp {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Matcher {
     /// `"s"` (B-5).
-    Exact(String),
+    Exact(Arc<str>),
     /// A bare number, kept as its canonical text (B-6).
-    Number(String),
+    Number(Arc<str>),
     /// `{"prefix": s}` (B-7).
-    Prefix(String),
+    Prefix(Arc<str>),
     /// `{"suffix": s}` (B-7).
-    Suffix(String),
+    Suffix(Arc<str>),
     /// `{"anything-but": ...}`: the excluded texts (B-8).
-    AnythingBut(Vec<String>),
+    AnythingBut(Vec<Arc<str>>),
     /// `{"exists": b}` (B-9).
     Exists(bool),
     /// `{"numeric": [op, n, ...]}` (B-10).
@@ -91,27 +92,31 @@ pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
             "a filter policy must be a JSON object",
         ));
     };
-    let mut attributes = Vec::new();
+    let mut attributes = Vec::with_capacity(members.len().min(MAX_NAMES));
+    // Each member's and alternative's pointer is written into this one buffer and copied once,
+    // into the `Arc<str>` the policy and the IR nodes lowered from it share.
+    let mut buffer = String::with_capacity(64);
     for (i, (name, value)) in members.iter().enumerate() {
-        let at = pointer::push("", name);
+        pointer::push_to(&mut buffer, "", name);
+        let at: Arc<str> = buffer.as_str().into();
         if i == MAX_NAMES {
             errors.push(PolicyError::new(
                 CODE,
-                &at,
+                &*at,
                 format!("a filter policy names at most {MAX_NAMES} attributes"),
             ));
         }
         if name == "$or" {
             errors.push(PolicyError::new(
                 CODE,
-                &at,
+                &*at,
                 "`$or` is not supported by this service: names are always ANDed",
             ));
             continue;
         }
-        if let Some(alternatives) = parse_alternatives(value, &at, &mut errors) {
+        if let Some(alternatives) = parse_alternatives(value, &at, &mut buffer, &mut errors) {
             attributes.push(AttributeCondition {
-                name: name.clone(),
+                name: name.as_str().into(),
                 pointer: at,
                 alternatives,
             });
@@ -124,11 +129,13 @@ pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
     }
 }
 
+/// An attribute's alternatives, each with its pointer (written into `buffer`, then shared).
 fn parse_alternatives(
     value: &Value,
     at: &str,
+    buffer: &mut String,
     errors: &mut Vec<PolicyError>,
-) -> Option<Vec<(Matcher, String)>> {
+) -> Option<Vec<(Matcher, Arc<str>)>> {
     let Value::Array(items) = value else {
         let what = if value.is_object() {
             "nested objects (body matching) are not supported; the value must be an array of alternatives"
@@ -142,14 +149,13 @@ fn parse_alternatives(
         return None;
     }
     let before = errors.len();
-    let alternatives: Vec<(Matcher, String)> = items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, item)| {
-            let at = pointer::index(at, i);
-            parse_matcher(item, &at, errors).map(|m| (m, at))
-        })
-        .collect();
+    let mut alternatives = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        pointer::index_to(buffer, at, i);
+        if let Some(m) = parse_matcher(item, buffer, errors) {
+            alternatives.push((m, buffer.as_str().into()));
+        }
+    }
     (errors.len() == before).then_some(alternatives)
 }
 
@@ -178,9 +184,9 @@ fn list_length_ok(items: &[Value], at: &str, what: &str, errors: &mut Vec<Policy
     true
 }
 
-fn number_text(n: &Number, at: &str, errors: &mut Vec<PolicyError>) -> Option<String> {
+fn number_text(n: &Number, at: &str, errors: &mut Vec<PolicyError>) -> Option<Arc<str>> {
     match finite(n) {
-        Some(x) => Some(canonical_number_text(x)),
+        Some(x) => Some(canonical_number_text(x).into()),
         None => {
             errors.push(PolicyError::new(
                 CODE,
@@ -198,7 +204,7 @@ fn finite(n: &Number) -> Option<f64> {
 
 fn parse_matcher(item: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option<Matcher> {
     match item {
-        Value::String(s) => Some(Matcher::Exact(s.clone())),
+        Value::String(s) => Some(Matcher::Exact(s.as_str().into())),
         Value::Number(n) => number_text(n, at, errors).map(Matcher::Number),
         Value::Object(op) => {
             if op.len() != 1 {
@@ -213,8 +219,7 @@ fn parse_matcher(item: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Optio
                 return None;
             }
             let (name, operand) = op.iter().next()?;
-            let at = pointer::push(at, name);
-            parse_operator(name, operand, &at, errors)
+            parse_operator(name, operand, &Lazy::new(at, name), errors)
         }
         Value::Null | Value::Bool(_) | Value::Array(_) => {
             errors.push(PolicyError::new(
@@ -227,22 +232,44 @@ fn parse_matcher(item: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Optio
     }
 }
 
+/// An operator's pointer (`/name/0/prefix`), which only errors name: built when one is reported.
+struct Lazy<'a> {
+    base: &'a str,
+    token: &'a str,
+}
+
+impl<'a> Lazy<'a> {
+    fn new(base: &'a str, token: &'a str) -> Lazy<'a> {
+        Lazy { base, token }
+    }
+
+    /// The pointer.
+    fn get(&self) -> String {
+        pointer::push(self.base, self.token)
+    }
+
+    /// The pointer extended by an array index.
+    fn index(&self, i: usize) -> String {
+        pointer::index(&self.get(), i)
+    }
+}
+
 fn parse_operator(
     name: &str,
     operand: &Value,
-    at: &str,
+    at: &Lazy<'_>,
     errors: &mut Vec<PolicyError>,
 ) -> Option<Matcher> {
     let mut fail = |message: String| {
-        errors.push(PolicyError::new(CODE, at, message));
+        errors.push(PolicyError::new(CODE, at.get(), message));
         None
     };
     match name {
         "prefix" | "suffix" => match operand {
             Value::String(s) if !s.is_empty() => Some(if name == "prefix" {
-                Matcher::Prefix(s.clone())
+                Matcher::Prefix(s.as_str().into())
             } else {
-                Matcher::Suffix(s.clone())
+                Matcher::Suffix(s.as_str().into())
             }),
             Value::String(_) => fail(format!("`{name}` must not be empty")),
             _ => fail(format!("`{name}` takes a non-empty string")),
@@ -264,51 +291,63 @@ fn parse_operator(
     }
 }
 
-fn parse_anything_but(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option<Matcher> {
-    let value_text = |v: &Value, at: &str, errors: &mut Vec<PolicyError>| -> Option<String> {
-        match v {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => number_text(n, at, errors),
-            Value::Object(_) => {
-                errors.push(PolicyError::new(
-                    CODE,
-                    at,
-                    "`anything-but` with an operator inside is not supported",
-                ));
-                None
+fn parse_anything_but(
+    operand: &Value,
+    at: &Lazy<'_>,
+    errors: &mut Vec<PolicyError>,
+) -> Option<Matcher> {
+    // `at` gives the value's pointer (built only for an error).
+    let value_text =
+        |v: &Value, at: &dyn Fn() -> String, errors: &mut Vec<PolicyError>| -> Option<Arc<str>> {
+            match v {
+                Value::String(s) => Some(s.as_str().into()),
+                Value::Number(n) => match finite(n) {
+                    Some(x) => Some(canonical_number_text(x).into()),
+                    None => number_text(n, &at(), errors),
+                },
+                Value::Object(_) => {
+                    errors.push(PolicyError::new(
+                        CODE,
+                        at(),
+                        "`anything-but` with an operator inside is not supported",
+                    ));
+                    None
+                }
+                _ => {
+                    errors.push(PolicyError::new(
+                        CODE,
+                        at(),
+                        "`anything-but` values must be strings or numbers",
+                    ));
+                    None
+                }
             }
-            _ => {
-                errors.push(PolicyError::new(
-                    CODE,
-                    at,
-                    "`anything-but` values must be strings or numbers",
-                ));
-                None
-            }
-        }
-    };
+        };
     match operand {
         Value::Array(items) => {
-            if !list_length_ok(items, at, "the `anything-but` values", errors) {
+            // The pointer is built only for the error (a list of the right length needs none).
+            let length_ok = (1..=MAX_ALTERNATIVES).contains(&items.len())
+                || list_length_ok(items, &at.get(), "the `anything-but` values", errors);
+            if !length_ok {
                 return None;
             }
             let before = errors.len();
-            let texts: Vec<String> = items
+            let texts: Vec<Arc<str>> = items
                 .iter()
                 .enumerate()
-                .filter_map(|(i, v)| value_text(v, &pointer::index(at, i), errors))
+                .filter_map(|(i, v)| value_text(v, &|| at.index(i), errors))
                 .collect();
             (errors.len() == before).then_some(Matcher::AnythingBut(texts))
         }
-        single => value_text(single, at, errors).map(|t| Matcher::AnythingBut(vec![t])),
+        single => value_text(single, &|| at.get(), errors).map(|t| Matcher::AnythingBut(vec![t])),
     }
 }
 
-fn parse_numeric(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option<Matcher> {
+fn parse_numeric(operand: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) -> Option<Matcher> {
     let Value::Array(items) = operand else {
         errors.push(PolicyError::new(
             CODE,
-            at,
+            at.get(),
             "`numeric` takes an array of operator/number pairs",
         ));
         return None;
@@ -316,15 +355,15 @@ fn parse_numeric(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Op
     if items.is_empty() || items.len() % 2 != 0 {
         errors.push(PolicyError::new(
             CODE,
-            at,
+            at.get(),
             "`numeric` needs one or more complete operator/number pairs, like [\">=\", 100, \"<\", 1000]",
         ));
         return None;
     }
     let before = errors.len();
-    let mut pairs = Vec::new();
+    let mut pairs = Vec::with_capacity(items.len() / 2);
     for (i, pair) in items.chunks(2).enumerate() {
-        let (op_at, n_at) = (pointer::index(at, 2 * i), pointer::index(at, 2 * i + 1));
+        let (op_at, n_at) = (|| at.index(2 * i), || at.index(2 * i + 1));
         let op = match pair.first() {
             Some(Value::String(s)) => match s.as_str() {
                 "=" => Some(Cmp::Eq),
@@ -335,7 +374,7 @@ fn parse_numeric(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Op
                 other => {
                     errors.push(PolicyError::new(
                         CODE,
-                        &op_at,
+                        op_at(),
                         format!(
                             "unknown numeric operator `{}` (use =, <, <=, >, >=)",
                             excerpt(other)
@@ -347,7 +386,7 @@ fn parse_numeric(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Op
             _ => {
                 errors.push(PolicyError::new(
                     CODE,
-                    &op_at,
+                    op_at(),
                     "a numeric operator must be one of \"=\", \"<\", \"<=\", \">\", \">=\"",
                 ));
                 None
@@ -359,7 +398,7 @@ fn parse_numeric(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Op
                 None => {
                     errors.push(PolicyError::new(
                         CODE,
-                        &n_at,
+                        n_at(),
                         format!("the number {} is not finite as a binary64", excerpt(n)),
                     ));
                     None
@@ -368,7 +407,7 @@ fn parse_numeric(operand: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Op
             _ => {
                 errors.push(PolicyError::new(
                     CODE,
-                    &n_at,
+                    n_at(),
                     "a numeric operand must be a JSON number",
                 ));
                 None
@@ -415,21 +454,20 @@ pub fn lower_policy(policy: &Policy) -> Node {
         .attributes
         .iter()
         .map(|attr| {
-            let key = Key::AttributeText(attr.name.as_str().into());
+            let key = Key::AttributeText(attr.name.clone());
             let alternatives = attr
                 .alternatives
                 .iter()
                 .map(|(m, at)| lower_matcher(&key, m, at))
                 .collect();
-            Node::or(alternatives, attr.pointer.as_str())
+            Node::or(alternatives, &attr.pointer)
         })
         .collect();
     // B-2: the empty policy is `and []`, which is true.
     Node::and(conditions, "")
 }
 
-fn str_test(key: &Key, op: StrOp, values: Vec<String>, at: &str) -> Node {
-    let mut values: Vec<Arc<str>> = values.into_iter().map(Into::into).collect();
+fn str_test(key: &Key, op: StrOp, mut values: Vec<Arc<str>>, at: &Arc<str>) -> Node {
     values.sort();
     values.dedup();
     Node::test(
@@ -443,7 +481,7 @@ fn str_test(key: &Key, op: StrOp, values: Vec<String>, at: &str) -> Node {
     )
 }
 
-fn lower_matcher(key: &Key, matcher: &Matcher, at: &str) -> Node {
+fn lower_matcher(key: &Key, matcher: &Matcher, at: &Arc<str>) -> Node {
     match matcher {
         // B-5, B-6: exact text; a bare number is its canonical text.
         Matcher::Exact(s) | Matcher::Number(s) => str_test(key, StrOp::Eq, vec![s.clone()], at),
@@ -527,4 +565,70 @@ pub fn validate_message(message: &Message) -> Result<(), MessageError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::NodeKind;
+
+    fn policy(text: &str) -> Policy {
+        let value = filtervm_vm::json::parse(text.as_bytes()).unwrap_or(Value::Null);
+        parse(&value).unwrap_or(Policy {
+            attributes: Vec::new(),
+        })
+    }
+
+    /// The lowered IR holds the validated policy's names, pointers and strings, not copies.
+    #[test]
+    fn lowering_shares_the_policys_strings() {
+        let policy = policy(r#"{"a": ["x", {"prefix": "p"}], "b": [{"anything-but": ["y"]}]}"#);
+        assert_eq!(policy.attributes.len(), 2);
+        let lowered = lower_policy(&policy);
+        let NodeKind::And(conditions) = &lowered.kind else {
+            panic!("an and of the attributes: {lowered:?}");
+        };
+        assert_eq!(conditions.len(), 2);
+        for (attr, condition) in policy.attributes.iter().zip(conditions) {
+            assert!(Arc::ptr_eq(&attr.pointer, &condition.origin));
+            let NodeKind::Or(alternatives) = &condition.kind else {
+                panic!("an or of the alternatives: {condition:?}");
+            };
+            assert_eq!(alternatives.len(), attr.alternatives.len());
+            for ((matcher, at), node) in attr.alternatives.iter().zip(alternatives) {
+                assert!(Arc::ptr_eq(at, &node.origin));
+                let test = match (&node.kind, matcher) {
+                    (NodeKind::Test(test), _) => test,
+                    // `anything-but`: present, and not equal to the texts.
+                    (NodeKind::And(parts), Matcher::AnythingBut(_)) => match parts.get(1) {
+                        Some(Node {
+                            kind: NodeKind::Not(negated),
+                            ..
+                        }) => match &negated.kind {
+                            NodeKind::Test(test) => test,
+                            other => panic!("a test under the negation: {other:?}"),
+                        },
+                        other => panic!("a negation: {other:?}"),
+                    },
+                    other => panic!("a test: {other:?}"),
+                };
+                let Key::AttributeText(name) = &test.key else {
+                    panic!("an attribute's text: {:?}", test.key);
+                };
+                assert!(Arc::ptr_eq(name, &attr.name));
+                let Pred::Str { values, .. } = &test.pred else {
+                    panic!("a string test: {:?}", test.pred);
+                };
+                let held = match matcher {
+                    Matcher::Exact(s) | Matcher::Prefix(s) => vec![s],
+                    Matcher::AnythingBut(texts) => texts.iter().collect(),
+                    other => panic!("no such alternative here: {other:?}"),
+                };
+                assert_eq!(values.len(), held.len());
+                for (value, held) in values.iter().zip(held) {
+                    assert!(Arc::ptr_eq(value, held));
+                }
+            }
+        }
+    }
 }
