@@ -179,8 +179,11 @@ const INDEX_FROM: usize = 16;
 #[derive(Clone, Default)]
 pub struct Map {
     entries: Vec<(String, Value)>,
-    /// Name → position, for maps of more than [`INDEX_FROM`] members.
-    index: Option<AHashMap<Box<str>, usize>>,
+    /// Name → position, for maps of more than [`INDEX_FROM`] members. Boxed, so that a map (and
+    /// so every [`Value`]) stays small: a reader's arrays and objects hold values inline, and an
+    /// object's entries of 128 bytes grew past the allocator's small sizes at eight members,
+    /// where each growth cost several times a small allocation (BENCHMARKS.md "Compile").
+    index: Option<Box<AHashMap<Box<str>, usize>>>,
     /// The first name the source gave twice.
     duplicate: Option<Box<str>>,
 }
@@ -250,7 +253,7 @@ impl Map {
             for (i, (k, _)) in self.entries.iter().enumerate() {
                 index.entry(k.as_str().into()).or_insert(i);
             }
-            self.index = Some(index);
+            self.index = Some(Box::new(index));
         }
         None
     }
@@ -872,6 +875,17 @@ mod tests {
         let e = parse_with(br#"{"a": 1, "b": 2, "a": 3}"#, &options).unwrap_err();
         assert_eq!((e.kind(), e.offset()), (ErrorKind::DuplicateName, 17));
         assert_eq!(e.to_string(), "duplicate member name \"a\" at byte 17");
+    }
+
+    /// A value is a few words (a map's hash index is boxed): arrays and objects hold their
+    /// values inline, so their size is what a policy's tree allocates and copies as it grows.
+    #[test]
+    fn values_are_small() {
+        assert!(
+            std::mem::size_of::<Value>() <= 7 * std::mem::size_of::<usize>(),
+            "{} bytes",
+            std::mem::size_of::<Value>()
+        );
     }
 
     #[test]
