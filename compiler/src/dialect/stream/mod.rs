@@ -57,7 +57,7 @@ pub fn parse(policy: &Value) -> Result<StreamFilter, CompileError> {
 }
 
 /// The test of one pattern: string equality for a pattern without `*`, else a segment match.
-fn pattern_test(key: &Key, p: &SegmentPattern, at: &str) -> Node {
+fn pattern_test(key: &Key, p: &SegmentPattern, at: &Arc<str>) -> Node {
     let pred = if p.is_literal() {
         Pred::Str {
             op: StrOp::Eq,
@@ -96,7 +96,7 @@ fn interval(op: CmpOp, n: f64) -> Interval {
     }
 }
 
-fn lower_clause(clause: &Clause, at: &str) -> Node {
+fn lower_clause(clause: &Clause, at: &Arc<str>) -> Node {
     let key = Key::Header(clause.header.as_str().into());
     match &clause.cond {
         // Seed: "the header is present and its value matches": a test needs a leaf.
@@ -112,7 +112,8 @@ fn lower_clause(clause: &Clause, at: &str) -> Node {
                 if p.is_literal() {
                     literals.push(p.source().into());
                 } else if !ps.iter().take(i).any(|q| q == p) {
-                    alternatives.push(pattern_test(&key, p, &pointer::index(&values_at, i)));
+                    let entry_at: Arc<str> = pointer::index(&values_at, i).into();
+                    alternatives.push(pattern_test(&key, p, &entry_at));
                 }
             }
             if !literals.is_empty() {
@@ -143,20 +144,21 @@ fn lower_clause(clause: &Clause, at: &str) -> Node {
 
 /// Lowers a validated filter to IR: `or` of groups, each an `and` of clauses.
 pub fn lower_filter(filter: &StreamFilter) -> Node {
-    let groups = filter
-        .groups
-        .iter()
-        .enumerate()
-        .map(|(g, clauses)| {
-            let gat = pointer::index("/groups", g);
-            let clauses = clauses
-                .iter()
-                .enumerate()
-                .map(|(c, clause)| lower_clause(clause, &pointer::index(&gat, c)))
-                .collect();
-            Node::and(clauses, gat)
-        })
-        .collect();
+    // Each group's and clause's pointer is written into this one buffer and copied once, into
+    // the origin its nodes share.
+    let mut buffer = String::with_capacity(32);
+    let mut groups = Vec::with_capacity(filter.groups.len());
+    for (g, clauses) in filter.groups.iter().enumerate() {
+        pointer::index_to(&mut buffer, "/groups", g);
+        let group_at: Arc<str> = buffer.as_str().into();
+        let mut lowered = Vec::with_capacity(clauses.len());
+        for (c, clause) in clauses.iter().enumerate() {
+            pointer::index_to(&mut buffer, &group_at, c);
+            let at: Arc<str> = buffer.as_str().into();
+            lowered.push(lower_clause(clause, &at));
+        }
+        groups.push(Node::and(lowered, group_at));
+    }
     Node::or(groups, "")
 }
 

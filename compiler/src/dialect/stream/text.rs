@@ -213,9 +213,18 @@ impl<'a> Parser<'a> {
 
     /// A token in a name or pattern position as text, or an error naming `what`.
     fn text(&mut self, what: &str) -> Result<(String, Span), CompileError> {
+        self.text_then(what, str::to_owned)
+    }
+
+    /// [`Parser::text`] given to `f` where it lies: a word is not copied first.
+    fn text_then<T>(
+        &mut self,
+        what: &str,
+        f: impl FnOnce(&str) -> T,
+    ) -> Result<(T, Span), CompileError> {
         match self.next()? {
-            Some((Tok::Word | Tok::Number, span)) => Ok((self.slice(&span).to_owned(), span)),
-            Some((Tok::Str(s), span)) => Ok((s, span)),
+            Some((Tok::Word | Tok::Number, span)) => Ok((f(self.slice(&span)), span)),
+            Some((Tok::Str(s), span)) => Ok((f(&s), span)),
             Some((t, span)) if is_keyword(&t) => {
                 let k = self.slice(&span);
                 Err(error(
@@ -241,8 +250,8 @@ impl<'a> Parser<'a> {
     }
 
     fn pattern(&mut self) -> Result<SegmentPattern, CompileError> {
-        let (p, span) = self.text("a pattern (a word or a quoted string)")?;
-        check_pattern(&p).map_err(|(code, message)| error(code, span, message))
+        let (p, span) = self.text_then("a pattern (a word or a quoted string)", check_pattern)?;
+        p.map_err(|(code, message)| error(code, span, message))
     }
 
     fn filter(&mut self) -> Result<StreamFilter, CompileError> {
