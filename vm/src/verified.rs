@@ -145,8 +145,9 @@ fn substrings(parts: &ProgramParts) -> Result<Box<[Option<Substrings>]>, VerifyE
 /// Each pool entry and each slot is recorded once, however many instructions read it, so this
 /// costs time in proportion to the program's size.
 fn needs(parts: &mut ProgramParts) {
-    // What was seen, in one buffer: a flag per string, per set, and per slot (bit 0: compared
-    // with constants, bit 1: read as numeric text).
+    // What was seen, in one buffer: a flag per string and per set (1: compared with, 2: its
+    // values added too), and per slot (bit 0: compared with constants, bit 1: read as numeric
+    // text).
     const COMPARED: u8 = 1;
     const NUMERIC: u8 = 2;
     let (strings, sets) = (parts.pools.strings.len(), parts.pools.sets.len());
@@ -160,14 +161,15 @@ fn needs(parts: &mut ProgramParts) {
         large.resize(len, 0u8);
         &mut large
     };
+    // First the flags, and how many values the dictionary is to take (so that it grows once);
+    // then the values, in the order of the instructions that first compare with them.
+    let mut values = 0usize;
     for inst in &parts.code {
         let (slot, need) = match *inst {
             Inst::StrEq { slot, s, .. } => {
                 if let Some(first) = seen.get_mut(s.0 as usize).filter(|seen| **seen == 0) {
                     *first = 1;
-                    if let Some(v) = parts.pools.strings.get(s.0 as usize) {
-                        parts.keys.add_value(v);
-                    }
+                    values += 1;
                 }
                 (slot, COMPARED)
             }
@@ -175,11 +177,7 @@ fn needs(parts: &mut ProgramParts) {
                 let at = strings.saturating_add(set.0 as usize);
                 if let Some(first) = seen.get_mut(at).filter(|seen| **seen == 0) {
                     *first = 1;
-                    if let Some(values) = parts.pools.sets.get(set.0 as usize) {
-                        for v in values {
-                            parts.keys.add_value(v);
-                        }
-                    }
+                    values += parts.pools.sets.get(set.0 as usize).map_or(0, |v| v.len());
                 }
                 (slot, COMPARED)
             }
@@ -188,6 +186,37 @@ fn needs(parts: &mut ProgramParts) {
         };
         if let Some(flags) = seen.get_mut(strings + sets + slot.0 as usize) {
             *flags |= need;
+        }
+    }
+    if values > 0 {
+        parts.keys.reserve_values(values);
+        let mut new = false;
+        for inst in &parts.code {
+            match *inst {
+                Inst::StrEq { s, .. } => {
+                    if let Some(first) = seen.get_mut(s.0 as usize).filter(|seen| **seen == 1) {
+                        *first = 2;
+                        if let Some(v) = parts.pools.strings.get(s.0 as usize) {
+                            new |= parts.keys.add_value_unstamped(v);
+                        }
+                    }
+                }
+                Inst::StrIn { set, .. } => {
+                    let at = strings.saturating_add(set.0 as usize);
+                    if let Some(first) = seen.get_mut(at).filter(|seen| **seen == 1) {
+                        *first = 2;
+                        if let Some(values) = parts.pools.sets.get(set.0 as usize) {
+                            for v in values {
+                                new |= parts.keys.add_value_unstamped(v);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if new {
+            parts.keys.values_added();
         }
     }
     for (slot, flags) in seen.iter().skip(strings + sets).enumerate() {

@@ -107,18 +107,25 @@ impl Dictionary {
                 index.insert(value.into(), id);
             }
             None if live > SMALL_DICTIONARY => {
-                self.index = Some(
-                    self.entries
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, (_, refs))| *refs > 0)
-                        .map(|(i, (v, _))| (v.clone(), idx(i)))
-                        .collect(),
-                );
+                // Sized for the live values at once: collected from a filtered iterator, the
+                // map would grow (and rehash) several times on the way to them.
+                let mut index = AHashMap::with_capacity(live);
+                for (i, (v, refs)) in self.entries.iter().enumerate() {
+                    if *refs > 0 {
+                        index.insert(v.clone(), idx(i));
+                    }
+                }
+                self.index = Some(index);
             }
             None => {}
         }
         (id, true)
+    }
+
+    /// Room for `additional` more values (free ids are reused first).
+    fn reserve(&mut self, additional: usize) {
+        self.entries
+            .reserve(additional.saturating_sub(self.free.len()));
     }
 
     /// Drops a reference to `value`; returns whether its id was freed.
@@ -618,6 +625,26 @@ impl KeyTable {
             self.changed();
         }
         id
+    }
+
+    /// Room for `additional` more values in the dictionary, for a caller about to add them
+    /// one by one (the dictionary's contents are unchanged).
+    pub(crate) fn reserve_values(&mut self, additional: usize) {
+        self.dictionary.reserve(additional);
+    }
+
+    /// [`KeyTable::add_value`] without noting the change: for a caller adding several values,
+    /// which then calls [`KeyTable::values_added`] once if any was new. Returns whether `value`
+    /// was new to the dictionary.
+    pub(crate) fn add_value_unstamped(&mut self, value: &str) -> bool {
+        self.dictionary.add(value).1
+    }
+
+    /// Notes the change made by [`KeyTable::add_value_unstamped`] calls that added a value: a
+    /// new stamp, and what binding derives from the table to be rebuilt, as
+    /// [`KeyTable::add_value`] does per new value.
+    pub(crate) fn values_added(&mut self) {
+        self.changed();
     }
 
     /// The slot half of [`KeyTable::add_constant`]: `slot`'s leaves are looked up.
