@@ -145,9 +145,8 @@ fn substrings(parts: &ProgramParts) -> Result<Box<[Option<Substrings>]>, VerifyE
 /// Each pool entry and each slot is recorded once, however many instructions read it, so this
 /// costs time in proportion to the program's size.
 fn needs(parts: &mut ProgramParts) {
-    // What was seen, in one buffer: a flag per string and per set (1: compared with, 2: its
-    // values added too), and per slot (bit 0: compared with constants, bit 1: read as numeric
-    // text).
+    // What was seen, in one buffer: a flag per string, per set, and per slot (bit 0: compared
+    // with constants, bit 1: read as numeric text).
     const COMPARED: u8 = 1;
     const NUMERIC: u8 = 2;
     let (strings, sets) = (parts.pools.strings.len(), parts.pools.sets.len());
@@ -161,15 +160,21 @@ fn needs(parts: &mut ProgramParts) {
         large.resize(len, 0u8);
         &mut large
     };
-    // First the flags, and how many values the dictionary is to take (so that it grows once);
-    // then the values, in the order of the instructions that first compare with them.
-    let mut values = 0usize;
+    // Room for every value of the pools at once, so that the dictionary grows once (codegen
+    // pools only what its `str_eq` and `str_in` instructions compare with, so this is their
+    // count unless values repeat); the values are added in the order of the instructions that
+    // first compare with them, and the change noted once.
+    let values = strings + parts.pools.sets.iter().map(|set| set.len()).sum::<usize>();
+    parts.keys.reserve_values(values);
+    let mut new = false;
     for inst in &parts.code {
         let (slot, need) = match *inst {
             Inst::StrEq { slot, s, .. } => {
                 if let Some(first) = seen.get_mut(s.0 as usize).filter(|seen| **seen == 0) {
                     *first = 1;
-                    values += 1;
+                    if let Some(v) = parts.pools.strings.get(s.0 as usize) {
+                        new |= parts.keys.add_value_unstamped(v);
+                    }
                 }
                 (slot, COMPARED)
             }
@@ -177,7 +182,11 @@ fn needs(parts: &mut ProgramParts) {
                 let at = strings.saturating_add(set.0 as usize);
                 if let Some(first) = seen.get_mut(at).filter(|seen| **seen == 0) {
                     *first = 1;
-                    values += parts.pools.sets.get(set.0 as usize).map_or(0, |v| v.len());
+                    if let Some(values) = parts.pools.sets.get(set.0 as usize) {
+                        for v in values {
+                            new |= parts.keys.add_value_unstamped(v);
+                        }
+                    }
                 }
                 (slot, COMPARED)
             }
@@ -188,36 +197,8 @@ fn needs(parts: &mut ProgramParts) {
             *flags |= need;
         }
     }
-    if values > 0 {
-        parts.keys.reserve_values(values);
-        let mut new = false;
-        for inst in &parts.code {
-            match *inst {
-                Inst::StrEq { s, .. } => {
-                    if let Some(first) = seen.get_mut(s.0 as usize).filter(|seen| **seen == 1) {
-                        *first = 2;
-                        if let Some(v) = parts.pools.strings.get(s.0 as usize) {
-                            new |= parts.keys.add_value_unstamped(v);
-                        }
-                    }
-                }
-                Inst::StrIn { set, .. } => {
-                    let at = strings.saturating_add(set.0 as usize);
-                    if let Some(first) = seen.get_mut(at).filter(|seen| **seen == 1) {
-                        *first = 2;
-                        if let Some(values) = parts.pools.sets.get(set.0 as usize) {
-                            for v in values {
-                                new |= parts.keys.add_value_unstamped(v);
-                            }
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        if new {
-            parts.keys.values_added();
-        }
+    if new {
+        parts.keys.values_added();
     }
     for (slot, flags) in seen.iter().skip(strings + sets).enumerate() {
         let slot = u32::try_from(slot).unwrap_or(u32::MAX);
