@@ -144,6 +144,23 @@ impl SegmentPattern {
                 source.len()
             )));
         }
+        if memchr::memchr(b'*', source.as_bytes()).is_none() {
+            // No `*`: every segment is a literal. `matches` compares a literal in place and
+            // requires the value to end after it or go on with a dot, so one literal holding the
+            // whole source, dots and all, matches exactly what its dot-separated segments match:
+            // the source itself (the tests compare the two forms). It costs one segment to
+            // build rather than one per dot.
+            return Ok(SegmentPattern {
+                source: source.into(),
+                head: Box::new([Segment::Literal(source.into())]),
+                tail: None,
+            });
+        }
+        SegmentPattern::compile_segments(source)
+    }
+
+    /// [`SegmentPattern::compile`] of a pattern within the length limit, segment by segment.
+    fn compile_segments(source: &str) -> Result<SegmentPattern, PatternError> {
         let mut head: Vec<Segment> = Vec::new();
         let mut tail: Option<Vec<Segment>> = None;
         // S1: split on every ASCII '.', and nothing else.
@@ -605,6 +622,63 @@ mod tests {
                 assert_eq!(c.matches(v), p == v, "{p:?} vs {v:?}");
             }
         }
+    }
+
+    #[test]
+    fn literal_pattern_as_one_segment_matches_as_its_segments() {
+        // A pattern without `*` is compiled as one literal segment; compiled segment by segment
+        // (as before) it must give the same answer for every value.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        const PIECES: [&str; 7] = ["a", "b", ".", ".", "\\", "\u{e9}", "ab"];
+        let mut compared = 0;
+        for _ in 0..2000 {
+            let len = next(7);
+            let p: String = (0..len).map(|_| PIECES[next(PIECES.len())]).collect();
+            let one = pat(&p);
+            let split = match SegmentPattern::compile_segments(&p) {
+                Ok(c) => c,
+                Err(e) => panic!("pattern {p:?} rejected: {e}"),
+            };
+            assert_eq!(one.head.len(), 1, "{p:?}");
+            assert_eq!(split.head.len(), p.split('.').count(), "{p:?}");
+            assert!(one.is_literal() && split.is_literal(), "{p:?}");
+            let mut values: Vec<String> = vec![
+                p.clone(),
+                format!("{p}."),
+                format!(".{p}"),
+                format!("{p}a"),
+                format!("a{p}"),
+            ];
+            // The pattern with one character left out.
+            let chars: Vec<char> = p.chars().collect();
+            if !chars.is_empty() {
+                let k = next(chars.len());
+                values.push(
+                    chars
+                        .iter()
+                        .enumerate()
+                        .filter(|&(j, _)| j != k)
+                        .map(|(_, c)| c)
+                        .collect(),
+                );
+            }
+            for _ in 0..4 {
+                let len = next(7);
+                values.push((0..len).map(|_| PIECES[next(PIECES.len())]).collect());
+            }
+            for v in &values {
+                assert_eq!(one.matches(v), split.matches(v), "{p:?} vs {v:?}");
+                assert_eq!(one.matches(v), *v == p, "{p:?} vs {v:?}");
+                compared += 1;
+            }
+        }
+        assert!(compared > 10_000);
     }
 
     // ---- performance sanity ----
