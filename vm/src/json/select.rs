@@ -809,7 +809,8 @@ impl Extractor {
                 selector,
                 arena,
                 input,
-                whole: None,
+                window: None,
+                window_start: 0,
                 one_by_one: texts_one_by_one(selector, input),
                 nodes: recycle(std::mem::take(nodes)),
                 members: recycle(std::mem::take(members)),
@@ -897,8 +898,10 @@ struct Keep<'d, 's> {
     selector: &'d Selector,
     arena: &'d Bump,
     input: &'d [u8],
-    /// The whole input as a `str`, once converted (see [`Keep::text`]).
-    whole: Option<&'d str>,
+    /// The last window of the input converted to a `str` (see [`Keep::convert`]), and its
+    /// offset in the input.
+    window: Option<&'d str>,
+    window_start: usize,
     /// Kept texts still to convert one by one (see [`Keep::text`]).
     one_by_one: u32,
     nodes: Vec<Node<'d>>,
@@ -936,6 +939,47 @@ fn texts_one_by_one(selector: &Selector, input: &[u8]) -> u32 {
 /// The bytes of a machine word.
 const WORD: usize = std::mem::size_of::<usize>();
 
+/// How many bytes a window converted for a kept text spans at least ([`text_window`]), when
+/// the selector has at most [`FEW_LEAVES`] leaves: enough for the few texts such a selector
+/// keeps near the start of a small message to fall in one window, fewer bytes than the whole
+/// message.
+const WINDOW: usize = 96;
+/// Selectors of more leaves than this convert the whole input at the first kept text (their
+/// texts are likely spread over all of it; a window from the text on measured no cheaper).
+const FEW_LEAVES: usize = 4;
+
+/// A window of `input` around the text `input[start..start + len]` as a `str`, and the window's
+/// offset: from the word boundary of memory at or before `start` (moved past any bytes that
+/// continue a character) over at least `reach` bytes and the whole text, rounded up to a
+/// multiple of two words (and past any bytes that continue a character), within the input.
+/// `None` when the window is not UTF-8 (only bytes a trusted read did not check, bytes not read
+/// yet, or a text that does not start on a character, which no kept text does, can make it
+/// so).
+///
+/// Converting a window that starts at a word boundary costs `str::from_utf8` about two thirds
+/// of an instruction a byte; a text alone, or the whole input from an unaligned start, costs it
+/// about nine a byte until the first boundary ([`aligned_text`]).
+#[inline(always)]
+pub(super) fn text_window(
+    input: &[u8],
+    start: usize,
+    len: usize,
+    reach: usize,
+) -> Option<(&str, usize)> {
+    // Offsets into a slice are at most `isize::MAX` and `reach` is small: no sum overflows.
+    let lead = input.as_ptr().addr().wrapping_add(start) & (WORD - 1);
+    let mut from = start - lead.min(start);
+    let span = ((start + len - from).max(reach) + 2 * WORD - 1) & !(2 * WORD - 1);
+    let mut to = (from + span).min(input.len());
+    while input.get(to).is_some_and(|&b| b & 0xC0 == 0x80) {
+        to += 1;
+    }
+    while from < start && input.get(from).is_some_and(|&b| b & 0xC0 == 0x80) {
+        from += 1;
+    }
+    Some((std::str::from_utf8(input.get(from..to)?).ok()?, from))
+}
+
 /// `input[start..start + len]` as a `str`, converted by `str::from_utf8` over a wider window
 /// that starts at a word boundary of memory and spans a multiple of two words: `None` when the
 /// window is not UTF-8 (a character cut at either edge, or unchecked bytes after the text in
@@ -963,32 +1007,49 @@ impl<'d> Keep<'d, '_> {
     ///
     /// Safe Rust turns bytes into a `str` only through UTF-8 validation, which costs a fixed
     /// overhead per call (about what converting a whole 160-byte message costs): kept texts are
-    /// converted one by one only while that is expected to cost less than converting the whole
-    /// input once ([`texts_one_by_one`]); after that, texts are sliced from the whole input.
+    /// converted one by one only while that is expected to cost less than converting the input
+    /// once ([`texts_one_by_one`]); after that, texts are sliced from a converted window of the
+    /// input ([`Keep::convert`]).
     #[inline(always)]
     fn text(&mut self, bytes: &'d [u8], start: usize) -> &'d str {
-        if let Some(whole) = self.whole
-            && let Some(text) = whole.get(start..start + bytes.len())
+        // Before the window, `at` wraps past its length and nothing is found.
+        let at = start.wrapping_sub(self.window_start);
+        if let Some(window) = self.window
+            && let Some(text) = window.get(at..at.wrapping_add(bytes.len()))
         {
             return text;
         }
         self.convert(bytes, start)
     }
 
-    /// [`Keep::text`] before the whole input is converted.
+    /// [`Keep::text`] of a text outside the window: converted alone, or through a new window
+    /// from the text on ([`text_window`], at least [`WINDOW`] bytes) for a selector of few
+    /// leaves, else by converting the whole input. Kept texts come in input order; a new
+    /// window is made only for a text that ends past the last window, and starts at most a word
+    /// before that text: windows overlap by at most a word and a text, and the time stays
+    /// linear.
     #[inline(never)]
     fn convert(&mut self, bytes: &'d [u8], start: usize) -> &'d str {
-        if self.one_by_one == 0 && self.whole.is_none() {
-            match std::str::from_utf8(self.input) {
-                Ok(whole) => {
-                    self.whole = Some(whole);
-                    if let Some(text) = whole.get(start..start + bytes.len()) {
+        let past_window = self
+            .window
+            .is_none_or(|window| start + bytes.len() > self.window_start + window.len());
+        if self.one_by_one == 0 && past_window {
+            let window = if self.selector.leaves > FEW_LEAVES {
+                std::str::from_utf8(self.input).ok().map(|whole| (whole, 0))
+            } else {
+                text_window(self.input, start, bytes.len(), WINDOW)
+            };
+            match window {
+                Some((window, from)) => {
+                    self.window = Some(window);
+                    self.window_start = from;
+                    if let Some(text) = window.get(start - from..start - from + bytes.len()) {
                         return text;
                     }
                 }
-                // Only in trusted mode, where skipped bytes are not checked: convert every text
-                // on its own from now on (once, so that the time stays linear).
-                Err(_) => self.one_by_one = u32::MAX,
+                // Bytes not checked (trusted mode) or not read yet: convert every text on its
+                // own from now on (once, so that the time stays linear).
+                None => self.one_by_one = u32::MAX,
             }
         }
         self.one_by_one = self.one_by_one.saturating_sub(1);

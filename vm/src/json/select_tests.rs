@@ -444,3 +444,72 @@ fn texts_converted_through_an_aligned_window_are_the_texts_alone() {
     }
     assert!(windows > 10_000, "{windows} texts converted by a window");
 }
+
+/// A window converted for a kept text ([`super::select::text_window`]) covers it and holds it as
+/// the text converted alone (the same bytes at the same address), and never falls back for a
+/// text that starts on a character of an input that is UTF-8 (every kept text does): its
+/// edges are moved off bytes that continue a character.
+#[test]
+fn texts_sliced_from_a_converted_window_are_the_texts_alone() {
+    let mut rng = Rng(0x3e1d_0b57);
+    let pieces: [&[u8]; 8] = [
+        b"a",
+        b"\"",
+        b"0",
+        "é".as_bytes(),
+        "€".as_bytes(),
+        "😀".as_bytes(),
+        b"\xff",
+        b"\x80",
+    ];
+    let mut windows = 0;
+    for case in 0..300 {
+        let mut buffer = vec![b'x'; case % 8];
+        let kind = case % 3;
+        for _ in 0..rng.below(160) {
+            let piece = match kind {
+                0 => rng.pick(&pieces[..3]),
+                1 => rng.pick(&pieces[..6]),
+                _ => rng.pick(&pieces),
+            };
+            buffer.extend_from_slice(piece);
+        }
+        // The input starts `case % 8` bytes into its allocation.
+        let input = buffer.get(case % 8..).unwrap_or_default();
+        let whole = std::str::from_utf8(input).ok();
+        for reach in [0, 16, 96] {
+            for start in 0..=input.len() {
+                for len in 0..=40.min(input.len() - start) {
+                    let bytes = &input[start..start + len];
+                    let alone = std::str::from_utf8(bytes).ok();
+                    match super::select::text_window(input, start, len, reach) {
+                        Some((window, from)) => {
+                            windows += 1;
+                            assert!(from <= start && start + len <= from + window.len());
+                            assert_eq!(window.as_ptr(), input[from..].as_ptr());
+                            // A text that does not start and end on characters is converted
+                            // alone by the caller (no kept text does: quotes and delimiters
+                            // bound them).
+                            match window.get(start - from..start - from + len) {
+                                Some(text) => {
+                                    assert_eq!(Some(text), alone, "{input:?} {start} {len}");
+                                    assert_eq!(text.as_ptr(), bytes.as_ptr());
+                                }
+                                None => assert!(
+                                    !(whole.is_some_and(|w| w.is_char_boundary(start)
+                                        && w.is_char_boundary(start + len))),
+                                    "a text on characters, not in its window: {start} {len}"
+                                ),
+                            }
+                        }
+                        None => assert!(
+                            !whole.is_some_and(|w| w.is_char_boundary(start)),
+                            "a text of a UTF-8 input fell back: {input:?} {start} {len}"
+                        ),
+                    }
+                }
+            }
+        }
+    }
+    assert!(windows > 100_000, "{windows} texts converted by a window");
+}
