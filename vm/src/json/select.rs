@@ -810,7 +810,6 @@ impl Extractor {
                 arena,
                 input,
                 window: None,
-                window_start: 0,
                 one_by_one: texts_one_by_one(selector, input),
                 nodes: recycle(std::mem::take(nodes)),
                 members: recycle(std::mem::take(members)),
@@ -898,10 +897,8 @@ struct Keep<'d, 's> {
     selector: &'d Selector,
     arena: &'d Bump,
     input: &'d [u8],
-    /// The last window of the input converted to a `str` (see [`Keep::convert`]), and its
-    /// offset in the input.
+    /// The input or a prefix of it as a `str`, once converted (see [`Keep::convert`]).
     window: Option<&'d str>,
-    window_start: usize,
     /// Kept texts still to convert one by one (see [`Keep::text`]).
     one_by_one: u32,
     nodes: Vec<Node<'d>>,
@@ -939,45 +936,32 @@ fn texts_one_by_one(selector: &Selector, input: &[u8]) -> u32 {
 /// The bytes of a machine word.
 const WORD: usize = std::mem::size_of::<usize>();
 
-/// How many bytes a window converted for a kept text spans at least ([`text_window`]), when
-/// the selector has at most [`FEW_LEAVES`] leaves: enough for the few texts such a selector
-/// keeps near the start of a small message to fall in one window, fewer bytes than the whole
-/// message.
+/// How many bytes of the input a selector of at most [`FEW_LEAVES`] leaves converts at its first
+/// kept text at least ([`prefix_end`]): enough for the few texts such a selector keeps near the
+/// start of a small message, fewer bytes than the whole message.
 const WINDOW: usize = 96;
 /// Selectors of more leaves than this convert the whole input at the first kept text (their
-/// texts are likely spread over all of it; a window from the text on measured no cheaper).
+/// texts are likely spread over all of it).
 const FEW_LEAVES: usize = 4;
 
-/// A window of `input` around the text `input[start..start + len]` as a `str`, and the window's
-/// offset: from the word boundary of memory at or before `start` (moved past any bytes that
-/// continue a character) over at least `reach` bytes and the whole text, rounded up to a
-/// multiple of two words (and past any bytes that continue a character), within the input.
-/// `None` when the window is not UTF-8 (only bytes a trusted read did not check, bytes not read
-/// yet, or a text that does not start on a character, which no kept text does, can make it
-/// so).
+/// Where a converted prefix of `input` that holds a text ending at `end` ends
+/// ([`Keep::convert`]): at least `reach` bytes and the text, up to a boundary of two words of
+/// memory (or the input's end), and past any bytes that continue a character there, so that a
+/// prefix of UTF-8 input is UTF-8.
 ///
-/// Converting a window that starts at a word boundary costs `str::from_utf8` about two thirds
-/// of an instruction a byte; a text alone, or the whole input from an unaligned start, costs it
-/// about nine a byte until the first boundary ([`aligned_text`]).
+/// The standard library's check reads ASCII two words at a time between the word boundaries of
+/// memory, and a byte at a time (about four to nine instructions) before the first and after
+/// the last full step: a prefix ending at a boundary has no such tail.
 #[inline(always)]
-pub(super) fn text_window(
-    input: &[u8],
-    start: usize,
-    len: usize,
-    reach: usize,
-) -> Option<(&str, usize)> {
-    // Offsets into a slice are at most `isize::MAX` and `reach` is small: no sum overflows.
-    let lead = input.as_ptr().addr().wrapping_add(start) & (WORD - 1);
-    let mut from = start - lead.min(start);
-    let span = ((start + len - from).max(reach) + 2 * WORD - 1) & !(2 * WORD - 1);
-    let mut to = (from + span).min(input.len());
+pub(super) fn prefix_end(input: &[u8], end: usize, reach: usize) -> usize {
+    let addr = input.as_ptr().addr();
+    let mut to = (addr.wrapping_add(end.max(reach)).wrapping_add(2 * WORD - 1) & !(2 * WORD - 1))
+        .wrapping_sub(addr)
+        .min(input.len());
     while input.get(to).is_some_and(|&b| b & 0xC0 == 0x80) {
         to += 1;
     }
-    while from < start && input.get(from).is_some_and(|&b| b & 0xC0 == 0x80) {
-        from += 1;
-    }
-    Some((std::str::from_utf8(input.get(from..to)?).ok()?, from))
+    to
 }
 
 /// `input[start..start + len]` as a `str`, converted by `str::from_utf8` over a wider window
@@ -1008,48 +992,42 @@ impl<'d> Keep<'d, '_> {
     /// Safe Rust turns bytes into a `str` only through UTF-8 validation, which costs a fixed
     /// overhead per call (about what converting a whole 160-byte message costs): kept texts are
     /// converted one by one only while that is expected to cost less than converting the input
-    /// once ([`texts_one_by_one`]); after that, texts are sliced from a converted window of the
-    /// input ([`Keep::convert`]).
+    /// once ([`texts_one_by_one`]); after that, texts are sliced from a converted prefix of the
+    /// input, or the whole input ([`Keep::convert`]).
     #[inline(always)]
     fn text(&mut self, bytes: &'d [u8], start: usize) -> &'d str {
-        // Before the window, `at` wraps past its length and nothing is found.
-        let at = start.wrapping_sub(self.window_start);
         if let Some(window) = self.window
-            && let Some(text) = window.get(at..at.wrapping_add(bytes.len()))
+            && let Some(text) = window.get(start..start + bytes.len())
         {
             return text;
         }
         self.convert(bytes, start)
     }
 
-    /// [`Keep::text`] of a text outside the window: converted alone, or through a new window
-    /// from the text on ([`text_window`], at least [`WINDOW`] bytes) for a selector of few
-    /// leaves, else by converting the whole input. Kept texts come in input order; a new
-    /// window is made only for a text that ends past the last window, and starts at most a word
-    /// before that text: windows overlap by at most a word and a text, and the time stays
-    /// linear.
+    /// [`Keep::text`] of a text past the converted prefix: converted alone while
+    /// [`texts_one_by_one`] says so; else, for a selector of few leaves, the first such text
+    /// converts a prefix of the input that holds it ([`prefix_end`], at least [`WINDOW`] bytes),
+    /// and a text past that prefix the whole input (at most two conversions of the input, so
+    /// the time stays linear); for other selectors the first converts the whole input.
     #[inline(never)]
     fn convert(&mut self, bytes: &'d [u8], start: usize) -> &'d str {
-        let past_window = self
-            .window
-            .is_none_or(|window| start + bytes.len() > self.window_start + window.len());
-        if self.one_by_one == 0 && past_window {
-            let window = if self.selector.leaves > FEW_LEAVES {
-                std::str::from_utf8(self.input).ok().map(|whole| (whole, 0))
+        let converted = self.window.map_or(0, str::len);
+        if self.one_by_one == 0 && start + bytes.len() > converted {
+            let to = if converted == 0 && self.selector.leaves <= FEW_LEAVES {
+                prefix_end(self.input, start + bytes.len(), WINDOW)
             } else {
-                text_window(self.input, start, bytes.len(), WINDOW)
+                self.input.len()
             };
-            match window {
-                Some((window, from)) => {
+            match self.input.get(..to).map(std::str::from_utf8) {
+                Some(Ok(window)) => {
                     self.window = Some(window);
-                    self.window_start = from;
-                    if let Some(text) = window.get(start - from..start - from + bytes.len()) {
+                    if let Some(text) = window.get(start..start + bytes.len()) {
                         return text;
                     }
                 }
                 // Bytes not checked (trusted mode) or not read yet: convert every text on its
                 // own from now on (once, so that the time stays linear).
-                None => self.one_by_one = u32::MAX,
+                _ => self.one_by_one = u32::MAX,
             }
         }
         self.one_by_one = self.one_by_one.saturating_sub(1);

@@ -445,12 +445,12 @@ fn texts_converted_through_an_aligned_window_are_the_texts_alone() {
     assert!(windows > 10_000, "{windows} texts converted by a window");
 }
 
-/// A window converted for a kept text ([`super::select::text_window`]) covers it and holds it as
-/// the text converted alone (the same bytes at the same address), and never falls back for a
-/// text that starts on a character of an input that is UTF-8 (every kept text does): its
-/// edges are moved off bytes that continue a character.
+/// A prefix converted for the kept texts ([`super::select::prefix_end`]) holds the text it is
+/// made for and `reach` bytes (within the input), ends at a boundary of two words of memory,
+/// the input's end, or past the bytes that continue a character there, and is UTF-8 whenever
+/// the input is: the texts sliced from it are the texts converted alone, at their addresses.
 #[test]
-fn texts_sliced_from_a_converted_window_are_the_texts_alone() {
+fn prefixes_converted_for_kept_texts_hold_them_and_stay_utf8() {
     let mut rng = Rng(0x3e1d_0b57);
     let pieces: [&[u8]; 8] = [
         b"a",
@@ -462,7 +462,7 @@ fn texts_sliced_from_a_converted_window_are_the_texts_alone() {
         b"\xff",
         b"\x80",
     ];
-    let mut windows = 0;
+    let mut sliced = 0;
     for case in 0..300 {
         let mut buffer = vec![b'x'; case % 8];
         let kind = case % 3;
@@ -478,38 +478,34 @@ fn texts_sliced_from_a_converted_window_are_the_texts_alone() {
         let input = buffer.get(case % 8..).unwrap_or_default();
         let whole = std::str::from_utf8(input).ok();
         for reach in [0, 16, 96] {
-            for start in 0..=input.len() {
-                for len in 0..=40.min(input.len() - start) {
-                    let bytes = &input[start..start + len];
-                    let alone = std::str::from_utf8(bytes).ok();
-                    match super::select::text_window(input, start, len, reach) {
-                        Some((window, from)) => {
-                            windows += 1;
-                            assert!(from <= start && start + len <= from + window.len());
-                            assert_eq!(window.as_ptr(), input[from..].as_ptr());
-                            // A text that does not start and end on characters is converted
-                            // alone by the caller (no kept text does: quotes and delimiters
-                            // bound them).
-                            match window.get(start - from..start - from + len) {
-                                Some(text) => {
-                                    assert_eq!(Some(text), alone, "{input:?} {start} {len}");
-                                    assert_eq!(text.as_ptr(), bytes.as_ptr());
-                                }
-                                None => assert!(
-                                    !(whole.is_some_and(|w| w.is_char_boundary(start)
-                                        && w.is_char_boundary(start + len))),
-                                    "a text on characters, not in its window: {start} {len}"
-                                ),
-                            }
-                        }
-                        None => assert!(
-                            !whole.is_some_and(|w| w.is_char_boundary(start)),
-                            "a text of a UTF-8 input fell back: {input:?} {start} {len}"
-                        ),
+            for end in 0..=input.len() {
+                let to = super::select::prefix_end(input, end, reach);
+                assert!(to >= end.max(reach).min(input.len()) && to <= input.len());
+                let at = input.as_ptr().addr() + to;
+                let continues = |i: usize| input.get(i).is_some_and(|&b| b & 0xC0 == 0x80);
+                assert!(
+                    to == input.len()
+                        || (!continues(to) && (at.is_multiple_of(16) || continues(to - 1))),
+                    "{input:?} {end} {reach} {to}"
+                );
+                let Some(whole) = whole else { continue };
+                let prefix = std::str::from_utf8(&input[..to]);
+                assert!(
+                    prefix.is_ok(),
+                    "a prefix of UTF-8 input is not: {input:?} {to}"
+                );
+                let Ok(prefix) = prefix else { continue };
+                for start in (0..=end).filter(|&i| whole.is_char_boundary(i)) {
+                    if !whole.is_char_boundary(end) {
+                        break;
                     }
+                    let text = prefix.get(start..end);
+                    assert_eq!(text, whole.get(start..end));
+                    assert_eq!(text.map(str::as_ptr), Some(input[start..].as_ptr()));
+                    sliced += 1;
                 }
             }
         }
     }
-    assert!(windows > 100_000, "{windows} texts converted by a window");
+    assert!(sliced > 100_000, "{sliced} texts sliced from a prefix");
 }
