@@ -809,7 +809,7 @@ impl Extractor {
                 selector,
                 arena,
                 input,
-                whole: None,
+                window: None,
                 one_by_one: texts_one_by_one(selector, input),
                 nodes: recycle(std::mem::take(nodes)),
                 members: recycle(std::mem::take(members)),
@@ -897,8 +897,8 @@ struct Keep<'d, 's> {
     selector: &'d Selector,
     arena: &'d Bump,
     input: &'d [u8],
-    /// The whole input as a `str`, once converted (see [`Keep::text`]).
-    whole: Option<&'d str>,
+    /// The input or a prefix of it as a `str`, once converted (see [`Keep::convert`]).
+    window: Option<&'d str>,
     /// Kept texts still to convert one by one (see [`Keep::text`]).
     one_by_one: u32,
     nodes: Vec<Node<'d>>,
@@ -936,6 +936,34 @@ fn texts_one_by_one(selector: &Selector, input: &[u8]) -> u32 {
 /// The bytes of a machine word.
 const WORD: usize = std::mem::size_of::<usize>();
 
+/// How many bytes of the input a selector of at most [`FEW_LEAVES`] leaves converts at its first
+/// kept text at least ([`prefix_end`]): enough for the few texts such a selector keeps near the
+/// start of a small message, fewer bytes than the whole message.
+const WINDOW: usize = 96;
+/// Selectors of more leaves than this convert the whole input at the first kept text (their
+/// texts are likely spread over all of it).
+const FEW_LEAVES: usize = 4;
+
+/// Where a converted prefix of `input` that holds a text ending at `end` ends
+/// ([`Keep::convert`]): at least `reach` bytes and the text, up to a boundary of two words of
+/// memory (or the input's end), and past any bytes that continue a character there, so that a
+/// prefix of UTF-8 input is UTF-8.
+///
+/// The standard library's check reads ASCII two words at a time between the word boundaries of
+/// memory, and a byte at a time (about four to nine instructions) before the first and after
+/// the last full step: a prefix ending at a boundary has no such tail.
+#[inline(always)]
+pub(super) fn prefix_end(input: &[u8], end: usize, reach: usize) -> usize {
+    let addr = input.as_ptr().addr();
+    let mut to = (addr.wrapping_add(end.max(reach)).wrapping_add(2 * WORD - 1) & !(2 * WORD - 1))
+        .wrapping_sub(addr)
+        .min(input.len());
+    while input.get(to).is_some_and(|&b| b & 0xC0 == 0x80) {
+        to += 1;
+    }
+    to
+}
+
 /// `input[start..start + len]` as a `str`, converted by `str::from_utf8` over a wider window
 /// that starts at a word boundary of memory and spans a multiple of two words: `None` when the
 /// window is not UTF-8 (a character cut at either edge, or unchecked bytes after the text in
@@ -963,32 +991,43 @@ impl<'d> Keep<'d, '_> {
     ///
     /// Safe Rust turns bytes into a `str` only through UTF-8 validation, which costs a fixed
     /// overhead per call (about what converting a whole 160-byte message costs): kept texts are
-    /// converted one by one only while that is expected to cost less than converting the whole
-    /// input once ([`texts_one_by_one`]); after that, texts are sliced from the whole input.
+    /// converted one by one only while that is expected to cost less than converting the input
+    /// once ([`texts_one_by_one`]); after that, texts are sliced from a converted prefix of the
+    /// input, or the whole input ([`Keep::convert`]).
     #[inline(always)]
     fn text(&mut self, bytes: &'d [u8], start: usize) -> &'d str {
-        if let Some(whole) = self.whole
-            && let Some(text) = whole.get(start..start + bytes.len())
+        if let Some(window) = self.window
+            && let Some(text) = window.get(start..start + bytes.len())
         {
             return text;
         }
         self.convert(bytes, start)
     }
 
-    /// [`Keep::text`] before the whole input is converted.
+    /// [`Keep::text`] of a text past the converted prefix: converted alone while
+    /// [`texts_one_by_one`] says so; else, for a selector of few leaves, the first such text
+    /// converts a prefix of the input that holds it ([`prefix_end`], at least [`WINDOW`] bytes),
+    /// and a text past that prefix the whole input (at most two conversions of the input, so
+    /// the time stays linear); for other selectors the first converts the whole input.
     #[inline(never)]
     fn convert(&mut self, bytes: &'d [u8], start: usize) -> &'d str {
-        if self.one_by_one == 0 && self.whole.is_none() {
-            match std::str::from_utf8(self.input) {
-                Ok(whole) => {
-                    self.whole = Some(whole);
-                    if let Some(text) = whole.get(start..start + bytes.len()) {
+        let converted = self.window.map_or(0, str::len);
+        if self.one_by_one == 0 && start + bytes.len() > converted {
+            let to = if converted == 0 && self.selector.leaves <= FEW_LEAVES {
+                prefix_end(self.input, start + bytes.len(), WINDOW)
+            } else {
+                self.input.len()
+            };
+            match self.input.get(..to).map(std::str::from_utf8) {
+                Some(Ok(window)) => {
+                    self.window = Some(window);
+                    if let Some(text) = window.get(start..start + bytes.len()) {
                         return text;
                     }
                 }
-                // Only in trusted mode, where skipped bytes are not checked: convert every text
-                // on its own from now on (once, so that the time stays linear).
-                Err(_) => self.one_by_one = u32::MAX,
+                // Bytes not checked (trusted mode) or not read yet: convert every text on its
+                // own from now on (once, so that the time stays linear).
+                _ => self.one_by_one = u32::MAX,
             }
         }
         self.one_by_one = self.one_by_one.saturating_sub(1);

@@ -444,3 +444,68 @@ fn texts_converted_through_an_aligned_window_are_the_texts_alone() {
     }
     assert!(windows > 10_000, "{windows} texts converted by a window");
 }
+
+/// A prefix converted for the kept texts ([`super::select::prefix_end`]) holds the text it is
+/// made for and `reach` bytes (within the input), ends at a boundary of two words of memory,
+/// the input's end, or past the bytes that continue a character there, and is UTF-8 whenever
+/// the input is: the texts sliced from it are the texts converted alone, at their addresses.
+#[test]
+fn prefixes_converted_for_kept_texts_hold_them_and_stay_utf8() {
+    let mut rng = Rng(0x3e1d_0b57);
+    let pieces: [&[u8]; 8] = [
+        b"a",
+        b"\"",
+        b"0",
+        "é".as_bytes(),
+        "€".as_bytes(),
+        "😀".as_bytes(),
+        b"\xff",
+        b"\x80",
+    ];
+    let mut sliced = 0;
+    for case in 0..300 {
+        let mut buffer = vec![b'x'; case % 8];
+        let kind = case % 3;
+        for _ in 0..rng.below(160) {
+            let piece = match kind {
+                0 => rng.pick(&pieces[..3]),
+                1 => rng.pick(&pieces[..6]),
+                _ => rng.pick(&pieces),
+            };
+            buffer.extend_from_slice(piece);
+        }
+        // The input starts `case % 8` bytes into its allocation.
+        let input = buffer.get(case % 8..).unwrap_or_default();
+        let whole = std::str::from_utf8(input).ok();
+        for reach in [0, 16, 96] {
+            for end in 0..=input.len() {
+                let to = super::select::prefix_end(input, end, reach);
+                assert!(to >= end.max(reach).min(input.len()) && to <= input.len());
+                let at = input.as_ptr().addr() + to;
+                let continues = |i: usize| input.get(i).is_some_and(|&b| b & 0xC0 == 0x80);
+                assert!(
+                    to == input.len()
+                        || (!continues(to) && (at.is_multiple_of(16) || continues(to - 1))),
+                    "{input:?} {end} {reach} {to}"
+                );
+                let Some(whole) = whole else { continue };
+                let prefix = std::str::from_utf8(&input[..to]);
+                assert!(
+                    prefix.is_ok(),
+                    "a prefix of UTF-8 input is not: {input:?} {to}"
+                );
+                let Ok(prefix) = prefix else { continue };
+                for start in (0..=end).filter(|&i| whole.is_char_boundary(i)) {
+                    if !whole.is_char_boundary(end) {
+                        break;
+                    }
+                    let text = prefix.get(start..end);
+                    assert_eq!(text, whole.get(start..end));
+                    assert_eq!(text.map(str::as_ptr), Some(input[start..].as_ptr()));
+                    sliced += 1;
+                }
+            }
+        }
+    }
+    assert!(sliced > 100_000, "{sliced} texts sliced from a prefix");
+}
