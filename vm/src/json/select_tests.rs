@@ -392,6 +392,30 @@ fn names_found_by_first_byte_are_the_names_found_in_order() {
     );
 }
 
+/// What the text-conversion tests build their inputs of: ASCII (the first three), multi-byte
+/// characters (the next three) and bytes that are not UTF-8 (the last two).
+const TEXT_PIECES: [&[u8]; 8] = [
+    b"a",
+    b"\"",
+    b"0",
+    "é".as_bytes(),
+    "€".as_bytes(),
+    "😀".as_bytes(),
+    b"\xff",
+    b"\x80",
+];
+
+/// A buffer of `offset` filler bytes, then fewer than `most` pieces drawn from the first `kinds`
+/// of [`TEXT_PIECES`]: the input is the buffer from `offset` on, so that inputs start at every
+/// alignment of their allocation.
+fn offset_input(rng: &mut Rng, offset: usize, most: usize, kinds: usize) -> Vec<u8> {
+    let mut buffer = vec![b'x'; offset];
+    for _ in 0..rng.below(most) {
+        buffer.extend_from_slice(rng.pick(&TEXT_PIECES[..kinds]));
+    }
+    buffer
+}
+
 /// A kept text converted through an aligned window ([`super::select::aligned_text`]) is the text
 /// `str::from_utf8` makes of its bytes alone, at the same address, whenever the window gives one;
 /// the window gives one for every ASCII text (the fast path is taken) and never for bytes that
@@ -400,29 +424,11 @@ fn names_found_by_first_byte_are_the_names_found_in_order() {
 #[test]
 fn texts_converted_through_an_aligned_window_are_the_texts_alone() {
     let mut rng = Rng(0xa119_7e47);
-    let pieces: [&[u8]; 8] = [
-        b"a",
-        b"\"",
-        b"0",
-        "é".as_bytes(),
-        "€".as_bytes(),
-        "😀".as_bytes(),
-        b"\xff",
-        b"\x80",
-    ];
     let mut windows = 0;
     for case in 0..300 {
-        let mut buffer = vec![b'x'; case % 8];
         let ascii_only = case % 3 == 0;
-        for _ in 0..rng.below(48) {
-            let piece = if ascii_only {
-                rng.pick(&pieces[..3])
-            } else {
-                rng.pick(&pieces)
-            };
-            buffer.extend_from_slice(piece);
-        }
-        // The input starts `case % 8` bytes into its allocation.
+        let kinds = if ascii_only { 3 } else { TEXT_PIECES.len() };
+        let buffer = offset_input(&mut rng, case % 8, 48, kinds);
         let input = buffer.get(case % 8..).unwrap_or_default();
         for start in 0..=input.len() {
             for len in 0..=40.min(input.len() - start) {
@@ -452,29 +458,11 @@ fn texts_converted_through_an_aligned_window_are_the_texts_alone() {
 #[test]
 fn prefixes_converted_for_kept_texts_hold_them_and_stay_utf8() {
     let mut rng = Rng(0x3e1d_0b57);
-    let pieces: [&[u8]; 8] = [
-        b"a",
-        b"\"",
-        b"0",
-        "é".as_bytes(),
-        "€".as_bytes(),
-        "😀".as_bytes(),
-        b"\xff",
-        b"\x80",
-    ];
     let mut sliced = 0;
     for case in 0..300 {
-        let mut buffer = vec![b'x'; case % 8];
-        let kind = case % 3;
-        for _ in 0..rng.below(160) {
-            let piece = match kind {
-                0 => rng.pick(&pieces[..3]),
-                1 => rng.pick(&pieces[..6]),
-                _ => rng.pick(&pieces),
-            };
-            buffer.extend_from_slice(piece);
-        }
-        // The input starts `case % 8` bytes into its allocation.
+        // ASCII, UTF-8 with multi-byte characters, or bytes that are not UTF-8 as well.
+        let kinds = [3, 6, TEXT_PIECES.len()][case % 3];
+        let buffer = offset_input(&mut rng, case % 8, 160, kinds);
         let input = buffer.get(case % 8..).unwrap_or_default();
         let whole = std::str::from_utf8(input).ok();
         for reach in [0, 16, 96] {
