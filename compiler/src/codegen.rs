@@ -16,25 +16,32 @@ use std::sync::Arc;
 
 /// Generates a verified program for an (optimized) IR tree.
 pub fn generate(root: &Node) -> Result<Program, VerifyError> {
-    let mut g = Gen::default();
+    // The parts are a local of their own, not a field of the generator, so that they are
+    // handed to the verifier where they lie (a program's parts are about a kilobyte).
+    let mut parts = ProgramParts::default();
     // Most nodes emit one instruction, and an `and`/`or` one jump per child but the last; each
     // node adds at most one source (its origin), so the sources are never reallocated either.
     let size = root.size();
     let estimate = 2 * size;
-    g.parts.code.reserve(estimate);
-    g.parts.origins.reserve(estimate);
-    g.parts.sources.reserve(size);
+    parts.code.reserve(estimate);
+    parts.origins.reserve(estimate);
+    parts.sources.reserve(size);
+    let mut g = Gen {
+        parts: &mut parts,
+        source_index: Seen::default(),
+        string_index: Seen::default(),
+        list_index: Seen::default(),
+    };
     g.node(root, Reg(0));
     g.emit(Inst::Ret { src: Reg(0) }, &root.origin);
-    g.parts.registers = 1;
-    Program::new(g.parts)
+    parts.registers = 1;
+    Program::new(parts)
 }
 
 /// The program being generated, and the constants already in its pools (keyed by the IR's own
 /// strings, so that looking one up allocates nothing).
-#[derive(Default)]
-struct Gen<'ir> {
-    parts: ProgramParts,
+struct Gen<'ir, 'p> {
+    parts: &'p mut ProgramParts,
     source_index: Seen<'ir, str>,
     string_index: Seen<'ir, str>,
     list_index: Seen<'ir, [Arc<str>]>,
@@ -86,7 +93,7 @@ fn idx(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-impl<'ir> Gen<'ir> {
+impl<'ir> Gen<'ir, '_> {
     /// Appends `inst`, recording the origin it came from (the IR's own, shared: not copied).
     fn emit(&mut self, inst: Inst, origin: &'ir Arc<str>) -> usize {
         let o = match self.source_index.get(origin) {

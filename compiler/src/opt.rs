@@ -39,34 +39,45 @@ pub fn optimize_copy(node: &Node) -> Node {
 
 /// The rounds of [`optimize`] after [`push_negations`], and the ordering. The passes rewrite the
 /// tree in place: a node a pass leaves alone is neither moved nor reallocated, so a round that
-/// changes nothing (the last one, always) costs one walk.
+/// changes nothing (the last one, always) costs one walk per pass.
+///
+/// The rounds stop at the first that leaves the tree's size (its number of nodes) as it was. No
+/// pass ever adds a node, so the size is unchanged exactly when no pass removed one: each pass
+/// says whether it removed a node where it ran, and the tree is not walked to count its size.
 fn normalize(node: &mut Node) {
-    // The size after a round is the size before the next: one walk per round counts it.
-    let mut before = node.size();
     for _ in 0..8 {
-        in_place(node, &flatten_node);
-        in_place(node, &fold_node);
-        in_place(node, &dedup_node);
-        in_place(node, &merge_node);
-        let after = node.size();
-        if after == before {
+        if !round(node) {
             break;
         }
-        before = after;
     }
     in_place(node, &order_node);
 }
 
+/// One round of the passes; returns whether it removed a node (changed the tree's size).
+fn round(node: &mut Node) -> bool {
+    let mut removed = in_place(node, &flatten_node);
+    removed |= in_place(node, &fold_node);
+    removed |= in_place(node, &dedup_node);
+    removed |= in_place(node, &merge_node);
+    removed
+}
+
 /// Applies `f` to every node, children before their parent (the order the passes are defined
-/// in: `f` sees a node's children already rewritten). Generic, so that each pass is inlined into
-/// its own walk rather than called through a pointer at every node.
-fn in_place<F: Fn(&mut Node)>(node: &mut Node, f: &F) {
+/// in: `f` sees a node's children already rewritten); returns whether some call of `f` removed
+/// a node (each call says so for its own node). Generic, so that each pass is inlined into its
+/// own walk rather than called through a pointer at every node.
+fn in_place<F: Fn(&mut Node) -> bool>(node: &mut Node, f: &F) -> bool {
+    let mut removed = false;
     match &mut node.kind {
-        NodeKind::And(c) | NodeKind::Or(c) => c.iter_mut().for_each(|c| in_place(c, f)),
-        NodeKind::Not(c) => in_place(c, f),
+        NodeKind::And(c) | NodeKind::Or(c) => {
+            for c in c.iter_mut() {
+                removed |= in_place(c, f);
+            }
+        }
+        NodeKind::Not(c) => removed = in_place(c, f),
         _ => {}
     }
-    f(node);
+    f(node) | removed
 }
 
 /// Pushes `not` to the leaves (De Morgan), removes double negation, and turns `not` of a shape
@@ -177,36 +188,38 @@ pub fn flatten(mut node: Node) -> Node {
     node
 }
 
-/// [`flatten`] at one node whose children are flattened.
-fn flatten_node(node: &mut Node) {
+/// [`flatten`] at one node whose children are flattened; returns whether it removed a node.
+fn flatten_node(node: &mut Node) -> bool {
     match &mut node.kind {
         NodeKind::And(c) => {
-            splice(c, true);
-            unwrap_single(node);
+            let spliced = splice(c, true);
+            unwrap_single(node) | spliced
         }
         NodeKind::Or(c) => {
-            splice(c, false);
-            unwrap_single(node);
+            let spliced = splice(c, false);
+            unwrap_single(node) | spliced
         }
         NodeKind::Not(c) if matches!(c.kind, NodeKind::Not(_)) => {
             // The grandchild takes the node's place.
             if let NodeKind::Not(inner) = std::mem::replace(&mut c.kind, NodeKind::True) {
                 *node = *inner;
             }
+            true
         }
-        _ => {}
+        _ => false,
     }
 }
 
-/// Puts the children of `and` children of an `and` (`or` of an `or`) in their place.
-fn splice(children: &mut Vec<Node>, and: bool) {
+/// Puts the children of `and` children of an `and` (`or` of an `or`) in their place; returns
+/// whether there was one (a node removed).
+fn splice(children: &mut Vec<Node>, and: bool) -> bool {
     let same = |c: &Node| match c.kind {
         NodeKind::And(_) => and,
         NodeKind::Or(_) => !and,
         _ => false,
     };
     if !children.iter().any(same) {
-        return;
+        return false;
     }
     // The spliced list's length, so that it is allocated once.
     let total: usize = children
@@ -229,16 +242,19 @@ fn splice(children: &mut Vec<Node>, and: bool) {
             }),
         }
     }
+    true
 }
 
-/// An `and`/`or` of one child becomes that child.
-fn unwrap_single(node: &mut Node) {
+/// An `and`/`or` of one child becomes that child; returns whether it did (a node removed).
+fn unwrap_single(node: &mut Node) -> bool {
     if let NodeKind::And(c) | NodeKind::Or(c) = &mut node.kind
         && c.len() == 1
         && let Some(only) = c.pop()
     {
         *node = only;
+        return true;
     }
+    false
 }
 
 /// Folds constants: `and` with `false` is `false`, `true` children vanish, an empty `and` is
@@ -248,22 +264,25 @@ pub fn fold_constants(mut node: Node) -> Node {
     node
 }
 
-/// [`fold_constants`] at one node whose children are folded.
-fn fold_node(node: &mut Node) {
-    let constant = match &mut node.kind {
-        NodeKind::And(c) => fold_children(c, true),
-        NodeKind::Or(c) => fold_children(c, false),
+/// [`fold_constants`] at one node whose children are folded; returns whether it removed a node
+/// (a test folded to a constant is replaced, not removed).
+fn fold_node(node: &mut Node) -> bool {
+    // The constant the node folds to, if any, and whether children were removed (an `and`/`or`
+    // that folds to a constant loses all it had; an empty one loses none).
+    let (constant, removed) = match &mut node.kind {
+        NodeKind::And(c) => fold_junction(c, true),
+        NodeKind::Or(c) => fold_junction(c, false),
         NodeKind::Not(c) => match c.kind {
-            NodeKind::True => Some(false),
-            NodeKind::False => Some(true),
-            _ => None,
+            NodeKind::True => (Some(false), true),
+            NodeKind::False => (Some(true), true),
+            _ => (None, false),
         },
-        NodeKind::Test(t) if never_holds(&t.pred) => Some(false),
+        NodeKind::Test(t) if never_holds(&t.pred) => (Some(false), false),
         NodeKind::Test(Test {
             pred: Pred::Shape(s),
             ..
-        }) if *s == Shapes::ALL => Some(true),
-        _ => None,
+        }) if *s == Shapes::ALL => (Some(true), false),
+        _ => (None, false),
     };
     match constant {
         Some(value) => {
@@ -271,10 +290,21 @@ fn fold_node(node: &mut Node) {
                 NodeKind::True
             } else {
                 NodeKind::False
-            }
+            };
+            removed
         }
-        None => unwrap_single(node),
+        None => unwrap_single(node) | removed,
     }
+}
+
+/// [`fold_children`], and whether a child was removed.
+fn fold_junction(children: &mut Vec<Node>, and: bool) -> (Option<bool>, bool) {
+    let len = children.len();
+    let constant = fold_children(children, and);
+    (
+        constant,
+        len > 0 && (constant.is_some() || children.len() < len),
+    )
 }
 
 /// The constant an `and` (`and` true) or `or` of `children` folds to, if any; otherwise the
@@ -320,9 +350,10 @@ const DEDUP_BY_HASH_FROM: usize = 16;
 /// [`dedup`] at one node. A child is dropped when it is the same ([`Node::same`]) as a child
 /// kept before it; with [`DEDUP_BY_HASH_FROM`] children or more it is compared only with the
 /// kept children of the same [`structure_hash`], so a wide `and`/`or` costs time linear in its
-/// children, not quadratic.
-fn dedup_node(node: &mut Node) {
+/// children, not quadratic. Returns whether it removed a node.
+fn dedup_node(node: &mut Node) -> bool {
     if let NodeKind::And(c) | NodeKind::Or(c) = &mut node.kind {
+        let len = c.len();
         let mut by_hash: Option<HashMap<u64, Vec<usize>>> =
             (c.len() >= DEDUP_BY_HASH_FROM).then(HashMap::new);
         let mut kept = 0;
@@ -354,8 +385,10 @@ fn dedup_node(node: &mut Node) {
             }
         }
         c.truncate(kept);
-        unwrap_single(node);
+        let removed = kept < len;
+        return unwrap_single(node) | removed;
     }
+    false
 }
 
 /// A hash of a node's structure that agrees with [`Node::same`]: nodes that are the same hash
@@ -419,13 +452,16 @@ pub fn merge_alternatives(mut node: Node) -> Node {
     node
 }
 
-/// [`merge_alternatives`] at one node.
-fn merge_node(node: &mut Node) {
+/// [`merge_alternatives`] at one node; returns whether it removed a node.
+fn merge_node(node: &mut Node) -> bool {
     let Node { kind, origin } = node;
     if let NodeKind::Or(c) = kind {
+        let len = c.len();
         merge_or(c, origin);
-        unwrap_single(node);
+        let merged = c.len() < len;
+        return unwrap_single(node) | merged;
     }
+    false
 }
 
 /// Merges tests of one key, in place: each test is merged into the first earlier (kept) test of
@@ -572,11 +608,12 @@ pub fn order(mut node: Node) -> Node {
     node
 }
 
-/// [`order`] at one node.
-fn order_node(node: &mut Node) {
+/// [`order`] at one node (which removes none).
+fn order_node(node: &mut Node) -> bool {
     if let NodeKind::And(c) | NodeKind::Or(c) = &mut node.kind {
         c.sort_by_key(cost);
     }
+    false
 }
 
 /// A rough cost: shape checks are cheapest, then equality, then scans, then patterns;
@@ -896,6 +933,74 @@ mod tests {
                 "{tree}"
             );
         }
+    }
+
+    /// A round says it removed a node exactly when it changed the tree's size (the rule the
+    /// rounds stop by), on random trees of every node kind: constants, empty and one-child
+    /// `and`/`or`, double negations, tests that never or always hold, repeated and mergeable
+    /// tests.
+    #[test]
+    fn a_round_says_it_removed_a_node_exactly_when_the_size_changed() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        fn tree(next: &mut dyn FnMut(u64) -> u64, depth: u32) -> Node {
+            let leaf = depth == 0 || next(3) == 0;
+            if leaf {
+                return match next(8) {
+                    0 => Node::constant(next(2) == 0, "/c"),
+                    1 => Node::test(key("s"), Pred::Shape(Shapes::ALL), "/all"),
+                    2 => Node::test(
+                        key("s"),
+                        Pred::Shape(if next(2) == 0 {
+                            Shapes::ABSENT
+                        } else {
+                            Shapes::NULL
+                        }),
+                        "/shape",
+                    ),
+                    3 => Node::test(
+                        key("n"),
+                        Pred::Str {
+                            op: StrOp::Eq,
+                            case: Case::Sensitive,
+                            values: vec![],
+                        },
+                        "/never",
+                    ),
+                    _ => eq(["a", "b"][next(2) as usize], ["1", "2", "3"][next(3) as usize]),
+                };
+            }
+            match next(4) {
+                0 => Node::negation(tree(next, depth - 1)),
+                k => {
+                    let children = (0..next(4)).map(|_| tree(next, depth - 1)).collect();
+                    if k == 1 {
+                        Node::and(children, "/and")
+                    } else {
+                        Node::or(children, "/or")
+                    }
+                }
+            }
+        }
+        let mut changed = 0;
+        for _ in 0..3000 {
+            let mut node = tree(&mut next, 5);
+            for _ in 0..8 {
+                let before = node.size();
+                let removed = round(&mut node);
+                assert_eq!(removed, node.size() != before, "{node}");
+                if !removed {
+                    break;
+                }
+                changed += 1;
+            }
+        }
+        assert!(changed > 1000, "the trees exercise the passes ({changed} rounds changed)");
     }
 
     #[test]

@@ -27,6 +27,14 @@ impl Verified {
     /// NaN. Then derives the substring searchers and records in the key table what binding must
     /// compute, in time and memory proportional to `parts`.
     pub fn new(parts: ProgramParts) -> Result<Verified, VerifyError> {
+        let substrings = Verified::check(&parts)?;
+        Ok(Verified::checked(parts, substrings))
+    }
+
+    /// The checks of [`Verified::new`], made on borrowed parts (so that a caller moves the parts
+    /// once, into the program, rather than in and out of each layer's result): the substring
+    /// searchers the parts need, or why they are rejected.
+    pub(crate) fn check(parts: &ProgramParts) -> Result<Box<[Option<Substrings>]>, VerifyError> {
         let n = parts.code.len();
         let whole = |reason: String| VerifyError { at: n, reason };
         if n == 0 || n > MAX_INSTRUCTIONS {
@@ -62,14 +70,22 @@ impl Verified {
             return Err(whole(format!("ranges{i} has a NaN bound")));
         }
         for (at, inst) in parts.code.iter().enumerate() {
-            inst.check(&parts, at)
+            inst.check(parts, at)
                 .map_err(|reason| VerifyError { at, reason })?;
         }
-        check_leaf_tests(&parts).map_err(whole)?;
-        let substrings = substrings(&parts)?;
-        let mut parts = parts;
+        check_leaf_tests(parts).map_err(whole)?;
+        substrings(parts)
+    }
+
+    /// The verified program of parts [`Verified::check`] accepted, with `substrings`, the
+    /// searchers it gave: records in the key table what binding must compute.
+    #[inline]
+    pub(crate) fn checked(
+        mut parts: ProgramParts,
+        substrings: Box<[Option<Substrings>]>,
+    ) -> Verified {
         needs(&mut parts);
-        Ok(Verified { parts, substrings })
+        Verified { parts, substrings }
     }
 
     /// The substring searcher of list `list`, when a `str_contains` or `str_contains_fold`
