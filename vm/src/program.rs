@@ -37,24 +37,23 @@ impl Program {
     pub fn new(parts: ProgramParts) -> Result<Program, VerifyError> {
         // The parts are checked where they lie and moved once, into the program: a program is
         // about a kilobyte, so each move through a layer's `Result` is a `memcpy` of it.
+        // The program is made in the result it is returned in, and what is derived from the
+        // verified parts is added there.
         let substrings = Verified::check(&parts)?;
-        Ok(Program::of(Verified::checked(parts, substrings)))
-    }
-
-    /// The program of a verified program: its plan and header probes derived in place.
-    fn of(verified: Verified) -> Program {
-        let mut program = Program {
-            verified,
+        let mut made = Ok(Program {
+            verified: Verified::checked(parts, substrings),
             plan: None,
             header_probe: None,
             header_walk: None,
-        };
-        program.plan = Plan::build(&program.verified);
-        if let Some(plan) = &program.plan {
-            program.header_probe = HeaderProbe::of(&program.verified, plan).map(Box::new);
-            program.header_walk = HeaderWalk::of(&program.verified, plan).map(Box::new);
+        });
+        if let Ok(program) = &mut made {
+            program.plan = Plan::build(&program.verified);
+            if let Some(plan) = &program.plan {
+                program.header_probe = HeaderProbe::of(&program.verified, plan).map(Box::new);
+                program.header_walk = HeaderWalk::of(&program.verified, plan).map(Box::new);
+            }
         }
-        program
+        made
     }
 
     /// The verified program the executor and plans run ([`crate::exec::eval_test`] takes it).

@@ -79,7 +79,7 @@ impl Verified {
 
     /// The verified program of parts [`Verified::check`] accepted, with `substrings`, the
     /// searchers it gave: records in the key table what binding must compute.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn checked(
         mut parts: ProgramParts,
         substrings: Box<[Option<Substrings>]>,
@@ -213,17 +213,18 @@ fn needs(parts: &mut ProgramParts) {
             *flags |= need;
         }
     }
-    if new {
-        parts.keys.values_added();
-    }
     for (slot, flags) in seen.iter().skip(strings + sets).enumerate() {
         let slot = u32::try_from(slot).unwrap_or(u32::MAX);
         if flags & COMPARED != 0 {
-            parts.keys.mark_constants(slot);
+            new |= parts.keys.mark_constants_unstamped(slot);
         }
         if flags & NUMERIC != 0 {
             parts.keys.add_text_numbers(slot);
         }
+    }
+    // The new values and the slots newly compared with constants are one change to the table.
+    if new {
+        parts.keys.values_added();
     }
 }
 

@@ -649,11 +649,21 @@ impl KeyTable {
 
     /// The slot half of [`KeyTable::add_constant`]: `slot`'s leaves are looked up.
     pub(crate) fn mark_constants(&mut self, slot: u32) {
-        if let Some(needs) = self.needs.get_mut(slot as usize) {
-            needs.constants = needs.constants.saturating_add(1);
-            if needs.constants == 1 {
-                self.changed();
+        if self.mark_constants_unstamped(slot) {
+            self.changed();
+        }
+    }
+
+    /// [`KeyTable::mark_constants`] without noting the change: for a caller marking several
+    /// slots, which then calls [`KeyTable::values_added`] once if any was a change. Returns
+    /// whether it was (the slot's first constant).
+    pub(crate) fn mark_constants_unstamped(&mut self, slot: u32) -> bool {
+        match self.needs.get_mut(slot as usize) {
+            Some(needs) => {
+                needs.constants = needs.constants.saturating_add(1);
+                needs.constants == 1
             }
+            None => false,
         }
     }
 
