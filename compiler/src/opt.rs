@@ -78,22 +78,29 @@ fn round(node: &mut Node, flattened: bool) -> bool {
 /// [`mergeable`] says merge). A junction of [`DEDUP_BY_HASH_FROM`] children or more is taken to
 /// change (its passes look at it through hashes): `false` only means a round must run.
 fn settled(node: &Node) -> bool {
+    // The local conditions first, over the whole tree: a tree that is not settled usually fails
+    // one of them (a mergeable pair, a one-child junction) before any two subtrees are compared.
+    shaped(node) && distinct(node)
+}
+
+/// [`settled`]'s conditions but [`dedup_node`]'s: those of [`flatten_node`], [`fold_node`] and
+/// [`merge_node`], and the width of each junction.
+fn shaped(node: &Node) -> bool {
     match &node.kind {
         NodeKind::True | NodeKind::False => true,
         NodeKind::Not(c) => {
-            !matches!(c.kind, NodeKind::Not(_) | NodeKind::True | NodeKind::False) && settled(c)
+            !matches!(c.kind, NodeKind::Not(_) | NodeKind::True | NodeKind::False) && shaped(c)
         }
         NodeKind::Test(t) => {
-            !never_holds(&t.pred)
-                && !matches!(t.pred, Pred::Shape(s) if s == Shapes::ALL)
+            !never_holds(&t.pred) && !matches!(t.pred, Pred::Shape(s) if s == Shapes::ALL)
         }
-        NodeKind::And(c) => settled_junction(c, true),
-        NodeKind::Or(c) => settled_junction(c, false),
+        NodeKind::And(c) => shaped_junction(c, true),
+        NodeKind::Or(c) => shaped_junction(c, false),
     }
 }
 
-/// [`settled`] of an `and` (`and` true) or `or` of `children`.
-fn settled_junction(children: &[Node], and: bool) -> bool {
+/// [`shaped`] of an `and` (`and` true) or `or` of `children`.
+fn shaped_junction(children: &[Node], and: bool) -> bool {
     if !(2..DEDUP_BY_HASH_FROM).contains(&children.len()) {
         return false;
     }
@@ -104,16 +111,12 @@ fn settled_junction(children: &[Node], and: bool) -> bool {
             NodeKind::Or(_) => !and,
             _ => false,
         };
-        if changes || !settled(child) {
-            return false;
-        }
-        let earlier = children.get(..i).unwrap_or_default();
-        if earlier.iter().any(|o| o.same(child)) {
+        if changes || !shaped(child) {
             return false;
         }
         if !and
             && let NodeKind::Test(t) = &child.kind
-            && earlier.iter().any(|o| {
+            && children.get(..i).unwrap_or_default().iter().any(|o| {
                 matches!(&o.kind, NodeKind::Test(into) if into.key == t.key && mergeable(&into.pred, &t.pred))
             })
         {
@@ -121,6 +124,18 @@ fn settled_junction(children: &[Node], and: bool) -> bool {
         }
     }
     true
+}
+
+/// [`settled`]'s condition of [`dedup_node`]: no two children of a junction the same, anywhere
+/// in the tree (whose junctions [`shaped`] found narrow).
+fn distinct(node: &Node) -> bool {
+    match &node.kind {
+        NodeKind::And(c) | NodeKind::Or(c) => c.iter().enumerate().all(|(i, child)| {
+            distinct(child) && !c.get(..i).unwrap_or_default().iter().any(|o| o.same(child))
+        }),
+        NodeKind::Not(c) => distinct(c),
+        _ => true,
+    }
 }
 
 /// Applies `f` to every node, children before their parent (the order the passes are defined
@@ -1052,7 +1067,10 @@ mod tests {
                         },
                         "/never",
                     ),
-                    _ => eq(["a", "b"][next(2) as usize], ["1", "2", "3"][next(3) as usize]),
+                    _ => eq(
+                        ["a", "b"][next(2) as usize],
+                        ["1", "2", "3"][next(3) as usize],
+                    ),
                 };
             }
             match next(4) {
@@ -1080,7 +1098,10 @@ mod tests {
                 changed += 1;
             }
         }
-        assert!(changed > 1000, "the trees exercise the passes ({changed} rounds changed)");
+        assert!(
+            changed > 1000,
+            "the trees exercise the passes ({changed} rounds changed)"
+        );
     }
 
     /// A tree [`settled`] says no pass changes is left as it is by a round (origins included),
@@ -1124,16 +1145,34 @@ mod tests {
                     ranges: vec![Interval::point(2.0)],
                 },
                 Pred::NumText(vec!["3".into()]),
+                // Distinct from the ones above, and mergeable with them.
+                Pred::Shape(Shapes::NULL),
+                Pred::Str {
+                    op: StrOp::Eq,
+                    case: Case::Sensitive,
+                    values: vec!["w".into()],
+                },
+                Pred::Num {
+                    source: NumSource::NumberLeaf,
+                    ranges: vec![Interval::point(5.0)],
+                },
             ]
         };
         for a in preds() {
             for b in preds() {
-                assert_eq!(mergeable(&a, &b), merge_pred(&mut a.clone(), &b), "{a} / {b}");
+                assert_eq!(
+                    mergeable(&a, &b),
+                    merge_pred(&mut a.clone(), &b),
+                    "{a} / {b}"
+                );
             }
         }
-        fn tree(next: &mut dyn FnMut(u64) -> u64, preds: &[Pred], depth: u32) -> Node {
+        // `plain` trees have no constants, no tests that always hold and no junction of fewer
+        // than two children, so that many are settled but for one condition (a mergeable pair,
+        // a repeated child).
+        fn tree(next: &mut dyn FnMut(u64) -> u64, preds: &[Pred], depth: u32, plain: bool) -> Node {
             if depth == 0 || next(3) == 0 {
-                return match next(6) {
+                return match next(6) + 2 * u64::from(plain) {
                     0 => Node::constant(next(2) == 0, "/c"),
                     1 => Node::test(key("s"), Pred::Shape(Shapes::ALL), "/all"),
                     _ => {
@@ -1144,10 +1183,11 @@ mod tests {
                 };
             }
             match next(4) {
-                0 => Node::negation(tree(next, preds, depth - 1)),
+                0 => Node::negation(tree(next, preds, depth - 1, plain)),
                 k => {
-                    let children = (0..next(5))
-                        .map(|_| tree(next, preds, depth - 1))
+                    let width = if plain { 2 + next(3) } else { next(5) };
+                    let children = (0..width)
+                        .map(|_| tree(next, preds, depth - 1, plain))
                         .collect();
                     let at = ["/j", "/k"][next(2) as usize];
                     if k == 1 {
@@ -1160,8 +1200,8 @@ mod tests {
         }
         let preds = preds();
         let mut settled_trees = 0;
-        for _ in 0..5000 {
-            let mut node = tree(&mut next, &preds, 4);
+        for i in 0..10000 {
+            let mut node = tree(&mut next, &preds, 4, i % 2 == 0);
             for _ in 0..8 {
                 let before = node.to_string();
                 let was_settled = settled(&node);
@@ -1178,7 +1218,7 @@ mod tests {
             }
         }
         assert!(
-            settled_trees > 2000,
+            settled_trees > 4000,
             "{settled_trees} trees were found settled"
         );
     }
