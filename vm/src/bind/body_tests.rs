@@ -697,6 +697,201 @@ fn flat_tables_bind_bytes_as_the_document_does() {
     );
 }
 
+/// A random SNS body for two-level tables: an object whose members are mostly scalars or
+/// objects of scalars, now and then an array, a deeper container, a repeated or dotted name.
+fn two_level_body(next: &mut dyn FnMut(u64) -> u64, depth: u32, out: &mut String) {
+    const NAMES: &[&str] = &["a", "b", "c", "x", "", "a.b", "\\u0061", "A", "é", "c."];
+    const SCALARS: &[&str] = &[
+        "1",
+        "-0.5",
+        "true",
+        "null",
+        "\"s\"",
+        "\"x\"",
+        "\"\\u0073\"",
+        "\"é\"",
+    ];
+    const WS: &[&str] = &["", "", "", " ", "\n\t"];
+    let pick = |next: &mut dyn FnMut(u64) -> u64, items: &[&'static str]| {
+        items[next(items.len() as u64) as usize]
+    };
+    let kind = if depth == 0 {
+        2
+    } else {
+        next(if depth > 2 { 2 } else { 6 })
+    };
+    match kind {
+        0 | 3..=5 => out.push_str(pick(next, SCALARS)),
+        1 => {
+            out.push('[');
+            for i in 0..next(3) {
+                if i > 0 {
+                    out.push(',');
+                }
+                two_level_body(next, depth + 1, out);
+            }
+            out.push(']');
+        }
+        _ => {
+            out.push('{');
+            for i in 0..next(6) {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(pick(next, WS));
+                out.push('"');
+                out.push_str(pick(next, NAMES));
+                out.push_str("\":");
+                out.push_str(pick(next, WS));
+                // At the top level, objects half the time (the two-level case).
+                if depth == 0 && next(2) == 0 {
+                    out.push('{');
+                    for j in 0..next(4) {
+                        if j > 0 {
+                            out.push(',');
+                        }
+                        out.push('"');
+                        out.push_str(pick(next, NAMES));
+                        out.push_str("\":");
+                        two_level_body(next, depth + 2, out);
+                    }
+                    out.push('}');
+                } else {
+                    two_level_body(next, depth + 1, out);
+                }
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// SNS tables of paths of one and two segments (`a`, `a.b`, ...) bind the scalar members of an
+/// object kept at the top level straight from the reader too (`bind_flat`'s second member
+/// loop): on random and chosen bodies (objects of scalars, repeated and dotted names, arrays
+/// and deeper containers where a path ends, corrupted anywhere), in both read modes,
+/// everything bound is what binding the pruned document gives.
+#[test]
+fn two_level_tables_bind_bytes_as_the_document_does() {
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+    let chosen: &[&[u8]] = &[
+        br#"{"a":{"b":1,"c":"s"},"b":2}"#,
+        br#"{"a":{"b":1},"a":{"c":2}}"#,
+        br#"{"a":{"b":1},"a":3}"#,
+        br#"{"a":3,"a":{"b":1}}"#,
+        br#"{"a":{"b":[1,2]},"x":1}"#,
+        br#"{"a":{"b":{"c":1}}}"#,
+        br#"{"a.b":1,"a":{"b":2}}"#,
+        br#"{"a":{"b":1,"b":2}}"#,
+        br#"{"a":[{"b":1}]}"#,
+        br#"{"a":{"b":"x"},"b":{"a":true}}"#,
+        br#"{"a":{}}"#,
+        br#"{"a":{"b":1}"#,
+        br#"{"a":{"b":tru}}"#,
+        b"{\"a\":{\"b\":\"\xff\"}}",
+        b"",
+    ];
+    let paths = ["a", "b", "c", "a.b", "a.c", "b.a", "x.a", "a.", "é.a"];
+    let (mut tables, mut json, mut not_json, mut two_level_flat) = (0, 0, 0, 0);
+    for case in 0..2000 {
+        let mut t = KeyTable::new();
+        if next(3) == 0 {
+            t.intern(Key::BodyIsObject);
+        }
+        for _ in 0..1 + next(3) {
+            let p = paths[next(paths.len() as u64) as usize];
+            t.intern(if next(4) == 0 && !p.contains('.') {
+                each(p)
+            } else {
+                path(p)
+            });
+        }
+        for slot in 0..t.len() {
+            let slot = u32::try_from(slot).unwrap();
+            match next(4) {
+                0 => {
+                    t.add_constant(slot, ["x", "s", "é"][next(3) as usize]);
+                }
+                1 => t.add_text_numbers(slot),
+                _ => {}
+            }
+        }
+        if t.body_plan().flat_inner.is_empty() {
+            continue;
+        }
+        tables += 1;
+        let bodies: Vec<Vec<u8>> = if case < 40 {
+            chosen.iter().map(|b| b.to_vec()).collect()
+        } else {
+            let mut text = String::new();
+            two_level_body(&mut next, 0, &mut text);
+            let mut bytes = text.into_bytes();
+            for _ in 0..next(3).saturating_sub(1) {
+                if bytes.is_empty() {
+                    break;
+                }
+                let at = next(bytes.len() as u64) as usize;
+                match next(3) {
+                    0 => {
+                        bytes.remove(at);
+                    }
+                    1 => bytes.insert(at, bytes[at]),
+                    _ => bytes[at] = b"{}[],:\"\\ 0-.etu\x01\xff"[next(17) as usize],
+                }
+            }
+            vec![bytes]
+        };
+        for body in &bodies {
+            if flat_agrees(&t, body) {
+                json += 1;
+            } else {
+                not_json += 1;
+            }
+            // Read flat with an object kept at the top level: the second member loop ran.
+            two_level_flat +=
+                usize::from(reads_flat(&t, body) && body.windows(2).any(|w| w == b":{"));
+        }
+    }
+    assert!(
+        tables > 800 && json > 1000 && not_json > 300 && two_level_flat > 300,
+        "{tables} two-level tables, {json} JSON bodies, {not_json} others, \
+         {two_level_flat} read flat with an object"
+    );
+}
+
+/// Whether the flat binder of `t` reads `body` without building the document.
+fn reads_flat(t: &KeyTable, body: &[u8]) -> bool {
+    let mut extractor = crate::json::Extractor::new();
+    let arena = Bump::new();
+    let row = arena.alloc_slice_fill_copy(t.len(), Slot::ABSENT);
+    let tap = super::FlatTap::<false, true>::new(t, t.body_plan(), row, &arena);
+    let ((read, _), _) = tap.read(&mut extractor, body, None);
+    matches!(read, Ok((crate::json::Tapped::Flat, _)))
+}
+
+/// A two-level table reads an object of scalars kept at the top level without building the
+/// document (`json::Tapped::Flat`), and leaves to the document what it cannot bind that way.
+#[test]
+fn two_level_reads_stay_flat_for_objects_of_scalars() {
+    let mut t = KeyTable::new();
+    t.intern(path("a.b"));
+    t.intern(path("c"));
+    let plan = t.body_plan();
+    assert!(
+        plan.flat.is_some() && plan.flat_inner.len() == 2,
+        "{plan:?}"
+    );
+    let flat = |body: &[u8]| reads_flat(&t, body);
+    assert!(flat(br#"{"c":1,"a":{"x":[1],"b":"s"},"d":{"e":[]}}"#));
+    assert!(flat(br#"{"a":{}}"#));
+    assert!(
+        !flat(br#"{"a":{"b":[1]}}"#),
+        "a container where a path ends"
+    );
+    assert!(!flat(br#"{"a":{"b":1},"a":2}"#), "a name twice");
+    assert!(!flat(br#"{"a.b":1}"#), "a dotted name");
+    assert!(!flat(br#"{"a":[{"b":1}]}"#), "an array of objects");
+}
+
 /// String members against small dictionaries (searched in place) and large ones (hashed): on
 /// random flat tables with several keys on one name, constants and text numbers, and bodies
 /// whose strings equal a constant, differ from one by a byte, are escaped or not UTF-8 (and

@@ -217,9 +217,12 @@ fn flat_plan(table: &KeyTable) -> Option<&table::BodyPlan> {
 /// scalar member the reader keeps is bound to its keys' slots as it is read, without building
 /// the pruned document or walking it (a repeated name's last value wins, as in the document,
 /// whose first position keeps the last value; with EventBridge field paths every occurrence
-/// counts, as there). A document that is no object, or keeps a member
-/// whose value is an array or object, is read on into the pruned document and bound by
-/// [`bind_document`] as always (the slots bound so far are dropped). The reader takes the same
+/// counts, as there). SNS tables of paths of two segments ([`table::BodyPlan::flat_inner`])
+/// bind the scalar members of an object kept at the top level the same way. A document that
+/// is no object, or keeps a member whose value is an array or object (beyond such a
+/// two-level object), or, with two levels, a name twice or a dotted name, is read on into the
+/// pruned document and bound by [`bind_document`] as always (the slots bound so far are
+/// dropped). The reader takes the same
 /// steps either way (see [`json::Extractor::extract_tapped`]), so the result and any error are
 /// those of [`bound_json`] on the document; `bind::body_tests` compares the two.
 ///
@@ -236,9 +239,11 @@ fn bind_flat<'b>(
 ) -> Bound<'b> {
     let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
     let ((read, unlisted), row) = if table.selector().keeps_repeats() {
-        FlatTap::<true>::new(table, plan, row, arena).read(extractor, json, listed)
+        FlatTap::<true, false>::new(table, plan, row, arena).read(extractor, json, listed)
+    } else if plan.flat_inner.is_empty() {
+        FlatTap::<false, false>::new(table, plan, row, arena).read(extractor, json, listed)
     } else {
-        FlatTap::<false>::new(table, plan, row, arena).read(extractor, json, listed)
+        FlatTap::<false, true>::new(table, plan, row, arena).read(extractor, json, listed)
     };
     let mut bound = match read {
         Ok((json::Tapped::Flat, deepest)) => {
@@ -264,15 +269,19 @@ fn bind_flat<'b>(
 /// `REPEATS` (EventBridge field paths, [`json::Selector::keeps_repeats`]): each occurrence of a
 /// repeated name adds its leaf after the ones before, in `arena`, as the document's binder joins
 /// them (an array of the values, in document order). Without, the last occurrence's value wins.
-struct FlatTap<'b, const REPEATS: bool> {
+/// `TWO_LEVELS` ([`table::BodyPlan::flat_inner`]): the scalar members of objects kept at the top
+/// level are bound too.
+struct FlatTap<'b, const REPEATS: bool, const TWO_LEVELS: bool> {
     table: &'b KeyTable,
     ranges: &'b [(u32, u32)],
+    /// The keys below each top-level name ([`table::BodyPlan::flat_inner`]).
+    inner: &'b [Option<table::FlatInner>],
     slots: &'b [u32],
     row: &'b mut [Slot<'b>],
     arena: &'b Bump,
 }
 
-impl<'b, const REPEATS: bool> FlatTap<'b, REPEATS> {
+impl<'b, const REPEATS: bool, const TWO_LEVELS: bool> FlatTap<'b, REPEATS, TWO_LEVELS> {
     /// The tap of `plan`'s flat table, binding into `row`.
     #[inline(always)]
     fn new(
@@ -284,6 +293,7 @@ impl<'b, const REPEATS: bool> FlatTap<'b, REPEATS> {
         FlatTap {
             table,
             ranges: plan.flat.as_deref().unwrap_or_default(),
+            inner: &plan.flat_inner,
             slots: &plan.flat_slots,
             row,
             arena,
@@ -303,22 +313,11 @@ impl<'b, const REPEATS: bool> FlatTap<'b, REPEATS> {
         let read = extractor.extract_tapped(selector, json, listed, &mut self);
         (read, self.row)
     }
-}
 
-/// What [`json::Extractor::extract_tapped`] gives: the read (flat or a document, with its
-/// depth) and the first-name note.
-type FlatRead<'b> = (Result<(json::Tapped<'b>, usize), json::Error>, bool);
-
-impl<'b, const REPEATS: bool> json::Tap<'b> for FlatTap<'b, REPEATS> {
-    const ON: bool = true;
-
+    /// Binds a scalar member's value to the slots of `flat_slots[start..end]`.
     #[inline(always)]
-    fn scalar(&mut self, child: Option<u32>, value: json::Node<'b>) {
-        // A flat selector matches whole names only, so `child` is always given.
-        let Some(&(start, end)) = child.and_then(|c| self.ranges.get(c as usize)) else {
-            return;
-        };
-        let Some(leaf) = leaf::node_leaf(&value) else {
+    fn bind(&mut self, start: u32, end: u32, value: &json::Node<'b>) {
+        let Some(leaf) = leaf::node_leaf(value) else {
             return;
         };
         for &slot in self
@@ -339,6 +338,38 @@ impl<'b, const REPEATS: bool> json::Tap<'b> for FlatTap<'b, REPEATS> {
                 };
             }
         }
+    }
+}
+
+/// What [`json::Extractor::extract_tapped`] gives: the read (flat or a document, with its
+/// depth) and the first-name note.
+type FlatRead<'b> = (Result<(json::Tapped<'b>, usize), json::Error>, bool);
+
+impl<'b, const REPEATS: bool, const TWO_LEVELS: bool> json::Tap<'b>
+    for FlatTap<'b, REPEATS, TWO_LEVELS>
+{
+    const ON: bool = true;
+    const TWO_LEVELS: bool = TWO_LEVELS;
+
+    #[inline(always)]
+    fn scalar(&mut self, child: Option<u32>, value: json::Node<'b>) {
+        // A flat selector matches whole names only; a dotted name (`None`, two-level selectors
+        // only) sends the read to the document.
+        let Some(&(start, end)) = child.and_then(|c| self.ranges.get(c as usize)) else {
+            return;
+        };
+        self.bind(start, end, &value);
+    }
+
+    #[inline(always)]
+    fn inner_scalar(&mut self, parent: u32, child: Option<u32>, value: json::Node<'b>) {
+        let Some(Some(inner)) = self.inner.get(parent as usize) else {
+            return;
+        };
+        let Some(&(start, end)) = child.and_then(|c| inner.ranges.get(c as usize)) else {
+            return;
+        };
+        self.bind(start, end, &value);
     }
 }
 

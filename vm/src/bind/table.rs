@@ -925,8 +925,22 @@ pub(crate) struct BodyPlan {
     /// range of [`BodyPlan::flat_slots`] holding the slots of the keys of that path. A scalar
     /// member is then bound straight from the reader (`super::flat`).
     pub(super) flat: Option<Vec<(u32, u32)>>,
-    /// The slots of [`BodyPlan::flat`]'s ranges.
+    /// The slots of [`BodyPlan::flat`]'s ranges (and of [`BodyPlan::flat_inner`]'s).
     pub(super) flat_slots: Vec<u32>,
+    /// For a flat table whose selector reads two levels ([`Selector::is_two_level_body`]): for
+    /// each name of [`BodyPlan::flat`], the keys below it, when it has any (empty for a
+    /// selector of one level). A scalar member of an object kept there is then bound straight
+    /// from the reader too.
+    pub(super) flat_inner: Vec<Option<FlatInner>>,
+}
+
+/// The keys below one top-level name of a two-level flat table ([`BodyPlan::flat_inner`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FlatInner {
+    /// For each name wanted in an object that is the top-level name's value (by the index the
+    /// reader gives, [`Selector::inner_names`]), the range of [`BodyPlan::flat_slots`] holding
+    /// the slots of the keys `top.name`.
+    pub(super) ranges: Vec<(u32, u32)>,
 }
 
 /// Single-row tables of more body keys than this bind by walking the top-level members once
@@ -983,9 +997,11 @@ impl BodyPlan {
         plan
     }
 
-    /// This plan of `keys`, with [`BodyPlan::flat`] when `selector` (theirs) is flat.
+    /// This plan of `keys`, with [`BodyPlan::flat`] when `selector` (theirs) is flat, and with
+    /// [`BodyPlan::flat_inner`] too when it reads two levels.
     pub(crate) fn with_flat(mut self, keys: &[Key], selector: &Selector) -> BodyPlan {
-        if !self.single_row || !selector.is_flat_body() {
+        let two_levels = !selector.is_flat_body() && selector.is_two_level_body();
+        if !self.single_row || !(selector.is_flat_body() || two_levels) {
             return self;
         }
         let mut ranges = Vec::new();
@@ -999,6 +1015,25 @@ impl BodyPlan {
             ranges.push((start, idx(self.flat_slots.len())));
         }
         self.flat = Some(ranges);
+        if two_levels {
+            for (top, inner) in selector.top_names().zip(selector.inner_names()) {
+                let Some(inner) = inner else {
+                    self.flat_inner.push(None);
+                    continue;
+                };
+                let mut ranges = Vec::new();
+                for name in inner {
+                    let start = idx(self.flat_slots.len());
+                    for &(slot, _, _, _) in &self.targets {
+                        if path_of(keys.get(slot as usize)).split_once('.') == Some((top, name)) {
+                            self.flat_slots.push(slot);
+                        }
+                    }
+                    ranges.push((start, idx(self.flat_slots.len())));
+                }
+                self.flat_inner.push(Some(FlatInner { ranges }));
+            }
+        }
         self
     }
 
@@ -1016,6 +1051,13 @@ impl BodyPlan {
             + self.is_object.capacity() * 4
             + self.flat.as_ref().map_or(0, |f| f.capacity() * 8)
             + self.flat_slots.capacity() * 4
+            + self.flat_inner.capacity() * std::mem::size_of::<Option<FlatInner>>()
+            + self
+                .flat_inner
+                .iter()
+                .flatten()
+                .map(|inner| inner.ranges.capacity() * 8)
+                .sum::<usize>()
             + index
     }
 }

@@ -1490,8 +1490,8 @@ fn bytes_equal(w: u64, b: u8) -> u64 {
     !(((x & !HI).wrapping_add(!HI)) | x) & HI
 }
 
-/// [`close_trusted`] as it was written before, a stop at each quote and bracket
-/// ([`find_structural`]): the tests compare the two.
+/// [`close_trusted`] as it was written before, a stop at each quote and bracket, found a byte
+/// at a time: the tests compare the two.
 #[cfg(test)]
 fn close_trusted_by_stops(
     bytes: &[u8],
@@ -1501,7 +1501,12 @@ fn close_trusted_by_stops(
     let mut depth = open;
     let mut deepest = open;
     while depth > 0 {
-        pos = find_structural(bytes, pos);
+        while bytes
+            .get(pos)
+            .is_some_and(|b| !matches!(b, b'"' | b'[' | b']' | b'{' | b'}'))
+        {
+            pos += 1;
+        }
         match bytes.get(pos) {
             Some(b'"') => pos = trusted_string_end(bytes, pos)?.0 + 1,
             Some(b'{' | b'[') => {
@@ -1519,33 +1524,59 @@ fn close_trusted_by_stops(
     Ok((pos, deepest.saturating_sub(open)))
 }
 
-/// The index of the first `"`, `[`, `]`, `{` or `}` at or after `from`, or `bytes.len()`. Eight
-/// bytes a step: `[` and `]` are `{` and `}` without bit 0x20, so one compare of `w | 0x20` with
-/// each finds both spellings (no other byte becomes `{` or `}` with bit 0x20 set).
+/// The index of the first `"`, `[`, `]`, `{` or `}` at or after `from` — or of a `Y`, `_`, `y`
+/// or DEL byte before it —, or `bytes.len()`. Eight bytes a step, with two tests a word: one for
+/// `"`, and one for the brackets: with bit 0x20 set and bits 0x06 cleared, `[`, `]`, `{` and `}`
+/// all become `y` (0x79), and so do only `Y`, `_`, `y` and DEL. Outside strings (where the
+/// trusted skip calls it) valid JSON holds none of those four, so a stop at one is rare and only
+/// costs a look at its word: callers check the byte they stop at.
 #[inline(always)]
 fn find_structural(bytes: &[u8], from: usize) -> usize {
-    let mut at = from;
-    while let Some(w) = word_at(bytes, at) {
-        let folded = w | (LO * 0x20);
+    // A byte whose test is zero borrows and sets its high bit; bytes of 0x80 or more (never one
+    // of the stops) are masked out by `!w`. A borrow can flag a byte above a real match, never
+    // below, so the lowest flag is real.
+    let stops = |w: u64| {
+        let brackets = ((w | (LO * 0x20)) & (LO * 0xF9)) ^ (LO * 0x79);
         let quote = w ^ (LO * u64::from(b'"'));
-        let open = folded ^ (LO * u64::from(b'{'));
-        let close = folded ^ (LO * u64::from(b'}'));
-        let flags = ((quote.wrapping_sub(LO) & !quote)
-            | (open.wrapping_sub(LO) & !open)
-            | (close.wrapping_sub(LO) & !close))
-            & HI;
+        (brackets.wrapping_sub(LO) | quote.wrapping_sub(LO)) & !w & HI
+    };
+    let mut at = from;
+    // Two words a step (one bounds test and one branch for both), then the last word.
+    while let Some(pair) = bytes.get(at..at + 16) {
+        let pair: [u8; 16] = pair.try_into().unwrap_or_default();
+        let pair = u128::from_le_bytes(pair);
+        #[expect(clippy::cast_possible_truncation, reason = "the low and high words")]
+        let (low, high) = (stops(pair as u64), stops((pair >> 64) as u64));
+        if low | high != 0 {
+            return if low != 0 {
+                at + (low.trailing_zeros() / 8) as usize
+            } else {
+                at + 8 + (high.trailing_zeros() / 8) as usize
+            };
+        }
+        at += 16;
+    }
+    if let Some(w) = word_at(bytes, at) {
+        let flags = stops(w);
         if flags != 0 {
             return at + (flags.trailing_zeros() / 8) as usize;
         }
         at += 8;
     }
     while let Some(&b) = bytes.get(at) {
-        if matches!(b, b'"' | b'[' | b']' | b'{' | b'}') {
+        if is_structural_stop(b) {
             return at;
         }
         at += 1;
     }
     bytes.len()
+}
+
+/// The bytes [`find_structural`] stops at: `"`, and those that become `y` with bit 0x20 set and
+/// bits 0x06 cleared (`[`, `]`, `{`, `}`, `Y`, `_`, `y` and DEL).
+#[inline(always)]
+fn is_structural_stop(b: u8) -> bool {
+    b == b'"' || (b | 0x20) & 0xF9 == 0x79
 }
 
 /// Checks the literal `word` at `at`; returns the offset after it.
@@ -1722,6 +1753,50 @@ mod tests {
             ],
             b"\"\\",
         );
+    }
+
+    #[test]
+    fn swar_scan_for_brackets_finds_the_first_quote_or_bracket() {
+        // The stops are `"`, `[`, `]`, `{`, `}` and the four bytes that share the brackets'
+        // folded form (`Y`, `_`, `y`, DEL); fillers: their neighbours, digits, white space,
+        // control and high bytes.
+        check_finder(
+            find_structural,
+            |b| b"\"[]{}Y_y\x7f".contains(&b),
+            &[
+                b'1',
+                b'.',
+                b',',
+                b' ',
+                b'-',
+                b'e',
+                0x5a,
+                0x5c,
+                0x7a,
+                0x7c,
+                0x7e,
+                0x3b,
+                0x3d,
+                0x23,
+                0x21,
+                0x80,
+                0xff,
+                0xdb,
+                0xfb,
+                0x00,
+                0x02,
+                0x1b,
+                0x7b ^ 0x80,
+            ],
+            b"\"[]{}Y_y\x7f",
+        );
+        for b in 0..=u8::MAX {
+            assert_eq!(
+                is_structural_stop(b),
+                b"\"[]{}Y_y\x7f".contains(&b),
+                "{b:#x}"
+            );
+        }
     }
 
     /// [`word_at`] reads the eight bytes from an offset, little-endian, and `None` where fewer

@@ -333,6 +333,30 @@ impl Selector {
             .count()
     }
 
+    /// Whether this selects SNS body paths of at most two segments, none of them EventBridge
+    /// field paths: each member the top-level object keeps is one of [`Selector::top_names`]
+    /// (whole, or a dotted name read segment by segment), and an object kept there keeps only
+    /// scalars or containers where a path ends ([`Selector::inner_names`]). [`Extractor::extract_tapped`]
+    /// then reads such an object's members in a second member loop (flat selectors,
+    /// [`Selector::is_flat_body`], are the case without one).
+    pub(crate) fn is_two_level_body(&self) -> bool {
+        self.sns && !self.fields && self.states.iter().skip(1).all(|st| !st.nested)
+    }
+
+    /// For each name of [`Selector::top_names`], the names wanted in an object that is its
+    /// value (in the order of the indexes [`Extractor::extract_tapped`] gives them), or `None`
+    /// where the name's value is wanted whole only.
+    pub(crate) fn inner_names(&self) -> impl Iterator<Item = Option<impl Iterator<Item = &str>>> {
+        self.states
+            .first()
+            .into_iter()
+            .flat_map(|st| &st.children)
+            .map(|(_, want)| {
+                let st = want.next.and_then(|next| self.states.get(next as usize))?;
+                Some(st.children.iter().map(|(name, _)| &**name))
+            })
+    }
+
     /// The names wanted in the top-level object, in the order of the indexes
     /// [`Extractor::extract_tapped`] gives.
     pub(crate) fn top_names(&self) -> impl Iterator<Item = &str> {
@@ -839,12 +863,19 @@ pub(crate) enum Tapped<'d> {
 }
 
 /// What receives the scalar members of the top-level object as they are read
-/// ([`Extractor::extract_tapped`]).
+/// ([`Extractor::extract_tapped`]), and, with a two-level selector
+/// ([`Selector::is_two_level_body`]), those of the objects kept there.
 pub(crate) trait Tap<'d> {
     /// Whether members are tapped at all (else the document is always built).
     const ON: bool;
+    /// Whether the objects kept at the top level are tapped too (a two-level selector,
+    /// [`Selector::is_two_level_body`]; [`Tap::inner_scalar`]).
+    const TWO_LEVELS: bool;
     /// A scalar member: the top-level name it matched (`None`: a dotted name), and its value.
     fn scalar(&mut self, child: Option<u32>, value: Node<'d>);
+    /// A scalar member of an object that is the value of the top-level name `parent`: the name
+    /// it matched there ([`Selector::inner_names`]), and its value.
+    fn inner_scalar(&mut self, parent: u32, child: Option<u32>, value: Node<'d>);
 }
 
 /// No tap: the document is always built.
@@ -852,8 +883,11 @@ struct NoTap;
 
 impl<'d> Tap<'d> for NoTap {
     const ON: bool = false;
+    const TWO_LEVELS: bool = false;
     #[inline(always)]
     fn scalar(&mut self, _: Option<u32>, _: Node<'d>) {}
+    #[inline(always)]
+    fn inner_scalar(&mut self, _: u32, _: Option<u32>, _: Node<'d>) {}
 }
 
 /// [`ObjectSink`] of the top-level object, its scalar members also given to a [`Tap`].
@@ -883,6 +917,45 @@ impl<'d, T: Tap<'d>> MemberSink<'d> for TapSink<'_, '_, 'd, '_, T> {
             self.tap.scalar(child, m.value);
         }
     }
+}
+
+/// [`ObjectSink`] of an object that is the value of the top-level member `parent`, its scalar
+/// members also given to a [`Tap`] ([`Tap::inner_scalar`]).
+struct InnerTapSink<'t, 'k, 'd, 's, T> {
+    inner: ObjectSink<'k, 'd, 's>,
+    tap: &'t mut T,
+    parent: u32,
+}
+
+impl<'d, T: Tap<'d>> MemberSink<'d> for InnerTapSink<'_, '_, 'd, '_, T> {
+    type Found = Found<'d>;
+
+    #[inline(always)]
+    fn may_want(&self, first: Option<u8>) -> bool {
+        self.inner.may_want(first)
+    }
+
+    #[inline(always)]
+    fn wanted(&mut self, name: Str<'d>) -> Option<Found<'d>> {
+        self.inner.wanted(name)
+    }
+
+    #[inline(always)]
+    fn keep(&mut self, name: Str<'d>, found: Found<'d>, value: Scalar<'d>) {
+        let child = found.child;
+        self.inner.keep(name, found, value);
+        if let Some(m) = self.inner.keep.members.last() {
+            self.tap.inner_scalar(self.parent, child, m.value);
+        }
+    }
+}
+
+/// Where [`Run::inner_members`] stopped: the object's frame, and the member's container (what
+/// it leads to, and its first event).
+struct InnerStop<'d> {
+    frame: Frame,
+    want: Want,
+    event: Event<'d>,
 }
 
 /// One message being read: the reader, the kept containers open, and what is kept.
@@ -1200,10 +1273,7 @@ impl<'d> Run<'d, '_> {
     fn run_document<T: Tap<'d>>(&mut self, tap: &mut T) -> Result<Tapped<'d>, Error> {
         let event = self.reader.next()?;
         let Event::ObjectStart = event else {
-            return match self.step(ROOT, None, event)? {
-                Some(doc) => Ok(Tapped::Document(doc)),
-                None => self.run().map(Tapped::Document),
-            };
+            return self.document_from(ROOT, event);
         };
         if let Some(listed) = self.keep.first_name.take() {
             self.note_first_name(listed);
@@ -1224,12 +1294,15 @@ impl<'d> Run<'d, '_> {
         };
         let sink = sink.inner;
         match end {
+            // With two levels ([`Tap::TWO_LEVELS`]), a name met twice (an object then a scalar, say) or
+            // a dotted name (`a.b`, which the document binds beside `{"a": {"b": ..}}`) is left
+            // to the document: `ObjectSink::name` notes both as possible duplicates.
+            MembersEnd::Closed if T::ON && !(T::TWO_LEVELS && sink.maybe_duplicates) => {
+                // As [`Run::deliver`] at the top level: only white space may follow.
+                self.reader.next()?;
+                Ok(Tapped::Flat)
+            }
             MembersEnd::Closed => {
-                if T::ON {
-                    // As [`Run::deliver`] at the top level: only white space may follow.
-                    self.reader.next()?;
-                    return Ok(Tapped::Flat);
-                }
                 let duplicates = sink.maybe_duplicates;
                 let node = self.keep.close_object(start, duplicates);
                 // As [`Run::deliver`] at the top level: only white space may follow.
@@ -1239,23 +1312,165 @@ impl<'d> Run<'d, '_> {
             MembersEnd::Container(name, found) => {
                 let mut sink = sink;
                 let name = sink.name(name, &found);
-                self.frames.push(Frame::Object {
+                let top = Frame::Object {
                     state: 0,
                     start,
                     seen: sink.seen,
                     maybe_duplicates: sink.maybe_duplicates,
-                });
+                };
                 // The member's value is given when the container closes.
                 self.keep.members.push(Member {
                     name,
                     value: Node::Null,
                 });
                 let event = self.reader.next()?;
-                match self.step(found.want, None, event)? {
-                    Some(doc) => Ok(Tapped::Document(doc)),
-                    None => self.run().map(Tapped::Document),
+                if T::TWO_LEVELS {
+                    return self.two_levels(tap, top, found, event);
+                }
+                self.frames.push(top);
+                self.document_from(found.want, event)
+            }
+        }
+    }
+
+    /// [`Run::run_document`] from a member of the top-level object whose value is a container
+    /// (`found`; `event`, its first event; `top`, the object's frame), for a tapped read whose
+    /// selector reads two levels: an object kept there has its members read by
+    /// [`Run::inner_members`] and the top-level members after it by this loop, as long as
+    /// every member kept below the top level is a scalar (and no name comes twice or dotted);
+    /// else the rest is read into the document, as [`Run::run`] would.
+    #[inline(never)]
+    fn two_levels<T: Tap<'d>>(
+        &mut self,
+        tap: &mut T,
+        mut top: Frame,
+        mut found: Found<'d>,
+        mut event: Event<'d>,
+    ) -> Result<Tapped<'d>, Error> {
+        let selector: &'d Selector = self.keep.selector;
+        while let (Event::ObjectStart, Some(parent), Some(state)) =
+            (&event, found.child, found.want.next)
+        {
+            if let Some(inner) = self.inner_members(tap, parent, state)? {
+                self.frames.push(top);
+                self.frames.push(inner.frame);
+                return self.document_from(inner.want, inner.event);
+            }
+            let Frame::Object {
+                start,
+                seen,
+                maybe_duplicates,
+                ..
+            } = top
+            else {
+                break;
+            };
+            let mut sink = TapSink {
+                inner: ObjectSink {
+                    keep: &mut self.keep,
+                    state: selector.state(0),
+                    seen,
+                    maybe_duplicates,
+                },
+                tap,
+            };
+            let end = self.reader.members(&mut sink)?;
+            let mut sink = sink.inner;
+            match end {
+                MembersEnd::Closed if !sink.maybe_duplicates => {
+                    self.reader.next()?;
+                    return Ok(Tapped::Flat);
+                }
+                MembersEnd::Closed => {
+                    let duplicates = sink.maybe_duplicates;
+                    let node = self.keep.close_object(start, duplicates);
+                    self.reader.next()?;
+                    return Ok(Tapped::Document(node));
+                }
+                MembersEnd::Container(name, next) => {
+                    let name = sink.name(name, &next);
+                    top = Frame::Object {
+                        state: 0,
+                        start,
+                        seen: sink.seen,
+                        maybe_duplicates: sink.maybe_duplicates,
+                    };
+                    self.keep.members.push(Member {
+                        name,
+                        value: Node::Null,
+                    });
+                    found = next;
+                    event = self.reader.next()?;
                 }
             }
+        }
+        self.frames.push(top);
+        self.document_from(found.want, event)
+    }
+
+    /// Reads the members of an object kept as the value of the top-level name `parent` (at
+    /// selector state `state`), giving its scalar members to `tap`
+    /// ([`Tap::inner_scalar`]): `None` when it closed (its node is then the value of the last
+    /// kept member), or where it stopped at a member whose value is a container: its frame, and
+    /// what the container leads to with its first event (the member's name kept).
+    fn inner_members<T: Tap<'d>>(
+        &mut self,
+        tap: &mut T,
+        parent: u32,
+        state: u32,
+    ) -> Result<Option<InnerStop<'d>>, Error> {
+        let selector: &'d Selector = self.keep.selector;
+        let start = self.keep.members.len();
+        let mut sink = InnerTapSink {
+            inner: ObjectSink {
+                keep: &mut self.keep,
+                state: selector.state(state),
+                seen: 0,
+                maybe_duplicates: false,
+            },
+            tap,
+            parent,
+        };
+        let end = self.reader.members(&mut sink)?;
+        let mut sink = sink.inner;
+        match end {
+            MembersEnd::Closed => {
+                let duplicates = sink.maybe_duplicates;
+                let node = self.keep.close_object(start, duplicates);
+                if let Some(m) = self.keep.members.last_mut() {
+                    m.value = node;
+                }
+                Ok(None)
+            }
+            MembersEnd::Container(name, found) => {
+                let name = sink.name(name, &found);
+                let frame = Frame::Object {
+                    state,
+                    start,
+                    seen: sink.seen,
+                    maybe_duplicates: sink.maybe_duplicates,
+                };
+                self.keep.members.push(Member {
+                    name,
+                    value: Node::Null,
+                });
+                let event = self.reader.next()?;
+                Ok(Some(InnerStop {
+                    frame,
+                    want: found.want,
+                    event,
+                }))
+            }
+        }
+    }
+
+    /// The document, from a value whose first event `event` was just read (`want`: what it
+    /// leads to) with the open frames: [`Run::step`], then [`Run::run`] for the rest.
+    #[inline(always)]
+    fn document_from(&mut self, want: Want, event: Event<'d>) -> Result<Tapped<'d>, Error> {
+        match self.step(want, None, event)? {
+            Some(doc) => Ok(Tapped::Document(doc)),
+            None => self.run().map(Tapped::Document),
         }
     }
 
