@@ -188,6 +188,20 @@ fn text_of(v: &Value) -> String {
     }
 }
 
+/// The matcher of an operator whose operand has a type with which [`Parser::operator`] always
+/// succeeds (a string for `prefix`, `suffix` and `equals-ignore-case`, a boolean for `exists`):
+/// the same matcher, read without the operator's pointer. `None` for every other operator and
+/// operand, which [`Parser::operator`] reads.
+fn infallible_operator(name: &str, operand: &Value) -> Option<Matcher> {
+    match (name, operand) {
+        ("prefix", Value::String(s)) => Some(Matcher::Prefix(s.as_str().into())),
+        ("suffix", Value::String(s)) => Some(Matcher::Suffix(s.as_str().into())),
+        ("equals-ignore-case", Value::String(s)) => Some(Matcher::EqualsIgnoreCase(s.clone())),
+        ("exists", Value::Bool(b)) => Some(Matcher::Exists(*b)),
+        _ => None,
+    }
+}
+
 /// A policy number as a binary64: `None` when it is not finite (rule 31 DECISION).
 fn finite(n: &Number) -> Option<f64> {
     n.as_f64()
@@ -354,13 +368,19 @@ impl Parser {
                         format!("{MATCH_VALUE} (an empty object is no operator)"),
                     );
                 };
-                // The operator's pointer is written into the parser's reused buffer, not a new
-                // string: it names only errors (the IR's origin is the element's pointer).
-                let mut op_at = std::mem::take(&mut self.scratch);
-                pointer::push_to(&mut op_at, at, name);
-                let matcher = self.operator(name, operand, &op_at);
-                self.scratch = op_at;
-                let matcher = matcher?;
+                // The operator's pointer names only errors (the IR's origin is the element's
+                // pointer): an operator that cannot fail is read without it, any other with it
+                // written into the parser's reused buffer, not a new string.
+                let matcher = match infallible_operator(name, operand) {
+                    Some(matcher) => matcher,
+                    None => {
+                        let mut op_at = std::mem::take(&mut self.scratch);
+                        pointer::push_to(&mut op_at, at, name);
+                        let matcher = self.operator(name, operand, &op_at);
+                        self.scratch = op_at;
+                        matcher?
+                    }
+                };
                 if let Some((second, _)) = entries.next() {
                     return self.fail(
                         SYNTAX,
@@ -711,6 +731,42 @@ mod tests {
                 .into_iter()
                 .map(|e| (e.pointer, e.message))
                 .collect()),
+        }
+    }
+
+    /// The operators read without their pointer give what [`Parser::operator`] gives, with no
+    /// error; every other operand of those operators is left to [`Parser::operator`], which
+    /// reports it.
+    #[test]
+    fn operators_read_without_their_pointer_agree_with_operator() {
+        let cases = [
+            ("prefix", json!("a/~b")),
+            ("prefix", json!("")),
+            ("suffix", json!("é")),
+            ("equals-ignore-case", json!("ÉtÉ")),
+            ("exists", json!(true)),
+            ("exists", json!(false)),
+            ("prefix", json!(1)),
+            ("suffix", json!(["a"])),
+            ("equals-ignore-case", json!(null)),
+            ("exists", json!("true")),
+            ("wildcard", json!("a*")),
+            ("numeric", json!([">", 1])),
+        ];
+        for (name, operand) in cases {
+            let operand = Value::from(&operand);
+            let mut p = Parser::default();
+            let read = p.operator(name, &operand, "/k/0/op");
+            match infallible_operator(name, &operand) {
+                Some(m) => {
+                    assert_eq!(read, Some(m), "{name} {operand}");
+                    assert!(p.errors.is_empty(), "{name} {operand}");
+                }
+                None => assert!(
+                    !p.errors.is_empty() || !matches!(name, "prefix" | "suffix" | "exists"),
+                    "{name} {operand}: left to the parser, which accepts it"
+                ),
+            }
         }
     }
 
