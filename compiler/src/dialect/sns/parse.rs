@@ -188,20 +188,6 @@ fn text_of(v: &Value) -> String {
     }
 }
 
-/// The matcher of an operator whose operand has a type with which [`Parser::operator`] always
-/// succeeds (a string for `prefix`, `suffix` and `equals-ignore-case`, a boolean for `exists`):
-/// the same matcher, read without the operator's pointer. `None` for every other operator and
-/// operand, which [`Parser::operator`] reads.
-fn infallible_operator(name: &str, operand: &Value) -> Option<Matcher> {
-    match (name, operand) {
-        ("prefix", Value::String(s)) => Some(Matcher::Prefix(s.as_str().into())),
-        ("suffix", Value::String(s)) => Some(Matcher::Suffix(s.as_str().into())),
-        ("equals-ignore-case", Value::String(s)) => Some(Matcher::EqualsIgnoreCase(s.clone())),
-        ("exists", Value::Bool(b)) => Some(Matcher::Exists(*b)),
-        _ => None,
-    }
-}
-
 /// A policy number as a binary64: `None` when it is not finite (rule 31 DECISION).
 fn finite(n: &Number) -> Option<f64> {
     n.as_f64()
@@ -369,18 +355,19 @@ impl Parser {
                     );
                 };
                 // The operator's pointer names only errors (the IR's origin is the element's
-                // pointer): an operator that cannot fail is read without it, any other with it
-                // written into the parser's reused buffer, not a new string.
-                let matcher = match infallible_operator(name, operand) {
-                    Some(matcher) => matcher,
-                    None => {
-                        let mut op_at = std::mem::take(&mut self.scratch);
-                        pointer::push_to(&mut op_at, at, name);
-                        let matcher = self.operator(name, operand, &op_at);
-                        self.scratch = op_at;
-                        matcher?
-                    }
-                };
+                // pointer), so the operator is read without it, and read again with it (written
+                // into the parser's reused buffer) only when it reported an error: reading an
+                // operator has no effect but its errors, and a valid one builds no pointer.
+                let before = self.errors.len();
+                let mut matcher = self.operator(name, operand, "");
+                if self.errors.len() > before {
+                    self.errors.truncate(before);
+                    let mut op_at = std::mem::take(&mut self.scratch);
+                    pointer::push_to(&mut op_at, at, name);
+                    matcher = self.operator(name, operand, &op_at);
+                    self.scratch = op_at;
+                }
+                let matcher = matcher?;
                 if let Some((second, _)) = entries.next() {
                     return self.fail(
                         SYNTAX,
@@ -734,39 +721,45 @@ mod tests {
         }
     }
 
-    /// The operators read without their pointer give what [`Parser::operator`] gives, with no
-    /// error; every other operand of those operators is left to [`Parser::operator`], which
-    /// reports it.
+    /// An operator is read without its pointer, and again with it only when it reports an
+    /// error: every error still names the operator (or a part of its operand) by its pointer,
+    /// and a valid operator gives the matcher it gives with its pointer.
     #[test]
-    fn operators_read_without_their_pointer_agree_with_operator() {
-        let cases = [
-            ("prefix", json!("a/~b")),
-            ("prefix", json!("")),
-            ("suffix", json!("é")),
-            ("equals-ignore-case", json!("ÉtÉ")),
-            ("exists", json!(true)),
-            ("exists", json!(false)),
-            ("prefix", json!(1)),
-            ("suffix", json!(["a"])),
-            ("equals-ignore-case", json!(null)),
-            ("exists", json!("true")),
-            ("wildcard", json!("a*")),
-            ("numeric", json!([">", 1])),
-        ];
-        for (name, operand) in cases {
-            let operand = Value::from(&operand);
+    fn operators_read_without_their_pointer_report_errors_with_it() {
+        for (op, pointer) in [
+            (json!({"prefix": 1}), "/k/0/prefix"),
+            (json!({"exists": "true"}), "/k/0/exists"),
+            (json!({"wildcard": "a**"}), "/k/0/wildcard"),
+            (json!({"cidr": "10.0.0.0/33"}), "/k/0/cidr"),
+            (json!({"numeric": [">", 5, "<", 1]}), "/k/0/numeric"),
+            (json!({"numeric": [">", "x"]}), "/k/0/numeric/1"),
+            (json!({"anything-but": [1, "a"]}), "/k/0/anything-but/1"),
+            (
+                json!({"anything-but": {"suffix": [""]}}),
+                "/k/0/anything-but/suffix/0",
+            ),
+            (json!({"a/b~": 1}), "/k/0/a~1b~0"),
+        ] {
+            assert_eq!(
+                one(op.clone()).map_err(|e| e.into_iter().map(|(p, _)| p).collect::<Vec<_>>()),
+                Err(vec![pointer.to_owned()]),
+                "{op}"
+            );
+        }
+        for op in [
+            json!({"prefix": "a/~b"}),
+            json!({"exists": false}),
+            json!({"wildcard": "a*b"}),
+            json!({"cidr": "10.0.0.0/8"}),
+            json!({"numeric": [">=", 1, "<", 2]}),
+            json!({"anything-but": {"wildcard": ["x*", "y"]}}),
+        ] {
             let mut p = Parser::default();
-            let read = p.operator(name, &operand, "/k/0/op");
-            match infallible_operator(name, &operand) {
-                Some(m) => {
-                    assert_eq!(read, Some(m), "{name} {operand}");
-                    assert!(p.errors.is_empty(), "{name} {operand}");
-                }
-                None => assert!(
-                    !p.errors.is_empty() || !matches!(name, "prefix" | "suffix" | "exists"),
-                    "{name} {operand}: left to the parser, which accepts it"
-                ),
-            }
+            let operand = Value::from(&op);
+            let (name, operand) = operand.as_object().unwrap().iter().next().unwrap();
+            let with_pointer = p.operator(name, operand, "/k/0/op");
+            assert!(p.errors.is_empty(), "{op}");
+            assert_eq!(one(op.clone()).ok(), with_pointer, "{op}");
         }
     }
 
