@@ -58,7 +58,7 @@ pub enum Member {
         /// JSON Pointer of the member (shared with the IR lowered from it).
         pointer: Arc<str>,
         /// The alternatives with their pointers.
-        alternatives: Vec<(Matcher, Arc<str>)>,
+        alternatives: Alternatives,
     },
     /// `"name": {...}`: a nested body policy (rule 15).
     Nested {
@@ -77,6 +77,26 @@ pub enum Member {
         /// The branches with their pointers.
         branches: Vec<(Object, Arc<str>)>,
     },
+}
+
+/// The alternatives of a leaf list, each with its pointer, read as a slice. Most lists hold one
+/// alternative, kept inline: the list then allocates nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Alternatives {
+    /// A list of one alternative.
+    One((Matcher, Arc<str>)),
+    /// Any other list.
+    Many(Vec<(Matcher, Arc<str>)>),
+}
+
+impl std::ops::Deref for Alternatives {
+    type Target = [(Matcher, Arc<str>)];
+    fn deref(&self) -> &[(Matcher, Arc<str>)] {
+        match self {
+            Alternatives::One(one) => std::slice::from_ref(one),
+            Alternatives::Many(many) => many,
+        }
+    }
 }
 
 /// A comparison of `numeric` (rule 31).
@@ -319,11 +339,19 @@ impl Parser {
     }
 
     /// Parses a leaf list (rules 1, 37).
-    fn alternatives(&mut self, items: &[Value], at: &str) -> Option<Vec<(Matcher, Arc<str>)>> {
+    fn alternatives(&mut self, items: &[Value], at: &str) -> Option<Alternatives> {
         if items.is_empty() {
             return self.fail(SYNTAX, at, "Empty arrays are not allowed");
         }
         let before = self.errors.len();
+        if let [item] = items {
+            let at = self.element_at(at, 0);
+            let one = self.alternative(item, &at);
+            return (self.errors.len() == before).then(|| match one {
+                Some(m) => Alternatives::One((m, at)),
+                None => Alternatives::Many(Vec::new()),
+            });
+        }
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let at = self.element_at(at, i);
@@ -331,7 +359,7 @@ impl Parser {
                 out.push((m, at));
             }
         }
-        (self.errors.len() == before).then_some(out)
+        (self.errors.len() == before).then_some(Alternatives::Many(out))
     }
 
     fn alternative(&mut self, item: &Value, at: &str) -> Option<Matcher> {
@@ -708,9 +736,7 @@ mod tests {
         let root = p.root(&filtervm_vm::json::parse(policy.as_bytes()).unwrap());
         match root {
             Some(Object { members }) if p.errors.is_empty() => match members.into_iter().next() {
-                Some(Member::Leaf { alternatives, .. }) => {
-                    Ok(alternatives.into_iter().next().unwrap().0)
-                }
+                Some(Member::Leaf { alternatives, .. }) => Ok(alternatives[0].0.clone()),
                 other => panic!("{other:?}"),
             },
             _ => Err(p
@@ -761,6 +787,44 @@ mod tests {
             assert!(p.errors.is_empty(), "{op}");
             assert_eq!(one(op.clone()).ok(), with_pointer, "{op}");
         }
+    }
+
+    /// A list of one alternative is held inline, a longer one in a vector; both read as the
+    /// slice of the list's alternatives with their pointers, in order.
+    #[test]
+    fn leaf_lists_read_as_slices() {
+        let mut p = Parser::default();
+        let root = p
+            .root(
+                &filtervm_vm::json::parse(br#"{"a": ["x"], "b": ["x", 2, {"prefix": "p"}]}"#)
+                    .unwrap(),
+            )
+            .unwrap();
+        let lists: Vec<(&Alternatives, Vec<(&Matcher, &str)>)> = root
+            .members
+            .iter()
+            .map(|m| match m {
+                Member::Leaf { alternatives, .. } => (
+                    alternatives,
+                    alternatives.iter().map(|(m, at)| (m, &**at)).collect(),
+                ),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let [(one, a), (many, b)] = lists.as_slice() else {
+            panic!("{lists:?}");
+        };
+        assert!(matches!(one, Alternatives::One(_)));
+        assert!(matches!(many, Alternatives::Many(_)));
+        assert_eq!(a, &[(&Matcher::Exact("x".into()), "/a/0")]);
+        assert_eq!(
+            b,
+            &[
+                (&Matcher::Exact("x".into()), "/b/0"),
+                (&Matcher::Number(2.0), "/b/1"),
+                (&Matcher::Prefix("p".into()), "/b/2"),
+            ]
+        );
     }
 
     #[test]
