@@ -628,12 +628,15 @@ pub mod pointer {
                 break;
             }
         }
-        let digits = std::str::from_utf8(digits.get(start..).unwrap_or(&[])).unwrap_or("");
+        // The digits are ASCII: pushed as characters, with no UTF-8 check of the buffer.
+        let digits = digits.get(start..).unwrap_or(&[]);
         out.clear();
         out.reserve(base.len() + 1 + digits.len());
         out.push_str(base);
         out.push('/');
-        out.push_str(digits);
+        for &d in digits {
+            out.push(char::from(d));
+        }
     }
 
     /// A pointer as an error's text shows it: `(root)` for `""`, and each reference token

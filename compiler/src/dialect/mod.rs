@@ -68,7 +68,7 @@ pub(crate) fn parse_policy_text(
         // EB-7: a repeated member name is read in its place; the later one replaces.
         read.duplicates = json::Duplicates::KeepAll;
     }
-    match json::parse_with(text.as_bytes(), &read) {
+    match json::parse_str_with(text, &read) {
         Ok(policy) => Ok(policy),
         // The stream dialect's text form (`region = eu-* and n > 5`) is policy text too.
         Err(_) if dialect == Dialect::Stream && !text.trim_start().starts_with(['{', '[']) => Ok(

@@ -133,7 +133,7 @@ pub use select::{Extractor, Member, NameTest, Node, Selector};
 pub(crate) use select::{Tap, Tapped};
 pub use value::{
     DEFAULT_MAX_DEPTH, Duplicates, Iter, MAX_DEPTH_CEILING, Map, Number, ParseOptions, Quoted,
-    Value, parse, parse_with,
+    Value, parse, parse_str_with, parse_with,
 };
 
 /// Checks that `input` is one JSON document (see the module documentation for the grammar),

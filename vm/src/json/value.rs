@@ -1,7 +1,7 @@
 //! The owned tree: [`Value`], [`Number`] (exact source text) and [`Map`] (member order kept).
 
 use super::error::{Detail, Error, ErrorKind};
-use super::read::{Event, LoneSurrogates, Reader};
+use super::read::{Event, LoneSurrogates, Reader, Str};
 use crate::number::Decimal;
 use ahash::AHashMap;
 use std::fmt::{self, Write as _};
@@ -167,6 +167,11 @@ macro_rules! number_from_int {
 }
 number_from_int!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
+/// The room of the first allocation of an array's values, an object's members and the reader's
+/// open containers: what `Vec` grows an empty vector of them to on its first push, allocated
+/// directly (growing costs about 35 instructions more).
+const FIRST_CAPACITY: usize = 4;
+
 /// Objects with more members than this get a hash index for [`Map::get`].
 const INDEX_FROM: usize = 16;
 
@@ -242,9 +247,19 @@ impl Map {
         {
             return Some(std::mem::replace(slot, value));
         }
+        self.push_new(name, value);
+        None
+    }
+
+    /// Appends member `name`, known not to be in the map, keeping the hash index (built once the
+    /// map grows past [`INDEX_FROM`] members).
+    fn push_new(&mut self, name: String, value: Value) {
         let i = self.entries.len();
         if let Some(index) = &mut self.index {
             index.insert(name.as_str().into(), i);
+        }
+        if self.entries.capacity() == 0 {
+            self.entries = Vec::with_capacity(FIRST_CAPACITY);
         }
         self.entries.push((name, value));
         if self.index.is_none() && self.entries.len() > INDEX_FROM {
@@ -255,7 +270,6 @@ impl Map {
             }
             self.index = Some(Box::new(index));
         }
-        None
     }
 
     /// Removes member `name`, keeping the others in order (linear in the map's size).
@@ -745,6 +759,37 @@ enum Frame {
 
 /// Reads a whole JSON document into an owned tree. Linear in the input; never recurses.
 pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> {
+    build(input, None, options)
+}
+
+/// [`parse_with`] of text already known to be UTF-8 (policy text): the same tree and the same
+/// errors, but strings without escapes and numbers are copied out of `text` by slicing it, with
+/// no second UTF-8 check of their bytes.
+pub fn parse_str_with(text: &str, options: &ParseOptions) -> Result<Value, Error> {
+    build(text.as_bytes(), Some(text), options)
+}
+
+/// The text of `len` bytes at `start` in `source`, when there is a source and the range falls on
+/// character boundaries (it always does for what the reader checked; `None` falls back to
+/// checking the bytes).
+#[inline]
+fn slice(source: Option<&str>, start: usize, len: usize) -> Option<&str> {
+    source?.get(start..start.checked_add(len)?)
+}
+
+/// A string's value as an owned `String`: sliced out of `source` when it has no escapes.
+#[inline]
+fn owned_string(s: Str<'_>, source: Option<&str>) -> String {
+    if !s.escaped
+        && let Some(text) = slice(source, s.offset.wrapping_add(1), s.raw.len())
+    {
+        return text.to_owned();
+    }
+    s.to_owned_string()
+}
+
+/// The reader of [`parse_with`] and [`parse_str_with`]; `source` is `input` as text, if known.
+fn build(input: &[u8], source: Option<&str>, options: &ParseOptions) -> Result<Value, Error> {
     let max_depth = options.max_depth.min(MAX_DEPTH_CEILING);
     let mut reader = Reader::new(input, options.lone_surrogates);
     let mut frames: Vec<Frame> = Vec::new();
@@ -760,6 +805,9 @@ pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> 
                         Detail::Depth(max_depth),
                     ));
                 }
+                if frames.capacity() == 0 {
+                    frames = Vec::with_capacity(FIRST_CAPACITY);
+                }
                 frames.push(match event {
                     Event::ObjectStart => Frame::Object(Map::new(), None),
                     _ => Frame::Array(Vec::new()),
@@ -768,7 +816,7 @@ pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> 
             }
             Event::Name(name) => {
                 if let Some(Frame::Object(_, pending)) = frames.last_mut() {
-                    *pending = Some((name.to_owned_string(), name.offset));
+                    *pending = Some((owned_string(name, source), name.offset));
                 }
                 continue;
             }
@@ -777,33 +825,46 @@ pub fn parse_with(input: &[u8], options: &ParseOptions) -> Result<Value, Error> 
                 Some(Frame::Array(items)) => Value::Array(items),
                 None => Value::Null,
             },
-            Event::String(s) => Value::String(s.to_owned_string()),
+            Event::String(s) => Value::String(owned_string(s, source)),
             Event::Number(n) => Value::Number(Number {
-                text: n.text().into(),
+                text: match slice(source, n.start, n.bytes.len()) {
+                    Some(text) => text.into(),
+                    None => n.text().into(),
+                },
             }),
             Event::Bool(b) => Value::Bool(b),
             Event::Null => Value::Null,
         };
         match frames.last_mut() {
             None => root = Some(value),
-            Some(Frame::Array(items)) => items.push(value),
+            Some(Frame::Array(items)) => {
+                if items.capacity() == 0 {
+                    *items = Vec::with_capacity(FIRST_CAPACITY);
+                }
+                items.push(value);
+            }
             Some(Frame::Object(map, pending)) => {
                 let Some((name, at)) = pending.take() else {
                     continue;
                 };
-                if map.contains_key(&name) {
-                    if options.duplicates == Duplicates::Reject {
-                        return Err(Error::duplicate(at, &name));
-                    }
-                    if map.duplicate.is_none() {
-                        map.duplicate = Some(name.as_str().into());
-                    }
-                    if options.duplicates == Duplicates::KeepAll {
-                        map.entries.push((name, value));
-                        continue;
-                    }
+                // One search for the name: a new name (the usual case) is appended unsearched.
+                let Some(i) = map.position(&name) else {
+                    map.push_new(name, value);
+                    continue;
+                };
+                if options.duplicates == Duplicates::Reject {
+                    return Err(Error::duplicate(at, &name));
                 }
-                map.insert(name, value);
+                if map.duplicate.is_none() {
+                    map.duplicate = Some(name.as_str().into());
+                }
+                if options.duplicates == Duplicates::KeepAll {
+                    map.entries.push((name, value));
+                    continue;
+                }
+                if let Some((_, slot)) = map.entries.get_mut(i) {
+                    *slot = value;
+                }
             }
         }
     }
@@ -875,6 +936,84 @@ mod tests {
         let e = parse_with(br#"{"a": 1, "b": 2, "a": 3}"#, &options).unwrap_err();
         assert_eq!((e.kind(), e.offset()), (ErrorKind::DuplicateName, 17));
         assert_eq!(e.to_string(), "duplicate member name \"a\" at byte 17");
+    }
+
+    /// Text read as a `&str` gives the tree and the errors the bytes give, whatever the strings
+    /// hold (escapes, non-ASCII characters, numbers in every form) and whatever the options do
+    /// with repeated names.
+    #[test]
+    fn str_input_reads_as_bytes_do() {
+        let texts = [
+            r#"{"a": "x", "b\u00e9": "caf\u00e9 é ☃ 😀", "n": [-0, 1.50, 1e400, 2E-3]}"#,
+            r#"{"a": 1, "b": {"a": 2, "a": [3]}, "a": "é", "c": "\"\\\/\b\f\n\r\t"}"#,
+            r#"["ünïcödé", "", "\ud83d\ude00", {"": null, "é": true}]"#,
+            r#"{"a": "\ud800"}"#,
+            r#"{"a": [1, 2,]}"#,
+            r#"{"a": "x" "b"}"#,
+            "\"tab\there\"",
+            "1.5e+3",
+        ];
+        for duplicates in [
+            Duplicates::KeepLast,
+            Duplicates::Reject,
+            Duplicates::KeepAll,
+        ] {
+            let options = ParseOptions {
+                duplicates,
+                ..ParseOptions::default()
+            };
+            for text in texts {
+                let bytes = parse_with(text.as_bytes(), &options);
+                let text_read = parse_str_with(text, &options);
+                assert_eq!(
+                    format!("{bytes:?}"),
+                    format!("{text_read:?}"),
+                    "{duplicates:?} {text}"
+                );
+                if let (Ok(a), Ok(b)) = (&bytes, &text_read) {
+                    let dup = |v: &Value| {
+                        v.as_object()
+                            .and_then(Map::first_duplicate)
+                            .map(str::to_owned)
+                    };
+                    assert_eq!(dup(a), dup(b), "{text}");
+                }
+            }
+        }
+        assert_eq!(
+            parse_str_with(r#"{"k": "é\n"}"#, &ParseOptions::default())
+                .unwrap()
+                .get("k")
+                .and_then(Value::as_str),
+            Some("é\n")
+        );
+    }
+
+    /// Arrays, objects and the reader's stack start at the room `Vec` would grow them to on a
+    /// first push, so a tree holds the same spare capacity as before they were allocated at once.
+    #[test]
+    #[expect(
+        clippy::vec_init_then_push,
+        reason = "the capacity an empty vector grows to on its first push is what is measured"
+    )]
+    fn first_allocations_are_what_a_first_push_grows_to() {
+        let mut values = Vec::new();
+        values.push(Value::Null);
+        let mut members = Vec::new();
+        members.push((String::new(), Value::Null));
+        let mut frames = Vec::new();
+        frames.push(Frame::Array(Vec::new()));
+        assert_eq!(
+            (values.capacity(), members.capacity(), frames.capacity()),
+            (FIRST_CAPACITY, FIRST_CAPACITY, FIRST_CAPACITY)
+        );
+        let v = parse(br#"{"a": [1, [], {}]}"#).unwrap();
+        let map = v.as_object().unwrap();
+        assert_eq!(map.entries.capacity(), FIRST_CAPACITY);
+        let items = map.get("a").and_then(Value::as_array).unwrap();
+        assert_eq!(items.capacity(), FIRST_CAPACITY);
+        assert_eq!(items[1].as_array().map(Vec::capacity), Some(0));
+        assert_eq!(items[2].as_object().map(|m| m.entries.capacity()), Some(0));
     }
 
     /// A value is a few words (a map's hash index is boxed): arrays and objects hold their

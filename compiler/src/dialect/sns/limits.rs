@@ -103,6 +103,11 @@ pub(super) fn flat_leaf_names(object: &Object) -> Option<([&str; FLAT_LISTS], us
 
 /// Rule 42 DECISION: at most five distinct leaf paths, counted across every `$or` branch.
 pub fn check_keys(object: &Object, errors: &mut Vec<PolicyError>) {
+    // Each leaf list names one path: a policy of at most five leaf lists names at most five
+    // distinct paths, whatever they are (no names compared).
+    if leaf_list_count(object) <= MAX_KEYS {
+        return;
+    }
     // Most policies are flat and well within the limit: counted without allocating. Any other
     // (and every policy over the limit, whose error names the count) is counted below.
     if let Some((names, n)) = flat_leaf_names(object) {
@@ -138,6 +143,19 @@ pub fn check_keys(object: &Object, errors: &mut Vec<PolicyError>) {
             ),
         ));
     }
+}
+
+/// The number of leaf lists of `object`, at any depth and in every `$or` branch (saturating).
+fn leaf_list_count(object: &Object) -> usize {
+    object.members.iter().fold(0usize, |n, member| {
+        n.saturating_add(match member {
+            Member::Leaf { .. } => 1,
+            Member::Nested { object, .. } => leaf_list_count(object),
+            Member::Or { branches, .. } => branches
+                .iter()
+                .fold(0usize, |sum, (b, _)| sum.saturating_add(leaf_list_count(b))),
+        })
+    })
 }
 
 /// The number of value combinations (rule 43): the product over an object's members, where a leaf
@@ -281,6 +299,7 @@ mod tests {
             for names in [1, 2, 4, 5, 6] {
                 for nested in [false, true] {
                     let o = policy(branches, names, nested);
+                    assert_eq!(leaf_list_count(&o), branches + 1);
                     assert_eq!(
                         flat_leaf_names(&o).is_some(),
                         !nested && branches < FLAT_LISTS,

@@ -58,7 +58,7 @@ pub enum Member {
         /// JSON Pointer of the member (shared with the IR lowered from it).
         pointer: Arc<str>,
         /// The alternatives with their pointers.
-        alternatives: Vec<(Matcher, Arc<str>)>,
+        alternatives: Alternatives,
     },
     /// `"name": {...}`: a nested body policy (rule 15).
     Nested {
@@ -77,6 +77,26 @@ pub enum Member {
         /// The branches with their pointers.
         branches: Vec<(Object, Arc<str>)>,
     },
+}
+
+/// The alternatives of a leaf list, each with its pointer, read as a slice. Most lists hold one
+/// alternative, kept inline: the list then allocates nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Alternatives {
+    /// A list of one alternative.
+    One((Matcher, Arc<str>)),
+    /// Any other list.
+    Many(Vec<(Matcher, Arc<str>)>),
+}
+
+impl std::ops::Deref for Alternatives {
+    type Target = [(Matcher, Arc<str>)];
+    fn deref(&self) -> &[(Matcher, Arc<str>)] {
+        match self {
+            Alternatives::One(one) => std::slice::from_ref(one),
+            Alternatives::Many(many) => many,
+        }
+    }
 }
 
 /// A comparison of `numeric` (rule 31).
@@ -319,11 +339,19 @@ impl Parser {
     }
 
     /// Parses a leaf list (rules 1, 37).
-    fn alternatives(&mut self, items: &[Value], at: &str) -> Option<Vec<(Matcher, Arc<str>)>> {
+    fn alternatives(&mut self, items: &[Value], at: &str) -> Option<Alternatives> {
         if items.is_empty() {
             return self.fail(SYNTAX, at, "Empty arrays are not allowed");
         }
         let before = self.errors.len();
+        if let [item] = items {
+            let at = self.element_at(at, 0);
+            let one = self.alternative(item, &at);
+            return (self.errors.len() == before).then(|| match one {
+                Some(m) => Alternatives::One((m, at)),
+                None => Alternatives::Many(Vec::new()),
+            });
+        }
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let at = self.element_at(at, i);
@@ -331,7 +359,7 @@ impl Parser {
                 out.push((m, at));
             }
         }
-        (self.errors.len() == before).then_some(out)
+        (self.errors.len() == before).then_some(Alternatives::Many(out))
     }
 
     fn alternative(&mut self, item: &Value, at: &str) -> Option<Matcher> {
@@ -354,12 +382,19 @@ impl Parser {
                         format!("{MATCH_VALUE} (an empty object is no operator)"),
                     );
                 };
-                // The operator's pointer is written into the parser's reused buffer, not a new
-                // string: it names only errors (the IR's origin is the element's pointer).
-                let mut op_at = std::mem::take(&mut self.scratch);
-                pointer::push_to(&mut op_at, at, name);
-                let matcher = self.operator(name, operand, &op_at);
-                self.scratch = op_at;
+                // The operator's pointer names only errors (the IR's origin is the element's
+                // pointer), so the operator is read without it, and read again with it (written
+                // into the parser's reused buffer) only when it reported an error: reading an
+                // operator has no effect but its errors, and a valid one builds no pointer.
+                let before = self.errors.len();
+                let mut matcher = self.operator(name, operand, "");
+                if self.errors.len() > before {
+                    self.errors.truncate(before);
+                    let mut op_at = std::mem::take(&mut self.scratch);
+                    pointer::push_to(&mut op_at, at, name);
+                    matcher = self.operator(name, operand, &op_at);
+                    self.scratch = op_at;
+                }
                 let matcher = matcher?;
                 if let Some((second, _)) = entries.next() {
                     return self.fail(
@@ -701,9 +736,7 @@ mod tests {
         let root = p.root(&filtervm_vm::json::parse(policy.as_bytes()).unwrap());
         match root {
             Some(Object { members }) if p.errors.is_empty() => match members.into_iter().next() {
-                Some(Member::Leaf { alternatives, .. }) => {
-                    Ok(alternatives.into_iter().next().unwrap().0)
-                }
+                Some(Member::Leaf { alternatives, .. }) => Ok(alternatives[0].0.clone()),
                 other => panic!("{other:?}"),
             },
             _ => Err(p
@@ -712,6 +745,86 @@ mod tests {
                 .map(|e| (e.pointer, e.message))
                 .collect()),
         }
+    }
+
+    /// An operator is read without its pointer, and again with it only when it reports an
+    /// error: every error still names the operator (or a part of its operand) by its pointer,
+    /// and a valid operator gives the matcher it gives with its pointer.
+    #[test]
+    fn operators_read_without_their_pointer_report_errors_with_it() {
+        for (op, pointer) in [
+            (json!({"prefix": 1}), "/k/0/prefix"),
+            (json!({"exists": "true"}), "/k/0/exists"),
+            (json!({"wildcard": "a**"}), "/k/0/wildcard"),
+            (json!({"cidr": "10.0.0.0/33"}), "/k/0/cidr"),
+            (json!({"numeric": [">", 5, "<", 1]}), "/k/0/numeric"),
+            (json!({"numeric": [">", "x"]}), "/k/0/numeric/1"),
+            (json!({"anything-but": [1, "a"]}), "/k/0/anything-but/1"),
+            (
+                json!({"anything-but": {"suffix": [""]}}),
+                "/k/0/anything-but/suffix/0",
+            ),
+            (json!({"a/b~": 1}), "/k/0/a~1b~0"),
+        ] {
+            assert_eq!(
+                one(op.clone()).map_err(|e| e.into_iter().map(|(p, _)| p).collect::<Vec<_>>()),
+                Err(vec![pointer.to_owned()]),
+                "{op}"
+            );
+        }
+        for op in [
+            json!({"prefix": "a/~b"}),
+            json!({"exists": false}),
+            json!({"wildcard": "a*b"}),
+            json!({"cidr": "10.0.0.0/8"}),
+            json!({"numeric": [">=", 1, "<", 2]}),
+            json!({"anything-but": {"wildcard": ["x*", "y"]}}),
+        ] {
+            let mut p = Parser::default();
+            let operand = Value::from(&op);
+            let (name, operand) = operand.as_object().unwrap().iter().next().unwrap();
+            let with_pointer = p.operator(name, operand, "/k/0/op");
+            assert!(p.errors.is_empty(), "{op}");
+            assert_eq!(one(op.clone()).ok(), with_pointer, "{op}");
+        }
+    }
+
+    /// A list of one alternative is held inline, a longer one in a vector; both read as the
+    /// slice of the list's alternatives with their pointers, in order.
+    #[test]
+    fn leaf_lists_read_as_slices() {
+        let mut p = Parser::default();
+        let root = p
+            .root(
+                &filtervm_vm::json::parse(br#"{"a": ["x"], "b": ["x", 2, {"prefix": "p"}]}"#)
+                    .unwrap(),
+            )
+            .unwrap();
+        let lists: Vec<(&Alternatives, Vec<(&Matcher, &str)>)> = root
+            .members
+            .iter()
+            .map(|m| match m {
+                Member::Leaf { alternatives, .. } => (
+                    alternatives,
+                    alternatives.iter().map(|(m, at)| (m, &**at)).collect(),
+                ),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let [(one, a), (many, b)] = lists.as_slice() else {
+            panic!("{lists:?}");
+        };
+        assert!(matches!(one, Alternatives::One(_)));
+        assert!(matches!(many, Alternatives::Many(_)));
+        assert_eq!(a, &[(&Matcher::Exact("x".into()), "/a/0")]);
+        assert_eq!(
+            b,
+            &[
+                (&Matcher::Exact("x".into()), "/b/0"),
+                (&Matcher::Number(2.0), "/b/1"),
+                (&Matcher::Prefix("p".into()), "/b/2"),
+            ]
+        );
     }
 
     #[test]
