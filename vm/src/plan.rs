@@ -446,13 +446,18 @@ impl<T: Clone> Shared<T> {
         }
     }
 
+    /// The in-place entries of a pool first read, all free (made only then: see [`Shared`]).
+    fn no_entries() -> [Option<(u32, T)>; FEW_SHARED] {
+        [const { None }; FEW_SHARED]
+    }
+
     /// The entry `i`, made with `make` on first use; `None` when `i` is out of range (never for
     /// a verified program) or `make` gives none.
     fn share(&mut self, i: u32, make: impl FnOnce() -> Option<T>) -> Option<T> {
         if i as usize >= self.len {
             return None;
         }
-        let few = self.few.get_or_insert_with(|| [const { None }; FEW_SHARED]);
+        let few = self.few.get_or_insert_with(Self::no_entries);
         for entry in few {
             match entry {
                 Some((at, made)) if *at == i => return Some(made.clone()),
