@@ -427,9 +427,11 @@ const FEW_SHARED: usize = 8;
 /// The entries made of one pool, by index: the first [`FEW_SHARED`] distinct entries read held in
 /// place and found by comparing indexes (a policy's program reads few: nothing allocated), the
 /// others in a table indexed like the pool, allocated once needed (so a large program still
-/// costs time in proportion to its size).
+/// costs time in proportion to its size). The in-place entries are themselves set up when the
+/// pool is first read: most plans read one or two of [`SharedPools`]' four pools, and the
+/// others then cost one word to set up and one test to drop.
 struct Shared<T> {
-    few: [Option<(u32, T)>; FEW_SHARED],
+    few: Option<[Option<(u32, T)>; FEW_SHARED]>,
     many: Vec<Option<T>>,
     /// The pool's length.
     len: usize,
@@ -438,10 +440,15 @@ struct Shared<T> {
 impl<T: Clone> Shared<T> {
     fn new(len: usize) -> Shared<T> {
         Shared {
-            few: [const { None }; FEW_SHARED],
+            few: None,
             many: Vec::new(),
             len,
         }
+    }
+
+    /// The in-place entries of a pool first read, all free (made only then: see [`Shared`]).
+    fn no_entries() -> [Option<(u32, T)>; FEW_SHARED] {
+        [const { None }; FEW_SHARED]
     }
 
     /// The entry `i`, made with `make` on first use; `None` when `i` is out of range (never for
@@ -450,7 +457,8 @@ impl<T: Clone> Shared<T> {
         if i as usize >= self.len {
             return None;
         }
-        for entry in &mut self.few {
+        let few = self.few.get_or_insert_with(Self::no_entries);
+        for entry in few {
             match entry {
                 Some((at, made)) if *at == i => return Some(made.clone()),
                 Some(_) => {}
