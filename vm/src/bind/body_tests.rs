@@ -603,6 +603,40 @@ fn flat_body(next: &mut dyn FnMut(u64) -> u64, depth: u32, out: &mut String) {
     }
 }
 
+/// Gives some slots of `t` a constant or text numbers (the dictionaries a flat binder looks
+/// strings up in).
+fn add_constants(t: &mut KeyTable, next: &mut dyn FnMut(u64) -> u64) {
+    for slot in 0..t.len() {
+        let slot = u32::try_from(slot).unwrap();
+        match next(4) {
+            0 => {
+                t.add_constant(slot, ["x", "s", "é"][next(3) as usize]);
+            }
+            1 => t.add_text_numbers(slot),
+            _ => {}
+        }
+    }
+}
+
+/// `text` with up to two bytes removed, doubled or replaced by structural or odd ones.
+fn corrupted(next: &mut dyn FnMut(u64) -> u64, text: String) -> Vec<u8> {
+    let mut bytes = text.into_bytes();
+    for _ in 0..next(3).saturating_sub(1) {
+        if bytes.is_empty() {
+            break;
+        }
+        let at = next(bytes.len() as u64) as usize;
+        match next(3) {
+            0 => {
+                bytes.remove(at);
+            }
+            1 => bytes.insert(at, bytes[at]),
+            _ => bytes[at] = b"{}[],:\"\\ 0-.etu\x01\xff"[next(17) as usize],
+        }
+    }
+    bytes
+}
+
 /// Tables of one-segment body paths bind raw bytes straight from the reader's member loop
 /// (`bind_flat`): on random and chosen bodies (valid, with containers where a path ends, not
 /// objects, and corrupted anywhere), in both read modes, every slot, leaf, id, text number,
@@ -647,16 +681,7 @@ fn flat_tables_bind_bytes_as_the_document_does() {
                 _ => path(p),
             });
         }
-        for slot in 0..t.len() {
-            let slot = u32::try_from(slot).unwrap();
-            match next(4) {
-                0 => {
-                    t.add_constant(slot, ["x", "s", "é"][next(3) as usize]);
-                }
-                1 => t.add_text_numbers(slot),
-                _ => {}
-            }
-        }
+        add_constants(&mut t, &mut next);
         if t.body_plan().flat.is_none() {
             continue;
         }
@@ -667,21 +692,7 @@ fn flat_tables_bind_bytes_as_the_document_does() {
         } else {
             let mut text = String::new();
             flat_body(&mut next, 0, &mut text);
-            let mut bytes = text.into_bytes();
-            for _ in 0..next(3).saturating_sub(1) {
-                if bytes.is_empty() {
-                    break;
-                }
-                let at = next(bytes.len() as u64) as usize;
-                match next(3) {
-                    0 => {
-                        bytes.remove(at);
-                    }
-                    1 => bytes.insert(at, bytes[at]),
-                    _ => bytes[at] = b"{}[],:\"\\ 0-.etu\x01\xff"[next(17) as usize],
-                }
-            }
-            vec![bytes]
+            vec![corrupted(&mut next, text)]
         };
         for body in &bodies {
             if flat_agrees(&t, body) {
@@ -805,16 +816,7 @@ fn two_level_tables_bind_bytes_as_the_document_does() {
                 path(p)
             });
         }
-        for slot in 0..t.len() {
-            let slot = u32::try_from(slot).unwrap();
-            match next(4) {
-                0 => {
-                    t.add_constant(slot, ["x", "s", "é"][next(3) as usize]);
-                }
-                1 => t.add_text_numbers(slot),
-                _ => {}
-            }
-        }
+        add_constants(&mut t, &mut next);
         if t.body_plan().flat_inner.is_empty() {
             continue;
         }
@@ -824,21 +826,7 @@ fn two_level_tables_bind_bytes_as_the_document_does() {
         } else {
             let mut text = String::new();
             two_level_body(&mut next, 0, &mut text);
-            let mut bytes = text.into_bytes();
-            for _ in 0..next(3).saturating_sub(1) {
-                if bytes.is_empty() {
-                    break;
-                }
-                let at = next(bytes.len() as u64) as usize;
-                match next(3) {
-                    0 => {
-                        bytes.remove(at);
-                    }
-                    1 => bytes.insert(at, bytes[at]),
-                    _ => bytes[at] = b"{}[],:\"\\ 0-.etu\x01\xff"[next(17) as usize],
-                }
-            }
-            vec![bytes]
+            vec![corrupted(&mut next, text)]
         };
         for body in &bodies {
             if flat_agrees(&t, body) {

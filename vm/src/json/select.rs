@@ -890,44 +890,16 @@ impl<'d> Tap<'d> for NoTap {
     fn inner_scalar(&mut self, _: u32, _: Option<u32>, _: Node<'d>) {}
 }
 
-/// [`ObjectSink`] of the top-level object, its scalar members also given to a [`Tap`].
-struct TapSink<'t, 'k, 'd, 's, T> {
-    inner: ObjectSink<'k, 'd, 's>,
-    tap: &'t mut T,
-}
-
-impl<'d, T: Tap<'d>> MemberSink<'d> for TapSink<'_, '_, 'd, '_, T> {
-    type Found = Found<'d>;
-
-    #[inline(always)]
-    fn may_want(&self, first: Option<u8>) -> bool {
-        self.inner.may_want(first)
-    }
-
-    #[inline(always)]
-    fn wanted(&mut self, name: Str<'d>) -> Option<Found<'d>> {
-        self.inner.wanted(name)
-    }
-
-    #[inline(always)]
-    fn keep(&mut self, name: Str<'d>, found: Found<'d>, value: Scalar<'d>) {
-        let child = found.child;
-        self.inner.keep(name, found, value);
-        if let Some(m) = self.inner.keep.members.last() {
-            self.tap.scalar(child, m.value);
-        }
-    }
-}
-
-/// [`ObjectSink`] of an object that is the value of the top-level member `parent`, its scalar
-/// members also given to a [`Tap`] ([`Tap::inner_scalar`]).
-struct InnerTapSink<'t, 'k, 'd, 's, T> {
+/// [`ObjectSink`] of the top-level object (`INNER` false) or of an object that is the value of
+/// its member `parent` (`INNER` true, [`Tap::inner_scalar`]), its scalar members also given to
+/// a [`Tap`].
+struct TapSink<'t, 'k, 'd, 's, T, const INNER: bool> {
     inner: ObjectSink<'k, 'd, 's>,
     tap: &'t mut T,
     parent: u32,
 }
 
-impl<'d, T: Tap<'d>> MemberSink<'d> for InnerTapSink<'_, '_, 'd, '_, T> {
+impl<'d, T: Tap<'d>, const INNER: bool> MemberSink<'d> for TapSink<'_, '_, 'd, '_, T, INNER> {
     type Found = Found<'d>;
 
     #[inline(always)]
@@ -945,7 +917,11 @@ impl<'d, T: Tap<'d>> MemberSink<'d> for InnerTapSink<'_, '_, 'd, '_, T> {
         let child = found.child;
         self.inner.keep(name, found, value);
         if let Some(m) = self.inner.keep.members.last() {
-            self.tap.inner_scalar(self.parent, child, m.value);
+            if INNER {
+                self.tap.inner_scalar(self.parent, child, m.value);
+            } else {
+                self.tap.scalar(child, m.value);
+            }
         }
     }
 }
@@ -1286,7 +1262,11 @@ impl<'d> Run<'d, '_> {
             seen: 0,
             maybe_duplicates: false,
         };
-        let mut sink = TapSink { inner, tap };
+        let mut sink = TapSink::<T, false> {
+            inner,
+            tap,
+            parent: 0,
+        };
         let end = if T::ON {
             self.reader.members(&mut sink)?
         } else {
@@ -1365,7 +1345,7 @@ impl<'d> Run<'d, '_> {
             else {
                 break;
             };
-            let mut sink = TapSink {
+            let mut sink = TapSink::<T, false> {
                 inner: ObjectSink {
                     keep: &mut self.keep,
                     state: selector.state(0),
@@ -1373,6 +1353,7 @@ impl<'d> Run<'d, '_> {
                     maybe_duplicates,
                 },
                 tap,
+                parent: 0,
             };
             let end = self.reader.members(&mut sink)?;
             let mut sink = sink.inner;
@@ -1421,7 +1402,7 @@ impl<'d> Run<'d, '_> {
     ) -> Result<Option<InnerStop<'d>>, Error> {
         let selector: &'d Selector = self.keep.selector;
         let start = self.keep.members.len();
-        let mut sink = InnerTapSink {
+        let mut sink = TapSink::<T, true> {
             inner: ObjectSink {
                 keep: &mut self.keep,
                 state: selector.state(state),
