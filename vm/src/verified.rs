@@ -224,7 +224,7 @@ fn needs(parts: &mut ProgramParts) {
     }
     // The new values and the slots newly compared with constants are one change to the table.
     if new {
-        parts.keys.values_added();
+        parts.keys.changed();
     }
 }
 

@@ -325,8 +325,10 @@ impl KeyTable {
         KeyTable::default()
     }
 
-    /// Notes a change: a new stamp, and the selector to be rebuilt.
-    fn changed(&mut self) {
+    /// Notes a change: a new stamp, and the selector to be rebuilt. Callers that make several
+    /// changes without noting each ([`KeyTable::add_value_unstamped`],
+    /// [`KeyTable::mark_constants_unstamped`]) call it once after them.
+    pub(crate) fn changed(&mut self) {
         self.stamp = next_stamp();
         if self.selector.get().is_some() {
             self.selector = OnceLock::new();
@@ -634,17 +636,10 @@ impl KeyTable {
     }
 
     /// [`KeyTable::add_value`] without noting the change: for a caller adding several values,
-    /// which then calls [`KeyTable::values_added`] once if any was new. Returns whether `value`
+    /// which then calls [`KeyTable::changed`] once if any was new. Returns whether `value`
     /// was new to the dictionary.
     pub(crate) fn add_value_unstamped(&mut self, value: &str) -> bool {
         self.dictionary.add(value).1
-    }
-
-    /// Notes the change made by [`KeyTable::add_value_unstamped`] calls that added a value: a
-    /// new stamp, and what binding derives from the table to be rebuilt, as
-    /// [`KeyTable::add_value`] does per new value.
-    pub(crate) fn values_added(&mut self) {
-        self.changed();
     }
 
     /// The slot half of [`KeyTable::add_constant`]: `slot`'s leaves are looked up.
@@ -655,7 +650,7 @@ impl KeyTable {
     }
 
     /// [`KeyTable::mark_constants`] without noting the change: for a caller marking several
-    /// slots, which then calls [`KeyTable::values_added`] once if any was a change. Returns
+    /// slots, which then calls [`KeyTable::changed`] once if any was a change. Returns
     /// whether it was (the slot's first constant).
     pub(crate) fn mark_constants_unstamped(&mut self, slot: u32) -> bool {
         match self.needs.get_mut(slot as usize) {
