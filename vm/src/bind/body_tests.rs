@@ -983,3 +983,131 @@ fn flat_strings_against_small_and_hashed_dictionaries_bind_as_the_document_does(
         "{ids_small} + {ids_hashed} slots with ids (small, hashed), {bodies} bodies"
     );
 }
+
+/// A random object without escapes, whose members are mostly scalars, now and then an object,
+/// its names mostly distinct: what most messages are, and where a trusted read passes over the
+/// members after the wanted ones.
+fn plain_body(next: &mut dyn FnMut(u64) -> u64, out: &mut String) {
+    const NAMES: &[&str] = &["a", "b", "c", "x", "y", "z", "w", "a.b", "ab", "", "é"];
+    const VALUES: &[&str] = &[
+        "1",
+        "-2.5",
+        "\"s\"",
+        "true",
+        "null",
+        "\"a\"",
+        "\"}\"",
+        "{\"b\":1}",
+        "[1]",
+        "\"é\"",
+    ];
+    out.push('{');
+    for i in 0..next(8) {
+        if i > 0 {
+            out.push_str([",", ", ", ",\n"][next(3) as usize]);
+        }
+        out.push('"');
+        out.push_str(NAMES[next(NAMES.len() as u64) as usize]);
+        out.push_str("\":");
+        out.push_str(VALUES[next(VALUES.len() as u64) as usize]);
+    }
+    out.push_str(["}", "} ", "}\n"][next(3) as usize]);
+}
+
+/// In trusted mode, once every member a table wants of the top-level object has been read, the
+/// rest of that object is passed over without reading its members (`Reader::pass_rest`): on
+/// random tables (paths of one, two and three segments) and valid bodies (names repeated after
+/// the wanted ones, escaped or dotted; wanted names as values; brackets in strings; containers
+/// and deep nesting in the rest), everything bound in trusted mode is what the validating read
+/// binds; on corrupted bodies, a trusted read errs only where the validating read does; and
+/// hundreds of trusted reads did pass over a rest.
+#[test]
+fn trusted_reads_pass_over_the_rest_as_validating_reads_read_it() {
+    use crate::json::ReadMode;
+    let mut next = xorshift(0xD1B5_4A32_D192_ED03);
+    let deep = format!("{{\"a\":1,\"x\":{}{}}}", "[".repeat(70), "]".repeat(70));
+    let chosen: Vec<Vec<u8>> = [
+        br#"{"a":1,"b":2,"a":3}"#.as_slice(),
+        br#"{"a":1,"b":2,"\u0061":3}"#,
+        br#"{"a":1,"b":"a","x":"b"}"#,
+        br#"{"a":1,"b":2,"x":[1,{"a":2}]}"#,
+        br#"{"a":1,"b":2,"x":"}","y":"{"}"#,
+        b"{\"a\":1,\"b\":2,\"x\":\"y\"}  \n",
+        br#"{"a":{"b":1,"c":2},"b":2,"x":{"b":3}}"#,
+        br#"{"a":1,"b":2,"a.b":3}"#,
+        br#"{"a":{"b":1},"b":2,"a.b":3}"#,
+        br#"{"a":1,"b":2,"x":"\u00e9"}"#,
+        br#"{"a":1,"b":2,"x":2}x"#,
+        br#"{"a":1,"b":2,"x":2"#,
+        br#"{"a":1,"b":2,"x":2]"#,
+        deep.as_bytes(),
+    ]
+    .iter()
+    .map(|b| b.to_vec())
+    .collect();
+    let paths = ["a", "b", "c", "", "a.b", "a.c", "b.a", "a.b.c", "x.a"];
+    let passed_before = crate::json::passed_rests();
+    let (mut valid, mut invalid) = (0, 0);
+    for case in 0..8000 {
+        let mut t = KeyTable::new();
+        for _ in 0..1 + next(3) {
+            let p = paths[next(paths.len() as u64) as usize];
+            t.intern(if next(4) == 0 { each(p) } else { path(p) });
+        }
+        add_constants(&mut t, &mut next);
+        let width = t.len();
+        let bodies: Vec<Vec<u8>> = if case < 40 {
+            chosen.clone()
+        } else {
+            let mut text = String::new();
+            match next(3) {
+                0 => flat_body(&mut next, 0, &mut text),
+                1 => two_level_body(&mut next, 0, &mut text),
+                _ => plain_body(&mut next, &mut text),
+            }
+            if next(4) == 0 {
+                vec![corrupted(&mut next, text)]
+            } else {
+                vec![text.into_bytes()]
+            }
+        };
+        for body in &bodies {
+            let bound = |mode: ReadMode| {
+                let mut b = Bindings::new();
+                b.set_read_mode(mode);
+                let by_bytes = everything(&b.bind_json(&t, body), width);
+                let mut d = Bindings::new();
+                d.set_read_mode(mode);
+                let by_document =
+                    everything(&bound_by_document(&mut d, &t, body, listed_a_x), width);
+                (
+                    by_bytes,
+                    by_document,
+                    b.bind_json(&t, body).not_json().is_some(),
+                )
+            };
+            let (checked, checked_document, checked_err) = bound(ReadMode::Validating);
+            let (trusted, trusted_document, trusted_err) = bound(ReadMode::Trusted);
+            let shown = String::from_utf8_lossy(body);
+            // Where the validating read errs, a trusted read may bind (see `ReadMode`).
+            if checked_err {
+                invalid += 1;
+                continue;
+            }
+            valid += 1;
+            assert!(!trusted_err, "{:?}: {shown}", t.keys());
+            assert_eq!(trusted, checked, "{:?}: {shown}", t.keys());
+            assert_eq!(
+                trusted_document,
+                checked_document,
+                "{:?}: {shown}",
+                t.keys()
+            );
+        }
+    }
+    let passed = crate::json::passed_rests() - passed_before;
+    assert!(
+        valid > 6000 && invalid > 600 && passed > 600,
+        "{valid} valid bodies, {invalid} others, {passed} rests passed over"
+    );
+}

@@ -128,6 +128,8 @@ mod value;
 
 pub use error::{Error, ErrorKind};
 pub use outline::{Elements, Members, Name, Outline, RawKind, RawValue, outline, outline_with};
+#[cfg(test)]
+pub(crate) use read::passed_rests;
 pub use read::{LoneSurrogates, ReadMode};
 pub use select::{Extractor, Member, NameTest, Node, Selector};
 pub(crate) use select::{Tap, Tapped};

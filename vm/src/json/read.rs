@@ -53,6 +53,12 @@ pub enum LoneSurrogates {
 ///   ([`ErrorKind::UnexpectedEnd`]). Nesting inside a skipped container is counted, not stacked
 ///   (one integer, whatever the depth), and the deepest level reached is still measured, so the
 ///   depth limits that apply to messages (EventBridge's, EB-34) apply in both modes.
+///   Once every member the selector wants of the top-level object has been read, the rest of
+///   that object is not read member by member when it holds no `\\`, `[` or `{` and no `"`
+///   followed by a name wanted there: the input's last byte other than white space must be `}`,
+///   and is taken for the object's end; nothing before it is checked, not even the order of
+///   names, `:` and `,` (in a valid document such a rest is members none of which is wanted,
+///   and nothing in it is deeper than the object). Otherwise the rest is read as above.
 ///
 /// On a valid JSON document both modes give the same result; on other input, trusted mode may
 /// give a result where validating mode gives an error, never the other way round.
@@ -252,6 +258,19 @@ pub(crate) trait MemberSink<'a> {
     fn wanted(&mut self, name: Str<'a>) -> Option<Self::Found>;
     /// The scalar value of a wanted member.
     fn keep(&mut self, name: Str<'a>, found: Self::Found, value: Scalar<'a>);
+    /// Whether every member this sink wants of the object has been read, so that the rest may
+    /// be passed over by its structure alone if none of its names may be wanted (asked in
+    /// trusted mode before each member after the first; see [`Reader::members`]).
+    #[inline(always)]
+    fn read_all(&mut self) -> bool {
+        false
+    }
+    /// Whether some name this sink wants may occur in `rest`, spelled without escapes: asked
+    /// only after [`MemberSink::read_all`] said yes.
+    #[inline(always)]
+    fn may_name(&self, _rest: &[u8]) -> bool {
+        true
+    }
 }
 
 /// Where [`Reader::members`] stopped.
@@ -260,6 +279,18 @@ pub(crate) enum MembersEnd<'a, F> {
     Closed,
     /// At the value of the wanted member `name`, which is no scalar.
     Container(Str<'a>, F),
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many rests [`Reader::pass_rest`] passed over on this thread (tests count them).
+    static PASSED_RESTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many rests of top-level objects trusted reads passed over on this thread.
+#[cfg(test)]
+pub(crate) fn passed_rests() -> usize {
+    PASSED_RESTS.with(std::cell::Cell::get)
 }
 
 /// What the grammar allows next.
@@ -532,6 +563,9 @@ impl<'a> Reader<'a> {
             }
             (Expect::FirstMember, _) => return Err(unexpected(bytes, pos, expected)),
             (Expect::AfterValue, Some(b',')) => {
+                if trusted && sink.read_all() && self.pass_rest(&*sink, pos + 1) {
+                    return Ok(MembersEnd::Closed);
+                }
                 (pos, b) = skip_ws(bytes, pos + 1);
                 expected = "a member name";
             }
@@ -635,6 +669,9 @@ impl<'a> Reader<'a> {
             (pos, b) = skip_ws(bytes, pos);
             match b {
                 Some(b',') => {
+                    if trusted && sink.read_all() && self.pass_rest(&*sink, pos + 1) {
+                        return Ok(MembersEnd::Closed);
+                    }
                     (pos, b) = skip_ws(bytes, pos + 1);
                     expected = "a member name";
                 }
@@ -646,6 +683,37 @@ impl<'a> Reader<'a> {
                 _ => return Err(unexpected(bytes, pos, "`,` or `}`")),
             }
         }
+    }
+
+    /// In trusted mode, once `sink` has read every member it wants of the top-level object
+    /// ([`MemberSink::read_all`]): passes over the rest of it from `pos` (after a `,`) to the
+    /// input's last `}`, when that rest holds no `\\`, `[` or `{` (nothing nested, nothing
+    /// escaped) and none of the names the sink wants ([`MemberSink::may_name`]). In a valid
+    /// document such a rest is a run of members, none of them wanted, closed by that `}` (any
+    /// other `}` in it is inside a string): it is read no further, as a skipped value is
+    /// not. `true` when the object was closed so; else nothing moved.
+    #[inline(never)]
+    fn pass_rest<S: MemberSink<'a>>(&mut self, sink: &S, pos: usize) -> bool {
+        let bytes = self.bytes;
+        let body = bytes.trim_ascii_end();
+        let Some((b'}', before)) = body.split_last() else {
+            return false;
+        };
+        let Some(rest) = before.get(pos..) else {
+            return false;
+        };
+        if self.stack.len() != 1
+            || memchr::memchr3(b'\\', b'[', b'{', rest).is_some()
+            || sink.may_name(rest)
+        {
+            return false;
+        }
+        self.pos = body.len();
+        self.in_object = self.stack.pop().unwrap_or(false);
+        self.expect = Expect::AfterValue;
+        #[cfg(test)]
+        PASSED_RESTS.with(|n| n.set(n.get() + 1));
+        true
     }
 
     #[inline(always)]

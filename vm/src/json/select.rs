@@ -9,6 +9,7 @@ use super::value::{Map, Number, Value};
 use crate::key::Key;
 use ahash::AHashMap;
 use bumpalo::Bump;
+use memchr::memmem;
 
 /// What a wanted member leads to.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -44,6 +45,11 @@ struct State {
     by_first: Vec<u8>,
     /// By child: the next child with the same first byte (index + 1; 0 for none).
     same_first: Vec<u8>,
+    /// The `seen` bits ([`Frame::Object`]'s) of every child, when they name every child and the
+    /// state does not fold case (where a later name could differ from a wanted one in case
+    /// alone): once `seen` is this, nothing more is wanted of the object unless a name comes
+    /// twice.
+    all_seen: Option<u64>,
 }
 
 impl State {
@@ -89,6 +95,11 @@ pub struct Selector {
     /// first position; and an array nested in a kept array is kept as an element, not flattened
     /// into it (its scalars carry that element's position).
     fields: bool,
+    /// Searchers for `"` followed by each name wanted at the top level (none when those names
+    /// fold case): where none finds anything, no member there is wanted, so a trusted read may
+    /// pass over the rest of the top-level object once it has read every wanted member
+    /// ([`Reader::members`](super::read::Reader::members)).
+    top_names: Vec<memmem::Finder<'static>>,
 }
 
 impl Selector {
@@ -115,6 +126,7 @@ impl Selector {
             sns: true,
             leaves: 0,
             fields: false,
+            top_names: Vec::new(),
         };
         for path in paths {
             selector.add_path(0, path.as_ref().split('.'));
@@ -150,6 +162,7 @@ impl Selector {
             sns: false,
             leaves: 0,
             fields: false,
+            top_names: Vec::new(),
         };
         for member in members {
             selector.add_path(0, [member.as_ref()]);
@@ -239,6 +252,16 @@ impl Selector {
     }
 
     fn finish(mut self) -> Selector {
+        if let Some(top) = self.states.first().filter(|st| !st.fold_case) {
+            self.top_names = top
+                .children
+                .iter()
+                .map(|(name, _)| {
+                    let quoted: Vec<u8> = [b"\"", name.as_bytes()].concat();
+                    memmem::Finder::new(&quoted).into_owned()
+                })
+                .collect();
+        }
         self.leaves = self
             .states
             .iter()
@@ -247,6 +270,12 @@ impl Selector {
             .count();
         for st in &mut self.states {
             st.nested = st.children.iter().any(|(_, want)| want.next.is_some());
+            st.all_seen = match st.children.len() {
+                _ if st.fold_case => None,
+                0 => Some(0),
+                n @ 1..=64 => Some(u64::MAX >> (64 - n)),
+                _ => None,
+            };
             let firsts: Vec<Option<u8>> = st
                 .children
                 .iter()
@@ -297,6 +326,12 @@ impl Selector {
             }
         }
         self
+    }
+
+    /// [`State::all_seen`] of the top-level object's state.
+    #[inline(always)]
+    fn settle_at_top(&self) -> Option<u64> {
+        self.states.first().and_then(|st| st.all_seen)
     }
 
     /// Whether this selects body paths none of which has two segments (a name with dots is then
@@ -913,6 +948,16 @@ impl<'d, T: Tap<'d>, const INNER: bool> MemberSink<'d> for TapSink<'_, '_, 'd, '
     }
 
     #[inline(always)]
+    fn read_all(&mut self) -> bool {
+        self.inner.read_all()
+    }
+
+    #[inline(always)]
+    fn may_name(&self, rest: &[u8]) -> bool {
+        self.inner.may_name(rest)
+    }
+
+    #[inline(always)]
     fn keep(&mut self, name: Str<'d>, found: Found<'d>, value: Scalar<'d>) {
         let child = found.child;
         self.inner.keep(name, found, value);
@@ -1141,6 +1186,10 @@ struct ObjectSink<'k, 'd, 's> {
     /// As [`Frame::Object`]'s.
     seen: u64,
     maybe_duplicates: bool,
+    /// For the top-level object: the `seen` bits at which every wanted member has been read, so
+    /// that the rest may be passed over ([`MemberSink::read_all`], [`State::all_seen`]; cleared
+    /// once it said so). `None` for other objects.
+    settle: Option<u64>,
 }
 
 impl<'d> ObjectSink<'_, 'd, '_> {
@@ -1161,6 +1210,29 @@ impl<'d> ObjectSink<'_, 'd, '_> {
 
 impl<'d> MemberSink<'d> for ObjectSink<'_, 'd, '_> {
     type Found = Found<'d>;
+
+    /// At the top level, every wanted name read: nothing below it is still open, so nothing
+    /// more is wanted unless a later member repeats a wanted name (which the reader looks for
+    /// before it passes over the rest).
+    /// A top-level name wanted starts with one of the names the selector wants there (a name
+    /// with dots may consume several segments of a path): `"` and that name are in the input.
+    #[inline(always)]
+    fn may_name(&self, rest: &[u8]) -> bool {
+        let selector: &Selector = self.keep.selector;
+        selector
+            .top_names
+            .iter()
+            .any(|name| name.find(rest).is_some())
+    }
+
+    #[inline(always)]
+    fn read_all(&mut self) -> bool {
+        if self.settle == Some(self.seen) {
+            self.settle = None;
+            return true;
+        }
+        false
+    }
 
     #[inline(always)]
     fn may_want(&self, first: Option<u8>) -> bool {
@@ -1261,6 +1333,7 @@ impl<'d> Run<'d, '_> {
             state: selector.state(0),
             seen: 0,
             maybe_duplicates: false,
+            settle: selector.settle_at_top(),
         };
         let mut sink = TapSink::<T, false> {
             inner,
@@ -1351,6 +1424,7 @@ impl<'d> Run<'d, '_> {
                     state: selector.state(0),
                     seen,
                     maybe_duplicates,
+                    settle: selector.settle_at_top(),
                 },
                 tap,
                 parent: 0,
@@ -1408,6 +1482,8 @@ impl<'d> Run<'d, '_> {
                 state: selector.state(state),
                 seen: 0,
                 maybe_duplicates: false,
+                // Members of the top level may still be wanted after this object.
+                settle: None,
             },
             tap,
             parent,
@@ -1460,6 +1536,7 @@ impl<'d> Run<'d, '_> {
         loop {
             // What the value about to be read leads to, whether it is an array element (of a
             // transparent array or not), and its first event.
+            let top = self.frames.len() == 1;
             let (want, element, event) = match self.frames.last_mut() {
                 None => (ROOT, None, self.reader.next()?),
                 Some(&mut Frame::Object {
@@ -1474,6 +1551,8 @@ impl<'d> Run<'d, '_> {
                         state: selector.state(state),
                         seen: *seen,
                         maybe_duplicates: *maybe_duplicates,
+                        // The only frame open is the top-level object's.
+                        settle: if top { selector.settle_at_top() } else { None },
                     };
                     match self.reader.members(&mut sink)? {
                         MembersEnd::Closed => {
