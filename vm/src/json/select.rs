@@ -99,7 +99,7 @@ pub struct Selector {
     /// fold case): where none finds anything, no member there is wanted, so a trusted read may
     /// pass over the rest of the top-level object once it has read every wanted member
     /// ([`Reader::members`](super::read::Reader::members)).
-    top_names: Vec<memmem::Finder<'static>>,
+    top_searchers: Vec<memmem::Finder<'static>>,
 }
 
 impl Selector {
@@ -126,7 +126,7 @@ impl Selector {
             sns: true,
             leaves: 0,
             fields: false,
-            top_names: Vec::new(),
+            top_searchers: Vec::new(),
         };
         for path in paths {
             selector.add_path(0, path.as_ref().split('.'));
@@ -162,7 +162,7 @@ impl Selector {
             sns: false,
             leaves: 0,
             fields: false,
-            top_names: Vec::new(),
+            top_searchers: Vec::new(),
         };
         for member in members {
             selector.add_path(0, [member.as_ref()]);
@@ -253,7 +253,7 @@ impl Selector {
 
     fn finish(mut self) -> Selector {
         if let Some(top) = self.states.first().filter(|st| !st.fold_case) {
-            self.top_names = top
+            self.top_searchers = top
                 .children
                 .iter()
                 .map(|(name, _)| {
@@ -1220,7 +1220,7 @@ impl<'d> MemberSink<'d> for ObjectSink<'_, 'd, '_> {
     fn may_name(&self, rest: &[u8]) -> bool {
         let selector: &Selector = self.keep.selector;
         selector
-            .top_names
+            .top_searchers
             .iter()
             .any(|name| name.find(rest).is_some())
     }
