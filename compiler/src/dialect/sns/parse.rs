@@ -142,10 +142,11 @@ pub enum Matcher {
     Suffix(Arc<str>),
     /// `{"equals-ignore-case": s}` (rule 26).
     EqualsIgnoreCase(String),
-    /// `{"wildcard": s}` (rule 27).
-    Wildcard(Wildcard),
+    /// `{"wildcard": s}` (rule 27). Boxed, as [`Matcher::Cidr`] is: the two are the largest
+    /// matchers by far, and every leaf list holds its matchers inline.
+    Wildcard(Box<Wildcard>),
     /// `{"cidr": s}` (rule 32).
-    Cidr(Cidr),
+    Cidr(Box<Cidr>),
     /// `{"numeric": [...]}`: lower and upper bounds, either may be missing (rule 31).
     Numeric {
         /// The lower bound.
@@ -460,7 +461,7 @@ impl Parser {
             "wildcard" => {
                 let s = string(self, "wildcard")?;
                 match Wildcard::compile(s) {
-                    Ok(w) => Some(Matcher::Wildcard(w)),
+                    Ok(w) => Some(Matcher::Wildcard(Box::new(w))),
                     Err(e) => self.fail(VALUE, at, e.message),
                 }
             }
@@ -468,7 +469,7 @@ impl Parser {
                 // Rule 40 (1): sic, event-ruler says "prefix" here.
                 let s = string(self, "prefix")?;
                 match Cidr::parse(s) {
-                    Ok(c) => Some(Matcher::Cidr(c)),
+                    Ok(c) => Some(Matcher::Cidr(Box::new(c))),
                     Err(e) => self.fail(VALUE, at, e.message),
                 }
             }
@@ -857,6 +858,28 @@ mod tests {
                 (&Matcher::Number(2.0), "/b/1"),
                 (&Matcher::Prefix("p".into()), "/b/2"),
             ]
+        );
+    }
+
+    /// Every leaf list holds its matchers inline (one in place, more in a vector): a matcher is
+    /// no larger than its largest unboxed operand, the exclusion lists of `anything-but`, and a
+    /// wildcard and a CIDR block (boxed) are still read as before.
+    #[test]
+    fn matchers_are_small() {
+        assert!(
+            std::mem::size_of::<Matcher>() <= std::mem::size_of::<Exclusion>() + 8,
+            "{}",
+            std::mem::size_of::<Matcher>()
+        );
+        assert_eq!(
+            one(json!({"wildcard": "a*b"})),
+            Ok(Matcher::Wildcard(Box::new(
+                Wildcard::compile("a*b").unwrap()
+            )))
+        );
+        assert_eq!(
+            one(json!({"cidr": "10.0.0.0/8"})),
+            Ok(Matcher::Cidr(Box::new(Cidr::parse("10.0.0.0/8").unwrap())))
         );
     }
 
