@@ -272,10 +272,12 @@ mod tests {
         for p in [
             json!({}),
             json!({"a": list(3), "b": list(1), "c": list(2)}),
-            json!({"a": list(1), "b": list(1), "c": list(1), "d": list(1), "e": list(1), "f": list(1)}),
+            json!({"a": list(1), "b": list(1), "c": list(1),
+                "d": list(1), "e": list(1), "f": list(1)}),
             json!({"a": list(200)}),
             json!({"R": {"a": list(2), "S": {"b": list(3)}}, "c": list(2)}),
-            json!({"s": list(4), "$or": [{"m": list(6)}, {"t": list(4), "$or": [{"i": list(4)}, {"sp": list(4)}]}]}),
+            json!({"s": list(4), "$or": [{"m": list(6)},
+                {"t": list(4), "$or": [{"i": list(4)}, {"sp": list(4)}]}]}),
             json!({"$or": [{"a": list(1)}, {"B": {"c": list(2)}}]}),
             json!({"$or": [{"a": list(1)}, {"b": list(2)}]}),
         ] {

@@ -80,11 +80,13 @@ pub enum Member {
 }
 
 /// The alternatives of a leaf list, each with its pointer, read as a slice. Most lists hold one
-/// alternative, kept inline: the list then allocates nothing.
+/// or two alternatives, kept inline: the list then allocates nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Alternatives {
     /// A list of one alternative.
     One((Matcher, Arc<str>)),
+    /// A list of two alternatives.
+    Two([(Matcher, Arc<str>); 2]),
     /// Any other list.
     Many(Vec<(Matcher, Arc<str>)>),
 }
@@ -94,6 +96,7 @@ impl std::ops::Deref for Alternatives {
     fn deref(&self) -> &[(Matcher, Arc<str>)] {
         match self {
             Alternatives::One(one) => std::slice::from_ref(one),
+            Alternatives::Two(two) => two,
             Alternatives::Many(many) => many,
         }
     }
@@ -379,6 +382,18 @@ impl Parser {
             return (self.errors.len() == before).then(|| match one {
                 Some(m) => Alternatives::One((m, at)),
                 None => Alternatives::Many(Vec::new()),
+            });
+        }
+        if let [first, second] = items {
+            let (len, first_at) = self.enter_element(0);
+            let first = self.alternative(first, &first_at);
+            self.leave(len);
+            let (len, second_at) = self.enter_element(1);
+            let second = self.alternative(second, &second_at);
+            self.leave(len);
+            return (self.errors.len() == before).then(|| match (first, second) {
+                (Some(a), Some(b)) => Alternatives::Two([(a, first_at), (b, second_at)]),
+                _ => Alternatives::Many(Vec::new()),
             });
         }
         let mut out = Vec::with_capacity(items.len());
@@ -823,7 +838,7 @@ mod tests {
         }
     }
 
-    /// A list of one alternative is held inline, a longer one in a vector; both read as the
+    /// A list of one or two alternatives is held inline, a longer one in a vector; all read as the
     /// slice of the list's alternatives with their pointers, in order.
     #[test]
     fn leaf_lists_read_as_slices() {
@@ -850,6 +865,28 @@ mod tests {
         };
         assert!(matches!(one, Alternatives::One(_)));
         assert!(matches!(many, Alternatives::Many(_)));
+        let mut p = Parser::default();
+        let root = p
+            .root(&filtervm_vm::json::parse(br#"{"a": ["x", {"prefix": "p"}]}"#).unwrap())
+            .unwrap();
+        let Some(Member::Leaf { alternatives, .. }) = root.members.first() else {
+            panic!("{root:?}");
+        };
+        assert!(matches!(alternatives, Alternatives::Two(_)));
+        let two: Vec<(&Matcher, &str)> = alternatives.iter().map(|(m, at)| (m, &**at)).collect();
+        assert_eq!(
+            two,
+            [
+                (&Matcher::Exact("x".into()), "/a/0"),
+                (&Matcher::Prefix("p".into()), "/a/1"),
+            ]
+        );
+        // Errors in both alternatives of a two-alternative list are both reported, in order.
+        let mut p = Parser::default();
+        let policy = filtervm_vm::json::parse(br#"{"a": [[1], {"prefix": 2}]}"#).unwrap();
+        assert!(p.root(&policy).is_none());
+        let pointers: Vec<&str> = p.errors.iter().map(|e| e.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/a/0", "/a/1/prefix"]);
         assert_eq!(a, &[(&Matcher::Exact("x".into()), "/a/0")]);
         assert_eq!(
             b,
@@ -861,9 +898,9 @@ mod tests {
         );
     }
 
-    /// Every leaf list holds its matchers inline (one in place, more in a vector): a matcher is
-    /// no larger than its largest unboxed operand, the exclusion lists of `anything-but`, and a
-    /// wildcard and a CIDR block (boxed) are still read as before.
+    /// Every leaf list holds its matchers inline (one or two in place, more in a vector): a
+    /// matcher is no larger than its largest unboxed operand, the exclusion lists of
+    /// `anything-but`, and a wildcard and a CIDR block (boxed) are still read as before.
     #[test]
     fn matchers_are_small() {
         assert!(
