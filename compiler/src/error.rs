@@ -601,6 +601,12 @@ pub mod pointer {
     pub fn push_to(out: &mut String, base: &str, token: &str) {
         out.clear();
         out.push_str(base);
+        push_token(out, token);
+    }
+
+    /// Appends `/` and `token` escaped to the pointer `out`: a front end that keeps the pointer
+    /// of what it reads in one buffer extends it in place (and truncates it back after).
+    pub fn push_token(out: &mut String, token: &str) {
         out.push('/');
         push_escaped(out, token);
     }
@@ -614,6 +620,18 @@ pub mod pointer {
 
     /// Writes [`index`] of `base` and `i` to `out` (cleared first; see [`push_to`]).
     pub fn index_to(out: &mut String, base: &str, i: usize) {
+        out.clear();
+        out.push_str(base);
+        push_index(out, i);
+    }
+
+    /// Appends `/` and the index `i` to the pointer `out` (see [`push_token`]).
+    pub fn push_index(out: &mut String, i: usize) {
+        // Most indices are one digit: pushed as one string, with no digit buffer.
+        if let Some(digit) = SLASH_DIGITS.get(i) {
+            out.push_str(digit);
+            return;
+        }
         let mut digits = [0u8; 20];
         let mut start = digits.len();
         let mut n = i;
@@ -630,14 +648,15 @@ pub mod pointer {
         }
         // The digits are ASCII: pushed as characters, with no UTF-8 check of the buffer.
         let digits = digits.get(start..).unwrap_or(&[]);
-        out.clear();
-        out.reserve(base.len() + 1 + digits.len());
-        out.push_str(base);
+        out.reserve(1 + digits.len());
         out.push('/');
         for &d in digits {
             out.push(char::from(d));
         }
     }
+
+    /// The reference tokens of the indices 0 to 9, each with its `/`.
+    const SLASH_DIGITS: [&str; 10] = ["/0", "/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8", "/9"];
 
     /// A pointer as an error's text shows it: `(root)` for `""`, and each reference token
     /// through [`excerpt`](super::excerpt), so that a pointer through a huge member name stays
@@ -677,6 +696,20 @@ pub mod pointer {
             assert_eq!(super::index("/x", 3), "/x/3");
             for i in [0, 9, 10, 99, 100, 12345, usize::MAX] {
                 assert_eq!(super::index("", i), format!("/{i}"));
+            }
+        }
+
+        /// A pointer extended in place is the pointer `push` and `index` build.
+        #[test]
+        fn extends_in_place() {
+            let mut out = String::from("/p");
+            super::push_token(&mut out, "a/b~");
+            assert_eq!(out, super::push("/p", "a/b~"));
+            for i in (0..=12).chain([99, 100, usize::MAX]) {
+                let mut at = out.clone();
+                super::push_index(&mut at, i);
+                assert_eq!(at, super::index(&out, i));
+                assert_eq!(at, format!("/p/a~1b~0/{i}"));
             }
         }
     }

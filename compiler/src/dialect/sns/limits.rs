@@ -177,6 +177,63 @@ pub fn combinations(object: &Object, depth: u64) -> u64 {
     })
 }
 
+/// What the policy-wide checks need to know of a policy, gathered in one walk: whether any of
+/// them can report an error. Most policies pass all three, and are then walked once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Whether some object, at any depth, has a nested member (rule 13 reports them).
+    pub nested: bool,
+    /// The number of leaf lists (saturating): at most [`MAX_KEYS`] name at most that many keys.
+    pub leaf_lists: usize,
+    /// [`combinations`] of the policy.
+    pub combinations: u64,
+}
+
+impl Shape {
+    /// The shape of the root `object`.
+    pub fn of(object: &Object) -> Shape {
+        Shape::at(object, 1)
+    }
+
+    /// The shape of `object` at `depth` (see [`combinations`]).
+    fn at(object: &Object, depth: u64) -> Shape {
+        let mut shape = Shape {
+            nested: false,
+            leaf_lists: 0,
+            combinations: 1,
+        };
+        for member in &object.members {
+            let (nested, lists, factor) = match member {
+                Member::Leaf { alternatives, .. } => (
+                    false,
+                    1,
+                    depth.saturating_mul(u64::try_from(alternatives.len()).unwrap_or(u64::MAX)),
+                ),
+                Member::Nested { object, .. } => {
+                    let inner = Shape::at(object, depth.saturating_add(1));
+                    (true, inner.leaf_lists, inner.combinations)
+                }
+                Member::Or { branches, .. } => {
+                    branches
+                        .iter()
+                        .fold((false, 0usize, 0u64), |(nested, lists, sum), (b, _)| {
+                            let inner = Shape::at(b, depth);
+                            (
+                                nested || inner.nested,
+                                lists.saturating_add(inner.leaf_lists),
+                                sum.saturating_add(inner.combinations),
+                            )
+                        })
+                }
+            };
+            shape.nested |= nested;
+            shape.leaf_lists = shape.leaf_lists.saturating_add(lists);
+            shape.combinations = shape.combinations.saturating_mul(factor);
+        }
+        shape
+    }
+}
+
 /// Rule 43: at most 150 combinations.
 pub fn check_combinations(object: &Object, errors: &mut Vec<PolicyError>) {
     let n = combinations(object, 1);
@@ -206,6 +263,32 @@ mod tests {
 
     fn list(n: usize) -> Value {
         (0..n).map(|i| json!(i.to_string())).collect()
+    }
+
+    /// The one walk of [`Shape`] gives what each check computes by itself: the combinations,
+    /// the leaf lists, and whether attribute scope would report a nested member.
+    #[test]
+    fn shape_agrees_with_each_check() {
+        for p in [
+            json!({}),
+            json!({"a": list(3), "b": list(1), "c": list(2)}),
+            json!({"a": list(1), "b": list(1), "c": list(1),
+                "d": list(1), "e": list(1), "f": list(1)}),
+            json!({"a": list(200)}),
+            json!({"R": {"a": list(2), "S": {"b": list(3)}}, "c": list(2)}),
+            json!({"s": list(4), "$or": [{"m": list(6)},
+                {"t": list(4), "$or": [{"i": list(4)}, {"sp": list(4)}]}]}),
+            json!({"$or": [{"a": list(1)}, {"B": {"c": list(2)}}]}),
+            json!({"$or": [{"a": list(1)}, {"b": list(2)}]}),
+        ] {
+            let o = object(&p);
+            let shape = Shape::of(&o);
+            assert_eq!(shape.combinations, combinations(&o, 1), "{p}");
+            assert_eq!(shape.leaf_lists, leaf_list_count(&o), "{p}");
+            let mut errors = Vec::new();
+            check_scope(Scope::MessageAttributes, &o, &mut errors);
+            assert_eq!(shape.nested, !errors.is_empty(), "{p}");
+        }
     }
 
     #[test]

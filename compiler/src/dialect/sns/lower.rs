@@ -233,7 +233,7 @@ impl Lowering {
                 str_test(key, StrOp::Eq, Case::Fold, std::slice::from_ref(s), at)
             }
             Matcher::Wildcard(w) => wildcard_test(key, w, at),
-            Matcher::Cidr(c) => test(Pred::Cidr(c.clone())),
+            Matcher::Cidr(c) => test(Pred::Cidr((**c).clone())),
             Matcher::Numeric { lo, hi } => test(Pred::Num {
                 source: NumSource::NumberLeaf,
                 ranges: vec![interval(*lo, *hi)],

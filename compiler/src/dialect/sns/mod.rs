@@ -80,12 +80,16 @@ pub fn validate(scope: Scope, policy: &Value) -> Result<parse::Object, CompileEr
     let Some(root) = root.filter(|_| parser.errors.is_empty()) else {
         return Err(parser.errors.into());
     };
+    // One walk tells which checks can report anything; each of those then walks again.
+    let shape = limits::Shape::of(&root);
     let mut errors = Vec::new();
-    limits::check_scope(scope, &root, &mut errors);
-    if errors.is_empty() {
+    if shape.nested {
+        limits::check_scope(scope, &root, &mut errors);
+    }
+    if errors.is_empty() && shape.leaf_lists > limits::MAX_KEYS {
         limits::check_keys(&root, &mut errors);
     }
-    if errors.is_empty() {
+    if errors.is_empty() && shape.combinations > limits::MAX_COMBINATIONS {
         limits::check_combinations(&root, &mut errors);
     }
     if errors.is_empty() {

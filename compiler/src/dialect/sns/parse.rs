@@ -80,11 +80,13 @@ pub enum Member {
 }
 
 /// The alternatives of a leaf list, each with its pointer, read as a slice. Most lists hold one
-/// alternative, kept inline: the list then allocates nothing.
+/// or two alternatives, kept inline: the list then allocates nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Alternatives {
     /// A list of one alternative.
     One((Matcher, Arc<str>)),
+    /// A list of two alternatives.
+    Two([(Matcher, Arc<str>); 2]),
     /// Any other list.
     Many(Vec<(Matcher, Arc<str>)>),
 }
@@ -94,6 +96,7 @@ impl std::ops::Deref for Alternatives {
     fn deref(&self) -> &[(Matcher, Arc<str>)] {
         match self {
             Alternatives::One(one) => std::slice::from_ref(one),
+            Alternatives::Two(two) => two,
             Alternatives::Many(many) => many,
         }
     }
@@ -142,10 +145,11 @@ pub enum Matcher {
     Suffix(Arc<str>),
     /// `{"equals-ignore-case": s}` (rule 26).
     EqualsIgnoreCase(String),
-    /// `{"wildcard": s}` (rule 27).
-    Wildcard(Wildcard),
+    /// `{"wildcard": s}` (rule 27). Boxed, as [`Matcher::Cidr`] is: the two are the largest
+    /// matchers by far, and every leaf list holds its matchers inline.
+    Wildcard(Box<Wildcard>),
     /// `{"cidr": s}` (rule 32).
-    Cidr(Cidr),
+    Cidr(Box<Cidr>),
     /// `{"numeric": [...]}`: lower and upper bounds, either may be missing (rule 31).
     Numeric {
         /// The lower bound.
@@ -165,8 +169,10 @@ pub enum Matcher {
 pub struct Parser {
     /// Errors found so far.
     pub errors: Vec<PolicyError>,
-    /// Where the pointers kept in the policy are written before each is copied once into the
-    /// `Arc` the policy and its IR share (see [`Parser::member_at`]).
+    /// The pointer of what is being read: extended by one reference token when a member or an
+    /// element is entered, copied once into the `Arc` the policy and its IR share, and truncated
+    /// back when it is left (see [`Parser::enter_member`]). Between two reads of a root it is
+    /// empty.
     scratch: String,
 }
 
@@ -184,16 +190,25 @@ impl Default for Parser {
 }
 
 impl Parser {
-    /// The pointer of member `name` below `at`, shared: one allocation.
-    fn member_at(&mut self, at: &str, name: &str) -> Arc<str> {
-        pointer::push_to(&mut self.scratch, at, name);
-        Arc::from(self.scratch.as_str())
+    /// Enters member `name` of what is being read: returns the length to [`Parser::leave`] to,
+    /// and the member's pointer, shared (one allocation). The pointer is written in place after
+    /// its parent's, which the buffer already holds.
+    fn enter_member(&mut self, name: &str) -> (usize, Arc<str>) {
+        let len = self.scratch.len();
+        pointer::push_token(&mut self.scratch, name);
+        (len, Arc::from(self.scratch.as_str()))
     }
 
-    /// The pointer of element `i` below `at`, shared: one allocation.
-    fn element_at(&mut self, at: &str, i: usize) -> Arc<str> {
-        pointer::index_to(&mut self.scratch, at, i);
-        Arc::from(self.scratch.as_str())
+    /// Enters element `i` of what is being read (see [`Parser::enter_member`]).
+    fn enter_element(&mut self, i: usize) -> (usize, Arc<str>) {
+        let len = self.scratch.len();
+        pointer::push_index(&mut self.scratch, i);
+        (len, Arc::from(self.scratch.as_str()))
+    }
+
+    /// Leaves what was entered at `len`: the buffer holds its parent's pointer again.
+    fn leave(&mut self, len: usize) {
+        self.scratch.truncate(len);
     }
 }
 
@@ -239,66 +254,81 @@ impl Parser {
                 "Filter is not an object: a filter policy is a JSON object",
             );
         };
-        self.object(map, "", false)
+        self.scratch.clear();
+        self.object(map, false)
     }
 
-    /// Parses an object's members (rule 1, 15, 34, 36).
-    fn object(&mut self, map: &Map, at: &str, in_or: bool) -> Option<Object> {
+    /// Parses an object's members (rule 1, 15, 34, 36); the buffer holds the object's pointer.
+    fn object(&mut self, map: &Map, in_or: bool) -> Option<Object> {
         let before = self.errors.len();
         let mut members = Vec::with_capacity(map.len());
         for (name, value) in map {
-            let at = self.member_at(at, name);
-            if name == OR {
-                if let Some(branches) = self.or(value, &at) {
-                    members.push(Member::Or {
+            let (len, at) = self.enter_member(name);
+            self.member(name, value, at, in_or, &mut members);
+            self.leave(len);
+        }
+        (self.errors.len() == before).then_some(Object { members })
+    }
+
+    /// One member of an object, at `at` (the pointer the buffer holds), added to `members` when
+    /// it is valid.
+    fn member(
+        &mut self,
+        name: &str,
+        value: &Value,
+        at: Arc<str>,
+        in_or: bool,
+        members: &mut Vec<Member>,
+    ) {
+        if name == OR {
+            if let Some(branches) = self.or(value, &at) {
+                members.push(Member::Or {
+                    pointer: at,
+                    branches,
+                });
+            }
+            return;
+        }
+        if in_or && RESERVED_IN_OR.contains(&name) {
+            self.fail::<()>(
+                SYNTAX,
+                &at,
+                format!("{name} is Ruler reserved fieldName which cannot be used inside $or."),
+            );
+            return;
+        }
+        match value {
+            Value::Object(child) if child.is_empty() => {
+                // D-4.
+                self.fail::<()>(SYNTAX, &at, "Empty objects are not allowed");
+            }
+            Value::Object(child) => {
+                if let Some(object) = self.object(child, in_or) {
+                    members.push(Member::Nested {
+                        name: name.into(),
                         pointer: at,
-                        branches,
+                        object,
                     });
                 }
-                continue;
             }
-            if in_or && RESERVED_IN_OR.contains(&name.as_str()) {
+            Value::Array(items) => {
+                if let Some(alternatives) = self.alternatives(items, &at) {
+                    members.push(Member::Leaf {
+                        name: name.into(),
+                        pointer: at,
+                        alternatives,
+                    });
+                }
+            }
+            _ => {
+                // Rule 36.
                 self.fail::<()>(
                     SYNTAX,
                     &at,
-                    format!("{name} is Ruler reserved fieldName which cannot be used inside $or."),
+                    format!("\"{}\" must be an object or an array", excerpt(name)),
                 );
-                continue;
-            }
-            match value {
-                Value::Object(child) if child.is_empty() => {
-                    // D-4.
-                    self.fail::<()>(SYNTAX, &at, "Empty objects are not allowed");
-                }
-                Value::Object(child) => {
-                    if let Some(object) = self.object(child, &at, in_or) {
-                        members.push(Member::Nested {
-                            name: name.as_str().into(),
-                            pointer: at,
-                            object,
-                        });
-                    }
-                }
-                Value::Array(items) => {
-                    if let Some(alternatives) = self.alternatives(items, &at) {
-                        members.push(Member::Leaf {
-                            name: name.as_str().into(),
-                            pointer: at,
-                            alternatives,
-                        });
-                    }
-                }
-                _ => {
-                    // Rule 36.
-                    self.fail::<()>(
-                        SYNTAX,
-                        &at,
-                        format!("\"{}\" must be an object or an array", excerpt(name)),
-                    );
-                }
             }
         }
-        (self.errors.len() == before).then_some(Object { members })
     }
 
     /// Parses a `$or` value: an array of two or more non-empty objects (rule 34).
@@ -309,13 +339,13 @@ impl Parser {
         let before = self.errors.len();
         let mut branches = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            let at = self.element_at(at, i);
+            let (len, at) = self.enter_element(i);
             match item {
                 Value::Object(map) if map.is_empty() => {
                     self.fail::<()>(SYNTAX, &at, "Empty objects are not allowed");
                 }
                 Value::Object(map) => {
-                    if let Some(object) = self.object(map, &at, true) {
+                    if let Some(object) = self.object(map, true) {
                         branches.push((object, at));
                     }
                 }
@@ -327,6 +357,7 @@ impl Parser {
                     );
                 }
             }
+            self.leave(len);
         }
         if items.len() < 2 {
             self.fail::<()>(
@@ -345,17 +376,32 @@ impl Parser {
         }
         let before = self.errors.len();
         if let [item] = items {
-            let at = self.element_at(at, 0);
+            let (len, at) = self.enter_element(0);
             let one = self.alternative(item, &at);
+            self.leave(len);
             return (self.errors.len() == before).then(|| match one {
                 Some(m) => Alternatives::One((m, at)),
                 None => Alternatives::Many(Vec::new()),
             });
         }
+        if let [first, second] = items {
+            let (len, first_at) = self.enter_element(0);
+            let first = self.alternative(first, &first_at);
+            self.leave(len);
+            let (len, second_at) = self.enter_element(1);
+            let second = self.alternative(second, &second_at);
+            self.leave(len);
+            return (self.errors.len() == before).then(|| match (first, second) {
+                (Some(a), Some(b)) => Alternatives::Two([(a, first_at), (b, second_at)]),
+                _ => Alternatives::Many(Vec::new()),
+            });
+        }
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            let at = self.element_at(at, i);
-            if let Some(m) = self.alternative(item, &at) {
+            let (len, at) = self.enter_element(i);
+            let one = self.alternative(item, &at);
+            self.leave(len);
+            if let Some(m) = one {
                 out.push((m, at));
             }
         }
@@ -384,15 +430,18 @@ impl Parser {
                 };
                 // The operator's pointer names only errors (the IR's origin is the element's
                 // pointer), so the operator is read without it, and read again with it (written
-                // into the parser's reused buffer) only when it reported an error: reading an
-                // operator has no effect but its errors, and a valid one builds no pointer.
+                // after the element's in the parser's buffer) only when it reported an error:
+                // reading an operator has no effect but its errors, and a valid one builds no
+                // pointer.
                 let before = self.errors.len();
                 let mut matcher = self.operator(name, operand, "");
                 if self.errors.len() > before {
                     self.errors.truncate(before);
                     let mut op_at = std::mem::take(&mut self.scratch);
-                    pointer::push_to(&mut op_at, at, name);
+                    let len = op_at.len();
+                    pointer::push_token(&mut op_at, name);
                     matcher = self.operator(name, operand, &op_at);
+                    op_at.truncate(len);
                     self.scratch = op_at;
                 }
                 let matcher = matcher?;
@@ -427,7 +476,7 @@ impl Parser {
             "wildcard" => {
                 let s = string(self, "wildcard")?;
                 match Wildcard::compile(s) {
-                    Ok(w) => Some(Matcher::Wildcard(w)),
+                    Ok(w) => Some(Matcher::Wildcard(Box::new(w))),
                     Err(e) => self.fail(VALUE, at, e.message),
                 }
             }
@@ -435,7 +484,7 @@ impl Parser {
                 // Rule 40 (1): sic, event-ruler says "prefix" here.
                 let s = string(self, "prefix")?;
                 match Cidr::parse(s) {
-                    Ok(c) => Some(Matcher::Cidr(c)),
+                    Ok(c) => Some(Matcher::Cidr(Box::new(c))),
                     Err(e) => self.fail(VALUE, at, e.message),
                 }
             }
@@ -789,7 +838,7 @@ mod tests {
         }
     }
 
-    /// A list of one alternative is held inline, a longer one in a vector; both read as the
+    /// A list of one or two alternatives is held inline, a longer one in a vector; all read as the
     /// slice of the list's alternatives with their pointers, in order.
     #[test]
     fn leaf_lists_read_as_slices() {
@@ -816,6 +865,28 @@ mod tests {
         };
         assert!(matches!(one, Alternatives::One(_)));
         assert!(matches!(many, Alternatives::Many(_)));
+        let mut p = Parser::default();
+        let root = p
+            .root(&filtervm_vm::json::parse(br#"{"a": ["x", {"prefix": "p"}]}"#).unwrap())
+            .unwrap();
+        let Some(Member::Leaf { alternatives, .. }) = root.members.first() else {
+            panic!("{root:?}");
+        };
+        assert!(matches!(alternatives, Alternatives::Two(_)));
+        let two: Vec<(&Matcher, &str)> = alternatives.iter().map(|(m, at)| (m, &**at)).collect();
+        assert_eq!(
+            two,
+            [
+                (&Matcher::Exact("x".into()), "/a/0"),
+                (&Matcher::Prefix("p".into()), "/a/1"),
+            ]
+        );
+        // Errors in both alternatives of a two-alternative list are both reported, in order.
+        let mut p = Parser::default();
+        let policy = filtervm_vm::json::parse(br#"{"a": [[1], {"prefix": 2}]}"#).unwrap();
+        assert!(p.root(&policy).is_none());
+        let pointers: Vec<&str> = p.errors.iter().map(|e| e.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/a/0", "/a/1/prefix"]);
         assert_eq!(a, &[(&Matcher::Exact("x".into()), "/a/0")]);
         assert_eq!(
             b,
@@ -824,6 +895,28 @@ mod tests {
                 (&Matcher::Number(2.0), "/b/1"),
                 (&Matcher::Prefix("p".into()), "/b/2"),
             ]
+        );
+    }
+
+    /// Every leaf list holds its matchers inline (one or two in place, more in a vector): a
+    /// matcher is no larger than its largest unboxed operand, the exclusion lists of
+    /// `anything-but`, and a wildcard and a CIDR block (boxed) are still read as before.
+    #[test]
+    fn matchers_are_small() {
+        assert!(
+            std::mem::size_of::<Matcher>() <= std::mem::size_of::<Exclusion>() + 8,
+            "{}",
+            std::mem::size_of::<Matcher>()
+        );
+        assert_eq!(
+            one(json!({"wildcard": "a*b"})),
+            Ok(Matcher::Wildcard(Box::new(
+                Wildcard::compile("a*b").unwrap()
+            )))
+        );
+        assert_eq!(
+            one(json!({"cidr": "10.0.0.0/8"})),
+            Ok(Matcher::Cidr(Box::new(Cidr::parse("10.0.0.0/8").unwrap())))
         );
     }
 
@@ -1000,5 +1093,69 @@ mod tests {
         );
         let pointers: Vec<&str> = p.errors.iter().map(|e| e.pointer.as_str()).collect();
         assert_eq!(pointers, ["/a", "/b", "/$or/0/c/0/bad", "/$or"]);
+    }
+
+    /// The parser writes each pointer after its parent's in one buffer and truncates it back:
+    /// errors after a nested object, after an element past index 9, after an operator's error
+    /// and in a second policy read by the same parser still name their own member or element.
+    #[test]
+    fn pointers_are_written_in_place_and_left() {
+        let mut p = Parser::default();
+        let policy = br#"{"a/~": {"b": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, {"pre": 1}]},
+            "c": [{"prefix": 1}, {"prefix": "x", "suffix": "y"}, 1e400], "d": [],
+            "$or": [{"e": ["1"]}, {"f": [2]}, 3]}"#;
+        assert!(p.root(&filtervm_vm::json::parse(policy).unwrap()).is_none());
+        let pointers: Vec<&str> = p.errors.iter().map(|e| e.pointer.as_str()).collect();
+        assert_eq!(
+            pointers,
+            [
+                "/a~1~0/b/11/pre",
+                "/c/0/prefix",
+                "/c/1/suffix",
+                "/c/2",
+                "/d",
+                "/$or/2",
+            ]
+        );
+        let mut again = Parser::default();
+        let policy = filtervm_vm::json::parse(
+            br#"{"g": {"h": ["x", 2]}, "$or": [{"i": [true]}, {"j": [null]}]}"#,
+        )
+        .unwrap();
+        for parser in [&mut p, &mut again] {
+            parser.errors.clear();
+            let root = parser.root(&policy).unwrap();
+            assert!(parser.errors.is_empty());
+            let Some(Member::Nested {
+                pointer, object, ..
+            }) = root.members.first()
+            else {
+                panic!("{root:?}");
+            };
+            assert_eq!(&**pointer, "/g");
+            let Some(Member::Leaf {
+                pointer,
+                alternatives,
+                ..
+            }) = object.members.first()
+            else {
+                panic!("{object:?}");
+            };
+            assert_eq!(&**pointer, "/g/h");
+            let at: Vec<&str> = alternatives.iter().map(|(_, at)| &**at).collect();
+            assert_eq!(at, ["/g/h/0", "/g/h/1"]);
+            let Some(Member::Or { pointer, branches }) = root.members.get(1) else {
+                panic!("{root:?}");
+            };
+            assert_eq!(&**pointer, "/$or");
+            let leaves: Vec<(&str, &str)> = branches
+                .iter()
+                .map(|(b, at)| match b.members.first() {
+                    Some(Member::Leaf { pointer, .. }) => (&**at, &**pointer),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(leaves, [("/$or/0", "/$or/0/i"), ("/$or/1", "/$or/1/j")]);
+        }
     }
 }
