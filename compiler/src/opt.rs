@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// Runs every pass until nothing changes (bounded rounds), then orders children by cost.
 ///
 /// Negations are pushed and nested `and`/`or` flattened in one walk over the tree in its place
-/// ([`negations_in_place`]), and the first round leaves out its flatten, which would change
+/// (`negations_in_place`), and the first round leaves out its flatten, which would change
 /// nothing: the tree is the one [`push_negations`] and every round from the first give (see
 /// [`optimize_copy`], which does the same on a copy).
 pub fn optimize(mut node: Node) -> Node {
