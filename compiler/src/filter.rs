@@ -10,11 +10,17 @@ use filtervm_vm::json;
 use filtervm_vm::program::Program;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// A compiled filter: its IR (before and after optimization) and its program.
 ///
 /// A filter loaded from bytes ([`Filter::from_bytes`]) has its IR too, unless it was written in
 /// the first wire format, which shipped none.
+///
+/// A filter compiled from text ([`compile_text`]) keeps the text rather than the IR as lowered,
+/// which a broker matching messages never reads: [`Filter::lowered_ir`] lowers the text again
+/// when first asked (and keeps that tree), so a compile optimizes the lowered tree in place
+/// instead of copying it, and drops one tree less.
 ///
 /// A filter is immutable once built. Each compile (and each [`Filter::from_bytes`]) gives it an
 /// identity of its own, which its clones share: a [`PolicyCache`](crate::PolicyCache) remembers
@@ -25,8 +31,8 @@ pub struct Filter {
     /// This filter's identity (see [`Filter::identity`]).
     identity: u64,
     options: Options,
-    /// `None` for a filter loaded from the first wire format (which shipped no IR).
-    lowered: Option<ir::Node>,
+    /// The IR as lowered from the policy, or what it takes to lower it again.
+    lowered: Lowered,
     /// `None` for a filter loaded from the first wire format.
     optimized: Option<ir::Node>,
     program: Program,
@@ -43,12 +49,65 @@ impl fmt::Debug for Filter {
         // The identity is left out: two compiles of one policy print the same.
         f.debug_struct("Filter")
             .field("options", &self.options)
-            .field("lowered", &self.lowered)
+            .field("lowered", &self.lowered_ir())
             .field("optimized", &self.optimized)
             .field("program", &self.program)
             .field("json_body", &self.json_body)
             .field("pattern", &self.pattern)
             .finish_non_exhaustive()
+    }
+}
+
+/// A filter's IR as lowered from its policy ([`Filter::lowered_ir`]).
+#[derive(Clone)]
+struct Lowered {
+    /// The tree: set when the filter is made ([`compile_value`], a filter loaded from bytes with
+    /// its IR), or when first asked for (a filter with `text`). Unset and never set for a filter
+    /// loaded from the first wire format (no `text` either).
+    tree: OnceLock<ir::Node>,
+    /// The policy text of a [`compile_text`] filter, read and lowered again (with the filter's
+    /// dialect and options) the first time the tree is asked for: the same steps as the
+    /// compile, which succeeded, so the same tree.
+    text: Option<Arc<str>>,
+}
+
+impl Lowered {
+    /// A tree kept as it is.
+    fn tree(tree: ir::Node) -> Lowered {
+        Lowered {
+            tree: OnceLock::from(tree),
+            text: None,
+        }
+    }
+
+    /// No tree (the first wire format).
+    fn none() -> Lowered {
+        Lowered {
+            tree: OnceLock::new(),
+            text: None,
+        }
+    }
+
+    /// The tree `text` lowers to, made when first asked for.
+    fn text(text: &str) -> Lowered {
+        Lowered {
+            tree: OnceLock::new(),
+            text: Some(Arc::from(text)),
+        }
+    }
+
+    /// The tree, lowered from the text first if it has not been yet.
+    fn get(&self, options: &Options) -> Option<&ir::Node> {
+        if let Some(tree) = self.tree.get() {
+            return Some(tree);
+        }
+        let text = self.text.as_deref()?;
+        let dialect = options.dialect();
+        // The text compiled once with these options, so neither step fails; a tree two threads
+        // both lower is the same tree, and the first kept is the one every caller sees.
+        let policy = read_policy_text(dialect, text, options).ok()?;
+        let tree = dialect::lower(dialect, &policy, options).ok()?;
+        Some(self.tree.get_or_init(|| tree))
     }
 }
 
@@ -88,7 +147,7 @@ impl Filter {
             identity: next_identity(),
             json_body: json_body(&options),
             options,
-            lowered: Some(lowered),
+            lowered: Lowered::tree(lowered),
             optimized: Some(optimized),
             program,
             pattern: None,
@@ -102,7 +161,7 @@ impl Filter {
             identity: next_identity(),
             json_body: json_body(&options),
             options,
-            lowered: None,
+            lowered: Lowered::none(),
             optimized: None,
             program,
             pattern: None,
@@ -127,8 +186,11 @@ impl Filter {
     }
 
     /// The IR as lowered from the policy, before optimization (`None` when loaded from the first wire format).
+    ///
+    /// A filter compiled from text lowers its text again the first time this is asked (the
+    /// same tree the compile lowered), and keeps the tree for the next times.
     pub fn lowered_ir(&self) -> Option<&ir::Node> {
-        self.lowered.as_ref()
+        self.lowered.get(&self.options)
     }
 
     /// The optimized IR the program was generated from (`None` when loaded from the first wire format).
@@ -194,8 +256,27 @@ pub fn compile_value(
     options: &Options,
 ) -> Result<Filter, CompileError> {
     check_options(dialect, options)?;
+    compile_policy(dialect, policy, options, None)
+}
+
+/// [`compile_value`] of `policy`, whose options are checked already. Given `text`, the policy
+/// read from it, the filter keeps the text for its lowered IR (made again when asked for) and
+/// the lowered tree is optimized in place; else the filter keeps the lowered tree, and the
+/// optimizer works on a copy.
+fn compile_policy(
+    dialect: Dialect,
+    policy: &json::Value,
+    options: &Options,
+    text: Option<&str>,
+) -> Result<Filter, CompileError> {
     let lowered = dialect::lower(dialect, policy, options)?;
-    let optimized = opt::optimize_copy(&lowered);
+    let (lowered, optimized) = match text {
+        Some(text) => (Lowered::text(text), opt::optimize(lowered)),
+        None => {
+            let optimized = opt::optimize_copy(&lowered);
+            (Lowered::tree(lowered), optimized)
+        }
+    };
     let program = generate(&optimized)?;
     let pattern = (dialect == Dialect::EventBridge
         && dialect::eventbridge::judges_positions(&program))
@@ -204,7 +285,7 @@ pub fn compile_value(
         identity: next_identity(),
         json_body: json_body(options),
         options: options.clone(),
-        lowered: Some(lowered),
+        lowered,
         optimized: Some(optimized),
         program,
         pattern,
@@ -237,7 +318,7 @@ pub fn compile_text(
     options: &Options,
 ) -> Result<Filter, CompileError> {
     let policy = read_policy_text(dialect, text, options)?;
-    compile_value(dialect, &policy, options)
+    compile_policy(dialect, &policy, options, Some(text))
 }
 
 /// Reads policy text as [`compile_text`] reads it, without compiling it: the size limit, the JSON
@@ -351,9 +432,25 @@ pub(crate) mod tests {
         }
     }
 
-    /// The optimized IR and the program hold the lowered IR's key names and string constants
-    /// themselves (a reference count each), not copies of them (BENCHMARKS.md, "Shared keys and
-    /// constants on the compile path").
+    /// The strings the program holds (key names and string constants).
+    fn program_strings(program: &Program) -> Vec<std::sync::Arc<str>> {
+        let mut held: Vec<std::sync::Arc<str>> = program.pools().strings.clone();
+        held.extend(program.pools().lists.iter().flatten().cloned());
+        held.extend(program.pools().sets.iter().flatten().cloned());
+        for key in program.keys().keys() {
+            if let Key::AttributeTyped(n) | Key::BodyPath(n) | Key::BodyPathEach(n) = key {
+                held.push(n.clone());
+            }
+        }
+        held
+    }
+
+    /// What a filter holds shares the key names and string constants lowering made (a
+    /// reference count each), rather than copies of them (BENCHMARKS.md, "Shared keys and
+    /// constants on the compile path"): the program holds the optimized IR's strings, and a
+    /// filter that keeps its lowered tree ([`compile_value`]) holds them in that tree too. (A
+    /// [`compile_text`] filter keeps the text instead, and a lowered tree made from it when
+    /// asked for has strings of its own.)
     #[test]
     fn the_optimized_ir_and_the_program_share_the_lowered_strings() {
         let text = r#"{"region": ["eu-west", {"prefix": "us-"}], "kind": ["a", "b"], "n": [{"suffix": "x"}]}"#;
@@ -361,31 +458,93 @@ pub(crate) mod tests {
             Options::from(Dialect::Sns),
             Options::from_json(Dialect::Sns, r#"{"scope": "MessageBody"}"#).unwrap(),
         ] {
-            let f = compile_text(Dialect::Sns, text, &options).unwrap();
-            let (mut lowered, mut optimized) = (Vec::new(), Vec::new());
-            shared_strings(f.lowered_ir().unwrap(), &mut lowered);
-            shared_strings(f.ir().unwrap(), &mut optimized);
-            let shared =
-                |s: &std::sync::Arc<str>| lowered.iter().any(|l| std::sync::Arc::ptr_eq(l, s));
-            // Four tests (`region` in two) and five strings, each found in the optimized tree.
-            assert_eq!(optimized.len(), 9, "{optimized:?}");
-            for s in &optimized {
-                assert!(shared(s), "{s:?} is a copy");
-            }
-            let program = f.program();
-            let mut held: Vec<std::sync::Arc<str>> = program.pools().strings.clone();
-            held.extend(program.pools().lists.iter().flatten().cloned());
-            held.extend(program.pools().sets.iter().flatten().cloned());
-            for key in program.keys().keys() {
-                if let Key::AttributeTyped(n) | Key::BodyPath(n) | Key::BodyPathEach(n) = key {
-                    held.push(n.clone());
+            let policy = read_policy_text(Dialect::Sns, text, &options).unwrap();
+            let from_text = compile_text(Dialect::Sns, text, &options).unwrap();
+            let from_value = compile_value(Dialect::Sns, &policy, &options).unwrap();
+            for f in [&from_text, &from_value] {
+                let mut optimized = Vec::new();
+                shared_strings(f.ir().unwrap(), &mut optimized);
+                // Four tests (`region` in two) and five strings.
+                assert_eq!(optimized.len(), 9, "{optimized:?}");
+                let in_optimized = |s: &std::sync::Arc<str>| {
+                    optimized.iter().any(|o| std::sync::Arc::ptr_eq(o, s))
+                };
+                let held = program_strings(f.program());
+                // Three keys and five strings.
+                assert_eq!(held.len(), 8, "{held:?}");
+                for s in &held {
+                    assert!(in_optimized(s), "the program copies {s:?}");
                 }
             }
-            // Three keys and five strings.
-            assert_eq!(held.len(), 8, "{held:?}");
-            for s in &held {
-                assert!(shared(s), "the program copies {s:?}");
+            let mut lowered = Vec::new();
+            shared_strings(from_value.lowered_ir().unwrap(), &mut lowered);
+            let mut optimized = Vec::new();
+            shared_strings(from_value.ir().unwrap(), &mut optimized);
+            for s in &optimized {
+                assert!(
+                    lowered.iter().any(|l| std::sync::Arc::ptr_eq(l, s)),
+                    "{s:?} is a copy"
+                );
             }
+        }
+    }
+
+    /// A filter compiled from text gives the lowered IR a filter compiled from the policy read
+    /// from it keeps, the same tree each time it is asked (and to its clones, made before or after
+    /// the first time), prints it as that filter does (asked or not), and writes the same bytes.
+    #[test]
+    fn a_text_filter_lowers_its_text_again_when_asked_and_keeps_the_tree() {
+        let cases = [
+            (
+                Dialect::Sns,
+                r#"{"region": ["eu-west", {"prefix": "us-"}], "n": [{"numeric": [">", 9007199254740993.5]}], "k": [{"exists": false}]}"#,
+            ),
+            (
+                Dialect::Basaltic,
+                r#"{"event": ["order.paid"], "amount": [{"numeric": [">", 5]}]}"#,
+            ),
+            (Dialect::Stream, "region = eu-* and n > 5"),
+            (
+                Dialect::EventBridge,
+                r#"{"detail": {"state": [{"anything-but": ["x"]}], "n": [{"exists": false}]}}"#,
+            ),
+            (
+                Dialect::Expr,
+                r#"{"op": "NOT", "exp": [{"key": "a", "op": "exists"}]}"#,
+            ),
+        ];
+        for (dialect, text) in cases {
+            let options = Options::from(dialect);
+            let policy = read_policy_text(dialect, text, &options).unwrap();
+            let from_value = compile_value(dialect, &policy, &options).unwrap();
+            let from_text = compile_text(dialect, text, &options).unwrap();
+            let early_clone = from_text.clone();
+            let want = from_value.lowered_ir().unwrap().to_string();
+            let first = from_text.lowered_ir().unwrap();
+            assert_eq!(first.to_string(), want, "{dialect}: {text}");
+            // Kept: the second ask gives the very tree of the first.
+            assert!(std::ptr::eq(first, from_text.lowered_ir().unwrap()));
+            let late_clone = from_text.clone();
+            for clone in [&early_clone, &late_clone] {
+                assert_eq!(clone.lowered_ir().unwrap().to_string(), want);
+                assert_eq!(clone.identity(), from_text.identity());
+            }
+            assert_eq!(
+                from_text.ir().map(ToString::to_string),
+                from_value.ir().map(ToString::to_string)
+            );
+            // Debug prints the lowered tree as a filter that kept it does (the key tables'
+            // stamps differ from compile to compile, so not the whole text).
+            let lowered = format!(
+                "lowered: Some({:?}), optimized",
+                from_value.lowered_ir().unwrap()
+            );
+            assert!(format!("{from_value:?}").contains(&lowered));
+            let fresh = compile_text(dialect, text, &options).unwrap();
+            for f in [&from_text, &early_clone, &fresh] {
+                assert!(format!("{f:?}").contains(&lowered), "{f:?}");
+            }
+            assert_eq!(from_text.to_bytes(), from_value.to_bytes());
         }
     }
 

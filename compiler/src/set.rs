@@ -100,7 +100,7 @@ use crate::ir::{Case, Node, NodeKind, NumSource, Pred, StrOp, Test};
 use ahash::{AHashMap, RandomState};
 use filtervm_vm::bind::{Bound, KeyTable, NO_ID, Slot, map_bytes};
 use filtervm_vm::exec;
-use filtervm_vm::op::Inst;
+use filtervm_vm::op::{Inst, StrSet};
 use filtervm_vm::program::{Interval, Program};
 use filtervm_vm::value::Shapes;
 use hashbrown::HashTable;
@@ -2028,8 +2028,11 @@ fn program_bytes(p: &Program) -> usize {
             .sets
             .iter()
             .map(|s| {
-                map_bytes(s.capacity(), size_of::<Box<str>>())
-                    + s.iter().map(|x| x.len()).sum::<usize>()
+                let table = match s {
+                    StrSet::Few(members) => members.len() * size_of::<Arc<str>>(),
+                    StrSet::Many(members) => map_bytes(members.capacity(), size_of::<Box<str>>()),
+                };
+                table + s.iter().map(|x| x.len()).sum::<usize>()
             })
             .sum::<usize>()
         + pools

@@ -18,7 +18,7 @@ use crate::pattern::SegmentPattern;
 use crate::value::{LeafTypes, Shapes};
 use crate::wildcard::Wildcard;
 use ahash::AHashSet;
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
 /// A boolean register.
@@ -496,8 +496,8 @@ pub struct Pools {
     pub strings: Vec<Arc<str>>,
     /// String lists (prefix, suffix, substring and folded alternatives).
     pub lists: Vec<Vec<Arc<str>>>,
-    /// String hash sets (exact alternatives).
-    pub sets: Vec<AHashSet<Arc<str>>>,
+    /// String sets (exact alternatives).
+    pub sets: Vec<StrSet>,
     /// Binary64 interval sets.
     pub ranges: Vec<Vec<Interval>>,
     /// Exact-decimal interval sets.
@@ -515,6 +515,121 @@ pub struct Pools {
     /// Lists of test instructions an `except` runs on each leaf: each a test (not `except`),
     /// whose register and slot operands are ignored there (they must still be in range).
     pub leaf_tests: Vec<Vec<Inst>>,
+}
+
+/// The members of a string set ([`Pools::sets`], the alternatives a `str_in` instruction compares
+/// with): a few in a sorted list, compared one by one, more in a hash set. Most policies' sets
+/// are a few values, which a list holds in one allocation and finds with a length test per
+/// member, where a hash set seeds its hasher and hashes every member to be made.
+#[derive(Clone)]
+pub enum StrSet {
+    /// At most [`StrSet::FEW`] members, sorted, none twice.
+    Few(Box<[Arc<str>]>),
+    /// More than [`StrSet::FEW`] values were given (some may have been the same).
+    Many(AHashSet<Arc<str>>),
+}
+
+impl StrSet {
+    /// The most members a set holds in a list.
+    pub const FEW: usize = 4;
+
+    /// Whether `value` is a member.
+    #[inline]
+    pub fn contains(&self, value: &str) -> bool {
+        match self {
+            StrSet::Few(members) => members.iter().any(|m| **m == *value),
+            StrSet::Many(members) => members.contains(value),
+        }
+    }
+
+    /// The number of members.
+    pub fn len(&self) -> usize {
+        match self {
+            StrSet::Few(members) => members.len(),
+            StrSet::Many(members) => members.len(),
+        }
+    }
+
+    /// Whether the set has no members.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The members: in order for a list, in the hash set's order (which depends on its seed)
+    /// for more.
+    pub fn iter(&self) -> StrSetIter<'_> {
+        match self {
+            StrSet::Few(members) => StrSetIter::Few(members.iter()),
+            StrSet::Many(members) => StrSetIter::Many(members.iter()),
+        }
+    }
+}
+
+impl FromIterator<Arc<str>> for StrSet {
+    fn from_iter<I: IntoIterator<Item = Arc<str>>>(members: I) -> StrSet {
+        let members = members.into_iter();
+        if members.size_hint().0 > StrSet::FEW {
+            return StrSet::Many(members.collect());
+        }
+        let mut list: Vec<Arc<str>> = members.collect();
+        if list.len() > StrSet::FEW {
+            return StrSet::Many(list.into_iter().collect());
+        }
+        list.sort_unstable();
+        list.dedup();
+        StrSet::Few(list.into_boxed_slice())
+    }
+}
+
+/// Two sets are equal when they have the same members (whichever form holds them).
+impl PartialEq for StrSet {
+    fn eq(&self, other: &StrSet) -> bool {
+        self.len() == other.len() && self.iter().all(|m| other.contains(m))
+    }
+}
+
+impl Eq for StrSet {}
+
+/// Printed as a set (`{"a", "b"}`), as the hash set it replaces printed.
+impl fmt::Debug for StrSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+impl<'a> IntoIterator for &'a StrSet {
+    type Item = &'a Arc<str>;
+    type IntoIter = StrSetIter<'a>;
+
+    fn into_iter(self) -> StrSetIter<'a> {
+        self.iter()
+    }
+}
+
+/// The members of a [`StrSet`] ([`StrSet::iter`]).
+pub enum StrSetIter<'a> {
+    /// A list's.
+    Few(std::slice::Iter<'a, Arc<str>>),
+    /// A hash set's.
+    Many(std::collections::hash_set::Iter<'a, Arc<str>>),
+}
+
+impl<'a> Iterator for StrSetIter<'a> {
+    type Item = &'a Arc<str>;
+
+    fn next(&mut self) -> Option<&'a Arc<str>> {
+        match self {
+            StrSetIter::Few(members) => members.next(),
+            StrSetIter::Many(members) => members.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            StrSetIter::Few(members) => members.size_hint(),
+            StrSetIter::Many(members) => members.size_hint(),
+        }
+    }
 }
 
 /// The parts a program is assembled from (by codegen, or by a decoder).
@@ -581,6 +696,44 @@ impl ProgramParts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A set of few values is a sorted list without repeats, of more values a hash set; either finds
+    /// exactly its members, equals a set of the same members whatever its form, and prints as
+    /// a set.
+    #[test]
+    fn a_str_set_holds_few_values_in_a_sorted_list_and_finds_exactly_its_members() {
+        let set = |values: &[&str]| values.iter().map(|v| Arc::from(*v)).collect::<StrSet>();
+        let few = set(&["b", "", "b", "ccc"]);
+        let StrSet::Few(members) = &few else {
+            panic!("{few:?} is a list");
+        };
+        let members: Vec<&str> = members.iter().map(|m| &**m).collect();
+        assert_eq!(members, ["", "b", "ccc"]);
+        assert_eq!(few.len(), 3);
+        for value in ["", "b", "ccc"] {
+            assert!(few.contains(value), "{value:?}");
+        }
+        for value in ["a", "c", "cc", "cccc", "B", "bb"] {
+            assert!(!few.contains(value), "{value:?}");
+        }
+        assert_eq!(format!("{few:?}"), r#"{"", "b", "ccc"}"#);
+        let many = set(&["a", "b", "c", "d", "e"]);
+        assert!(matches!(many, StrSet::Many(_)), "{many:?}");
+        assert_eq!(many.len(), 5);
+        assert!(many.contains("e") && !many.contains("f"));
+        // Five values, two of them the same: a hash set of four members, equal to the list of
+        // the four.
+        let repeated = set(&["a", "b", "c", "d", "d"]);
+        assert!(matches!(repeated, StrSet::Many(_)), "{repeated:?}");
+        assert_eq!(repeated, set(&["d", "c", "b", "a"]));
+        assert_eq!(set(&["d", "c", "b", "a"]), repeated);
+        assert_ne!(repeated, set(&["a", "b", "c", "e"]));
+        assert_ne!(repeated, many);
+        assert!(set(&[]).is_empty() && !set(&[]).contains(""));
+        let mut printed: Vec<&str> = many.iter().map(|m| &**m).collect();
+        printed.sort_unstable();
+        assert_eq!(printed, ["a", "b", "c", "d", "e"]);
+    }
 
     #[test]
     fn every_opcode_round_trips_its_byte() {

@@ -82,13 +82,12 @@ use crate::cidr::Cidr;
 use crate::excerpt::excerpt;
 use crate::key::Key;
 use crate::number::Decimal;
-use crate::op::{Inst, Opcode};
+use crate::op::{Inst, Opcode, StrSet};
 use crate::pattern::SegmentPattern;
 use crate::program::{
     DecInterval, Interval, MAX_INSTRUCTIONS, Pools, Program, ProgramParts, VerifyError,
 };
 use crate::wildcard::Wildcard;
-use ahash::AHashSet;
 use std::sync::Arc;
 
 /// The magic bytes every encoding starts with.
@@ -774,12 +773,12 @@ fn decode_lists(r: &mut Reader<'_>) -> Result<Vec<Vec<Arc<str>>>, WireError> {
     Ok(out)
 }
 
-fn decode_sets(r: &mut Reader<'_>) -> Result<Vec<AHashSet<Arc<str>>>, WireError> {
+fn decode_sets(r: &mut Reader<'_>) -> Result<Vec<StrSet>, WireError> {
     let n = r.count("sets", 4, usize::MAX)?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         let m = r.count("set", 4, usize::MAX)?;
-        let mut set = AHashSet::with_capacity(m);
+        let mut set = Vec::with_capacity(m);
         let mut previous: Option<&str> = None;
         for _ in 0..m {
             let offset = r.offset;
@@ -792,9 +791,9 @@ fn decode_sets(r: &mut Reader<'_>) -> Result<Vec<AHashSet<Arc<str>>>, WireError>
                 ));
             }
             previous = Some(s);
-            set.insert(Arc::from(s));
+            set.push(Arc::from(s));
         }
-        out.push(set);
+        out.push(set.into_iter().collect());
     }
     Ok(out)
 }

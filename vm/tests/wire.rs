@@ -9,7 +9,6 @@
     clippy::panic
 )]
 
-use ahash::AHashSet;
 use filtervm_vm::address::Block;
 use filtervm_vm::bind::Bindings;
 use filtervm_vm::case_pattern::{CaseMode, CasePattern};
@@ -125,8 +124,8 @@ fn every_opcode_parts() -> ProgramParts {
         ["eu-west", "us-east", "b", "a"]
             .into_iter()
             .map(std::sync::Arc::from)
-            .collect::<AHashSet<std::sync::Arc<str>>>(),
-        AHashSet::new(),
+            .collect::<StrSet>(),
+        std::iter::empty().collect(),
     ];
     pools.ranges = vec![
         vec![
