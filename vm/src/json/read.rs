@@ -259,8 +259,8 @@ pub(crate) trait MemberSink<'a> {
     /// The scalar value of a wanted member.
     fn keep(&mut self, name: Str<'a>, found: Self::Found, value: Scalar<'a>);
     /// Whether every member this sink wants of the object has been read, so that the rest may
-    /// be passed over by its structure alone if none of its names may be wanted (asked in
-    /// trusted mode before each member after the first; see [`Reader::members`]).
+    /// be passed over if none of its names may be wanted (asked in trusted mode before each
+    /// member after the first; see [`Reader::pass_rest`]).
     #[inline(always)]
     fn read_all(&mut self) -> bool {
         false

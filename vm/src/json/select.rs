@@ -45,11 +45,11 @@ struct State {
     by_first: Vec<u8>,
     /// By child: the next child with the same first byte (index + 1; 0 for none).
     same_first: Vec<u8>,
-    /// The `seen` bits ([`Frame::Object`]'s) of every child, when they name every child and the
-    /// state does not fold case (where a later name could differ from a wanted one in case
-    /// alone): once `seen` is this, nothing more is wanted of the object unless a name comes
-    /// twice.
-    all_seen: Option<u64>,
+    /// The `seen` bits ([`Frame::Object`]'s) of every child, when the state has fewer than 64
+    /// children and does not fold case (where a later name could differ from a wanted one in
+    /// case alone); else [`NEVER_ALL_SEEN`]: once `seen` is this, nothing more is wanted of the
+    /// object unless a name comes twice.
+    all_seen: u64,
 }
 
 impl State {
@@ -66,6 +66,10 @@ impl State {
             .is_some_and(|word| word >> (b & 63) & 1 == 1)
     }
 }
+
+/// [`State::all_seen`] for a state whose `seen` bits cannot tell that every child was read: no
+/// object of fewer than 64 children has every bit of `seen` set.
+const NEVER_ALL_SEEN: u64 = u64::MAX;
 
 /// States with more wanted names than this look names up by hash.
 const INDEX_FROM: usize = 12;
@@ -271,10 +275,10 @@ impl Selector {
         for st in &mut self.states {
             st.nested = st.children.iter().any(|(_, want)| want.next.is_some());
             st.all_seen = match st.children.len() {
-                _ if st.fold_case => None,
-                0 => Some(0),
-                n @ 1..=64 => Some(u64::MAX >> (64 - n)),
-                _ => None,
+                _ if st.fold_case => NEVER_ALL_SEEN,
+                0 => 0,
+                n @ 1..=63 => u64::MAX >> (64 - n),
+                _ => NEVER_ALL_SEEN,
             };
             let firsts: Vec<Option<u8>> = st
                 .children
@@ -330,8 +334,8 @@ impl Selector {
 
     /// [`State::all_seen`] of the top-level object's state.
     #[inline(always)]
-    fn settle_at_top(&self) -> Option<u64> {
-        self.states.first().and_then(|st| st.all_seen)
+    fn settle_at_top(&self) -> u64 {
+        self.states.first().map_or(NEVER_ALL_SEEN, |st| st.all_seen)
     }
 
     /// Whether this selects body paths none of which has two segments (a name with dots is then
@@ -1187,9 +1191,9 @@ struct ObjectSink<'k, 'd, 's> {
     seen: u64,
     maybe_duplicates: bool,
     /// For the top-level object: the `seen` bits at which every wanted member has been read, so
-    /// that the rest may be passed over ([`MemberSink::read_all`], [`State::all_seen`]; cleared
-    /// once it said so). `None` for other objects.
-    settle: Option<u64>,
+    /// that the rest may be passed over ([`MemberSink::read_all`], [`State::all_seen`]; set to
+    /// [`NEVER_ALL_SEEN`] once it said so, and for other objects).
+    settle: u64,
 }
 
 impl<'d> ObjectSink<'_, 'd, '_> {
@@ -1227,8 +1231,8 @@ impl<'d> MemberSink<'d> for ObjectSink<'_, 'd, '_> {
 
     #[inline(always)]
     fn read_all(&mut self) -> bool {
-        if self.settle == Some(self.seen) {
-            self.settle = None;
+        if self.settle == self.seen {
+            self.settle = NEVER_ALL_SEEN;
             return true;
         }
         false
@@ -1483,7 +1487,7 @@ impl<'d> Run<'d, '_> {
                 seen: 0,
                 maybe_duplicates: false,
                 // Members of the top level may still be wanted after this object.
-                settle: None,
+                settle: NEVER_ALL_SEEN,
             },
             tap,
             parent,
@@ -1552,7 +1556,11 @@ impl<'d> Run<'d, '_> {
                         seen: *seen,
                         maybe_duplicates: *maybe_duplicates,
                         // The only frame open is the top-level object's.
-                        settle: if top { selector.settle_at_top() } else { None },
+                        settle: if top {
+                            selector.settle_at_top()
+                        } else {
+                            NEVER_ALL_SEEN
+                        },
                     };
                     match self.reader.members(&mut sink)? {
                         MembersEnd::Closed => {
