@@ -1050,8 +1050,10 @@ fn trusted_reads_pass_over_the_rest_as_validating_reads_read_it() {
     let (mut valid, mut invalid) = (0, 0);
     for case in 0..8000 {
         let mut t = KeyTable::new();
+        // Half the tables read the top level only (where a rest may be passed over).
+        let choices = if next(2) == 0 { 4 } else { paths.len() as u64 };
         for _ in 0..1 + next(3) {
-            let p = paths[next(paths.len() as u64) as usize];
+            let p = paths[next(choices) as usize];
             t.intern(if next(4) == 0 { each(p) } else { path(p) });
         }
         add_constants(&mut t, &mut next);
@@ -1107,7 +1109,7 @@ fn trusted_reads_pass_over_the_rest_as_validating_reads_read_it() {
     }
     let passed = crate::json::passed_rests() - passed_before;
     assert!(
-        valid > 6000 && invalid > 600 && passed > 600,
+        valid > 6000 && invalid > 500 && passed > 250,
         "{valid} valid bodies, {invalid} others, {passed} rests passed over"
     );
 }

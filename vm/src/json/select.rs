@@ -46,9 +46,9 @@ struct State {
     /// By child: the next child with the same first byte (index + 1; 0 for none).
     same_first: Vec<u8>,
     /// The `seen` bits ([`Frame::Object`]'s) of every child, when the state has fewer than 64
-    /// children and does not fold case (where a later name could differ from a wanted one in
-    /// case alone); else [`NEVER_ALL_SEEN`]: once `seen` is this, nothing more is wanted of the
-    /// object unless a name comes twice.
+    /// children, all of them leaves, and does not fold case (where a later name could differ
+    /// from a wanted one in case alone); else [`NEVER_ALL_SEEN`]: once `seen` is this, nothing
+    /// more is wanted of the object unless a name comes twice.
     all_seen: u64,
 }
 
@@ -275,7 +275,9 @@ impl Selector {
         for st in &mut self.states {
             st.nested = st.children.iter().any(|(_, want)| want.next.is_some());
             st.all_seen = match st.children.len() {
-                _ if st.fold_case => NEVER_ALL_SEEN,
+                // Below a nested state, objects are kept whose members often are containers:
+                // a rest after them is seldom passed over, and trying costs a search.
+                _ if st.fold_case || st.nested => NEVER_ALL_SEEN,
                 0 => 0,
                 n @ 1..=63 => u64::MAX >> (64 - n),
                 _ => NEVER_ALL_SEEN,
