@@ -605,11 +605,7 @@ impl Parser {
                 }
                 let top = number(self, 3, op2)?;
                 if items.len() > 4 {
-                    return self.fail(
-                        SYNTAX,
-                        ptr(4),
-                        "Too many terms in numeric range expression",
-                    );
+                    return self.fail(SYNTAX, ptr(4), "Too many terms in numeric range expression");
                 }
                 if lo.value >= top {
                     return self.fail(VALUE, at, "Bottom must be less than top");
