@@ -655,6 +655,66 @@ pub mod pointer {
         }
     }
 
+    /// A pointer that only errors name, written out only when one is reported: a pointer
+    /// already written (the part of a policy the IR keeps, whose pointer is its origin),
+    /// extended by reference tokens and indices that stay borrowed until then. A front end
+    /// reads an operator and its operand through one, so that a valid operator builds no
+    /// pointer; each error names the pointer [`push`] and [`index`] would have built.
+    #[derive(Debug, Clone, Copy)]
+    pub enum Lazy<'a> {
+        /// A pointer already written.
+        Written(&'a str),
+        /// A pointer extended by one reference token (escaped when written).
+        Token(&'a Lazy<'a>, &'a str),
+        /// A pointer extended by an array index.
+        Index(&'a Lazy<'a>, usize),
+    }
+
+    impl<'a> Lazy<'a> {
+        /// The written pointer `base`.
+        pub fn new(base: &'a str) -> Lazy<'a> {
+            Lazy::Written(base)
+        }
+
+        /// This pointer extended by `token`, still not written.
+        pub fn token<'b>(&'b self, token: &'b str) -> Lazy<'b> {
+            Lazy::Token(self, token)
+        }
+
+        /// This pointer extended by the index `i`, still not written.
+        pub fn index<'b>(&'b self, i: usize) -> Lazy<'b> {
+            Lazy::Index(self, i)
+        }
+
+        /// The pointer, written out (for an error).
+        pub fn get(&self) -> String {
+            let mut out = String::new();
+            self.write_to(&mut out);
+            out
+        }
+
+        /// Appends the pointer to `out`, its base first.
+        fn write_to(&self, out: &mut String) {
+            match self {
+                Lazy::Written(base) => out.push_str(base),
+                Lazy::Token(base, token) => {
+                    base.write_to(out);
+                    push_token(out, token);
+                }
+                Lazy::Index(base, i) => {
+                    base.write_to(out);
+                    push_index(out, *i);
+                }
+            }
+        }
+    }
+
+    impl From<&Lazy<'_>> for String {
+        fn from(at: &Lazy<'_>) -> String {
+            at.get()
+        }
+    }
+
     /// The reference tokens of the indices 0 to 9, each with its `/`.
     const SLASH_DIGITS: [&str; 10] = ["/0", "/1", "/2", "/3", "/4", "/5", "/6", "/7", "/8", "/9"];
 
@@ -697,6 +757,22 @@ pub mod pointer {
             for i in [0, 9, 10, 99, 100, 12345, usize::MAX] {
                 assert_eq!(super::index("", i), format!("/{i}"));
             }
+        }
+
+        /// A lazy pointer, written out, is the pointer `push` and `index` build from its base.
+        #[test]
+        fn lazy_pointers_write_what_push_and_index_build() {
+            let base = super::Lazy::new("/a~1b");
+            assert_eq!(base.get(), "/a~1b");
+            let op = base.token("x/~");
+            assert_eq!(op.get(), super::push("/a~1b", "x/~"));
+            for i in [0, 9, 10, 12345] {
+                let element = op.index(i);
+                assert_eq!(element.get(), super::index(&super::push("/a~1b", "x/~"), i));
+                let inner = element.token("y");
+                assert_eq!(String::from(&inner), format!("/a~1b/x~1~0/{i}/y"));
+            }
+            assert_eq!(super::Lazy::new("").token("").get(), "/");
         }
 
         /// A pointer extended in place is the pointer `push` and `index` build.

@@ -6,7 +6,8 @@
 //! uses [`Key::AttributeText`]; bare numbers compare their canonical text (B-6) and `numeric`
 //! parses the text with the JSON number grammar (B-10).
 
-use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt, pointer};
+use crate::error::pointer::{self, Lazy};
+use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt};
 use crate::ir::{Case, Node, NumSource, Pred, StrOp};
 use filtervm_vm::json::{Number, Value};
 use filtervm_vm::key::Key;
@@ -93,11 +94,13 @@ pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
         ));
     };
     let mut attributes = Vec::with_capacity(members.len().min(MAX_NAMES));
-    // Each member's and alternative's pointer is written into this one buffer and copied once,
-    // into the `Arc<str>` the policy and the IR nodes lowered from it share.
+    // Each member's and alternative's pointer is written in place into this one buffer (an
+    // alternative's after its member's, truncated back after) and copied once, into the
+    // `Arc<str>` the policy and the IR nodes lowered from it share.
     let mut buffer = String::with_capacity(64);
     for (i, (name, value)) in members.iter().enumerate() {
-        pointer::push_to(&mut buffer, "", name);
+        buffer.clear();
+        pointer::push_token(&mut buffer, name);
         let at: Arc<str> = buffer.as_str().into();
         if i == MAX_NAMES {
             errors.push(PolicyError::new(
@@ -129,7 +132,8 @@ pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
     }
 }
 
-/// An attribute's alternatives, each with its pointer (written into `buffer`, then shared).
+/// An attribute's alternatives, each with its pointer (written after the attribute's, `at`, which
+/// `buffer` holds, then shared).
 fn parse_alternatives(
     value: &Value,
     at: &str,
@@ -150,11 +154,13 @@ fn parse_alternatives(
     }
     let before = errors.len();
     let mut alternatives = Vec::with_capacity(items.len());
+    let len = buffer.len();
     for (i, item) in items.iter().enumerate() {
-        pointer::index_to(buffer, at, i);
+        pointer::push_index(buffer, i);
         if let Some(m) = parse_matcher(item, buffer, errors) {
             alternatives.push((m, buffer.as_str().into()));
         }
+        buffer.truncate(len);
     }
     (errors.len() == before).then_some(alternatives)
 }
@@ -219,7 +225,8 @@ fn parse_matcher(item: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Optio
                 return None;
             }
             let (name, operand) = op.iter().next()?;
-            parse_operator(name, operand, &Lazy::new(at, name), errors)
+            // The operator's pointer names only its errors: written when one is reported.
+            parse_operator(name, operand, &Lazy::new(at).token(name), errors)
         }
         Value::Null | Value::Bool(_) | Value::Array(_) => {
             errors.push(PolicyError::new(
@@ -232,28 +239,6 @@ fn parse_matcher(item: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Optio
     }
 }
 
-/// An operator's pointer (`/name/0/prefix`), which only errors name: built when one is reported.
-struct Lazy<'a> {
-    base: &'a str,
-    token: &'a str,
-}
-
-impl<'a> Lazy<'a> {
-    fn new(base: &'a str, token: &'a str) -> Lazy<'a> {
-        Lazy { base, token }
-    }
-
-    /// The pointer.
-    fn get(&self) -> String {
-        pointer::push(self.base, self.token)
-    }
-
-    /// The pointer extended by an array index.
-    fn index(&self, i: usize) -> String {
-        pointer::index(&self.get(), i)
-    }
-}
-
 fn parse_operator(
     name: &str,
     operand: &Value,
@@ -261,7 +246,7 @@ fn parse_operator(
     errors: &mut Vec<PolicyError>,
 ) -> Option<Matcher> {
     let mut fail = |message: String| {
-        errors.push(PolicyError::new(CODE, at.get(), message));
+        errors.push(PolicyError::new(CODE, at, message));
         None
     };
     match name {
@@ -296,19 +281,18 @@ fn parse_anything_but(
     at: &Lazy<'_>,
     errors: &mut Vec<PolicyError>,
 ) -> Option<Matcher> {
-    // `at` gives the value's pointer (built only for an error).
     let value_text =
-        |v: &Value, at: &dyn Fn() -> String, errors: &mut Vec<PolicyError>| -> Option<Arc<str>> {
+        |v: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>| -> Option<Arc<str>> {
             match v {
                 Value::String(s) => Some(s.as_str().into()),
                 Value::Number(n) => match finite(n) {
                     Some(x) => Some(canonical_number_text(x).into()),
-                    None => number_text(n, &at(), errors),
+                    None => number_text(n, &at.get(), errors),
                 },
                 Value::Object(_) => {
                     errors.push(PolicyError::new(
                         CODE,
-                        at(),
+                        at,
                         "`anything-but` with an operator inside is not supported",
                     ));
                     None
@@ -316,7 +300,7 @@ fn parse_anything_but(
                 _ => {
                     errors.push(PolicyError::new(
                         CODE,
-                        at(),
+                        at,
                         "`anything-but` values must be strings or numbers",
                     ));
                     None
@@ -335,11 +319,11 @@ fn parse_anything_but(
             let texts: Vec<Arc<str>> = items
                 .iter()
                 .enumerate()
-                .filter_map(|(i, v)| value_text(v, &|| at.index(i), errors))
+                .filter_map(|(i, v)| value_text(v, &at.index(i), errors))
                 .collect();
             (errors.len() == before).then_some(Matcher::AnythingBut(texts))
         }
-        single => value_text(single, &|| at.get(), errors).map(|t| Matcher::AnythingBut(vec![t])),
+        single => value_text(single, at, errors).map(|t| Matcher::AnythingBut(vec![t])),
     }
 }
 
@@ -347,7 +331,7 @@ fn parse_numeric(operand: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) 
     let Value::Array(items) = operand else {
         errors.push(PolicyError::new(
             CODE,
-            at.get(),
+            at,
             "`numeric` takes an array of operator/number pairs",
         ));
         return None;
@@ -355,7 +339,7 @@ fn parse_numeric(operand: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) 
     if items.is_empty() || items.len() % 2 != 0 {
         errors.push(PolicyError::new(
             CODE,
-            at.get(),
+            at,
             "`numeric` needs one or more complete operator/number pairs, like [\">=\", 100, \"<\", 1000]",
         ));
         return None;
@@ -363,7 +347,7 @@ fn parse_numeric(operand: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) 
     let before = errors.len();
     let mut pairs = Vec::with_capacity(items.len() / 2);
     for (i, pair) in items.chunks(2).enumerate() {
-        let (op_at, n_at) = (|| at.index(2 * i), || at.index(2 * i + 1));
+        let (op_at, n_at) = (at.index(2 * i), at.index(2 * i + 1));
         let op = match pair.first() {
             Some(Value::String(s)) => match s.as_str() {
                 "=" => Some(Cmp::Eq),
@@ -374,7 +358,7 @@ fn parse_numeric(operand: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) 
                 other => {
                     errors.push(PolicyError::new(
                         CODE,
-                        op_at(),
+                        &op_at,
                         format!(
                             "unknown numeric operator `{}` (use =, <, <=, >, >=)",
                             excerpt(other)
@@ -386,7 +370,7 @@ fn parse_numeric(operand: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) 
             _ => {
                 errors.push(PolicyError::new(
                     CODE,
-                    op_at(),
+                    &op_at,
                     "a numeric operator must be one of \"=\", \"<\", \"<=\", \">\", \">=\"",
                 ));
                 None
@@ -398,7 +382,7 @@ fn parse_numeric(operand: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) 
                 None => {
                     errors.push(PolicyError::new(
                         CODE,
-                        n_at(),
+                        &n_at,
                         format!("the number {} is not finite as a binary64", excerpt(n)),
                     ));
                     None
@@ -407,7 +391,7 @@ fn parse_numeric(operand: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) 
             _ => {
                 errors.push(PolicyError::new(
                     CODE,
-                    n_at(),
+                    &n_at,
                     "a numeric operand must be a JSON number",
                 ));
                 None

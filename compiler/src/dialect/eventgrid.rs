@@ -32,6 +32,7 @@
 //! negation ("no leaf hits"), see [`lower_filter`]. Strings compare with [`Case::Fold`] against
 //! constants folded at compile time (EG-31); numbers with exact decimal intervals (EG-33).
 
+use crate::error::pointer::Lazy;
 use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt, pointer};
 use crate::ir::{Case, Node, Pred, StrOp};
 use crate::options::{EventGridOptions, EventGridSchema as Schema};
@@ -414,7 +415,7 @@ fn parse_filters(value: Option<&Value>, errors: &mut Vec<PolicyError>) -> Vec<Ad
 }
 
 /// Counts one filter value toward EG-40.8; reports the first value over the limit.
-fn count_value(values_seen: &mut usize, at: &str, errors: &mut Vec<PolicyError>) {
+fn count_value(values_seen: &mut usize, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) {
     *values_seen += 1;
     if *values_seen == MAX_VALUES + 1 {
         errors.push(PolicyError::new(
@@ -442,7 +443,10 @@ fn parse_filter(
         return None;
     };
     let before = errors.len();
-    let op_at = pointer::push(at, "operatorType");
+    // The pointers of the operator and the key name only their errors: written when one is
+    // reported.
+    let filter_at = Lazy::new(at);
+    let op_at = filter_at.token("operatorType");
     let operator = match entry.get("operatorType") {
         None => {
             errors.push(PolicyError::new(
@@ -481,7 +485,7 @@ fn parse_filter(
             None
         }
     };
-    let key_at = pointer::push(at, "key");
+    let key_at = filter_at.token("key");
     let key = match entry.get("key") {
         Some(Value::String(k)) if !k.is_empty() => Some(k.clone()),
         Some(Value::String(_)) => {
@@ -541,11 +545,14 @@ fn parse_operand(
 ) -> Option<Operand> {
     let name = operator.name();
     let kind = operator.operand();
+    // The pointers of the operand and its values name only their errors: written when one is
+    // reported.
+    let filter_at = Lazy::new(at);
     match kind {
         // EG-41: the null operators ignore `value`/`values` and count no values.
         OperandKind::None => Some(Operand::None),
         OperandKind::Number | OperandKind::Bool => {
-            let at = pointer::push(at, "value");
+            let at = filter_at.token("value");
             let Some(v) = entry.get("value") else {
                 errors.push(PolicyError::new(
                     CODE,
@@ -590,7 +597,7 @@ fn parse_operand(
             }
         }
         OperandKind::Numbers | OperandKind::Strings | OperandKind::Ranges => {
-            let at = pointer::push(at, "values");
+            let at = filter_at.token("values");
             let items = match entry.get("values") {
                 Some(Value::Array(items)) if !items.is_empty() => items,
                 Some(Value::Array(_)) => {
@@ -626,7 +633,7 @@ fn parse_operand(
             let mut strings = Vec::new();
             let mut ranges = Vec::new();
             for (i, item) in items.iter().enumerate() {
-                let at = pointer::index(&at, i);
+                let at = at.index(i);
                 count_value(values_seen, &at, errors);
                 match kind {
                     OperandKind::Numbers => match (item, policy_number(item)) {
@@ -694,7 +701,7 @@ fn parse_operand(
 /// EG-40.6: exactly two numbers, `low <= high` [decision].
 fn parse_range(
     item: &Value,
-    at: &str,
+    at: &Lazy<'_>,
     errors: &mut Vec<PolicyError>,
 ) -> Option<(PolicyNumber, PolicyNumber)> {
     let Value::Array(bounds) = item else {
@@ -724,7 +731,7 @@ fn parse_range(
         if n.is_none() {
             errors.push(PolicyError::new(
                 CODE,
-                pointer::index(at, i),
+                &at.index(i),
                 format!(
                     "a range bound must be a number (within the supported range), found {}",
                     excerpt(v)

@@ -35,7 +35,8 @@
 //! with `EXPR_TOO_DEEP` in one linear pass (the JSON reader would otherwise refuse it with a
 //! generic nesting error).
 
-use crate::error::{CompileError, ErrorCode, PolicyError, excerpt, pointer};
+use crate::error::pointer::{self, Lazy};
+use crate::error::{CompileError, ErrorCode, PolicyError, excerpt};
 use crate::ir::{Case, Node, Pred, StrOp};
 use crate::options::ExprOptions;
 use filtervm_vm::json::{Map, Value};
@@ -118,7 +119,13 @@ pub fn parse(policy: &Value, options: &ExprOptions) -> Result<Expr, CompileError
     }
 }
 
-fn err(errors: &mut Vec<PolicyError>, code: ErrorCode, at: &str, message: impl Into<String>) {
+/// Reports an error at `at`: a written pointer, or a [`Lazy`] one, written now.
+fn err(
+    errors: &mut Vec<PolicyError>,
+    code: ErrorCode,
+    at: impl Into<String>,
+    message: impl Into<String>,
+) {
     errors.push(PolicyError::new(code, at, message));
 }
 
@@ -217,7 +224,7 @@ fn parse_expression(
             err(
                 errors,
                 CODE,
-                &pointer::push(at, name),
+                pointer::push(at, name),
                 format!(
                     "unknown member `{}` in an expression: its members are exactly `op` and `exp`{hint}",
                     excerpt(name)
@@ -225,7 +232,10 @@ fn parse_expression(
             );
         }
     }
-    let op_at = pointer::push(at, "op");
+    // The pointers of `op` and `exp` name only their errors: written when one is reported (a
+    // child's pointer, its origin, is written from `exp`'s).
+    let node_at = Lazy::new(at);
+    let op_at = node_at.token("op");
     let logic = match members.get("op") {
         None => {
             err(
@@ -294,7 +304,7 @@ fn parse_expression(
             None
         }
     };
-    let exp_at = pointer::push(at, "exp");
+    let exp_at = node_at.token("exp");
     let Some(Value::Array(items)) = exp else {
         err(
             errors,
@@ -326,13 +336,7 @@ fn parse_expression(
         .iter()
         .enumerate()
         .filter_map(|(i, item)| {
-            parse_node(
-                item,
-                &pointer::index(&exp_at, i),
-                depth + 1,
-                max_depth,
-                errors,
-            )
+            parse_node(item, &exp_at.index(i).get(), depth + 1, max_depth, errors)
         })
         .collect();
     if errors.len() != before {
@@ -371,7 +375,7 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
             err(
                 errors,
                 CODE,
-                &pointer::push(at, name),
+                pointer::push(at, name),
                 format!(
                     "unknown member `{}` in a condition: its members are `key`, `op` and `value`{hint}",
                     excerpt(name)
@@ -386,13 +390,15 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
             err(
                 errors,
                 CODE,
-                &pointer::push(at, "key"),
+                pointer::push(at, "key"),
                 "`key` must be a non-empty string",
             );
             None
         }
     };
-    let op_at = pointer::push(at, "op");
+    // The pointer of `op` names only its errors: written when one is reported.
+    let node_at = Lazy::new(at);
+    let op_at = node_at.token("op");
     let op = match members.get("op") {
         // The seed: a null (or absent) op is `in`.
         None | Some(Value::Null) => Some(Op::In),
@@ -524,7 +530,7 @@ fn parse_in(
                         err(
                             errors,
                             CODE,
-                            &pointer::index(value_at, i),
+                            pointer::index(value_at, i),
                             "every `in` entry must be a string",
                         );
                     }

@@ -8,6 +8,7 @@
 //! Errors in different members are all collected; inside one alternative, checking stops at the
 //! first.
 
+use crate::error::pointer::Lazy;
 use crate::error::{ErrorCode, PolicyError, excerpt, pointer, suggestion};
 use filtervm_vm::cidr::Cidr;
 use filtervm_vm::json::{Map, Number, Value};
@@ -229,12 +230,18 @@ fn finite(n: &Number) -> Option<f64> {
 }
 
 impl Parser {
-    fn fail<T>(&mut self, code: ErrorCode, at: &str, message: impl Into<String>) -> Option<T> {
+    /// Reports an error at `at`: a written pointer, or a [`Lazy`] one, written now.
+    fn fail<T>(
+        &mut self,
+        code: ErrorCode,
+        at: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Option<T> {
         self.errors.push(PolicyError::new(code, at, message));
         None
     }
 
-    fn not_finite<T>(&mut self, at: &str, n: &Number) -> Option<T> {
+    fn not_finite<T>(&mut self, at: impl Into<String>, n: &Number) -> Option<T> {
         self.fail(
             VALUE,
             at,
@@ -292,7 +299,7 @@ impl Parser {
         if in_or && RESERVED_IN_OR.contains(&name) {
             self.fail::<()>(
                 SYNTAX,
-                &at,
+                &*at,
                 format!("{name} is Ruler reserved fieldName which cannot be used inside $or."),
             );
             return;
@@ -300,7 +307,7 @@ impl Parser {
         match value {
             Value::Object(child) if child.is_empty() => {
                 // D-4.
-                self.fail::<()>(SYNTAX, &at, "Empty objects are not allowed");
+                self.fail::<()>(SYNTAX, &*at, "Empty objects are not allowed");
             }
             Value::Object(child) => {
                 if let Some(object) = self.object(child, in_or) {
@@ -324,7 +331,7 @@ impl Parser {
                 // Rule 36.
                 self.fail::<()>(
                     SYNTAX,
-                    &at,
+                    &*at,
                     format!("\"{}\" must be an object or an array", excerpt(name)),
                 );
             }
@@ -342,7 +349,7 @@ impl Parser {
             let (len, at) = self.enter_element(i);
             match item {
                 Value::Object(map) if map.is_empty() => {
-                    self.fail::<()>(SYNTAX, &at, "Empty objects are not allowed");
+                    self.fail::<()>(SYNTAX, &*at, "Empty objects are not allowed");
                 }
                 Value::Object(map) => {
                     if let Some(object) = self.object(map, true) {
@@ -352,7 +359,7 @@ impl Parser {
                 _ => {
                     self.fail::<()>(
                         SYNTAX,
-                        &at,
+                        &*at,
                         "Only JSON object is allowed in array of $or relationship.",
                     );
                 }
@@ -428,27 +435,13 @@ impl Parser {
                         format!("{MATCH_VALUE} (an empty object is no operator)"),
                     );
                 };
-                // The operator's pointer names only errors (the IR's origin is the element's
-                // pointer), so the operator is read without it, and read again with it (written
-                // after the element's in the parser's buffer) only when it reported an error:
-                // reading an operator has no effect but its errors, and a valid one builds no
-                // pointer.
-                let before = self.errors.len();
-                let mut matcher = self.operator(name, operand, "");
-                if self.errors.len() > before {
-                    self.errors.truncate(before);
-                    let mut op_at = std::mem::take(&mut self.scratch);
-                    let len = op_at.len();
-                    pointer::push_token(&mut op_at, name);
-                    matcher = self.operator(name, operand, &op_at);
-                    op_at.truncate(len);
-                    self.scratch = op_at;
-                }
-                let matcher = matcher?;
+                // The operator's pointer names only its errors (the IR's origin is the
+                // element's pointer): written when one is reported.
+                let matcher = self.operator(name, operand, &Lazy::new(at).token(name))?;
                 if let Some((second, _)) = entries.next() {
                     return self.fail(
                         SYNTAX,
-                        &pointer::push(at, second),
+                        pointer::push(at, second),
                         "Only one key allowed in match expression",
                     );
                 }
@@ -458,9 +451,14 @@ impl Parser {
     }
 
     /// One operator (rules 25-33, 37-41, 43a).
-    fn operator(&mut self, name: &str, operand: &Value, at: &str) -> Option<Matcher> {
+    fn operator(&mut self, name: &str, operand: &Value, at: &Lazy<'_>) -> Option<Matcher> {
         // The operand's text, borrowed: each matcher copies what it keeps, once.
-        fn text<'v>(p: &mut Parser, operand: &'v Value, at: &str, what: &str) -> Option<&'v str> {
+        fn text<'v>(
+            p: &mut Parser,
+            operand: &'v Value,
+            at: &Lazy<'_>,
+            what: &str,
+        ) -> Option<&'v str> {
             match operand {
                 Value::String(s) => Some(s.as_str()),
                 _ => p.fail(TYPE, at, format!("{what} match pattern must be a string")),
@@ -511,23 +509,23 @@ impl Parser {
     }
 
     /// `numeric` (rules 31, 38, 43a), token by token as event-ruler reads it.
-    fn numeric(&mut self, operand: &Value, at: &str) -> Option<Matcher> {
+    fn numeric(&mut self, operand: &Value, at: &Lazy<'_>) -> Option<Matcher> {
         let Value::Array(items) = operand else {
             return self.fail(TYPE, at, "Value of numeric must be an array.");
         };
         // The pointer of element `i`, or of the array itself when the element is missing.
         let ptr = |i: usize| {
             if i < items.len() {
-                pointer::index(at, i)
+                at.index(i).get()
             } else {
-                at.to_owned()
+                at.get()
             }
         };
         let Some(Value::String(op)) = items.first() else {
             let text = items.first().map_or("]".to_owned(), text_of);
             return self.fail(
                 SYNTAX,
-                &ptr(0),
+                ptr(0),
                 format!("Invalid member in numeric match: {}", excerpt(text)),
             );
         };
@@ -543,17 +541,17 @@ impl Parser {
             match items.get(i) {
                 Some(Value::Number(n)) => match finite(n) {
                     Some(x) => Some(x),
-                    None => p.not_finite(&ptr(i), n),
+                    None => p.not_finite(ptr(i), n),
                 },
                 _ => p.fail(
                     TYPE,
-                    &ptr(i),
+                    ptr(i),
                     format!("Value of {} must be numeric", spelled(op)),
                 ),
             }
         };
         let too_many = |p: &mut Parser, i: usize| -> Option<Matcher> {
-            p.fail(SYNTAX, &ptr(i), "Too many elements in numeric expression")
+            p.fail(SYNTAX, ptr(i), "Too many elements in numeric expression")
         };
         match op.as_str() {
             "=" => {
@@ -594,24 +592,20 @@ impl Parser {
                 let Value::String(op2) = second else {
                     return self.fail(
                         SYNTAX,
-                        &ptr(2),
+                        ptr(2),
                         format!("Bad value in numeric range: {}", excerpt(text_of(second))),
                     );
                 };
                 if op2 != "<" && op2 != "<=" {
                     return self.fail(
                         UNKNOWN,
-                        &ptr(2),
+                        ptr(2),
                         format!("Bad numeric range operator: {}", excerpt(op2)),
                     );
                 }
                 let top = number(self, 3, op2)?;
                 if items.len() > 4 {
-                    return self.fail(
-                        SYNTAX,
-                        &ptr(4),
-                        "Too many terms in numeric range expression",
-                    );
+                    return self.fail(SYNTAX, ptr(4), "Too many terms in numeric range expression");
                 }
                 if lo.value >= top {
                     return self.fail(VALUE, at, "Bottom must be less than top");
@@ -626,14 +620,14 @@ impl Parser {
             }
             other => self.fail(
                 UNKNOWN,
-                &ptr(0),
+                ptr(0),
                 format!("Unrecognized numeric range operator: {}", excerpt(other)),
             ),
         }
     }
 
     /// `anything-but` (rules 28-30, 41, 43a).
-    fn anything_but(&mut self, operand: &Value, at: &str) -> Option<Exclusion> {
+    fn anything_but(&mut self, operand: &Value, at: &Lazy<'_>) -> Option<Exclusion> {
         match operand {
             Value::String(s) => Some(Exclusion::Strings(vec![s.clone()])),
             Value::Number(n) => match finite(n) {
@@ -646,12 +640,11 @@ impl Parser {
                 let Some((name, inner)) = entries.next() else {
                     return self.fail(SYNTAX, at, "Anything-But expression name not found");
                 };
-                let inner_at = pointer::push(at, name);
-                let excl = self.anything_but_pattern(name, inner, &inner_at)?;
+                let excl = self.anything_but_pattern(name, inner, &at.token(name))?;
                 if let Some((second, _)) = entries.next() {
                     return self.fail(
                         SYNTAX,
-                        &pointer::push(at, second),
+                        &at.token(second),
                         "Only one key allowed in match expression",
                     );
                 }
@@ -670,7 +663,7 @@ impl Parser {
         }
     }
 
-    fn anything_but_list(&mut self, items: &[Value], at: &str) -> Option<Exclusion> {
+    fn anything_but_list(&mut self, items: &[Value], at: &Lazy<'_>) -> Option<Exclusion> {
         const MIXED: &str = "Inside anything but list, either all values are number or string, mixed type is not supported";
         if items.is_empty() {
             return self.fail(SYNTAX, at, format!("{MIXED} (the list is empty)"));
@@ -678,13 +671,12 @@ impl Parser {
         let mut strings = Vec::new();
         let mut numbers = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            // The item's pointer names only errors: built when one is reported.
-            let item_at = || pointer::index(at, i);
+            let item_at = at.index(i);
             match item {
                 Value::String(s) => strings.push(s.clone()),
                 Value::Number(n) => match finite(n) {
                     Some(x) => numbers.push(x),
-                    None => return self.not_finite(&item_at(), n),
+                    None => return self.not_finite(&item_at, n),
                 },
                 other => {
                     let what = match other {
@@ -695,13 +687,13 @@ impl Parser {
                     };
                     return self.fail(
                         TYPE,
-                        &item_at(),
+                        &item_at,
                         format!("Inside anything but list, {what} is not supported."),
                     );
                 }
             }
             if !strings.is_empty() && !numbers.is_empty() {
-                return self.fail(TYPE, &item_at(), MIXED);
+                return self.fail(TYPE, &item_at, MIXED);
             }
         }
         Some(if numbers.is_empty() {
@@ -713,7 +705,12 @@ impl Parser {
 
     /// `{"anything-but": {op: operand}}` (rule 41 DECISION: a string or a non-empty list of
     /// strings; a value is excluded when it matches any entry).
-    fn anything_but_pattern(&mut self, name: &str, operand: &Value, at: &str) -> Option<Exclusion> {
+    fn anything_but_pattern(
+        &mut self,
+        name: &str,
+        operand: &Value,
+        at: &Lazy<'_>,
+    ) -> Option<Exclusion> {
         if !ANYTHING_BUT_OPERATORS.contains(&name) {
             return self.fail(
                 UNKNOWN,
@@ -725,17 +722,18 @@ impl Parser {
                 ),
             );
         }
-        let entries: Vec<(String, String)> = match operand {
-            Value::String(s) => vec![(s.clone(), at.to_owned())],
+        // Each entry with its index in the list (`None`: the operand is the one entry).
+        let entries: Vec<(String, Option<usize>)> = match operand {
+            Value::String(s) => vec![(s.clone(), None)],
             Value::Array(items) if !items.is_empty() => {
                 let mut out = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
                     match item {
-                        Value::String(s) => out.push((s.clone(), pointer::index(at, i))),
+                        Value::String(s) => out.push((s.clone(), Some(i))),
                         _ => {
                             return self.fail(
                                 TYPE,
-                                &pointer::index(at, i),
+                                &at.index(i),
                                 format!("{name} match pattern must be a string"),
                             );
                         }
@@ -745,12 +743,13 @@ impl Parser {
             }
             _ => return self.fail(TYPE, at, format!("{name} match pattern must be a string")),
         };
+        let entry_at = |i: Option<usize>| i.map_or_else(|| at.get(), |i| at.index(i).get());
         // Where the spec is silent, event-ruler: an empty anything-but prefix or suffix would
         // exclude every string.
         if matches!(name, "prefix" | "suffix")
             && let Some((_, p)) = entries.iter().find(|(s, _)| s.is_empty())
         {
-            return self.fail(VALUE, p, "Null prefix/suffix not allowed");
+            return self.fail(VALUE, entry_at(*p), "Null prefix/suffix not allowed");
         }
         let strings = || entries.iter().map(|(s, _)| s.clone()).collect();
         Some(match name {
@@ -762,7 +761,7 @@ impl Parser {
                 for (s, p) in &entries {
                     match Wildcard::compile(s) {
                         Ok(w) => patterns.push(w),
-                        Err(e) => return self.fail(VALUE, p, e.message),
+                        Err(e) => return self.fail(VALUE, entry_at(*p), e.message),
                     }
                 }
                 Exclusion::Wildcards(patterns)
@@ -796,11 +795,11 @@ mod tests {
         }
     }
 
-    /// An operator is read without its pointer, and again with it only when it reports an
-    /// error: every error still names the operator (or a part of its operand) by its pointer,
-    /// and a valid operator gives the matcher it gives with its pointer.
+    /// An operator's pointer is written only when the operator reports an error: every error
+    /// still names the operator (or a part of its operand) by its pointer, and a valid operator
+    /// gives the matcher it gives in a policy.
     #[test]
-    fn operators_read_without_their_pointer_report_errors_with_it() {
+    fn operators_report_errors_with_their_pointer() {
         for (op, pointer) in [
             (json!({"prefix": 1}), "/k/0/prefix"),
             (json!({"exists": "true"}), "/k/0/exists"),
@@ -832,7 +831,7 @@ mod tests {
             let mut p = Parser::default();
             let operand = Value::from(&op);
             let (name, operand) = operand.as_object().unwrap().iter().next().unwrap();
-            let with_pointer = p.operator(name, operand, "/k/0/op");
+            let with_pointer = p.operator(name, operand, &Lazy::new("/k/0").token("op"));
             assert!(p.errors.is_empty(), "{op}");
             assert_eq!(one(op.clone()).ok(), with_pointer, "{op}");
         }

@@ -8,7 +8,8 @@ use super::ast::{
     CODE, Clause, CmpOp, Cond, LIMIT_CODE, MAX_CLAUSES, MAX_GROUPS, MAX_IN_VALUES, StreamFilter,
     check_header, check_pattern, operand,
 };
-use crate::error::{CompileError, PolicyError, excerpt, pointer};
+use crate::error::pointer::{self, Lazy};
+use crate::error::{CompileError, PolicyError, excerpt};
 use filtervm_vm::json::{Map, Value};
 use filtervm_vm::pattern::SegmentPattern;
 
@@ -181,7 +182,9 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
             ));
         }
     }
-    let op_at = pointer::push(at, "op");
+    // The pointers of `op` and `header` name only their errors: written when one is reported.
+    let clause_at = Lazy::new(at);
+    let op_at = clause_at.token("op");
     let op = match m.get("op") {
         Some(Value::String(s)) => {
             let op = op_of(s);
@@ -212,7 +215,7 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
             None
         }
     };
-    let header_at = pointer::push(at, "header");
+    let header_at = clause_at.token("header");
     let header = match m.get("header") {
         Some(Value::String(s)) => match check_header(s) {
             Ok(()) => Some(s.clone()),

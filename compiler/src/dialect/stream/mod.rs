@@ -144,20 +144,26 @@ fn lower_clause(clause: &Clause, at: &Arc<str>) -> Node {
 
 /// Lowers a validated filter to IR: `or` of groups, each an `and` of clauses.
 pub fn lower_filter(filter: &StreamFilter) -> Node {
-    // Each group's and clause's pointer is written into this one buffer and copied once, into
-    // the origin its nodes share.
+    // Each group's and clause's pointer is written in place into this one buffer (a clause's
+    // index after its group's, a group's after `/groups`, each truncated back after) and copied
+    // once, into the origin its nodes share.
     let mut buffer = String::with_capacity(32);
+    buffer.push_str("/groups");
+    let groups_len = buffer.len();
     let mut groups = Vec::with_capacity(filter.groups.len());
     for (g, clauses) in filter.groups.iter().enumerate() {
-        pointer::index_to(&mut buffer, "/groups", g);
+        pointer::push_index(&mut buffer, g);
         let group_at: Arc<str> = buffer.as_str().into();
+        let group_len = buffer.len();
         let mut lowered = Vec::with_capacity(clauses.len());
         for (c, clause) in clauses.iter().enumerate() {
-            pointer::index_to(&mut buffer, &group_at, c);
+            pointer::push_index(&mut buffer, c);
             let at: Arc<str> = buffer.as_str().into();
             lowered.push(lower_clause(clause, &at));
+            buffer.truncate(group_len);
         }
         groups.push(Node::and(lowered, group_at));
+        buffer.truncate(groups_len);
     }
     Node::or(groups, "")
 }
