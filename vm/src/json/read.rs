@@ -53,12 +53,13 @@ pub enum LoneSurrogates {
 ///   ([`ErrorKind::UnexpectedEnd`]). Nesting inside a skipped container is counted, not stacked
 ///   (one integer, whatever the depth), and the deepest level reached is still measured, so the
 ///   depth limits that apply to messages (EventBridge's, EB-34) apply in both modes.
-///   Once every member the selector wants of the top-level object has been read, the rest of
-///   that object is not read member by member when it holds no `\\`, `[` or `{` and no `"`
-///   followed by a name wanted there: the input's last byte other than white space must be `}`,
-///   and is taken for the object's end; nothing before it is checked, not even the order of
-///   names, `:` and `,` (in a valid document such a rest is members none of which is wanted,
-///   and nothing in it is deeper than the object). Otherwise the rest is read as above.
+///   Once every member the selector wants of the top-level object has been read (where every
+///   name wanted there is a leaf), the rest of that object is not read at all when it holds no
+///   `\\`, `[` or `{` and no `"` followed by a name wanted there: the input's last byte other
+///   than white space must be `}`, and is taken for the object's end; nothing before it is
+///   checked, not the order of names, `:` and `,`, nor that its strings are closed (in a valid
+///   document such a rest is members none of which is wanted, and nothing in it is deeper than
+///   the object). Otherwise the rest is read as above.
 ///
 /// On a valid JSON document both modes give the same result; on other input, trusted mode may
 /// give a result where validating mode gives an error, never the other way round.
