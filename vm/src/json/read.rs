@@ -691,8 +691,8 @@ impl<'a> Reader<'a> {
     /// input's last `}`, when that rest holds no `\\`, `[` or `{` (nothing nested, nothing
     /// escaped) and none of the names the sink wants ([`MemberSink::may_name`]). In a valid
     /// document such a rest is a run of members, none of them wanted, closed by that `}` (any
-    /// other `}` in it is inside a string): it is read no further, as a skipped value is
-    /// not. `true` when the object was closed so; else nothing moved.
+    /// other `}` in it is inside a string), so it is not read. `true` when the object was closed
+    /// so; else nothing moved.
     #[inline(never)]
     fn pass_rest<S: MemberSink<'a>>(&mut self, sink: &S, pos: usize) -> bool {
         let bytes = self.bytes;
