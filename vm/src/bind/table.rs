@@ -445,6 +445,17 @@ impl KeyTable {
         self.insert_new(key.clone())
     }
 
+    /// Room for `additional` more keys in each of the slot columns (keys, references, needs),
+    /// beyond the released slots, which are reused first: a caller that knows how many keys it
+    /// will intern (codegen: at most one per test) grows the columns once, to their size, where
+    /// pushing would allocate each column for four keys and again at five.
+    pub fn reserve_keys(&mut self, additional: usize) {
+        let more = additional.saturating_sub(self.free.len());
+        self.keys.reserve_exact(more);
+        self.refs.reserve_exact(more);
+        self.needs.reserve_exact(more);
+    }
+
     /// Adds a reference to `key` when the table holds it; returns its slot.
     fn add_reference(&mut self, key: &Key) -> Option<u32> {
         let i = self.get(key)?;
@@ -1062,5 +1073,28 @@ pub(super) fn path_of(key: Option<&Key>) -> &str {
     match key {
         Some(Key::BodyPath(path) | Key::BodyPathEach(path) | Key::FieldPath(path, _)) => path,
         _ => "",
+    }
+}
+
+#[cfg(test)]
+mod reserve_tests {
+    use super::*;
+
+    #[test]
+    fn reserved_columns_take_their_keys_without_growing() {
+        let mut t = KeyTable::new();
+        t.reserve_keys(3);
+        let capacities = |t: &KeyTable| (t.keys.capacity(), t.refs.capacity(), t.needs.capacity());
+        assert_eq!(capacities(&t), (3, 3, 3));
+        for name in ["a", "b", "c"] {
+            t.intern(Key::Header(name.into()));
+        }
+        t.intern(Key::Header("a".into()));
+        assert_eq!(capacities(&t), (3, 3, 3));
+        // A released slot is reused first: reserving one more key for it allocates nothing.
+        t.release(1);
+        t.reserve_keys(1);
+        assert_eq!(capacities(&t), (3, 3, 3));
+        assert_eq!(t.intern(Key::Header("d".into())), 1);
     }
 }
