@@ -1075,7 +1075,7 @@ pub(super) fn path_of(key: Option<&Key>) -> &str {
 }
 
 #[cfg(test)]
-mod reserve_tests {
+mod tests {
     use super::*;
 
     #[test]
