@@ -328,27 +328,45 @@ impl<'ir> Gen<'ir, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Dialect, Options, SnsScope, compile_text};
+    use crate::ir::Test;
+    use filtervm_vm::key::Key;
+
+    fn node(kind: NodeKind) -> Node {
+        Node {
+            kind,
+            origin: "".into(),
+        }
+    }
+
+    fn test(name: &str) -> Node {
+        node(NodeKind::Test(Test {
+            key: Key::Header(name.into()),
+            pred: Pred::Str {
+                op: StrOp::Eq,
+                case: Case::Sensitive,
+                values: vec!["v".into()],
+            },
+        }))
+    }
 
     #[test]
     fn size_and_tests_counts_the_nodes_and_the_tests() {
-        let policy = r#"{"a": ["x", {"prefix": "p"}], "b": [{"exists": false}],
-            "$or": [{"c": [1]}, {"d": [{"anything-but": ["y"]}]}]}"#;
-        let filter =
-            compile_text(Dialect::Sns, policy, &Options::from(SnsScope::MessageBody)).unwrap();
-        for tree in [filter.lowered_ir().unwrap(), filter.ir().unwrap()] {
-            let mut tests = 0;
-            tree.walk(&mut |n| tests += usize::from(matches!(n.kind, NodeKind::Test(_))));
-            assert!(tests >= 4, "the policy has at least one test per key");
-            assert_eq!(size_and_tests(tree), (tree.size(), tests));
-        }
-        let not = Node {
-            kind: NodeKind::Not(Box::new(Node {
-                kind: NodeKind::True,
-                origin: "".into(),
-            })),
-            origin: "".into(),
-        };
-        assert_eq!(size_and_tests(&not), (2, 0));
+        // and(a, or(b, not(a)), true, not(false)): nine nodes, three of them tests.
+        let tree = node(NodeKind::And(vec![
+            test("a"),
+            node(NodeKind::Or(vec![
+                test("b"),
+                node(NodeKind::Not(Box::new(test("a")))),
+            ])),
+            node(NodeKind::True),
+            node(NodeKind::Not(Box::new(node(NodeKind::False)))),
+        ]));
+        assert_eq!(size_and_tests(&tree), (tree.size(), 3));
+        assert_eq!(tree.size(), 9);
+        assert_eq!(size_and_tests(&test("c")), (1, 1));
+        assert_eq!(size_and_tests(&node(NodeKind::True)), (1, 0));
+        // Three tests of two keys: the table, reserved for three, holds two.
+        let program = generate(&tree).unwrap();
+        assert_eq!(program.keys().len(), 2);
     }
 }
