@@ -21,11 +21,13 @@ pub fn generate(root: &Node) -> Result<Program, VerifyError> {
     let mut parts = ProgramParts::default();
     // Most nodes emit one instruction, and an `and`/`or` one jump per child but the last; each
     // node adds at most one source (its origin), so the sources are never reallocated either.
-    let size = root.size();
+    // Each test interns at most one key: the key table's columns are allocated once.
+    let (size, tests) = size_and_tests(root);
     let estimate = 2 * size;
     parts.code.reserve(estimate);
     parts.origins.reserve(estimate);
     parts.sources.reserve(size);
+    parts.keys.reserve_keys(tests);
     let mut g = Gen {
         parts: &mut parts,
         source_index: Seen::default(),
@@ -36,6 +38,22 @@ pub fn generate(root: &Node) -> Result<Program, VerifyError> {
     g.emit(Inst::Ret { src: Reg(0) }, &root.origin);
     parts.registers = 1;
     Program::new(parts)
+}
+
+/// The number of nodes of the tree under `node` ([`Node::size`]) and how many of them are tests.
+fn size_and_tests(node: &Node) -> (usize, usize) {
+    match &node.kind {
+        NodeKind::And(c) | NodeKind::Or(c) => c.iter().fold((1, 0), |(size, tests), c| {
+            let (s, t) = size_and_tests(c);
+            (size + s, tests + t)
+        }),
+        NodeKind::Not(c) => {
+            let (size, tests) = size_and_tests(c);
+            (size + 1, tests)
+        }
+        NodeKind::Test(_) => (1, 1),
+        _ => (1, 0),
+    }
 }
 
 /// The program being generated, and the constants already in its pools (keyed by the IR's own
@@ -304,5 +322,51 @@ impl<'ir> Gen<'ir, '_> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Test;
+    use filtervm_vm::key::Key;
+
+    fn node(kind: NodeKind) -> Node {
+        Node {
+            kind,
+            origin: "".into(),
+        }
+    }
+
+    fn test(name: &str) -> Node {
+        node(NodeKind::Test(Test {
+            key: Key::Header(name.into()),
+            pred: Pred::Str {
+                op: StrOp::Eq,
+                case: Case::Sensitive,
+                values: vec!["v".into()],
+            },
+        }))
+    }
+
+    #[test]
+    fn size_and_tests_counts_the_nodes_and_the_tests() {
+        // and(a, or(b, not(a)), true, not(false)): nine nodes, three of them tests.
+        let tree = node(NodeKind::And(vec![
+            test("a"),
+            node(NodeKind::Or(vec![
+                test("b"),
+                node(NodeKind::Not(Box::new(test("a")))),
+            ])),
+            node(NodeKind::True),
+            node(NodeKind::Not(Box::new(node(NodeKind::False)))),
+        ]));
+        assert_eq!(size_and_tests(&tree), (tree.size(), 3));
+        assert_eq!(tree.size(), 9);
+        assert_eq!(size_and_tests(&test("c")), (1, 1));
+        assert_eq!(size_and_tests(&node(NodeKind::True)), (1, 0));
+        // Three tests of two keys: the table, reserved for three, holds two.
+        let program = generate(&tree).unwrap();
+        assert_eq!(program.keys().len(), 2);
     }
 }

@@ -44,10 +44,11 @@ impl SlotNeeds {
 /// The string constants of a table's equality tests: value → id, reference-counted.
 #[derive(Debug, Clone, Default)]
 struct Dictionary {
-    /// By id: the value and its references (0 for a free id, whose value is empty).
-    entries: Vec<(Box<str>, u32)>,
+    /// By id: the value and its references (0 for a free id, whose value is empty). Values are
+    /// shared (`Arc`): a program's dictionary holds the strings of its pools, not copies.
+    entries: Vec<(Arc<str>, u32)>,
     /// Value → id, once the dictionary holds more than [`SMALL_DICTIONARY`] values.
-    index: Option<AHashMap<Box<str>, u32>>,
+    index: Option<AHashMap<Arc<str>, u32>>,
     /// Free ids, reused first.
     free: Vec<u32>,
     /// Bit `n` set when some value ever added was `n` bytes long (bit 63: 63 or more): most
@@ -75,7 +76,7 @@ impl Dictionary {
     }
 
     #[inline]
-    fn hashed(index: &AHashMap<Box<str>, u32>, text: &str) -> u32 {
+    fn hashed(index: &AHashMap<Arc<str>, u32>, text: &str) -> u32 {
         index.get(text).copied().unwrap_or(NO_ID)
     }
 
@@ -83,41 +84,38 @@ impl Dictionary {
         self.entries.len() - self.free.len()
     }
 
-    /// Adds a reference to `value`; returns its id and whether it is new.
-    fn add(&mut self, value: &str) -> (u32, bool) {
+    /// Adds a reference to `value`; returns its id and whether it is new. A new value is held
+    /// as `shared` makes it (called only then).
+    fn add(&mut self, value: &str, shared: impl FnOnce() -> Arc<str>) -> (u32, bool) {
         let id = self.id_of(value);
         if let Some((_, refs)) = self.entries.get_mut(id as usize) {
             *refs = refs.saturating_add(1);
             return (id, false);
         }
+        let value = shared();
+        self.lengths |= 1 << value.len().min(63);
         let id = match self.free.pop() {
             Some(id) => id,
-            None => {
-                self.entries.push((Box::default(), 0));
-                idx(self.entries.len() - 1)
-            }
+            None => idx(self.entries.len()),
         };
-        if let Some(entry) = self.entries.get_mut(id as usize) {
-            *entry = (value.into(), 1);
+        if let Some(index) = &mut self.index {
+            index.insert(value.clone(), id);
         }
-        self.lengths |= 1 << value.len().min(63);
+        match self.entries.get_mut(id as usize) {
+            Some(entry) => *entry = (value, 1),
+            None => self.entries.push((value, 1)),
+        }
         let live = self.live();
-        match &mut self.index {
-            Some(index) => {
-                index.insert(value.into(), id);
-            }
-            None if live > SMALL_DICTIONARY => {
-                // Sized for the live values at once: collected from a filtered iterator, the
-                // map would grow (and rehash) several times on the way to them.
-                let mut index = AHashMap::with_capacity(live);
-                for (i, (v, refs)) in self.entries.iter().enumerate() {
-                    if *refs > 0 {
-                        index.insert(v.clone(), idx(i));
-                    }
+        if self.index.is_none() && live > SMALL_DICTIONARY {
+            // Sized for the live values at once: collected from a filtered iterator, the map
+            // would grow (and rehash) several times on the way to them.
+            let mut index = AHashMap::with_capacity(live);
+            for (i, (v, refs)) in self.entries.iter().enumerate() {
+                if *refs > 0 {
+                    index.insert(v.clone(), idx(i));
                 }
-                self.index = Some(index);
             }
-            None => {}
+            self.index = Some(index);
         }
         (id, true)
     }
@@ -138,7 +136,7 @@ impl Dictionary {
         if *refs > 0 {
             return false;
         }
-        *stored = Box::default();
+        *stored = Arc::default();
         if let Some(index) = &mut self.index {
             index.remove(value);
         }
@@ -173,11 +171,11 @@ impl Dictionary {
     fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
         let texts: usize = self.entries.iter().map(|(v, _)| v.len()).sum();
-        self.entries.capacity() * size_of::<(Box<str>, u32)>()
+        self.entries.capacity() * size_of::<(Arc<str>, u32)>()
             + self.free.capacity() * 4
             + texts
             + self.index.as_ref().map_or(0, |index| {
-                map_bytes(index.capacity(), size_of::<(Box<str>, u32)>()) + texts
+                map_bytes(index.capacity(), size_of::<(Arc<str>, u32)>()) + texts
             })
     }
 }
@@ -445,6 +443,17 @@ impl KeyTable {
         self.insert_new(key.clone())
     }
 
+    /// Room for `additional` more keys in each of the slot columns (keys, references, needs),
+    /// beyond the released slots, which are reused first: a caller that knows how many keys it
+    /// will intern (codegen: at most one per test) grows the columns once, to their size, where
+    /// pushing would allocate each column for four keys and again at five.
+    pub fn reserve_keys(&mut self, additional: usize) {
+        let more = additional.saturating_sub(self.free.len());
+        self.keys.reserve_exact(more);
+        self.refs.reserve_exact(more);
+        self.needs.reserve_exact(more);
+    }
+
     /// Adds a reference to `key` when the table holds it; returns its slot.
     fn add_reference(&mut self, key: &Key) -> Option<u32> {
         let i = self.get(key)?;
@@ -622,7 +631,7 @@ impl KeyTable {
 
     /// The dictionary half of [`KeyTable::add_constant`]: a reference to `value`, its id.
     pub(crate) fn add_value(&mut self, value: &str) -> u32 {
-        let (id, new) = self.dictionary.add(value);
+        let (id, new) = self.dictionary.add(value, || Arc::from(value));
         if new {
             self.changed();
         }
@@ -637,9 +646,9 @@ impl KeyTable {
 
     /// [`KeyTable::add_value`] without noting the change: for a caller adding several values,
     /// which then calls [`KeyTable::changed`] once if any was new. Returns whether `value`
-    /// was new to the dictionary.
-    pub(crate) fn add_value_unstamped(&mut self, value: &str) -> bool {
-        self.dictionary.add(value).1
+    /// was new to the dictionary, which then holds `value` itself (shared, not copied).
+    pub(crate) fn add_value_unstamped(&mut self, value: &Arc<str>) -> bool {
+        self.dictionary.add(value, || value.clone()).1
     }
 
     /// The slot half of [`KeyTable::add_constant`]: `slot`'s leaves are looked up.
@@ -1062,5 +1071,60 @@ pub(super) fn path_of(key: Option<&Key>) -> &str {
     match key {
         Some(Key::BodyPath(path) | Key::BodyPathEach(path) | Key::FieldPath(path, _)) => path,
         _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reserved_columns_take_their_keys_without_growing() {
+        let mut t = KeyTable::new();
+        t.reserve_keys(3);
+        let capacities = |t: &KeyTable| (t.keys.capacity(), t.refs.capacity(), t.needs.capacity());
+        assert_eq!(capacities(&t), (3, 3, 3));
+        for name in ["a", "b", "c"] {
+            t.intern(Key::Header(name.into()));
+        }
+        t.intern(Key::Header("a".into()));
+        assert_eq!(capacities(&t), (3, 3, 3));
+        // A released slot is reused first: reserving one more key for it allocates nothing.
+        t.release(1);
+        t.reserve_keys(1);
+        assert_eq!(capacities(&t), (3, 3, 3));
+        assert_eq!(t.intern(Key::Header("d".into())), 1);
+    }
+
+    #[test]
+    fn a_shared_value_is_held_not_copied() {
+        let mut t = KeyTable::new();
+        let value: Arc<str> = "tomato".into();
+        assert!(t.add_value_unstamped(&value));
+        assert!(!t.add_value_unstamped(&"tomato".into()), "already there");
+        let held = |t: &KeyTable| {
+            t.dictionary
+                .entries
+                .first()
+                .map(|(v, refs)| (v.clone(), *refs))
+        };
+        let (stored, refs) = held(&t).unwrap();
+        assert!(Arc::ptr_eq(&stored, &value));
+        assert_eq!(refs, 2);
+        // A value added by text is copied, and found by its text like the shared one.
+        let id = t.add_value("potato");
+        assert_eq!(t.constant_id("potato"), Some(id));
+        assert_eq!(t.constant_id("tomato"), Some(0));
+        // Past the small dictionary, the index holds the same shared values.
+        let many: Vec<Arc<str>> = (0..SMALL_DICTIONARY)
+            .map(|i| format!("v{i}").into())
+            .collect();
+        for v in &many {
+            t.add_value_unstamped(v);
+        }
+        let index = t.dictionary.index.as_ref().unwrap();
+        let (key, _) = index.get_key_value("v3").unwrap();
+        assert!(Arc::ptr_eq(key, &many[3]));
+        assert_eq!(t.constant_id("tomato"), Some(0));
     }
 }
