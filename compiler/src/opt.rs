@@ -794,6 +794,16 @@ mod tests {
     use crate::ir::{Case, NumSource};
     use filtervm_vm::key::Key;
 
+    /// Numbers below `n`, drawn by xorshift from `seed`: the random trees' choices.
+    fn draws(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
     fn key(n: &str) -> Key {
         Key::Header(n.into())
     }
@@ -1091,13 +1101,7 @@ mod tests {
     /// tests.
     #[test]
     fn a_round_says_it_removed_a_node_exactly_when_the_size_changed() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = draws(0x2545_f491_4f6c_dd1du64);
         fn tree(next: &mut dyn FnMut(u64) -> u64, depth: u32) -> Node {
             let leaf = depth == 0 || next(3) == 0;
             if leaf {
@@ -1177,13 +1181,7 @@ mod tests {
     /// [`mergeable`] names are the ones [`merge_pred`] merges.
     #[test]
     fn a_settled_tree_is_left_as_it_is_by_a_round() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = draws(0x9e37_79b9_7f4a_7c15u64);
         let preds = || {
             vec![
                 Pred::Shape(Shapes::ABSENT),
