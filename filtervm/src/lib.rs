@@ -155,11 +155,15 @@
 //!   `:`, `"`, `[`, `]`, `{` or `}`);
 //! - a member name no path names, as a string;
 //! - the rest of an array or object once nothing more in it is wanted;
-//! - the rest of the top-level object once every name wanted there (by top-level paths only) has
-//!   been read, when that rest holds no `\`, `[` or `{` and no `"` followed by a wanted name:
-//!   the input's last byte other than white space must then be `}` and is taken for the object's
-//!   end, and nothing in the rest is checked, not even its `,` and `:` or its strings' closing
-//!   quotes (in a valid document such a rest is members no filter reads).
+//! - the rest of the document once every name wanted in the top-level object has been read (and,
+//!   when a path goes on into an object that is a top-level member's value, every name wanted in
+//!   that object too, that object being the last wanted one), when that rest holds no `\`, no
+//!   `"` followed by a name wanted at either level, and too few `[` and `{` to open more than 64
+//!   levels at once: the input's last byte other than white space must then be `}` and is taken
+//!   for the end of the open objects, and nothing in the rest is checked, not even its `,` and
+//!   `:`, its brackets or its strings' closing quotes (in a valid document such a rest is members
+//!   no filter reads, and the depth a trusted read reports is the same). Not for Event Grid
+//!   events, whose top-level names fold case.
 //!
 //! So these malformed inputs may get a verdict in trusted mode where the validating mode gives
 //! [`ErrorCode::MessageNotJson`] (or, for an SNS body, the verdict of a body that is not JSON),
@@ -169,8 +173,8 @@
 //! `,` or `:` inside a skipped container, trailing commas there, mismatched bracket kinds
 //! (`[1}`), and a skipped value that is no JSON value at all (`x`, `-`). Where a filter reads a
 //! member, its value is checked exactly as before; an unclosed string or container is an error in
-//! both modes (trusted mode reaches the end of the input looking for its end), except in a rest of
-//! the top-level object passed over as the last item above says.
+//! both modes (trusted mode reaches the end of the input looking for its end), except in a rest
+//! passed over as the last item above says.
 //!
 //! Guarantees, on any input whatever: the trusted skip never reads out of bounds and never
 //! panics; it is one forward pass (each step moves on by at least one byte), so it takes time

@@ -1014,18 +1014,35 @@ fn plain_body(next: &mut dyn FnMut(u64) -> u64, out: &mut String) {
     out.push_str(["}", "} ", "}\n"][next(3) as usize]);
 }
 
-/// In trusted mode, once every member a table wants of the top-level object has been read, the
-/// rest of that object is passed over without reading its members (`Reader::pass_rest`): on
-/// random tables (paths of one, two and three segments) and valid bodies (names repeated after
-/// the wanted ones, escaped or dotted; wanted names as values; brackets in strings; containers
-/// and deep nesting in the rest), everything bound in trusted mode is what the validating read
-/// binds; on corrupted bodies, a trusted read errs only where the validating read does; and
-/// hundreds of trusted reads did pass over a rest.
+/// In trusted mode, once every member a table wants of the top-level object (and of an object
+/// directly below it) has been read, the rest of the document is passed over without reading its
+/// members (`Reader::pass_rest`): on random tables (paths of one, two and three segments) and
+/// valid bodies (names repeated after the wanted ones, escaped or dotted; wanted names as values;
+/// brackets in strings; containers in the rest, up to and beyond the 64 levels past which the
+/// depth is reported), everything bound in trusted mode (the depth included) is what the
+/// validating read binds; on corrupted bodies, a trusted read errs only where the validating
+/// read does; and hundreds of trusted reads did pass over a rest, from both levels.
 #[test]
 fn trusted_reads_pass_over_the_rest_as_validating_reads_read_it() {
     use crate::json::ReadMode;
     let mut next = xorshift(0xD1B5_4A32_D192_ED03);
     let deep = format!("{{\"a\":1,\"x\":{}{}}}", "[".repeat(70), "]".repeat(70));
+    // Open levels at once: 1 + 63 (not reported) and 1 + 64 (reported); below the top level,
+    // 2 + 62 and 2 + 63.
+    let nested = |open: usize, inner: bool| {
+        let brackets = format!("{}{}", "[".repeat(open), "]".repeat(open));
+        if inner {
+            format!("{{\"a\":{{\"b\":1,\"x\":{brackets}}}}}")
+        } else {
+            format!("{{\"a\":1,\"b\":2,\"x\":{brackets}}}")
+        }
+    };
+    let (at_63, at_64, inner_62, inner_63) = (
+        nested(63, false),
+        nested(64, false),
+        nested(62, true),
+        nested(63, true),
+    );
     let chosen: Vec<Vec<u8>> = [
         br#"{"a":1,"b":2,"a":3}"#.as_slice(),
         br#"{"a":1,"b":2,"\u0061":3}"#,
@@ -1041,12 +1058,26 @@ fn trusted_reads_pass_over_the_rest_as_validating_reads_read_it() {
         br#"{"a":1,"b":2,"x":2"#,
         br#"{"a":1,"b":2,"x":2]"#,
         deep.as_bytes(),
+        at_63.as_bytes(),
+        at_64.as_bytes(),
+        inner_62.as_bytes(),
+        inner_63.as_bytes(),
+        br#"{"a":{"b":1,"c":2,"x":[1,{"y":2}]},"x":{"z":[3]}}"#,
+        br#"{"a":{"b":1,"x":2},"a":{"b":3}}"#,
+        br#"{"a":{"b":1,"x":2},"x":{"a":{"b":3}}}"#,
+        br#"{"a":{"b":1,"x":{"b":5}}}"#,
+        br#"{"a":{"b":1,"x":"b"},"y":1}"#,
+        br#"{"a":{"b":1,"x":1},"y":1,"a":{"b":2}}"#,
+        br#"{"a":{"b":1,"b.c":2,"x":1}}"#,
+        br#"{"a":{"b":1,"x":1},"a.b":2}"#,
+        br#"{"a":[{"b":1,"x":1}],"y":{"b":2}}"#,
+        br#"[{"a":{"b":1,"x":1}}]"#,
     ]
     .iter()
     .map(|b| b.to_vec())
     .collect();
     let paths = ["a", "b", "c", "", "a.b", "a.c", "b.a", "a.b.c", "x.a"];
-    let passed_before = crate::json::passed_rests();
+    let [_, top_before, inner_before] = crate::json::passed_rests();
     let (mut valid, mut invalid) = (0, 0);
     for case in 0..8000 {
         let mut t = KeyTable::new();
@@ -1107,9 +1138,70 @@ fn trusted_reads_pass_over_the_rest_as_validating_reads_read_it() {
             );
         }
     }
-    let passed = crate::json::passed_rests() - passed_before;
+    let [_, top, inner] = crate::json::passed_rests();
+    let (top, inner) = (top - top_before, inner - inner_before);
     assert!(
-        valid > 6000 && invalid > 500 && passed > 250,
-        "{valid} valid bodies, {invalid} others, {passed} rests passed over"
+        valid > 6000 && invalid > 500 && top > 250 && inner > 10,
+        "{valid} valid bodies, {invalid} others, {top} and {inner} rests passed over"
     );
+}
+
+/// A trusted read looks at two rests of a document at most, however many members after the
+/// wanted ones repeat a wanted name (at the top level or below it, as containers or scalars), so
+/// repeats cannot make it read the input over and over: bodies of 2,000 repeated members bind
+/// as the validating read binds them, after one or two looks.
+#[test]
+fn trusted_reads_look_at_two_rests_at_most() {
+    use crate::json::ReadMode;
+    for (wanted, member, around) in [
+        ("a.b", r#""a":{"b":1,"x":2}"#, ("{", "}")),
+        ("a.b", r#""a":{"b":1},"x":{"y":[2]}"#, ("{", "}")),
+        ("a", r#""a":1,"x":[2]"#, ("{", "}")),
+        ("a.b.c", r#""b":{"c":1,"x":2},"y":3"#, (r#"{"a":{"#, "}}")),
+        ("a.b", r#""b":1,"x":2"#, (r#"{"a":{"#, r#"},"y":[1]}"#)),
+    ] {
+        let mut t = KeyTable::new();
+        t.intern(path(wanted));
+        let width = t.len();
+        let body = format!("{}{}{}", around.0, vec![member; 2000].join(","), around.1);
+        let bound = |mode: ReadMode| {
+            let mut b = Bindings::new();
+            b.set_read_mode(mode);
+            everything(&b.bind_json(&t, body.as_bytes()), width)
+        };
+        let checked = bound(ReadMode::Validating);
+        let [looked_before, ..] = crate::json::passed_rests();
+        let trusted = bound(ReadMode::Trusted);
+        let [looked, ..] = crate::json::passed_rests();
+        assert_eq!(trusted, checked, "{wanted}: {member}");
+        assert!(
+            (1..=2).contains(&(looked - looked_before)),
+            "{wanted}: {member}: {} looks",
+            looked - looked_before
+        );
+    }
+}
+
+/// A table that wants more than 63 top-level names never has a trusted read pass over a rest
+/// (its read cannot tell when every wanted name was read): with 70 names wanted and all of them
+/// in the body, followed by more members (a wanted one repeated), the trusted read binds what
+/// the validating read binds.
+#[test]
+fn trusted_reads_of_many_wanted_names_read_the_rest() {
+    use crate::json::ReadMode;
+    let mut t = KeyTable::new();
+    for i in 0..70 {
+        t.intern(path(&format!("k{i}")));
+    }
+    let width = t.len();
+    let members: Vec<String> = (0..70).map(|i| format!("\"k{i}\":{i}")).collect();
+    let body = format!("{{{},\"x\":1,\"k69\":\"last\"}}", members.join(","));
+    let bound = |mode: ReadMode| {
+        let mut b = Bindings::new();
+        b.set_read_mode(mode);
+        everything(&b.bind_json(&t, body.as_bytes()), width)
+    };
+    let trusted = bound(ReadMode::Trusted);
+    assert_eq!(trusted, bound(ReadMode::Validating));
+    assert!(trusted.contains("last"), "{trusted}");
 }

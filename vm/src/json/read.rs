@@ -53,13 +53,16 @@ pub enum LoneSurrogates {
 ///   ([`ErrorKind::UnexpectedEnd`]). Nesting inside a skipped container is counted, not stacked
 ///   (one integer, whatever the depth), and the deepest level reached is still measured, so the
 ///   depth limits that apply to messages (EventBridge's, EB-34) apply in both modes.
-///   Once every member the selector wants of the top-level object has been read (where every
-///   name wanted there is a leaf), the rest of that object is not read at all when it holds no
-///   `\\`, `[` or `{` and no `"` followed by a name wanted there: the input's last byte other
-///   than white space must be `}`, and is taken for the object's end; nothing before it is
-///   checked, not the order of names, `:` and `,`, nor that its strings are closed (in a valid
-///   document such a rest is members none of which is wanted, and nothing in it is deeper than
-///   the object). Otherwise the rest is read as above.
+///   Once every member the selector wants of the top-level object has been read (and, reading
+///   an object that is a top-level member's value, every member wanted in it, that member being
+///   the last one wanted at the top level), the rest of the document is not read at all when it
+///   holds no `\\`, no `"` followed by a name wanted at either level, and too few `[` and `{` to
+///   open more than 64 levels at once: the input's last byte other than white space must be
+///   `}`, and is taken for the end of the open objects; nothing before it is checked, not the
+///   order of names, `:` and `,`, its brackets, nor that its strings are closed (in a valid
+///   document such a rest is members none of which is wanted, and the depth measured is the
+///   same). Otherwise (and where the top level's names fold case, as an Event Grid event's do)
+///   the rest is read as above.
 ///
 /// On a valid JSON document both modes give the same result; on other input, trusted mode may
 /// give a result where validating mode gives an error, never the other way round.
@@ -284,14 +287,27 @@ pub(crate) enum MembersEnd<'a, F> {
 
 #[cfg(test)]
 thread_local! {
-    /// How many rests [`Reader::pass_rest`] passed over on this thread (tests count them).
-    static PASSED_RESTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// How many rests [`Reader::pass_rest`] looked at, and passed over from the top level and
+    /// from directly below it, on this thread (tests count them).
+    static PASSED_RESTS: std::cell::Cell<[usize; 3]> = const { std::cell::Cell::new([0; 3]) };
 }
 
-/// How many rests of top-level objects trusted reads passed over on this thread.
+/// How many rests trusted reads looked at, and passed over from the top level and from directly
+/// below it, on this thread.
 #[cfg(test)]
-pub(crate) fn passed_rests() -> usize {
+pub(crate) fn passed_rests() -> [usize; 3] {
     PASSED_RESTS.with(std::cell::Cell::get)
+}
+
+#[cfg(test)]
+fn count_rest(which: usize) {
+    PASSED_RESTS.with(|n| {
+        let mut counts = n.get();
+        if let Some(c) = counts.get_mut(which) {
+            *c += 1;
+        }
+        n.set(counts);
+    });
 }
 
 /// What the grammar allows next.
@@ -321,6 +337,31 @@ pub(crate) struct Reader<'a> {
     lone: LoneSurrogates,
     /// [`ReadMode::Trusted`]: values nothing reads are skipped by their structure only.
     trusted: bool,
+}
+
+/// Whether `rest`, read inside `open` containers, holds no `\\` and too few `[` and `{`
+/// (strings' included) to have more than 64 levels open at once. Found with `memchr3`, which a
+/// flat rest (none of the three bytes) passes at once; the brackets then counted 128 bytes at a
+/// time in one-byte counts (`[` is `{` without bit 0x20, and no other byte becomes `{` with it),
+/// stopping as soon as there are too many.
+fn rest_is_shallow(rest: &[u8], open: usize) -> bool {
+    let Some(first) = memchr::memchr3(b'\\', b'[', b'{', rest) else {
+        return true;
+    };
+    let (Some(tail), Some(openers)) = (rest.get(first..), 64usize.checked_sub(open)) else {
+        return false;
+    };
+    let mut count = 0;
+    for chunk in tail.chunks(128) {
+        let in_chunk = chunk
+            .iter()
+            .fold(0u8, |n, &b| n.wrapping_add(u8::from(b | 0x20 == b'{')));
+        count += usize::from(in_chunk);
+        if count > openers {
+            return false;
+        }
+    }
+    memchr::memchr(b'\\', tail).is_none()
 }
 
 /// The ASCII white space JSON allows between tokens.
@@ -686,13 +727,17 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// In trusted mode, once `sink` has read every member it wants of the top-level object
-    /// ([`MemberSink::read_all`]): passes over the rest of it from `pos` (after a `,`) to the
-    /// input's last `}`, when that rest holds no `\\`, `[` or `{` (nothing nested, nothing
-    /// escaped) and none of the names the sink wants ([`MemberSink::may_name`]). In a valid
-    /// document such a rest is a run of members, none of them wanted, closed by that `}` (any
-    /// other `}` in it is inside a string), so it is not read. `true` when the object was closed
-    /// so; else nothing moved.
+    /// In trusted mode, once `sink` has read every member it wants of an object at the top level
+    /// or directly below it ([`MemberSink::read_all`]): passes over the rest of the document from
+    /// `pos` (after a `,`) to the input's last `}`, when that rest holds no `\\`, none of the
+    /// names the sink wants ([`MemberSink::may_name`]), and too few `[` and `{` to open more than
+    /// 64 levels at once (so the depth a trusted read measures is the same: nothing beyond 64 is
+    /// reported, see [`BitStack::deepest`]). In a valid document such a rest is the rest of the
+    /// open objects, whose members are none of them wanted (a wanted name would be spelled `"`
+    /// and the name, without escapes), so it is not read: at the top level that `}` closes the
+    /// object; directly below it, the inner object is taken as closed and that `}` is left for
+    /// the top-level object's own read. `true` when passed so; else nothing moved. (The sinks
+    /// the selector gives say yes at most twice per document: see `Selector::settle_below_top`.)
     #[inline(never)]
     fn pass_rest<S: MemberSink<'a>>(&mut self, sink: &S, pos: usize) -> bool {
         let bytes = self.bytes;
@@ -703,17 +748,21 @@ impl<'a> Reader<'a> {
         let Some(rest) = before.get(pos..) else {
             return false;
         };
-        if self.stack.len() != 1
-            || memchr::memchr3(b'\\', b'[', b'{', rest).is_some()
-            || sink.may_name(rest)
-        {
+        let open = self.stack.len();
+        if !(1..=2).contains(&open) {
             return false;
         }
-        self.pos = body.len();
+        #[cfg(test)]
+        count_rest(0);
+        if !rest_is_shallow(rest, open) || sink.may_name(rest) {
+            return false;
+        }
         self.in_object = self.stack.pop().unwrap_or(false);
+        // At the top level, after the `}`; below it, at the `}` the top-level object reads.
+        self.pos = if open == 1 { body.len() } else { before.len() };
         self.expect = Expect::AfterValue;
         #[cfg(test)]
-        PASSED_RESTS.with(|n| n.set(n.get() + 1));
+        count_rest(open);
         true
     }
 

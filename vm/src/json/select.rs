@@ -46,10 +46,16 @@ struct State {
     /// By child: the next child with the same first byte (index + 1; 0 for none).
     same_first: Vec<u8>,
     /// The `seen` bits ([`Frame::Object`]'s) of every child, when the state has fewer than 64
-    /// children, all of them leaves, and does not fold case (where a later name could differ
-    /// from a wanted one in case alone); else [`NEVER_ALL_SEEN`]: once `seen` is this, nothing
-    /// more is wanted of the object unless a name comes twice.
+    /// children and does not fold case (where a later name could differ from a wanted one in
+    /// case alone); else [`NEVER_ALL_SEEN`]: once `seen` is this (and a child's value that is a
+    /// container has been read), nothing more is wanted of the object unless a name comes twice.
     all_seen: u64,
+    /// For the top-level state and the states of its children, when [`State::all_seen`] can
+    /// tell (theirs and the top level's): searchers for `"` followed by each name wanted there
+    /// (and, below the top level, at the top level). Where none finds anything in the rest of a
+    /// document, no member in it is wanted, so a trusted read may pass over it once it has read
+    /// every wanted member ([`Reader::members`](super::read::Reader::members)).
+    searchers: Vec<memmem::Finder<'static>>,
 }
 
 impl State {
@@ -68,7 +74,8 @@ impl State {
 }
 
 /// [`State::all_seen`] for a state whose `seen` bits cannot tell that every child was read: no
-/// object of fewer than 64 children has every bit of `seen` set.
+/// object's `seen` has every bit set, as only the first 63 children have a bit
+/// ([`ObjectSink::name`]; a later child counts as a possible duplicate instead).
 const NEVER_ALL_SEEN: u64 = u64::MAX;
 
 /// States with more wanted names than this look names up by hash.
@@ -99,11 +106,6 @@ pub struct Selector {
     /// first position; and an array nested in a kept array is kept as an element, not flattened
     /// into it (its scalars carry that element's position).
     fields: bool,
-    /// Searchers for `"` followed by each name wanted at the top level (none when those names
-    /// fold case): where none finds anything, no member there is wanted, so a trusted read may
-    /// pass over the rest of the top-level object once it has read every wanted member
-    /// ([`Reader::members`](super::read::Reader::members)).
-    top_searchers: Vec<memmem::Finder<'static>>,
 }
 
 impl Selector {
@@ -130,7 +132,6 @@ impl Selector {
             sns: true,
             leaves: 0,
             fields: false,
-            top_searchers: Vec::new(),
         };
         for path in paths {
             selector.add_path(0, path.as_ref().split('.'));
@@ -166,7 +167,6 @@ impl Selector {
             sns: false,
             leaves: 0,
             fields: false,
-            top_searchers: Vec::new(),
         };
         for member in members {
             selector.add_path(0, [member.as_ref()]);
@@ -256,16 +256,6 @@ impl Selector {
     }
 
     fn finish(mut self) -> Selector {
-        if let Some(top) = self.states.first().filter(|st| !st.fold_case) {
-            self.top_searchers = top
-                .children
-                .iter()
-                .map(|(name, _)| {
-                    let quoted: Vec<u8> = [b"\"", name.as_bytes()].concat();
-                    memmem::Finder::new(&quoted).into_owned()
-                })
-                .collect();
-        }
         self.leaves = self
             .states
             .iter()
@@ -275,9 +265,7 @@ impl Selector {
         for st in &mut self.states {
             st.nested = st.children.iter().any(|(_, want)| want.next.is_some());
             st.all_seen = match st.children.len() {
-                // Below a nested state, objects are kept whose members often are containers:
-                // a rest after them is seldom passed over, and trying costs a search.
-                _ if st.fold_case || st.nested => NEVER_ALL_SEEN,
+                _ if st.fold_case => NEVER_ALL_SEEN,
                 0 => 0,
                 n @ 1..=63 => u64::MAX >> (64 - n),
                 _ => NEVER_ALL_SEEN,
@@ -331,13 +319,77 @@ impl Selector {
                 );
             }
         }
+        self.add_searchers();
         self
+    }
+
+    /// [`State::searchers`]: for the top-level state, and for each state of its children, of
+    /// their own names and the top level's, where a rest may be passed over (both states'
+    /// [`State::all_seen`] tell when every wanted name has been read).
+    fn add_searchers(&mut self) {
+        let searchers = |st: &State| -> Vec<memmem::Finder<'static>> {
+            st.children
+                .iter()
+                .map(|(name, _)| {
+                    let quoted: Vec<u8> = [b"\"", name.as_bytes()].concat();
+                    memmem::Finder::new(&quoted).into_owned()
+                })
+                .collect()
+        };
+        let Some(top) = self
+            .states
+            .first()
+            .filter(|top| top.all_seen != NEVER_ALL_SEEN)
+        else {
+            return;
+        };
+        let at_top = searchers(top);
+        let below: Vec<u32> = top.children.iter().filter_map(|(_, w)| w.next).collect();
+        for i in below {
+            if let Some(st) = self.states.get_mut(i as usize)
+                && st.all_seen != NEVER_ALL_SEEN
+            {
+                st.searchers = searchers(st);
+                st.searchers.extend(at_top.iter().cloned());
+            }
+        }
+        if let Some(top) = self.states.first_mut() {
+            top.searchers = at_top;
+        }
     }
 
     /// [`State::all_seen`] of the top-level object's state.
     #[inline(always)]
     fn settle_at_top(&self) -> u64 {
         self.states.first().map_or(NEVER_ALL_SEEN, |st| st.all_seen)
+    }
+
+    /// [`ObjectSink::settle`] for the top-level object, whose frame is `top`
+    /// ([`Frame::Object`]): [`State::all_seen`], unless a name came twice. A look at the rest
+    /// is worth it once every wanted name has been read; and once a name came twice, no look
+    /// is taken again (in a valid document, a rest would be looked at after each repeat of a
+    /// wanted container, each look a pass over the input).
+    #[inline(always)]
+    fn settle_at_top_after(&self, maybe_duplicates: bool) -> u64 {
+        if maybe_duplicates {
+            NEVER_ALL_SEEN
+        } else {
+            self.settle_at_top()
+        }
+    }
+
+    /// [`ObjectSink::settle`] for an object directly below the top level, at `state`, where the
+    /// top-level object's frame has `top_seen` bits and `top_duplicates`: its state's
+    /// [`State::all_seen`] once every member wanted at the top level has been read, no name
+    /// twice (else a later top-level member is wanted, and a look at the rest would find its
+    /// name; and as [`Selector::settle_at_top_after`] says). Only the object of the last name
+    /// wanted at the top level may so be armed: a later one repeats a name.
+    #[inline(always)]
+    fn settle_below_top(&self, state: u32, top_seen: u64, top_duplicates: bool) -> u64 {
+        match self.state(state) {
+            Some(st) if top_seen == self.settle_at_top_after(top_duplicates) => st.all_seen,
+            _ => NEVER_ALL_SEEN,
+        }
     }
 
     /// Whether this selects body paths none of which has two segments (a name with dots is then
@@ -1202,7 +1254,8 @@ impl<'d> ObjectSink<'_, 'd, '_> {
     /// The name of a wanted member, noting which child it named (see [`Frame::Object`]).
     #[inline(always)]
     fn name(&mut self, name: Str<'d>, found: &Found<'d>) -> &'d str {
-        let bit = found.child.and_then(|i| 1u64.checked_shl(i)).unwrap_or(0);
+        // Children from the 64th on set no bit (see `NEVER_ALL_SEEN`).
+        let bit = found.child.filter(|&i| i < 63).map_or(0, |i| 1u64 << i);
         if bit == 0 || self.seen & bit != 0 {
             self.maybe_duplicates = true;
         }
@@ -1217,18 +1270,19 @@ impl<'d> ObjectSink<'_, 'd, '_> {
 impl<'d> MemberSink<'d> for ObjectSink<'_, 'd, '_> {
     type Found = Found<'d>;
 
-    /// At the top level, every wanted name read: nothing below it is still open, so nothing
-    /// more is wanted unless a later member repeats a wanted name (which the reader looks for
-    /// before it passes over the rest).
-    /// A top-level name wanted starts with one of the names the selector wants there (a name
-    /// with dots may consume several segments of a path): `"` and that name are in the input.
+    /// Every wanted name of this object read (and of the top-level object, for an object
+    /// directly below it), with no member open: nothing more is wanted in the rest of the
+    /// document unless a later member repeats a wanted name (which the reader looks for before
+    /// it passes over the rest). A name wanted here or at the top level starts with one of the
+    /// names the selector wants there (a name with dots may consume several segments of a
+    /// path), and a member wanted deeper is inside one so named: `"` and that name are in the
+    /// input ([`State::searchers`] look for both levels' names).
     #[inline(always)]
     fn may_name(&self, rest: &[u8]) -> bool {
-        let selector: &Selector = self.keep.selector;
-        selector
-            .top_searchers
-            .iter()
-            .any(|name| name.find(rest).is_some())
+        match self.state {
+            Some(st) => st.searchers.iter().any(|name| name.find(rest).is_some()),
+            None => true,
+        }
     }
 
     #[inline(always)]
@@ -1407,10 +1461,19 @@ impl<'d> Run<'d, '_> {
         mut event: Event<'d>,
     ) -> Result<Tapped<'d>, Error> {
         let selector: &'d Selector = self.keep.selector;
-        while let (Event::ObjectStart, Some(parent), Some(state)) =
-            (&event, found.child, found.want.next)
+        while let (
+            Event::ObjectStart,
+            Some(parent),
+            Some(state),
+            Frame::Object {
+                seen: top_seen,
+                maybe_duplicates: top_duplicates,
+                ..
+            },
+        ) = (&event, found.child, found.want.next, top)
         {
-            if let Some(inner) = self.inner_members(tap, parent, state)? {
+            let top_settle = (top_seen, top_duplicates);
+            if let Some(inner) = self.inner_members(tap, parent, state, top_settle)? {
                 self.frames.push(top);
                 self.frames.push(inner.frame);
                 return self.document_from(inner.want, inner.event);
@@ -1430,7 +1493,7 @@ impl<'d> Run<'d, '_> {
                     state: selector.state(0),
                     seen,
                     maybe_duplicates,
-                    settle: selector.settle_at_top(),
+                    settle: selector.settle_at_top_after(maybe_duplicates),
                 },
                 tap,
                 parent: 0,
@@ -1473,12 +1536,14 @@ impl<'d> Run<'d, '_> {
     /// selector state `state`), giving its scalar members to `tap`
     /// ([`Tap::inner_scalar`]): `None` when it closed (its node is then the value of the last
     /// kept member), or where it stopped at a member whose value is a container: its frame, and
-    /// what the container leads to with its first event (the member's name kept).
+    /// what the container leads to with its first event (the member's name kept). `top`: the
+    /// top-level object's `seen` bits and `maybe_duplicates` ([`Frame::Object`]).
     fn inner_members<T: Tap<'d>>(
         &mut self,
         tap: &mut T,
         parent: u32,
         state: u32,
+        top: (u64, bool),
     ) -> Result<Option<InnerStop<'d>>, Error> {
         let selector: &'d Selector = self.keep.selector;
         let start = self.keep.members.len();
@@ -1488,8 +1553,7 @@ impl<'d> Run<'d, '_> {
                 state: selector.state(state),
                 seen: 0,
                 maybe_duplicates: false,
-                // Members of the top level may still be wanted after this object.
-                settle: NEVER_ALL_SEEN,
+                settle: selector.settle_below_top(state, top.0, top.1),
             },
             tap,
             parent,
@@ -1542,7 +1606,29 @@ impl<'d> Run<'d, '_> {
         loop {
             // What the value about to be read leads to, whether it is an array element (of a
             // transparent array or not), and its first event.
-            let top = self.frames.len() == 1;
+            let selector: &'d Selector = self.keep.selector;
+            // As in the fast drivers: armed for the top-level object and an object directly
+            // below it.
+            let settle = match *self.frames.as_slice() {
+                [
+                    Frame::Object {
+                        maybe_duplicates, ..
+                    },
+                ] => selector.settle_at_top_after(maybe_duplicates),
+                [
+                    Frame::Object {
+                        seen: top_seen,
+                        maybe_duplicates: top_duplicates,
+                        ..
+                    },
+                    Frame::Object {
+                        state,
+                        maybe_duplicates: false,
+                        ..
+                    },
+                ] => selector.settle_below_top(state, top_seen, top_duplicates),
+                _ => NEVER_ALL_SEEN,
+            };
             let (want, element, event) = match self.frames.last_mut() {
                 None => (ROOT, None, self.reader.next()?),
                 Some(&mut Frame::Object {
@@ -1551,18 +1637,12 @@ impl<'d> Run<'d, '_> {
                     ref mut seen,
                     ref mut maybe_duplicates,
                 }) => {
-                    let selector: &'d Selector = self.keep.selector;
                     let mut sink = ObjectSink {
                         keep: &mut self.keep,
                         state: selector.state(state),
                         seen: *seen,
                         maybe_duplicates: *maybe_duplicates,
-                        // The only frame open is the top-level object's.
-                        settle: if top {
-                            selector.settle_at_top()
-                        } else {
-                            NEVER_ALL_SEEN
-                        },
+                        settle,
                     };
                     match self.reader.members(&mut sink)? {
                         MembersEnd::Closed => {
