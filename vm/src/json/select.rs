@@ -51,11 +51,37 @@ struct State {
     /// container has been read), nothing more is wanted of the object unless a name comes twice.
     all_seen: u64,
     /// For the top-level state and the states of its children, when [`State::all_seen`] can
-    /// tell (theirs and the top level's): searchers for `"` followed by each name wanted there
+    /// tell (theirs and the top level's): the names wanted there, each to be searched after a `"`
     /// (and, below the top level, at the top level). Where none finds anything in the rest of a
     /// document, no member in it is wanted, so a trusted read may pass over it once it has read
     /// every wanted member ([`Reader::members`](super::read::Reader::members)).
-    searchers: Vec<memmem::Finder<'static>>,
+    rest_names: Option<RestNames>,
+}
+
+/// The names a look at the rest of a document searches for, each after a `"`
+/// ([`State::rest_names`]): a searcher for each (a look at each quote in the rest instead, to
+/// search for all the names at once, cost more: "Passing over the rest" in BENCHMARKS.md).
+#[derive(Debug, Clone, Default)]
+struct RestNames(Vec<memmem::Finder<'static>>);
+
+impl RestNames {
+    fn new<'n>(names: impl IntoIterator<Item = &'n str>) -> RestNames {
+        RestNames(
+            names
+                .into_iter()
+                .map(|name| {
+                    let quoted: Vec<u8> = [b"\"", name.as_bytes()].concat();
+                    memmem::Finder::new(&quoted).into_owned()
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether `text` holds `"` followed by one of the names.
+    #[inline(always)]
+    fn in_text(&self, text: &[u8]) -> bool {
+        self.0.iter().any(|name| name.find(text).is_some())
+    }
 }
 
 impl State {
@@ -319,23 +345,14 @@ impl Selector {
                 );
             }
         }
-        self.add_searchers();
+        self.add_rest_names();
         self
     }
 
-    /// [`State::searchers`]: for the top-level state, and for each state of its children, of
+    /// [`State::rest_names`]: for the top-level state, and for each state of its children, of
     /// their own names and the top level's, where a rest may be passed over (both states'
     /// [`State::all_seen`] tell when every wanted name has been read).
-    fn add_searchers(&mut self) {
-        let searchers = |st: &State| -> Vec<memmem::Finder<'static>> {
-            st.children
-                .iter()
-                .map(|(name, _)| {
-                    let quoted: Vec<u8> = [b"\"", name.as_bytes()].concat();
-                    memmem::Finder::new(&quoted).into_owned()
-                })
-                .collect()
-        };
+    fn add_rest_names(&mut self) {
         let Some(top) = self
             .states
             .first()
@@ -343,18 +360,18 @@ impl Selector {
         else {
             return;
         };
-        let at_top = searchers(top);
+        let at_top: Vec<Box<str>> = top.children.iter().map(|(n, _)| n.clone()).collect();
         let below: Vec<u32> = top.children.iter().filter_map(|(_, w)| w.next).collect();
         for i in below {
             if let Some(st) = self.states.get_mut(i as usize)
                 && st.all_seen != NEVER_ALL_SEEN
             {
-                st.searchers = searchers(st);
-                st.searchers.extend(at_top.iter().cloned());
+                let here = st.children.iter().map(|(n, _)| &**n);
+                st.rest_names = Some(RestNames::new(here.chain(at_top.iter().map(|n| &**n))));
             }
         }
         if let Some(top) = self.states.first_mut() {
-            top.searchers = at_top;
+            top.rest_names = Some(RestNames::new(at_top.iter().map(|n| &**n)));
         }
     }
 
@@ -1276,11 +1293,11 @@ impl<'d> MemberSink<'d> for ObjectSink<'_, 'd, '_> {
     /// it passes over the rest). A name wanted here or at the top level starts with one of the
     /// names the selector wants there (a name with dots may consume several segments of a
     /// path), and a member wanted deeper is inside one so named: `"` and that name are in the
-    /// input ([`State::searchers`] look for both levels' names).
+    /// input ([`State::rest_names`] look for both levels' names).
     #[inline(always)]
     fn may_name(&self, rest: &[u8]) -> bool {
-        match self.state {
-            Some(st) => st.searchers.iter().any(|name| name.find(rest).is_some()),
+        match self.state.and_then(|st| st.rest_names.as_ref()) {
+            Some(names) => names.in_text(rest),
             None => true,
         }
     }
