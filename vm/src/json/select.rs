@@ -60,7 +60,8 @@ struct State {
 
 /// The names a look at the rest of a document searches for, each after a `"`
 /// ([`State::rest_names`]): a searcher for each (a look at each quote in the rest instead, to
-/// search for all the names at once, cost more: "Passing over the rest" in BENCHMARKS.md).
+/// search for all the names at once, cost more: "The rest of the document passed over, trusted"
+/// in BENCHMARKS.md).
 #[derive(Debug, Clone, Default)]
 struct RestNames(Vec<memmem::Finder<'static>>);
 
