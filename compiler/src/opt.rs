@@ -184,27 +184,63 @@ fn shaped_junction(children: &[Node], and: bool, work: &mut u8) -> bool {
 }
 
 /// [`pending`]'s condition of [`dedup_node`]: no two children of a junction the same, anywhere
-/// in the tree (whose junctions [`shaped`] found narrow). Only children of one kind are compared
-/// ([`Node::same`] of two kinds is false), and a test, which has no children, is not walked.
+/// in the tree (whose junctions [`shaped`] found narrow: fewer than [`DEDUP_BY_HASH_FROM`]
+/// children). Two children are compared ([`Node::same`]) only when their [`print`]s are equal,
+/// and a test, which has no children, is not walked.
 fn distinct(node: &Node) -> bool {
     match &node.kind {
         NodeKind::And(c) | NodeKind::Or(c) => {
+            let mut prints = [0u64; DEDUP_BY_HASH_FROM];
             for (i, child) in c.iter().enumerate() {
                 if !matches!(child.kind, NodeKind::Test(_)) && !distinct(child) {
                     return false;
                 }
-                let kind = std::mem::discriminant(&child.kind);
-                if c.iter()
-                    .take(i)
-                    .any(|o| std::mem::discriminant(&o.kind) == kind && o.same(child))
-                {
+                let p = print(child);
+                let earlier = prints.get(..i).unwrap_or_default();
+                if earlier.iter().zip(c).any(|(&q, o)| q == p && o.same(child)) {
                     return false;
+                }
+                if let Some(slot) = prints.get_mut(i) {
+                    *slot = p;
                 }
             }
             true
         }
         NodeKind::Not(c) => distinct(c),
         _ => true,
+    }
+}
+
+/// A number equal for nodes that are the same ([`Node::same`]: same kind, junctions of as many
+/// children, tests of the same kind of predicate with as many values, the first of the same
+/// length and first byte) and different for most children of one junction that are not:
+/// [`distinct`] compares it first, so that `same` runs for few pairs.
+fn print(node: &Node) -> u64 {
+    match &node.kind {
+        NodeKind::True => 1,
+        NodeKind::False => 2,
+        NodeKind::Not(_) => 3,
+        NodeKind::And(c) => 4 | (c.len() as u64) << 8,
+        NodeKind::Or(c) => 5 | (c.len() as u64) << 8,
+        NodeKind::Test(t) => {
+            let values = match &t.pred {
+                Pred::Str { op, case, values } => {
+                    Some((1 | (*op as u64) << 4 | (*case as u64) << 6, values))
+                }
+                Pred::NumText(values) => Some((2, values)),
+                _ => None,
+            };
+            match values {
+                Some((kind, values)) => {
+                    let first = values.first().map_or(0, |v| {
+                        (v.len() as u64) << 16
+                            | u64::from(v.as_bytes().first().copied().unwrap_or(0)) << 8
+                    });
+                    6 | kind << 8 | (values.len() as u64) << 16 | first << 24
+                }
+                None => 7,
+            }
+        }
     }
 }
 
