@@ -629,6 +629,21 @@ impl KeyTable {
         self.add_value(value)
     }
 
+    /// [`KeyTable::add_constant`] of a value the caller holds as an `Arc<str>`: a value new to
+    /// the dictionary is held shared (a reference added), not copied. The same id, references
+    /// and change as [`KeyTable::add_constant`].
+    pub fn add_constant_shared(&mut self, slot: u32, value: &Arc<str>) -> u32 {
+        if slot as usize >= self.needs.len() {
+            return NO_ID;
+        }
+        self.mark_constants(slot);
+        let (id, new) = self.dictionary.add(value, || value.clone());
+        if new {
+            self.changed();
+        }
+        id
+    }
+
     /// The dictionary half of [`KeyTable::add_constant`]: a reference to `value`, its id.
     pub(crate) fn add_value(&mut self, value: &str) -> u32 {
         let (id, new) = self.dictionary.add(value, || Arc::from(value));
@@ -1126,5 +1141,31 @@ mod tests {
         let (key, _) = index.get_key_value("v3").unwrap();
         assert!(Arc::ptr_eq(key, &many[3]));
         assert_eq!(t.constant_id("tomato"), Some(0));
+    }
+
+    #[test]
+    fn a_shared_constant_is_held_not_copied_and_counted_as_a_copied_one() {
+        let mut shared = KeyTable::new();
+        let mut copied = KeyTable::new();
+        for t in [&mut shared, &mut copied] {
+            t.intern(Key::Header("a".into()));
+        }
+        let value: Arc<str> = "tomato".into();
+        let stamp = shared.stamp();
+        let id = shared.add_constant_shared(0, &value);
+        assert_ne!(shared.stamp(), stamp, "a new constant is a change");
+        assert_eq!(id, copied.add_constant(0, "tomato"));
+        let (stored, refs) = shared.dictionary.entries.first().cloned().unwrap();
+        assert!(Arc::ptr_eq(&stored, &value));
+        assert_eq!(refs, 1);
+        // Found again by text, and a second reference counted, either way.
+        assert_eq!(shared.add_constant(0, "tomato"), id);
+        assert_eq!(copied.add_constant_shared(0, &value), id);
+        assert_eq!(shared.dictionary.entries, copied.dictionary.entries);
+        assert_eq!(shared.constant_id("tomato"), Some(id));
+        assert_eq!(shared.heap_bytes(), copied.heap_bytes());
+        // A slot out of range adds nothing.
+        assert_eq!(shared.add_constant_shared(5, &value), NO_ID);
+        assert_eq!(shared.dictionary.entries.len(), 1);
     }
 }
