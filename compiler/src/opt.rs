@@ -50,11 +50,11 @@ pub fn optimize_copy(node: &Node) -> Node {
 /// pass ever adds a node, so the size is unchanged exactly when no pass removed one: each pass
 /// says whether it removed a node where it ran, and the tree is not walked to count its size.
 ///
-/// A round is not run on a tree that no pass would change ([`settled`]): it would leave the
-/// tree as it is and stop the rounds, so they stop there, after one walk that changes nothing
-/// instead of four. (So the round that ends the rounds, which every compile used to pay in
-/// full, costs one walk when the tree is settled.) A round that runs leaves out the passes that
-/// would change nothing ([`pending`]) until one that may have changed the tree has run.
+/// A round is not run on a tree that no pass would change ([`pending`] names no pass): it would
+/// leave the tree as it is and stop the rounds, so they stop there, after one walk that changes
+/// nothing instead of four. (So the round that ends the rounds, which every compile used to pay
+/// in full, costs one walk when the tree is settled.) A round that runs leaves out the passes
+/// that would change nothing ([`pending`]) until one that may have changed the tree has run.
 /// `flattened` says the tree is as [`flatten`] leaves it (the copy [`optimize_copy`] makes):
 /// then the first round's flatten, which would change nothing, is not run either.
 fn normalize(node: &mut Node, flattened: bool) {
@@ -1282,7 +1282,8 @@ mod tests {
     }
 
     /// A tree [`settled`] says no pass changes is left as it is by a round (origins included),
-    /// and many of the random trees are settled after a round or two; the merge kinds
+    /// and many of the random trees are settled after a round or two; a round that leaves out
+    /// the passes [`pending`] does not name gives what the full round gives; the merge kinds
     /// [`mergeable`] names are the ones [`merge_pred`] merges.
     #[test]
     fn a_settled_tree_is_left_as_it_is_by_a_round() {
