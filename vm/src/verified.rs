@@ -222,8 +222,10 @@ fn needs(parts: &mut ProgramParts) {
             parts.keys.add_text_numbers(slot);
         }
     }
-    // The new values and the slots newly compared with constants are one change to the table.
-    if new {
+    // The new values and the slots newly compared with constants are one change to the table,
+    // and so are keys interned without a stamp (`KeyTable::intern_ref_unstamped`, which leaves
+    // the stamp 0: only an empty table keeps that).
+    if new || (parts.keys.stamp() == 0 && !parts.keys.is_empty()) {
         parts.keys.changed();
     }
 }

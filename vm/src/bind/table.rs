@@ -443,6 +443,20 @@ impl KeyTable {
         self.insert_new(key.clone())
     }
 
+    /// [`KeyTable::intern_ref`] for a table being built into a program: a new key is not noted
+    /// as a change. The table's stamp becomes 0, which a table holding keys never keeps:
+    /// [`crate::program::Program::new`] notes the change once, for all the keys interned so,
+    /// where each noted its own (a new stamp and the derived caches checked, per key). Bind
+    /// nothing with the table before it is in a program.
+    pub fn intern_ref_unstamped(&mut self, key: &Key) -> u32 {
+        if let Some(i) = self.add_reference(key) {
+            return i;
+        }
+        let i = self.insert_unstamped(key.clone());
+        self.stamp = 0;
+        i
+    }
+
     /// Room for `additional` more keys in each of the slot columns (keys, references, needs),
     /// beyond the released slots, which are reused first: a caller that knows how many keys it
     /// will intern (codegen: at most one per test) grows the columns once, to their size, where
@@ -465,6 +479,13 @@ impl KeyTable {
 
     /// Puts `key`, which the table does not hold, in a slot with one reference.
     fn insert_new(&mut self, key: Key) -> u32 {
+        let i = self.insert_unstamped(key);
+        self.changed();
+        i
+    }
+
+    /// [`KeyTable::insert_new`] without noting the change.
+    fn insert_unstamped(&mut self, key: Key) -> u32 {
         let i = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -487,7 +508,6 @@ impl KeyTable {
         if self.index.is_none() && self.keys.len() - self.free.len() > SMALL_TABLE {
             self.index = Some(self.live_index());
         }
-        self.changed();
         i
     }
 
