@@ -16,29 +16,29 @@ use std::sync::Arc;
 
 /// Generates a verified program for an (optimized) IR tree.
 pub fn generate(root: &Node) -> Result<Program, VerifyError> {
-    // The parts are a local of their own, not a field of the generator, so that they are
-    // handed to the verifier where they lie (a program's parts are about a kilobyte).
-    let mut parts = ProgramParts::default();
-    // Most nodes emit one instruction, and an `and`/`or` one jump per child but the last; each
-    // node adds at most one source (its origin), so the sources are never reallocated either.
-    // Each test interns at most one key: the key table's columns are allocated once. The keys
-    // are interned without a stamp each; `Program::new` stamps the table once.
-    let (size, tests) = size_and_tests(root);
-    let estimate = 2 * size;
-    parts.code.reserve(estimate);
-    parts.origins.reserve(estimate);
-    parts.sources.reserve(size);
-    parts.keys.reserve_keys(tests);
-    let mut g = Gen {
-        parts: &mut parts,
-        source_index: Seen::default(),
-        string_index: Seen::default(),
-        list_index: Seen::default(),
-    };
-    g.node(root, Reg(0));
-    g.emit(Inst::Ret { src: Reg(0) }, &root.origin);
-    parts.registers = 1;
-    Program::new(parts)
+    // The parts are filled where the program holds them (`Program::build`), not moved into it
+    // (a program's parts are about a kilobyte).
+    Program::build(|parts| {
+        // Most nodes emit one instruction, and an `and`/`or` one jump per child but the last;
+        // each node adds at most one source (its origin), so the sources are never reallocated
+        // either. Each test interns at most one key: the key table's columns are allocated
+        // once. The keys are interned without a stamp each; the program stamps the table once.
+        let (size, tests) = size_and_tests(root);
+        let estimate = 2 * size;
+        parts.code.reserve(estimate);
+        parts.origins.reserve(estimate);
+        parts.sources.reserve(size);
+        parts.keys.reserve_keys(tests);
+        let mut g = Gen {
+            parts,
+            source_index: Seen::default(),
+            string_index: Seen::default(),
+            list_index: Seen::default(),
+        };
+        g.node(root, Reg(0));
+        g.emit(Inst::Ret { src: Reg(0) }, &root.origin);
+        parts.registers = 1;
+    })
 }
 
 /// The number of nodes of the tree under `node` ([`Node::size`]) and how many of them are tests.
