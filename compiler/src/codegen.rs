@@ -16,28 +16,29 @@ use std::sync::Arc;
 
 /// Generates a verified program for an (optimized) IR tree.
 pub fn generate(root: &Node) -> Result<Program, VerifyError> {
-    // The parts are a local of their own, not a field of the generator, so that they are
-    // handed to the verifier where they lie (a program's parts are about a kilobyte).
-    let mut parts = ProgramParts::default();
-    // Most nodes emit one instruction, and an `and`/`or` one jump per child but the last; each
-    // node adds at most one source (its origin), so the sources are never reallocated either.
-    // Each test interns at most one key: the key table's columns are allocated once.
-    let (size, tests) = size_and_tests(root);
-    let estimate = 2 * size;
-    parts.code.reserve(estimate);
-    parts.origins.reserve(estimate);
-    parts.sources.reserve(size);
-    parts.keys.reserve_keys(tests);
-    let mut g = Gen {
-        parts: &mut parts,
-        source_index: Seen::default(),
-        string_index: Seen::default(),
-        list_index: Seen::default(),
-    };
-    g.node(root, Reg(0));
-    g.emit(Inst::Ret { src: Reg(0) }, &root.origin);
-    parts.registers = 1;
-    Program::new(parts)
+    // The parts are filled where the program holds them (`Program::build`), not moved into it
+    // (a program's parts are about a kilobyte).
+    Program::build(|parts| {
+        // Most nodes emit one instruction, and an `and`/`or` one jump per child but the last;
+        // each node adds at most one source (its origin), so the sources are never reallocated
+        // either. Each test interns at most one key: the key table's columns are allocated
+        // once. The keys are interned without a stamp each; the program stamps the table once.
+        let (size, tests) = size_and_tests(root);
+        let estimate = 2 * size;
+        parts.code.reserve(estimate);
+        parts.origins.reserve(estimate);
+        parts.sources.reserve(size);
+        parts.keys.reserve_keys(tests);
+        let mut g = Gen {
+            parts,
+            source_index: Seen::default(),
+            string_index: Seen::default(),
+            list_index: Seen::default(),
+        };
+        g.node(root, Reg(0));
+        g.emit(Inst::Ret { src: Reg(0) }, &root.origin);
+        parts.registers = 1;
+    })
 }
 
 /// The number of nodes of the tree under `node` ([`Node::size`]) and how many of them are tests.
@@ -183,7 +184,7 @@ impl<'ir> Gen<'ir, '_> {
                 }
             }
             NodeKind::Test(test) => {
-                let slot = SlotRef(self.parts.keys.intern_ref(&test.key));
+                let slot = SlotRef(self.parts.keys.intern_ref_unstamped(&test.key));
                 let inst = self.test(&test.pred, dst, slot);
                 self.emit(inst, &node.origin);
             }
@@ -368,5 +369,27 @@ mod tests {
         // Three tests of two keys: the table, reserved for three, holds two.
         let program = generate(&tree).unwrap();
         assert_eq!(program.keys().len(), 2);
+    }
+
+    #[test]
+    fn a_generated_program_s_key_table_is_stamped_once_for_its_keys() {
+        // Codegen interns without a stamp; the program notes the change, with or without
+        // constants compared (a `bool` test adds nothing to the dictionary).
+        let boolean = |name: &str| {
+            node(NodeKind::Test(Test {
+                key: Key::Header(name.into()),
+                pred: Pred::Bool(true),
+            }))
+        };
+        let tables = [
+            generate(&test("a")).unwrap(),
+            generate(&boolean("a")).unwrap(),
+            generate(&node(NodeKind::Or(vec![boolean("a"), boolean("b")]))).unwrap(),
+        ];
+        let stamps: Vec<u64> = tables.iter().map(|p| p.keys().stamp()).collect();
+        assert!(stamps.iter().all(|&s| s != 0), "{stamps:?}");
+        assert!(stamps.windows(2).all(|w| w[0] != w[1]), "{stamps:?}");
+        // A program of no test keeps the empty table's stamp.
+        assert_eq!(generate(&node(NodeKind::True)).unwrap().keys().stamp(), 0);
     }
 }

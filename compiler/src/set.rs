@@ -1024,7 +1024,7 @@ impl PolicySet {
                 values.dedup();
                 let mut with_ids: Vec<(u32, Arc<str>)> = values
                     .into_iter()
-                    .map(|v| (self.keys.add_constant(slot, &v), v))
+                    .map(|v| (self.keys.add_constant_shared(slot, &v), v))
                     .collect();
                 with_ids.sort_unstable();
                 (slot, Check::StrEq(with_ids.into_boxed_slice()))

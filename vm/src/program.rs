@@ -47,13 +47,45 @@ impl Program {
             header_walk: None,
         });
         if let Ok(program) = &mut made {
-            program.plan = Plan::build(&program.verified);
-            if let Some(plan) = &program.plan {
-                program.header_probe = HeaderProbe::of(&program.verified, plan).map(Box::new);
-                program.header_walk = HeaderWalk::of(&program.verified, plan).map(Box::new);
-            }
+            program.derive();
         }
         made
+    }
+
+    /// [`Program::new`] of the parts `fill` writes, filled where the program holds them: a
+    /// caller that generates its parts (codegen) does not move them (about a kilobyte) into the
+    /// program, nor the program through a layer's `Result`.
+    pub fn build(fill: impl FnOnce(&mut ProgramParts)) -> Result<Program, VerifyError> {
+        let mut made = Ok(Program {
+            verified: Verified::unfinished(),
+            plan: None,
+            header_probe: None,
+            header_walk: None,
+        });
+        let checked = match &mut made {
+            Ok(program) => {
+                let parts = program.verified.parts_to_fill();
+                fill(parts);
+                Verified::check(parts).map(|substrings| {
+                    program.verified.finish(substrings);
+                    program.derive();
+                })
+            }
+            Err(_) => Ok(()),
+        };
+        if let Err(e) = checked {
+            made = Err(e);
+        }
+        made
+    }
+
+    /// Adds what is derived from the verified parts: the plan and the header probes.
+    fn derive(&mut self) {
+        self.plan = Plan::build(&self.verified);
+        if let Some(plan) = &self.plan {
+            self.header_probe = HeaderProbe::of(&self.verified, plan).map(Box::new);
+            self.header_walk = HeaderWalk::of(&self.verified, plan).map(Box::new);
+        }
     }
 
     /// The verified program the executor and plans run ([`crate::exec::eval_test`] takes it).

@@ -88,6 +88,28 @@ impl Verified {
         Verified { parts, substrings }
     }
 
+    /// Empty parts, not verified: for [`crate::program::Program::build`], which fills them in
+    /// place and then calls [`Verified::check`] and [`Verified::finish`] before the program is
+    /// used or returned.
+    pub(crate) fn unfinished() -> Verified {
+        Verified {
+            parts: ProgramParts::default(),
+            substrings: Box::default(),
+        }
+    }
+
+    /// The parts of an [`Verified::unfinished`] program, to fill.
+    pub(crate) fn parts_to_fill(&mut self) -> &mut ProgramParts {
+        &mut self.parts
+    }
+
+    /// [`Verified::checked`] of parts held in place: records in the key table what binding must
+    /// compute, and keeps `substrings`, the searchers [`Verified::check`] gave for the parts.
+    pub(crate) fn finish(&mut self, substrings: Box<[Option<Substrings>]>) {
+        needs(&mut self.parts);
+        self.substrings = substrings;
+    }
+
     /// The substring searcher of list `list`, when a `str_contains` or `str_contains_fold`
     /// instruction reads it.
     #[inline]
@@ -222,8 +244,10 @@ fn needs(parts: &mut ProgramParts) {
             parts.keys.add_text_numbers(slot);
         }
     }
-    // The new values and the slots newly compared with constants are one change to the table.
-    if new {
+    // The new values and the slots newly compared with constants are one change to the table,
+    // and so are keys interned without a stamp (`KeyTable::intern_ref_unstamped`, which leaves
+    // the stamp 0: only an empty table keeps that).
+    if new || (parts.keys.stamp() == 0 && !parts.keys.is_empty()) {
         parts.keys.changed();
     }
 }

@@ -923,3 +923,37 @@ fn the_verifier_admits_only_leaf_tests_in_except() {
         assert!(Program::new(p).is_err(), "{inner:?} accepted inside except");
     }
 }
+
+#[test]
+fn a_program_built_in_place_is_the_program_of_its_parts() {
+    // A string test of `h` and a plan: `Program::build` fills the parts where the program holds
+    // them and must give what `Program::new` gives for the same parts, stamp aside.
+    let fill = |p: &mut ProgramParts| {
+        *p = parts();
+        p.pools.strings.push("v".into());
+        p.code = vec![
+            Inst::StrEq {
+                dst: Reg(0),
+                slot: SlotRef(0),
+                s: StrRef(0),
+            },
+            Inst::Ret { src: Reg(0) },
+        ];
+    };
+    let mut given = ProgramParts::default();
+    fill(&mut given);
+    let new = Program::new(given).expect("verifies");
+    let built = Program::build(fill).expect("verifies");
+    let shown = |p: &Program| format!("{:?} {:?}", p.parts().code, p.keys().keys());
+    assert_eq!(shown(&built), shown(&new));
+    assert_eq!(built.plan_steps(), new.plan_steps());
+    assert!(built.plan_steps().is_some());
+    assert_ne!(built.keys().stamp(), 0);
+    let mut b = Bindings::new();
+    let run = |m: &Message, b: &mut Bindings| built.eval(&b.bind(built.keys(), m), &mut Vec::new());
+    assert!(run(&headers(&["v"]), &mut b));
+    assert!(!run(&headers(&["w"]), &mut b));
+    // Parts the verifier rejects give its error, as `Program::new` does.
+    let err = Program::build(|p| *p = parts()).expect_err("no code");
+    assert_eq!(Some(err), Program::new(parts()).err());
+}

@@ -443,6 +443,20 @@ impl KeyTable {
         self.insert_new(key.clone())
     }
 
+    /// [`KeyTable::intern_ref`] for a table being built into a program: a new key is not noted
+    /// as a change. The table's stamp becomes 0, which a table holding keys never keeps:
+    /// [`crate::program::Program::new`] notes the change once, for all the keys interned so,
+    /// where each noted its own (a new stamp and the derived caches checked, per key). Bind
+    /// nothing with the table before it is in a program.
+    pub fn intern_ref_unstamped(&mut self, key: &Key) -> u32 {
+        if let Some(i) = self.add_reference(key) {
+            return i;
+        }
+        let i = self.insert_unstamped(key.clone());
+        self.stamp = 0;
+        i
+    }
+
     /// Room for `additional` more keys in each of the slot columns (keys, references, needs),
     /// beyond the released slots, which are reused first: a caller that knows how many keys it
     /// will intern (codegen: at most one per test) grows the columns once, to their size, where
@@ -465,6 +479,13 @@ impl KeyTable {
 
     /// Puts `key`, which the table does not hold, in a slot with one reference.
     fn insert_new(&mut self, key: Key) -> u32 {
+        let i = self.insert_unstamped(key);
+        self.changed();
+        i
+    }
+
+    /// [`KeyTable::insert_new`] without noting the change.
+    fn insert_unstamped(&mut self, key: Key) -> u32 {
         let i = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -487,7 +508,6 @@ impl KeyTable {
         if self.index.is_none() && self.keys.len() - self.free.len() > SMALL_TABLE {
             self.index = Some(self.live_index());
         }
-        self.changed();
         i
     }
 
@@ -627,6 +647,21 @@ impl KeyTable {
         }
         self.mark_constants(slot);
         self.add_value(value)
+    }
+
+    /// [`KeyTable::add_constant`] of a value the caller holds as an `Arc<str>`: a value new to
+    /// the dictionary is held shared (a reference added), not copied. The same id, references
+    /// and change as [`KeyTable::add_constant`].
+    pub fn add_constant_shared(&mut self, slot: u32, value: &Arc<str>) -> u32 {
+        if slot as usize >= self.needs.len() {
+            return NO_ID;
+        }
+        self.mark_constants(slot);
+        let (id, new) = self.dictionary.add(value, || value.clone());
+        if new {
+            self.changed();
+        }
+        id
     }
 
     /// The dictionary half of [`KeyTable::add_constant`]: a reference to `value`, its id.
@@ -1126,5 +1161,31 @@ mod tests {
         let (key, _) = index.get_key_value("v3").unwrap();
         assert!(Arc::ptr_eq(key, &many[3]));
         assert_eq!(t.constant_id("tomato"), Some(0));
+    }
+
+    #[test]
+    fn a_shared_constant_is_held_not_copied_and_counted_as_a_copied_one() {
+        let mut shared = KeyTable::new();
+        let mut copied = KeyTable::new();
+        for t in [&mut shared, &mut copied] {
+            t.intern(Key::Header("a".into()));
+        }
+        let value: Arc<str> = "tomato".into();
+        let stamp = shared.stamp();
+        let id = shared.add_constant_shared(0, &value);
+        assert_ne!(shared.stamp(), stamp, "a new constant is a change");
+        assert_eq!(id, copied.add_constant(0, "tomato"));
+        let (stored, refs) = shared.dictionary.entries.first().cloned().unwrap();
+        assert!(Arc::ptr_eq(&stored, &value));
+        assert_eq!(refs, 1);
+        // Found again by text, and a second reference counted, either way.
+        assert_eq!(shared.add_constant(0, "tomato"), id);
+        assert_eq!(copied.add_constant_shared(0, &value), id);
+        assert_eq!(shared.dictionary.entries, copied.dictionary.entries);
+        assert_eq!(shared.constant_id("tomato"), Some(id));
+        assert_eq!(shared.heap_bytes(), copied.heap_bytes());
+        // A slot out of range adds nothing.
+        assert_eq!(shared.add_constant_shared(5, &value), NO_ID);
+        assert_eq!(shared.dictionary.entries.len(), 1);
     }
 }
