@@ -105,8 +105,7 @@ impl Lowered {
         let dialect = options.dialect();
         // The text compiled once with these options, so neither step fails; a tree two threads
         // both lower is the same tree, and the first kept is the one every caller sees.
-        let policy = read_policy_text(dialect, text, options).ok()?;
-        let tree = dialect::lower(dialect, &policy, options).ok()?;
+        let tree = dialect::lower_text(dialect, text, options).ok()?;
         Some(self.tree.get_or_init(|| tree))
     }
 }
@@ -270,6 +269,18 @@ fn compile_policy(
     text: Option<&str>,
 ) -> Result<Filter, CompileError> {
     let lowered = dialect::lower(dialect, policy, options)?;
+    compile_lowered(dialect, lowered, Some(policy), options, text)
+}
+
+/// [`compile_policy`] from the lowered tree: `policy` is needed only for an `eventbridge`
+/// filter's kept pattern.
+fn compile_lowered(
+    dialect: Dialect,
+    lowered: ir::Node,
+    policy: Option<&json::Value>,
+    options: &Options,
+    text: Option<&str>,
+) -> Result<Filter, CompileError> {
     let (lowered, optimized) = match text {
         Some(text) => (Lowered::text(text), opt::optimize(lowered)),
         None => {
@@ -278,9 +289,11 @@ fn compile_policy(
         }
     };
     let program = generate(&optimized)?;
-    let pattern = (dialect == Dialect::EventBridge
-        && dialect::eventbridge::judges_positions(&program))
-    .then(|| dialect::eventbridge::exact::Pattern::of(policy));
+    let pattern = policy
+        .filter(|_| {
+            dialect == Dialect::EventBridge && dialect::eventbridge::judges_positions(&program)
+        })
+        .map(dialect::eventbridge::exact::Pattern::of);
     Ok(Filter {
         identity: next_identity(),
         json_body: json_body(options),
@@ -317,8 +330,16 @@ pub fn compile_text(
     text: &str,
     options: &Options,
 ) -> Result<Filter, CompileError> {
-    let policy = read_policy_text(dialect, text, options)?;
-    compile_policy(dialect, &policy, options, Some(text))
+    if dialect == Dialect::EventBridge {
+        // Its filter may keep the pattern, read from the policy's tree.
+        let policy = read_policy_text(dialect, text, options)?;
+        return compile_policy(dialect, &policy, options, Some(text));
+    }
+    // The front end reads the text its own way (`sns` into a borrowed tree): the same IR and
+    // errors as lowering `read_policy_text`'s value.
+    check_options(dialect, options)?;
+    let lowered = dialect::lower_text(dialect, text, options)?;
+    compile_lowered(dialect, lowered, None, options, Some(text))
 }
 
 /// Reads policy text as [`compile_text`] reads it, without compiling it: the size limit, the JSON

@@ -99,3 +99,76 @@ fn policy_text_errors_have_the_dialect_codes() {
     let e = compile_text(Dialect::Sns, "{oops", &Options::from(Dialect::Sns)).unwrap_err();
     assert!(e.to_string().contains("failed to parse JSON."), "{e}");
 }
+
+/// `sns` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives the
+/// IR and the errors that reading it into an owned value and lowering that gives, in both
+/// scopes: every conformance vector's policy, and texts that are not JSON, too large, too deep,
+/// hold escapes or repeated names, or are a JSON string holding the policy text.
+#[test]
+fn sns_text_lowers_as_its_value_does() {
+    let mut texts: Vec<String> = [
+        "",
+        "[",
+        "[]",
+        "{}",
+        "null",
+        r#"{"a": ["x"], "a": [1]}"#,
+        r#"{"a\u00e9": ["caf\u00e9", {"prefix": "\ud83d\ude00"}], "b": [{"numeric": [">", 1, "<", 2]}]}"#,
+        r#"{"a": [{"prefix": 1}], "b": [], "c": {}, "d": 5, "$or": [{"prefix": ["x"]}]}"#,
+        r#"{"a": {"b": {"c": ["x"]}}, "d": [{"exists": true}, {"anything-but": ["x", 1]}]}"#,
+        r#"{"a": ["x"] "b"}"#,
+        r#"{"a": ["\ud800"]}"#,
+        r#"{"a": [1e400]}"#,
+        r#""{\"a\": [\"x\"]}""#,
+        r#""\"{}\"""#,
+        r#""not json""#,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    texts.push(format!("{}1{}", "[".repeat(200), "]".repeat(200)));
+    texts.push(format!(r#"{{"a": ["{}"]}}"#, "x".repeat(MAX_POLICY_BYTES)));
+    texts.push(
+        serde_json::to_string(&format!(r#"{{"a": ["{}"]}}"#, "x".repeat(MAX_POLICY_BYTES)))
+            .unwrap(),
+    );
+    let vectors = include_str!("../../../conformance/vectors/sns.jsonl");
+    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        texts.push(v["policy"].to_string());
+    }
+    let mut errors = 0;
+    for scope in [
+        crate::SnsScope::MessageAttributes,
+        crate::SnsScope::MessageBody,
+    ] {
+        let options = Options::Sns(crate::SnsOptions::default().with_scope(scope));
+        for text in &texts {
+            let by_tree = lower_text(Dialect::Sns, text, &options);
+            // As `compile_text` read it before: the owned value, a JSON string read once more
+            // as the policy text, then validated (through `Arena::value`) and lowered.
+            let read = |text: &str| parse_policy_text(Dialect::Sns, text, &options);
+            let by_value = read(text)
+                .and_then(|v| match v {
+                    json::Value::String(inner) => read(&inner),
+                    other => Ok(other),
+                })
+                .and_then(|v| sns::validate(scope, &v))
+                .map(|root| sns::lower::lower_policy(scope, &root));
+            errors += usize::from(by_value.is_err());
+            assert_eq!(
+                format!("{by_tree:?}"),
+                format!("{by_value:?}"),
+                "{scope:?} {}",
+                text.get(..200).unwrap_or(text)
+            );
+            // A value that is a JSON string is read as the policy text, once.
+            let given = lower(Dialect::Sns, &json::Value::String(text.clone()), &options);
+            let once = read(text)
+                .and_then(|v| sns::validate(scope, &v))
+                .map(|root| sns::lower::lower_policy(scope, &root));
+            assert_eq!(format!("{given:?}"), format!("{once:?}"));
+        }
+    }
+    // Both kinds are compared.
+    assert!(errors > 20 && errors < 2 * texts.len(), "{errors}");
+}
