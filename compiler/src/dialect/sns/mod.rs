@@ -81,10 +81,11 @@ pub fn validate(scope: Scope, policy: &Value) -> Result<parse::Object, CompileEr
 
 /// Parses and validates a policy for `scope`, in the order of rule 13.
 pub fn validate_ref(scope: Scope, policy: ValueRef<'_>) -> Result<parse::Object, CompileError> {
-    let mut parser = parse::Parser::default();
-    let root = parser.root_ref(policy);
-    let Some(root) = root.filter(|_| parser.errors.is_empty()) else {
-        return Err(parser.errors.into());
+    let (root, errors) = parse::Parser::with_local_buffer(|parser| {
+        (parser.root_ref(policy), std::mem::take(&mut parser.errors))
+    });
+    let Some(root) = root.filter(|_| errors.is_empty()) else {
+        return Err(errors.into());
     };
     // One walk tells which checks can report anything; each of those then walks again.
     let shape = limits::Shape::of(&root);

@@ -13,6 +13,7 @@ use crate::error::{ErrorCode, PolicyError, excerpt, pointer, suggestion};
 use filtervm_vm::cidr::Cidr;
 use filtervm_vm::json::{Arena, NumberRef, Value, ValueRef};
 use filtervm_vm::wildcard::Wildcard;
+use std::cell::Cell;
 use std::sync::Arc;
 
 const SYNTAX: ErrorCode = ErrorCode::SnsSyntaxError;
@@ -187,6 +188,29 @@ impl Default for Parser {
             errors: Vec::new(),
             scratch: String::with_capacity(SCRATCH),
         }
+    }
+}
+
+thread_local! {
+    /// A pointer buffer kept between parsers on this thread ([`Parser::with_local_buffer`]).
+    static BUFFER: Cell<String> = const { Cell::new(String::new()) };
+}
+
+impl Parser {
+    /// Calls `f` with a parser whose pointer buffer is this thread's, kept for the next parser
+    /// when `f` returns: a thread that has parsed a policy parses the next without allocating
+    /// the buffer. The parser is the same as [`Parser::default`] in every other way.
+    pub fn with_local_buffer<R>(f: impl FnOnce(&mut Parser) -> R) -> R {
+        let mut scratch = BUFFER.try_with(Cell::take).unwrap_or_default();
+        scratch.clear();
+        scratch.reserve(SCRATCH);
+        let mut parser = Parser {
+            errors: Vec::new(),
+            scratch,
+        };
+        let out = f(&mut parser);
+        let _ = BUFFER.try_with(|cell| cell.set(std::mem::take(&mut parser.scratch)));
+        out
     }
 }
 
@@ -846,6 +870,27 @@ mod tests {
             assert!(p.errors.is_empty(), "{op}");
             assert_eq!(one(op.clone()).ok(), with_pointer, "{op}");
         }
+    }
+
+    /// A parser with the thread's pointer buffer reads as a new one does, and the buffer (empty,
+    /// with its room) is the next such parser's.
+    #[test]
+    fn the_thread_buffer_is_kept_between_parsers() {
+        let policy = Value::from(&json!({"a": [{"prefix": 1}], "b": {"c": ["x", 2]}, "d": [3]}));
+        let mut fresh = Parser::default();
+        let expected = (fresh.root(&policy), fresh.errors);
+        let read = || {
+            Parser::with_local_buffer(|p| {
+                assert!(p.scratch.is_empty() && p.scratch.capacity() >= SCRATCH);
+                let root = p.root(&policy);
+                (root, std::mem::take(&mut p.errors), p.scratch.as_ptr())
+            })
+        };
+        let (first, second) = (read(), read());
+        assert!(!expected.1.is_empty());
+        assert_eq!((first.0, first.1), expected);
+        assert_eq!((second.0, second.1), expected);
+        assert_eq!(first.2, second.2);
     }
 
     /// A list of one or two alternatives is held inline, a longer one in a vector; all read as the
