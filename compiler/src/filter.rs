@@ -330,12 +330,12 @@ pub fn compile_text(
     text: &str,
     options: &Options,
 ) -> Result<Filter, CompileError> {
-    if dialect != Dialect::Sns {
+    if !matches!(dialect, Dialect::Sns | Dialect::Basaltic) {
         let policy = read_policy_text(dialect, text, options)?;
         return compile_policy(dialect, &policy, options, Some(text));
     }
-    // The `sns` front end reads the text into a borrowed tree: the same IR and errors as
-    // lowering `read_policy_text`'s value.
+    // The `sns` and `basaltic` front ends read the text into a borrowed tree: the same IR and
+    // errors as lowering `read_policy_text`'s value.
     check_options(dialect, options)?;
     let lowered = dialect::lower_text(dialect, text, options)?;
     compile_lowered(dialect, lowered, None, options, Some(text))

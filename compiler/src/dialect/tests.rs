@@ -172,3 +172,53 @@ fn sns_text_lowers_as_its_value_does() {
     // Both kinds are compared.
     assert!(errors > 20 && errors < 2 * texts.len(), "{errors}");
 }
+
+/// `basaltic` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives
+/// the IR and the errors that reading it into an owned value and lowering that gives: every
+/// conformance vector's policy, and texts that are not JSON, too large, too deep, hold escapes,
+/// repeated names or errors of every kind.
+#[test]
+fn basaltic_text_lowers_as_its_value_does() {
+    let mut texts: Vec<String> = [
+        "",
+        "[",
+        "[]",
+        "{}",
+        r#""{\"a\": [\"x\"]}""#,
+        r#"{"a": ["x"], "a": [1]}"#,
+        r#"{"a\u00e9": ["caf\u00e9", {"prefix": "\ud83d\ude00"}], "b": [{"numeric": [">", 1, "<", 2]}]}"#,
+        r#"{"a": [{"prefix": ""}], "b": [], "c": {}, "d": 5, "$or": [], "e": [{"x": 1, "y": 2}]}"#,
+        r#"{"a": [{"anything-but": ["x", 1, {"prefix": "y"}, null]}], "b": [{"numeric": ["!", "x"]}]}"#,
+        r#"{"a": [{"exists": 1}], "b": [true, null, []], "c": [1e400], "d": [{"anything-but": 1e400}]}"#,
+        r#"{"a": ["x"] "b"}"#,
+        r#"{"a": ["\ud800"]}"#,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    texts.push(format!("{}1{}", "[".repeat(200), "]".repeat(200)));
+    texts.push(format!(r#"{{"a": ["{}"]}}"#, "x".repeat(MAX_POLICY_BYTES)));
+    let many: Vec<String> = (0..30).map(|i| format!(r#""k{i}": ["v"]"#)).collect();
+    texts.push(format!("{{{}}}", many.join(",")));
+    let vectors = include_str!("../../../conformance/vectors/basaltic.jsonl");
+    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        texts.push(v["policy"].to_string());
+    }
+    let options = Options::Basaltic;
+    let mut errors = 0;
+    for text in &texts {
+        let by_tree = lower_text(Dialect::Basaltic, text, &options);
+        let by_value = parse_policy_text(Dialect::Basaltic, text, &options)
+            .and_then(|v| basaltic::parse(&v))
+            .map(|p| basaltic::lower_policy(&p));
+        errors += usize::from(by_value.is_err());
+        assert_eq!(
+            format!("{by_tree:?}"),
+            format!("{by_value:?}"),
+            "{}",
+            text.get(..200).unwrap_or(text)
+        );
+    }
+    // Both kinds are compared.
+    assert!(errors > 10 && errors < texts.len(), "{errors}");
+}
