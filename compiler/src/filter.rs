@@ -305,19 +305,20 @@ fn compile_lowered(
     })
 }
 
-/// The optimized IR [`compile_value`] gives a filter, without generating its program: what a
-/// [`SubscriptionSet`](crate::SubscriptionSet) reads of a filter, as it builds its own code
-/// from the IR. The same errors as [`compile_value`], except the one that reports a bug
-/// ([`ErrorCode::InternalCodegen`]), which only generating a program can give. An
-/// `eventbridge` filter's kept pattern depends on its program: compile those with
-/// [`compile_value`].
+/// The optimized IR [`compile_text`] gives a filter of policy text, without generating its
+/// program: what a [`SubscriptionSet`](crate::SubscriptionSet) reads of a filter, as it builds
+/// its own code from the IR. The text is read as [`compile_text`] reads it (an `sns` or
+/// `basaltic` policy into a borrowed tree). The same errors as [`compile_text`], except the one
+/// that reports a bug ([`ErrorCode::InternalCodegen`]), which only generating a program can
+/// give. An `eventbridge` filter's kept pattern depends on its program: compile those with
+/// [`compile_text`].
 pub(crate) fn optimized_ir(
     dialect: Dialect,
-    policy: &json::Value,
+    text: &str,
     options: &Options,
 ) -> Result<ir::Node, CompileError> {
     check_options(dialect, options)?;
-    let lowered = dialect::lower(dialect, policy, options)?;
+    let lowered = dialect::lower_text(dialect, text, options)?;
     Ok(opt::optimize(lowered))
 }
 
