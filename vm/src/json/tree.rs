@@ -3,12 +3,13 @@
 
 use super::error::{Detail, Error, ErrorKind};
 use super::read::{Event, Reader, Str};
-use super::value::{Duplicates, MAX_DEPTH_CEILING, Map, ParseOptions, Value};
+use super::value::{Duplicates, MAX_DEPTH_CEILING, Map, ParseOptions, Value, write_json_string};
+use crate::number::Decimal;
 use ahash::AHashMap;
 use bumpalo::Bump;
 use bumpalo::collections::Vec as BVec;
 use std::cell::RefCell;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// A JSON value as a borrowed tree: what [`Value`] holds, with strings and numbers borrowed from
 /// the text they were read from (or from the [`Value`] they were taken from), and arrays and
@@ -61,6 +62,11 @@ impl<'a> NumberRef<'a> {
     pub fn as_f64(&self) -> Option<f64> {
         crate::number::parse_json_number(self.0)
     }
+
+    /// The exact decimal value, as [`Number::to_decimal`](super::Number::to_decimal).
+    pub fn to_decimal(&self) -> Option<Decimal> {
+        Decimal::parse(self.0)
+    }
 }
 
 impl fmt::Display for NumberRef<'_> {
@@ -72,6 +78,40 @@ impl fmt::Display for NumberRef<'_> {
 impl fmt::Debug for NumberRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.0)
+    }
+}
+
+impl fmt::Display for ValueRef<'_> {
+    /// Compact JSON, as [`Value`]'s `Display` writes the same value.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueRef::Null => f.write_str("null"),
+            ValueRef::Bool(b) => write!(f, "{b}"),
+            ValueRef::Number(n) => f.write_str(n.as_str()),
+            ValueRef::String(s) => write_json_string(f, s),
+            ValueRef::Array(items) => {
+                f.write_char('[')?;
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_char(',')?;
+                    }
+                    fmt::Display::fmt(item, f)?;
+                }
+                f.write_char(']')
+            }
+            ValueRef::Object(members) => {
+                f.write_char('{')?;
+                for (i, (k, v)) in members.iter().enumerate() {
+                    if i > 0 {
+                        f.write_char(',')?;
+                    }
+                    write_json_string(f, k)?;
+                    f.write_char(':')?;
+                    fmt::Display::fmt(v, f)?;
+                }
+                f.write_char('}')
+            }
+        }
     }
 }
 
@@ -384,6 +424,32 @@ mod tests {
                 assert_eq!(owned, borrowed.as_ref().copied(), "{duplicates:?} {text}");
             }
         }
+    }
+
+    /// A borrowed tree writes the JSON text its owned value writes, and its numbers give the
+    /// same decimals.
+    #[test]
+    fn writes_and_reads_numbers_as_the_owned_tree_does() {
+        let text = r#"{"a": "x\"\\\n\u0001é", "b": [null, true, false, -0, 1.50, 1e400, 2E-3, 1e-99999999999999999999], "c": {}, "d": [[], {"e": [1]}]}"#;
+        let options = ParseOptions::default();
+        let owned = parse_str_with(text, &options).unwrap();
+        let arena = Arena::new();
+        let borrowed = arena.parse_str(text, &options).unwrap();
+        assert_eq!(borrowed.to_string(), owned.to_string());
+        assert!(owned.to_string().contains(r#""x\"\\\n\u0001é""#));
+        let Value::Object(map) = &owned else { panic!() };
+        let Some(Value::Array(numbers)) = map.get("b") else {
+            panic!()
+        };
+        let refs = borrowed.get("b").and_then(|b| b.as_array()).unwrap();
+        let mut compared = 0;
+        for (n, r) in numbers.iter().zip(refs) {
+            if let (Value::Number(n), ValueRef::Number(r)) = (n, r) {
+                assert_eq!(n.to_decimal(), r.to_decimal(), "{n}");
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, 5);
     }
 
     /// A string without escapes is the text's own; an escaped one is decoded into the arena.
