@@ -39,8 +39,9 @@ pub(crate) fn lower(
 }
 
 /// Parses, validates and lowers policy `text` of `dialect` to IR: [`parse_policy_text`] and then
-/// [`lower`], with the same errors. An `sns`, `basaltic` or `eventgrid` policy is read as a
-/// borrowed tree ([`sns::lower_text`], [`basaltic::lower_text`], [`eventgrid::lower_text`]).
+/// [`lower`], with the same errors. An `sns`, `basaltic`, `eventgrid` or `expr` policy is read
+/// as a borrowed tree ([`sns::lower_text`], [`basaltic::lower_text`],
+/// [`eventgrid::lower_text`], [`expr::lower_text`]).
 pub(crate) fn lower_text(
     dialect: Dialect,
     text: &str,
@@ -50,6 +51,7 @@ pub(crate) fn lower_text(
         Dialect::Sns => sns::lower_text(text, options.sns()),
         Dialect::Basaltic => basaltic::lower_text(text, options),
         Dialect::EventGrid => eventgrid::lower_text(text, options),
+        Dialect::Expr => expr::lower_text(text, options),
         _ => lower(
             dialect,
             &parse_policy_text(dialect, text, options)?,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::options::{EventGridOptions, EventGridSchema};
+use crate::options::{EventGridOptions, EventGridSchema, ExprOptions};
 use crate::{ErrorCode, compile, compile_text, message_from_json};
 use serde_json::json;
 
@@ -292,4 +292,92 @@ fn eventgrid_text_lowers_as_its_value_does() {
     }
     // Both kinds are compared.
     assert!(errors > 20 && errors < 2 * texts.len(), "{errors}");
+}
+
+/// `expr` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives the
+/// IR and the errors that reading it into an owned value and lowering that gives, with the
+/// default and a small `max_depth`: every conformance vector's policy, and texts that are not
+/// JSON, too large, too deep, hold escapes, repeated names or errors of every kind.
+#[test]
+fn expr_text_lowers_as_its_value_does() {
+    let mut texts: Vec<String> = [
+        "",
+        "[",
+        "[]",
+        "{}",
+        "null",
+        r#""x""#,
+        r#"[{"key": "a", "value": ["x"]}]"#,
+        r#"{"key": "a", "value": ["x"], "key": "b\u00e9"}"#,
+        r#"{"key": "a", "op": null, "value": ["caf\u00e9", "\ud83d\ude00"]}"#,
+        r#"{"key": "", "op": "in", "value": [], "values": 1, "x": 2}"#,
+        r#"{"key": 1, "op": "endWith", "value": "x"}"#,
+        r#"{"key": "a", "op": "StartsWith", "value": 1}"#,
+        r#"{"key": "a", "op": "startWith", "value": "x"}"#,
+        r#"{"key": "a", "op": "contanis", "value": "x"}"#,
+        r#"{"key": "a", "op": "exists", "value": "x"}"#,
+        r#"{"key": "a", "op": "exists"}"#,
+        r#"{"key": "a", "op": "contains"}"#,
+        r#"{"key": "a", "op": 5}"#,
+        r#"{"key": "a"}"#,
+        r#"{"key": "a", "value": "x"}"#,
+        r#"{"key": "a", "value": ["x", 1, null]}"#,
+        r#"{"key": "a", "op": "AND", "value": ["x"]}"#,
+        r#"{"op": "AND", "value": [{"key": "a", "value": ["x"]}]}"#,
+        r#"{"values": ["x"]}"#,
+        r#"{"exp": [], "key": "a"}"#,
+        r#"{"op": "and", "exp": [{"key": "a", "op": "exists"}], "value": 1}"#,
+        r#"{"op": "NAND", "exp": [{"key": "a", "op": "exists"}]}"#,
+        r#"{"op": "XOR", "exp": {}}"#,
+        r#"{"op": null, "exp": [1, "x", {"key": "a", "op": "exists"}]}"#,
+        r#"{"op": 1, "exp": []}"#,
+        r#"{"exp": [{"key": "a", "op": "exists"}]}"#,
+        r#"{"op": "NOT", "exp": [{"key": "a", "op": "exists"}, {"key": "b", "op": "exists"}]}"#,
+        r#"{"op": "OR", "exp": []}"#,
+        r#"{"op": "OR", "exp": [{"op": "NOT", "exp": [{"key": "a", "op": "in", "value": ["x"]}]}, {"op": "AND", "exp": [{"key": "b", "op": "startsWith", "value": "y"}, {"key": "c", "op": "endsWith", "value": "z"}, {"key": "d", "op": "contains", "value": "w"}]}]}"#,
+        r#"{"key": "a", "op": "exists"} x"#,
+        r#"{"key": "\ud800", "op": "exists"}"#,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let nested = |n: usize| {
+        format!(
+            "{}{{\"key\": \"a\", \"op\": \"exists\"}}{}",
+            r#"{"op": "NOT", "exp": ["#.repeat(n),
+            "]}".repeat(n)
+        )
+    };
+    texts.extend([2, 3, 4, 40, 70, 200].map(nested));
+    texts.push(format!("{}1{}", "[".repeat(200), "]".repeat(200)));
+    texts.push(format!(
+        r#"{{"key": "a", "op": "startsWith", "value": "{}"}}"#,
+        "x".repeat(MAX_POLICY_BYTES)
+    ));
+    let many: Vec<String> = (0..30).map(|i| format!(r#""k{i}": {i}"#)).collect();
+    texts.push(format!("{{{}}}", many.join(",")));
+    let vectors = include_str!("../../../conformance/vectors/expr.jsonl");
+    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        texts.push(v["policy"].to_string());
+    }
+    let mut errors = 0;
+    for max_depth in [ExprOptions::default().max_depth, 3] {
+        let expr = ExprOptions { max_depth };
+        let options = Options::Expr(expr);
+        for text in &texts {
+            let by_tree = lower_text(Dialect::Expr, text, &options);
+            let by_value = parse_policy_text(Dialect::Expr, text, &options)
+                .and_then(|v| expr::parse(&v, &expr))
+                .map(|p| expr::lower_policy(&p));
+            errors += usize::from(by_value.is_err());
+            assert_eq!(
+                format!("{by_tree:?}"),
+                format!("{by_value:?}"),
+                "{}",
+                text.get(..200).unwrap_or(text)
+            );
+        }
+    }
+    // Both kinds are compared.
+    assert!(errors > 40 && errors < 2 * texts.len(), "{errors}");
 }
