@@ -307,10 +307,10 @@ fn compile_lowered(
 
 /// The optimized IR [`compile_text`] gives a filter of policy text, without generating its
 /// program: what a [`SubscriptionSet`](crate::SubscriptionSet) reads of a filter, as it builds
-/// its own code from the IR. The text is read as [`compile_text`] reads it (an `sns`,
-/// `basaltic`, `eventgrid` or `expr` policy into a borrowed tree). The same errors as
-/// [`compile_text`], except the one that reports a bug ([`ErrorCode::InternalCodegen`]), which
-/// only generating a program can give. An `eventbridge` filter's kept pattern depends on its program: compile those with
+/// its own code from the IR. The text is read as [`compile_text`] reads it (a policy of any
+/// dialect but `eventbridge` into a borrowed tree). The same errors as [`compile_text`], except
+/// the one that reports a bug ([`ErrorCode::InternalCodegen`]), which only generating a program
+/// can give. An `eventbridge` filter's kept pattern depends on its program: compile those with
 /// [`compile_text`].
 pub(crate) fn optimized_ir(
     dialect: Dialect,
@@ -331,15 +331,13 @@ pub fn compile_text(
     text: &str,
     options: &Options,
 ) -> Result<Filter, CompileError> {
-    if !matches!(
-        dialect,
-        Dialect::Sns | Dialect::Basaltic | Dialect::EventGrid | Dialect::Expr
-    ) {
+    if dialect == Dialect::EventBridge {
+        // Its filter keeps a pattern read from the owned value.
         let policy = read_policy_text(dialect, text, options)?;
         return compile_policy(dialect, &policy, options, Some(text));
     }
-    // The `sns`, `basaltic`, `eventgrid` and `expr` front ends read the text into a borrowed
-    // tree: the same IR and errors as lowering `read_policy_text`'s value.
+    // Every front end but `eventbridge`'s reads the text into a borrowed tree: the same IR and
+    // errors as lowering `read_policy_text`'s value.
     check_options(dialect, options)?;
     let lowered = dialect::lower_text(dialect, text, options)?;
     compile_lowered(dialect, lowered, None, options, Some(text))

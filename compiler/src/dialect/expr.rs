@@ -35,6 +35,7 @@
 //! with `EXPR_TOO_DEEP` in one linear pass (the JSON reader would otherwise refuse it with a
 //! generic nesting error).
 
+use super::Members;
 use crate::error::pointer::{self, Lazy};
 use crate::error::{CompileError, ErrorCode, PolicyError, excerpt};
 use crate::ir::{Case, Node, Pred, StrOp};
@@ -133,25 +134,6 @@ fn err(
     message: impl Into<String>,
 ) {
     errors.push(PolicyError::new(code, at, message));
-}
-
-/// An object's members, read as a [`Map`](filtervm_vm::json::Map) is: by name (the first member
-/// of that name; a repeated one was resolved when the text was read) and in order.
-#[derive(Clone, Copy)]
-struct Members<'a>(&'a [(&'a str, ValueRef<'a>)]);
-
-impl<'a> Members<'a> {
-    fn get(self, name: &str) -> Option<ValueRef<'a>> {
-        self.0.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
-    }
-
-    fn contains_key(self, name: &str) -> bool {
-        self.get(name).is_some()
-    }
-
-    fn keys(self) -> impl Iterator<Item = &'a str> {
-        self.0.iter().map(|&(k, _)| k)
-    }
 }
 
 /// `depth` is the number of expressions above this node.

@@ -39,9 +39,9 @@ pub(crate) fn lower(
 }
 
 /// Parses, validates and lowers policy `text` of `dialect` to IR: [`parse_policy_text`] and then
-/// [`lower`], with the same errors. An `sns`, `basaltic`, `eventgrid` or `expr` policy is read
-/// as a borrowed tree ([`sns::lower_text`], [`basaltic::lower_text`],
-/// [`eventgrid::lower_text`], [`expr::lower_text`]).
+/// [`lower`], with the same errors. A policy of any dialect but `eventbridge` is read as a
+/// borrowed tree ([`sns::lower_text`], [`basaltic::lower_text`], [`eventgrid::lower_text`],
+/// [`expr::lower_text`], [`stream::lower_text`]).
 pub(crate) fn lower_text(
     dialect: Dialect,
     text: &str,
@@ -52,11 +52,34 @@ pub(crate) fn lower_text(
         Dialect::Basaltic => basaltic::lower_text(text, options),
         Dialect::EventGrid => eventgrid::lower_text(text, options),
         Dialect::Expr => expr::lower_text(text, options),
+        Dialect::Stream => stream::lower_text(text, options),
         _ => lower(
             dialect,
             &parse_policy_text(dialect, text, options)?,
             options,
         ),
+    }
+}
+
+/// An object's members in a borrowed tree, read as a [`Map`](json::Map) is: by name (the first
+/// member of that name; a repeated one was resolved when the text was read) and in order.
+#[derive(Clone, Copy)]
+pub(crate) struct Members<'a>(pub(crate) &'a [(&'a str, json::ValueRef<'a>)]);
+
+impl<'a> Members<'a> {
+    /// The member called `name`.
+    pub(crate) fn get(self, name: &str) -> Option<json::ValueRef<'a>> {
+        self.0.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
+    }
+
+    /// Whether a member is called `name`.
+    pub(crate) fn contains_key(self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// The members' names, in order.
+    pub(crate) fn keys(self) -> impl Iterator<Item = &'a str> {
+        self.0.iter().map(|&(k, _)| k)
     }
 }
 

@@ -381,3 +381,71 @@ fn expr_text_lowers_as_its_value_does() {
     // Both kinds are compared.
     assert!(errors > 40 && errors < 2 * texts.len(), "{errors}");
 }
+
+/// `stream` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives
+/// the IR and the errors that reading it into an owned value and lowering that gives: every
+/// conformance vector's policy, the text form (bare and as a JSON string), and texts that are
+/// not JSON, too large, too deep, hold escapes, repeated names or errors of every kind.
+#[test]
+fn stream_text_lowers_as_its_value_does() {
+    let mut texts: Vec<String> = [
+        "",
+        "[",
+        "[]",
+        "{}",
+        "null",
+        "region = eu-* and n > 5",
+        "region = eu-* and n > 5\n",
+        "region = = 5",
+        r#""region = eu-* or n >= 1e3""#,
+        r#""region ==""#,
+        r#"{"groups": [], "x": 1}"#,
+        r#"{"groups": {}}"#,
+        r#"{"groups": [1, [], [1, {"op": "=", "header": "a", "values": ["x"], "extra": 1}]]}"#,
+        r#"{"groups": [[{"op": "=", "header": "a\u00e9", "values": ["caf\u00e9"]}, {"op": "!=", "header": "b", "values": ["*.x"]}]]}"#,
+        r#"{"groups": [[{"op": "in", "header": "a", "values": ["x", "y", 1]}, {"op": "exists", "header": "b"}, {"op": "missing", "header": "c", "values": []}]]}"#,
+        r#"{"groups": [[{"op": "<", "header": "n", "values": [1e400]}, {"op": ">=", "header": "n", "values": ["5"]}, {"op": "<=", "header": "n", "values": [1, 2]}]]}"#,
+        r#"{"groups": [[{"op": "eq", "header": "a"}, {"op": 1, "header": 2, "values": 3}, {"header": "a"}, {"op": "="}]]}"#,
+        r#"{"groups": [[{"op": "exists", "header": "a", "values": ["x"]}, {"op": "in", "header": "a", "values": []}, {"op": "=", "header": "", "values": ["**"]}]]}"#,
+        r#"{"groups": [[{"op": "=", "header": "a", "values": ["x"]}]], "groups": [[{"op": "exists", "header": "b"}]]}"#,
+        r#"{"groups": [[{"op": "=", "header": "a", "values": ["x"]}] "b"}"#,
+        r#"{"groups": [[{"op": "=", "header": "a", "values": ["\ud800"]}]]}"#,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    texts.push(format!("{}1{}", "[".repeat(200), "]".repeat(200)));
+    texts.push(format!("region = {}", "x".repeat(MAX_POLICY_BYTES)));
+    let clause = r#"{"op": "in", "header": "a", "values": ["v"]}"#;
+    let many = vec![clause; 40].join(",");
+    let values = vec![r#""v""#; 40].join(",");
+    texts.push(format!(
+        r#"{{"groups": [[{many}], [{{"op": "in", "header": "a", "values": [{values}]}}]]}}"#
+    ));
+    let groups = vec![format!("[{clause}]"); 40].join(",");
+    texts.push(format!(r#"{{"groups": [{groups}]}}"#));
+    let vectors = include_str!("../../../conformance/vectors/stream.jsonl");
+    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        texts.push(v["policy"].to_string());
+        if let Some(text) = v["policy"].as_str() {
+            texts.push(text.to_owned());
+        }
+    }
+    let options = Options::Stream;
+    let mut errors = 0;
+    for text in &texts {
+        let by_tree = lower_text(Dialect::Stream, text, &options);
+        let by_value = parse_policy_text(Dialect::Stream, text, &options)
+            .and_then(|v| stream::parse(&v))
+            .map(|f| stream::lower_filter(&f));
+        errors += usize::from(by_value.is_err());
+        assert_eq!(
+            format!("{by_tree:?}"),
+            format!("{by_value:?}"),
+            "{}",
+            text.get(..200).unwrap_or(text)
+        );
+    }
+    // Both kinds are compared.
+    assert!(errors > 20 && errors < texts.len(), "{errors}");
+}
