@@ -523,7 +523,7 @@ fn parse_in(
             );
             None
         }
-        Some(ValueRef::Array(items)) if items.is_empty() => {
+        Some(ValueRef::Array([])) => {
             err(errors, CODE, value_at, "the `in` array must not be empty");
             None
         }
