@@ -3,7 +3,8 @@
 //! COUNT`, compiles that workload COUNT times for callgrind:
 //! `valgrind --tool=callgrind --toggle-collect='compile_time::profile*'
 //!  bench/target/release/examples/compile_time profile pol3c 2000`. `count [NAME]` prints the
-//! allocations of each workload's `compile_text` (and of each stage for the SNS ones); `bump NAME
+//! allocations of each workload's `compile_text` (and of each stage for the SNS ones, the text
+//! read into the thread's arena as `compile_text` reads it); `bump NAME
 //! COUNT` is `profile` with every allocation served by a bump pointer and never freed: the floor
 //! an arena for everything the compile path allocates could reach. `staged NAME COUNT` compiles
 //! an SNS workload stage by stage (policy text → JSON tree → validated policy → lowered IR →
@@ -78,17 +79,24 @@ fn main() {
                 println!("  {name:<12} {}", now - at);
                 at = now;
             };
-            let value = filtervm_vm::json::parse(w.text.as_bytes()).expect("json");
-            stage("json");
-            let root = filtervm_compiler::dialect::sns::validate(scope, &value).expect("valid");
-            stage("validate");
-            let lowered = filtervm_compiler::dialect::sns::lower::lower_policy(scope, &root);
-            stage("lower");
-            let optimized = filtervm_compiler::opt::optimize(lowered);
-            stage("optimize");
-            let program = filtervm_compiler::codegen::generate(&optimized).expect("codegen");
-            stage("codegen");
-            drop((value, root, optimized, program));
+            // As `compile_text` reads SNS text: into a borrowed tree in this thread's arena
+            // (set up by the compile above), read as `dialect::parse_policy_text` reads it.
+            let mut read = filtervm_vm::json::ParseOptions::default();
+            read.max_depth = filtervm_compiler::dialect::MAX_POLICY_DEPTH;
+            filtervm_vm::json::Arena::with_local(|arena| {
+                let value = arena.parse_str(&w.text, &read).expect("json");
+                stage("json");
+                let root =
+                    filtervm_compiler::dialect::sns::validate_ref(scope, value).expect("valid");
+                stage("validate");
+                let lowered = filtervm_compiler::dialect::sns::lower::lower_policy(scope, &root);
+                stage("lower");
+                let optimized = filtervm_compiler::opt::optimize(lowered);
+                stage("optimize");
+                let program = filtervm_compiler::codegen::generate(&optimized).expect("codegen");
+                stage("codegen");
+                drop((root, optimized, program));
+            });
         }
         return;
     }

@@ -29,7 +29,7 @@
 
 use crate::dialect::Dialect;
 use crate::error::CompileError;
-use crate::filter::{compile_text, next_identity, optimized_ir, read_policy_text};
+use crate::filter::{compile_text, next_identity, optimized_ir};
 use crate::options::Options;
 use crate::set::InsertError;
 use crate::subscriptions::{Insertion, SubscriptionSet};
@@ -172,9 +172,7 @@ impl PolicyCache {
         } else {
             // The set builds its code from the optimized IR: no program is generated (nor
             // dropped) for it.
-            let ir = read_policy_text(dialect, text, options)
-                .and_then(|policy| optimized_ir(dialect, &policy, options))
-                .map_err(CachedInsertError::Compile)?;
+            let ir = optimized_ir(dialect, text, options).map_err(CachedInsertError::Compile)?;
             let identity = next_identity();
             let inserted = set
                 .insert_ir(id, options, &ir, identity)

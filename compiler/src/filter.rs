@@ -105,8 +105,7 @@ impl Lowered {
         let dialect = options.dialect();
         // The text compiled once with these options, so neither step fails; a tree two threads
         // both lower is the same tree, and the first kept is the one every caller sees.
-        let policy = read_policy_text(dialect, text, options).ok()?;
-        let tree = dialect::lower(dialect, &policy, options).ok()?;
+        let tree = dialect::lower_text(dialect, text, options).ok()?;
         Some(self.tree.get_or_init(|| tree))
     }
 }
@@ -270,6 +269,18 @@ fn compile_policy(
     text: Option<&str>,
 ) -> Result<Filter, CompileError> {
     let lowered = dialect::lower(dialect, policy, options)?;
+    compile_lowered(dialect, lowered, Some(policy), options, text)
+}
+
+/// [`compile_policy`] from the lowered tree: `policy` is needed only for an `eventbridge`
+/// filter's kept pattern.
+fn compile_lowered(
+    dialect: Dialect,
+    lowered: ir::Node,
+    policy: Option<&json::Value>,
+    options: &Options,
+    text: Option<&str>,
+) -> Result<Filter, CompileError> {
     let (lowered, optimized) = match text {
         Some(text) => (Lowered::text(text), opt::optimize(lowered)),
         None => {
@@ -278,9 +289,11 @@ fn compile_policy(
         }
     };
     let program = generate(&optimized)?;
-    let pattern = (dialect == Dialect::EventBridge
-        && dialect::eventbridge::judges_positions(&program))
-    .then(|| dialect::eventbridge::exact::Pattern::of(policy));
+    let pattern = policy
+        .filter(|_| {
+            dialect == Dialect::EventBridge && dialect::eventbridge::judges_positions(&program)
+        })
+        .map(dialect::eventbridge::exact::Pattern::of);
     Ok(Filter {
         identity: next_identity(),
         json_body: json_body(options),
@@ -292,19 +305,20 @@ fn compile_policy(
     })
 }
 
-/// The optimized IR [`compile_value`] gives a filter, without generating its program: what a
-/// [`SubscriptionSet`](crate::SubscriptionSet) reads of a filter, as it builds its own code
-/// from the IR. The same errors as [`compile_value`], except the one that reports a bug
-/// ([`ErrorCode::InternalCodegen`]), which only generating a program can give. An
-/// `eventbridge` filter's kept pattern depends on its program: compile those with
-/// [`compile_value`].
+/// The optimized IR [`compile_text`] gives a filter of policy text, without generating its
+/// program: what a [`SubscriptionSet`](crate::SubscriptionSet) reads of a filter, as it builds
+/// its own code from the IR. The text is read as [`compile_text`] reads it (a policy of any
+/// dialect but `eventbridge` into a borrowed tree). The same errors as [`compile_text`], except
+/// the one that reports a bug ([`ErrorCode::InternalCodegen`]), which only generating a program
+/// can give. An `eventbridge` filter's kept pattern depends on its program: compile those with
+/// [`compile_text`].
 pub(crate) fn optimized_ir(
     dialect: Dialect,
-    policy: &json::Value,
+    text: &str,
     options: &Options,
 ) -> Result<ir::Node, CompileError> {
     check_options(dialect, options)?;
-    let lowered = dialect::lower(dialect, policy, options)?;
+    let lowered = dialect::lower_text(dialect, text, options)?;
     Ok(opt::optimize(lowered))
 }
 
@@ -317,8 +331,16 @@ pub fn compile_text(
     text: &str,
     options: &Options,
 ) -> Result<Filter, CompileError> {
-    let policy = read_policy_text(dialect, text, options)?;
-    compile_policy(dialect, &policy, options, Some(text))
+    if dialect == Dialect::EventBridge {
+        // Its filter keeps a pattern read from the owned value.
+        let policy = read_policy_text(dialect, text, options)?;
+        return compile_policy(dialect, &policy, options, Some(text));
+    }
+    // Every front end but `eventbridge`'s reads the text into a borrowed tree: the same IR and
+    // errors as lowering `read_policy_text`'s value.
+    check_options(dialect, options)?;
+    let lowered = dialect::lower_text(dialect, text, options)?;
+    compile_lowered(dialect, lowered, None, options, Some(text))
 }
 
 /// Reads policy text as [`compile_text`] reads it, without compiling it: the size limit, the JSON

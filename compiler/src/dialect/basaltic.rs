@@ -9,7 +9,8 @@
 use crate::error::pointer::{self, Lazy};
 use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt};
 use crate::ir::{Case, Node, NumSource, Pred, StrOp};
-use filtervm_vm::json::{Number, Value};
+use crate::options::Options;
+use filtervm_vm::json::{Arena, NumberRef, Value, ValueRef};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::{AttributeType, Message};
 use filtervm_vm::number::canonical_number_text;
@@ -85,8 +86,13 @@ pub enum Matcher {
 
 /// Parses and validates a policy, collecting every error (B-12).
 pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
+    Arena::with_local(|arena| parse_ref(arena.value(policy)))
+}
+
+/// Parses and validates a policy read as a borrowed tree, collecting every error (B-12).
+pub fn parse_ref(policy: ValueRef<'_>) -> Result<Policy, CompileError> {
     let mut errors = Vec::new();
-    let Value::Object(members) = policy else {
+    let ValueRef::Object(members) = policy else {
         return Err(CompileError::one(
             CODE,
             "",
@@ -109,7 +115,7 @@ pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
                 format!("a filter policy names at most {MAX_NAMES} attributes"),
             ));
         }
-        if name == "$or" {
+        if *name == "$or" {
             errors.push(PolicyError::new(
                 CODE,
                 &*at,
@@ -119,7 +125,7 @@ pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
         }
         if let Some(alternatives) = parse_alternatives(value, &at, &mut buffer, &mut errors) {
             attributes.push(AttributeCondition {
-                name: name.as_str().into(),
+                name: (*name).into(),
                 pointer: at,
                 alternatives,
             });
@@ -135,13 +141,13 @@ pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
 /// An attribute's alternatives, each with its pointer (written after the attribute's, `at`, which
 /// `buffer` holds, then shared).
 fn parse_alternatives(
-    value: &Value,
+    value: &ValueRef<'_>,
     at: &str,
     buffer: &mut String,
     errors: &mut Vec<PolicyError>,
 ) -> Option<Vec<(Matcher, Arc<str>)>> {
-    let Value::Array(items) = value else {
-        let what = if value.is_object() {
+    let ValueRef::Array(items) = value else {
+        let what = if matches!(value, ValueRef::Object(_)) {
             "nested objects (body matching) are not supported; the value must be an array of alternatives"
         } else {
             "the value must be an array of alternatives"
@@ -167,7 +173,12 @@ fn parse_alternatives(
 
 /// B-12: an alternatives or `anything-but` list holds 1 to [`MAX_ALTERNATIVES`] entries; the
 /// error points at the list when it is empty and at the first entry past the limit otherwise.
-fn list_length_ok(items: &[Value], at: &str, what: &str, errors: &mut Vec<PolicyError>) -> bool {
+fn list_length_ok(
+    items: &[ValueRef<'_>],
+    at: &str,
+    what: &str,
+    errors: &mut Vec<PolicyError>,
+) -> bool {
     if items.is_empty() {
         errors.push(PolicyError::new(
             CODE,
@@ -190,7 +201,7 @@ fn list_length_ok(items: &[Value], at: &str, what: &str, errors: &mut Vec<Policy
     true
 }
 
-fn number_text(n: &Number, at: &str, errors: &mut Vec<PolicyError>) -> Option<Arc<str>> {
+fn number_text(n: &NumberRef<'_>, at: &str, errors: &mut Vec<PolicyError>) -> Option<Arc<str>> {
     match finite(n) {
         Some(x) => Some(canonical_number_text(x).into()),
         None => {
@@ -204,15 +215,15 @@ fn number_text(n: &Number, at: &str, errors: &mut Vec<PolicyError>) -> Option<Ar
     }
 }
 
-fn finite(n: &Number) -> Option<f64> {
+fn finite(n: &NumberRef<'_>) -> Option<f64> {
     n.as_f64()
 }
 
-fn parse_matcher(item: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option<Matcher> {
+fn parse_matcher(item: &ValueRef<'_>, at: &str, errors: &mut Vec<PolicyError>) -> Option<Matcher> {
     match item {
-        Value::String(s) => Some(Matcher::Exact(s.as_str().into())),
-        Value::Number(n) => number_text(n, at, errors).map(Matcher::Number),
-        Value::Object(op) => {
+        ValueRef::String(s) => Some(Matcher::Exact((*s).into())),
+        ValueRef::Number(n) => number_text(n, at, errors).map(Matcher::Number),
+        ValueRef::Object(op) => {
             if op.len() != 1 {
                 errors.push(PolicyError::new(
                     CODE,
@@ -228,7 +239,7 @@ fn parse_matcher(item: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Optio
             // The operator's pointer names only its errors: written when one is reported.
             parse_operator(name, operand, &Lazy::new(at).token(name), errors)
         }
-        Value::Null | Value::Bool(_) | Value::Array(_) => {
+        ValueRef::Null | ValueRef::Bool(_) | ValueRef::Array(_) => {
             errors.push(PolicyError::new(
                 CODE,
                 at,
@@ -241,7 +252,7 @@ fn parse_matcher(item: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Optio
 
 fn parse_operator(
     name: &str,
-    operand: &Value,
+    operand: &ValueRef<'_>,
     at: &Lazy<'_>,
     errors: &mut Vec<PolicyError>,
 ) -> Option<Matcher> {
@@ -251,16 +262,16 @@ fn parse_operator(
     };
     match name {
         "prefix" | "suffix" => match operand {
-            Value::String(s) if !s.is_empty() => Some(if name == "prefix" {
-                Matcher::Prefix(s.as_str().into())
+            ValueRef::String(s) if !s.is_empty() => Some(if name == "prefix" {
+                Matcher::Prefix((*s).into())
             } else {
-                Matcher::Suffix(s.as_str().into())
+                Matcher::Suffix((*s).into())
             }),
-            Value::String(_) => fail(format!("`{name}` must not be empty")),
+            ValueRef::String(_) => fail(format!("`{name}` must not be empty")),
             _ => fail(format!("`{name}` takes a non-empty string")),
         },
         "exists" => match operand {
-            Value::Bool(b) => Some(Matcher::Exists(*b)),
+            ValueRef::Bool(b) => Some(Matcher::Exists(*b)),
             _ => fail("`exists` takes true or false".to_owned()),
         },
         "anything-but" => parse_anything_but(operand, at, errors),
@@ -277,19 +288,19 @@ fn parse_operator(
 }
 
 fn parse_anything_but(
-    operand: &Value,
+    operand: &ValueRef<'_>,
     at: &Lazy<'_>,
     errors: &mut Vec<PolicyError>,
 ) -> Option<Matcher> {
     let value_text =
-        |v: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>| -> Option<Arc<str>> {
+        |v: &ValueRef<'_>, at: &Lazy<'_>, errors: &mut Vec<PolicyError>| -> Option<Arc<str>> {
             match v {
-                Value::String(s) => Some(s.as_str().into()),
-                Value::Number(n) => match finite(n) {
+                ValueRef::String(s) => Some((*s).into()),
+                ValueRef::Number(n) => match finite(n) {
                     Some(x) => Some(canonical_number_text(x).into()),
                     None => number_text(n, &at.get(), errors),
                 },
-                Value::Object(_) => {
+                ValueRef::Object(_) => {
                     errors.push(PolicyError::new(
                         CODE,
                         at,
@@ -308,7 +319,7 @@ fn parse_anything_but(
             }
         };
     match operand {
-        Value::Array(items) => {
+        ValueRef::Array(items) => {
             // The pointer is built only for the error (a list of the right length needs none).
             let length_ok = (1..=MAX_ALTERNATIVES).contains(&items.len())
                 || list_length_ok(items, &at.get(), "the `anything-but` values", errors);
@@ -327,8 +338,12 @@ fn parse_anything_but(
     }
 }
 
-fn parse_numeric(operand: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) -> Option<Matcher> {
-    let Value::Array(items) = operand else {
+fn parse_numeric(
+    operand: &ValueRef<'_>,
+    at: &Lazy<'_>,
+    errors: &mut Vec<PolicyError>,
+) -> Option<Matcher> {
+    let ValueRef::Array(items) = operand else {
         errors.push(PolicyError::new(
             CODE,
             at,
@@ -349,7 +364,7 @@ fn parse_numeric(operand: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) 
     for (i, pair) in items.chunks(2).enumerate() {
         let (op_at, n_at) = (at.index(2 * i), at.index(2 * i + 1));
         let op = match pair.first() {
-            Some(Value::String(s)) => match s.as_str() {
+            Some(ValueRef::String(s)) => match *s {
                 "=" => Some(Cmp::Eq),
                 "<" => Some(Cmp::Lt),
                 "<=" => Some(Cmp::Le),
@@ -377,7 +392,7 @@ fn parse_numeric(operand: &Value, at: &Lazy<'_>, errors: &mut Vec<PolicyError>) 
             }
         };
         let n = match pair.get(1) {
-            Some(Value::Number(n)) => match finite(n) {
+            Some(ValueRef::Number(n)) => match finite(n) {
                 Some(x) => Some(x),
                 None => {
                     errors.push(PolicyError::new(
@@ -502,6 +517,21 @@ fn lower_matcher(key: &Key, matcher: &Matcher, at: &Arc<str>) -> Node {
 /// Parses, validates and lowers.
 pub(crate) fn lower(policy: &Value) -> Result<Node, CompileError> {
     Ok(lower_policy(&parse(policy)?))
+}
+
+/// Reads, validates and lowers policy text: what reading it into a value
+/// ([`parse_policy_text`](super::parse_policy_text)) and then [`lower`] do, with the same errors,
+/// through a borrowed tree in this thread's arena (no allocation for the tree, nothing to drop).
+pub(crate) fn lower_text(text: &str, options: &Options) -> Result<Node, CompileError> {
+    let policy = Arena::with_local(|arena| {
+        parse_ref(super::parse_policy_ref(
+            super::Dialect::Basaltic,
+            text,
+            options,
+            arena,
+        )?)
+    })?;
+    Ok(lower_policy(&policy))
 }
 
 /// The publish-time check of B-13: at most 20 attributes, names of 1-256 bytes, values of at

@@ -35,9 +35,9 @@
 use crate::error::pointer::Lazy;
 use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt, pointer};
 use crate::ir::{Case, Node, Pred, StrOp};
-use crate::options::{EventGridOptions, EventGridSchema as Schema};
+use crate::options::{EventGridOptions, EventGridSchema as Schema, Options};
 use filtervm_vm::fold::fold;
-use filtervm_vm::json::{Map, Value};
+use filtervm_vm::json::{Arena, Value, ValueRef};
 use filtervm_vm::key::Key;
 use filtervm_vm::message::Message;
 use filtervm_vm::number::Decimal;
@@ -288,7 +288,14 @@ pub struct Policy {
 
 /// Parses and validates a policy, collecting every error (EG-40, EG-40a, EG-41).
 pub fn parse(policy: &Value, schema: Schema) -> Result<Policy, CompileError> {
-    let Value::Object(members) = policy else {
+    Arena::with_local(|arena| parse_ref(arena.value(policy), schema))
+}
+
+/// Parses and validates a policy read as a borrowed tree, collecting every error (EG-40,
+/// EG-40a, EG-41).
+pub fn parse_ref(policy: ValueRef<'_>, schema: Schema) -> Result<Policy, CompileError> {
+    let members = policy;
+    let ValueRef::Object(_) = members else {
         return Err(CompileError::one(
             CODE,
             "",
@@ -318,11 +325,14 @@ pub fn parse(policy: &Value, schema: Schema) -> Result<Policy, CompileError> {
 }
 
 /// EG-5..EG-8, EG-40.10.
-fn parse_event_types(value: Option<&Value>, errors: &mut Vec<PolicyError>) -> Option<Vec<String>> {
+fn parse_event_types(
+    value: Option<ValueRef<'_>>,
+    errors: &mut Vec<PolicyError>,
+) -> Option<Vec<String>> {
     let at = "/includedEventTypes";
     let items = match value {
-        None | Some(Value::Null) => return None,
-        Some(Value::Array(items)) => items,
+        None | Some(ValueRef::Null) => return None,
+        Some(ValueRef::Array(items)) => items,
         Some(_) => {
             errors.push(PolicyError::new(
                 CODE,
@@ -335,7 +345,7 @@ fn parse_event_types(value: Option<&Value>, errors: &mut Vec<PolicyError>) -> Op
     let mut types = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         match item {
-            Value::String(s) => types.push(s.clone()),
+            ValueRef::String(s) => types.push((*s).to_owned()),
             _ => errors.push(PolicyError::new(
                 CODE,
                 pointer::index(at, i),
@@ -348,10 +358,11 @@ fn parse_event_types(value: Option<&Value>, errors: &mut Vec<PolicyError>) -> Op
     (!all).then_some(types)
 }
 
-fn string_member(members: &Map, name: &str, errors: &mut Vec<PolicyError>) -> String {
+/// The string member `name` of the policy object `members`.
+fn string_member(members: ValueRef<'_>, name: &str, errors: &mut Vec<PolicyError>) -> String {
     match members.get(name) {
         None => String::new(),
-        Some(Value::String(s)) => s.clone(),
+        Some(ValueRef::String(s)) => s.to_owned(),
         Some(_) => {
             errors.push(PolicyError::new(
                 CODE,
@@ -363,10 +374,11 @@ fn string_member(members: &Map, name: &str, errors: &mut Vec<PolicyError>) -> St
     }
 }
 
-fn bool_member(members: &Map, name: &str, errors: &mut Vec<PolicyError>) -> bool {
+/// The boolean member `name` of the policy object `members`.
+fn bool_member(members: ValueRef<'_>, name: &str, errors: &mut Vec<PolicyError>) -> bool {
     match members.get(name) {
         None => false,
-        Some(Value::Bool(b)) => *b,
+        Some(ValueRef::Bool(b)) => b,
         Some(_) => {
             errors.push(PolicyError::new(
                 CODE,
@@ -379,11 +391,14 @@ fn bool_member(members: &Map, name: &str, errors: &mut Vec<PolicyError>) -> bool
 }
 
 /// EG-40 items 1-9.
-fn parse_filters(value: Option<&Value>, errors: &mut Vec<PolicyError>) -> Vec<AdvancedFilter> {
+fn parse_filters(
+    value: Option<ValueRef<'_>>,
+    errors: &mut Vec<PolicyError>,
+) -> Vec<AdvancedFilter> {
     let at = "/advancedFilters";
     let items = match value {
         None => return Vec::new(),
-        Some(Value::Array(items)) => items,
+        Some(ValueRef::Array(items)) => items,
         Some(_) => {
             errors.push(PolicyError::new(
                 CODE,
@@ -429,12 +444,13 @@ fn count_value(values_seen: &mut usize, at: &Lazy<'_>, errors: &mut Vec<PolicyEr
 }
 
 fn parse_filter(
-    item: &Value,
+    item: &ValueRef<'_>,
     at: &str,
     values_seen: &mut usize,
     errors: &mut Vec<PolicyError>,
 ) -> Option<AdvancedFilter> {
-    let Value::Object(entry) = item else {
+    let entry = *item;
+    let ValueRef::Object(_) = entry else {
         errors.push(PolicyError::new(
             CODE,
             at,
@@ -456,7 +472,7 @@ fn parse_filter(
             ));
             None
         }
-        Some(Value::String(name)) => {
+        Some(ValueRef::String(name)) => {
             let op = Operator::from_name(name);
             if op.is_none() {
                 let names: Vec<&str> = Operator::ALL.iter().map(|o| o.name()).collect();
@@ -487,8 +503,8 @@ fn parse_filter(
     };
     let key_at = filter_at.token("key");
     let key = match entry.get("key") {
-        Some(Value::String(k)) if !k.is_empty() => Some(k.clone()),
-        Some(Value::String(_)) => {
+        Some(ValueRef::String(k)) if !k.is_empty() => Some(k.to_owned()),
+        Some(ValueRef::String(_)) => {
             errors.push(PolicyError::new(
                 CODE,
                 &key_at,
@@ -526,8 +542,8 @@ fn parse_filter(
     })
 }
 
-fn policy_number(v: &Value) -> Option<PolicyNumber> {
-    let Value::Number(n) = v else {
+fn policy_number(v: &ValueRef<'_>) -> Option<PolicyNumber> {
+    let ValueRef::Number(n) = v else {
         return None;
     };
     n.to_decimal().map(|value| PolicyNumber {
@@ -536,9 +552,10 @@ fn policy_number(v: &Value) -> Option<PolicyNumber> {
     })
 }
 
+/// The operand of `operator` in the filter object `entry`.
 fn parse_operand(
     operator: Operator,
-    entry: &Map,
+    entry: ValueRef<'_>,
     at: &str,
     values_seen: &mut usize,
     errors: &mut Vec<PolicyError>,
@@ -563,9 +580,9 @@ fn parse_operand(
             };
             count_value(values_seen, &at, errors);
             match (kind, v) {
-                (OperandKind::Bool, Value::Bool(b)) => Some(Operand::Bool(*b)),
-                (OperandKind::Number, Value::Number(_)) => {
-                    let n = policy_number(v);
+                (OperandKind::Bool, ValueRef::Bool(b)) => Some(Operand::Bool(b)),
+                (OperandKind::Number, ValueRef::Number(_)) => {
+                    let n = policy_number(&v);
                     if n.is_none() {
                         errors.push(PolicyError::new(
                             CODE,
@@ -599,8 +616,8 @@ fn parse_operand(
         OperandKind::Numbers | OperandKind::Strings | OperandKind::Ranges => {
             let at = filter_at.token("values");
             let items = match entry.get("values") {
-                Some(Value::Array(items)) if !items.is_empty() => items,
-                Some(Value::Array(_)) => {
+                Some(ValueRef::Array(items)) if !items.is_empty() => items,
+                Some(ValueRef::Array(_)) => {
                     errors.push(PolicyError::new(
                         CODE,
                         &at,
@@ -638,7 +655,7 @@ fn parse_operand(
                 match kind {
                     OperandKind::Numbers => match (item, policy_number(item)) {
                         (_, Some(n)) => numbers.push(n),
-                        (Value::Number(_), None) => errors.push(PolicyError::new(
+                        (ValueRef::Number(_), None) => errors.push(PolicyError::new(
                             CODE,
                             &at,
                             format!(
@@ -656,7 +673,7 @@ fn parse_operand(
                         )),
                     },
                     OperandKind::Strings => match item {
-                        Value::String(s) => {
+                        ValueRef::String(s) => {
                             let chars = s.chars().count();
                             if chars > MAX_STRING_CHARS {
                                 errors.push(PolicyError::new(
@@ -667,7 +684,7 @@ fn parse_operand(
                                     ),
                                 ));
                             } else {
-                                strings.push(s.clone());
+                                strings.push((*s).to_owned());
                             }
                         }
                         _ => errors.push(PolicyError::new(
@@ -700,11 +717,11 @@ fn parse_operand(
 
 /// EG-40.6: exactly two numbers, `low <= high` [decision].
 fn parse_range(
-    item: &Value,
+    item: &ValueRef<'_>,
     at: &Lazy<'_>,
     errors: &mut Vec<PolicyError>,
 ) -> Option<(PolicyNumber, PolicyNumber)> {
-    let Value::Array(bounds) = item else {
+    let ValueRef::Array(bounds) = item else {
         errors.push(PolicyError::new(
             CODE,
             at,
@@ -715,7 +732,7 @@ fn parse_range(
         ));
         return None;
     };
-    let [low, high] = bounds.as_slice() else {
+    let [low, high] = bounds else {
         errors.push(PolicyError::new(
             CODE,
             at,
@@ -726,7 +743,7 @@ fn parse_range(
         ));
         return None;
     };
-    let bound = |v: &Value, i: usize, errors: &mut Vec<PolicyError>| {
+    let bound = |v: &ValueRef<'_>, i: usize, errors: &mut Vec<PolicyError>| {
         let n = policy_number(v);
         if n.is_none() {
             errors.push(PolicyError::new(
@@ -989,6 +1006,19 @@ pub fn lower_policy(policy: &Policy) -> Node {
 /// Parses, validates and lowers.
 pub(crate) fn lower(policy: &Value, options: EventGridOptions) -> Result<Node, CompileError> {
     Ok(lower_policy(&parse(policy, options.schema)?))
+}
+
+/// Reads, validates and lowers policy text: what reading it into a value
+/// ([`parse_policy_text`](super::parse_policy_text)) and then [`lower`] do, with the same errors,
+/// through a borrowed tree in this thread's arena (no allocation for the tree, nothing to drop).
+pub(crate) fn lower_text(text: &str, options: &Options) -> Result<Node, CompileError> {
+    let policy = Arena::with_local(|arena| {
+        parse_ref(
+            super::parse_policy_ref(super::Dialect::EventGrid, text, options, arena)?,
+            options.eventgrid().schema,
+        )
+    })?;
+    Ok(lower_policy(&policy))
 }
 
 /// Reads one line of `filtervm match` input: one event as JSON text, checked here and kept as

@@ -35,11 +35,12 @@
 //! with `EXPR_TOO_DEEP` in one linear pass (the JSON reader would otherwise refuse it with a
 //! generic nesting error).
 
+use super::Members;
 use crate::error::pointer::{self, Lazy};
 use crate::error::{CompileError, ErrorCode, PolicyError, excerpt};
 use crate::ir::{Case, Node, Pred, StrOp};
-use crate::options::ExprOptions;
-use filtervm_vm::json::{Map, Value};
+use crate::options::{ExprOptions, Options};
+use filtervm_vm::json::{Arena, Value, ValueRef};
 use filtervm_vm::key::Key;
 use filtervm_vm::value::Shapes;
 use std::sync::Arc;
@@ -102,8 +103,14 @@ pub enum CondOp {
 
 /// Parses and validates a policy, collecting every error in policy order.
 pub fn parse(policy: &Value, options: &ExprOptions) -> Result<Expr, CompileError> {
+    Arena::with_local(|arena| parse_ref(arena.value(policy), options))
+}
+
+/// Parses and validates a policy read as a borrowed tree, collecting every error in policy
+/// order.
+pub fn parse_ref(policy: ValueRef<'_>, options: &ExprOptions) -> Result<Expr, CompileError> {
     let mut errors = Vec::new();
-    if policy.is_array() {
+    if matches!(policy, ValueRef::Array(_)) {
         // E11.
         return Err(CompileError::one(
             CODE,
@@ -111,7 +118,7 @@ pub fn parse(policy: &Value, options: &ExprOptions) -> Result<Expr, CompileError
             "a policy must be one condition or expression object; top-level arrays are not allowed (there is no implicit AND; wrap them in {\"op\": \"AND\", \"exp\": [...]})",
         ));
     }
-    let parsed = parse_node(policy, "", 0, options.max_depth, &mut errors);
+    let parsed = parse_node(&policy, "", 0, options.max_depth, &mut errors);
     match parsed {
         Some(expr) if errors.is_empty() => Ok(expr),
         _ if errors.is_empty() => Err(CompileError::one(CODE, "", "invalid policy")),
@@ -131,13 +138,13 @@ fn err(
 
 /// `depth` is the number of expressions above this node.
 fn parse_node(
-    value: &Value,
+    value: &ValueRef<'_>,
     at: &str,
     depth: usize,
     max_depth: usize,
     errors: &mut Vec<PolicyError>,
 ) -> Option<Expr> {
-    let Value::Object(members) = value else {
+    let ValueRef::Object(members) = *value else {
         err(
             errors,
             CODE,
@@ -146,6 +153,7 @@ fn parse_node(
         );
         return None;
     };
+    let members = Members(members);
     let has_exp = members.contains_key("exp");
     let has_key = members.contains_key("key");
     match (has_exp, has_key) {
@@ -164,7 +172,7 @@ fn parse_node(
             let message = if members.contains_key("values") {
                 "`values` is upstream vocabulary; an expression takes `exp` (an array) and a condition takes `key`"
             } else if members.contains_key("value")
-                && matches!(members.get("op"), Some(Value::String(op)) if is_logical(op))
+                && matches!(members.get("op"), Some(ValueRef::String(op)) if is_logical(op))
             {
                 "`NOT`/`AND`/`OR` take their operands in the array `exp`, not in `value`"
             } else {
@@ -191,7 +199,7 @@ enum Logic {
 }
 
 fn parse_expression(
-    members: &Map,
+    members: Members<'_>,
     at: &str,
     depth: usize,
     max_depth: usize,
@@ -199,7 +207,7 @@ fn parse_expression(
 ) -> Option<Expr> {
     let exp = members.get("exp");
     // E2: this expression sits at level depth + 1; stop before descending any further.
-    if let Some(Value::Array(_)) = exp
+    if let Some(ValueRef::Array(_)) = exp
         && depth >= max_depth
     {
         err(
@@ -246,7 +254,7 @@ fn parse_expression(
             );
             None
         }
-        Some(Value::String(op)) => match op.as_str() {
+        Some(ValueRef::String(op)) => match op {
             "AND" => Some(Logic::And),
             "OR" => Some(Logic::Or),
             "NOT" => Some(Logic::Not),
@@ -285,7 +293,7 @@ fn parse_expression(
                 None
             }
         },
-        Some(Value::Null) => {
+        Some(ValueRef::Null) => {
             err(
                 errors,
                 CODE,
@@ -305,7 +313,7 @@ fn parse_expression(
         }
     };
     let exp_at = node_at.token("exp");
-    let Some(Value::Array(items)) = exp else {
+    let Some(ValueRef::Array(items)) = exp else {
         err(
             errors,
             CODE,
@@ -362,11 +370,11 @@ enum Op {
     Exists,
 }
 
-fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Option<Expr> {
+fn parse_condition(members: Members<'_>, at: &str, errors: &mut Vec<PolicyError>) -> Option<Expr> {
     let before = errors.len();
     // E9: allowed members are `key`, `op` and `value`.
     for name in members.keys() {
-        if !matches!(name.as_str(), "key" | "op" | "value") {
+        if !matches!(name, "key" | "op" | "value") {
             let hint = if name == "values" {
                 " (upstream vocabulary is not accepted)"
             } else {
@@ -385,7 +393,7 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
     }
     // E8.
     let key = match members.get("key") {
-        Some(Value::String(k)) if !k.is_empty() => Some(k.clone()),
+        Some(ValueRef::String(k)) if !k.is_empty() => Some(k.to_owned()),
         _ => {
             err(
                 errors,
@@ -401,8 +409,8 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
     let op_at = node_at.token("op");
     let op = match members.get("op") {
         // The seed: a null (or absent) op is `in`.
-        None | Some(Value::Null) => Some(Op::In),
-        Some(Value::String(op)) => match op.as_str() {
+        None | Some(ValueRef::Null) => Some(Op::In),
+        Some(ValueRef::String(op)) => match op {
             "startsWith" | "startWith" => Some(Op::StartsWith),
             "endsWith" => Some(Op::EndsWith),
             "contains" => Some(Op::Contains),
@@ -463,10 +471,10 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
                 _ => "contains",
             };
             match value {
-                Some(Value::String(s)) => Some(match op {
-                    Op::StartsWith => CondOp::StartsWith(s.clone()),
-                    Op::EndsWith => CondOp::EndsWith(s.clone()),
-                    _ => CondOp::Contains(s.clone()),
+                Some(ValueRef::String(s)) => Some(match op {
+                    Op::StartsWith => CondOp::StartsWith(s.to_owned()),
+                    Op::EndsWith => CondOp::EndsWith(s.to_owned()),
+                    _ => CondOp::Contains(s.to_owned()),
                 }),
                 None => {
                     err(errors, CODE, at, format!("`{name}` needs a string `value`"));
@@ -500,7 +508,7 @@ fn parse_condition(members: &Map, at: &str, errors: &mut Vec<PolicyError>) -> Op
 
 /// E4: a non-empty array of strings.
 fn parse_in(
-    value: Option<&Value>,
+    value: Option<ValueRef<'_>>,
     at: &str,
     value_at: &str,
     errors: &mut Vec<PolicyError>,
@@ -515,16 +523,16 @@ fn parse_in(
             );
             None
         }
-        Some(Value::Array(items)) if items.is_empty() => {
+        Some(ValueRef::Array([])) => {
             err(errors, CODE, value_at, "the `in` array must not be empty");
             None
         }
-        Some(Value::Array(items)) => {
+        Some(ValueRef::Array(items)) => {
             let mut out = Vec::with_capacity(items.len());
             let mut ok = true;
             for (i, item) in items.iter().enumerate() {
                 match item {
-                    Value::String(s) => out.push(s.clone()),
+                    ValueRef::String(s) => out.push((*s).to_owned()),
                     _ => {
                         ok = false;
                         err(
@@ -596,6 +604,19 @@ pub fn lower_policy(expr: &Expr) -> Node {
 /// Parses, validates and lowers.
 pub(crate) fn lower(policy: &Value, options: ExprOptions) -> Result<Node, CompileError> {
     Ok(lower_policy(&parse(policy, &options)?))
+}
+
+/// Reads, validates and lowers policy text: what reading it into a value
+/// ([`parse_policy_text`](super::parse_policy_text)) and then [`lower`] do, with the same errors,
+/// through a borrowed tree in this thread's arena (no allocation for the tree, nothing to drop).
+pub(crate) fn lower_text(text: &str, options: &Options) -> Result<Node, CompileError> {
+    let expr = Arena::with_local(|arena| {
+        parse_ref(
+            super::parse_policy_ref(super::Dialect::Expr, text, options, arena)?,
+            &options.expr(),
+        )
+    })?;
+    Ok(lower_policy(&expr))
 }
 
 /// One open JSON container seen by [`check_text`].

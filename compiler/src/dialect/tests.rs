@@ -1,4 +1,5 @@
 use super::*;
+use crate::options::{EventGridOptions, EventGridSchema, ExprOptions};
 use crate::{ErrorCode, compile, compile_text, message_from_json};
 use serde_json::json;
 
@@ -98,4 +99,353 @@ fn policy_text_errors_have_the_dialect_codes() {
     }
     let e = compile_text(Dialect::Sns, "{oops", &Options::from(Dialect::Sns)).unwrap_err();
     assert!(e.to_string().contains("failed to parse JSON."), "{e}");
+}
+
+/// `sns` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives the
+/// IR and the errors that reading it into an owned value and lowering that gives, in both
+/// scopes: every conformance vector's policy, and texts that are not JSON, too large, too deep,
+/// hold escapes or repeated names, or are a JSON string holding the policy text.
+#[test]
+fn sns_text_lowers_as_its_value_does() {
+    let mut texts: Vec<String> = [
+        "",
+        "[",
+        "[]",
+        "{}",
+        "null",
+        r#"{"a": ["x"], "a": [1]}"#,
+        r#"{"a\u00e9": ["caf\u00e9", {"prefix": "\ud83d\ude00"}], "b": [{"numeric": [">", 1, "<", 2]}]}"#,
+        r#"{"a": [{"prefix": 1}], "b": [], "c": {}, "d": 5, "$or": [{"prefix": ["x"]}]}"#,
+        r#"{"a": {"b": {"c": ["x"]}}, "d": [{"exists": true}, {"anything-but": ["x", 1]}]}"#,
+        r#"{"a": ["x"] "b"}"#,
+        r#"{"a": ["\ud800"]}"#,
+        r#"{"a": [1e400]}"#,
+        r#""{\"a\": [\"x\"]}""#,
+        r#""\"{}\"""#,
+        r#""not json""#,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    texts.push(format!("{}1{}", "[".repeat(200), "]".repeat(200)));
+    texts.push(format!(r#"{{"a": ["{}"]}}"#, "x".repeat(MAX_POLICY_BYTES)));
+    texts.push(
+        serde_json::to_string(&format!(r#"{{"a": ["{}"]}}"#, "x".repeat(MAX_POLICY_BYTES)))
+            .unwrap(),
+    );
+    let vectors = include_str!("../../../conformance/vectors/sns.jsonl");
+    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        texts.push(v["policy"].to_string());
+    }
+    let mut errors = 0;
+    for scope in [
+        crate::SnsScope::MessageAttributes,
+        crate::SnsScope::MessageBody,
+    ] {
+        let options = Options::Sns(crate::SnsOptions::default().with_scope(scope));
+        for text in &texts {
+            let by_tree = lower_text(Dialect::Sns, text, &options);
+            // As `compile_text` read it before: the owned value, a JSON string read once more
+            // as the policy text, then validated (through `Arena::value`) and lowered.
+            let read = |text: &str| parse_policy_text(Dialect::Sns, text, &options);
+            let by_value = read(text)
+                .and_then(|v| match v {
+                    json::Value::String(inner) => read(&inner),
+                    other => Ok(other),
+                })
+                .and_then(|v| sns::validate(scope, &v))
+                .map(|root| sns::lower::lower_policy(scope, &root));
+            errors += usize::from(by_value.is_err());
+            assert_eq!(
+                format!("{by_tree:?}"),
+                format!("{by_value:?}"),
+                "{scope:?} {}",
+                text.get(..200).unwrap_or(text)
+            );
+            // A value that is a JSON string is read as the policy text, once.
+            let given = lower(Dialect::Sns, &json::Value::String(text.clone()), &options);
+            let once = read(text)
+                .and_then(|v| sns::validate(scope, &v))
+                .map(|root| sns::lower::lower_policy(scope, &root));
+            assert_eq!(format!("{given:?}"), format!("{once:?}"));
+        }
+    }
+    // Both kinds are compared.
+    assert!(errors > 20 && errors < 2 * texts.len(), "{errors}");
+}
+
+/// `basaltic` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives
+/// the IR and the errors that reading it into an owned value and lowering that gives: every
+/// conformance vector's policy, and texts that are not JSON, too large, too deep, hold escapes,
+/// repeated names or errors of every kind.
+#[test]
+fn basaltic_text_lowers_as_its_value_does() {
+    let mut texts: Vec<String> = [
+        "",
+        "[",
+        "[]",
+        "{}",
+        r#""{\"a\": [\"x\"]}""#,
+        r#"{"a": ["x"], "a": [1]}"#,
+        r#"{"a\u00e9": ["caf\u00e9", {"prefix": "\ud83d\ude00"}], "b": [{"numeric": [">", 1, "<", 2]}]}"#,
+        r#"{"a": [{"prefix": ""}], "b": [], "c": {}, "d": 5, "$or": [], "e": [{"x": 1, "y": 2}]}"#,
+        r#"{"a": [{"anything-but": ["x", 1, {"prefix": "y"}, null]}], "b": [{"numeric": ["!", "x"]}]}"#,
+        r#"{"a": [{"exists": 1}], "b": [true, null, []], "c": [1e400], "d": [{"anything-but": 1e400}]}"#,
+        r#"{"a": ["x"] "b"}"#,
+        r#"{"a": ["\ud800"]}"#,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    texts.push(format!("{}1{}", "[".repeat(200), "]".repeat(200)));
+    texts.push(format!(r#"{{"a": ["{}"]}}"#, "x".repeat(MAX_POLICY_BYTES)));
+    let many: Vec<String> = (0..30).map(|i| format!(r#""k{i}": ["v"]"#)).collect();
+    texts.push(format!("{{{}}}", many.join(",")));
+    let vectors = include_str!("../../../conformance/vectors/basaltic.jsonl");
+    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        texts.push(v["policy"].to_string());
+    }
+    let options = Options::Basaltic;
+    let mut errors = 0;
+    for text in &texts {
+        let by_tree = lower_text(Dialect::Basaltic, text, &options);
+        let by_value = parse_policy_text(Dialect::Basaltic, text, &options)
+            .and_then(|v| basaltic::parse(&v))
+            .map(|p| basaltic::lower_policy(&p));
+        errors += usize::from(by_value.is_err());
+        assert_eq!(
+            format!("{by_tree:?}"),
+            format!("{by_value:?}"),
+            "{}",
+            text.get(..200).unwrap_or(text)
+        );
+    }
+    // Both kinds are compared.
+    assert!(errors > 10 && errors < texts.len(), "{errors}");
+}
+
+/// `eventgrid` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives
+/// the IR and the errors that reading it into an owned value and lowering that gives, in both
+/// schemas: every conformance vector's policy, and texts that are not JSON, too large, too deep,
+/// hold escapes, repeated names or errors of every kind.
+#[test]
+fn eventgrid_text_lowers_as_its_value_does() {
+    let mut texts: Vec<String> = [
+        "",
+        "[",
+        "[]",
+        "{}",
+        "null",
+        r#""{}""#,
+        r#"{"subjectBeginsWith": "a", "subjectBeginsWith": "b\u00e9"}"#,
+        r#"{"includedEventTypes": ["A", 1, null], "subjectEndsWith": 5, "isSubjectCaseSensitive": "yes"}"#,
+        r#"{"includedEventTypes": "All", "enableAdvancedFilteringOnArrays": 1, "advancedFilters": {}}"#,
+        r#"{"includedEventTypes": ["x", "aLl"], "isSubjectCaseSensitive": true, "subjectEndsWith": "\ud83d\ude00"}"#,
+        r#"{"advancedFilters": [1, {}, {"operatorType": "NumberIn"}, {"operatorType": 7, "key": ""}, {"operatorType": "numberin", "key": 3}]}"#,
+        r#"{"advancedFilters": [{"operatorType": "BoolEquals", "key": "data.b", "value": "x"}, {"operatorType": "NumberLessThan", "key": "data.n", "value": 1e99999999999999999999}]}"#,
+        r#"{"advancedFilters": [{"operatorType": "NumberIn", "key": "data.n", "values": []}, {"operatorType": "NumberIn", "key": "data.n", "values": [1, "x", 1e99999999999999999999]}]}"#,
+        r#"{"advancedFilters": [{"operatorType": "StringIn", "key": "data.s", "values": "x"}, {"operatorType": "StringContains", "key": "Data.s", "values": ["caf\u00e9", 2, {"a": [1]}]}]}"#,
+        r#"{"advancedFilters": [{"operatorType": "NumberInRange", "key": "data.n", "values": [[1, 2], [3], 4, [5, 1], ["a", 1e99999999999999999999]]}]}"#,
+        r#"{"advancedFilters": [{"operatorType": "IsNullOrUndefined", "key": "subject", "value": [1]}, {"operatorType": "NumberGreaterThanOrEquals", "key": "id"}]}"#,
+        r#"{"advancedFilters": [{"operatorType": "StringNotIn", "key": "data.s", "values": ["x"]}] "b"}"#,
+        r#"{"subjectBeginsWith": "\ud800"}"#,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    texts.push(format!("{}1{}", "[".repeat(200), "]".repeat(200)));
+    texts.push(format!(
+        r#"{{"subjectBeginsWith": "{}"}}"#,
+        "x".repeat(MAX_POLICY_BYTES)
+    ));
+    let long = format!(r#""{}""#, "y".repeat(600));
+    let many: Vec<String> = (0..30)
+        .map(|i| {
+            format!(
+                r#"{{"operatorType": "StringIn", "key": "data.k{i}", "values": [{long}, "v"]}}"#
+            )
+        })
+        .collect();
+    texts.push(format!(r#"{{"advancedFilters": [{}]}}"#, many.join(",")));
+    let many: Vec<String> = (0..30).map(|i| format!(r#""k{i}": {i}"#)).collect();
+    texts.push(format!("{{{}}}", many.join(",")));
+    let vectors = include_str!("../../../conformance/vectors/eventgrid.jsonl");
+    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        texts.push(v["policy"].to_string());
+    }
+    let mut errors = 0;
+    for schema in [EventGridSchema::EventGrid, EventGridSchema::CloudEvents] {
+        let options = Options::EventGrid(EventGridOptions::default().with_schema(schema));
+        for text in &texts {
+            let by_tree = lower_text(Dialect::EventGrid, text, &options);
+            let by_value = parse_policy_text(Dialect::EventGrid, text, &options)
+                .and_then(|v| eventgrid::parse(&v, schema))
+                .map(|p| eventgrid::lower_policy(&p));
+            errors += usize::from(by_value.is_err());
+            assert_eq!(
+                format!("{by_tree:?}"),
+                format!("{by_value:?}"),
+                "{}",
+                text.get(..200).unwrap_or(text)
+            );
+        }
+    }
+    // Both kinds are compared.
+    assert!(errors > 20 && errors < 2 * texts.len(), "{errors}");
+}
+
+/// `expr` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives the
+/// IR and the errors that reading it into an owned value and lowering that gives, with the
+/// default and a small `max_depth`: every conformance vector's policy, and texts that are not
+/// JSON, too large, too deep, hold escapes, repeated names or errors of every kind.
+#[test]
+fn expr_text_lowers_as_its_value_does() {
+    let mut texts: Vec<String> = [
+        "",
+        "[",
+        "[]",
+        "{}",
+        "null",
+        r#""x""#,
+        r#"[{"key": "a", "value": ["x"]}]"#,
+        r#"{"key": "a", "value": ["x"], "key": "b\u00e9"}"#,
+        r#"{"key": "a", "op": null, "value": ["caf\u00e9", "\ud83d\ude00"]}"#,
+        r#"{"key": "", "op": "in", "value": [], "values": 1, "x": 2}"#,
+        r#"{"key": 1, "op": "endWith", "value": "x"}"#,
+        r#"{"key": "a", "op": "StartsWith", "value": 1}"#,
+        r#"{"key": "a", "op": "startWith", "value": "x"}"#,
+        r#"{"key": "a", "op": "contanis", "value": "x"}"#,
+        r#"{"key": "a", "op": "exists", "value": "x"}"#,
+        r#"{"key": "a", "op": "exists"}"#,
+        r#"{"key": "a", "op": "contains"}"#,
+        r#"{"key": "a", "op": 5}"#,
+        r#"{"key": "a"}"#,
+        r#"{"key": "a", "value": "x"}"#,
+        r#"{"key": "a", "value": ["x", 1, null]}"#,
+        r#"{"key": "a", "op": "AND", "value": ["x"]}"#,
+        r#"{"op": "AND", "value": [{"key": "a", "value": ["x"]}]}"#,
+        r#"{"values": ["x"]}"#,
+        r#"{"exp": [], "key": "a"}"#,
+        r#"{"op": "and", "exp": [{"key": "a", "op": "exists"}], "value": 1}"#,
+        r#"{"op": "NAND", "exp": [{"key": "a", "op": "exists"}]}"#,
+        r#"{"op": "XOR", "exp": {}}"#,
+        r#"{"op": null, "exp": [1, "x", {"key": "a", "op": "exists"}]}"#,
+        r#"{"op": 1, "exp": []}"#,
+        r#"{"exp": [{"key": "a", "op": "exists"}]}"#,
+        r#"{"op": "NOT", "exp": [{"key": "a", "op": "exists"}, {"key": "b", "op": "exists"}]}"#,
+        r#"{"op": "OR", "exp": []}"#,
+        r#"{"op": "OR", "exp": [{"op": "NOT", "exp": [{"key": "a", "op": "in", "value": ["x"]}]}, {"op": "AND", "exp": [{"key": "b", "op": "startsWith", "value": "y"}, {"key": "c", "op": "endsWith", "value": "z"}, {"key": "d", "op": "contains", "value": "w"}]}]}"#,
+        r#"{"key": "a", "op": "exists"} x"#,
+        r#"{"key": "\ud800", "op": "exists"}"#,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let nested = |n: usize| {
+        format!(
+            "{}{{\"key\": \"a\", \"op\": \"exists\"}}{}",
+            r#"{"op": "NOT", "exp": ["#.repeat(n),
+            "]}".repeat(n)
+        )
+    };
+    texts.extend([2, 3, 4, 40, 70, 200].map(nested));
+    texts.push(format!("{}1{}", "[".repeat(200), "]".repeat(200)));
+    texts.push(format!(
+        r#"{{"key": "a", "op": "startsWith", "value": "{}"}}"#,
+        "x".repeat(MAX_POLICY_BYTES)
+    ));
+    let many: Vec<String> = (0..30).map(|i| format!(r#""k{i}": {i}"#)).collect();
+    texts.push(format!("{{{}}}", many.join(",")));
+    let vectors = include_str!("../../../conformance/vectors/expr.jsonl");
+    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        texts.push(v["policy"].to_string());
+    }
+    let mut errors = 0;
+    for max_depth in [ExprOptions::default().max_depth, 3] {
+        let expr = ExprOptions { max_depth };
+        let options = Options::Expr(expr);
+        for text in &texts {
+            let by_tree = lower_text(Dialect::Expr, text, &options);
+            let by_value = parse_policy_text(Dialect::Expr, text, &options)
+                .and_then(|v| expr::parse(&v, &expr))
+                .map(|p| expr::lower_policy(&p));
+            errors += usize::from(by_value.is_err());
+            assert_eq!(
+                format!("{by_tree:?}"),
+                format!("{by_value:?}"),
+                "{}",
+                text.get(..200).unwrap_or(text)
+            );
+        }
+    }
+    // Both kinds are compared.
+    assert!(errors > 40 && errors < 2 * texts.len(), "{errors}");
+}
+
+/// `stream` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives
+/// the IR and the errors that reading it into an owned value and lowering that gives: every
+/// conformance vector's policy, the text form (bare and as a JSON string), and texts that are
+/// not JSON, too large, too deep, hold escapes, repeated names or errors of every kind.
+#[test]
+fn stream_text_lowers_as_its_value_does() {
+    let mut texts: Vec<String> = [
+        "",
+        "[",
+        "[]",
+        "{}",
+        "null",
+        "region = eu-* and n > 5",
+        "region = eu-* and n > 5\n",
+        "region = = 5",
+        r#""region = eu-* or n >= 1e3""#,
+        r#""region ==""#,
+        r#"{"groups": [], "x": 1}"#,
+        r#"{"groups": {}}"#,
+        r#"{"groups": [1, [], [1, {"op": "=", "header": "a", "values": ["x"], "extra": 1}]]}"#,
+        r#"{"groups": [[{"op": "=", "header": "a\u00e9", "values": ["caf\u00e9"]}, {"op": "!=", "header": "b", "values": ["*.x"]}]]}"#,
+        r#"{"groups": [[{"op": "in", "header": "a", "values": ["x", "y", 1]}, {"op": "exists", "header": "b"}, {"op": "missing", "header": "c", "values": []}]]}"#,
+        r#"{"groups": [[{"op": "<", "header": "n", "values": [1e400]}, {"op": ">=", "header": "n", "values": ["5"]}, {"op": "<=", "header": "n", "values": [1, 2]}]]}"#,
+        r#"{"groups": [[{"op": "eq", "header": "a"}, {"op": 1, "header": 2, "values": 3}, {"header": "a"}, {"op": "="}]]}"#,
+        r#"{"groups": [[{"op": "exists", "header": "a", "values": ["x"]}, {"op": "in", "header": "a", "values": []}, {"op": "=", "header": "", "values": ["**"]}]]}"#,
+        r#"{"groups": [[{"op": "=", "header": "a", "values": ["x"]}]], "groups": [[{"op": "exists", "header": "b"}]]}"#,
+        r#"{"groups": [[{"op": "=", "header": "a", "values": ["x"]}] "b"}"#,
+        r#"{"groups": [[{"op": "=", "header": "a", "values": ["\ud800"]}]]}"#,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    texts.push(format!("{}1{}", "[".repeat(200), "]".repeat(200)));
+    texts.push(format!("region = {}", "x".repeat(MAX_POLICY_BYTES)));
+    let clause = r#"{"op": "in", "header": "a", "values": ["v"]}"#;
+    let many = vec![clause; 40].join(",");
+    let values = vec![r#""v""#; 40].join(",");
+    texts.push(format!(
+        r#"{{"groups": [[{many}], [{{"op": "in", "header": "a", "values": [{values}]}}]]}}"#
+    ));
+    let groups = vec![format!("[{clause}]"); 40].join(",");
+    texts.push(format!(r#"{{"groups": [{groups}]}}"#));
+    let vectors = include_str!("../../../conformance/vectors/stream.jsonl");
+    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        texts.push(v["policy"].to_string());
+        if let Some(text) = v["policy"].as_str() {
+            texts.push(text.to_owned());
+        }
+    }
+    let options = Options::Stream;
+    let mut errors = 0;
+    for text in &texts {
+        let by_tree = lower_text(Dialect::Stream, text, &options);
+        let by_value = parse_policy_text(Dialect::Stream, text, &options)
+            .and_then(|v| stream::parse(&v))
+            .map(|f| stream::lower_filter(&f));
+        errors += usize::from(by_value.is_err());
+        assert_eq!(
+            format!("{by_tree:?}"),
+            format!("{by_value:?}"),
+            "{}",
+            text.get(..200).unwrap_or(text)
+        );
+    }
+    // Both kinds are compared.
+    assert!(errors > 20 && errors < texts.len(), "{errors}");
 }

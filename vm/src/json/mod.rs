@@ -2,7 +2,9 @@
 //!
 //! - **Policies** are read into an owned tree, [`Value`], by [`parse`] / [`parse_with`]: numbers
 //!   keep their exact source text ([`Number`]: `1.50`, `1e400` and `-0` stay as written), objects
-//!   keep their member order ([`Map`]).
+//!   keep their member order ([`Map`]). A front end that keeps nothing of the tree reads it as a
+//!   borrowed one instead, [`ValueRef`], held in an [`Arena`] ([`Arena::parse_str`]; a [`Value`]
+//!   converts with [`Arena::value`]).
 //! - **Messages** are read by an [`Extractor`] with a [`Selector`] (the paths a program or a
 //!   subscription set reads): the whole input is validated, but only the wanted members are kept,
 //!   in a pruned document ([`Node`]) that borrows the input and a per-message arena.
@@ -124,6 +126,7 @@ mod read;
 mod select;
 #[cfg(test)]
 mod select_tests;
+mod tree;
 mod value;
 
 pub use error::{Error, ErrorKind};
@@ -133,6 +136,7 @@ pub(crate) use read::passed_rests;
 pub use read::{LoneSurrogates, ReadMode};
 pub use select::{Extractor, Member, NameTest, Node, Selector};
 pub(crate) use select::{Tap, Tapped};
+pub use tree::{Arena, NumberRef, ValueRef};
 pub use value::{
     DEFAULT_MAX_DEPTH, Duplicates, Iter, MAX_DEPTH_CEILING, Map, Number, ParseOptions, Quoted,
     Value, parse, parse_str_with, parse_with,

@@ -56,7 +56,7 @@ pub mod parse;
 use crate::error::CompileError;
 use crate::ir::Node;
 use crate::options::{Options, SnsOptions};
-use filtervm_vm::json::Value;
+use filtervm_vm::json::{Arena, Value, ValueRef};
 
 /// The AWS wording of a policy that is not JSON (rule 35).
 pub const NOT_JSON: &str = "failed to parse JSON.";
@@ -73,12 +73,19 @@ pub fn parse_text(text: &str) -> Result<Value, CompileError> {
     )
 }
 
-/// Parses and validates a policy for `scope`, in the order of rule 13.
+/// Parses and validates a policy for `scope`, in the order of rule 13: [`validate_ref`] of the
+/// policy as a borrowed tree.
 pub fn validate(scope: Scope, policy: &Value) -> Result<parse::Object, CompileError> {
-    let mut parser = parse::Parser::default();
-    let root = parser.root(policy);
-    let Some(root) = root.filter(|_| parser.errors.is_empty()) else {
-        return Err(parser.errors.into());
+    Arena::with_local(|arena| validate_ref(scope, arena.value(policy)))
+}
+
+/// Parses and validates a policy for `scope`, in the order of rule 13.
+pub fn validate_ref(scope: Scope, policy: ValueRef<'_>) -> Result<parse::Object, CompileError> {
+    let (root, errors) = parse::Parser::with_local_buffer(|parser| {
+        (parser.root_ref(policy), std::mem::take(&mut parser.errors))
+    });
+    let Some(root) = root.filter(|_| errors.is_empty()) else {
+        return Err(errors.into());
     };
     // One walk tells which checks can report anything; each of those then walks again.
     let shape = limits::Shape::of(&root);
@@ -102,14 +109,36 @@ pub fn validate(scope: Scope, policy: &Value) -> Result<parse::Object, CompileEr
 /// Parses, validates and lowers. A policy given as a JSON string is read as the policy text.
 pub(crate) fn lower(policy: &Value, options: SnsOptions) -> Result<Node, CompileError> {
     let scope = options.scope;
-    let parsed;
-    let policy = match policy {
+    let root = match policy {
         Value::String(text) => {
-            parsed = parse_text(text)?;
-            &parsed
+            Arena::with_local(|arena| validate_ref(scope, read(text, options, arena)?))?
         }
-        other => other,
+        other => validate(scope, other)?,
     };
-    let root = validate(scope, policy)?;
     Ok(lower::lower_policy(scope, &root))
+}
+
+/// Reads, validates and lowers policy text: what [`parse_text`] and then [`lower`] of the value
+/// do, with the same errors (a policy that is a JSON string is read as the policy text, once),
+/// through a borrowed tree in this thread's arena: the tree costs no allocation, and dropping it
+/// nothing.
+pub(crate) fn lower_text(text: &str, options: SnsOptions) -> Result<Node, CompileError> {
+    let scope = options.scope;
+    let root = Arena::with_local(|arena| {
+        let policy = match read(text, options, arena)? {
+            ValueRef::String(inner) => read(inner, options, arena)?,
+            other => other,
+        };
+        validate_ref(scope, policy)
+    })?;
+    Ok(lower::lower_policy(scope, &root))
+}
+
+/// Policy text read into `arena` (rule 35: "failed to parse JSON.", rule 44: 256 KiB).
+fn read<'a>(
+    text: &'a str,
+    options: SnsOptions,
+    arena: &'a Arena,
+) -> Result<ValueRef<'a>, CompileError> {
+    super::parse_policy_ref(super::Dialect::Sns, text, &Options::Sns(options), arena)
 }

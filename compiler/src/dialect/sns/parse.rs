@@ -11,8 +11,9 @@
 use crate::error::pointer::Lazy;
 use crate::error::{ErrorCode, PolicyError, excerpt, pointer, suggestion};
 use filtervm_vm::cidr::Cidr;
-use filtervm_vm::json::{Map, Number, Value};
+use filtervm_vm::json::{Arena, NumberRef, Value, ValueRef};
 use filtervm_vm::wildcard::Wildcard;
+use std::cell::Cell;
 use std::sync::Arc;
 
 const SYNTAX: ErrorCode = ErrorCode::SnsSyntaxError;
@@ -190,6 +191,29 @@ impl Default for Parser {
     }
 }
 
+thread_local! {
+    /// A pointer buffer kept between parsers on this thread ([`Parser::with_local_buffer`]).
+    static BUFFER: Cell<String> = const { Cell::new(String::new()) };
+}
+
+impl Parser {
+    /// Calls `f` with a parser whose pointer buffer is this thread's, kept for the next parser
+    /// when `f` returns: a thread that has parsed a policy parses the next without allocating
+    /// the buffer. The parser is the same as [`Parser::default`] in every other way.
+    pub fn with_local_buffer<R>(f: impl FnOnce(&mut Parser) -> R) -> R {
+        let mut scratch = BUFFER.try_with(Cell::take).unwrap_or_default();
+        scratch.clear();
+        scratch.reserve(SCRATCH);
+        let mut parser = Parser {
+            errors: Vec::new(),
+            scratch,
+        };
+        let out = f(&mut parser);
+        let _ = BUFFER.try_with(|cell| cell.set(std::mem::take(&mut parser.scratch)));
+        out
+    }
+}
+
 impl Parser {
     /// Enters member `name` of what is being read: returns the length to [`Parser::leave`] to,
     /// and the member's pointer, shared (one allocation). The pointer is written in place after
@@ -213,19 +237,22 @@ impl Parser {
     }
 }
 
-fn text_of(v: &Value) -> String {
+/// The members of a policy object, in policy order.
+type Members<'a> = &'a [(&'a str, ValueRef<'a>)];
+
+fn text_of(v: &ValueRef<'_>) -> String {
     match v {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Null => "null".to_owned(),
-        Value::Object(_) => "{".to_owned(),
-        Value::Array(_) => "[".to_owned(),
+        ValueRef::String(s) => (*s).to_owned(),
+        ValueRef::Number(n) => n.to_string(),
+        ValueRef::Bool(b) => b.to_string(),
+        ValueRef::Null => "null".to_owned(),
+        ValueRef::Object(_) => "{".to_owned(),
+        ValueRef::Array(_) => "[".to_owned(),
     }
 }
 
 /// A policy number as a binary64: `None` when it is not finite (rule 31 DECISION).
-fn finite(n: &Number) -> Option<f64> {
+fn finite(n: &NumberRef<'_>) -> Option<f64> {
     n.as_f64()
 }
 
@@ -241,7 +268,7 @@ impl Parser {
         None
     }
 
-    fn not_finite<T>(&mut self, at: impl Into<String>, n: &Number) -> Option<T> {
+    fn not_finite<T>(&mut self, at: impl Into<String>, n: &NumberRef<'_>) -> Option<T> {
         self.fail(
             VALUE,
             at,
@@ -252,9 +279,15 @@ impl Parser {
         )
     }
 
-    /// Parses the policy root (rule 1; rule 2: `{}` is the empty policy).
+    /// Parses the policy root (rule 1; rule 2: `{}` is the empty policy), given as an owned
+    /// tree: [`Parser::root_ref`] of it.
     pub fn root(&mut self, policy: &Value) -> Option<Object> {
-        let Value::Object(map) = policy else {
+        Arena::with_local(|arena| self.root_ref(arena.value(policy)))
+    }
+
+    /// Parses the policy root (rule 1; rule 2: `{}` is the empty policy).
+    pub fn root_ref(&mut self, policy: ValueRef<'_>) -> Option<Object> {
+        let ValueRef::Object(map) = policy else {
             return self.fail(
                 SYNTAX,
                 "",
@@ -266,10 +299,10 @@ impl Parser {
     }
 
     /// Parses an object's members (rule 1, 15, 34, 36); the buffer holds the object's pointer.
-    fn object(&mut self, map: &Map, in_or: bool) -> Option<Object> {
+    fn object(&mut self, map: Members<'_>, in_or: bool) -> Option<Object> {
         let before = self.errors.len();
         let mut members = Vec::with_capacity(map.len());
-        for (name, value) in map {
+        for &(name, value) in map {
             let (len, at) = self.enter_member(name);
             self.member(name, value, at, in_or, &mut members);
             self.leave(len);
@@ -282,7 +315,7 @@ impl Parser {
     fn member(
         &mut self,
         name: &str,
-        value: &Value,
+        value: ValueRef<'_>,
         at: Arc<str>,
         in_or: bool,
         members: &mut Vec<Member>,
@@ -305,11 +338,11 @@ impl Parser {
             return;
         }
         match value {
-            Value::Object(child) if child.is_empty() => {
+            ValueRef::Object([]) => {
                 // D-4.
                 self.fail::<()>(SYNTAX, &*at, "Empty objects are not allowed");
             }
-            Value::Object(child) => {
+            ValueRef::Object(child) => {
                 if let Some(object) = self.object(child, in_or) {
                     members.push(Member::Nested {
                         name: name.into(),
@@ -318,7 +351,7 @@ impl Parser {
                     });
                 }
             }
-            Value::Array(items) => {
+            ValueRef::Array(items) => {
                 if let Some(alternatives) = self.alternatives(items, &at) {
                     members.push(Member::Leaf {
                         name: name.into(),
@@ -339,8 +372,8 @@ impl Parser {
     }
 
     /// Parses a `$or` value: an array of two or more non-empty objects (rule 34).
-    fn or(&mut self, value: &Value, at: &str) -> Option<Vec<(Object, Arc<str>)>> {
-        let Value::Array(items) = value else {
+    fn or(&mut self, value: ValueRef<'_>, at: &str) -> Option<Vec<(Object, Arc<str>)>> {
+        let ValueRef::Array(items) = value else {
             return self.fail(SYNTAX, at, "It must be an Array followed with $or.");
         };
         let before = self.errors.len();
@@ -348,10 +381,10 @@ impl Parser {
         for (i, item) in items.iter().enumerate() {
             let (len, at) = self.enter_element(i);
             match item {
-                Value::Object(map) if map.is_empty() => {
+                ValueRef::Object([]) => {
                     self.fail::<()>(SYNTAX, &*at, "Empty objects are not allowed");
                 }
-                Value::Object(map) => {
+                ValueRef::Object(map) => {
                     if let Some(object) = self.object(map, true) {
                         branches.push((object, at));
                     }
@@ -377,7 +410,7 @@ impl Parser {
     }
 
     /// Parses a leaf list (rules 1, 37).
-    fn alternatives(&mut self, items: &[Value], at: &str) -> Option<Alternatives> {
+    fn alternatives(&mut self, items: &[ValueRef<'_>], at: &str) -> Option<Alternatives> {
         if items.is_empty() {
             return self.fail(SYNTAX, at, "Empty arrays are not allowed");
         }
@@ -415,20 +448,20 @@ impl Parser {
         (self.errors.len() == before).then_some(Alternatives::Many(out))
     }
 
-    fn alternative(&mut self, item: &Value, at: &str) -> Option<Matcher> {
+    fn alternative(&mut self, item: &ValueRef<'_>, at: &str) -> Option<Matcher> {
         const MATCH_VALUE: &str = "Match value must be String, number, true, false, or null";
         match item {
-            Value::String(s) => Some(Matcher::Exact(s.as_str().into())),
-            Value::Number(n) => match finite(n) {
+            ValueRef::String(s) => Some(Matcher::Exact((*s).into())),
+            ValueRef::Number(n) => match finite(n) {
                 Some(x) => Some(Matcher::Number(x)),
                 None => self.not_finite(at, n),
             },
-            Value::Bool(b) => Some(Matcher::Bool(*b)),
-            Value::Null => Some(Matcher::Null),
-            Value::Array(_) => self.fail(TYPE, at, MATCH_VALUE),
-            Value::Object(op) => {
+            ValueRef::Bool(b) => Some(Matcher::Bool(*b)),
+            ValueRef::Null => Some(Matcher::Null),
+            ValueRef::Array(_) => self.fail(TYPE, at, MATCH_VALUE),
+            ValueRef::Object(op) => {
                 let mut entries = op.iter();
-                let Some((name, operand)) = entries.next() else {
+                let Some(&(name, operand)) = entries.next() else {
                     return self.fail(
                         SYNTAX,
                         at,
@@ -451,16 +484,16 @@ impl Parser {
     }
 
     /// One operator (rules 25-33, 37-41, 43a).
-    fn operator(&mut self, name: &str, operand: &Value, at: &Lazy<'_>) -> Option<Matcher> {
+    fn operator(&mut self, name: &str, operand: ValueRef<'_>, at: &Lazy<'_>) -> Option<Matcher> {
         // The operand's text, borrowed: each matcher copies what it keeps, once.
         fn text<'v>(
             p: &mut Parser,
-            operand: &'v Value,
+            operand: ValueRef<'v>,
             at: &Lazy<'_>,
             what: &str,
         ) -> Option<&'v str> {
             match operand {
-                Value::String(s) => Some(s.as_str()),
+                ValueRef::String(s) => Some(s),
                 _ => p.fail(TYPE, at, format!("{what} match pattern must be a string")),
             }
         }
@@ -487,7 +520,7 @@ impl Parser {
                 }
             }
             "exists" => match operand {
-                Value::Bool(b) => Some(Matcher::Exists(*b)),
+                ValueRef::Bool(b) => Some(Matcher::Exists(b)),
                 _ => self.fail(
                     TYPE,
                     at,
@@ -509,8 +542,8 @@ impl Parser {
     }
 
     /// `numeric` (rules 31, 38, 43a), token by token as event-ruler reads it.
-    fn numeric(&mut self, operand: &Value, at: &Lazy<'_>) -> Option<Matcher> {
-        let Value::Array(items) = operand else {
+    fn numeric(&mut self, operand: ValueRef<'_>, at: &Lazy<'_>) -> Option<Matcher> {
+        let ValueRef::Array(items) = operand else {
             return self.fail(TYPE, at, "Value of numeric must be an array.");
         };
         // The pointer of element `i`, or of the array itself when the element is missing.
@@ -521,7 +554,7 @@ impl Parser {
                 at.get()
             }
         };
-        let Some(Value::String(op)) = items.first() else {
+        let Some(&ValueRef::String(op)) = items.first() else {
             let text = items.first().map_or("]".to_owned(), text_of);
             return self.fail(
                 SYNTAX,
@@ -539,7 +572,7 @@ impl Parser {
         // The operand after the operator at `i`.
         let number = |p: &mut Parser, i: usize, op: &str| -> Option<f64> {
             match items.get(i) {
-                Some(Value::Number(n)) => match finite(n) {
+                Some(ValueRef::Number(n)) => match finite(n) {
                     Some(x) => Some(x),
                     None => p.not_finite(ptr(i), n),
                 },
@@ -553,7 +586,7 @@ impl Parser {
         let too_many = |p: &mut Parser, i: usize| -> Option<Matcher> {
             p.fail(SYNTAX, ptr(i), "Too many elements in numeric expression")
         };
-        match op.as_str() {
+        match op {
             "=" => {
                 let x = number(self, 1, op)?;
                 if items.len() > 2 {
@@ -589,7 +622,7 @@ impl Parser {
                         hi: None,
                     });
                 };
-                let Value::String(op2) = second else {
+                let &ValueRef::String(op2) = second else {
                     return self.fail(
                         SYNTAX,
                         ptr(2),
@@ -627,17 +660,17 @@ impl Parser {
     }
 
     /// `anything-but` (rules 28-30, 41, 43a).
-    fn anything_but(&mut self, operand: &Value, at: &Lazy<'_>) -> Option<Exclusion> {
+    fn anything_but(&mut self, operand: ValueRef<'_>, at: &Lazy<'_>) -> Option<Exclusion> {
         match operand {
-            Value::String(s) => Some(Exclusion::Strings(vec![s.clone()])),
-            Value::Number(n) => match finite(n) {
+            ValueRef::String(s) => Some(Exclusion::Strings(vec![s.to_owned()])),
+            ValueRef::Number(n) => match finite(&n) {
                 Some(x) => Some(Exclusion::Numbers(vec![x])),
-                None => self.not_finite(at, n),
+                None => self.not_finite(at, &n),
             },
-            Value::Array(items) => self.anything_but_list(items, at),
-            Value::Object(op) => {
+            ValueRef::Array(items) => self.anything_but_list(items, at),
+            ValueRef::Object(op) => {
                 let mut entries = op.iter();
-                let Some((name, inner)) = entries.next() else {
+                let Some(&(name, inner)) = entries.next() else {
                     return self.fail(SYNTAX, at, "Anything-But expression name not found");
                 };
                 let excl = self.anything_but_pattern(name, inner, &at.token(name))?;
@@ -650,7 +683,7 @@ impl Parser {
                 }
                 Some(excl)
             }
-            Value::Bool(_) | Value::Null => {
+            ValueRef::Bool(_) | ValueRef::Null => {
                 let what = if operand.is_null() { "null" } else { "boolean" };
                 self.fail(
                     TYPE,
@@ -663,7 +696,7 @@ impl Parser {
         }
     }
 
-    fn anything_but_list(&mut self, items: &[Value], at: &Lazy<'_>) -> Option<Exclusion> {
+    fn anything_but_list(&mut self, items: &[ValueRef<'_>], at: &Lazy<'_>) -> Option<Exclusion> {
         const MIXED: &str = "Inside anything but list, either all values are number or string, mixed type is not supported";
         if items.is_empty() {
             return self.fail(SYNTAX, at, format!("{MIXED} (the list is empty)"));
@@ -673,16 +706,16 @@ impl Parser {
         for (i, item) in items.iter().enumerate() {
             let item_at = at.index(i);
             match item {
-                Value::String(s) => strings.push(s.clone()),
-                Value::Number(n) => match finite(n) {
+                ValueRef::String(s) => strings.push((*s).to_owned()),
+                ValueRef::Number(n) => match finite(n) {
                     Some(x) => numbers.push(x),
                     None => return self.not_finite(&item_at, n),
                 },
                 other => {
                     let what = match other {
-                        Value::Bool(_) => "boolean",
-                        Value::Null => "null",
-                        Value::Object(_) => "object",
+                        ValueRef::Bool(_) => "boolean",
+                        ValueRef::Null => "null",
+                        ValueRef::Object(_) => "object",
                         _ => "array",
                     };
                     return self.fail(
@@ -708,7 +741,7 @@ impl Parser {
     fn anything_but_pattern(
         &mut self,
         name: &str,
-        operand: &Value,
+        operand: ValueRef<'_>,
         at: &Lazy<'_>,
     ) -> Option<Exclusion> {
         if !ANYTHING_BUT_OPERATORS.contains(&name) {
@@ -724,12 +757,12 @@ impl Parser {
         }
         // Each entry with its index in the list (`None`: the operand is the one entry).
         let entries: Vec<(String, Option<usize>)> = match operand {
-            Value::String(s) => vec![(s.clone(), None)],
-            Value::Array(items) if !items.is_empty() => {
+            ValueRef::String(s) => vec![(s.to_owned(), None)],
+            ValueRef::Array(items) if !items.is_empty() => {
                 let mut out = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
                     match item {
-                        Value::String(s) => out.push((s.clone(), Some(i))),
+                        ValueRef::String(s) => out.push(((*s).to_owned(), Some(i))),
                         _ => {
                             return self.fail(
                                 TYPE,
@@ -830,11 +863,34 @@ mod tests {
         ] {
             let mut p = Parser::default();
             let operand = Value::from(&op);
-            let (name, operand) = operand.as_object().unwrap().iter().next().unwrap();
+            let arena = Arena::new();
+            let operand = arena.value(&operand);
+            let &(name, operand) = operand.as_object().unwrap().first().unwrap();
             let with_pointer = p.operator(name, operand, &Lazy::new("/k/0").token("op"));
             assert!(p.errors.is_empty(), "{op}");
             assert_eq!(one(op.clone()).ok(), with_pointer, "{op}");
         }
+    }
+
+    /// A parser with the thread's pointer buffer reads as a new one does, and the buffer (empty,
+    /// with its room) is the next such parser's.
+    #[test]
+    fn the_thread_buffer_is_kept_between_parsers() {
+        let policy = Value::from(&json!({"a": [{"prefix": 1}], "b": {"c": ["x", 2]}, "d": [3]}));
+        let mut fresh = Parser::default();
+        let expected = (fresh.root(&policy), fresh.errors);
+        let read = || {
+            Parser::with_local_buffer(|p| {
+                assert!(p.scratch.is_empty() && p.scratch.capacity() >= SCRATCH);
+                let root = p.root(&policy);
+                (root, std::mem::take(&mut p.errors), p.scratch.as_ptr())
+            })
+        };
+        let (first, second) = (read(), read());
+        assert!(!expected.1.is_empty());
+        assert_eq!((first.0, first.1), expected);
+        assert_eq!((second.0, second.1), expected);
+        assert_eq!(first.2, second.2);
     }
 
     /// A list of one or two alternatives is held inline, a longer one in a vector; all read as the

@@ -8,15 +8,21 @@ use super::ast::{
     CODE, Clause, CmpOp, Cond, LIMIT_CODE, MAX_CLAUSES, MAX_GROUPS, MAX_IN_VALUES, StreamFilter,
     check_header, check_pattern, operand,
 };
+use crate::dialect::Members;
 use crate::error::pointer::{self, Lazy};
 use crate::error::{CompileError, PolicyError, excerpt};
-use filtervm_vm::json::{Map, Value};
+use filtervm_vm::json::{Arena, Value, ValueRef};
 use filtervm_vm::pattern::SegmentPattern;
 
 /// Parses and validates the JSON form, collecting every error.
 pub fn parse(policy: &Value) -> Result<StreamFilter, CompileError> {
+    Arena::with_local(|arena| parse_ref(arena.value(policy)))
+}
+
+/// Parses and validates the JSON form read as a borrowed tree, collecting every error.
+pub fn parse_ref(policy: ValueRef<'_>) -> Result<StreamFilter, CompileError> {
     let mut errors = Vec::new();
-    let filter = parse_filter(policy, &mut errors);
+    let filter = parse_filter(&policy, &mut errors);
     match filter {
         Some(f) if errors.is_empty() => Ok(f),
         _ => {
@@ -28,8 +34,8 @@ pub fn parse(policy: &Value) -> Result<StreamFilter, CompileError> {
     }
 }
 
-fn parse_filter(policy: &Value, errors: &mut Vec<PolicyError>) -> Option<StreamFilter> {
-    let Value::Object(top) = policy else {
+fn parse_filter(policy: &ValueRef<'_>, errors: &mut Vec<PolicyError>) -> Option<StreamFilter> {
+    let ValueRef::Object(top) = *policy else {
         errors.push(PolicyError::new(
             CODE,
             "",
@@ -38,6 +44,7 @@ fn parse_filter(policy: &Value, errors: &mut Vec<PolicyError>) -> Option<StreamF
         ));
         return None;
     };
+    let top = Members(top);
     for name in top.keys().filter(|k| *k != "groups") {
         errors.push(PolicyError::new(
             CODE,
@@ -49,7 +56,7 @@ fn parse_filter(policy: &Value, errors: &mut Vec<PolicyError>) -> Option<StreamF
         ));
     }
     let groups = match top.get("groups") {
-        Some(Value::Array(groups)) => groups,
+        Some(ValueRef::Array(groups)) => groups,
         Some(_) => {
             errors.push(PolicyError::new(
                 CODE,
@@ -96,8 +103,12 @@ fn parse_filter(policy: &Value, errors: &mut Vec<PolicyError>) -> Option<StreamF
     (errors.len() == before).then_some(StreamFilter { groups: parsed })
 }
 
-fn parse_group(group: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option<Vec<Clause>> {
-    let Value::Array(clauses) = group else {
+fn parse_group(
+    group: &ValueRef<'_>,
+    at: &str,
+    errors: &mut Vec<PolicyError>,
+) -> Option<Vec<Clause>> {
+    let ValueRef::Array(clauses) = *group else {
         errors.push(PolicyError::new(
             CODE,
             at,
@@ -160,8 +171,8 @@ fn op_of(name: &str) -> Option<Op> {
     })
 }
 
-fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Option<Clause> {
-    let Value::Object(m) = clause else {
+fn parse_clause(clause: &ValueRef<'_>, at: &str, errors: &mut Vec<PolicyError>) -> Option<Clause> {
+    let ValueRef::Object(m) = *clause else {
         errors.push(PolicyError::new(
             CODE,
             at,
@@ -169,9 +180,10 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
         ));
         return None;
     };
+    let m = Members(m);
     let before = errors.len();
     for name in m.keys() {
-        if !matches!(name.as_str(), "op" | "header" | "values") {
+        if !matches!(name, "op" | "header" | "values") {
             errors.push(PolicyError::new(
                 CODE,
                 pointer::push(at, name),
@@ -186,7 +198,7 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
     let clause_at = Lazy::new(at);
     let op_at = clause_at.token("op");
     let op = match m.get("op") {
-        Some(Value::String(s)) => {
+        Some(ValueRef::String(s)) => {
             let op = op_of(s);
             if op.is_none() {
                 errors.push(PolicyError::new(
@@ -217,8 +229,8 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
     };
     let header_at = clause_at.token("header");
     let header = match m.get("header") {
-        Some(Value::String(s)) => match check_header(s) {
-            Ok(()) => Some(s.clone()),
+        Some(ValueRef::String(s)) => match check_header(s) {
+            Ok(()) => Some(s.to_owned()),
             Err((code, message)) => {
                 errors.push(PolicyError::new(code, &header_at, message));
                 None
@@ -238,9 +250,9 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
         }
     };
     let values_at = pointer::push(at, "values");
-    let values: Option<&[Value]> = match m.get("values") {
+    let values: Option<&[ValueRef<'_>]> = match m.get("values") {
         None => Some(&[]),
-        Some(Value::Array(v)) => Some(v.as_slice()),
+        Some(ValueRef::Array(v)) => Some(v),
         Some(_) => {
             errors.push(PolicyError::new(
                 CODE,
@@ -260,8 +272,8 @@ fn parse_clause(clause: &Value, at: &str, errors: &mut Vec<PolicyError>) -> Opti
 
 fn parse_cond(
     op: Op,
-    values: &[Value],
-    clause: &Map,
+    values: &[ValueRef<'_>],
+    clause: Members<'_>,
     at: &str,
     values_at: &str,
     errors: &mut Vec<PolicyError>,
@@ -353,7 +365,7 @@ fn parse_cond(
             };
             let at0 = pointer::index(values_at, 0);
             match only {
-                Value::Number(n) => match n.as_f64().and_then(operand) {
+                ValueRef::Number(n) => match n.as_f64().and_then(operand) {
                     Some(x) => Some(Cond::Cmp(cmp, x)),
                     None => fail(
                         &at0,
@@ -375,13 +387,13 @@ fn parse_cond(
 
 /// A pattern operand of `=`, `!=` or `in`: a string (S10), compiled (S7, seed "Patterns").
 fn pattern_value(
-    v: &Value,
+    v: &ValueRef<'_>,
     at: &str,
     op: &str,
     errors: &mut Vec<PolicyError>,
 ) -> Option<SegmentPattern> {
     match v {
-        Value::String(s) => match check_pattern(s) {
+        ValueRef::String(s) => match check_pattern(s) {
             Ok(p) => Some(p),
             Err((code, message)) => {
                 errors.push(PolicyError::new(code, at, message));
@@ -402,13 +414,13 @@ fn pattern_value(
     }
 }
 
-fn kind(v: &Value) -> &'static str {
+fn kind(v: &ValueRef<'_>) -> &'static str {
     match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        ValueRef::Null => "null",
+        ValueRef::Bool(_) => "a boolean",
+        ValueRef::Number(_) => "a number",
+        ValueRef::String(_) => "a string",
+        ValueRef::Array(_) => "an array",
+        ValueRef::Object(_) => "an object",
     }
 }

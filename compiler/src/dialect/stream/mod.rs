@@ -36,7 +36,8 @@ pub mod text;
 
 use crate::error::{CompileError, pointer};
 use crate::ir::{Case, Node, NumSource, Pred, StrOp};
-use filtervm_vm::json::Value;
+use crate::options::Options;
+use filtervm_vm::json::{Arena, Value, ValueRef};
 use filtervm_vm::key::Key;
 use filtervm_vm::pattern::SegmentPattern;
 use filtervm_vm::program::Interval;
@@ -53,6 +54,15 @@ pub fn parse(policy: &Value) -> Result<StreamFilter, CompileError> {
     match policy {
         Value::String(s) => parse_text(s),
         other => json::parse(other),
+    }
+}
+
+/// Parses and validates a policy read as a borrowed tree: the JSON form (an object) or the text
+/// form (a string).
+pub fn parse_ref(policy: ValueRef<'_>) -> Result<StreamFilter, CompileError> {
+    match policy {
+        ValueRef::String(s) => parse_text(s),
+        other => json::parse_ref(other),
     }
 }
 
@@ -171,6 +181,22 @@ pub fn lower_filter(filter: &StreamFilter) -> Node {
 /// Parses, validates and lowers (the JSON form, or the text form given as a JSON string).
 pub(crate) fn lower(policy: &Value) -> Result<Node, CompileError> {
     Ok(lower_filter(&parse(policy)?))
+}
+
+/// Reads, validates and lowers policy text: what reading it into a value
+/// ([`parse_policy_text`](super::parse_policy_text)) and then [`lower`] do, with the same errors,
+/// through a borrowed tree in this thread's arena (no allocation for the tree, nothing to drop;
+/// the text form is parsed from the text itself).
+pub(crate) fn lower_text(text: &str, options: &Options) -> Result<Node, CompileError> {
+    let filter = Arena::with_local(|arena| {
+        parse_ref(super::parse_policy_ref(
+            super::Dialect::Stream,
+            text,
+            options,
+            arena,
+        )?)
+    })?;
+    Ok(lower_filter(&filter))
 }
 
 #[cfg(test)]
