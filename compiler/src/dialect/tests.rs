@@ -132,11 +132,10 @@ fn sns_text_lowers_as_its_value_does() {
         serde_json::to_string(&format!(r#"{{"a": ["{}"]}}"#, "x".repeat(MAX_POLICY_BYTES)))
             .unwrap(),
     );
-    let vectors = include_str!("../../../conformance/vectors/sns.jsonl");
-    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        texts.push(v["policy"].to_string());
-    }
+    texts.extend(
+        vector_policies(include_str!("../../../conformance/vectors/sns.jsonl"))
+            .map(|p| p.to_string()),
+    );
     let mut errors = 0;
     for scope in [
         crate::SnsScope::MessageAttributes,
@@ -174,6 +173,40 @@ fn sns_text_lowers_as_its_value_does() {
     assert!(errors > 20 && errors < 2 * texts.len(), "{errors}");
 }
 
+/// The policy of each conformance vector in `vectors` (JSON lines).
+fn vector_policies(vectors: &str) -> impl Iterator<Item = serde_json::Value> + '_ {
+    vectors
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+            v["policy"].take()
+        })
+}
+
+/// Requires `by_tree` and `by_value` to lower each text alike (the same IR or the same errors,
+/// compared as their `Debug` text, `label` naming the options in a failure); returns how many
+/// texts `by_value` rejects.
+fn lowered_alike<T: std::fmt::Debug, E: std::fmt::Debug>(
+    texts: &[String],
+    label: &str,
+    by_tree: impl Fn(&str) -> Result<T, E>,
+    by_value: impl Fn(&str) -> Result<T, E>,
+) -> usize {
+    let mut errors = 0;
+    for text in texts {
+        let by_value = by_value(text);
+        errors += usize::from(by_value.is_err());
+        assert_eq!(
+            format!("{:?}", by_tree(text)),
+            format!("{by_value:?}"),
+            "{label} {}",
+            text.get(..200).unwrap_or(text)
+        );
+    }
+    errors
+}
+
 /// `basaltic` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives
 /// the IR and the errors that reading it into an owned value and lowering that gives: every
 /// conformance vector's policy, and texts that are not JSON, too large, too deep, hold escapes,
@@ -200,26 +233,21 @@ fn basaltic_text_lowers_as_its_value_does() {
     texts.push(format!(r#"{{"a": ["{}"]}}"#, "x".repeat(MAX_POLICY_BYTES)));
     let many: Vec<String> = (0..30).map(|i| format!(r#""k{i}": ["v"]"#)).collect();
     texts.push(format!("{{{}}}", many.join(",")));
-    let vectors = include_str!("../../../conformance/vectors/basaltic.jsonl");
-    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        texts.push(v["policy"].to_string());
-    }
+    texts.extend(
+        vector_policies(include_str!("../../../conformance/vectors/basaltic.jsonl"))
+            .map(|p| p.to_string()),
+    );
     let options = Options::Basaltic;
-    let mut errors = 0;
-    for text in &texts {
-        let by_tree = lower_text(Dialect::Basaltic, text, &options);
-        let by_value = parse_policy_text(Dialect::Basaltic, text, &options)
-            .and_then(|v| basaltic::parse(&v))
-            .map(|p| basaltic::lower_policy(&p));
-        errors += usize::from(by_value.is_err());
-        assert_eq!(
-            format!("{by_tree:?}"),
-            format!("{by_value:?}"),
-            "{}",
-            text.get(..200).unwrap_or(text)
-        );
-    }
+    let errors = lowered_alike(
+        &texts,
+        "",
+        |text| lower_text(Dialect::Basaltic, text, &options),
+        |text| {
+            parse_policy_text(Dialect::Basaltic, text, &options)
+                .and_then(|v| basaltic::parse(&v))
+                .map(|p| basaltic::lower_policy(&p))
+        },
+    );
     // Both kinds are compared.
     assert!(errors > 10 && errors < texts.len(), "{errors}");
 }
@@ -268,27 +296,23 @@ fn eventgrid_text_lowers_as_its_value_does() {
     texts.push(format!(r#"{{"advancedFilters": [{}]}}"#, many.join(",")));
     let many: Vec<String> = (0..30).map(|i| format!(r#""k{i}": {i}"#)).collect();
     texts.push(format!("{{{}}}", many.join(",")));
-    let vectors = include_str!("../../../conformance/vectors/eventgrid.jsonl");
-    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        texts.push(v["policy"].to_string());
-    }
+    texts.extend(
+        vector_policies(include_str!("../../../conformance/vectors/eventgrid.jsonl"))
+            .map(|p| p.to_string()),
+    );
     let mut errors = 0;
     for schema in [EventGridSchema::EventGrid, EventGridSchema::CloudEvents] {
         let options = Options::EventGrid(EventGridOptions::default().with_schema(schema));
-        for text in &texts {
-            let by_tree = lower_text(Dialect::EventGrid, text, &options);
-            let by_value = parse_policy_text(Dialect::EventGrid, text, &options)
-                .and_then(|v| eventgrid::parse(&v, schema))
-                .map(|p| eventgrid::lower_policy(&p));
-            errors += usize::from(by_value.is_err());
-            assert_eq!(
-                format!("{by_tree:?}"),
-                format!("{by_value:?}"),
-                "{}",
-                text.get(..200).unwrap_or(text)
-            );
-        }
+        errors += lowered_alike(
+            &texts,
+            &format!("{schema:?}"),
+            |text| lower_text(Dialect::EventGrid, text, &options),
+            |text| {
+                parse_policy_text(Dialect::EventGrid, text, &options)
+                    .and_then(|v| eventgrid::parse(&v, schema))
+                    .map(|p| eventgrid::lower_policy(&p))
+            },
+        );
     }
     // Both kinds are compared.
     assert!(errors > 20 && errors < 2 * texts.len(), "{errors}");
@@ -355,28 +379,24 @@ fn expr_text_lowers_as_its_value_does() {
     ));
     let many: Vec<String> = (0..30).map(|i| format!(r#""k{i}": {i}"#)).collect();
     texts.push(format!("{{{}}}", many.join(",")));
-    let vectors = include_str!("../../../conformance/vectors/expr.jsonl");
-    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        texts.push(v["policy"].to_string());
-    }
+    texts.extend(
+        vector_policies(include_str!("../../../conformance/vectors/expr.jsonl"))
+            .map(|p| p.to_string()),
+    );
     let mut errors = 0;
     for max_depth in [ExprOptions::default().max_depth, 3] {
         let expr = ExprOptions { max_depth };
         let options = Options::Expr(expr);
-        for text in &texts {
-            let by_tree = lower_text(Dialect::Expr, text, &options);
-            let by_value = parse_policy_text(Dialect::Expr, text, &options)
-                .and_then(|v| expr::parse(&v, &expr))
-                .map(|p| expr::lower_policy(&p));
-            errors += usize::from(by_value.is_err());
-            assert_eq!(
-                format!("{by_tree:?}"),
-                format!("{by_value:?}"),
-                "{}",
-                text.get(..200).unwrap_or(text)
-            );
-        }
+        errors += lowered_alike(
+            &texts,
+            &format!("max_depth {max_depth}"),
+            |text| lower_text(Dialect::Expr, text, &options),
+            |text| {
+                parse_policy_text(Dialect::Expr, text, &options)
+                    .and_then(|v| expr::parse(&v, &expr))
+                    .map(|p| expr::lower_policy(&p))
+            },
+        );
     }
     // Both kinds are compared.
     assert!(errors > 40 && errors < 2 * texts.len(), "{errors}");
@@ -423,29 +443,23 @@ fn stream_text_lowers_as_its_value_does() {
     ));
     let groups = vec![format!("[{clause}]"); 40].join(",");
     texts.push(format!(r#"{{"groups": [{groups}]}}"#));
-    let vectors = include_str!("../../../conformance/vectors/stream.jsonl");
-    for line in vectors.lines().filter(|l| !l.trim().is_empty()) {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        texts.push(v["policy"].to_string());
-        if let Some(text) = v["policy"].as_str() {
+    for policy in vector_policies(include_str!("../../../conformance/vectors/stream.jsonl")) {
+        texts.push(policy.to_string());
+        if let Some(text) = policy.as_str() {
             texts.push(text.to_owned());
         }
     }
     let options = Options::Stream;
-    let mut errors = 0;
-    for text in &texts {
-        let by_tree = lower_text(Dialect::Stream, text, &options);
-        let by_value = parse_policy_text(Dialect::Stream, text, &options)
-            .and_then(|v| stream::parse(&v))
-            .map(|f| stream::lower_filter(&f));
-        errors += usize::from(by_value.is_err());
-        assert_eq!(
-            format!("{by_tree:?}"),
-            format!("{by_value:?}"),
-            "{}",
-            text.get(..200).unwrap_or(text)
-        );
-    }
+    let errors = lowered_alike(
+        &texts,
+        "",
+        |text| lower_text(Dialect::Stream, text, &options),
+        |text| {
+            parse_policy_text(Dialect::Stream, text, &options)
+                .and_then(|v| stream::parse(&v))
+                .map(|f| stream::lower_filter(&f))
+        },
+    );
     // Both kinds are compared.
     assert!(errors > 20 && errors < texts.len(), "{errors}");
 }

@@ -709,33 +709,15 @@ impl<'d> Node<'d> {
 impl std::fmt::Display for Node<'_> {
     /// Compact JSON, numbers in their exact text.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use std::fmt::Write as _;
+        use super::value::{write_json_array, write_json_object, write_json_string};
         match *self {
             Node::Null => f.write_str("null"),
             Node::Bool(b) => write!(f, "{b}"),
             Node::Number(text) => f.write_str(text),
-            Node::String(s) => super::value::write_json_string(f, s),
-            Node::Array(items) => {
-                f.write_char('[')?;
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_char(',')?;
-                    }
-                    std::fmt::Display::fmt(item, f)?;
-                }
-                f.write_char(']')
-            }
+            Node::String(s) => write_json_string(f, s),
+            Node::Array(items) => write_json_array(f, items),
             Node::Object(members) => {
-                f.write_char('{')?;
-                for (i, m) in members.iter().enumerate() {
-                    if i > 0 {
-                        f.write_char(',')?;
-                    }
-                    super::value::write_json_string(f, m.name)?;
-                    f.write_char(':')?;
-                    std::fmt::Display::fmt(&m.value, f)?;
-                }
-                f.write_char('}')
+                write_json_object(f, members.iter().map(|m| (m.name, &m.value)))
             }
         }
     }

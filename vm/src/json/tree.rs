@@ -1,15 +1,18 @@
 //! The borrowed tree: [`ValueRef`], held in an [`Arena`] (what a front end reads a policy into
 //! when it keeps nothing of the tree itself).
 
-use super::error::{Detail, Error, ErrorKind};
+use super::error::Error;
 use super::read::{Event, Reader, Str};
-use super::value::{Duplicates, MAX_DEPTH_CEILING, Map, ParseOptions, Value, write_json_string};
+use super::value::{
+    Duplicates, MAX_DEPTH_CEILING, Map, ParseOptions, Value, too_deep, write_json_array,
+    write_json_object, write_json_string,
+};
 use crate::number::Decimal;
 use ahash::AHashMap;
 use bumpalo::Bump;
 use bumpalo::collections::Vec as BVec;
 use std::cell::RefCell;
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 /// A JSON value as a borrowed tree: what [`Value`] holds, with strings and numbers borrowed from
 /// the text they were read from (or from the [`Value`] they were taken from), and arrays and
@@ -89,28 +92,8 @@ impl fmt::Display for ValueRef<'_> {
             ValueRef::Bool(b) => write!(f, "{b}"),
             ValueRef::Number(n) => f.write_str(n.as_str()),
             ValueRef::String(s) => write_json_string(f, s),
-            ValueRef::Array(items) => {
-                f.write_char('[')?;
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_char(',')?;
-                    }
-                    fmt::Display::fmt(item, f)?;
-                }
-                f.write_char(']')
-            }
-            ValueRef::Object(members) => {
-                f.write_char('{')?;
-                for (i, (k, v)) in members.iter().enumerate() {
-                    if i > 0 {
-                        f.write_char(',')?;
-                    }
-                    write_json_string(f, k)?;
-                    f.write_char(':')?;
-                    fmt::Display::fmt(v, f)?;
-                }
-                f.write_char('}')
-            }
+            ValueRef::Array(items) => write_json_array(f, items.iter()),
+            ValueRef::Object(members) => write_json_object(f, members.iter().map(|(k, v)| (*k, v))),
         }
     }
 }
@@ -263,11 +246,7 @@ impl Arena {
                 Event::End => return Ok(root.unwrap_or_default()),
                 event @ (Event::ObjectStart | Event::ArrayStart) => {
                     if frames.len() >= max_depth {
-                        return Err(Error::new(
-                            ErrorKind::TooDeep,
-                            reader.offset().saturating_sub(1),
-                            Detail::Depth(max_depth),
-                        ));
+                        return Err(too_deep(&reader, max_depth));
                     }
                     let object = matches!(event, Event::ObjectStart);
                     frames.push(Frame {

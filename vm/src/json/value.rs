@@ -672,6 +672,39 @@ impl fmt::Display for Quoted<'_> {
     }
 }
 
+/// Writes `items` as a compact JSON array, each as its `Display` writes it (the owned tree, the
+/// borrowed one and the pruned document print alike).
+pub(crate) fn write_json_array<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    items: impl IntoIterator<Item = T>,
+) -> fmt::Result {
+    f.write_char('[')?;
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            f.write_char(',')?;
+        }
+        fmt::Display::fmt(&item, f)?;
+    }
+    f.write_char(']')
+}
+
+/// Writes `members` as a compact JSON object, as [`write_json_array`] writes an array.
+pub(crate) fn write_json_object<'k, T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    members: impl IntoIterator<Item = (&'k str, T)>,
+) -> fmt::Result {
+    f.write_char('{')?;
+    for (i, (name, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            f.write_char(',')?;
+        }
+        write_json_string(f, name)?;
+        f.write_char(':')?;
+        fmt::Display::fmt(&value, f)?;
+    }
+    f.write_char('}')
+}
+
 /// Writes `s` as a JSON string literal the way `serde_json` does: `"` and `\` escaped, control
 /// characters as `\b` `\t` `\n` `\f` `\r` or `\u00xx`, everything else as is.
 pub(crate) fn write_json_string(out: &mut impl fmt::Write, s: &str) -> fmt::Result {
@@ -708,28 +741,8 @@ impl fmt::Display for Value {
             Value::Bool(b) => write!(f, "{b}"),
             Value::Number(n) => f.write_str(n.as_str()),
             Value::String(s) => write_json_string(f, s),
-            Value::Array(items) => {
-                f.write_char('[')?;
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_char(',')?;
-                    }
-                    fmt::Display::fmt(item, f)?;
-                }
-                f.write_char(']')
-            }
-            Value::Object(map) => {
-                f.write_char('{')?;
-                for (i, (k, v)) in map.iter().enumerate() {
-                    if i > 0 {
-                        f.write_char(',')?;
-                    }
-                    write_json_string(f, k)?;
-                    f.write_char(':')?;
-                    fmt::Display::fmt(v, f)?;
-                }
-                f.write_char('}')
-            }
+            Value::Array(items) => write_json_array(f, items),
+            Value::Object(map) => write_json_object(f, map.iter().map(|(k, v)| (k.as_str(), v))),
         }
     }
 }
@@ -788,6 +801,16 @@ fn owned_string(s: Str<'_>, source: Option<&str>) -> String {
     s.to_owned_string()
 }
 
+/// The error for a container opened below `max_depth` others, at the bracket `reader` just read
+/// (for the owned tree and the borrowed one alike).
+pub(crate) fn too_deep(reader: &Reader<'_>, max_depth: usize) -> Error {
+    Error::new(
+        ErrorKind::TooDeep,
+        reader.offset().saturating_sub(1),
+        Detail::Depth(max_depth),
+    )
+}
+
 /// The reader of [`parse_with`] and [`parse_str_with`]; `source` is `input` as text, if known.
 fn build(input: &[u8], source: Option<&str>, options: &ParseOptions) -> Result<Value, Error> {
     let max_depth = options.max_depth.min(MAX_DEPTH_CEILING);
@@ -799,11 +822,7 @@ fn build(input: &[u8], source: Option<&str>, options: &ParseOptions) -> Result<V
             Event::End => return Ok(root.unwrap_or_default()),
             event @ (Event::ObjectStart | Event::ArrayStart) => {
                 if frames.len() >= max_depth {
-                    return Err(Error::new(
-                        ErrorKind::TooDeep,
-                        reader.offset().saturating_sub(1),
-                        Detail::Depth(max_depth),
-                    ));
+                    return Err(too_deep(&reader, max_depth));
                 }
                 if frames.capacity() == 0 {
                     frames = Vec::with_capacity(FIRST_CAPACITY);
