@@ -362,6 +362,17 @@ impl HeaderWalk {
         if !(2..=WALK_STEPS).contains(&plan.steps.len()) {
             return None;
         }
+        // Every step must test a header's leaves, not its shape (as `HeaderProbe::of_step`
+        // requires): most programs that cannot be walked (of attributes or bodies, or with a shape
+        // test first) are told so here, by their first step, before any probe is made.
+        let keys = program.keys().keys();
+        let probed = |step: &Step| {
+            !matches!(step.kind, Kind::Shape(_))
+                && matches!(keys.get(step.slot as usize), Some(Key::Header(_)))
+        };
+        if !plan.steps.iter().all(probed) {
+            return None;
+        }
         // Steps are the program's tests in program order (`Plan::build`).
         let tests = program.code().iter().filter(|inst| inst.is_test());
         let steps = tests

@@ -90,7 +90,9 @@ impl Verified {
 
     /// Empty parts, not verified: for [`crate::program::Program::build`], which fills them in
     /// place and then calls [`Verified::check`] and [`Verified::finish`] before the program is
-    /// used or returned.
+    /// used or returned. Inlined, so that the empty parts (about a kilobyte) are written where
+    /// the program holds them rather than made here and copied there.
+    #[inline(always)]
     pub(crate) fn unfinished() -> Verified {
         Verified {
             parts: ProgramParts::default(),
