@@ -43,7 +43,7 @@ use crate::key::Key;
 use crate::message::{HeaderValues, Headers, Text};
 use crate::op::{Inst, Reg};
 use crate::value::Shapes;
-use crate::verified::Verified;
+use crate::verified::{ConstantIds, Verified};
 use crate::wildcard::Wildcard;
 use std::sync::Arc;
 
@@ -362,6 +362,17 @@ impl HeaderWalk {
         if !(2..=WALK_STEPS).contains(&plan.steps.len()) {
             return None;
         }
+        // Every step must test a header's leaves, not its shape (as `HeaderProbe::of_step`
+        // requires): most programs that cannot be walked (of attributes or bodies, or with a shape
+        // test first) are told so here, by their first step, before any probe is made.
+        let keys = program.keys().keys();
+        let probed = |step: &Step| {
+            !matches!(step.kind, Kind::Shape(_))
+                && matches!(keys.get(step.slot as usize), Some(Key::Header(_)))
+        };
+        if !plan.steps.iter().all(probed) {
+            return None;
+        }
         // Steps are the program's tests in program order (`Plan::build`).
         let tests = program.code().iter().filter(|inst| inst.is_test());
         let steps = tests
@@ -484,8 +495,10 @@ impl<T: Clone> Shared<T> {
 const REACH_ON_STACK: usize = 64;
 
 impl Plan {
-    /// The plan of a verified program, or `None` when it is not a one-register program.
-    pub(crate) fn build(program: &Verified) -> Option<Plan> {
+    /// The plan of a verified program, or `None` when it is not a one-register program. The ids
+    /// of its equality constants are taken from `ids` where recorded, else looked up in the key
+    /// table (the same ids).
+    pub(crate) fn build(program: &Verified, ids: &ConstantIds) -> Option<Plan> {
         let code = program.code();
         let r0 = |r: Reg| r.0 == 0;
         let only_r0 = code.iter().all(|inst| match *inst {
@@ -565,7 +578,7 @@ impl Plan {
         let mut steps = Vec::with_capacity(tests);
         for (pc, inst) in code.iter().enumerate().filter(|(_, inst)| inst.is_test()) {
             let next = reach.get(pc + 1).copied().unwrap_or([FALSE; 2]);
-            let (kind, slot) = step(program, &mut shared, pc, inst);
+            let (kind, slot) = step(program, ids, &mut shared, pc, inst);
             steps.push(Step {
                 kind,
                 slot,
@@ -695,7 +708,13 @@ impl Plan {
 
 /// The step kind and slot of test instruction `inst` at `pc`, its constants taken from (or put
 /// into) `shared`.
-fn step(program: &Verified, shared: &mut SharedPools, pc: usize, inst: &Inst) -> (Kind, u32) {
+fn step(
+    program: &Verified,
+    ids: &ConstantIds,
+    shared: &mut SharedPools,
+    pc: usize,
+    inst: &Inst,
+) -> (Kind, u32) {
     let pools = program.pools();
     let list = |i: u32| {
         pools
@@ -720,19 +739,19 @@ fn step(program: &Verified, shared: &mut SharedPools, pc: usize, inst: &Inst) ->
         Inst::Shape { slot, shapes, .. } => Some((Kind::Shape(shapes), slot)),
         // Every constant is in the dictionary (`Program::new` put it there); were one missing,
         // the step would compare text instead (`NO_ID` is the id of unresolved leaves).
-        Inst::StrEq { slot, s, .. } => pools
-            .strings
-            .get(s.0 as usize)
-            .map(|s| id(s))
+        Inst::StrEq { slot, s, .. } => ids
+            .string(s.0)
+            .or_else(|| pools.strings.get(s.0 as usize).map(|s| id(s)))
             .filter(|&id| id != NO_ID)
             .map(|id| (Kind::Eq(id), slot)),
         Inst::StrIn { slot, set, .. } => shared
             .sets
             .share(set.0, || {
-                pools
-                    .sets
-                    .get(set.0 as usize)
-                    .and_then(|set| set_kind(set.iter().map(|s| id(s)), set.len()))
+                let members = pools.sets.get(set.0 as usize)?;
+                match ids.set(set.0, members.len()) {
+                    Some(recorded) => set_kind(recorded.iter().copied(), members.len()),
+                    None => set_kind(members.iter().map(|s| id(s)), members.len()),
+                }
             })
             .map(|kind| (kind, slot)),
         Inst::StrPrefix { slot, list: l, .. } => match first(l.0) {

@@ -6,7 +6,7 @@
 use crate::bind::KeyTable;
 use crate::op::Inst;
 use crate::plan::{HeaderProbe, HeaderWalk, Plan};
-use crate::verified::Verified;
+use crate::verified::{ConstantIds, Verified};
 use std::fmt::Write as _;
 
 pub use crate::interval::{DecInterval, Interval, show_dec_intervals, show_intervals};
@@ -40,14 +40,15 @@ impl Program {
         // The program is made in the result it is returned in, and what is derived from the
         // verified parts is added there.
         let substrings = Verified::check(&parts)?;
+        let mut ids = ConstantIds::none();
         let mut made = Ok(Program {
-            verified: Verified::checked(parts, substrings),
+            verified: Verified::checked(parts, substrings, &mut ids),
             plan: None,
             header_probe: None,
             header_walk: None,
         });
         if let Ok(program) = &mut made {
-            program.derive();
+            program.derive(&ids);
         }
         made
     }
@@ -67,8 +68,9 @@ impl Program {
                 let parts = program.verified.parts_to_fill();
                 fill(parts);
                 Verified::check(parts).map(|substrings| {
-                    program.verified.finish(substrings);
-                    program.derive();
+                    let mut ids = ConstantIds::none();
+                    program.verified.finish(substrings, &mut ids);
+                    program.derive(&ids);
                 })
             }
             Err(_) => Ok(()),
@@ -79,9 +81,10 @@ impl Program {
         made
     }
 
-    /// Adds what is derived from the verified parts: the plan and the header probes.
-    fn derive(&mut self) {
-        self.plan = Plan::build(&self.verified);
+    /// Adds what is derived from the verified parts: the plan (with the constants' ids recorded
+    /// when the key table was told of them, `ids`) and the header probes.
+    fn derive(&mut self, ids: &ConstantIds) {
+        self.plan = Plan::build(&self.verified, ids);
         if let Some(plan) = &self.plan {
             self.header_probe = HeaderProbe::of(&self.verified, plan).map(Box::new);
             self.header_walk = HeaderWalk::of(&self.verified, plan).map(Box::new);

@@ -28,7 +28,11 @@ impl Verified {
     /// compute, in time and memory proportional to `parts`.
     pub fn new(parts: ProgramParts) -> Result<Verified, VerifyError> {
         let substrings = Verified::check(&parts)?;
-        Ok(Verified::checked(parts, substrings))
+        Ok(Verified::checked(
+            parts,
+            substrings,
+            &mut ConstantIds::none(),
+        ))
     }
 
     /// The checks of [`Verified::new`], made on borrowed parts (so that a caller moves the parts
@@ -78,19 +82,23 @@ impl Verified {
     }
 
     /// The verified program of parts [`Verified::check`] accepted, with `substrings`, the
-    /// searchers it gave: records in the key table what binding must compute.
+    /// searchers it gave: records in the key table what binding must compute, and in `ids` the
+    /// dictionary ids of the constants when they fit ([`ConstantIds`]).
     #[inline(always)]
     pub(crate) fn checked(
         mut parts: ProgramParts,
         substrings: Box<[Option<Substrings>]>,
+        ids: &mut ConstantIds,
     ) -> Verified {
-        needs(&mut parts);
+        needs(&mut parts, ids);
         Verified { parts, substrings }
     }
 
     /// Empty parts, not verified: for [`crate::program::Program::build`], which fills them in
     /// place and then calls [`Verified::check`] and [`Verified::finish`] before the program is
-    /// used or returned.
+    /// used or returned. Inlined, so that the empty parts (about a kilobyte) are written where
+    /// the program holds them rather than made here and copied there.
+    #[inline(always)]
     pub(crate) fn unfinished() -> Verified {
         Verified {
             parts: ProgramParts::default(),
@@ -104,9 +112,10 @@ impl Verified {
     }
 
     /// [`Verified::checked`] of parts held in place: records in the key table what binding must
-    /// compute, and keeps `substrings`, the searchers [`Verified::check`] gave for the parts.
-    pub(crate) fn finish(&mut self, substrings: Box<[Option<Substrings>]>) {
-        needs(&mut self.parts);
+    /// compute (and in `ids` the constants' ids, when they fit), and keeps `substrings`, the
+    /// searchers [`Verified::check`] gave for the parts.
+    pub(crate) fn finish(&mut self, substrings: Box<[Option<Substrings>]>, ids: &mut ConstantIds) {
+        needs(&mut self.parts, ids);
         self.substrings = substrings;
     }
 
@@ -177,12 +186,99 @@ fn substrings(parts: &ProgramParts) -> Result<Box<[Option<Substrings>]>, VerifyE
     Ok(searchers.into_boxed_slice())
 }
 
+/// Most pool strings and set members whose ids [`ConstantIds`] holds.
+const CONSTANT_IDS: usize = 64;
+/// Most sets whose members' ids [`ConstantIds`] holds.
+const CONSTANT_SETS: usize = 16;
+
+/// The dictionary ids [`needs`] gave the constants of a program's `str_eq` and `str_in`
+/// instructions as it added them to the key table, so that the decision plan takes them rather
+/// than looking each constant up again ([`crate::plan::Plan::build`]; a program with more than
+/// eight constants has them hashed). Held on the stack, for a program whose pools fit (a policy's
+/// program); a larger program's are not recorded, and its plan looks its constants up.
+pub(crate) struct ConstantIds {
+    /// Whether the ids were recorded.
+    recorded: bool,
+    /// By pool string, then by member of each set (from the set's start), the id; [`NO_ID`]
+    /// for a constant no instruction compares with.
+    ids: [u32; CONSTANT_IDS],
+    /// By set, where its members' ids start in `ids`.
+    set_starts: [u32; CONSTANT_SETS],
+}
+
+/// The id of no constant (the id of a leaf equal to none).
+const NO_ID: u32 = crate::bind::NO_ID;
+
+impl ConstantIds {
+    /// No ids recorded (yet).
+    pub(crate) fn none() -> ConstantIds {
+        ConstantIds {
+            recorded: false,
+            ids: [NO_ID; CONSTANT_IDS],
+            set_starts: [0; CONSTANT_SETS],
+        }
+    }
+
+    /// Room for the ids of `parts`' strings and sets, when they fit (else nothing is recorded).
+    fn prepare(&mut self, parts: &ProgramParts) {
+        let pools = &parts.pools;
+        if pools.sets.len() > CONSTANT_SETS {
+            return;
+        }
+        let mut at = pools.strings.len();
+        for (set, start) in pools.sets.iter().zip(self.set_starts.iter_mut()) {
+            *start = u32::try_from(at).unwrap_or(u32::MAX);
+            at = at.saturating_add(set.len());
+        }
+        self.recorded = at <= CONSTANT_IDS;
+    }
+
+    /// Records `id` for pool string `s`.
+    fn set_string(&mut self, s: u32, id: u32) {
+        if let Some(at) = self.ids.get_mut(s as usize).filter(|_| self.recorded) {
+            *at = id;
+        }
+    }
+
+    /// Records `id` for the `member`th member of set `set`.
+    fn set_member(&mut self, set: u32, member: usize, id: u32) {
+        if !self.recorded {
+            return;
+        }
+        let Some(&start) = self.set_starts.get(set as usize) else {
+            return;
+        };
+        if let Some(at) = self.ids.get_mut((start as usize).saturating_add(member)) {
+            *at = id;
+        }
+    }
+
+    /// The id recorded for pool string `s`, if any.
+    pub(crate) fn string(&self, s: u32) -> Option<u32> {
+        let id = *self.ids.get(s as usize).filter(|_| self.recorded)?;
+        (id != NO_ID).then_some(id)
+    }
+
+    /// The ids recorded for the `len` members of set `set` (in the set's order), if every one
+    /// was.
+    pub(crate) fn set(&self, set: u32, len: usize) -> Option<&[u32]> {
+        if !self.recorded {
+            return None;
+        }
+        let start = *self.set_starts.get(set as usize)? as usize;
+        let ids = self.ids.get(start..start.checked_add(len)?)?;
+        ids.iter().all(|&id| id != NO_ID).then_some(ids)
+    }
+}
+
 /// Records in the program's key table what binding must compute for its tests (see
 /// [`crate::bind`]): the constants of its `str_eq` and `str_in` instructions in the dictionary,
 /// the slots they read as looked up there, and the slots `text_num_in` reads as numeric text.
 /// Each pool entry and each slot is recorded once, however many instructions read it, so this
 /// costs time in proportion to the program's size.
-fn needs(parts: &mut ProgramParts) {
+///
+/// The ids the dictionary gives the constants are recorded in `ids`, when they fit.
+fn needs(parts: &mut ProgramParts, ids: &mut ConstantIds) {
     // What was seen, in one buffer: a flag per string, per set, and per slot (bit 0: compared
     // with constants, bit 1: read as numeric text).
     const COMPARED: u8 = 1;
@@ -205,13 +301,16 @@ fn needs(parts: &mut ProgramParts) {
     let values = strings + parts.pools.sets.iter().map(|set| set.len()).sum::<usize>();
     parts.keys.reserve_values(values);
     let mut new = false;
+    ids.prepare(parts);
     for inst in &parts.code {
         let (slot, need) = match *inst {
             Inst::StrEq { slot, s, .. } => {
                 if let Some(first) = seen.get_mut(s.0 as usize).filter(|seen| **seen == 0) {
                     *first = 1;
                     if let Some(v) = parts.pools.strings.get(s.0 as usize) {
-                        new |= parts.keys.add_value_unstamped(v);
+                        let (id, added) = parts.keys.add_value_unstamped(v);
+                        ids.set_string(s.0, id);
+                        new |= added;
                     }
                 }
                 (slot, COMPARED)
@@ -221,8 +320,10 @@ fn needs(parts: &mut ProgramParts) {
                 if let Some(first) = seen.get_mut(at).filter(|seen| **seen == 0) {
                     *first = 1;
                     if let Some(values) = parts.pools.sets.get(set.0 as usize) {
-                        for v in values {
-                            new |= parts.keys.add_value_unstamped(v);
+                        for (member, v) in values.iter().enumerate() {
+                            let (id, added) = parts.keys.add_value_unstamped(v);
+                            ids.set_member(set.0, member, id);
+                            new |= added;
                         }
                     }
                 }

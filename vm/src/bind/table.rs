@@ -680,10 +680,11 @@ impl KeyTable {
     }
 
     /// [`KeyTable::add_value`] without noting the change: for a caller adding several values,
-    /// which then calls [`KeyTable::changed`] once if any was new. Returns whether `value`
+    /// which then calls [`KeyTable::changed`] once if any was new. Returns the value's id (the
+    /// one [`KeyTable::constant_id`] gives it until the dictionary changes) and whether `value`
     /// was new to the dictionary, which then holds `value` itself (shared, not copied).
-    pub(crate) fn add_value_unstamped(&mut self, value: &Arc<str>) -> bool {
-        self.dictionary.add(value, || value.clone()).1
+    pub(crate) fn add_value_unstamped(&mut self, value: &Arc<str>) -> (u32, bool) {
+        self.dictionary.add(value, || value.clone())
     }
 
     /// The slot half of [`KeyTable::add_constant`]: `slot`'s leaves are looked up.
@@ -1135,8 +1136,12 @@ mod tests {
     fn a_shared_value_is_held_not_copied() {
         let mut t = KeyTable::new();
         let value: Arc<str> = "tomato".into();
-        assert!(t.add_value_unstamped(&value));
-        assert!(!t.add_value_unstamped(&"tomato".into()), "already there");
+        assert_eq!(t.add_value_unstamped(&value), (0, true));
+        assert_eq!(
+            t.add_value_unstamped(&"tomato".into()),
+            (0, false),
+            "already there"
+        );
         let held = |t: &KeyTable| {
             t.dictionary
                 .entries

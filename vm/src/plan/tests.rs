@@ -629,3 +629,26 @@ fn a_message_bound_to_another_table_is_judged_by_text() {
         );
     }
 }
+
+#[test]
+fn a_plan_takes_the_ids_the_table_gave_as_it_would_look_them_up() {
+    // `Program::new` records the constants' ids as the key table is told of them (when they
+    // fit); a plan built looking each up instead is the same plan.
+    let mut rng = Rng(0x1d5);
+    let mut programs: Vec<Program> = (0..200).map(|_| random_program(&mut rng)).collect();
+    for size in [3, 61, 64, 65, 200] {
+        let mut p = parts();
+        p.pools.sets = vec![(0..size).map(|i| format!("v{i}").into()).collect()];
+        p.code = str_in_first_set();
+        programs.push(Program::new(p).unwrap());
+    }
+    for program in &programs {
+        let looked_up = Plan::build(program.verified(), &ConstantIds::none());
+        assert_eq!(
+            format!("{:?}", program.plan()),
+            format!("{looked_up:?}"),
+            "{}",
+            program.disassemble()
+        );
+    }
+}
