@@ -11,8 +11,9 @@
 //!
 //! A pattern is compiled into the segments before `**` (the head) and, when there is a `**`, the
 //! segments after it (the tail). Matching compares the head with the value's first segments and the
-//! tail with its last segments, requiring that they do not overlap. There is no backtracking, no
-//! allocation, and the cost is linear in the value's length.
+//! tail with its last segments, requiring that they do not overlap. A pattern without `*` is kept as
+//! its text alone and compared whole. There is no backtracking, no allocation, and the cost is
+//! linear in the value's length.
 //!
 //! There are no escapes (S6): a backslash is an ordinary character, `a\*` is the in-segment pattern
 //! with prefix `a\`. Patterns are at most [`MAX_PATTERN_BYTES`] UTF-8 bytes long (S7).
@@ -65,7 +66,9 @@ impl Segment {
 #[derive(Debug, Clone)]
 pub struct SegmentPattern {
     source: Box<str>,
-    /// Segments before the `**` (all segments when there is none).
+    /// Segments before the `**` (all segments when there is none); empty for a pattern without
+    /// `*` (which matches its source exactly). Splitting a source on dots gives at least one
+    /// segment, so a compiled head is never empty.
     head: Box<[Segment]>,
     /// Segments after the `**`; `None` when the pattern has no `**`.
     tail: Option<Box<[Segment]>>,
@@ -145,14 +148,13 @@ impl SegmentPattern {
             )));
         }
         if memchr::memchr(b'*', source.as_bytes()).is_none() {
-            // No `*`: every segment is a literal. `matches` compares a literal in place and
-            // requires the value to end after it or go on with a dot, so one literal holding the
-            // whole source, dots and all, matches exactly what its dot-separated segments match:
-            // the source itself (the tests compare the two forms). It costs one segment to
-            // build rather than one per dot.
+            // No `*`: every segment is a literal, so the pattern matches exactly its source text
+            // (the tests compare this with the dot-separated segments). It is kept as the source
+            // alone, with an empty head (an empty boxed slice allocates nothing), which `matches`
+            // compares whole: one allocation rather than three.
             return Ok(SegmentPattern {
                 source: source.into(),
-                head: Box::new([Segment::Literal(source.into())]),
+                head: Box::new([]),
                 tail: None,
             });
         }
@@ -192,6 +194,10 @@ impl SegmentPattern {
     ///
     /// Linear in the length of `value`, with no allocation.
     pub fn matches(&self, value: &str) -> bool {
+        if self.head.is_empty() && self.tail.is_none() {
+            // A pattern without `*`: the source itself.
+            return *self.source == *value;
+        }
         // Front: the head's segments in order, each up to the next '.' (S1). `rest` is the unread
         // part of the value, `None` once its last segment has been read.
         let mut rest = Some(value);
@@ -626,8 +632,8 @@ mod tests {
 
     #[test]
     fn literal_pattern_as_one_segment_matches_as_its_segments() {
-        // A pattern without `*` is compiled as one literal segment; compiled segment by segment
-        // (as before) it must give the same answer for every value.
+        // A pattern without `*` is kept as its source alone (no segments); compiled segment by
+        // segment (as before) it must give the same answer for every value.
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = |n: usize| {
             state ^= state << 13;
@@ -645,7 +651,7 @@ mod tests {
                 Ok(c) => c,
                 Err(e) => panic!("pattern {p:?} rejected: {e}"),
             };
-            assert_eq!(one.head.len(), 1, "{p:?}");
+            assert!(one.head.is_empty() && one.tail.is_none(), "{p:?}");
             assert_eq!(split.head.len(), p.split('.').count(), "{p:?}");
             assert!(one.is_literal() && split.is_literal(), "{p:?}");
             let mut values: Vec<String> = vec![

@@ -291,7 +291,9 @@ impl<'a> Parser<'a> {
     }
 
     fn group(&mut self) -> Result<Vec<Clause>, CompileError> {
-        let mut clauses = Vec::new();
+        // Room for the most clauses a group holds: one allocation rather than a growth per
+        // doubling.
+        let mut clauses = Vec::with_capacity(MAX_CLAUSES);
         loop {
             let len = self.src.len();
             let start = self.peek()?.map_or(len, |(_, s)| s.start);
@@ -376,7 +378,8 @@ impl<'a> Parser<'a> {
                 "an `in` list needs 1 to 32 patterns; an empty list can never match",
             ));
         }
-        let mut patterns = Vec::new();
+        // Most lists are short: room for 8 entries first, growing (to at most 32) past that.
+        let mut patterns = Vec::with_capacity(8);
         loop {
             if patterns.len() == MAX_IN_VALUES {
                 let end = self.end();
