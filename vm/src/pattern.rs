@@ -20,6 +20,7 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// The longest accepted pattern, in UTF-8 bytes (seed 004 bounds, S7).
 pub const MAX_PATTERN_BYTES: usize = 256;
@@ -65,7 +66,9 @@ impl Segment {
 /// Equality and hashing use the source text only.
 #[derive(Debug, Clone)]
 pub struct SegmentPattern {
-    source: Box<str>,
+    /// The text as written; shared, so that a string test made from a pattern without `*` (see
+    /// [`SegmentPattern::shared_source`]) holds it without a copy.
+    source: Arc<str>,
     /// Segments before the `**` (all segments when there is none); empty for a pattern without
     /// `*` (which matches its source exactly). Splitting a source on dots gives at least one
     /// segment, so a compiled head is never empty.
@@ -263,6 +266,11 @@ impl SegmentPattern {
 
     /// The pattern's source text.
     pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The pattern's source text, shared: cloning it copies no text.
+    pub fn shared_source(&self) -> &Arc<str> {
         &self.source
     }
 

@@ -72,7 +72,7 @@ fn pattern_test(key: &Key, p: &SegmentPattern, at: &Arc<str>) -> Node {
         Pred::Str {
             op: StrOp::Eq,
             case: Case::Sensitive,
-            values: vec![p.source().into()],
+            values: vec![Arc::clone(p.shared_source())],
         }
     } else {
         Pred::Segment(p.clone())
@@ -107,7 +107,7 @@ fn interval(op: CmpOp, n: f64) -> Interval {
 }
 
 fn lower_clause(clause: &Clause, at: &Arc<str>) -> Node {
-    let key = Key::Header(clause.header.as_str().into());
+    let key = Key::Header(Arc::clone(&clause.header));
     match &clause.cond {
         // Seed: "the header is present and its value matches": a test needs a leaf.
         Cond::Eq(p) => pattern_test(&key, p, at),
@@ -120,7 +120,7 @@ fn lower_clause(clause: &Clause, at: &Arc<str>) -> Node {
             let mut alternatives = Vec::new();
             for (i, p) in ps.iter().enumerate() {
                 if p.is_literal() {
-                    literals.push(p.source().into());
+                    literals.push(Arc::clone(p.shared_source()));
                 } else if !ps.iter().take(i).any(|q| q == p) {
                     let entry_at: Arc<str> = pointer::index(&values_at, i).into();
                     alternatives.push(pattern_test(&key, p, &entry_at));
