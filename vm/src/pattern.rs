@@ -166,7 +166,20 @@ impl SegmentPattern {
 
     /// [`SegmentPattern::compile`] of a pattern within the length limit, segment by segment.
     fn compile_segments(source: &str) -> Result<SegmentPattern, PatternError> {
-        let mut head: Vec<Segment> = Vec::new();
+        // The head and tail are built at their final sizes, so that neither grows nor is
+        // shrunk when boxed: `segments` in all, the head those before the first `**`.
+        let segments = memchr::memchr_iter(b'.', source.as_bytes())
+            .count()
+            .saturating_add(1);
+        let head_len = if memchr::memmem::find(source.as_bytes(), b"**").is_some() {
+            source
+                .split('.')
+                .position(|seg| seg == "**")
+                .unwrap_or(segments)
+        } else {
+            segments
+        };
+        let mut head: Vec<Segment> = Vec::with_capacity(head_len);
         let mut tail: Option<Vec<Segment>> = None;
         // S1: split on every ASCII '.', and nothing else.
         for seg in source.split('.') {
@@ -177,7 +190,9 @@ impl SegmentPattern {
                          `**` ({SEGMENT_RULE})"
                     )));
                 }
-                tail = Some(Vec::new());
+                tail = Some(Vec::with_capacity(
+                    segments.saturating_sub(head_len).saturating_sub(1),
+                ));
                 continue;
             }
             let compiled = compile_segment(source, seg)?;
