@@ -128,7 +128,7 @@ impl Clause {
         };
         let mut m = Map::new();
         m.insert("op".into(), Value::String(self.cond.op_name().into()));
-        m.insert("header".into(), Value::String(self.header.as_ref().to_owned()));
+        m.insert("header".into(), Value::String(self.header.to_string()));
         if let Some(v) = values {
             m.insert("values".into(), Value::Array(v));
         }

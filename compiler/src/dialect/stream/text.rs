@@ -311,8 +311,10 @@ impl<'a> Parser<'a> {
     }
 
     fn clause(&mut self) -> Result<Clause, CompileError> {
-        let (header, header_span) =
-            self.text_then("a header name (a word or a quoted string)", |s| Arc::<str>::from(s))?;
+        let (header, header_span) = self
+            .text_then("a header name (a word or a quoted string)", |s| {
+                Arc::<str>::from(s)
+            })?;
         check_header(&header).map_err(|(code, message)| error(code, header_span, message))?;
         let cond = match self.next()? {
             Some((Tok::Eq, _)) => Cond::Eq(self.pattern()?),

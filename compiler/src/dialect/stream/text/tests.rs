@@ -360,7 +360,10 @@ fn random_filter(rng: &mut XorShift) -> StreamFilter {
                         7 => Cond::Cmp(CmpOp::Gt, random_number(rng)),
                         _ => Cond::Cmp(CmpOp::Ge, random_number(rng)),
                     };
-                    Clause { header: header.into(), cond }
+                    Clause {
+                        header: header.into(),
+                        cond,
+                    }
                 })
                 .collect()
         })
