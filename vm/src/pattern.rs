@@ -11,14 +11,16 @@
 //!
 //! A pattern is compiled into the segments before `**` (the head) and, when there is a `**`, the
 //! segments after it (the tail). Matching compares the head with the value's first segments and the
-//! tail with its last segments, requiring that they do not overlap. There is no backtracking, no
-//! allocation, and the cost is linear in the value's length.
+//! tail with its last segments, requiring that they do not overlap. A pattern without `*` is kept as
+//! its text alone and compared whole. There is no backtracking, no allocation, and the cost is
+//! linear in the value's length.
 //!
 //! There are no escapes (S6): a backslash is an ordinary character, `a\*` is the in-segment pattern
 //! with prefix `a\`. Patterns are at most [`MAX_PATTERN_BYTES`] UTF-8 bytes long (S7).
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// The longest accepted pattern, in UTF-8 bytes (seed 004 bounds, S7).
 pub const MAX_PATTERN_BYTES: usize = 256;
@@ -64,8 +66,12 @@ impl Segment {
 /// Equality and hashing use the source text only.
 #[derive(Debug, Clone)]
 pub struct SegmentPattern {
-    source: Box<str>,
-    /// Segments before the `**` (all segments when there is none).
+    /// The text as written; shared, so that a string test made from a pattern without `*` (see
+    /// [`SegmentPattern::shared_source`]) holds it without a copy.
+    source: Arc<str>,
+    /// Segments before the `**` (all segments when there is none); empty for a pattern without
+    /// `*` (which matches its source exactly). Splitting a source on dots gives at least one
+    /// segment, so a compiled head is never empty.
     head: Box<[Segment]>,
     /// Segments after the `**`; `None` when the pattern has no `**`.
     tail: Option<Box<[Segment]>>,
@@ -145,14 +151,13 @@ impl SegmentPattern {
             )));
         }
         if memchr::memchr(b'*', source.as_bytes()).is_none() {
-            // No `*`: every segment is a literal. `matches` compares a literal in place and
-            // requires the value to end after it or go on with a dot, so one literal holding the
-            // whole source, dots and all, matches exactly what its dot-separated segments match:
-            // the source itself (the tests compare the two forms). It costs one segment to
-            // build rather than one per dot.
+            // No `*`: every segment is a literal, so the pattern matches exactly its source text
+            // (the tests compare this with the dot-separated segments). It is kept as the source
+            // alone, with an empty head (an empty boxed slice allocates nothing), which `matches`
+            // compares whole: one allocation rather than three.
             return Ok(SegmentPattern {
                 source: source.into(),
-                head: Box::new([Segment::Literal(source.into())]),
+                head: Box::new([]),
                 tail: None,
             });
         }
@@ -161,7 +166,20 @@ impl SegmentPattern {
 
     /// [`SegmentPattern::compile`] of a pattern within the length limit, segment by segment.
     fn compile_segments(source: &str) -> Result<SegmentPattern, PatternError> {
-        let mut head: Vec<Segment> = Vec::new();
+        // The head and tail are built at their final sizes, so that neither grows nor is
+        // shrunk when boxed: `segments` in all, the head those before the first `**`.
+        let segments = memchr::memchr_iter(b'.', source.as_bytes())
+            .count()
+            .saturating_add(1);
+        let head_len = if memchr::memmem::find(source.as_bytes(), b"**").is_some() {
+            source
+                .split('.')
+                .position(|seg| seg == "**")
+                .unwrap_or(segments)
+        } else {
+            segments
+        };
+        let mut head: Vec<Segment> = Vec::with_capacity(head_len);
         let mut tail: Option<Vec<Segment>> = None;
         // S1: split on every ASCII '.', and nothing else.
         for seg in source.split('.') {
@@ -172,7 +190,9 @@ impl SegmentPattern {
                          `**` ({SEGMENT_RULE})"
                     )));
                 }
-                tail = Some(Vec::new());
+                tail = Some(Vec::with_capacity(
+                    segments.saturating_sub(head_len).saturating_sub(1),
+                ));
                 continue;
             }
             let compiled = compile_segment(source, seg)?;
@@ -192,6 +212,10 @@ impl SegmentPattern {
     ///
     /// Linear in the length of `value`, with no allocation.
     pub fn matches(&self, value: &str) -> bool {
+        if self.head.is_empty() && self.tail.is_none() {
+            // A pattern without `*`: the source itself.
+            return *self.source == *value;
+        }
         // Front: the head's segments in order, each up to the next '.' (S1). `rest` is the unread
         // part of the value, `None` once its last segment has been read.
         let mut rest = Some(value);
@@ -257,6 +281,11 @@ impl SegmentPattern {
 
     /// The pattern's source text.
     pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The pattern's source text, shared: cloning it copies no text.
+    pub fn shared_source(&self) -> &Arc<str> {
         &self.source
     }
 
@@ -626,8 +655,8 @@ mod tests {
 
     #[test]
     fn literal_pattern_as_one_segment_matches_as_its_segments() {
-        // A pattern without `*` is compiled as one literal segment; compiled segment by segment
-        // (as before) it must give the same answer for every value.
+        // A pattern without `*` is kept as its source alone (no segments); compiled segment by
+        // segment (as before) it must give the same answer for every value.
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = |n: usize| {
             state ^= state << 13;
@@ -645,7 +674,7 @@ mod tests {
                 Ok(c) => c,
                 Err(e) => panic!("pattern {p:?} rejected: {e}"),
             };
-            assert_eq!(one.head.len(), 1, "{p:?}");
+            assert!(one.head.is_empty() && one.tail.is_none(), "{p:?}");
             assert_eq!(split.head.len(), p.split('.').count(), "{p:?}");
             assert!(one.is_literal() && split.is_literal(), "{p:?}");
             let mut values: Vec<String> = vec![

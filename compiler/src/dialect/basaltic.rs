@@ -449,15 +449,22 @@ fn interval(op: Cmp, n: f64) -> Interval {
 
 /// Lowers a validated policy to IR.
 pub fn lower_policy(policy: &Policy) -> Node {
+    lower_owned(policy.clone())
+}
+
+/// [`lower_policy`] taking the policy: its shared names, pointers and strings move into the IR
+/// rather than being counted up and then down again (what the compile path, which has no further
+/// use for the policy, does).
+fn lower_owned(policy: Policy) -> Node {
     let conditions = policy
         .attributes
-        .iter()
+        .into_iter()
         .map(|attr| {
-            let key = Key::AttributeText(attr.name.clone());
+            let key = Key::AttributeText(attr.name);
             let alternatives = attr
                 .alternatives
-                .iter()
-                .map(|(m, at)| lower_matcher(&key, m, at))
+                .into_iter()
+                .map(|(m, at)| lower_matcher(&key, m, &at))
                 .collect();
             Node::or(alternatives, &attr.pointer)
         })
@@ -480,17 +487,17 @@ fn str_test(key: &Key, op: StrOp, mut values: Vec<Arc<str>>, at: &Arc<str>) -> N
     )
 }
 
-fn lower_matcher(key: &Key, matcher: &Matcher, at: &Arc<str>) -> Node {
+fn lower_matcher(key: &Key, matcher: Matcher, at: &Arc<str>) -> Node {
     match matcher {
         // B-5, B-6: exact text; a bare number is its canonical text.
-        Matcher::Exact(s) | Matcher::Number(s) => str_test(key, StrOp::Eq, vec![s.clone()], at),
-        Matcher::Prefix(s) => str_test(key, StrOp::Prefix, vec![s.clone()], at),
-        Matcher::Suffix(s) => str_test(key, StrOp::Suffix, vec![s.clone()], at),
+        Matcher::Exact(s) | Matcher::Number(s) => str_test(key, StrOp::Eq, vec![s], at),
+        Matcher::Prefix(s) => str_test(key, StrOp::Prefix, vec![s], at),
+        Matcher::Suffix(s) => str_test(key, StrOp::Suffix, vec![s], at),
         // B-8, B-3: present, and equal to none of the texts.
         Matcher::AnythingBut(texts) => Node::and(
             vec![
                 Node::test(key.clone(), Pred::Shape(Shapes::PRESENT), at),
-                Node::negation(str_test(key, StrOp::Eq, texts.clone(), at)),
+                Node::negation(str_test(key, StrOp::Eq, texts, at)),
             ],
             at,
         ),
@@ -499,8 +506,8 @@ fn lower_matcher(key: &Key, matcher: &Matcher, at: &Arc<str>) -> Node {
         Matcher::Exists(false) => Node::test(key.clone(), Pred::Shape(Shapes::ABSENT), at),
         // B-10: every pair must hold: one interval, the intersection (possibly empty).
         Matcher::Numeric(pairs) => {
-            let range = pairs.iter().fold(Interval::ALL, |acc, (op, n)| {
-                acc.intersect(&interval(*op, *n))
+            let range = pairs.iter().fold(Interval::ALL, |acc, &(op, n)| {
+                acc.intersect(&interval(op, n))
             });
             Node::test(
                 key.clone(),
@@ -516,7 +523,7 @@ fn lower_matcher(key: &Key, matcher: &Matcher, at: &Arc<str>) -> Node {
 
 /// Parses, validates and lowers.
 pub(crate) fn lower(policy: &Value) -> Result<Node, CompileError> {
-    Ok(lower_policy(&parse(policy)?))
+    Ok(lower_owned(parse(policy)?))
 }
 
 /// Reads, validates and lowers policy text: what reading it into a value
@@ -531,7 +538,7 @@ pub(crate) fn lower_text(text: &str, options: &Options) -> Result<Node, CompileE
             arena,
         )?)
     })?;
-    Ok(lower_policy(&policy))
+    Ok(lower_owned(policy))
 }
 
 /// The publish-time check of B-13: at most 20 attributes, names of 1-256 bytes, values of at

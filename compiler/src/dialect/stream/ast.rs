@@ -5,6 +5,7 @@
 use crate::error::ErrorCode;
 use filtervm_vm::json::{Map, Number, Value};
 use filtervm_vm::pattern::{MAX_PATTERN_BYTES, SegmentPattern};
+use std::sync::Arc;
 
 /// The code of shape and operand errors (see the module documentation).
 pub(crate) const CODE: ErrorCode = ErrorCode::StreamInvalidFilter;
@@ -35,8 +36,9 @@ pub struct StreamFilter {
 /// One clause: a header and a condition on it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Clause {
-    /// The header name: non-empty, compared exactly (S8).
-    pub header: String,
+    /// The header name: non-empty, compared exactly (S8). Shared, so that the lowered key holds
+    /// it without a copy.
+    pub header: Arc<str>,
     /// The condition.
     pub cond: Cond,
 }
@@ -126,7 +128,7 @@ impl Clause {
         };
         let mut m = Map::new();
         m.insert("op".into(), Value::String(self.cond.op_name().into()));
-        m.insert("header".into(), Value::String(self.header.clone()));
+        m.insert("header".into(), Value::String(self.header.to_string()));
         if let Some(v) = values {
             m.insert("values".into(), Value::Array(v));
         }

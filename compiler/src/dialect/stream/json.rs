@@ -13,6 +13,7 @@ use crate::error::pointer::{self, Lazy};
 use crate::error::{CompileError, PolicyError, excerpt};
 use filtervm_vm::json::{Arena, Value, ValueRef};
 use filtervm_vm::pattern::SegmentPattern;
+use std::sync::Arc;
 
 /// Parses and validates the JSON form, collecting every error.
 pub fn parse(policy: &Value) -> Result<StreamFilter, CompileError> {
@@ -230,7 +231,7 @@ fn parse_clause(clause: &ValueRef<'_>, at: &str, errors: &mut Vec<PolicyError>) 
     let header_at = clause_at.token("header");
     let header = match m.get("header") {
         Some(ValueRef::String(s)) => match check_header(s) {
-            Ok(()) => Some(s.to_owned()),
+            Ok(()) => Some(Arc::from(s)),
             Err((code, message)) => {
                 errors.push(PolicyError::new(code, &header_at, message));
                 None

@@ -66,16 +66,17 @@ pub fn parse_ref(policy: ValueRef<'_>) -> Result<StreamFilter, CompileError> {
     }
 }
 
-/// The test of one pattern: string equality for a pattern without `*`, else a segment match.
-fn pattern_test(key: &Key, p: &SegmentPattern, at: &Arc<str>) -> Node {
+/// The test of one pattern: string equality for a pattern without `*` (sharing its text), else a
+/// segment match (taking the pattern).
+fn pattern_test(key: &Key, p: SegmentPattern, at: &Arc<str>) -> Node {
     let pred = if p.is_literal() {
         Pred::Str {
             op: StrOp::Eq,
             case: Case::Sensitive,
-            values: vec![p.source().into()],
+            values: vec![Arc::clone(p.shared_source())],
         }
     } else {
-        Pred::Segment(p.clone())
+        Pred::Segment(p)
     };
     Node::test(key.clone(), pred, at)
 }
@@ -106,9 +107,10 @@ fn interval(op: CmpOp, n: f64) -> Interval {
     }
 }
 
-fn lower_clause(clause: &Clause, at: &Arc<str>) -> Node {
-    let key = Key::Header(clause.header.as_str().into());
-    match &clause.cond {
+/// Lowers one clause, taking its patterns (a segment test holds its pattern as parsed).
+fn lower_clause(clause: Clause, at: &Arc<str>) -> Node {
+    let key = Key::Header(clause.header);
+    match clause.cond {
         // Seed: "the header is present and its value matches": a test needs a leaf.
         Cond::Eq(p) => pattern_test(&key, p, at),
         // Seed: `!=` is exactly "not `=`", so a missing header matches.
@@ -120,10 +122,10 @@ fn lower_clause(clause: &Clause, at: &Arc<str>) -> Node {
             let mut alternatives = Vec::new();
             for (i, p) in ps.iter().enumerate() {
                 if p.is_literal() {
-                    literals.push(p.source().into());
+                    literals.push(Arc::clone(p.shared_source()));
                 } else if !ps.iter().take(i).any(|q| q == p) {
                     let entry_at: Arc<str> = pointer::index(&values_at, i).into();
-                    alternatives.push(pattern_test(&key, p, &entry_at));
+                    alternatives.push(pattern_test(&key, p.clone(), &entry_at));
                 }
             }
             if !literals.is_empty() {
@@ -145,7 +147,7 @@ fn lower_clause(clause: &Clause, at: &Arc<str>) -> Node {
             key,
             Pred::Num {
                 source: NumSource::Text,
-                ranges: vec![interval(*op, *n)],
+                ranges: vec![interval(op, n)],
             },
             at,
         ),
@@ -154,6 +156,12 @@ fn lower_clause(clause: &Clause, at: &Arc<str>) -> Node {
 
 /// Lowers a validated filter to IR: `or` of groups, each an `and` of clauses.
 pub fn lower_filter(filter: &StreamFilter) -> Node {
+    lower_owned(filter.clone())
+}
+
+/// [`lower_filter`] taking the filter: its names and patterns move into the IR rather than being
+/// copied (what the compile path, which has no further use for the filter, does).
+fn lower_owned(filter: StreamFilter) -> Node {
     // Each group's and clause's pointer is written in place into this one buffer (a clause's
     // index after its group's, a group's after `/groups`, each truncated back after) and copied
     // once, into the origin its nodes share.
@@ -161,12 +169,12 @@ pub fn lower_filter(filter: &StreamFilter) -> Node {
     buffer.push_str("/groups");
     let groups_len = buffer.len();
     let mut groups = Vec::with_capacity(filter.groups.len());
-    for (g, clauses) in filter.groups.iter().enumerate() {
+    for (g, clauses) in filter.groups.into_iter().enumerate() {
         pointer::push_index(&mut buffer, g);
         let group_at: Arc<str> = buffer.as_str().into();
         let group_len = buffer.len();
         let mut lowered = Vec::with_capacity(clauses.len());
-        for (c, clause) in clauses.iter().enumerate() {
+        for (c, clause) in clauses.into_iter().enumerate() {
             pointer::push_index(&mut buffer, c);
             let at: Arc<str> = buffer.as_str().into();
             lowered.push(lower_clause(clause, &at));
@@ -180,7 +188,7 @@ pub fn lower_filter(filter: &StreamFilter) -> Node {
 
 /// Parses, validates and lowers (the JSON form, or the text form given as a JSON string).
 pub(crate) fn lower(policy: &Value) -> Result<Node, CompileError> {
-    Ok(lower_filter(&parse(policy)?))
+    Ok(lower_owned(parse(policy)?))
 }
 
 /// Reads, validates and lowers policy text: what reading it into a value
@@ -196,7 +204,7 @@ pub(crate) fn lower_text(text: &str, options: &Options) -> Result<Node, CompileE
             arena,
         )?)
     })?;
-    Ok(lower_filter(&filter))
+    Ok(lower_owned(filter))
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ use filtervm_vm::number::{canonical_number_text, parse_json_number};
 use filtervm_vm::pattern::SegmentPattern;
 use logos::{Lexer, Logos, Span};
 use std::fmt;
+use std::sync::Arc;
 
 /// Why a token did not lex.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -211,12 +212,8 @@ impl<'a> Parser<'a> {
         self.src.get(span.clone()).unwrap_or("")
     }
 
-    /// A token in a name or pattern position as text, or an error naming `what`.
-    fn text(&mut self, what: &str) -> Result<(String, Span), CompileError> {
-        self.text_then(what, str::to_owned)
-    }
-
-    /// [`Parser::text`] given to `f` where it lies: a word is not copied first.
+    /// A token in a name or pattern position, its text given to `f` where it lies (a word is not
+    /// copied first), or an error naming `what`.
     fn text_then<T>(
         &mut self,
         what: &str,
@@ -291,7 +288,9 @@ impl<'a> Parser<'a> {
     }
 
     fn group(&mut self) -> Result<Vec<Clause>, CompileError> {
-        let mut clauses = Vec::new();
+        // Room for the most clauses a group holds: one allocation rather than a growth per
+        // doubling.
+        let mut clauses = Vec::with_capacity(MAX_CLAUSES);
         loop {
             let len = self.src.len();
             let start = self.peek()?.map_or(len, |(_, s)| s.start);
@@ -312,7 +311,10 @@ impl<'a> Parser<'a> {
     }
 
     fn clause(&mut self) -> Result<Clause, CompileError> {
-        let (header, header_span) = self.text("a header name (a word or a quoted string)")?;
+        let (header, header_span) = self
+            .text_then("a header name (a word or a quoted string)", |s| {
+                Arc::<str>::from(s)
+            })?;
         check_header(&header).map_err(|(code, message)| error(code, header_span, message))?;
         let cond = match self.next()? {
             Some((Tok::Eq, _)) => Cond::Eq(self.pattern()?),
@@ -376,7 +378,8 @@ impl<'a> Parser<'a> {
                 "an `in` list needs 1 to 32 patterns; an empty list can never match",
             ));
         }
-        let mut patterns = Vec::new();
+        // Most lists are short: room for 8 entries first, growing (to at most 32) past that.
+        let mut patterns = Vec::with_capacity(8);
         loop {
             if patterns.len() == MAX_IN_VALUES {
                 let end = self.end();

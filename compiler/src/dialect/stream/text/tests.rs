@@ -196,7 +196,7 @@ fn strings_use_json_escapes() {
         f.groups
             .first()
             .and_then(|g| g.first())
-            .map(|c| c.header.clone()),
+            .map(|c| c.header.to_string()),
         Some("a\"b".to_owned())
     );
     assert_eq!(f.to_string(), "\"a\\\"b\" = \"é\\n\\\\\" and \"😀\" exists");
@@ -360,7 +360,10 @@ fn random_filter(rng: &mut XorShift) -> StreamFilter {
                         7 => Cond::Cmp(CmpOp::Gt, random_number(rng)),
                         _ => Cond::Cmp(CmpOp::Ge, random_number(rng)),
                     };
-                    Clause { header, cond }
+                    Clause {
+                        header: header.into(),
+                        cond,
+                    }
                 })
                 .collect()
         })
