@@ -17,7 +17,7 @@
 
 use super::Scope;
 use super::limits::{flat_leaf_names, join, leaf_lists};
-use super::parse::{Bound, Exclusion, Matcher, Member, Object};
+use super::parse::{Alternatives, Bound, Exclusion, Matcher, Member, Object};
 use crate::ir::{Case, IntoOrigin, Node, NumSource, Pred, StrOp};
 use filtervm_vm::fold::fold;
 use filtervm_vm::key::Key;
@@ -35,6 +35,13 @@ struct Lowering {
 
 /// Lowers a validated policy for `scope`.
 pub fn lower_policy(scope: Scope, root: &Object) -> Node {
+    lower_owned(scope, root.clone())
+}
+
+/// [`lower_policy`] taking the policy: its shared names, pointers and strings move into the IR
+/// rather than being counted up and then down again, and nothing is left to drop (what the
+/// compile path, which has no further use for the policy, does).
+pub(crate) fn lower_owned(scope: Scope, root: Object) -> Node {
     if root.members.is_empty() {
         // Rule 2, D-2: the empty policy matches every message, in both scopes.
         return Node::constant(true, "");
@@ -43,11 +50,11 @@ pub fn lower_policy(scope: Scope, root: &Object) -> Node {
         scope,
         // Attribute scope has no arrays of objects to judge per element.
         each: match scope {
-            Scope::MessageBody => per_element_paths(root),
+            Scope::MessageBody => per_element_paths(&root),
             Scope::MessageAttributes => Vec::new(),
         },
     };
-    let policy = l.object(root, None, &"".into_origin());
+    let policy = l.object(root, None, "".into_origin());
     match scope {
         Scope::MessageAttributes => policy,
         // Rule 14: the body must be a JSON object.
@@ -126,12 +133,12 @@ fn negative_paths(object: &Object, prefix: Option<&str>, out: &mut Vec<String>) 
     }
 }
 
-/// A case-sensitive test of one string the validated policy holds (shared, not copied).
-fn one_str_test(key: &Key, op: StrOp, value: &Arc<str>, at: &Arc<str>) -> Node {
+/// A case-sensitive test of one string the validated policy held (moved, not copied).
+fn one_str_test(key: &Key, op: StrOp, value: Arc<str>, at: &Arc<str>) -> Node {
     let pred = Pred::Str {
         op,
         case: Case::Sensitive,
-        values: vec![value.clone()],
+        values: vec![value],
     };
     Node::test(key.clone(), pred, at)
 }
@@ -171,10 +178,10 @@ fn wildcard_test(key: &Key, w: &filtervm_vm::wildcard::Wildcard, at: &Arc<str>) 
 impl Lowering {
     /// The key of member `name` below `prefix`: a member of the root reads its name as the
     /// validated policy holds it (shared, not copied).
-    fn key(&self, prefix: Option<&str>, name: &Arc<str>) -> Key {
+    fn key(&self, prefix: Option<&str>, name: Arc<str>) -> Key {
         let path: Arc<str> = match prefix {
-            None => name.clone(),
-            Some(_) => join(prefix, name).into(),
+            None => name,
+            Some(_) => join(prefix, &name).into(),
         };
         match self.scope {
             Scope::MessageAttributes => Key::AttributeTyped(path),
@@ -185,10 +192,10 @@ impl Lowering {
 
     /// The IR of `object`; its nodes share the policy's pointers as their origins (`at` and the
     /// members'), so lowering copies none.
-    fn object(&self, object: &Object, prefix: Option<&str>, at: &Arc<str>) -> Node {
+    fn object(&self, object: Object, prefix: Option<&str>, at: Arc<str>) -> Node {
         let members = object
             .members
-            .iter()
+            .into_iter()
             .map(|m| match m {
                 Member::Leaf {
                     name,
@@ -196,21 +203,27 @@ impl Lowering {
                     alternatives,
                 } => {
                     let key = self.key(prefix, name);
-                    let alts = alternatives
-                        .iter()
-                        .map(|(m, at)| self.matcher(&key, m, at))
-                        .collect();
+                    let alts = match alternatives {
+                        Alternatives::One((m, at)) => vec![self.matcher(&key, m, at)],
+                        Alternatives::Two([(m0, at0), (m1, at1)]) => {
+                            vec![self.matcher(&key, m0, at0), self.matcher(&key, m1, at1)]
+                        }
+                        Alternatives::Many(many) => many
+                            .into_iter()
+                            .map(|(m, at)| self.matcher(&key, m, at))
+                            .collect(),
+                    };
                     Node::or(alts, pointer)
                 }
                 Member::Nested {
                     name,
                     pointer,
                     object,
-                } => self.object(object, Some(&join(prefix, name)), pointer),
+                } => self.object(object, Some(&join(prefix, &name)), pointer),
                 // Rule 34: the branches are ORed; D-8: the whole is ANDed with the siblings.
                 Member::Or { pointer, branches } => Node::or(
                     branches
-                        .iter()
+                        .into_iter()
                         .map(|(b, at)| self.object(b, prefix, at))
                         .collect(),
                     pointer,
@@ -220,23 +233,26 @@ impl Lowering {
         Node::and(members, at)
     }
 
-    fn matcher(&self, key: &Key, m: &Matcher, at: &Arc<str>) -> Node {
+    /// The IR of one alternative of the leaf list that reads `key`, at `at`: what the matcher
+    /// holds moves into it.
+    fn matcher(&self, key: &Key, m: Matcher, at: Arc<str>) -> Node {
+        let at = &at;
         let test = |pred: Pred| Node::test(key.clone(), pred, at);
         match m {
             Matcher::Exact(s) => one_str_test(key, StrOp::Eq, s, at),
-            Matcher::Number(x) => num_points(key, &[*x], at),
-            Matcher::Bool(b) => test(Pred::Bool(*b)),
+            Matcher::Number(x) => num_points(key, &[x], at),
+            Matcher::Bool(b) => test(Pred::Bool(b)),
             Matcher::Null => test(Pred::HasType(LeafTypes::NULL)),
             Matcher::Prefix(s) => one_str_test(key, StrOp::Prefix, s, at),
             Matcher::Suffix(s) => one_str_test(key, StrOp::Suffix, s, at),
             Matcher::EqualsIgnoreCase(s) => {
-                str_test(key, StrOp::Eq, Case::Fold, std::slice::from_ref(s), at)
+                str_test(key, StrOp::Eq, Case::Fold, std::slice::from_ref(&s), at)
             }
-            Matcher::Wildcard(w) => wildcard_test(key, w, at),
-            Matcher::Cidr(c) => test(Pred::Cidr((**c).clone())),
+            Matcher::Wildcard(w) => wildcard_test(key, &w, at),
+            Matcher::Cidr(c) => test(Pred::Cidr(*c)),
             Matcher::Numeric { lo, hi } => test(Pred::Num {
                 source: NumSource::NumberLeaf,
-                ranges: vec![interval(*lo, *hi)],
+                ranges: vec![interval(lo, hi)],
             }),
             Matcher::Exists(true) => test(Pred::Shape(Shapes::PRESENT)),
             Matcher::Exists(false) => match self.scope {
@@ -252,11 +268,11 @@ impl Lowering {
             },
             Matcher::AnythingBut(excl) => {
                 let excluded = match excl {
-                    Exclusion::Strings(v) => str_test(key, StrOp::Eq, Case::Sensitive, v, at),
-                    Exclusion::Numbers(v) => num_points(key, v, at),
-                    Exclusion::Prefixes(v) => str_test(key, StrOp::Prefix, Case::Sensitive, v, at),
-                    Exclusion::Suffixes(v) => str_test(key, StrOp::Suffix, Case::Sensitive, v, at),
-                    Exclusion::EqualsIgnoreCase(v) => str_test(key, StrOp::Eq, Case::Fold, v, at),
+                    Exclusion::Strings(v) => str_test(key, StrOp::Eq, Case::Sensitive, &v, at),
+                    Exclusion::Numbers(v) => num_points(key, &v, at),
+                    Exclusion::Prefixes(v) => str_test(key, StrOp::Prefix, Case::Sensitive, &v, at),
+                    Exclusion::Suffixes(v) => str_test(key, StrOp::Suffix, Case::Sensitive, &v, at),
+                    Exclusion::EqualsIgnoreCase(v) => str_test(key, StrOp::Eq, Case::Fold, &v, at),
                     Exclusion::Wildcards(v) => {
                         Node::or(v.iter().map(|w| wildcard_test(key, w, at)).collect(), at)
                     }

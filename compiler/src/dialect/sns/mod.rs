@@ -115,7 +115,7 @@ pub(crate) fn lower(policy: &Value, options: SnsOptions) -> Result<Node, Compile
         }
         other => validate(scope, other)?,
     };
-    Ok(lower::lower_policy(scope, &root))
+    Ok(lower::lower_owned(scope, root))
 }
 
 /// Reads, validates and lowers policy text: what [`parse_text`] and then [`lower`] of the value
@@ -131,7 +131,7 @@ pub(crate) fn lower_text(text: &str, options: SnsOptions) -> Result<Node, Compil
         };
         validate_ref(scope, policy)
     })?;
-    Ok(lower::lower_policy(scope, &root))
+    Ok(lower::lower_owned(scope, root))
 }
 
 /// Policy text read into `arena` (rule 35: "failed to parse JSON.", rule 44: 256 KiB).
