@@ -852,7 +852,7 @@ fn reads_flat(t: &KeyTable, body: &[u8]) -> bool {
     let arena = Bump::new();
     let row = arena.alloc_slice_fill_copy(t.len(), Slot::ABSENT);
     let tap = super::FlatTap::<false, true>::new(t, t.body_plan(), row, &arena);
-    let ((read, _), _) = tap.read(t.selector(), &mut extractor, body, None);
+    let ((read, _), _) = tap.read(&mut extractor, body, None);
     matches!(read, Ok((crate::json::Tapped::Flat, _)))
 }
 

@@ -140,8 +140,8 @@ impl Bindings {
         } = self;
         arena.reset();
         let arena: &'b Bump = arena;
-        if let Some((flat, selector)) = flat_plan(table) {
-            return bind_flat(table, flat, selector, extractor, arena, json, None);
+        if let Some(flat) = flat_plan(table) {
+            return bind_flat(table, flat, extractor, arena, json, None);
         }
         bound_json(
             table,
@@ -164,8 +164,8 @@ impl Bindings {
         } = self;
         arena.reset();
         let arena: &'b Bump = arena;
-        if let Some((flat, selector)) = flat_plan(table) {
-            return bind_flat(table, flat, selector, extractor, arena, json, Some(listed));
+        if let Some(flat) = flat_plan(table) {
+            return bind_flat(table, flat, extractor, arena, json, Some(listed));
         }
         let (read, unlisted) = extractor.extract_noting_first_name(table.selector(), json, listed);
         let mut bound = bound_json(table, read, arena);
@@ -203,15 +203,14 @@ impl Bindings {
     }
 }
 
-/// The flat plan of `table` ([`table::BodyPlan::flat`]), when it reads the body and has one,
-/// with the table's selector.
+/// The flat plan of `table` ([`table::BodyPlan::flat`]), when it reads the body and has one.
 #[inline(always)]
-fn flat_plan(table: &KeyTable) -> Option<(&table::BodyPlan, &json::Selector)> {
+fn flat_plan(table: &KeyTable) -> Option<&table::BodyPlan> {
     if !table.reads_body() {
         return None;
     }
-    let (plan, selector) = table.body_binding();
-    plan.flat.is_some().then_some((plan, selector))
+    let plan = table.body_plan();
+    plan.flat.is_some().then_some(plan)
 }
 
 /// Binds JSON bytes to a table of one-segment body paths ([`table::BodyPlan::flat`]): each
@@ -233,20 +232,18 @@ fn flat_plan(table: &KeyTable) -> Option<(&table::BodyPlan, &json::Selector)> {
 fn bind_flat<'b>(
     table: &'b KeyTable,
     plan: &'b table::BodyPlan,
-    selector: &'b json::Selector,
     extractor: &'b mut Extractor,
     arena: &'b Bump,
     json: &'b [u8],
     listed: Option<json::NameTest>,
 ) -> Bound<'b> {
     let row = arena.alloc_slice_fill_copy(table.len(), Slot::ABSENT);
-    let ((read, unlisted), row) = if selector.keeps_repeats() {
-        FlatTap::<true, false>::new(table, plan, row, arena).read(selector, extractor, json, listed)
+    let ((read, unlisted), row) = if table.selector().keeps_repeats() {
+        FlatTap::<true, false>::new(table, plan, row, arena).read(extractor, json, listed)
     } else if plan.flat_inner.is_empty() {
-        FlatTap::<false, false>::new(table, plan, row, arena)
-            .read(selector, extractor, json, listed)
+        FlatTap::<false, false>::new(table, plan, row, arena).read(extractor, json, listed)
     } else {
-        FlatTap::<false, true>::new(table, plan, row, arena).read(selector, extractor, json, listed)
+        FlatTap::<false, true>::new(table, plan, row, arena).read(extractor, json, listed)
     };
     let mut bound = match read {
         Ok((json::Tapped::Flat, deepest)) => {
@@ -303,16 +300,16 @@ impl<'b, const REPEATS: bool, const TWO_LEVELS: bool> FlatTap<'b, REPEATS, TWO_L
         }
     }
 
-    /// Reads `json` with this tap and the table's `selector`
-    /// ([`json::Extractor::extract_tapped`]): what the extractor gives, and the row.
+    /// Reads `json` with this tap ([`json::Extractor::extract_tapped`]): what the extractor
+    /// gives, and the row.
     #[inline(always)]
     fn read(
         mut self,
-        selector: &'b json::Selector,
         extractor: &'b mut Extractor,
         json: &'b [u8],
         listed: Option<json::NameTest>,
     ) -> (FlatRead<'b>, &'b mut [Slot<'b>]) {
+        let selector = self.table.selector();
         let read = extractor.extract_tapped(selector, json, listed, &mut self);
         (read, self.row)
     }

@@ -207,8 +207,10 @@ pub struct KeyTable {
     /// each of the message's names up once instead of scanning the message once per key. Kept up
     /// to date once the table has more than [`SCAN_KEYS`] named keys; a smaller table is bound by
     /// scanning its names ([`NameScan`]) and builds its name index only when asked for it
-    /// ([`Derived`]'s `small_names`).
+    /// (`small_names`).
     names: Option<NameIndex>,
+    /// The name index of a table without `names`, built on first use after a change.
+    small_names: OnceLock<NameIndex>,
     /// The slot of [`Key::AnyAttribute`], if interned.
     pub(super) any_attribute: Option<u32>,
     /// Per slot: the number of references (0 for a released slot).
@@ -224,28 +226,15 @@ pub struct KeyTable {
     body_keys: u32,
     /// Changes with every change of the table (see [`KeyTable::stamp`]).
     stamp: u64,
+    /// The selector of the JSON keys, built on first use.
+    selector: OnceLock<Selector>,
     /// How many attribute and header keys there are.
     named_keys: u32,
-    /// What binding derives from the keys, each part built on first use after a change; boxed
-    /// (and allocated on the first message bound), so that a table, and the program holding it,
-    /// is some 400 bytes smaller to make, move and drop, and a program only compiled, or only
-    /// added to a set, never allocates it.
-    derived: OnceLock<Box<Derived>>,
-}
-
-/// What binding derives from a [`KeyTable`]'s keys, each part built on first use after a change
-/// ([`KeyTable::changed`] clears them all).
-#[derive(Debug, Clone, Default)]
-struct Derived {
-    /// The name index of a table without `names`.
-    small_names: OnceLock<NameIndex>,
-    /// The selector of the JSON keys.
-    selector: OnceLock<Selector>,
-    /// The attribute and header keys as a list to scan, when there are few.
+    /// The attribute and header keys as a list to scan, when there are few (built on first use).
     scan: OnceLock<Option<NameScan>>,
-    /// The header keys as a list to scan, when there are few.
+    /// The header keys as a list to scan, when there are few (built on first use).
     header_scan: OnceLock<Option<HeaderScan>>,
-    /// The body keys, for the body binder.
+    /// The body keys, for the body binder (built on first use).
     body: OnceLock<BodyPlan>,
 }
 
@@ -339,22 +328,21 @@ impl KeyTable {
     /// [`KeyTable::mark_constants_unstamped`]) call it once after them.
     pub(crate) fn changed(&mut self) {
         self.stamp = next_stamp();
-        if let Some(derived) = self.derived.get_mut() {
-            if self.keys.is_empty() {
-                // An emptied table holds no memory.
-                self.derived = OnceLock::new();
-            } else {
-                // Cleared where it is, so that a table changed between messages (a set's)
-                // does not allocate it again.
-                **derived = Derived::default();
-            }
+        if self.selector.get().is_some() {
+            self.selector = OnceLock::new();
         }
-    }
-
-    /// What binding derives from the keys, allocated on first use.
-    #[inline(always)]
-    fn derived(&self) -> &Derived {
-        self.derived.get_or_init(Box::default)
+        if self.scan.get().is_some() {
+            self.scan = OnceLock::new();
+        }
+        if self.header_scan.get().is_some() {
+            self.header_scan = OnceLock::new();
+        }
+        if self.small_names.get().is_some() {
+            self.small_names = OnceLock::new();
+        }
+        if self.body.get().is_some() {
+            self.body = OnceLock::new();
+        }
     }
 
     /// Builds what binding derives from the keys (the selector of JSON keys, the scan list of
@@ -380,21 +368,8 @@ impl KeyTable {
     /// The body keys as the body binder reads them, built on first use after a change.
     #[inline]
     pub(crate) fn body_plan(&self) -> &BodyPlan {
-        self.body_binding().0
-    }
-
-    /// [`KeyTable::body_plan`] and [`KeyTable::selector`] at once, for a binder that reads both
-    /// per message (one look for the derived parts rather than one each).
-    #[inline]
-    pub(crate) fn body_binding(&self) -> (&BodyPlan, &Selector) {
-        let derived = self.derived();
-        let selector = derived
-            .selector
-            .get_or_init(|| Selector::for_keys(&self.keys));
-        let plan = derived
-            .body
-            .get_or_init(|| BodyPlan::new(&self.keys).with_flat(&self.keys, selector));
-        (plan, selector)
+        self.body
+            .get_or_init(|| BodyPlan::new(&self.keys).with_flat(&self.keys, self.selector()))
     }
 
     /// The attribute and header keys as a list to scan, when there are at most [`SCAN_KEYS`]
@@ -402,8 +377,7 @@ impl KeyTable {
     /// change.
     #[inline]
     pub(crate) fn name_scan(&self) -> Option<&NameScan> {
-        self.derived()
-            .scan
+        self.scan
             .get_or_init(|| {
                 (self.named_keys as usize <= SCAN_KEYS).then(|| {
                     let mut scan = NameScan::default();
@@ -426,8 +400,7 @@ impl KeyTable {
     /// use after a change.
     #[inline]
     pub(crate) fn header_scan(&self) -> Option<&HeaderScan> {
-        self.derived()
-            .header_scan
+        self.header_scan
             .get_or_init(|| {
                 (self.named_keys as usize <= SCAN_KEYS).then(|| {
                     let mut scan = HeaderScan::default();
@@ -818,9 +791,7 @@ impl KeyTable {
     /// The selector of the table's JSON keys ([`Selector::for_keys`]), built on first use after
     /// a change.
     pub fn selector(&self) -> &Selector {
-        self.derived()
-            .selector
-            .get_or_init(|| Selector::for_keys(&self.keys))
+        self.selector.get_or_init(|| Selector::for_keys(&self.keys))
     }
 
     /// Whether JSON is bound as an SNS body (else as an Event Grid event).
@@ -834,7 +805,7 @@ impl KeyTable {
     pub fn slots_named(&self, name: &str) -> &[u32] {
         let names = match &self.names {
             Some(names) => names,
-            None => self.derived().small_names.get_or_init(|| self.live_names()),
+            None => self.small_names.get_or_init(|| self.live_names()),
         };
         names.get(name).map_or(&[], Vec::as_slice)
     }
@@ -904,11 +875,10 @@ impl KeyTable {
             Key::AnyAttribute | Key::BodyIsObject => 0,
         };
         let texts: usize = self.keys.iter().map(text).sum();
-        let derived = self.derived.get();
         let names: usize = self
             .names
             .as_ref()
-            .or(derived.and_then(|d| d.small_names.get()))
+            .or(self.small_names.get())
             .map_or(0, |names| {
                 map_bytes(names.capacity(), size_of::<(Box<str>, Vec<u32>)>())
                     + names
@@ -916,7 +886,25 @@ impl KeyTable {
                         .map(|(n, slots)| n.len() + slots.capacity() * 4)
                         .sum::<usize>()
             });
-        let derived = derived.map_or(0, |d| size_of::<Derived>() + d.heap_bytes(self, texts));
+        let scan = self.scan.get().and_then(Option::as_ref).map_or(0, |scan| {
+            scan.keys.capacity() * std::mem::size_of::<(Box<str>, u32, Key)>()
+                + scan.keys.iter().map(|(n, _, _)| 2 * n.len()).sum::<usize>()
+        });
+        let header_scan = self
+            .header_scan
+            .get()
+            .and_then(Option::as_ref)
+            .map_or(0, |scan| {
+                scan.keys.capacity() * std::mem::size_of::<(Box<str>, u32, SlotNeeds)>()
+                    + scan.keys.iter().map(|(n, _, _)| n.len()).sum::<usize>()
+            });
+        let body = self.body.get().map_or(0, BodyPlan::heap_bytes);
+        let selector = if self.selector.get().is_some() {
+            // States, names and first-byte filters: a few dozen bytes per key.
+            64 * self.body_keys as usize + texts
+        } else {
+            0
+        };
         self.keys.capacity() * size_of::<Key>()
             + self.refs.capacity() * 4
             + self.free.capacity() * 4
@@ -927,35 +915,10 @@ impl KeyTable {
             })
             + names
             + self.dictionary.heap_bytes()
-            + derived
-    }
-}
-
-impl Derived {
-    /// The heap bytes of the parts built (but the name index, which [`KeyTable::heap_bytes`]
-    /// counts), for `table`, whose keys' names are `texts` bytes.
-    fn heap_bytes(&self, table: &KeyTable, texts: usize) -> usize {
-        use std::mem::size_of;
-        let scan = self.scan.get().and_then(Option::as_ref).map_or(0, |scan| {
-            scan.keys.capacity() * size_of::<(Box<str>, u32, Key)>()
-                + scan.keys.iter().map(|(n, _, _)| 2 * n.len()).sum::<usize>()
-        });
-        let header_scan = self
-            .header_scan
-            .get()
-            .and_then(Option::as_ref)
-            .map_or(0, |scan| {
-                scan.keys.capacity() * size_of::<(Box<str>, u32, SlotNeeds)>()
-                    + scan.keys.iter().map(|(n, _, _)| n.len()).sum::<usize>()
-            });
-        let body = self.body.get().map_or(0, BodyPlan::heap_bytes);
-        let selector = if self.selector.get().is_some() {
-            // States, names and first-byte filters: a few dozen bytes per key.
-            64 * table.body_keys as usize + texts
-        } else {
-            0
-        };
-        scan + header_scan + body + selector
+            + selector
+            + scan
+            + header_scan
+            + body
     }
 }
 
