@@ -3,6 +3,7 @@
 //! what evaluation derives from them (substring searchers, the key table's needs). Above the
 //! instruction set; below the executor, the decision plans and [`crate::program::Program`].
 
+use crate::bind::NO_ID;
 use crate::op::{Inst, ProgramParts};
 use crate::substring::Substrings;
 
@@ -205,9 +206,6 @@ pub(crate) struct ConstantIds {
     /// By set, where its members' ids start in `ids`.
     set_starts: [u32; CONSTANT_SETS],
 }
-
-/// The id of no constant (the id of a leaf equal to none).
-const NO_ID: u32 = crate::bind::NO_ID;
 
 impl ConstantIds {
     /// No ids recorded (yet).

@@ -63,10 +63,9 @@ struct State {
 /// substring search for each cost about 130 instructions a name on a 150-byte rest; a look at
 /// each quote in the rest, to compare its name with all of them, cost more still: "The rest of
 /// the document passed over, trusted" in BENCHMARKS.md).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 enum RestNames {
     /// No names: nothing in a rest can be wanted.
-    #[default]
     None,
     /// One name, searched for with a substring searcher.
     One(memmem::Finder<'static>),
