@@ -573,6 +573,12 @@ pub mod pointer {
     /// searched byte by byte (a `char` pattern decodes every character: this runs for every
     /// member and element of every policy, BENCHMARKS.md "Compile").
     fn push_escaped(out: &mut String, token: &str) {
+        // Most tokens (member names, in practice) have neither: one look, a word at a time,
+        // and one copy.
+        if !has_special(token.as_bytes()) {
+            out.push_str(token);
+            return;
+        }
         let special = |b: &u8| *b == b'~' || *b == b'/';
         let mut rest = token;
         while let Some(at) = rest.as_bytes().iter().position(special) {
@@ -586,6 +592,35 @@ pub mod pointer {
             rest = rest.get(at + 1..).unwrap_or("");
         }
         out.push_str(rest);
+    }
+
+    /// Whether `bytes` holds a `~` or a `/`, looked for eight bytes at a time: a word XORed
+    /// with eight copies of the byte has a zero byte exactly where the byte is, and
+    /// `(x - 0x01..01) & !x & 0x80..80` is non-zero exactly when `x` has a zero byte. The
+    /// bytes a whole word does not cover are looked at in one more word, overlapping the last:
+    /// the last eight bytes, or for four to seven bytes, the first four and the last four. Only
+    /// a token of one to three bytes is looked at byte by byte.
+    fn has_special(bytes: &[u8]) -> bool {
+        const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+        const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+        const TILDES: u64 = u64::from_ne_bytes([b'~'; 8]);
+        const SLASHES: u64 = u64::from_ne_bytes([b'/'; 8]);
+        let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS != 0;
+        let found = |w: u64| has_zero(w ^ TILDES) || has_zero(w ^ SLASHES);
+        // Every slice given to these has their length, so the zero is never read.
+        let word = |b: &[u8]| b.try_into().map_or(0, u64::from_ne_bytes);
+        let half = |b: &[u8]| b.try_into().map_or(0, u32::from_ne_bytes);
+        let n = bytes.len();
+        if n >= 8 {
+            return bytes.chunks_exact(8).any(|w| found(word(w)))
+                || bytes.get(n - 8..).is_some_and(|w| found(word(w)));
+        }
+        if n >= 4 {
+            let first = bytes.get(..4).map_or(0, half);
+            let last = bytes.get(n - 4..).map_or(0, half);
+            return found(u64::from(first) | u64::from(last) << 32);
+        }
+        bytes.iter().any(|&b| b == b'~' || b == b'/')
     }
 
     /// `base` extended by one token. Pointers are built for every member of a policy (they are
@@ -757,6 +792,30 @@ pub mod pointer {
             for i in [0, 9, 10, 99, 100, 12345, usize::MAX] {
                 assert_eq!(super::index("", i), format!("/{i}"));
             }
+        }
+
+        /// The word-at-a-time look finds a `~` or `/` at every position of tokens longer and
+        /// shorter than a word, and nothing in tokens of bytes next to them (`.`, `0`, `}`, `\x7f`).
+        #[test]
+        fn finds_special_bytes_at_every_position() {
+            for len in 0..=20 {
+                let plain: Vec<u8> = (0..len).map(|i| b".0}\x7f\x80\xaea~/"[i % 6]).collect();
+                assert!(!super::has_special(&plain), "{plain:?}");
+                for at in 0..len {
+                    for special in [b'~', b'/'] {
+                        let mut token = plain.clone();
+                        if let Some(b) = token.get_mut(at) {
+                            *b = special;
+                        }
+                        assert!(super::has_special(&token), "{token:?}");
+                    }
+                }
+            }
+            let long = "a".repeat(17);
+            assert_eq!(
+                super::push("", &format!("{long}/{long}~")),
+                format!("/{long}~1{long}~0")
+            );
         }
 
         /// A lazy pointer, written out, is the pointer `push` and `index` build from its base.

@@ -318,8 +318,23 @@ pub(crate) fn optimized_ir(
     options: &Options,
 ) -> Result<ir::Node, CompileError> {
     check_options(dialect, options)?;
-    let lowered = dialect::lower_text(dialect, text, options)?;
+    let lowered = lower_text_to_optimize(dialect, text, options)?;
     Ok(opt::optimize(lowered))
+}
+
+/// [`dialect::lower_text`] for a tree given straight to [`opt::optimize`]: the same optimized
+/// tree, lowered with less to make where a front end knows a shortcut
+/// ([`dialect::sns::lower_text_to_optimize`]). A filter shows [`dialect::lower_text`]'s tree as
+/// its lowered IR.
+fn lower_text_to_optimize(
+    dialect: Dialect,
+    text: &str,
+    options: &Options,
+) -> Result<ir::Node, CompileError> {
+    match dialect {
+        Dialect::Sns => dialect::sns::lower_text_to_optimize(text, options.sns()),
+        _ => dialect::lower_text(dialect, text, options),
+    }
 }
 
 /// Compiles policy text: checks the size limit (256 KiB), reads the JSON (numbers keep their
@@ -339,7 +354,7 @@ pub fn compile_text(
     // Every front end but `eventbridge`'s reads the text into a borrowed tree: the same IR and
     // errors as lowering `read_policy_text`'s value.
     check_options(dialect, options)?;
-    let lowered = dialect::lower_text(dialect, text, options)?;
+    let lowered = lower_text_to_optimize(dialect, text, options)?;
     compile_lowered(dialect, lowered, None, options, Some(text))
 }
 

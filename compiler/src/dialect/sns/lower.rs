@@ -31,6 +31,9 @@ struct Lowering {
     /// A validated policy names at most five distinct leaf paths (rule 42 DECISION), so this is
     /// searched in turn: no hashing, one allocation at most.
     each: Vec<String>,
+    /// Whether a leaf list of one alternative lowers to that alternative's node alone, rather
+    /// than to an `or` of it ([`lower_to_optimize`]).
+    unwrap_singles: bool,
 }
 
 /// Lowers a validated policy for `scope`.
@@ -42,6 +45,22 @@ pub fn lower_policy(scope: Scope, root: &Object) -> Node {
 /// rather than being counted up and then down again, and nothing is left to drop (what the
 /// compile path, which has no further use for the policy, does).
 pub(crate) fn lower_owned(scope: Scope, root: Object) -> Node {
+    lower_with(scope, root, false)
+}
+
+/// [`lower_owned`] for a tree given straight to [`crate::opt::optimize`]: a leaf list of one
+/// alternative lowers to that alternative's node, not to an `or` of it, so its list is neither
+/// made nor freed. The optimized tree is the same: the optimizer's first step (pushing negations
+/// in place) flattens each `and`/`or` once its children are, and so replaces an `or` of one
+/// child with that child (its own origin) before anything else reads it; the child, an `or`-free
+/// test or `and`, is walked in the same place either way. The tree a filter shows as lowered is
+/// [`lower_owned`]'s.
+pub(crate) fn lower_to_optimize(scope: Scope, root: Object) -> Node {
+    lower_with(scope, root, true)
+}
+
+/// [`lower_owned`] (`unwrap_singles` false) or [`lower_to_optimize`] (true).
+fn lower_with(scope: Scope, root: Object, unwrap_singles: bool) -> Node {
     if root.members.is_empty() {
         // Rule 2, D-2: the empty policy matches every message, in both scopes.
         return Node::constant(true, "");
@@ -53,6 +72,7 @@ pub(crate) fn lower_owned(scope: Scope, root: Object) -> Node {
             Scope::MessageBody => per_element_paths(&root),
             Scope::MessageAttributes => Vec::new(),
         },
+        unwrap_singles,
     };
     let policy = l.object(root, None, "".into_origin());
     match scope {
@@ -204,6 +224,9 @@ impl Lowering {
                 } => {
                     let key = self.key(prefix, name);
                     let alts = match alternatives {
+                        Alternatives::One((m, at)) if self.unwrap_singles => {
+                            return self.matcher(&key, m, at);
+                        }
                         Alternatives::One((m, at)) => vec![self.matcher(&key, m, at)],
                         Alternatives::Two([(m0, at0), (m1, at1)]) => {
                             vec![self.matcher(&key, m0, at0), self.matcher(&key, m1, at1)]

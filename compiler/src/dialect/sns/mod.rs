@@ -124,14 +124,32 @@ pub(crate) fn lower(policy: &Value, options: SnsOptions) -> Result<Node, Compile
 /// nothing.
 pub(crate) fn lower_text(text: &str, options: SnsOptions) -> Result<Node, CompileError> {
     let scope = options.scope;
-    let root = Arena::with_local(|arena| {
+    Ok(lower::lower_owned(scope, validate_text(text, options)?))
+}
+
+/// [`lower_text`] for a tree given straight to [`crate::opt::optimize`]: a leaf list of one
+/// alternative is lowered to that alternative alone ([`lower::lower_to_optimize`]), which the
+/// optimizer gives the same optimized tree, without making and freeing the list.
+pub(crate) fn lower_text_to_optimize(
+    text: &str,
+    options: SnsOptions,
+) -> Result<Node, CompileError> {
+    let scope = options.scope;
+    Ok(lower::lower_to_optimize(
+        scope,
+        validate_text(text, options)?,
+    ))
+}
+
+/// The validated policy of [`lower_text`].
+fn validate_text(text: &str, options: SnsOptions) -> Result<parse::Object, CompileError> {
+    Arena::with_local(|arena| {
         let policy = match read(text, options, arena)? {
             ValueRef::String(inner) => read(inner, options, arena)?,
             other => other,
         };
-        validate_ref(scope, policy)
-    })?;
-    Ok(lower::lower_owned(scope, root))
+        validate_ref(options.scope, policy)
+    })
 }
 
 /// Policy text read into `arena` (rule 35: "failed to parse JSON.", rule 44: 256 KiB).
