@@ -3,7 +3,7 @@
 //! (rule 43, D-7).
 
 use super::Scope;
-use super::parse::{Member, Object};
+use super::parse::{Member, Object, list_pointer};
 use crate::error::{ErrorCode, PolicyError};
 use std::borrow::Cow;
 
@@ -53,12 +53,16 @@ pub fn leaf_lists<'a>(
 ) {
     for member in &object.members {
         match member {
-            Member::Leaf { name, pointer, .. } => out.push((
+            Member::Leaf {
+                name,
+                pointer,
+                alternatives,
+            } => out.push((
                 match prefix {
                     None => Cow::Borrowed(&**name),
                     Some(_) => Cow::Owned(join(prefix, name)),
                 },
-                pointer,
+                list_pointer(pointer.as_deref(), alternatives),
             )),
             Member::Nested { name, object, .. } => {
                 leaf_lists(object, Some(&join(prefix, name)), out);

@@ -17,7 +17,7 @@
 
 use super::Scope;
 use super::limits::{flat_leaf_names, join, leaf_lists};
-use super::parse::{Alternatives, Bound, Exclusion, Matcher, Member, Object};
+use super::parse::{Alternatives, Bound, Exclusion, Matcher, Member, Object, list_pointer};
 use crate::ir::{Case, IntoOrigin, Node, NumSource, Pred, StrOp};
 use filtervm_vm::fold::fold;
 use filtervm_vm::key::Key;
@@ -153,12 +153,15 @@ fn negative_paths(object: &Object, prefix: Option<&str>, out: &mut Vec<String>) 
     }
 }
 
-/// A case-sensitive test of one string the validated policy held (moved, not copied).
-fn one_str_test(key: &Key, op: StrOp, value: Arc<str>, at: &Arc<str>) -> Node {
+/// A case-sensitive test of one string the validated policy held (moved, not copied), its list
+/// of values made with room for `room` (see [`Rooms`]).
+fn one_str_test(key: &Key, op: StrOp, value: Arc<str>, at: &Arc<str>, room: usize) -> Node {
+    let mut values = Vec::with_capacity(room.max(1));
+    values.push(value);
     let pred = Pred::Str {
         op,
         case: Case::Sensitive,
-        values: vec![value],
+        values,
     };
     Node::test(key.clone(), pred, at)
 }
@@ -195,6 +198,46 @@ fn wildcard_test(key: &Key, w: &filtervm_vm::wildcard::Wildcard, at: &Arc<str>) 
     }
 }
 
+/// For each case-sensitive string matcher of a leaf list (exact, prefix, suffix), the room the
+/// list of values of its next test is made with. The optimizer merges the tests of one key in an
+/// `or` into the first that takes them, whose values then grow in place: lowered for
+/// [`lower_to_optimize`], a list's first test of each kind is made with room for every string of
+/// that kind in the list, so that merging does not reallocate it; any other test, and every test
+/// of [`lower_owned`]'s tree (kept, not merged), with room for its one.
+#[derive(Default)]
+struct Rooms([usize; 3]);
+
+impl Rooms {
+    /// The rooms of the tests of `alternatives`, counted when `count` (for [`lower_to_optimize`]).
+    fn of(alternatives: &[(Matcher, Arc<str>)], count: bool) -> Rooms {
+        let mut rooms = Rooms::default();
+        if count {
+            for (m, _) in alternatives {
+                if let Some(room) = rooms.slot(m) {
+                    *room += 1;
+                }
+            }
+        }
+        rooms
+    }
+
+    /// The count of `m`'s kind, if it is a case-sensitive string matcher.
+    fn slot(&mut self, m: &Matcher) -> Option<&mut usize> {
+        let [exact, prefix, suffix] = &mut self.0;
+        match m {
+            Matcher::Exact(_) => Some(exact),
+            Matcher::Prefix(_) => Some(prefix),
+            Matcher::Suffix(_) => Some(suffix),
+            _ => None,
+        }
+    }
+
+    /// The room of the next test of `m`'s kind: the count for the first, one for the others.
+    fn take(&mut self, m: &Matcher) -> usize {
+        self.slot(m).map_or(1, |room| std::mem::replace(room, 1))
+    }
+}
+
 impl Lowering {
     /// The key of member `name` below `prefix`: a member of the root reads its name as the
     /// validated policy holds it (shared, not copied).
@@ -223,17 +266,26 @@ impl Lowering {
                     alternatives,
                 } => {
                     let key = self.key(prefix, name);
-                    let alts = match alternatives {
+                    let alternatives = match alternatives {
                         Alternatives::One((m, at)) if self.unwrap_singles => {
-                            return self.matcher(&key, m, at);
+                            return self.matcher(&key, m, at, &mut Rooms::default());
                         }
-                        Alternatives::One((m, at)) => vec![self.matcher(&key, m, at)],
-                        Alternatives::Two([(m0, at0), (m1, at1)]) => {
-                            vec![self.matcher(&key, m0, at0), self.matcher(&key, m1, at1)]
-                        }
+                        other => other,
+                    };
+                    // A list of one alternative keeps no pointer: it is made here.
+                    let pointer =
+                        pointer.unwrap_or_else(|| list_pointer(None, &alternatives).into_origin());
+                    let mut rooms = Rooms::of(&alternatives, self.unwrap_singles);
+                    let rooms = &mut rooms;
+                    let alts = match alternatives {
+                        Alternatives::One((m, at)) => vec![self.matcher(&key, m, at, rooms)],
+                        Alternatives::Two([(m0, at0), (m1, at1)]) => vec![
+                            self.matcher(&key, m0, at0, rooms),
+                            self.matcher(&key, m1, at1, rooms),
+                        ],
                         Alternatives::Many(many) => many
                             .into_iter()
-                            .map(|(m, at)| self.matcher(&key, m, at))
+                            .map(|(m, at)| self.matcher(&key, m, at, rooms))
                             .collect(),
                     };
                     Node::or(alts, pointer)
@@ -257,17 +309,18 @@ impl Lowering {
     }
 
     /// The IR of one alternative of the leaf list that reads `key`, at `at`: what the matcher
-    /// holds moves into it.
-    fn matcher(&self, key: &Key, m: Matcher, at: Arc<str>) -> Node {
+    /// holds moves into it; a string test's values are made with the room `rooms` gives it.
+    fn matcher(&self, key: &Key, m: Matcher, at: Arc<str>, rooms: &mut Rooms) -> Node {
         let at = &at;
+        let room = rooms.take(&m);
         let test = |pred: Pred| Node::test(key.clone(), pred, at);
         match m {
-            Matcher::Exact(s) => one_str_test(key, StrOp::Eq, s, at),
+            Matcher::Exact(s) => one_str_test(key, StrOp::Eq, s, at, room),
             Matcher::Number(x) => num_points(key, &[x], at),
             Matcher::Bool(b) => test(Pred::Bool(b)),
             Matcher::Null => test(Pred::HasType(LeafTypes::NULL)),
-            Matcher::Prefix(s) => one_str_test(key, StrOp::Prefix, s, at),
-            Matcher::Suffix(s) => one_str_test(key, StrOp::Suffix, s, at),
+            Matcher::Prefix(s) => one_str_test(key, StrOp::Prefix, s, at, room),
+            Matcher::Suffix(s) => one_str_test(key, StrOp::Suffix, s, at, room),
             Matcher::EqualsIgnoreCase(s) => {
                 str_test(key, StrOp::Eq, Case::Fold, std::slice::from_ref(&s), at)
             }

@@ -57,8 +57,11 @@ pub enum Member {
     Leaf {
         /// The property name (shared with the keys lowered from it).
         name: Arc<str>,
-        /// JSON Pointer of the member (shared with the IR lowered from it).
-        pointer: Arc<str>,
+        /// JSON Pointer of the member (shared with the IR lowered from it); `None` for a list
+        /// of one alternative, whose member's pointer is its alternative's without the last
+        /// token (see [`list_pointer`]): the optimized IR never keeps it (the optimizer unwraps
+        /// an `or` of one child), so it is not allocated for every such list.
+        pointer: Option<Arc<str>>,
         /// The alternatives with their pointers.
         alternatives: Alternatives,
     },
@@ -102,6 +105,16 @@ impl std::ops::Deref for Alternatives {
             Alternatives::Many(many) => many,
         }
     }
+}
+
+/// The JSON Pointer of a leaf list's member: its `pointer` ([`Member::Leaf`]'s), or for a list
+/// of one alternative, which keeps none, the pointer of its `alternatives`' first without its
+/// last reference token (`/0`).
+pub fn list_pointer<'a>(pointer: Option<&'a str>, alternatives: &'a Alternatives) -> &'a str {
+    pointer.unwrap_or_else(|| {
+        let first = alternatives.first().map_or("", |(_, at)| &**at);
+        first.strip_suffix("/0").unwrap_or(first)
+    })
 }
 
 /// A comparison of `numeric` (rule 31).
@@ -215,13 +228,23 @@ impl Parser {
 }
 
 impl Parser {
-    /// Enters member `name` of what is being read: returns the length to [`Parser::leave`] to,
-    /// and the member's pointer, shared (one allocation). The pointer is written in place after
-    /// its parent's, which the buffer already holds.
-    fn enter_member(&mut self, name: &str) -> (usize, Arc<str>) {
+    /// Enters member `name` of what is being read: returns the length to [`Parser::leave`] to.
+    /// The member's pointer is written in place after its parent's, which the buffer already
+    /// holds; [`Parser::shared`] copies it when the member keeps it.
+    fn enter_member(&mut self, name: &str) -> usize {
         let len = self.scratch.len();
         pointer::push_token(&mut self.scratch, name);
-        (len, Arc::from(self.scratch.as_str()))
+        len
+    }
+
+    /// The pointer of what is being read, shared (one allocation).
+    fn shared(&self) -> Arc<str> {
+        Arc::from(self.scratch.as_str())
+    }
+
+    /// The pointer of what is being read, for an error.
+    fn here(&self) -> String {
+        self.scratch.clone()
     }
 
     /// Enters element `i` of what is being read (see [`Parser::enter_member`]).
@@ -303,24 +326,18 @@ impl Parser {
         let before = self.errors.len();
         let mut members = Vec::with_capacity(map.len());
         for &(name, value) in map {
-            let (len, at) = self.enter_member(name);
-            self.member(name, value, at, in_or, &mut members);
+            let len = self.enter_member(name);
+            self.member(name, value, in_or, &mut members);
             self.leave(len);
         }
         (self.errors.len() == before).then_some(Object { members })
     }
 
-    /// One member of an object, at `at` (the pointer the buffer holds), added to `members` when
-    /// it is valid.
-    fn member(
-        &mut self,
-        name: &str,
-        value: ValueRef<'_>,
-        at: Arc<str>,
-        in_or: bool,
-        members: &mut Vec<Member>,
-    ) {
+    /// One member of an object, at the pointer the buffer holds, added to `members` when it is
+    /// valid.
+    fn member(&mut self, name: &str, value: ValueRef<'_>, in_or: bool, members: &mut Vec<Member>) {
         if name == OR {
+            let at = self.shared();
             if let Some(branches) = self.or(value, &at) {
                 members.push(Member::Or {
                     pointer: at,
@@ -332,7 +349,7 @@ impl Parser {
         if in_or && RESERVED_IN_OR.contains(&name) {
             self.fail::<()>(
                 SYNTAX,
-                &*at,
+                self.here(),
                 format!("{name} is Ruler reserved fieldName which cannot be used inside $or."),
             );
             return;
@@ -340,9 +357,10 @@ impl Parser {
         match value {
             ValueRef::Object([]) => {
                 // D-4.
-                self.fail::<()>(SYNTAX, &*at, "Empty objects are not allowed");
+                self.fail::<()>(SYNTAX, self.here(), "Empty objects are not allowed");
             }
             ValueRef::Object(child) => {
+                let at = self.shared();
                 if let Some(object) = self.object(child, in_or) {
                     members.push(Member::Nested {
                         name: name.into(),
@@ -352,10 +370,14 @@ impl Parser {
                 }
             }
             ValueRef::Array(items) => {
-                if let Some(alternatives) = self.alternatives(items, &at) {
+                // A list of one alternative keeps no pointer of its own (`list_pointer`): an
+                // empty list, the only one whose error names the member, is not one.
+                let pointer = (items.len() != 1).then(|| self.shared());
+                let at = pointer.as_deref().unwrap_or_default();
+                if let Some(alternatives) = self.alternatives(items, at) {
                     members.push(Member::Leaf {
                         name: name.into(),
-                        pointer: at,
+                        pointer,
                         alternatives,
                     });
                 }
@@ -364,7 +386,7 @@ impl Parser {
                 // Rule 36.
                 self.fail::<()>(
                     SYNTAX,
-                    &*at,
+                    self.here(),
                     format!("\"{}\" must be an object or an array", excerpt(name)),
                 );
             }
@@ -1196,7 +1218,8 @@ mod tests {
             else {
                 panic!("{object:?}");
             };
-            assert_eq!(&**pointer, "/g/h");
+            assert_eq!(pointer.as_deref(), Some("/g/h"));
+            assert_eq!(list_pointer(pointer.as_deref(), alternatives), "/g/h");
             let at: Vec<&str> = alternatives.iter().map(|(_, at)| &**at).collect();
             assert_eq!(at, ["/g/h/0", "/g/h/1"]);
             let Some(Member::Or { pointer, branches }) = root.members.get(1) else {
@@ -1206,7 +1229,12 @@ mod tests {
             let leaves: Vec<(&str, &str)> = branches
                 .iter()
                 .map(|(b, at)| match b.members.first() {
-                    Some(Member::Leaf { pointer, .. }) => (&**at, &**pointer),
+                    // A list of one alternative keeps no pointer: its member's is derived.
+                    Some(Member::Leaf {
+                        pointer: None,
+                        alternatives,
+                        ..
+                    }) => (&**at, list_pointer(None, alternatives)),
                     other => panic!("{other:?}"),
                 })
                 .collect();
