@@ -168,45 +168,50 @@ impl<'a> Parser<'a> {
         self.src.len()..self.src.len()
     }
 
+    /// The next token and its span. Small enough to inline where it is called: the errors are
+    /// built out of line, in [`Parser::lex_error`].
+    #[inline]
     fn lex_next(&mut self) -> Result<Option<(Tok, Span)>, CompileError> {
-        let Some(tok) = self.lex.next() else {
-            return Ok(None);
-        };
+        match self.lex.next() {
+            None => Ok(None),
+            Some(Ok(t)) => Ok(Some((t, self.lex.span()))),
+            Some(Err(e)) => Err(self.lex_error(e)),
+        }
+    }
+
+    /// The error of the token just lexed, which did not lex.
+    #[cold]
+    #[inline(never)]
+    fn lex_error(&self, e: LexError) -> CompileError {
         let span = self.lex.span();
-        match tok {
-            Ok(t) => Ok(Some((t, span))),
-            Err(LexError::Unterminated) => Err(error(
+        match e {
+            LexError::Unterminated => error(
                 SYNTAX_CODE,
                 span,
                 "unterminated string: a string starts with `\"` and ends at the next unescaped `\"`",
-            )),
-            Err(LexError::BadString) => Err(error(
+            ),
+            LexError::BadString => error(
                 SYNTAX_CODE,
                 span,
                 format!(
                     "invalid string literal (strings use JSON escapes): {}",
                     self.lex.extras.0
                 ),
-            )),
-            Err(LexError::Unexpected) => {
-                let c = excerpt(self.src.get(span.clone()).unwrap_or(""));
-                let hint = if self
-                    .src
-                    .get(span.clone())
-                    .unwrap_or("")
-                    .bytes()
-                    .any(|b| !b.is_ascii())
-                {
+            ),
+            LexError::Unexpected => {
+                let text = self.src.get(span.clone()).unwrap_or("");
+                let hint = if text.bytes().any(|b| !b.is_ascii()) {
                     "; words are ASCII only, so quote text like \"café\" as a JSON string"
                 } else {
                     "; words are ASCII letters, digits and _ - . * : / @, other text is quoted \
                      as a JSON string"
                 };
-                Err(error(
+                let c = excerpt(text);
+                error(
                     SYNTAX_CODE,
                     span,
                     format!("unexpected character `{c}`{hint}"),
-                ))
+                )
             }
         }
     }
