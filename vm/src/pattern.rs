@@ -143,15 +143,21 @@ impl PatternError {
     }
 }
 
+/// How many times `byte` occurs in `text`. Patterns are short (at most [`MAX_PATTERN_BYTES`]), so a
+/// plain loop, which the compiler vectorizes, beats `memchr`'s dispatch and setup here.
+fn count_byte(text: &str, byte: u8) -> usize {
+    text.bytes().filter(|&b| b == byte).count()
+}
+
 /// Compiles one segment that is not `**`: `seg`, which starts at byte `start` of `source`.
 fn compile_segment(source: &str, seg: &str, start: usize) -> Result<Segment, PatternError> {
     let end = start.saturating_add(seg.len());
-    let stars = memchr::memchr_iter(b'*', seg.as_bytes()).count();
+    let stars = count_byte(seg, b'*');
     match stars {
         0 => Ok(Segment::Literal(Part::new(start, end))),
         1 if seg == "*" => Ok(Segment::Any),
         1 => {
-            let star = start.saturating_add(memchr::memchr(b'*', seg.as_bytes()).unwrap_or(0));
+            let star = start.saturating_add(seg.bytes().position(|b| b == b'*').unwrap_or(0));
             Ok(Segment::Glob {
                 prefix: Part::new(start, star),
                 suffix: Part::new(star.saturating_add(1), end),
@@ -182,7 +188,7 @@ impl SegmentPattern {
                 source.len()
             )));
         }
-        if memchr::memchr(b'*', source.as_bytes()).is_none() {
+        if !source.as_bytes().contains(&b'*') {
             // No `*`: every segment is a literal, so the pattern matches exactly its source text
             // (the tests compare this with the dot-separated segments). It is kept as the source
             // alone, with an empty head (an empty boxed slice allocates nothing), which `matches`
@@ -200,17 +206,11 @@ impl SegmentPattern {
     fn compile_segments(source: &str) -> Result<SegmentPattern, PatternError> {
         // The head and tail are built at their final sizes, so that neither grows nor is
         // shrunk when boxed: `segments` in all, the head those before the first `**`.
-        let segments = memchr::memchr_iter(b'.', source.as_bytes())
-            .count()
-            .saturating_add(1);
-        let head_len = if memchr::memmem::find(source.as_bytes(), b"**").is_some() {
-            source
-                .split('.')
-                .position(|seg| seg == "**")
-                .unwrap_or(segments)
-        } else {
-            segments
-        };
+        let segments = count_byte(source, b'.').saturating_add(1);
+        let head_len = source
+            .split('.')
+            .position(|seg| seg == "**")
+            .unwrap_or(segments);
         let mut head: Vec<Segment> = Vec::with_capacity(head_len);
         let mut tail: Option<Vec<Segment>> = None;
         // Where the segment being read starts in `source`.
@@ -288,14 +288,16 @@ impl SegmentPattern {
                 for seg in tail.iter().rev() {
                     let Some(unread) = rest else { return false };
                     rest = match seg {
-                        Segment::Literal(lit) => match unread.strip_suffix(lit.text(&self.source)) {
-                            Some("") => None,
-                            Some(before) => match before.strip_suffix('.') {
-                                Some(before) => Some(before),
+                        Segment::Literal(lit) => {
+                            match unread.strip_suffix(lit.text(&self.source)) {
+                                Some("") => None,
+                                Some(before) => match before.strip_suffix('.') {
+                                    Some(before) => Some(before),
+                                    None => return false,
+                                },
                                 None => return false,
-                            },
-                            None => return false,
-                        },
+                            }
+                        }
                         _ => {
                             let (segment, before) = match memchr::memrchr(b'.', unread.as_bytes()) {
                                 Some(dot) => {
