@@ -29,33 +29,64 @@ pub const MAX_PATTERN_BYTES: usize = 256;
 const SEGMENT_RULE: &str =
     "stream rule: one `*` per segment, `**` only as a whole segment, at most once per pattern";
 
-/// One compiled pattern segment (everything except `**`).
-#[derive(Debug, Clone)]
+/// A part of a pattern's source text, by byte offsets (a pattern is at most
+/// [`MAX_PATTERN_BYTES`] long, so they fit in `u16`). Segments refer to their text this way rather
+/// than each holding a copy: compiling `orders.*.created` allocates the source and the segment
+/// list, not also a string per literal part.
+#[derive(Debug, Clone, Copy)]
+struct Part {
+    /// Offset of the first byte.
+    start: u16,
+    /// Offset just past the last byte.
+    end: u16,
+}
+
+impl Part {
+    /// The part `start..end` of a source within [`MAX_PATTERN_BYTES`].
+    fn new(start: usize, end: usize) -> Part {
+        Part {
+            start: u16::try_from(start).unwrap_or(u16::MAX),
+            end: u16::try_from(end).unwrap_or(u16::MAX),
+        }
+    }
+
+    /// The part's text in `source` (the source it was made from: its offsets are char
+    /// boundaries there, so this is never the empty fallback).
+    fn text(self, source: &str) -> &str {
+        source
+            .get(usize::from(self.start)..usize::from(self.end))
+            .unwrap_or("")
+    }
+}
+
+/// One compiled pattern segment (everything except `**`); its text is in the pattern's source.
+#[derive(Debug, Clone, Copy)]
 enum Segment {
     /// No `*`: the value segment must be equal (S6, S7).
-    Literal(Box<str>),
+    Literal(Part),
     /// `*` alone: any one segment, empty included (S2).
     Any,
     /// One `*` with text around it: `prefix` + zero or more bytes + `suffix` (S3).
     Glob {
         /// Text before the `*`.
-        prefix: Box<str>,
+        prefix: Part,
         /// Text after the `*`.
-        suffix: Box<str>,
+        suffix: Part,
     },
 }
 
 impl Segment {
-    /// Whether one value segment (no dots in it) matches this pattern segment.
-    fn matches(&self, value: &str) -> bool {
+    /// Whether one value segment (no dots in it) matches this pattern segment of `source`.
+    fn matches(self, source: &str, value: &str) -> bool {
         match self {
-            Segment::Literal(lit) => **lit == *value,
+            Segment::Literal(lit) => lit.text(source) == value,
             Segment::Any => true,
             // S3: the prefix and suffix may not overlap.
             Segment::Glob { prefix, suffix } => {
+                let (prefix, suffix) = (prefix.text(source), suffix.text(source));
                 value.len() >= prefix.len().saturating_add(suffix.len())
-                    && value.starts_with(&**prefix)
-                    && value.ends_with(&**suffix)
+                    && value.starts_with(prefix)
+                    && value.ends_with(suffix)
             }
         }
     }
@@ -112,17 +143,24 @@ impl PatternError {
     }
 }
 
-/// Compiles one segment that is not `**`.
-fn compile_segment(source: &str, seg: &str) -> Result<Segment, PatternError> {
-    let stars = memchr::memchr_iter(b'*', seg.as_bytes()).count();
+/// How many times `byte` occurs in `text`. Patterns are short (at most [`MAX_PATTERN_BYTES`]), so a
+/// plain loop, which the compiler vectorizes, beats `memchr`'s dispatch and setup here.
+fn count_byte(text: &str, byte: u8) -> usize {
+    text.bytes().filter(|&b| b == byte).count()
+}
+
+/// Compiles one segment that is not `**`: `seg`, which starts at byte `start` of `source`.
+fn compile_segment(source: &str, seg: &str, start: usize) -> Result<Segment, PatternError> {
+    let end = start.saturating_add(seg.len());
+    let stars = count_byte(seg, b'*');
     match stars {
-        0 => Ok(Segment::Literal(seg.into())),
+        0 => Ok(Segment::Literal(Part::new(start, end))),
         1 if seg == "*" => Ok(Segment::Any),
         1 => {
-            let (prefix, suffix) = seg.split_once('*').unwrap_or((seg, ""));
+            let star = start.saturating_add(seg.bytes().position(|b| b == b'*').unwrap_or(0));
             Ok(Segment::Glob {
-                prefix: prefix.into(),
-                suffix: suffix.into(),
+                prefix: Part::new(start, star),
+                suffix: Part::new(star.saturating_add(1), end),
             })
         }
         2 if seg.contains("**") => Err(PatternError::new(format!(
@@ -150,7 +188,7 @@ impl SegmentPattern {
                 source.len()
             )));
         }
-        if memchr::memchr(b'*', source.as_bytes()).is_none() {
+        if !source.as_bytes().contains(&b'*') {
             // No `*`: every segment is a literal, so the pattern matches exactly its source text
             // (the tests compare this with the dot-separated segments). It is kept as the source
             // alone, with an empty head (an empty boxed slice allocates nothing), which `matches`
@@ -168,21 +206,19 @@ impl SegmentPattern {
     fn compile_segments(source: &str) -> Result<SegmentPattern, PatternError> {
         // The head and tail are built at their final sizes, so that neither grows nor is
         // shrunk when boxed: `segments` in all, the head those before the first `**`.
-        let segments = memchr::memchr_iter(b'.', source.as_bytes())
-            .count()
-            .saturating_add(1);
-        let head_len = if memchr::memmem::find(source.as_bytes(), b"**").is_some() {
-            source
-                .split('.')
-                .position(|seg| seg == "**")
-                .unwrap_or(segments)
-        } else {
-            segments
-        };
+        let segments = count_byte(source, b'.').saturating_add(1);
+        let head_len = source
+            .split('.')
+            .position(|seg| seg == "**")
+            .unwrap_or(segments);
         let mut head: Vec<Segment> = Vec::with_capacity(head_len);
         let mut tail: Option<Vec<Segment>> = None;
+        // Where the segment being read starts in `source`.
+        let mut start = 0usize;
         // S1: split on every ASCII '.', and nothing else.
         for seg in source.split('.') {
+            let seg_start = start;
+            start = start.saturating_add(seg.len()).saturating_add(1);
             if seg == "**" {
                 if tail.is_some() {
                     return Err(PatternError::new(format!(
@@ -195,7 +231,7 @@ impl SegmentPattern {
                 ));
                 continue;
             }
-            let compiled = compile_segment(source, seg)?;
+            let compiled = compile_segment(source, seg, seg_start)?;
             match tail.as_mut() {
                 Some(t) => t.push(compiled),
                 None => head.push(compiled),
@@ -223,7 +259,7 @@ impl SegmentPattern {
             let Some(unread) = rest else { return false };
             rest = match seg {
                 // A literal is compared in place: no search for the dot that ends it.
-                Segment::Literal(lit) => match unread.strip_prefix(&**lit) {
+                Segment::Literal(lit) => match unread.strip_prefix(lit.text(&self.source)) {
                     Some("") => None,
                     Some(after) => match after.strip_prefix('.') {
                         Some(after) => Some(after),
@@ -236,7 +272,7 @@ impl SegmentPattern {
                         Some(dot) => (unread.get(..dot).unwrap_or(""), unread.get(dot + 1..)),
                         None => (unread, None),
                     };
-                    if !seg.matches(segment) {
+                    if !seg.matches(&self.source, segment) {
                         return false;
                     }
                     after
@@ -252,14 +288,16 @@ impl SegmentPattern {
                 for seg in tail.iter().rev() {
                     let Some(unread) = rest else { return false };
                     rest = match seg {
-                        Segment::Literal(lit) => match unread.strip_suffix(&**lit) {
-                            Some("") => None,
-                            Some(before) => match before.strip_suffix('.') {
-                                Some(before) => Some(before),
+                        Segment::Literal(lit) => {
+                            match unread.strip_suffix(lit.text(&self.source)) {
+                                Some("") => None,
+                                Some(before) => match before.strip_suffix('.') {
+                                    Some(before) => Some(before),
+                                    None => return false,
+                                },
                                 None => return false,
-                            },
-                            None => return false,
-                        },
+                            }
+                        }
                         _ => {
                             let (segment, before) = match memchr::memrchr(b'.', unread.as_bytes()) {
                                 Some(dot) => {
@@ -267,7 +305,7 @@ impl SegmentPattern {
                                 }
                                 None => (unread, None),
                             };
-                            if !seg.matches(segment) {
+                            if !seg.matches(&self.source, segment) {
                                 return false;
                             }
                             before

@@ -107,8 +107,10 @@ fn interval(op: CmpOp, n: f64) -> Interval {
     }
 }
 
-/// Lowers one clause, taking its patterns (a segment test holds its pattern as parsed).
-fn lower_clause(clause: Clause, at: &Arc<str>) -> Node {
+/// Lowers one clause, taking its patterns (a segment test holds its pattern as parsed). `buffer`
+/// holds the clause's pointer (`at`); an `in` list's pointers are written after it in place and
+/// copied once each, and the buffer is left as it was given.
+fn lower_clause(clause: Clause, at: &Arc<str>, buffer: &mut String) -> Node {
     let key = Key::Header(clause.header);
     match clause.cond {
         // Seed: "the header is present and its value matches": a test needs a leaf.
@@ -117,17 +119,23 @@ fn lower_clause(clause: Clause, at: &Arc<str>) -> Node {
         Cond::Ne(p) => Node::negation(pattern_test(&key, p, at)),
         // S11: present and matching some entry. Literal entries form one string set.
         Cond::In(ps) => {
-            let values_at = pointer::push(at, "values");
-            let mut literals: Vec<Arc<str>> = Vec::new();
+            let clause_len = buffer.len();
+            buffer.push_str("/values");
+            let values_len = buffer.len();
+            // Room for every entry at once: each may be a literal.
+            let mut literals: Vec<Arc<str>> = Vec::with_capacity(ps.len());
             let mut alternatives = Vec::new();
             for (i, p) in ps.iter().enumerate() {
                 if p.is_literal() {
                     literals.push(Arc::clone(p.shared_source()));
                 } else if !ps.iter().take(i).any(|q| q == p) {
-                    let entry_at: Arc<str> = pointer::index(&values_at, i).into();
+                    pointer::push_index(buffer, i);
+                    let entry_at: Arc<str> = buffer.as_str().into();
+                    buffer.truncate(values_len);
                     alternatives.push(pattern_test(&key, p.clone(), &entry_at));
                 }
             }
+            let values_at = buffer.as_str();
             if !literals.is_empty() {
                 literals.sort();
                 literals.dedup();
@@ -136,8 +144,9 @@ fn lower_clause(clause: Clause, at: &Arc<str>) -> Node {
                     case: Case::Sensitive,
                     values: literals,
                 };
-                alternatives.insert(0, Node::test(key.clone(), set, values_at.as_str()));
+                alternatives.insert(0, Node::test(key.clone(), set, values_at));
             }
+            buffer.truncate(clause_len);
             Node::or(alternatives, at)
         }
         Cond::Exists => Node::test(key, Pred::Shape(Shapes::PRESENT), at),
@@ -177,7 +186,7 @@ fn lower_owned(filter: StreamFilter) -> Node {
         for (c, clause) in clauses.into_iter().enumerate() {
             pointer::push_index(&mut buffer, c);
             let at: Arc<str> = buffer.as_str().into();
-            lowered.push(lower_clause(clause, &at));
+            lowered.push(lower_clause(clause, &at, &mut buffer));
             buffer.truncate(group_len);
         }
         groups.push(Node::and(lowered, group_at));

@@ -38,21 +38,33 @@ use logos::{Lexer, Logos, Span};
 use std::fmt;
 use std::sync::Arc;
 
-/// Why a token did not lex.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// Why a token did not lex. Carries no text, so that a lexed token (a [`Result`] of a
+/// fieldless `Tok` and this) is two bytes to move around; the message of a bad string literal is
+/// left beside the tokens, in the lexer's slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LexError {
     /// A character that starts no token.
     #[default]
     Unexpected,
     /// A string with no closing quote.
     Unterminated,
-    /// A string literal that is not a valid JSON string (bad escape, control character).
-    BadString(String),
+    /// A string literal that is not a valid JSON string (bad escape, control character); the
+    /// reason is in the lexer's slot.
+    BadString,
 }
 
-/// The tokens of the text form.
-#[derive(Logos, Debug, Clone, PartialEq)]
+/// The text a string literal token leaves beside the token stream (the lexer's extras): its
+/// decoded text, or why it is not a valid JSON string. Each string literal lexed overwrites it,
+/// and the parser takes it right after taking that token (it looks at most one token ahead, and
+/// only a string literal writes here), so it always belongs to the last string token returned.
+#[derive(Debug, Default)]
+struct Slot(String);
+
+/// The tokens of the text form. Fieldless: a word's or number's text is its source slice, and a
+/// string literal's decoded text is in the lexer's [`Slot`].
+#[derive(Logos, Debug, Clone, Copy, PartialEq, Eq)]
 #[logos(error = LexError)]
+#[logos(extras = Slot)]
 #[logos(skip r"[ \t\r\n]+")]
 enum Tok {
     #[token("and")]
@@ -89,13 +101,14 @@ enum Tok {
     /// A JSON number that is not a word (it has `+` in its exponent); its text is the slice.
     #[regex(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?", priority = 2)]
     Number,
-    /// A JSON string literal, decoded.
+    /// A JSON string literal; its decoded text is in the lexer's [`Slot`].
     #[token("\"", string)]
-    Str(String),
+    Str,
 }
 
-/// Lexes the rest of a string literal after its opening quote.
-fn string(lex: &mut Lexer<'_, Tok>) -> Result<String, LexError> {
+/// Lexes the rest of a string literal after its opening quote, leaving its decoded text (or why
+/// it is invalid) in the lexer's [`Slot`].
+fn string(lex: &mut Lexer<'_, Tok>) -> Result<(), LexError> {
     let rest = lex.remainder();
     let bytes = rest.as_bytes();
     let mut i = 0usize;
@@ -111,11 +124,13 @@ fn string(lex: &mut Lexer<'_, Tok>) -> Result<String, LexError> {
         }
     }
     lex.bump(i.saturating_add(1));
-    match filtervm_vm::json::parse(lex.slice().as_bytes()) {
-        Ok(filtervm_vm::json::Value::String(s)) => Ok(s),
-        Ok(_) => Err(LexError::BadString("not a string".to_owned())),
-        Err(e) => Err(LexError::BadString(e.to_string())),
-    }
+    let (text, result) = match filtervm_vm::json::parse(lex.slice().as_bytes()) {
+        Ok(filtervm_vm::json::Value::String(s)) => (s, Ok(())),
+        Ok(_) => ("not a string".to_owned(), Err(LexError::BadString)),
+        Err(e) => (e.to_string(), Err(LexError::BadString)),
+    };
+    lex.extras.0 = text;
+    result
 }
 
 const KEYWORDS: [&str; 5] = ["and", "or", "in", "exists", "missing"];
@@ -153,42 +168,50 @@ impl<'a> Parser<'a> {
         self.src.len()..self.src.len()
     }
 
+    /// The next token and its span. Small enough to inline where it is called: the errors are
+    /// built out of line, in [`Parser::lex_error`].
+    #[inline]
     fn lex_next(&mut self) -> Result<Option<(Tok, Span)>, CompileError> {
-        let Some(tok) = self.lex.next() else {
-            return Ok(None);
-        };
+        match self.lex.next() {
+            None => Ok(None),
+            Some(Ok(t)) => Ok(Some((t, self.lex.span()))),
+            Some(Err(e)) => Err(self.lex_error(e)),
+        }
+    }
+
+    /// The error of the token just lexed, which did not lex.
+    #[cold]
+    #[inline(never)]
+    fn lex_error(&self, e: LexError) -> CompileError {
         let span = self.lex.span();
-        match tok {
-            Ok(t) => Ok(Some((t, span))),
-            Err(LexError::Unterminated) => Err(error(
+        match e {
+            LexError::Unterminated => error(
                 SYNTAX_CODE,
                 span,
                 "unterminated string: a string starts with `\"` and ends at the next unescaped `\"`",
-            )),
-            Err(LexError::BadString(e)) => Err(error(
+            ),
+            LexError::BadString => error(
                 SYNTAX_CODE,
                 span,
-                format!("invalid string literal (strings use JSON escapes): {e}"),
-            )),
-            Err(LexError::Unexpected) => {
-                let c = excerpt(self.src.get(span.clone()).unwrap_or(""));
-                let hint = if self
-                    .src
-                    .get(span.clone())
-                    .unwrap_or("")
-                    .bytes()
-                    .any(|b| !b.is_ascii())
-                {
+                format!(
+                    "invalid string literal (strings use JSON escapes): {}",
+                    self.lex.extras.0
+                ),
+            ),
+            LexError::Unexpected => {
+                let text = self.src.get(span.clone()).unwrap_or("");
+                let hint = if text.bytes().any(|b| !b.is_ascii()) {
                     "; words are ASCII only, so quote text like \"café\" as a JSON string"
                 } else {
                     "; words are ASCII letters, digits and _ - . * : / @, other text is quoted \
                      as a JSON string"
                 };
-                Err(error(
+                let c = excerpt(text);
+                error(
                     SYNTAX_CODE,
                     span,
                     format!("unexpected character `{c}`{hint}"),
-                ))
+                )
             }
         }
     }
@@ -221,7 +244,8 @@ impl<'a> Parser<'a> {
     ) -> Result<(T, Span), CompileError> {
         match self.next()? {
             Some((Tok::Word | Tok::Number, span)) => Ok((f(self.slice(&span)), span)),
-            Some((Tok::Str(s), span)) => Ok((f(&s), span)),
+            // The string just taken is the last one lexed: its text is in the slot.
+            Some((Tok::Str, span)) => Ok((f(&self.lex.extras.0), span)),
             Some((t, span)) if is_keyword(&t) => {
                 let k = self.slice(&span);
                 Err(error(
@@ -440,7 +464,7 @@ impl<'a> Parser<'a> {
                     )),
                 }
             }
-            Some((Tok::Str(_), span)) => Err(error(
+            Some((Tok::Str, span)) => Err(error(
                 CODE,
                 span,
                 "a comparison takes a number, not a string (write `n < 5`, not \
