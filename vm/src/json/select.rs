@@ -92,8 +92,8 @@ struct NameStarts {
 
 impl NameStarts {
     /// [`RestNames::in_text`]: each place `starts` finds is compared with the whole names that
-    /// begin there.
-    #[inline(always)]
+    /// begin there. (Not inlined: the member loop that passes a rest reads most messages.)
+    #[inline(never)]
     fn in_text(&self, text: &[u8]) -> bool {
         let mut from = 0;
         while let Some(found) = text.get(from..).and_then(|t| self.starts.find(t)) {
@@ -161,7 +161,7 @@ impl RestNames {
     }
 
     /// Whether `text` holds `"` followed by one of the names.
-    #[inline(never)]
+    #[inline(always)]
     fn in_text(&self, text: &[u8]) -> bool {
         match self {
             RestNames::None => false,
@@ -971,6 +971,7 @@ impl Extractor {
     /// ([`Tapped::Document`]; `tap` has then seen the scalar members before the first that is
     /// not one). The reader takes the same steps as [`Extractor::extract_noting`], so errors,
     /// depth and the first-name note are the same.
+    #[inline(always)]
     pub(crate) fn extract_tapped<'d, T: Tap<'d>>(
         &'d mut self,
         selector: &'d Selector,
