@@ -456,11 +456,26 @@ pub fn lower_policy(policy: &Policy) -> Node {
 /// rather than being counted up and then down again (what the compile path, which has no further
 /// use for the policy, does).
 fn lower_owned(policy: Policy) -> Node {
+    lower_with(policy, false)
+}
+
+/// [`lower_owned`] for a tree given straight to [`crate::opt::optimize`]: what the optimizer
+/// would first do to an attribute's `or` is done while lowering, so the `or`, and the tests it
+/// would merge away, are never made. The optimized tree is the same (see [`lower_condition`]).
+fn lower_to_optimize(policy: Policy) -> Node {
+    lower_with(policy, true)
+}
+
+/// [`lower_owned`] (`to_optimize` false) or [`lower_to_optimize`] (true).
+fn lower_with(policy: Policy, to_optimize: bool) -> Node {
     let conditions = policy
         .attributes
         .into_iter()
         .map(|attr| {
             let key = Key::AttributeText(attr.name);
+            if to_optimize {
+                return lower_condition(key, attr.pointer, attr.alternatives);
+            }
             let alternatives = attr
                 .alternatives
                 .into_iter()
@@ -471,6 +486,79 @@ fn lower_owned(policy: Policy) -> Node {
         .collect();
     // B-2: the empty policy is `and []`, which is true.
     Node::and(conditions, "")
+}
+
+/// One attribute's condition lowered for the optimizer: the tree it makes of the `or` of the
+/// alternatives (at `pointer`), made directly.
+///
+/// - One alternative: that alternative's node, at its own pointer (the optimizer replaces an
+///   `or` of one child with the child).
+/// - Two or more, all exact texts (strings or numbers), or all prefixes, or all suffixes: one
+///   string test of their values, in order and without repeats, which is what the optimizer's
+///   dedup (repeated alternatives dropped, the first kept) and merge (the others' values put
+///   into the first test, which takes the `or`'s pointer) leave of the `or`. When every value is
+///   the same, dedup leaves one test, nothing is merged, and it keeps the first alternative's
+///   pointer.
+/// - Anything else: the `or`, as [`lower_owned`] makes it.
+fn lower_condition(
+    key: Key,
+    pointer: Arc<str>,
+    mut alternatives: Vec<(Matcher, Arc<str>)>,
+) -> Node {
+    if alternatives.len() == 1
+        && let Some((m, at)) = alternatives.pop()
+    {
+        return lower_matcher(&key, m, &at);
+    }
+    if alternatives.len() >= 2
+        && let Some(op) = one_string_op(&alternatives)
+    {
+        let mut first_at = None;
+        let mut values = Vec::with_capacity(alternatives.len());
+        for (m, at) in alternatives {
+            first_at.get_or_insert(at);
+            if let Matcher::Exact(s)
+            | Matcher::Number(s)
+            | Matcher::Prefix(s)
+            | Matcher::Suffix(s) = m
+            {
+                values.push(s);
+            }
+        }
+        values.sort();
+        values.dedup();
+        let at = match first_at {
+            Some(first) if values.len() == 1 => first,
+            _ => pointer,
+        };
+        let pred = Pred::Str {
+            op,
+            case: Case::Sensitive,
+            values,
+        };
+        return Node::test(key, pred, at);
+    }
+    let alternatives = alternatives
+        .into_iter()
+        .map(|(m, at)| lower_matcher(&key, m, &at))
+        .collect();
+    Node::or(alternatives, pointer)
+}
+
+/// The string operator every alternative tests with, if they are all exact texts (strings or
+/// numbers), all prefixes or all suffixes.
+fn one_string_op(alternatives: &[(Matcher, Arc<str>)]) -> Option<StrOp> {
+    let op = |m: &Matcher| match m {
+        Matcher::Exact(_) | Matcher::Number(_) => Some(StrOp::Eq),
+        Matcher::Prefix(_) => Some(StrOp::Prefix),
+        Matcher::Suffix(_) => Some(StrOp::Suffix),
+        _ => None,
+    };
+    let (first, rest) = alternatives.split_first()?;
+    let first = op(&first.0)?;
+    rest.iter()
+        .all(|(m, _)| op(m) == Some(first))
+        .then_some(first)
 }
 
 fn str_test(key: &Key, op: StrOp, mut values: Vec<Arc<str>>, at: &Arc<str>) -> Node {
@@ -530,15 +618,25 @@ pub(crate) fn lower(policy: &Value) -> Result<Node, CompileError> {
 /// ([`parse_policy_text`](super::parse_policy_text)) and then [`lower`] do, with the same errors,
 /// through a borrowed tree in this thread's arena (no allocation for the tree, nothing to drop).
 pub(crate) fn lower_text(text: &str, options: &Options) -> Result<Node, CompileError> {
-    let policy = Arena::with_local(|arena| {
+    Ok(lower_owned(parse_text(text, options)?))
+}
+
+/// [`lower_text`] for a tree given straight to [`crate::opt::optimize`] ([`lower_to_optimize`]):
+/// the same optimized tree, with less made and freed on the way.
+pub(crate) fn lower_text_to_optimize(text: &str, options: &Options) -> Result<Node, CompileError> {
+    Ok(lower_to_optimize(parse_text(text, options)?))
+}
+
+/// The validated policy of [`lower_text`].
+fn parse_text(text: &str, options: &Options) -> Result<Policy, CompileError> {
+    Arena::with_local(|arena| {
         parse_ref(super::parse_policy_ref(
             super::Dialect::Basaltic,
             text,
             options,
             arena,
         )?)
-    })?;
-    Ok(lower_owned(policy))
+    })
 }
 
 /// The publish-time check of B-13: at most 20 attributes, names of 1-256 bytes, values of at
