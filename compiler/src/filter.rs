@@ -324,8 +324,8 @@ pub(crate) fn optimized_ir(
 
 /// [`dialect::lower_text`] for a tree given straight to [`opt::optimize`]: the same optimized
 /// tree, lowered with less to make where a front end knows a shortcut
-/// ([`dialect::sns::lower_text_to_optimize`]). A filter shows [`dialect::lower_text`]'s tree as
-/// its lowered IR.
+/// ([`dialect::sns::lower_text_to_optimize`], [`dialect::basaltic::lower_text_to_optimize`]). A
+/// filter shows [`dialect::lower_text`]'s tree as its lowered IR.
 fn lower_text_to_optimize(
     dialect: Dialect,
     text: &str,
@@ -333,6 +333,7 @@ fn lower_text_to_optimize(
 ) -> Result<ir::Node, CompileError> {
     match dialect {
         Dialect::Sns => dialect::sns::lower_text_to_optimize(text, options.sns()),
+        Dialect::Basaltic => dialect::basaltic::lower_text_to_optimize(text, options),
         _ => dialect::lower_text(dialect, text, options),
     }
 }

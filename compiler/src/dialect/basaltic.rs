@@ -8,7 +8,7 @@
 
 use crate::error::pointer::{self, Lazy};
 use crate::error::{CompileError, ErrorCode, MessageError, PolicyError, excerpt};
-use crate::ir::{Case, Node, NumSource, Pred, StrOp};
+use crate::ir::{Case, IntoOrigin, Node, NumSource, Pred, StrOp};
 use crate::options::Options;
 use filtervm_vm::json::{Arena, NumberRef, Value, ValueRef};
 use filtervm_vm::key::Key;
@@ -40,14 +40,18 @@ pub struct Policy {
 }
 
 /// One attribute's alternatives.
+///
+/// [`parse`] and [`parse_ref`] give every pointer. Only the policy lowered straight for the
+/// optimizer (`compile_text`) is parsed without the pointers its tree does not read
+/// (`Reads`): those are `None`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttributeCondition {
     /// The attribute name.
     pub name: Arc<str>,
     /// Its JSON Pointer.
-    pub pointer: Arc<str>,
+    pub pointer: Option<Arc<str>>,
     /// The alternatives (ORed) with their pointers.
-    pub alternatives: Vec<(Matcher, Arc<str>)>,
+    pub alternatives: Vec<(Matcher, Option<Arc<str>>)>,
 }
 
 /// A comparison operator of `numeric` (B-10).
@@ -91,6 +95,12 @@ pub fn parse(policy: &Value) -> Result<Policy, CompileError> {
 
 /// Parses and validates a policy read as a borrowed tree, collecting every error (B-12).
 pub fn parse_ref(policy: ValueRef<'_>) -> Result<Policy, CompileError> {
+    parse_ref_with(policy, false)
+}
+
+/// [`parse_ref`]; `to_optimize`: only the pointers [`lower_to_optimize`] reads are made (see
+/// [`Reads`]), the others are `None`. The errors are the same.
+fn parse_ref_with(policy: ValueRef<'_>, to_optimize: bool) -> Result<Policy, CompileError> {
     let mut errors = Vec::new();
     let ValueRef::Object(members) = policy else {
         return Err(CompileError::one(
@@ -107,26 +117,45 @@ pub fn parse_ref(policy: ValueRef<'_>) -> Result<Policy, CompileError> {
     for (i, (name, value)) in members.iter().enumerate() {
         buffer.clear();
         pointer::push_token(&mut buffer, name);
-        let at: Arc<str> = buffer.as_str().into();
         if i == MAX_NAMES {
             errors.push(PolicyError::new(
                 CODE,
-                &*at,
+                buffer.as_str(),
                 format!("a filter policy names at most {MAX_NAMES} attributes"),
             ));
         }
         if *name == "$or" {
             errors.push(PolicyError::new(
                 CODE,
-                &*at,
+                buffer.as_str(),
                 "`$or` is not supported by this service: names are always ANDed",
             ));
             continue;
         }
-        if let Some(alternatives) = parse_alternatives(value, &at, &mut buffer, &mut errors) {
+        if let Some(mut alternatives) =
+            parse_alternatives(value, &mut buffer, to_optimize, &mut errors)
+        {
+            // `buffer` holds the attribute's pointer again.
+            let reads = if to_optimize {
+                Reads::of(&alternatives)
+            } else {
+                Reads::All
+            };
+            // The alternatives' pointers it reads and `parse_alternatives` left out.
+            let missing = match reads {
+                Reads::First => 1,
+                Reads::All if to_optimize => alternatives.len(),
+                Reads::Member | Reads::All => 0,
+            };
+            let len = buffer.len();
+            for (i, (_, at)) in alternatives.iter_mut().enumerate().take(missing) {
+                pointer::push_index(&mut buffer, i);
+                *at = Some(buffer.as_str().into());
+                buffer.truncate(len);
+            }
             attributes.push(AttributeCondition {
                 name: (*name).into(),
-                pointer: at,
+                pointer: (reads != Reads::First).then(|| buffer.as_str().into()),
                 alternatives,
             });
         }
@@ -138,14 +167,16 @@ pub fn parse_ref(policy: ValueRef<'_>) -> Result<Policy, CompileError> {
     }
 }
 
-/// An attribute's alternatives, each with its pointer (written after the attribute's, `at`, which
-/// `buffer` holds, then shared).
+/// An attribute's alternatives, each with its pointer (written after the attribute's, which
+/// `buffer` holds, then shared), unless `to_optimize` (the caller makes the pointers
+/// [`lower_to_optimize`] reads). `buffer` is left holding the attribute's pointer.
 fn parse_alternatives(
     value: &ValueRef<'_>,
-    at: &str,
     buffer: &mut String,
+    to_optimize: bool,
     errors: &mut Vec<PolicyError>,
-) -> Option<Vec<(Matcher, Arc<str>)>> {
+) -> Option<Vec<(Matcher, Option<Arc<str>>)>> {
+    let at = buffer.as_str();
     let ValueRef::Array(items) = value else {
         let what = if matches!(value, ValueRef::Object(_)) {
             "nested objects (body matching) are not supported; the value must be an array of alternatives"
@@ -164,7 +195,7 @@ fn parse_alternatives(
     for (i, item) in items.iter().enumerate() {
         pointer::push_index(buffer, i);
         if let Some(m) = parse_matcher(item, buffer, errors) {
-            alternatives.push((m, buffer.as_str().into()));
+            alternatives.push((m, (!to_optimize).then(|| buffer.as_str().into())));
         }
         buffer.truncate(len);
     }
@@ -456,21 +487,157 @@ pub fn lower_policy(policy: &Policy) -> Node {
 /// rather than being counted up and then down again (what the compile path, which has no further
 /// use for the policy, does).
 fn lower_owned(policy: Policy) -> Node {
+    lower_with(policy, false)
+}
+
+/// [`lower_owned`] for a tree given straight to [`crate::opt::optimize`]: what the optimizer
+/// would first do to an attribute's `or` is done while lowering, so the `or`, and the tests it
+/// would merge away, are never made. The optimized tree is the same (see [`lower_condition`]).
+fn lower_to_optimize(policy: Policy) -> Node {
+    lower_with(policy, true)
+}
+
+/// [`lower_owned`] (`to_optimize` false) or [`lower_to_optimize`] (true).
+fn lower_with(policy: Policy, to_optimize: bool) -> Node {
     let conditions = policy
         .attributes
         .into_iter()
         .map(|attr| {
             let key = Key::AttributeText(attr.name);
+            if to_optimize {
+                return lower_condition(key, attr.pointer, attr.alternatives);
+            }
             let alternatives = attr
                 .alternatives
                 .into_iter()
-                .map(|(m, at)| lower_matcher(&key, m, &at))
+                .map(|(m, at)| lower_matcher(&key, m, &origin(at)))
                 .collect();
-            Node::or(alternatives, &attr.pointer)
+            Node::or(alternatives, origin(attr.pointer))
         })
         .collect();
     // B-2: the empty policy is `and []`, which is true.
     Node::and(conditions, "")
+}
+
+/// A pointer as an origin. `None` is a pointer not made, which only a tree lowered for the
+/// optimizer has, where nothing reads it ([`Reads`]): the root's origin stands in.
+fn origin(pointer: Option<Arc<str>>) -> Arc<str> {
+    pointer.unwrap_or_else(|| "".into_origin())
+}
+
+/// Which of an attribute's pointers its condition lowered for the optimizer
+/// ([`lower_condition`]) reads; the policy parsed for it makes only those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    /// The first alternative's (one alternative, or one string test of one value).
+    First,
+    /// The attribute's (one string test of two values or more).
+    Member,
+    /// Every one (an `or`).
+    All,
+}
+
+impl Reads {
+    /// What [`lower_condition`] reads of `alternatives`.
+    fn of<P>(alternatives: &[(Matcher, P)]) -> Reads {
+        if alternatives.len() == 1 {
+            return Reads::First;
+        }
+        if alternatives.len() < 2 || one_string_op(alternatives).is_none() {
+            return Reads::All;
+        }
+        let mut texts = alternatives.iter().filter_map(|(m, _)| string_of(m));
+        let first = texts.next();
+        if texts.all(|t| Some(t) == first) {
+            Reads::First
+        } else {
+            Reads::Member
+        }
+    }
+}
+
+/// The string an exact, number, prefix or suffix alternative tests with.
+fn string_of(m: &Matcher) -> Option<&Arc<str>> {
+    match m {
+        Matcher::Exact(s) | Matcher::Number(s) | Matcher::Prefix(s) | Matcher::Suffix(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// One attribute's condition lowered for the optimizer: the tree it makes of the `or` of the
+/// alternatives (at `pointer`), made directly ([`Reads`] names the pointers each case reads).
+///
+/// - One alternative: that alternative's node, at its own pointer (the optimizer replaces an
+///   `or` of one child with the child).
+/// - Two or more, all exact texts (strings or numbers), or all prefixes, or all suffixes: one
+///   string test of their values, in order and without repeats, which is what the optimizer's
+///   dedup (repeated alternatives dropped, the first kept) and merge (the others' values put
+///   into the first test, which takes the `or`'s pointer) leave of the `or`. When every value is
+///   the same, dedup leaves one test, nothing is merged, and it keeps the first alternative's
+///   pointer.
+/// - Anything else: the `or`, as [`lower_owned`] makes it.
+fn lower_condition(
+    key: Key,
+    pointer: Option<Arc<str>>,
+    mut alternatives: Vec<(Matcher, Option<Arc<str>>)>,
+) -> Node {
+    let reads = Reads::of(&alternatives);
+    if alternatives.len() == 1
+        && let Some((m, at)) = alternatives.pop()
+    {
+        return lower_matcher(&key, m, &origin(at));
+    }
+    if reads != Reads::All
+        && let Some(op) = one_string_op(&alternatives)
+    {
+        let mut first_at = None;
+        let mut values = Vec::with_capacity(alternatives.len());
+        for (m, at) in alternatives {
+            if first_at.is_none() {
+                first_at = Some(at);
+            }
+            if let Matcher::Exact(s)
+            | Matcher::Number(s)
+            | Matcher::Prefix(s)
+            | Matcher::Suffix(s) = m
+            {
+                values.push(s);
+            }
+        }
+        values.sort();
+        values.dedup();
+        let at = match reads {
+            Reads::First => first_at.flatten(),
+            Reads::Member | Reads::All => pointer,
+        };
+        let pred = Pred::Str {
+            op,
+            case: Case::Sensitive,
+            values,
+        };
+        return Node::test(key, pred, origin(at));
+    }
+    let alternatives = alternatives
+        .into_iter()
+        .map(|(m, at)| lower_matcher(&key, m, &origin(at)))
+        .collect();
+    Node::or(alternatives, origin(pointer))
+}
+
+/// The string operator every alternative tests with, if they are all exact texts (strings or
+/// numbers), all prefixes or all suffixes.
+fn one_string_op<P>(alternatives: &[(Matcher, P)]) -> Option<StrOp> {
+    let op = |m: &Matcher| match m {
+        Matcher::Exact(_) | Matcher::Number(_) => Some(StrOp::Eq),
+        Matcher::Prefix(_) => Some(StrOp::Prefix),
+        Matcher::Suffix(_) => Some(StrOp::Suffix),
+        _ => None,
+    };
+    let (first, rest) = alternatives.split_first()?;
+    let first = op(&first.0)?;
+    rest.iter()
+        .all(|(m, _)| op(m) == Some(first))
+        .then_some(first)
 }
 
 fn str_test(key: &Key, op: StrOp, mut values: Vec<Arc<str>>, at: &Arc<str>) -> Node {
@@ -530,15 +697,24 @@ pub(crate) fn lower(policy: &Value) -> Result<Node, CompileError> {
 /// ([`parse_policy_text`](super::parse_policy_text)) and then [`lower`] do, with the same errors,
 /// through a borrowed tree in this thread's arena (no allocation for the tree, nothing to drop).
 pub(crate) fn lower_text(text: &str, options: &Options) -> Result<Node, CompileError> {
-    let policy = Arena::with_local(|arena| {
-        parse_ref(super::parse_policy_ref(
-            super::Dialect::Basaltic,
-            text,
-            options,
-            arena,
-        )?)
-    })?;
-    Ok(lower_owned(policy))
+    Ok(lower_owned(parse_text(text, options, false)?))
+}
+
+/// [`lower_text`] for a tree given straight to [`crate::opt::optimize`] ([`lower_to_optimize`]):
+/// the same optimized tree, with less made and freed on the way.
+pub(crate) fn lower_text_to_optimize(text: &str, options: &Options) -> Result<Node, CompileError> {
+    Ok(lower_to_optimize(parse_text(text, options, true)?))
+}
+
+/// The validated policy of [`lower_text`] (`to_optimize` false) or [`lower_text_to_optimize`]
+/// (true: without the pointers its tree does not read, see [`parse_ref_with`]).
+fn parse_text(text: &str, options: &Options, to_optimize: bool) -> Result<Policy, CompileError> {
+    Arena::with_local(|arena| {
+        parse_ref_with(
+            super::parse_policy_ref(super::Dialect::Basaltic, text, options, arena)?,
+            to_optimize,
+        )
+    })
 }
 
 /// The publish-time check of B-13: at most 20 attributes, names of 1-256 bytes, values of at
@@ -611,12 +787,14 @@ mod tests {
         };
         assert_eq!(conditions.len(), 2);
         for (attr, condition) in policy.attributes.iter().zip(conditions) {
-            assert!(Arc::ptr_eq(&attr.pointer, &condition.origin));
+            let pointer = attr.pointer.as_ref().expect("parse makes every pointer");
+            assert!(Arc::ptr_eq(pointer, &condition.origin));
             let NodeKind::Or(alternatives) = &condition.kind else {
                 panic!("an or of the alternatives: {condition:?}");
             };
             assert_eq!(alternatives.len(), attr.alternatives.len());
             for ((matcher, at), node) in attr.alternatives.iter().zip(alternatives) {
+                let at = at.as_ref().expect("parse makes every pointer");
                 assert!(Arc::ptr_eq(at, &node.origin));
                 let test = match (&node.kind, matcher) {
                     (NodeKind::Test(test), _) => test,

@@ -249,6 +249,37 @@ fn basaltic_text_lowers_as_its_value_does() {
     assert!(errors > 10 && errors < texts.len(), "{errors}");
 }
 
+/// `basaltic` policy text lowered for the optimizer (`lower_text_to_optimize`, what
+/// `compile_text` does: lists of one alternative and of strings of one kind made as the
+/// optimizer leaves them, pointers it does not read left out) gives the optimized IR, origins
+/// included, and the errors that `lower_text` gives: every conformance vector's policy, and lists
+/// of repeated, mixed, numeric and single alternatives.
+#[test]
+fn basaltic_text_lowered_to_optimize_optimizes_alike() {
+    let mut texts = texts_with(&[
+        r#"{"a": ["x", "x"], "b": ["y", "z", "y"], "c": ["1", 1, 1.0], "d": [2]}"#,
+        r#"{"a": [{"prefix": "p"}, {"prefix": "q"}], "b": [{"suffix": "s"}, {"suffix": "s"}]}"#,
+        r#"{"a": [{"prefix": "p"}, {"suffix": "q"}], "b": ["x", {"prefix": "x"}, "y"]}"#,
+        r#"{"a": [{"exists": true}], "b": [{"exists": false}, "x"], "c": [{"anything-but": "x"}]}"#,
+        r#"{"a": [{"numeric": [">", 1]}, {"numeric": ["<", 0]}], "b": [{"numeric": ["=", 3]}]}"#,
+        r#"{"a": ["x"], "a": ["x", "y"], "b": ["x", "y"], "b": ["y", "x"]}"#,
+        r#"{"a": [{"anything-but": ["x"]}, {"anything-but": ["x"]}, "z"], "b": ["x", "y"], "c": []}"#,
+        r#"{"a~/": ["x", "y"], "b": [{"prefix": ""}, "x"]}"#,
+    ]);
+    texts.extend(
+        vector_policies(include_str!("../../../conformance/vectors/basaltic.jsonl"))
+            .map(|p| p.to_string()),
+    );
+    let options = Options::Basaltic;
+    let errors = lowered_alike(
+        &texts,
+        "",
+        |text| basaltic::lower_text_to_optimize(text, &options).map(crate::opt::optimize),
+        |text| lower_text(Dialect::Basaltic, text, &options).map(crate::opt::optimize),
+    );
+    assert!(errors > 3 && errors < texts.len(), "{errors}");
+}
+
 /// `eventgrid` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives
 /// the IR and the errors that reading it into an owned value and lowering that gives, in both
 /// schemas: every conformance vector's policy, and texts that are not JSON, too large, too deep,
