@@ -68,6 +68,11 @@ struct State {
 /// ~600-byte rest, two names cost it ~820 instructions whole and ~520 by their first two bytes:
 /// "Names found by their first bytes" in BENCHMARKS.md).
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per selector state, built once; the one-name searcher, the common case, is \
+              read in place when a rest is passed rather than through a box"
+)]
 enum RestNames {
     /// No names: nothing in a rest can be wanted.
     None,
@@ -142,9 +147,7 @@ impl RestNames {
 
     /// A searcher for the distinct starts of `quoted` and, by its pattern ids, the names that
     /// begin with each (`None` where the searcher cannot be built).
-    fn by_start(
-        quoted: &[Vec<u8>],
-    ) -> Option<(aho_corasick::packed::Searcher, Vec<Vec<Vec<u8>>>)> {
+    fn by_start(quoted: &[Vec<u8>]) -> Option<(aho_corasick::packed::Searcher, Vec<Vec<Vec<u8>>>)> {
         let mut starts: Vec<&[u8]> = Vec::new();
         let mut names: Vec<Vec<Vec<u8>>> = Vec::new();
         for q in quoted {
