@@ -111,10 +111,44 @@ fn scan(text: &str) -> Option<JsonNumberParts<'_>> {
 /// Underflow is not an error: `1e-400` is `Some(0.0)`. `-0` is `Some(-0.0)`. Runs in time linear in
 /// the length of `text`, however many digits it has.
 pub fn parse_json_number(text: &str) -> Option<f64> {
+    if let Some(value) = short_integer(text) {
+        return Some(value);
+    }
     scan(text)?;
     // The grammar is a subset of what `f64::from_str` accepts, so this only fails on a bug.
     let value = text.parse::<f64>().ok()?;
     value.is_finite().then_some(value)
+}
+
+/// The value of `text` when it is a JSON integer of at most 15 digits (`0`, `-0`, `100`, no
+/// leading zero), the usual number in a policy: every such integer is a binary64 exactly, so it
+/// is summed digit by digit, without the general parser. `None` for any other text, which
+/// [`parse_json_number`] reads the general way (and rejects if it is not a JSON number).
+fn short_integer(text: &str) -> Option<f64> {
+    let bytes = text.as_bytes();
+    let (negative, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
+    };
+    if digits.is_empty() || digits.len() > 15 || (digits.len() > 1 && digits.first() == Some(&b'0'))
+    {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &b in digits {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        // At most 15 digits: below 10^15, far from overflowing.
+        n = n * 10 + u64::from(digit);
+    }
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "below 10^15 < 2^53: every such integer is a binary64 exactly"
+    )]
+    let magnitude = n as f64;
+    Some(if negative { -magnitude } else { magnitude })
 }
 
 /// Whether JSON number `text` is *comparable* (EventBridge EB-17): its binary64 value `d` (the
@@ -771,6 +805,57 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    /// The short-integer path gives what the general parser gives, sign of zero included, and
+    /// leaves every other text (leading zeros, 16 digits, fractions, signs) to it.
+    #[test]
+    fn short_integers_read_as_the_general_parser_reads_them() {
+        let texts = [
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "100",
+            "1000",
+            "-1000",
+            "999999999999999",
+            "-999999999999999",
+            "1000000000000000",
+            "9007199254740993",
+            "01",
+            "-01",
+            "00",
+            "-",
+            "",
+            "1a",
+            "1.0",
+            "1e3",
+            "+1",
+            " 1",
+            "1 ",
+            "--1",
+            "12345678901234567890",
+        ];
+        for text in texts {
+            let general = scan(text).and_then(|_| text.parse::<f64>().ok());
+            let got = parse_json_number(text);
+            assert_eq!(
+                got.map(f64::to_bits),
+                general.filter(|v| v.is_finite()).map(f64::to_bits),
+                "{text:?}"
+            );
+            if let Some(short) = short_integer(text) {
+                assert_eq!(Some(short.to_bits()), general.map(f64::to_bits), "{text:?}");
+            }
+        }
+        assert_eq!(
+            short_integer("1000000000000000"),
+            None,
+            "16 digits go the general way"
+        );
+        assert_eq!(short_integer("01"), None);
+        assert_eq!(short_integer("-"), None);
     }
 
     #[test]
