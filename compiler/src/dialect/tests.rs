@@ -280,6 +280,55 @@ fn basaltic_text_lowered_to_optimize_optimizes_alike() {
     assert!(errors > 3 && errors < texts.len(), "{errors}");
 }
 
+/// `sns` policy text lowered for the optimizer (`lower_text_to_optimize`, what `compile_text`
+/// does: lists of one alternative made as their alternative alone, strings given room to merge
+/// into, and in body scope the body's object test beside the policy's members in one `and`)
+/// gives the optimized IR, origins included, and the errors that `lower_text` gives, in both
+/// scopes: every conformance vector's policy, and flat, nested, `$or` and negative policies of
+/// one member and of several.
+#[test]
+fn sns_text_lowered_to_optimize_optimizes_alike() {
+    let mut texts = texts_with(&[
+        r#"{"a": ["x"]}"#,
+        r#"{"a": ["x", "y"]}"#,
+        r#"{"a": [{"anything-but": "x"}]}"#,
+        r#"{"a": [{"exists": false}]}"#,
+        r#"{"a": {"b": ["x"]}}"#,
+        r#"{"a": {"b": ["x"], "c": [{"anything-but": ["x", "y"]}]}, "d": [1, 2]}"#,
+        r#"{"$or": [{"a": ["x"]}]}"#,
+        r#"{"$or": [{"a": ["x"]}, {"b": ["y"], "c": {"d": ["z"]}}], "e": [{"prefix": "p"}]}"#,
+        r#"{"a": ["x", "x", {"prefix": "p"}, {"prefix": "q"}], "b": [{"numeric": [">", 1, "<", 2]}]}"#,
+        r#"{"a": [{"exists": true}], "b": [{"exists": false}, "x"], "c": [{"anything-but": 1}]}"#,
+        r#"{"event": ["order.paid", "order.created"], "environment": ["production"], "region": [{"prefix": "eu-"}]}"#,
+        r#"{"a": [{"prefix": 1}], "b": []}"#,
+        r#"{"a": ["x", "x"], "b": ["y", "z", "y"], "c": [{"prefix": "p"}, {"prefix": "q"}, {"prefix": "p"}], "d": [{"suffix": "s"}, {"suffix": "s"}]}"#,
+        r#"{"a": ["x", {"prefix": "x"}], "b": ["x", "y"], "c": ["y", "x"], "e": ["x", 1]}"#,
+        r#"{"$or": [{"a": ["x", "y"]}, {"a": ["y", "z"]}]}"#,
+        r#"{"$or": [{"a": ["x", "y"]}, {"a": ["x", "y"]}], "b": ["x", "x"]}"#,
+        r#"{"$or": [{"a": {"b": ["x", "y"]}}, {"a": {"b": ["x", "y"]}, "c": ["1", "2"]}]}"#,
+        r#"{"a": {"b": ["x", "y"]}, "$or": [{"a": {"b": ["y", "x"]}}, {"c": ["1", "1"]}]}"#,
+        r#"{"$or": [{"a": {"b": {"c": ["x", "y"]}}}, {"$or": [{"d": ["1", "2"]}, {"e": ["3"]}]}]}"#,
+    ]);
+    texts.extend(
+        vector_policies(include_str!("../../../conformance/vectors/sns.jsonl"))
+            .map(|p| p.to_string()),
+    );
+    let mut errors = 0;
+    for scope in [
+        crate::SnsScope::MessageAttributes,
+        crate::SnsScope::MessageBody,
+    ] {
+        let options = crate::SnsOptions::default().with_scope(scope);
+        errors += lowered_alike(
+            &texts,
+            &format!("{scope:?}"),
+            |text| sns::lower_text_to_optimize(text, options).map(crate::opt::optimize),
+            |text| lower_text(Dialect::Sns, text, &Options::Sns(options)).map(crate::opt::optimize),
+        );
+    }
+    assert!(errors > 6 && errors < 2 * texts.len(), "{errors}");
+}
+
 /// `eventgrid` policy text read as a borrowed tree (`lower_text`, what `compile_text` does) gives
 /// the IR and the errors that reading it into an owned value and lowering that gives, in both
 /// schemas: every conformance vector's policy, and texts that are not JSON, too large, too deep,

@@ -16,7 +16,7 @@
 //!   D-2), through [`Key::BodyIsObject`].
 
 use super::Scope;
-use super::limits::{flat_leaf_names, join, leaf_lists};
+use super::limits::{FLAT_LISTS, join, leaf_lists};
 use super::parse::{Alternatives, Bound, Exclusion, Matcher, Member, Object, list_pointer};
 use crate::ir::{Case, IntoOrigin, Node, NumSource, Pred, StrOp};
 use filtervm_vm::fold::fold;
@@ -74,15 +74,19 @@ fn lower_with(scope: Scope, root: Object, unwrap_singles: bool) -> Node {
         },
         unwrap_singles,
     };
-    let policy = l.object(root, None, "".into_origin());
+    // Rule 14: the body must be a JSON object.
+    let is_object = || Node::test(Key::BodyIsObject, Pred::Shape(Shapes::PRESENT), "");
     match scope {
-        Scope::MessageAttributes => policy,
-        // Rule 14: the body must be a JSON object.
+        Scope::MessageAttributes => l.object(root, None, "".into_origin(), false),
+        // For the optimizer, the test stands beside the policy's members in one `and`, as
+        // flattening leaves `and(test, and(members))` (the outer origin, the test, then the
+        // members in order; a member that is itself an `and` is spliced by the optimizer's
+        // first walk either way), so that the optimizer has no list to splice.
+        Scope::MessageBody if unwrap_singles => {
+            Node::and(l.members(root, None, Some(is_object()), false), "")
+        }
         Scope::MessageBody => Node::and(
-            vec![
-                Node::test(Key::BodyIsObject, Pred::Shape(Shapes::PRESENT), ""),
-                policy,
-            ],
+            vec![is_object(), l.object(root, None, "".into_origin(), false)],
             "",
         ),
     }
@@ -99,17 +103,13 @@ fn negative(m: &Matcher) -> bool {
 /// DECISION).
 fn per_element_paths(root: &Object) -> Vec<String> {
     let mut each: Vec<String> = Vec::new();
-    // A flat policy's paths are its member names, compared where they lie (no list allocated).
-    if let Some((names, n)) = flat_leaf_names(root) {
-        let names = names.get(..n).unwrap_or_default();
-        for (i, name) in names.iter().enumerate() {
-            if names.get(..i).unwrap_or_default().contains(name) {
-                add_path(&mut each, name);
-            }
-        }
-        negative_paths(root, None, &mut each);
+    // A flat policy's paths are its member names: one walk compares each with the names before
+    // it (borrowed, on the stack: no list allocated) and looks at its matchers.
+    let mut names = [""; FLAT_LISTS];
+    if flat_paths(root, &mut names, &mut 0, &mut each) {
         return each;
     }
+    each.clear();
     let mut lists = Vec::new();
     leaf_lists(root, None, &mut lists);
     let mut seen: Vec<&str> = Vec::new();
@@ -122,6 +122,38 @@ fn per_element_paths(root: &Object) -> Vec<String> {
     }
     negative_paths(root, None, &mut each);
     each
+}
+
+/// [`per_element_paths`] of a policy without nested objects, whose paths are its leaf lists'
+/// names: each name repeated or read by a negative matcher is added to `each` (once), the
+/// names seen so far held in `names` (`n` of them). `false` (`each` then holds some of the
+/// paths) when the policy nests objects or has more than [`FLAT_LISTS`] leaf lists.
+fn flat_paths<'a>(
+    object: &'a Object,
+    names: &mut [&'a str; FLAT_LISTS],
+    n: &mut usize,
+    each: &mut Vec<String>,
+) -> bool {
+    object.members.iter().all(|member| match member {
+        Member::Leaf {
+            name, alternatives, ..
+        } => {
+            let repeated = names.get(..*n).unwrap_or_default().contains(&&**name);
+            if repeated || alternatives.iter().any(|(m, _)| negative(m)) {
+                add_path(each, name);
+            }
+            match names.get_mut(*n) {
+                Some(place) => {
+                    *place = name;
+                    *n += 1;
+                    true
+                }
+                None => false,
+            }
+        }
+        Member::Nested { .. } => false,
+        Member::Or { branches, .. } => branches.iter().all(|(b, _)| flat_paths(b, names, n, each)),
+    })
 }
 
 /// Adds `path` to `paths` unless it is there.
@@ -151,6 +183,58 @@ fn negative_paths(object: &Object, prefix: Option<&str>, out: &mut Vec<String>) 
             }
         }
     }
+}
+
+/// The string operator of every alternative of a list of two or more, if they are all exact
+/// strings, all prefixes or all suffixes (case-sensitive).
+fn one_string_op(alternatives: &[(Matcher, Arc<str>)]) -> Option<StrOp> {
+    let op = |m: &Matcher| match m {
+        Matcher::Exact(_) => Some(StrOp::Eq),
+        Matcher::Prefix(_) => Some(StrOp::Prefix),
+        Matcher::Suffix(_) => Some(StrOp::Suffix),
+        _ => None,
+    };
+    let (first, rest) = alternatives.split_first()?;
+    let first = op(&first.0)?;
+    (!rest.is_empty() && rest.iter().all(|(m, _)| op(m) == Some(first))).then_some(first)
+}
+
+/// A leaf list of two alternatives or more, all case-sensitive strings of `op`
+/// ([`one_string_op`]), as the optimizer leaves its `or` (at `pointer`) in an `and`: one test of
+/// its values in order without repeats, which is what its dedup (a repeated alternative dropped,
+/// the first kept) and merge (the other tests' values put into the first, which takes the `or`'s
+/// origin, then sorted and deduplicated) leave, the `or` of one test then replaced by the test.
+/// When every value is the same, dedup leaves one test, nothing is merged, and it keeps the first
+/// alternative's pointer.
+fn merged_strings(key: Key, op: StrOp, alternatives: Alternatives, pointer: Arc<str>) -> Node {
+    let mut first_at = None;
+    let mut values = Vec::with_capacity(alternatives.len());
+    let mut take = |(m, at): (Matcher, Arc<str>)| {
+        first_at.get_or_insert(at);
+        if let Matcher::Exact(s) | Matcher::Prefix(s) | Matcher::Suffix(s) = m {
+            values.push(s);
+        }
+    };
+    match alternatives {
+        Alternatives::One(one) => take(one),
+        Alternatives::Two([a, b]) => {
+            take(a);
+            take(b);
+        }
+        Alternatives::Many(many) => many.into_iter().for_each(take),
+    }
+    values.sort();
+    values.dedup();
+    let at = match first_at {
+        Some(first) if values.len() == 1 => first,
+        _ => pointer,
+    };
+    let pred = Pred::Str {
+        op,
+        case: Case::Sensitive,
+        values,
+    };
+    Node::test(key, pred, at)
 }
 
 /// A case-sensitive test of one string the validated policy held (moved, not copied), its list
@@ -254,12 +338,34 @@ impl Lowering {
     }
 
     /// The IR of `object`; its nodes share the policy's pointers as their origins (`at` and the
-    /// members'), so lowering copies none.
-    fn object(&self, object: Object, prefix: Option<&str>, at: Arc<str>) -> Node {
-        let members = object
-            .members
-            .into_iter()
-            .map(|m| match m {
+    /// members'), so lowering copies none. `in_or`: flattened, an `and` of one child would
+    /// leave that child in an `or` (see [`Lowering::members`]).
+    fn object(&self, object: Object, prefix: Option<&str>, at: Arc<str>, in_or: bool) -> Node {
+        Node::and(self.members(object, prefix, None, in_or), at)
+    }
+
+    /// The IR of `object`'s members, in order, after `first` when given (in one list, made
+    /// once).
+    ///
+    /// `in_or` says that the optimizer's flattening, which replaces an `and` of one child with
+    /// that child, would leave the child of `object`'s `and` in an `or` (a `$or` branch's, or
+    /// a lone nested object's in one): the root's is not (nothing or an `and` holds it). For
+    /// [`lower_to_optimize`], a leaf list of strings of one kind whose `or` the optimizer
+    /// leaves in an `and` is lowered as that `or` is optimized ([`merged_strings`]); one that
+    /// would be spliced into an `or` is not, as the optimizer merges it with its new siblings.
+    fn members(
+        &self,
+        object: Object,
+        prefix: Option<&str>,
+        first: Option<Node>,
+        in_or: bool,
+    ) -> Vec<Node> {
+        // A lone member is in an `or` when its object's `and` is (`first` is a sibling).
+        let in_or = in_or && first.is_none() && object.members.len() == 1;
+        let mut members = Vec::with_capacity(object.members.len() + usize::from(first.is_some()));
+        members.extend(first);
+        members.extend(object.members.into_iter().map(|m| {
+            match m {
                 Member::Leaf {
                     name,
                     pointer,
@@ -275,6 +381,12 @@ impl Lowering {
                     // A list of one alternative keeps no pointer: it is made here.
                     let pointer =
                         pointer.unwrap_or_else(|| list_pointer(None, &alternatives).into_origin());
+                    if self.unwrap_singles
+                        && !in_or
+                        && let Some(op) = one_string_op(&alternatives)
+                    {
+                        return merged_strings(key, op, alternatives, pointer);
+                    }
                     let mut rooms = Rooms::of(&alternatives, self.unwrap_singles);
                     let rooms = &mut rooms;
                     let alts = match alternatives {
@@ -294,18 +406,18 @@ impl Lowering {
                     name,
                     pointer,
                     object,
-                } => self.object(object, Some(&join(prefix, &name)), pointer),
+                } => self.object(object, Some(&join(prefix, &name)), pointer, in_or),
                 // Rule 34: the branches are ORed; D-8: the whole is ANDed with the siblings.
                 Member::Or { pointer, branches } => Node::or(
                     branches
                         .into_iter()
-                        .map(|(b, at)| self.object(b, prefix, at))
+                        .map(|(b, at)| self.object(b, prefix, at, true))
                         .collect(),
                     pointer,
                 ),
-            })
-            .collect();
-        Node::and(members, at)
+            }
+        }));
+        members
     }
 
     /// The IR of one alternative of the leaf list that reads `key`, at `at`: what the matcher
@@ -401,6 +513,19 @@ mod tests {
         let mut each: Vec<String> = per_element_paths(&root).into_iter().collect();
         each.sort();
         assert_eq!(each, ["R.b", "R.c", "d"]);
+        // Flat: repeated across `$or` branches, negative, both, and neither.
+        let p = json!({"a": ["1"], "b": [{"exists": false}], "c": [{"anything-but": "x"}, "y"],
+            "$or": [{"a": ["2"], "c": ["3"]}, {"e": ["3"], "f": ["4"]}, {"b": ["5"]}]});
+        let root = validate(Scope::MessageBody, &filtervm_vm::json::Value::from(&p)).unwrap();
+        let mut each = per_element_paths(&root);
+        each.sort();
+        assert_eq!(each, ["a", "b", "c"]);
+        let root = validate(
+            Scope::MessageBody,
+            &filtervm_vm::json::Value::from(&json!({"a": ["1"], "b": [2]})),
+        )
+        .unwrap();
+        assert!(per_element_paths(&root).is_empty());
     }
 
     #[test]
