@@ -41,16 +41,6 @@ impl SlotNeeds {
     }
 }
 
-/// A slot's references and needs, kept together in one column ([`KeyTable`]'s `slots`): a
-/// program's table then allocates (and frees) one column for them, not two.
-#[derive(Debug, Clone, Copy, Default)]
-struct SlotState {
-    /// The number of references (0 for a released slot).
-    refs: u32,
-    /// What binding computes for the slot's leaves.
-    needs: SlotNeeds,
-}
-
 /// The string constants of a table's equality tests: value → id, reference-counted.
 #[derive(Debug, Clone, Default)]
 struct Dictionary {
@@ -223,11 +213,12 @@ pub struct KeyTable {
     small_names: OnceLock<NameIndex>,
     /// The slot of [`Key::AnyAttribute`], if interned.
     pub(super) any_attribute: Option<u32>,
-    /// Per slot: the number of references (0 for a released slot) and what binding computes
-    /// for its leaves.
-    slots: Vec<SlotState>,
+    /// Per slot: the number of references (0 for a released slot).
+    refs: Vec<u32>,
     /// The released slots, reused first by new keys.
     free: Vec<u32>,
+    /// Per slot: what binding computes for its leaves.
+    needs: Vec<SlotNeeds>,
     /// The equality constants.
     dictionary: Dictionary,
     /// How many keys read a JSON body (sns: [`Key::BodyPath`], [`Key::BodyPathEach`],
@@ -392,7 +383,7 @@ impl KeyTable {
                     let mut scan = NameScan::default();
                     for (i, key) in self.keys.iter().enumerate() {
                         if let Key::AttributeText(n) | Key::AttributeTyped(n) | Key::Header(n) = key
-                            && self.slots.get(i).is_some_and(|s| s.refs > 0)
+                            && self.refs.get(i).is_some_and(|&r| r > 0)
                         {
                             scan.lengths |= 1 << n.len().min(63);
                             scan.keys.push((n.clone(), idx(i), key.clone()));
@@ -415,7 +406,7 @@ impl KeyTable {
                     let mut scan = HeaderScan::default();
                     for (i, key) in self.keys.iter().enumerate() {
                         if let Key::Header(n) = key
-                            && self.slots.get(i).is_some_and(|s| s.refs > 0)
+                            && self.refs.get(i).is_some_and(|&r| r > 0)
                         {
                             let slot = idx(i);
                             scan.lengths |= 1 << n.len().min(63);
@@ -466,21 +457,22 @@ impl KeyTable {
         i
     }
 
-    /// Room for `additional` more keys in each of the slot columns (keys, references and needs),
+    /// Room for `additional` more keys in each of the slot columns (keys, references, needs),
     /// beyond the released slots, which are reused first: a caller that knows how many keys it
     /// will intern (codegen: at most one per test) grows the columns once, to their size, where
     /// pushing would allocate each column for four keys and again at five.
     pub fn reserve_keys(&mut self, additional: usize) {
         let more = additional.saturating_sub(self.free.len());
         self.keys.reserve_exact(more);
-        self.slots.reserve_exact(more);
+        self.refs.reserve_exact(more);
+        self.needs.reserve_exact(more);
     }
 
     /// Adds a reference to `key` when the table holds it; returns its slot.
     fn add_reference(&mut self, key: &Key) -> Option<u32> {
         let i = self.get(key)?;
-        if let Some(s) = self.slots.get_mut(i as usize) {
-            s.refs = s.refs.saturating_add(1);
+        if let Some(r) = self.refs.get_mut(i as usize) {
+            *r = r.saturating_add(1);
         }
         Some(i)
     }
@@ -498,7 +490,8 @@ impl KeyTable {
             Some(i) => i,
             None => {
                 self.keys.push(KeyTable::released_key());
-                self.slots.push(SlotState::default());
+                self.refs.push(0);
+                self.needs.push(SlotNeeds::default());
                 idx(self.keys.len() - 1)
             }
         };
@@ -509,8 +502,8 @@ impl KeyTable {
         if let Some(k) = self.keys.get_mut(i as usize) {
             *k = key;
         }
-        if let Some(s) = self.slots.get_mut(i as usize) {
-            s.refs = 1;
+        if let Some(r) = self.refs.get_mut(i as usize) {
+            *r = 1;
         }
         if self.index.is_none() && self.keys.len() - self.free.len() > SMALL_TABLE {
             self.index = Some(self.live_index());
@@ -522,9 +515,9 @@ impl KeyTable {
     fn live_index(&self) -> AHashMap<Key, u32> {
         self.keys
             .iter()
-            .zip(&self.slots)
+            .zip(&self.refs)
             .enumerate()
-            .filter(|(_, (_, s))| s.refs > 0)
+            .filter(|(_, (_, refs))| **refs > 0)
             .map(|(i, (key, _))| (key.clone(), idx(i)))
             .collect()
     }
@@ -532,14 +525,14 @@ impl KeyTable {
     /// Drops a reference to the key in `slot`; when it was the last, the slot is released (see
     /// [`KeyTable::released_key`]). Returns whether it was.
     pub fn release(&mut self, slot: u32) -> bool {
-        let Some(s) = self.slots.get_mut(slot as usize) else {
+        let Some(r) = self.refs.get_mut(slot as usize) else {
             return false;
         };
-        if s.refs == 0 {
+        if *r == 0 {
             return false;
         }
-        s.refs -= 1;
-        if s.refs > 0 {
+        *r -= 1;
+        if *r > 0 {
             return false;
         }
         let Some(key) = self
@@ -549,8 +542,8 @@ impl KeyTable {
         else {
             return false;
         };
-        if let Some(s) = self.slots.get_mut(slot as usize) {
-            s.needs = SlotNeeds::default();
+        if let Some(n) = self.needs.get_mut(slot as usize) {
+            *n = SlotNeeds::default();
         }
         if let Some(index) = &mut self.index {
             index.remove(&key);
@@ -567,19 +560,21 @@ impl KeyTable {
     /// one). The table keeps no spare capacity.
     pub fn compact(&mut self) -> Vec<u32> {
         let old_keys = std::mem::take(&mut self.keys);
-        let old_slots = std::mem::take(&mut self.slots);
+        let old_refs = std::mem::take(&mut self.refs);
+        let old_needs = std::mem::take(&mut self.needs);
         let mut moved = Vec::with_capacity(old_keys.len());
-        let live = old_slots.iter().filter(|s| s.refs > 0).count();
+        let live = old_refs.iter().filter(|&&r| r > 0).count();
         self.keys = Vec::with_capacity(live);
-        self.slots = Vec::with_capacity(live);
+        self.refs = Vec::with_capacity(live);
+        self.needs = Vec::with_capacity(live);
         self.index = None;
         self.names = None;
         self.any_attribute = None;
         self.body_keys = 0;
         self.named_keys = 0;
         self.free = Vec::new();
-        for (key, state) in old_keys.into_iter().zip(old_slots) {
-            if state.refs == 0 {
+        for ((key, refs), needs) in old_keys.into_iter().zip(old_refs).zip(old_needs) {
+            if refs == 0 {
                 moved.push(u32::MAX);
                 continue;
             }
@@ -587,7 +582,8 @@ impl KeyTable {
             moved.push(i);
             self.link(i, &key);
             self.keys.push(key);
-            self.slots.push(state);
+            self.refs.push(refs);
+            self.needs.push(needs);
         }
         if live > SMALL_TABLE {
             self.index = Some(self.live_index());
@@ -646,7 +642,7 @@ impl KeyTable {
     /// equality test: those leaves are then looked up in the dictionary when bound. Returns the
     /// constant's id (`NO_ID` for a slot out of range).
     pub fn add_constant(&mut self, slot: u32, value: &str) -> u32 {
-        if slot as usize >= self.slots.len() {
+        if slot as usize >= self.needs.len() {
             return NO_ID;
         }
         self.mark_constants(slot);
@@ -657,7 +653,7 @@ impl KeyTable {
     /// the dictionary is held shared (a reference added), not copied. The same id, references
     /// and change as [`KeyTable::add_constant`].
     pub fn add_constant_shared(&mut self, slot: u32, value: &Arc<str>) -> u32 {
-        if slot as usize >= self.slots.len() {
+        if slot as usize >= self.needs.len() {
             return NO_ID;
         }
         self.mark_constants(slot);
@@ -702,7 +698,7 @@ impl KeyTable {
     /// slots, which then calls [`KeyTable::changed`] once if any was a change. Returns
     /// whether it was (the slot's first constant).
     pub(crate) fn mark_constants_unstamped(&mut self, slot: u32) -> bool {
-        match self.slots.get_mut(slot as usize).map(|s| &mut s.needs) {
+        match self.needs.get_mut(slot as usize) {
             Some(needs) => {
                 needs.constants = needs.constants.saturating_add(1);
                 needs.constants == 1
@@ -713,7 +709,7 @@ impl KeyTable {
 
     /// Drops a reference taken by [`KeyTable::add_constant`].
     pub fn release_constant(&mut self, slot: u32, value: &str) {
-        let Some(needs) = self.slots.get_mut(slot as usize).map(|s| &mut s.needs) else {
+        let Some(needs) = self.needs.get_mut(slot as usize) else {
             return;
         };
         needs.constants = needs.constants.saturating_sub(1);
@@ -740,7 +736,7 @@ impl KeyTable {
 
     /// Adds a reference to "a test reads the string leaves of `slot` as numbers".
     pub fn add_text_numbers(&mut self, slot: u32) {
-        if let Some(needs) = self.slots.get_mut(slot as usize).map(|s| &mut s.needs) {
+        if let Some(needs) = self.needs.get_mut(slot as usize) {
             needs.text_numbers = needs.text_numbers.saturating_add(1);
             if needs.text_numbers == 1 {
                 self.changed();
@@ -750,7 +746,7 @@ impl KeyTable {
 
     /// Drops a reference taken by [`KeyTable::add_text_numbers`].
     pub fn release_text_numbers(&mut self, slot: u32) {
-        if let Some(needs) = self.slots.get_mut(slot as usize).map(|s| &mut s.needs) {
+        if let Some(needs) = self.needs.get_mut(slot as usize) {
             needs.text_numbers = needs.text_numbers.saturating_sub(1);
             if needs.text_numbers == 0 {
                 self.changed();
@@ -761,10 +757,7 @@ impl KeyTable {
     /// What binding computes for the string leaves of `slot`.
     #[inline]
     pub(crate) fn needs(&self, slot: u32) -> SlotNeeds {
-        self.slots
-            .get(slot as usize)
-            .map(|s| s.needs)
-            .unwrap_or_default()
+        self.needs.get(slot as usize).copied().unwrap_or_default()
     }
 
     /// A string leaf of `slot`, with what the table needs computed.
@@ -820,9 +813,9 @@ impl KeyTable {
     /// The name index of the live attribute and header keys.
     fn live_names(&self) -> NameIndex {
         let mut names = NameIndex::default();
-        for (i, (key, s)) in self.keys.iter().zip(&self.slots).enumerate() {
+        for (i, (key, refs)) in self.keys.iter().zip(&self.refs).enumerate() {
             if let Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) = key
-                && s.refs > 0
+                && *refs > 0
             {
                 names.entry(name.clone()).or_default().push(idx(i));
             }
@@ -837,8 +830,8 @@ impl KeyTable {
             None => self
                 .keys
                 .iter()
-                .zip(&self.slots)
-                .position(|(k, s)| s.refs > 0 && k == key)
+                .zip(&self.refs)
+                .position(|(k, refs)| *refs > 0 && k == key)
                 .map(idx),
         }
     }
@@ -913,8 +906,9 @@ impl KeyTable {
             0
         };
         self.keys.capacity() * size_of::<Key>()
-            + self.slots.capacity() * size_of::<SlotState>()
+            + self.refs.capacity() * 4
             + self.free.capacity() * 4
+            + self.needs.capacity() * size_of::<SlotNeeds>()
             + texts * if self.index.is_some() { 2 } else { 1 }
             + self.index.as_ref().map_or(0, |index| {
                 map_bytes(index.capacity(), size_of::<(Key, u32)>())
@@ -1124,17 +1118,17 @@ mod tests {
     fn reserved_columns_take_their_keys_without_growing() {
         let mut t = KeyTable::new();
         t.reserve_keys(3);
-        let capacities = |t: &KeyTable| (t.keys.capacity(), t.slots.capacity());
-        assert_eq!(capacities(&t), (3, 3));
+        let capacities = |t: &KeyTable| (t.keys.capacity(), t.refs.capacity(), t.needs.capacity());
+        assert_eq!(capacities(&t), (3, 3, 3));
         for name in ["a", "b", "c"] {
             t.intern(Key::Header(name.into()));
         }
         t.intern(Key::Header("a".into()));
-        assert_eq!(capacities(&t), (3, 3));
+        assert_eq!(capacities(&t), (3, 3, 3));
         // A released slot is reused first: reserving one more key for it allocates nothing.
         t.release(1);
         t.reserve_keys(1);
-        assert_eq!(capacities(&t), (3, 3));
+        assert_eq!(capacities(&t), (3, 3, 3));
         assert_eq!(t.intern(Key::Header("d".into())), 1);
     }
 
