@@ -486,24 +486,29 @@ impl KeyTable {
 
     /// [`KeyTable::insert_new`] without noting the change.
     fn insert_unstamped(&mut self, key: Key) -> u32 {
-        let i = match self.free.pop() {
-            Some(i) => i,
-            None => {
-                self.keys.push(KeyTable::released_key());
-                self.refs.push(0);
-                self.needs.push(SlotNeeds::default());
-                idx(self.keys.len() - 1)
-            }
-        };
+        let free = self.free.pop();
+        let i = free.unwrap_or_else(|| idx(self.keys.len()));
         self.link(i, &key);
         if let Some(index) = &mut self.index {
             index.insert(key.clone(), i);
         }
-        if let Some(k) = self.keys.get_mut(i as usize) {
-            *k = key;
-        }
-        if let Some(r) = self.refs.get_mut(i as usize) {
-            *r = 1;
+        match free {
+            // A released slot: its key, references and needs replaced.
+            Some(_) => {
+                if let Some(k) = self.keys.get_mut(i as usize) {
+                    *k = key;
+                }
+                if let Some(r) = self.refs.get_mut(i as usize) {
+                    *r = 1;
+                }
+            }
+            // A new slot, pushed with its key (not a released key then replaced: codegen interns
+            // every key of a program this way).
+            None => {
+                self.keys.push(key);
+                self.refs.push(1);
+                self.needs.push(SlotNeeds::default());
+            }
         }
         if self.index.is_none() && self.keys.len() - self.free.len() > SMALL_TABLE {
             self.index = Some(self.live_index());
