@@ -8,6 +8,7 @@ use crate::options::{JsonBody, Options, json_body};
 use crate::{codegen, ir, opt};
 use filtervm_vm::json;
 use filtervm_vm::program::Program;
+use filtervm_vm::verified::VerifyError;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -288,7 +289,12 @@ fn compile_lowered(
             (Lowered::tree(lowered), optimized)
         }
     };
-    let program = generate(&optimized)?;
+    // Matched rather than `?`-ed through a mapped result: each layer's result would be a copy
+    // of the program (about a kilobyte) on the way into the filter.
+    let program = match codegen::generate(&optimized) {
+        Ok(program) => program,
+        Err(e) => return Err(codegen_error(&e)),
+    };
     let pattern = policy
         .filter(|_| {
             dialect == Dialect::EventBridge && dialect::eventbridge::judges_positions(&program)
@@ -388,16 +394,14 @@ fn check_options(dialect: Dialect, options: &Options) -> Result<(), CompileError
     options.check()
 }
 
-/// Generates and verifies the program of an optimized IR tree; a program the verifier rejects
-/// is a bug ([`ErrorCode::InternalCodegen`]).
-fn generate(optimized: &ir::Node) -> Result<Program, CompileError> {
-    codegen::generate(optimized).map_err(|e| {
-        CompileError::one(
-            ErrorCode::InternalCodegen,
-            "",
-            format!("codegen produced an invalid program: {e}"),
-        )
-    })
+/// The error of a program the verifier rejected: generated from an optimized IR tree, that is
+/// a bug ([`ErrorCode::InternalCodegen`]).
+fn codegen_error(e: &VerifyError) -> CompileError {
+    CompileError::one(
+        ErrorCode::InternalCodegen,
+        "",
+        format!("codegen produced an invalid program: {e}"),
+    )
 }
 
 /// `value` as a policy value, with arrays and objects more than `levels` deep cut off (as
@@ -446,7 +450,7 @@ pub(crate) mod tests {
             },
             "",
         );
-        let e = generate(&node).unwrap_err();
+        let e = codegen_error(&codegen::generate(&node).unwrap_err());
         assert!(e.to_string().contains("NaN"), "{e}");
         e.code().unwrap()
     }

@@ -16,7 +16,10 @@ pub use crate::verified::{MAX_INSTRUCTIONS, MAX_REGISTERS, VerifyError, is_leaf_
 /// A verified program.
 #[derive(Debug, Clone)]
 pub struct Program {
-    verified: Verified,
+    /// Boxed: the parts are about a kilobyte, and a program (a compiled filter holds one) is
+    /// moved through results and into sets; a move is then a few words, not a `memcpy` of the
+    /// parts.
+    verified: Box<Verified>,
     /// The decision graph the executor runs, for one-register programs (derived, see
     /// [`crate::plan`]).
     plan: Option<Plan>,
@@ -42,7 +45,7 @@ impl Program {
         let substrings = Verified::check(&parts)?;
         let mut ids = ConstantIds::none();
         let mut made = Ok(Program {
-            verified: Verified::checked(parts, substrings, &mut ids),
+            verified: Box::new(Verified::checked(parts, substrings, &mut ids)),
             plan: None,
             header_probe: None,
             header_walk: None,
@@ -58,7 +61,7 @@ impl Program {
     /// program, nor the program through a layer's `Result`.
     pub fn build(fill: impl FnOnce(&mut ProgramParts)) -> Result<Program, VerifyError> {
         let mut made = Ok(Program {
-            verified: Verified::unfinished(),
+            verified: Box::new(Verified::unfinished()),
             plan: None,
             header_probe: None,
             header_walk: None,

@@ -235,7 +235,10 @@ pub struct KeyTable {
     /// The header keys as a list to scan, when there are few (built on first use).
     header_scan: OnceLock<Option<HeaderScan>>,
     /// The body keys, for the body binder (built on first use).
-    body: OnceLock<BodyPlan>,
+    /// Boxed: a program's table is part of the program's verified parts, which a compile
+    /// allocates as one block; with the plan inline that block outgrows what the allocator
+    /// serves from its per-thread cache (BENCHMARKS.md, "The program's parts boxed").
+    body: OnceLock<Box<BodyPlan>>,
 }
 
 /// Name → the slots of the attribute and header keys that read it.
@@ -368,8 +371,9 @@ impl KeyTable {
     /// The body keys as the body binder reads them, built on first use after a change.
     #[inline]
     pub(crate) fn body_plan(&self) -> &BodyPlan {
-        self.body
-            .get_or_init(|| BodyPlan::new(&self.keys).with_flat(&self.keys, self.selector()))
+        self.body.get_or_init(|| {
+            Box::new(BodyPlan::new(&self.keys).with_flat(&self.keys, self.selector()))
+        })
     }
 
     /// The attribute and header keys as a list to scan, when there are at most [`SCAN_KEYS`]
@@ -903,7 +907,9 @@ impl KeyTable {
                 scan.keys.capacity() * std::mem::size_of::<(Box<str>, u32, SlotNeeds)>()
                     + scan.keys.iter().map(|(n, _, _)| n.len()).sum::<usize>()
             });
-        let body = self.body.get().map_or(0, BodyPlan::heap_bytes);
+        let body = self.body.get().map_or(0, |plan| {
+            std::mem::size_of::<BodyPlan>() + plan.heap_bytes()
+        });
         let selector = if self.selector.get().is_some() {
             // States, names and first-byte filters: a few dozen bytes per key.
             64 * self.body_keys as usize + texts
