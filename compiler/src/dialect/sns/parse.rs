@@ -858,7 +858,7 @@ mod tests {
         let root = p.root(&filtervm_vm::json::parse(policy.as_bytes()).unwrap());
         match root {
             Some(Object { members }) if p.errors.is_empty() => match members.into_iter().next() {
-                Some(Member::Leaf { alternatives, .. }) => Ok(alternatives[0].0.clone()),
+                Some(Member::Leaf { alternatives, .. }) => Ok(alternatives.matchers()[0].clone()),
                 other => panic!("{other:?}"),
             },
             _ => Err(p
