@@ -169,9 +169,8 @@ fn leaf_list_count(object: &Object) -> usize {
 pub fn combinations(object: &Object, depth: u64) -> u64 {
     object.members.iter().fold(1u64, |acc, member| {
         let factor = match member {
-            Member::Leaf { alternatives, .. } => {
-                depth.saturating_mul(u64::try_from(alternatives.len()).unwrap_or(u64::MAX))
-            }
+            Member::Leaf { alternatives, .. } => depth
+                .saturating_mul(u64::try_from(alternatives.matchers().len()).unwrap_or(u64::MAX)),
             Member::Nested { object, .. } => combinations(object, depth.saturating_add(1)),
             Member::Or { branches, .. } => branches.iter().fold(0u64, |sum, (b, _)| {
                 sum.saturating_add(combinations(b, depth))
@@ -211,7 +210,9 @@ impl Shape {
                 Member::Leaf { alternatives, .. } => (
                     false,
                     1,
-                    depth.saturating_mul(u64::try_from(alternatives.len()).unwrap_or(u64::MAX)),
+                    depth.saturating_mul(
+                        u64::try_from(alternatives.matchers().len()).unwrap_or(u64::MAX),
+                    ),
                 ),
                 Member::Nested { object, .. } => {
                     let inner = Shape::at(object, depth.saturating_add(1));

@@ -17,12 +17,15 @@
 
 use super::Scope;
 use super::limits::{FLAT_LISTS, join, leaf_lists};
-use super::parse::{Alternatives, Bound, Exclusion, Matcher, Member, Object, list_pointer};
+use super::parse::{
+    Alternatives, Bound, Exclusion, Matcher, Member, Object, element_pointer, list_pointer,
+};
 use crate::ir::{Case, IntoOrigin, Node, NumSource, Pred, StrOp};
 use filtervm_vm::fold::fold;
 use filtervm_vm::key::Key;
 use filtervm_vm::program::Interval;
 use filtervm_vm::value::{LeafTypes, Shapes};
+use std::cell::Cell;
 use std::sync::Arc;
 
 struct Lowering {
@@ -34,6 +37,9 @@ struct Lowering {
     /// Whether a leaf list of one alternative lowers to that alternative's node alone, rather
     /// than to an `or` of it ([`lower_to_optimize`]).
     unwrap_singles: bool,
+    /// The buffer the pointers of the elements of lists of two or more are written in
+    /// ([`Lowering::element`]); allocated when the first is.
+    buffer: Cell<String>,
 }
 
 /// Lowers a validated policy for `scope`.
@@ -73,6 +79,7 @@ fn lower_with(scope: Scope, root: Object, unwrap_singles: bool) -> Node {
             Scope::MessageAttributes => Vec::new(),
         },
         unwrap_singles,
+        buffer: Cell::new(String::new()),
     };
     // Rule 14: the body must be a JSON object.
     let is_object = || Node::test(Key::BodyIsObject, Pred::Shape(Shapes::PRESENT), "");
@@ -139,7 +146,7 @@ fn flat_paths<'a>(
             name, alternatives, ..
         } => {
             let repeated = names.get(..*n).unwrap_or_default().contains(&&**name);
-            if repeated || alternatives.iter().any(|(m, _)| negative(m)) {
+            if repeated || alternatives.matchers().iter().any(negative) {
                 add_path(each, name);
             }
             match names.get_mut(*n) {
@@ -169,7 +176,7 @@ fn negative_paths(object: &Object, prefix: Option<&str>, out: &mut Vec<String>) 
             Member::Leaf {
                 name, alternatives, ..
             } => {
-                if alternatives.iter().any(|(m, _)| negative(m)) {
+                if alternatives.matchers().iter().any(negative) {
                     add_path(out, &join(prefix, name));
                 }
             }
@@ -187,7 +194,7 @@ fn negative_paths(object: &Object, prefix: Option<&str>, out: &mut Vec<String>) 
 
 /// The string operator of every alternative of a list of two or more, if they are all exact
 /// strings, all prefixes or all suffixes (case-sensitive).
-fn one_string_op(alternatives: &[(Matcher, Arc<str>)]) -> Option<StrOp> {
+fn one_string_op(alternatives: &[Matcher]) -> Option<StrOp> {
     let op = |m: &Matcher| match m {
         Matcher::Exact(_) => Some(StrOp::Eq),
         Matcher::Prefix(_) => Some(StrOp::Prefix),
@@ -195,8 +202,8 @@ fn one_string_op(alternatives: &[(Matcher, Arc<str>)]) -> Option<StrOp> {
         _ => None,
     };
     let (first, rest) = alternatives.split_first()?;
-    let first = op(&first.0)?;
-    (!rest.is_empty() && rest.iter().all(|(m, _)| op(m) == Some(first))).then_some(first)
+    let first = op(first)?;
+    (!rest.is_empty() && rest.iter().all(|m| op(m) == Some(first))).then_some(first)
 }
 
 /// A leaf list of two alternatives or more, all case-sensitive strings of `op`
@@ -207,16 +214,20 @@ fn one_string_op(alternatives: &[(Matcher, Arc<str>)]) -> Option<StrOp> {
 /// When every value is the same, dedup leaves one test, nothing is merged, and it keeps the first
 /// alternative's pointer.
 fn merged_strings(key: Key, op: StrOp, alternatives: Alternatives, pointer: Arc<str>) -> Node {
-    let mut first_at = None;
-    let mut values = Vec::with_capacity(alternatives.len());
-    let mut take = |(m, at): (Matcher, Arc<str>)| {
-        first_at.get_or_insert(at);
+    let mut values = Vec::with_capacity(alternatives.matchers().len());
+    let mut take = |m: Matcher| {
         if let Matcher::Exact(s) | Matcher::Prefix(s) | Matcher::Suffix(s) = m {
             values.push(s);
         }
     };
+    // The first alternative's pointer, which a list of one keeps (a longer one's is made when
+    // it is the test's).
+    let mut first_at = None;
     match alternatives {
-        Alternatives::One(one) => take(one),
+        Alternatives::One(one, at) => {
+            take(one);
+            first_at = Some(at);
+        }
         Alternatives::Two([a, b]) => {
             take(a);
             take(b);
@@ -226,8 +237,9 @@ fn merged_strings(key: Key, op: StrOp, alternatives: Alternatives, pointer: Arc<
     values.sort();
     values.dedup();
     let at = match first_at {
-        Some(first) if values.len() == 1 => first,
-        _ => pointer,
+        _ if values.len() != 1 => pointer,
+        Some(first) => first,
+        None => element_pointer(&mut String::new(), &pointer, 0),
     };
     let pred = Pred::Str {
         op,
@@ -293,10 +305,10 @@ struct Rooms([usize; 3]);
 
 impl Rooms {
     /// The rooms of the tests of `alternatives`, counted when `count` (for [`lower_to_optimize`]).
-    fn of(alternatives: &[(Matcher, Arc<str>)], count: bool) -> Rooms {
+    fn of(alternatives: &[Matcher], count: bool) -> Rooms {
         let mut rooms = Rooms::default();
         if count {
-            for (m, _) in alternatives {
+            for m in alternatives {
                 if let Some(room) = rooms.slot(m) {
                     *room += 1;
                 }
@@ -323,6 +335,14 @@ impl Rooms {
 }
 
 impl Lowering {
+    /// The pointer of element `i` of the list at `list` (see [`element_pointer`]).
+    fn element(&self, list: &str, i: usize) -> Arc<str> {
+        let mut buffer = self.buffer.take();
+        let at = element_pointer(&mut buffer, list, i);
+        self.buffer.set(buffer);
+        at
+    }
+
     /// The key of member `name` below `prefix`: a member of the root reads its name as the
     /// validated policy holds it (shared, not copied).
     fn key(&self, prefix: Option<&str>, name: Arc<str>) -> Key {
@@ -373,7 +393,7 @@ impl Lowering {
                 } => {
                     let key = self.key(prefix, name);
                     let alternatives = match alternatives {
-                        Alternatives::One((m, at)) if self.unwrap_singles => {
+                        Alternatives::One(m, at) if self.unwrap_singles => {
                             return self.matcher(&key, m, at, &mut Rooms::default());
                         }
                         other => other,
@@ -383,21 +403,24 @@ impl Lowering {
                         pointer.unwrap_or_else(|| list_pointer(None, &alternatives).into_origin());
                     if self.unwrap_singles
                         && !in_or
-                        && let Some(op) = one_string_op(&alternatives)
+                        && let Some(op) = one_string_op(alternatives.matchers())
                     {
                         return merged_strings(key, op, alternatives, pointer);
                     }
-                    let mut rooms = Rooms::of(&alternatives, self.unwrap_singles);
+                    let mut rooms = Rooms::of(alternatives.matchers(), self.unwrap_singles);
                     let rooms = &mut rooms;
+                    // The elements' pointers of a longer list are made from the list's.
+                    let at = |i| self.element(&pointer, i);
                     let alts = match alternatives {
-                        Alternatives::One((m, at)) => vec![self.matcher(&key, m, at, rooms)],
-                        Alternatives::Two([(m0, at0), (m1, at1)]) => vec![
-                            self.matcher(&key, m0, at0, rooms),
-                            self.matcher(&key, m1, at1, rooms),
+                        Alternatives::One(m, at) => vec![self.matcher(&key, m, at, rooms)],
+                        Alternatives::Two([m0, m1]) => vec![
+                            self.matcher(&key, m0, at(0), rooms),
+                            self.matcher(&key, m1, at(1), rooms),
                         ],
                         Alternatives::Many(many) => many
                             .into_iter()
-                            .map(|(m, at)| self.matcher(&key, m, at, rooms))
+                            .enumerate()
+                            .map(|(i, m)| self.matcher(&key, m, at(i), rooms))
                             .collect(),
                     };
                     Node::or(alts, pointer)

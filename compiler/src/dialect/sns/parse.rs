@@ -84,23 +84,27 @@ pub enum Member {
     },
 }
 
-/// The alternatives of a leaf list, each with its pointer, read as a slice. Most lists hold one
-/// or two alternatives, kept inline: the list then allocates nothing.
+/// The alternatives of a leaf list. Most lists hold one or two alternatives, kept inline: the
+/// list then allocates nothing. A list of one alternative keeps that alternative's pointer (its
+/// member keeps none, see [`list_pointer`]); a list of two or more keeps none for its elements:
+/// its member keeps the list's, and an element's is the list's with the element's index
+/// appended ([`element_pointer`]), made only by a lowering that keeps it (the tests of a list
+/// of strings of one kind merged into one test keep the list's).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Alternatives {
-    /// A list of one alternative.
-    One((Matcher, Arc<str>)),
+    /// A list of one alternative, with its pointer.
+    One(Matcher, Arc<str>),
     /// A list of two alternatives.
-    Two([(Matcher, Arc<str>); 2]),
+    Two([Matcher; 2]),
     /// Any other list.
-    Many(Vec<(Matcher, Arc<str>)>),
+    Many(Vec<Matcher>),
 }
 
-impl std::ops::Deref for Alternatives {
-    type Target = [(Matcher, Arc<str>)];
-    fn deref(&self) -> &[(Matcher, Arc<str>)] {
+impl Alternatives {
+    /// The matchers, in list order.
+    pub fn matchers(&self) -> &[Matcher] {
         match self {
-            Alternatives::One(one) => std::slice::from_ref(one),
+            Alternatives::One(one, _) => std::slice::from_ref(one),
             Alternatives::Two(two) => two,
             Alternatives::Many(many) => many,
         }
@@ -108,13 +112,22 @@ impl std::ops::Deref for Alternatives {
 }
 
 /// The JSON Pointer of a leaf list's member: its `pointer` ([`Member::Leaf`]'s), or for a list
-/// of one alternative, which keeps none, the pointer of its `alternatives`' first without its
-/// last reference token (`/0`).
+/// of one alternative, which keeps none, the pointer of its alternative without its last
+/// reference token (`/0`).
 pub fn list_pointer<'a>(pointer: Option<&'a str>, alternatives: &'a Alternatives) -> &'a str {
-    pointer.unwrap_or_else(|| {
-        let first = alternatives.first().map_or("", |(_, at)| &**at);
-        first.strip_suffix("/0").unwrap_or(first)
+    pointer.unwrap_or_else(|| match alternatives {
+        Alternatives::One(_, at) => at.strip_suffix("/0").unwrap_or(at),
+        Alternatives::Two(_) | Alternatives::Many(_) => "",
     })
+}
+
+/// The JSON Pointer of element `i` of the list at `list`, written in `buffer` (cleared first)
+/// and shared (one allocation): what validation would have written for it.
+pub fn element_pointer(buffer: &mut String, list: &str, i: usize) -> Arc<str> {
+    buffer.clear();
+    buffer.push_str(list);
+    pointer::push_index(buffer, i);
+    Arc::from(buffer.as_str())
 }
 
 /// A comparison of `numeric` (rule 31).
@@ -442,32 +455,38 @@ impl Parser {
             let one = self.alternative(item, &at);
             self.leave(len);
             return (self.errors.len() == before).then(|| match one {
-                Some(m) => Alternatives::One((m, at)),
+                Some(m) => Alternatives::One(m, at),
                 None => Alternatives::Many(Vec::new()),
             });
         }
         if let [first, second] = items {
-            let (len, first_at) = self.enter_element(0);
-            let first = self.alternative(first, &first_at);
-            self.leave(len);
-            let (len, second_at) = self.enter_element(1);
-            let second = self.alternative(second, &second_at);
-            self.leave(len);
+            let first = self.element(0, first);
+            let second = self.element(1, second);
             return (self.errors.len() == before).then(|| match (first, second) {
-                (Some(a), Some(b)) => Alternatives::Two([(a, first_at), (b, second_at)]),
+                (Some(a), Some(b)) => Alternatives::Two([a, b]),
                 _ => Alternatives::Many(Vec::new()),
             });
         }
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            let (len, at) = self.enter_element(i);
-            let one = self.alternative(item, &at);
-            self.leave(len);
-            if let Some(m) = one {
-                out.push((m, at));
+            if let Some(m) = self.element(i, item) {
+                out.push(m);
             }
         }
         (self.errors.len() == before).then_some(Alternatives::Many(out))
+    }
+
+    /// Element `i` of a list of two or more: its pointer is written in the buffer while it is
+    /// read (for its errors), and kept by nothing (see [`Alternatives`]).
+    fn element(&mut self, i: usize, item: &ValueRef<'_>) -> Option<Matcher> {
+        // `alternative` reads no buffer of its own: the buffer is lent to it as `at`.
+        let mut at = std::mem::take(&mut self.scratch);
+        let len = at.len();
+        pointer::push_index(&mut at, i);
+        let matcher = self.alternative(item, &at);
+        at.truncate(len);
+        self.scratch = at;
+        matcher
     }
 
     fn alternative(&mut self, item: &ValueRef<'_>, at: &str) -> Option<Matcher> {
@@ -839,7 +858,7 @@ mod tests {
         let root = p.root(&filtervm_vm::json::parse(policy.as_bytes()).unwrap());
         match root {
             Some(Object { members }) if p.errors.is_empty() => match members.into_iter().next() {
-                Some(Member::Leaf { alternatives, .. }) => Ok(alternatives[0].0.clone()),
+                Some(Member::Leaf { alternatives, .. }) => Ok(alternatives.matchers()[0].clone()),
                 other => panic!("{other:?}"),
             },
             _ => Err(p
@@ -915,8 +934,27 @@ mod tests {
         assert_eq!(first.2, second.2);
     }
 
+    /// The matchers of `alternatives`, in order, each with its pointer: a list of one keeps its
+    /// element's, a longer one's are made from the list's (`pointer`).
+    fn pointed<'a>(
+        alternatives: &'a Alternatives,
+        pointer: Option<&str>,
+    ) -> Vec<(&'a Matcher, String)> {
+        let list = list_pointer(pointer, alternatives);
+        match alternatives {
+            Alternatives::One(m, at) => vec![(m, at.to_string())],
+            other => other
+                .matchers()
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (m, element_pointer(&mut String::new(), list, i).to_string()))
+                .collect(),
+        }
+    }
+
     /// A list of one or two alternatives is held inline, a longer one in a vector; all read as the
-    /// slice of the list's alternatives with their pointers, in order.
+    /// slice of the list's matchers, in order, whose pointers are the element's (a list of one) or
+    /// made from the list's.
     #[test]
     fn leaf_lists_read_as_slices() {
         let mut p = Parser::default();
@@ -926,36 +964,41 @@ mod tests {
                     .unwrap(),
             )
             .unwrap();
-        let lists: Vec<(&Alternatives, Vec<(&Matcher, &str)>)> = root
+        let lists: Vec<(&Alternatives, Vec<(&Matcher, String)>)> = root
             .members
             .iter()
             .map(|m| match m {
-                Member::Leaf { alternatives, .. } => (
+                Member::Leaf {
                     alternatives,
-                    alternatives.iter().map(|(m, at)| (m, &**at)).collect(),
-                ),
+                    pointer,
+                    ..
+                } => (alternatives, pointed(alternatives, pointer.as_deref())),
                 other => panic!("{other:?}"),
             })
             .collect();
         let [(one, a), (many, b)] = lists.as_slice() else {
             panic!("{lists:?}");
         };
-        assert!(matches!(one, Alternatives::One(_)));
+        assert!(matches!(one, Alternatives::One(..)));
         assert!(matches!(many, Alternatives::Many(_)));
         let mut p = Parser::default();
         let root = p
             .root(&filtervm_vm::json::parse(br#"{"a": ["x", {"prefix": "p"}]}"#).unwrap())
             .unwrap();
-        let Some(Member::Leaf { alternatives, .. }) = root.members.first() else {
+        let Some(Member::Leaf {
+            alternatives,
+            pointer,
+            ..
+        }) = root.members.first()
+        else {
             panic!("{root:?}");
         };
         assert!(matches!(alternatives, Alternatives::Two(_)));
-        let two: Vec<(&Matcher, &str)> = alternatives.iter().map(|(m, at)| (m, &**at)).collect();
         assert_eq!(
-            two,
+            pointed(alternatives, pointer.as_deref()),
             [
-                (&Matcher::Exact("x".into()), "/a/0"),
-                (&Matcher::Prefix("p".into()), "/a/1"),
+                (&Matcher::Exact("x".into()), "/a/0".to_owned()),
+                (&Matcher::Prefix("p".into()), "/a/1".to_owned()),
             ]
         );
         // Errors in both alternatives of a two-alternative list are both reported, in order.
@@ -964,13 +1007,13 @@ mod tests {
         assert!(p.root(&policy).is_none());
         let pointers: Vec<&str> = p.errors.iter().map(|e| e.pointer.as_str()).collect();
         assert_eq!(pointers, ["/a/0", "/a/1/prefix"]);
-        assert_eq!(a, &[(&Matcher::Exact("x".into()), "/a/0")]);
+        assert_eq!(a, &[(&Matcher::Exact("x".into()), "/a/0".to_owned())]);
         assert_eq!(
             b,
             &[
-                (&Matcher::Exact("x".into()), "/b/0"),
-                (&Matcher::Number(2.0), "/b/1"),
-                (&Matcher::Prefix("p".into()), "/b/2"),
+                (&Matcher::Exact("x".into()), "/b/0".to_owned()),
+                (&Matcher::Number(2.0), "/b/1".to_owned()),
+                (&Matcher::Prefix("p".into()), "/b/2".to_owned()),
             ]
         );
     }
@@ -1220,7 +1263,10 @@ mod tests {
             };
             assert_eq!(pointer.as_deref(), Some("/g/h"));
             assert_eq!(list_pointer(pointer.as_deref(), alternatives), "/g/h");
-            let at: Vec<&str> = alternatives.iter().map(|(_, at)| &**at).collect();
+            let at: Vec<String> = pointed(alternatives, pointer.as_deref())
+                .into_iter()
+                .map(|(_, at)| at)
+                .collect();
             assert_eq!(at, ["/g/h/0", "/g/h/1"]);
             let Some(Member::Or { pointer, branches }) = root.members.get(1) else {
                 panic!("{root:?}");
