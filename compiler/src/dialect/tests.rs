@@ -124,15 +124,9 @@ fn sns_text_lowers_as_its_value_does() {
         serde_json::to_string(&format!(r#"{{"a": ["{}"]}}"#, "x".repeat(MAX_POLICY_BYTES)))
             .unwrap(),
     );
-    texts.extend(
-        vector_policies(include_str!("../../../conformance/vectors/sns.jsonl"))
-            .map(|p| p.to_string()),
-    );
+    texts.extend(sns_vector_policies());
     let mut errors = 0;
-    for scope in [
-        crate::SnsScope::MessageAttributes,
-        crate::SnsScope::MessageBody,
-    ] {
+    for scope in SNS_SCOPES {
         let options = Options::Sns(crate::SnsOptions::default().with_scope(scope));
         for text in &texts {
             let by_tree = lower_text(Dialect::Sns, text, &options);
@@ -178,6 +172,17 @@ fn texts_with(chosen: &[&str]) -> Vec<String> {
 }
 
 /// The policy of each conformance vector in `vectors` (JSON lines).
+/// Both SNS scopes, for the tests that compare two ways of reading SNS text in each.
+const SNS_SCOPES: [crate::SnsScope; 2] = [
+    crate::SnsScope::MessageAttributes,
+    crate::SnsScope::MessageBody,
+];
+
+/// The policy of every SNS conformance vector, as text.
+fn sns_vector_policies() -> impl Iterator<Item = String> {
+    vector_policies(include_str!("../../../conformance/vectors/sns.jsonl")).map(|p| p.to_string())
+}
+
 fn vector_policies(vectors: &str) -> impl Iterator<Item = serde_json::Value> + '_ {
     vectors
         .lines()
@@ -309,15 +314,9 @@ fn sns_text_lowered_to_optimize_optimizes_alike() {
         r#"{"a": {"b": ["x", "y"]}, "$or": [{"a": {"b": ["y", "x"]}}, {"c": ["1", "1"]}]}"#,
         r#"{"$or": [{"a": {"b": {"c": ["x", "y"]}}}, {"$or": [{"d": ["1", "2"]}, {"e": ["3"]}]}]}"#,
     ]);
-    texts.extend(
-        vector_policies(include_str!("../../../conformance/vectors/sns.jsonl"))
-            .map(|p| p.to_string()),
-    );
+    texts.extend(sns_vector_policies());
     let mut errors = 0;
-    for scope in [
-        crate::SnsScope::MessageAttributes,
-        crate::SnsScope::MessageBody,
-    ] {
+    for scope in SNS_SCOPES {
         let options = crate::SnsOptions::default().with_scope(scope);
         errors += lowered_alike(
             &texts,
