@@ -8,6 +8,7 @@
 //! Errors in different members are all collected; inside one alternative, checking stops at the
 //! first.
 
+use super::limits::Shape;
 use crate::error::pointer::Lazy;
 use crate::error::{ErrorCode, PolicyError, excerpt, pointer, suggestion};
 use filtervm_vm::cidr::Cidr;
@@ -323,6 +324,12 @@ impl Parser {
 
     /// Parses the policy root (rule 1; rule 2: `{}` is the empty policy).
     pub fn root_ref(&mut self, policy: ValueRef<'_>) -> Option<Object> {
+        self.root_shaped(policy).map(|(root, _)| root)
+    }
+
+    /// [`Parser::root_ref`], with the root's [`Shape`] (what [`Shape::of`] gives), gathered
+    /// while the policy is read rather than in a walk of its own.
+    pub(crate) fn root_shaped(&mut self, policy: ValueRef<'_>) -> Option<(Object, Shape)> {
         let ValueRef::Object(map) = policy else {
             return self.fail(
                 SYNTAX,
@@ -331,27 +338,42 @@ impl Parser {
             );
         };
         self.scratch.clear();
-        self.object(map, false)
+        self.object(map, false, 1)
     }
 
     /// Parses an object's members (rule 1, 15, 34, 36); the buffer holds the object's pointer.
-    fn object(&mut self, map: Members<'_>, in_or: bool) -> Option<Object> {
+    /// The object is at `depth` (the root at 1), as [`Shape`] counts it.
+    fn object(&mut self, map: Members<'_>, in_or: bool, depth: u64) -> Option<(Object, Shape)> {
         let before = self.errors.len();
         let mut members = Vec::with_capacity(map.len());
+        let mut shape = Shape {
+            nested: false,
+            leaf_lists: 0,
+            combinations: 1,
+        };
         for &(name, value) in map {
             let len = self.enter_member(name);
-            self.member(name, value, in_or, &mut members);
+            self.member(name, value, in_or, depth, &mut members, &mut shape);
             self.leave(len);
         }
-        (self.errors.len() == before).then_some(Object { members })
+        (self.errors.len() == before).then_some((Object { members }, shape))
     }
 
-    /// One member of an object, at the pointer the buffer holds, added to `members` when it is
-    /// valid.
-    fn member(&mut self, name: &str, value: ValueRef<'_>, in_or: bool, members: &mut Vec<Member>) {
+    /// One member of an object at `depth`, at the pointer the buffer holds, added to `members`
+    /// and to the object's `shape` (as [`Shape::of`] adds it) when it is valid.
+    fn member(
+        &mut self,
+        name: &str,
+        value: ValueRef<'_>,
+        in_or: bool,
+        depth: u64,
+        members: &mut Vec<Member>,
+        shape: &mut Shape,
+    ) {
         if name == OR {
             let at = self.shared();
-            if let Some(branches) = self.or(value, &at) {
+            if let Some((branches, inner)) = self.or(value, &at, depth) {
+                shape.add(inner.nested, inner.leaf_lists, inner.combinations);
                 members.push(Member::Or {
                     pointer: at,
                     branches,
@@ -374,7 +396,8 @@ impl Parser {
             }
             ValueRef::Object(child) => {
                 let at = self.shared();
-                if let Some(object) = self.object(child, in_or) {
+                if let Some((object, inner)) = self.object(child, in_or, depth.saturating_add(1)) {
+                    shape.add(true, inner.leaf_lists, inner.combinations);
                     members.push(Member::Nested {
                         name: name.into(),
                         pointer: at,
@@ -388,6 +411,8 @@ impl Parser {
                 let pointer = (items.len() != 1).then(|| self.shared());
                 let at = pointer.as_deref().unwrap_or_default();
                 if let Some(alternatives) = self.alternatives(items, at) {
+                    let n = u64::try_from(alternatives.matchers().len()).unwrap_or(u64::MAX);
+                    shape.add(false, 1, depth.saturating_mul(n));
                     members.push(Member::Leaf {
                         name: name.into(),
                         pointer,
@@ -406,13 +431,25 @@ impl Parser {
         }
     }
 
-    /// Parses a `$or` value: an array of two or more non-empty objects (rule 34).
-    fn or(&mut self, value: ValueRef<'_>, at: &str) -> Option<Vec<(Object, Arc<str>)>> {
+    /// Parses a `$or` value: an array of two or more non-empty objects (rule 34), with what its
+    /// branches add to their object's [`Shape`]: whether one is nested, their leaf lists, and
+    /// the sum of their combinations (their own at `depth`, the `$or`'s).
+    fn or(
+        &mut self,
+        value: ValueRef<'_>,
+        at: &str,
+        depth: u64,
+    ) -> Option<(Vec<(Object, Arc<str>)>, Shape)> {
         let ValueRef::Array(items) = value else {
             return self.fail(SYNTAX, at, "It must be an Array followed with $or.");
         };
         let before = self.errors.len();
         let mut branches = Vec::with_capacity(items.len());
+        let mut shape = Shape {
+            nested: false,
+            leaf_lists: 0,
+            combinations: 0,
+        };
         for (i, item) in items.iter().enumerate() {
             let (len, at) = self.enter_element(i);
             match item {
@@ -420,7 +457,10 @@ impl Parser {
                     self.fail::<()>(SYNTAX, &*at, "Empty objects are not allowed");
                 }
                 ValueRef::Object(map) => {
-                    if let Some(object) = self.object(map, true) {
+                    if let Some((object, inner)) = self.object(map, true, depth) {
+                        shape.nested |= inner.nested;
+                        shape.leaf_lists = shape.leaf_lists.saturating_add(inner.leaf_lists);
+                        shape.combinations = shape.combinations.saturating_add(inner.combinations);
                         branches.push((object, at));
                     }
                 }
@@ -441,7 +481,7 @@ impl Parser {
                 "There must have at least 2 Objects in $or relationship.",
             );
         }
-        (self.errors.len() == before).then_some(branches)
+        (self.errors.len() == before).then_some((branches, shape))
     }
 
     /// Parses a leaf list (rules 1, 37).
