@@ -492,16 +492,19 @@ impl Parser {
         let before = self.errors.len();
         if let [item] = items {
             let (len, at) = self.enter_element(0);
-            let one = self.alternative(item, &at);
+            let one = self.alternative(item, &Lazy::new(&at));
             self.leave(len);
             return (self.errors.len() == before).then(|| match one {
                 Some(m) => Alternatives::One(m, at),
                 None => Alternatives::Many(Vec::new()),
             });
         }
+        // The elements of a list of two or more keep no pointer: each names its pointer, the
+        // list's (`at`) with its index, to its errors only, written when one is reported.
+        let list = Lazy::new(at);
         if let [first, second] = items {
-            let first = self.element(0, first);
-            let second = self.element(1, second);
+            let first = self.alternative(first, &list.index(0));
+            let second = self.alternative(second, &list.index(1));
             return (self.errors.len() == before).then(|| match (first, second) {
                 (Some(a), Some(b)) => Alternatives::Two([a, b]),
                 _ => Alternatives::Many(Vec::new()),
@@ -509,27 +512,15 @@ impl Parser {
         }
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            if let Some(m) = self.element(i, item) {
+            if let Some(m) = self.alternative(item, &list.index(i)) {
                 out.push(m);
             }
         }
         (self.errors.len() == before).then_some(Alternatives::Many(out))
     }
 
-    /// Element `i` of a list of two or more: its pointer is written in the buffer while it is
-    /// read (for its errors), and kept by nothing (see [`Alternatives`]).
-    fn element(&mut self, i: usize, item: &ValueRef<'_>) -> Option<Matcher> {
-        // `alternative` reads no buffer of its own: the buffer is lent to it as `at`.
-        let mut at = std::mem::take(&mut self.scratch);
-        let len = at.len();
-        pointer::push_index(&mut at, i);
-        let matcher = self.alternative(item, &at);
-        at.truncate(len);
-        self.scratch = at;
-        matcher
-    }
-
-    fn alternative(&mut self, item: &ValueRef<'_>, at: &str) -> Option<Matcher> {
+    /// One alternative of a leaf list, at `at` (see [`Parser::alternatives`]).
+    fn alternative(&mut self, item: &ValueRef<'_>, at: &Lazy<'_>) -> Option<Matcher> {
         const MATCH_VALUE: &str = "Match value must be String, number, true, false, or null";
         match item {
             ValueRef::String(s) => Some(Matcher::Exact((*s).into())),
@@ -551,11 +542,11 @@ impl Parser {
                 };
                 // The operator's pointer names only its errors (the IR's origin is the
                 // element's pointer): written when one is reported.
-                let matcher = self.operator(name, operand, &Lazy::new(at).token(name))?;
+                let matcher = self.operator(name, operand, &at.token(name))?;
                 if let Some((second, _)) = entries.next() {
                     return self.fail(
                         SYNTAX,
-                        pointer::push(at, second),
+                        &at.token(second),
                         "Only one key allowed in match expression",
                     );
                 }
