@@ -277,6 +277,9 @@ impl Parser {
 /// The members of a policy object, in policy order.
 type Members<'a> = &'a [(&'a str, ValueRef<'a>)];
 
+/// The branches of a `$or`, each with its pointer ([`Member::Or`]).
+type Branches = Vec<(Object, Arc<str>)>;
+
 fn text_of(v: &ValueRef<'_>) -> String {
     match v {
         ValueRef::String(s) => (*s).to_owned(),
@@ -434,12 +437,7 @@ impl Parser {
     /// Parses a `$or` value: an array of two or more non-empty objects (rule 34), with what its
     /// branches add to their object's [`Shape`]: whether one is nested, their leaf lists, and
     /// the sum of their combinations (their own at `depth`, the `$or`'s).
-    fn or(
-        &mut self,
-        value: ValueRef<'_>,
-        at: &str,
-        depth: u64,
-    ) -> Option<(Vec<(Object, Arc<str>)>, Shape)> {
+    fn or(&mut self, value: ValueRef<'_>, at: &str, depth: u64) -> Option<(Branches, Shape)> {
         let ValueRef::Array(items) = value else {
             return self.fail(SYNTAX, at, "It must be an Array followed with $or.");
         };
