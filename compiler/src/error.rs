@@ -572,13 +572,20 @@ pub mod pointer {
     /// Appends `token` escaped to `out`. The two special characters are ASCII, so the token is
     /// searched byte by byte (a `char` pattern decodes every character: this runs for every
     /// member and element of every policy, BENCHMARKS.md "Compile").
+    #[inline(always)]
     fn push_escaped(out: &mut String, token: &str) {
         // Most tokens (member names, in practice) have neither: one look, a word at a time,
-        // and one copy.
-        if !has_special(token.as_bytes()) {
+        // and one copy, inline; the others are escaped out of line.
+        if has_special(token.as_bytes()) {
+            push_specials(out, token);
+        } else {
             out.push_str(token);
-            return;
         }
+    }
+
+    /// [`push_escaped`] of a token that holds a `~` or a `/`.
+    #[inline(never)]
+    fn push_specials(out: &mut String, token: &str) {
         let special = |b: &u8| *b == b'~' || *b == b'/';
         let mut rest = token;
         while let Some(at) = rest.as_bytes().iter().position(special) {

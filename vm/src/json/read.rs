@@ -498,6 +498,12 @@ impl<'a> Reader<'a> {
         self.stack.len()
     }
 
+    /// Whether the innermost open container is an object.
+    #[inline]
+    pub(crate) fn in_object(&self) -> bool {
+        self.in_object
+    }
+
     /// The offset of the next byte to read (after the last event).
     #[inline]
     pub(crate) fn offset(&self) -> usize {

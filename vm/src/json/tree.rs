@@ -159,13 +159,14 @@ impl fmt::Debug for Arena {
 /// not hold on to).
 const KEEP_BYTES: usize = 64 * 1024;
 
-/// A container being read: where its elements (or members) start on the scratch stack, and for
-/// an object, the pending member's name with its offset and, once it is large, its index.
-struct Frame<'a> {
+/// A container being read: where its elements (or members) start on the scratch stacks, and for
+/// an object, the offset of its last member's name (for the error of a repeated name). Whether it
+/// is an object is the reader's to know, and its index, once it is large, is kept apart (see
+/// [`Arena::parse_str`]): an open container is two words.
+#[derive(Clone, Copy)]
+struct Frame {
     start: usize,
-    object: bool,
-    pending: Option<(&'a str, usize)>,
-    index: Option<AHashMap<&'a str, usize>>,
+    at: usize,
 }
 
 /// The members an object holds before it is indexed by name, as [`Map`] does.
@@ -236,53 +237,71 @@ impl Arena {
     ) -> Result<ValueRef<'a>, Error> {
         let max_depth = options.max_depth.min(MAX_DEPTH_CEILING);
         let mut reader = Reader::new(text.as_bytes(), options.lone_surrogates);
-        let mut frames: BVec<'a, Frame<'a>> = BVec::with_capacity_in(8, &self.bump);
+        let mut frames: BVec<'a, Frame> = BVec::with_capacity_in(8, &self.bump);
         let mut items: BVec<'a, ValueRef<'a>> = BVec::with_capacity_in(16, &self.bump);
+        // A member is pushed when its name is read, with `null` standing for its value until the
+        // value is complete: the members of the objects inside that value go above it and are
+        // gone by then, so the member being read is always the top one of its object's.
         let mut members: BVec<'a, (&'a str, ValueRef<'a>)> = BVec::with_capacity_in(16, &self.bump);
+        // The indexes of the open objects of more than 16 members, innermost last, each with
+        // the number of frames open when it is the innermost's (no object has one in most
+        // trees, so the loop only sees that this is empty).
+        let mut indexes: Vec<(usize, AHashMap<&'a str, usize>)> = Vec::new();
         let mut decoded = String::new();
-        let mut root = None;
+        let mut root = ValueRef::Null;
         loop {
             let value = match reader.next()? {
-                Event::End => return Ok(root.unwrap_or_default()),
-                event @ (Event::ObjectStart | Event::ArrayStart) => {
+                Event::End => return Ok(root),
+                Event::ObjectStart => {
                     if frames.len() >= max_depth {
                         return Err(too_deep(&reader, max_depth));
                     }
-                    let object = matches!(event, Event::ObjectStart);
                     frames.push(Frame {
-                        start: if object { members.len() } else { items.len() },
-                        object,
-                        pending: None,
-                        index: None,
+                        start: members.len(),
+                        at: 0,
+                    });
+                    continue;
+                }
+                Event::ArrayStart => {
+                    if frames.len() >= max_depth {
+                        return Err(too_deep(&reader, max_depth));
+                    }
+                    frames.push(Frame {
+                        start: items.len(),
+                        at: 0,
                     });
                     continue;
                 }
                 Event::Name(name) => {
-                    let name = self.text_of(name, text, &mut decoded);
+                    let (name, at) = self.text_of(name, text, &mut decoded);
                     if let Some(frame) = frames.last_mut() {
-                        frame.pending = Some((name.0, name.1));
+                        frame.at = at;
                     }
+                    members.push((name, ValueRef::Null));
                     continue;
                 }
-                Event::ObjectEnd | Event::ArrayEnd => match frames.pop() {
-                    Some(frame) if frame.object => {
-                        let value = ValueRef::Object(
-                            self.bump
-                                .alloc_slice_copy(members.get(frame.start..).unwrap_or_default()),
-                        );
-                        members.truncate(frame.start);
-                        value
+                Event::ObjectEnd => {
+                    let depth = frames.len();
+                    let start = frames.pop().map_or(0, |frame| frame.start);
+                    if indexes.last().is_some_and(|&(d, _)| d == depth) {
+                        indexes.pop();
                     }
-                    Some(frame) => {
-                        let value = ValueRef::Array(
-                            self.bump
-                                .alloc_slice_copy(items.get(frame.start..).unwrap_or_default()),
-                        );
-                        items.truncate(frame.start);
-                        value
-                    }
-                    None => ValueRef::Null,
-                },
+                    let value = ValueRef::Object(
+                        self.bump
+                            .alloc_slice_copy(members.get(start..).unwrap_or_default()),
+                    );
+                    members.truncate(start);
+                    value
+                }
+                Event::ArrayEnd => {
+                    let start = frames.pop().map_or(0, |frame| frame.start);
+                    let value = ValueRef::Array(
+                        self.bump
+                            .alloc_slice_copy(items.get(start..).unwrap_or_default()),
+                    );
+                    items.truncate(start);
+                    value
+                }
                 Event::String(s) => ValueRef::String(self.text_of(s, text, &mut decoded).0),
                 Event::Number(n) => ValueRef::Number(NumberRef(
                     text.get(n.start..n.start.saturating_add(n.bytes.len()))
@@ -291,44 +310,63 @@ impl Arena {
                 Event::Bool(b) => ValueRef::Bool(b),
                 Event::Null => ValueRef::Null,
             };
-            let Some(frame) = frames.last_mut() else {
-                root = Some(value);
+            let Some(frame) = frames.last() else {
+                root = value;
                 continue;
             };
-            if !frame.object {
+            if !reader.in_object() {
                 items.push(value);
                 continue;
             }
-            let Some((name, at)) = frame.pending.take() else {
+            // The member being read is the top one; one search for its name among the others:
+            // a new name (the usual case) takes its value in place.
+            let Some(((name, _), open)) = members
+                .get(frame.start..)
+                .and_then(<[_]>::split_last)
+                .map(|(&last, open)| (last, open))
+            else {
                 continue;
             };
-            // One search for the name: a new name (the usual case) is appended unsearched.
-            let open = members.get(frame.start..).unwrap_or_default();
-            let found = match &frame.index {
+            let index = indexes
+                .last_mut()
+                .filter(|(d, _)| *d == frames.len())
+                .map(|(_, index)| index);
+            let found = match &index {
                 Some(index) => index.get(name).copied(),
                 None => open.iter().position(|(k, _)| *k == name),
             };
             let Some(i) = found else {
                 let i = open.len();
-                if let Some(index) = &mut frame.index {
-                    index.insert(name, i);
+                if let Some((_, slot)) = members.last_mut() {
+                    *slot = value;
                 }
-                members.push((name, value));
-                if frame.index.is_none() && i + 1 > INDEX_FROM {
-                    // A name held twice (`Duplicates::KeepAll`) is found at its first position.
-                    let open = members.get(frame.start..).unwrap_or_default();
-                    let mut index = AHashMap::with_capacity(open.len());
-                    for (i, (k, _)) in open.iter().enumerate() {
-                        index.entry(*k).or_insert(i);
+                match index {
+                    Some(index) => {
+                        index.insert(name, i);
                     }
-                    frame.index = Some(index);
+                    None if i + 1 > INDEX_FROM => {
+                        // A name held twice (`Duplicates::KeepAll`) is found at its first
+                        // position.
+                        let open = members.get(frame.start..).unwrap_or_default();
+                        let mut index = AHashMap::with_capacity(open.len());
+                        for (i, (k, _)) in open.iter().enumerate() {
+                            index.entry(*k).or_insert(i);
+                        }
+                        indexes.push((frames.len(), index));
+                    }
+                    None => {}
                 }
                 continue;
             };
             match options.duplicates {
-                Duplicates::Reject => return Err(Error::duplicate(at, name)),
-                Duplicates::KeepAll => members.push((name, value)),
+                Duplicates::Reject => return Err(Error::duplicate(frame.at, name)),
+                Duplicates::KeepAll => {
+                    if let Some((_, slot)) = members.last_mut() {
+                        *slot = value;
+                    }
+                }
                 Duplicates::KeepLast => {
+                    members.pop();
                     if let Some((_, slot)) = members.get_mut(frame.start.saturating_add(i)) {
                         *slot = value;
                     }
@@ -338,7 +376,8 @@ impl Arena {
     }
 
     /// A string's value with its offset: sliced out of `text` when it has no escapes, else
-    /// decoded (through `decoded`, reused) into the arena.
+    /// decoded (through `decoded`, reused) into the arena ([`Arena::decoded`], out of line).
+    #[inline(always)]
     fn text_of<'a>(&'a self, s: Str<'a>, text: &'a str, decoded: &mut String) -> (&'a str, usize) {
         if !s.escaped {
             let start = s.offset.wrapping_add(1);
@@ -346,6 +385,12 @@ impl Arena {
                 return (t, s.offset);
             }
         }
+        self.decoded(s, decoded)
+    }
+
+    /// [`Arena::text_of`] of a string with escapes.
+    #[inline(never)]
+    fn decoded<'a>(&'a self, s: Str<'a>, decoded: &mut String) -> (&'a str, usize) {
         decoded.clear();
         s.unescape_into(decoded);
         (self.bump.alloc_str(decoded), s.offset)

@@ -198,6 +198,15 @@ impl Shape {
         Shape::at(object, 1)
     }
 
+    /// Adds a member to the shape of its object: whether it is nested, its leaf lists and its
+    /// factor of the object's combinations (see [`combinations`]).
+    #[inline]
+    pub(crate) fn add(&mut self, nested: bool, lists: usize, factor: u64) {
+        self.nested |= nested;
+        self.leaf_lists = self.leaf_lists.saturating_add(lists);
+        self.combinations = self.combinations.saturating_mul(factor);
+    }
+
     /// The shape of `object` at `depth` (see [`combinations`]).
     fn at(object: &Object, depth: u64) -> Shape {
         let mut shape = Shape {
@@ -231,9 +240,7 @@ impl Shape {
                         })
                 }
             };
-            shape.nested |= nested;
-            shape.leaf_lists = shape.leaf_lists.saturating_add(lists);
-            shape.combinations = shape.combinations.saturating_mul(factor);
+            shape.add(nested, lists, factor);
         }
         shape
     }
@@ -288,6 +295,12 @@ mod tests {
         ] {
             let o = object(&p);
             let shape = Shape::of(&o);
+            // The shape the parser gathers while reading is the walk's.
+            let read = filtervm_vm::json::Value::from(&p);
+            let shaped = filtervm_vm::json::Arena::with_local(|arena| {
+                Parser::default().root_shaped(arena.value(&read))
+            });
+            assert_eq!(shaped, Some((o.clone(), shape)), "{p}");
             assert_eq!(shape.combinations, combinations(&o, 1), "{p}");
             assert_eq!(shape.leaf_lists, leaf_list_count(&o), "{p}");
             let mut errors = Vec::new();

@@ -82,13 +82,16 @@ pub fn validate(scope: Scope, policy: &Value) -> Result<parse::Object, CompileEr
 /// Parses and validates a policy for `scope`, in the order of rule 13.
 pub fn validate_ref(scope: Scope, policy: ValueRef<'_>) -> Result<parse::Object, CompileError> {
     let (root, errors) = parse::Parser::with_local_buffer(|parser| {
-        (parser.root_ref(policy), std::mem::take(&mut parser.errors))
+        (
+            parser.root_shaped(policy),
+            std::mem::take(&mut parser.errors),
+        )
     });
-    let Some(root) = root.filter(|_| errors.is_empty()) else {
+    // The shape, gathered as the policy was read, tells which checks can report anything;
+    // each of those walks the policy.
+    let Some((root, shape)) = root.filter(|_| errors.is_empty()) else {
         return Err(errors.into());
     };
-    // One walk tells which checks can report anything; each of those then walks again.
-    let shape = limits::Shape::of(&root);
     let mut errors = Vec::new();
     if shape.nested {
         limits::check_scope(scope, &root, &mut errors);

@@ -8,6 +8,7 @@
 //! Errors in different members are all collected; inside one alternative, checking stops at the
 //! first.
 
+use super::limits::Shape;
 use crate::error::pointer::Lazy;
 use crate::error::{ErrorCode, PolicyError, excerpt, pointer, suggestion};
 use filtervm_vm::cidr::Cidr;
@@ -276,6 +277,9 @@ impl Parser {
 /// The members of a policy object, in policy order.
 type Members<'a> = &'a [(&'a str, ValueRef<'a>)];
 
+/// The branches of a `$or`, each with its pointer ([`Member::Or`]).
+type Branches = Vec<(Object, Arc<str>)>;
+
 fn text_of(v: &ValueRef<'_>) -> String {
     match v {
         ValueRef::String(s) => (*s).to_owned(),
@@ -323,6 +327,12 @@ impl Parser {
 
     /// Parses the policy root (rule 1; rule 2: `{}` is the empty policy).
     pub fn root_ref(&mut self, policy: ValueRef<'_>) -> Option<Object> {
+        self.root_shaped(policy).map(|(root, _)| root)
+    }
+
+    /// [`Parser::root_ref`], with the root's [`Shape`] (what [`Shape::of`] gives), gathered
+    /// while the policy is read rather than in a walk of its own.
+    pub(crate) fn root_shaped(&mut self, policy: ValueRef<'_>) -> Option<(Object, Shape)> {
         let ValueRef::Object(map) = policy else {
             return self.fail(
                 SYNTAX,
@@ -331,27 +341,42 @@ impl Parser {
             );
         };
         self.scratch.clear();
-        self.object(map, false)
+        self.object(map, false, 1)
     }
 
     /// Parses an object's members (rule 1, 15, 34, 36); the buffer holds the object's pointer.
-    fn object(&mut self, map: Members<'_>, in_or: bool) -> Option<Object> {
+    /// The object is at `depth` (the root at 1), as [`Shape`] counts it.
+    fn object(&mut self, map: Members<'_>, in_or: bool, depth: u64) -> Option<(Object, Shape)> {
         let before = self.errors.len();
         let mut members = Vec::with_capacity(map.len());
+        let mut shape = Shape {
+            nested: false,
+            leaf_lists: 0,
+            combinations: 1,
+        };
         for &(name, value) in map {
             let len = self.enter_member(name);
-            self.member(name, value, in_or, &mut members);
+            self.member(name, value, in_or, depth, &mut members, &mut shape);
             self.leave(len);
         }
-        (self.errors.len() == before).then_some(Object { members })
+        (self.errors.len() == before).then_some((Object { members }, shape))
     }
 
-    /// One member of an object, at the pointer the buffer holds, added to `members` when it is
-    /// valid.
-    fn member(&mut self, name: &str, value: ValueRef<'_>, in_or: bool, members: &mut Vec<Member>) {
+    /// One member of an object at `depth`, at the pointer the buffer holds, added to `members`
+    /// and to the object's `shape` (as [`Shape::of`] adds it) when it is valid.
+    fn member(
+        &mut self,
+        name: &str,
+        value: ValueRef<'_>,
+        in_or: bool,
+        depth: u64,
+        members: &mut Vec<Member>,
+        shape: &mut Shape,
+    ) {
         if name == OR {
             let at = self.shared();
-            if let Some(branches) = self.or(value, &at) {
+            if let Some((branches, inner)) = self.or(value, &at, depth) {
+                shape.add(inner.nested, inner.leaf_lists, inner.combinations);
                 members.push(Member::Or {
                     pointer: at,
                     branches,
@@ -374,7 +399,8 @@ impl Parser {
             }
             ValueRef::Object(child) => {
                 let at = self.shared();
-                if let Some(object) = self.object(child, in_or) {
+                if let Some((object, inner)) = self.object(child, in_or, depth.saturating_add(1)) {
+                    shape.add(true, inner.leaf_lists, inner.combinations);
                     members.push(Member::Nested {
                         name: name.into(),
                         pointer: at,
@@ -388,6 +414,8 @@ impl Parser {
                 let pointer = (items.len() != 1).then(|| self.shared());
                 let at = pointer.as_deref().unwrap_or_default();
                 if let Some(alternatives) = self.alternatives(items, at) {
+                    let n = u64::try_from(alternatives.matchers().len()).unwrap_or(u64::MAX);
+                    shape.add(false, 1, depth.saturating_mul(n));
                     members.push(Member::Leaf {
                         name: name.into(),
                         pointer,
@@ -406,13 +434,20 @@ impl Parser {
         }
     }
 
-    /// Parses a `$or` value: an array of two or more non-empty objects (rule 34).
-    fn or(&mut self, value: ValueRef<'_>, at: &str) -> Option<Vec<(Object, Arc<str>)>> {
+    /// Parses a `$or` value: an array of two or more non-empty objects (rule 34), with what its
+    /// branches add to their object's [`Shape`]: whether one is nested, their leaf lists, and
+    /// the sum of their combinations (their own at `depth`, the `$or`'s).
+    fn or(&mut self, value: ValueRef<'_>, at: &str, depth: u64) -> Option<(Branches, Shape)> {
         let ValueRef::Array(items) = value else {
             return self.fail(SYNTAX, at, "It must be an Array followed with $or.");
         };
         let before = self.errors.len();
         let mut branches = Vec::with_capacity(items.len());
+        let mut shape = Shape {
+            nested: false,
+            leaf_lists: 0,
+            combinations: 0,
+        };
         for (i, item) in items.iter().enumerate() {
             let (len, at) = self.enter_element(i);
             match item {
@@ -420,7 +455,10 @@ impl Parser {
                     self.fail::<()>(SYNTAX, &*at, "Empty objects are not allowed");
                 }
                 ValueRef::Object(map) => {
-                    if let Some(object) = self.object(map, true) {
+                    if let Some((object, inner)) = self.object(map, true, depth) {
+                        shape.nested |= inner.nested;
+                        shape.leaf_lists = shape.leaf_lists.saturating_add(inner.leaf_lists);
+                        shape.combinations = shape.combinations.saturating_add(inner.combinations);
                         branches.push((object, at));
                     }
                 }
@@ -441,7 +479,7 @@ impl Parser {
                 "There must have at least 2 Objects in $or relationship.",
             );
         }
-        (self.errors.len() == before).then_some(branches)
+        (self.errors.len() == before).then_some((branches, shape))
     }
 
     /// Parses a leaf list (rules 1, 37).
@@ -452,16 +490,19 @@ impl Parser {
         let before = self.errors.len();
         if let [item] = items {
             let (len, at) = self.enter_element(0);
-            let one = self.alternative(item, &at);
+            let one = self.alternative(item, &Lazy::new(&at));
             self.leave(len);
             return (self.errors.len() == before).then(|| match one {
                 Some(m) => Alternatives::One(m, at),
                 None => Alternatives::Many(Vec::new()),
             });
         }
+        // The elements of a list of two or more keep no pointer: each names its pointer, the
+        // list's (`at`) with its index, to its errors only, written when one is reported.
+        let list = Lazy::new(at);
         if let [first, second] = items {
-            let first = self.element(0, first);
-            let second = self.element(1, second);
+            let first = self.alternative(first, &list.index(0));
+            let second = self.alternative(second, &list.index(1));
             return (self.errors.len() == before).then(|| match (first, second) {
                 (Some(a), Some(b)) => Alternatives::Two([a, b]),
                 _ => Alternatives::Many(Vec::new()),
@@ -469,27 +510,15 @@ impl Parser {
         }
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            if let Some(m) = self.element(i, item) {
+            if let Some(m) = self.alternative(item, &list.index(i)) {
                 out.push(m);
             }
         }
         (self.errors.len() == before).then_some(Alternatives::Many(out))
     }
 
-    /// Element `i` of a list of two or more: its pointer is written in the buffer while it is
-    /// read (for its errors), and kept by nothing (see [`Alternatives`]).
-    fn element(&mut self, i: usize, item: &ValueRef<'_>) -> Option<Matcher> {
-        // `alternative` reads no buffer of its own: the buffer is lent to it as `at`.
-        let mut at = std::mem::take(&mut self.scratch);
-        let len = at.len();
-        pointer::push_index(&mut at, i);
-        let matcher = self.alternative(item, &at);
-        at.truncate(len);
-        self.scratch = at;
-        matcher
-    }
-
-    fn alternative(&mut self, item: &ValueRef<'_>, at: &str) -> Option<Matcher> {
+    /// One alternative of a leaf list, at `at` (see [`Parser::alternatives`]).
+    fn alternative(&mut self, item: &ValueRef<'_>, at: &Lazy<'_>) -> Option<Matcher> {
         const MATCH_VALUE: &str = "Match value must be String, number, true, false, or null";
         match item {
             ValueRef::String(s) => Some(Matcher::Exact((*s).into())),
@@ -511,11 +540,11 @@ impl Parser {
                 };
                 // The operator's pointer names only its errors (the IR's origin is the
                 // element's pointer): written when one is reported.
-                let matcher = self.operator(name, operand, &Lazy::new(at).token(name))?;
+                let matcher = self.operator(name, operand, &at.token(name))?;
                 if let Some((second, _)) = entries.next() {
                     return self.fail(
                         SYNTAX,
-                        pointer::push(at, second),
+                        &at.token(second),
                         "Only one key allowed in match expression",
                     );
                 }
