@@ -518,28 +518,37 @@ impl Plan {
     pub(crate) fn build(program: &Verified, ids: &ConstantIds) -> Option<Plan> {
         let code = program.code();
         let r0 = |r: Reg| r.0 == 0;
-        let only_r0 = code.iter().all(|inst| match *inst {
-            Inst::And { dst, a, b } | Inst::Or { dst, a, b } => r0(dst) && r0(a) && r0(b),
-            Inst::Not { dst, src } => r0(dst) && r0(src),
-            Inst::JumpIfFalse { cond, .. } | Inst::JumpIfTrue { cond, .. } => r0(cond),
-            Inst::Ret { src } => r0(src),
-            ref other => other.written().is_none_or(r0),
-        });
         // Every row's run must write r0 before reading it: then runs of different rows share no
         // state, as the general executor's do not either for such programs.
         let writes_first = code
             .first()
             .is_some_and(|i| matches!(i, Inst::Const { .. }) || i.is_test());
-        if !only_r0 || !writes_first {
+        if !writes_first {
             return None;
+        }
+        // Every instruction must read and write r0 alone; the tests are counted on the way.
+        let mut tests = 0usize;
+        for inst in code {
+            let only_r0 = match *inst {
+                Inst::And { dst, a, b } | Inst::Or { dst, a, b } => r0(dst) && r0(a) && r0(b),
+                Inst::Not { dst, src } => r0(dst) && r0(src),
+                Inst::JumpIfFalse { cond, .. } | Inst::JumpIfTrue { cond, .. } => r0(cond),
+                Inst::Ret { src } => r0(src),
+                ref other => {
+                    tests += usize::from(other.is_test());
+                    other.written().is_none_or(r0)
+                }
+            };
+            if !only_r0 {
+                return None;
+            }
         }
         // Step numbers: tests in program order. Counted down while `reach` is filled from the
         // end, so that no table of them is allocated.
-        let tests = code.iter().filter(|inst| inst.is_test()).count();
         let mut test_step = tests;
-        // reach[pc][v]: the step (or end) reached when arriving at `pc` with `r0 == v`. Jumps go
-        // forward only, so filling it from the end needs each entry once. A policy's program
-        // fits it on the stack; a larger one allocates it.
+        // reach[pc]: the step (or end) reached when arriving at `pc` with `r0` false, and with
+        // `r0` true. Jumps go forward only, so filling it from the end needs each entry once. A
+        // policy's program fits it on the stack; a larger one allocates it.
         let entries = code.len() + 1;
         let mut small = [[FALSE; 2]; REACH_ON_STACK];
         let mut large = Vec::new();
@@ -549,40 +558,27 @@ impl Plan {
             large.resize(entries, [FALSE; 2]);
             &mut large
         };
-        for pc in (0..code.len()).rev() {
-            let test = code.get(pc).is_some_and(Inst::is_test);
-            if test {
-                test_step = test_step.saturating_sub(1);
-            }
-            for v in [false, true] {
-                let at = |p: usize, v: bool| {
-                    reach
-                        .get(p)
-                        .and_then(|r| r.get(usize::from(v)))
-                        .copied()
-                        .unwrap_or(FALSE)
-                };
-                let to = match code.get(pc) {
-                    Some(Inst::Ret { .. }) => {
-                        if v {
-                            TRUE
-                        } else {
-                            FALSE
-                        }
-                    }
-                    Some(Inst::Not { .. }) => at(pc + 1, !v),
-                    Some(Inst::Const { value, .. }) => at(pc + 1, *value),
-                    Some(Inst::JumpIfFalse { target, .. }) if !v => at(target.0 as usize, v),
-                    Some(Inst::JumpIfTrue { target, .. }) if v => at(target.0 as usize, v),
-                    Some(Inst::JumpIfFalse { .. } | Inst::JumpIfTrue { .. })
-                    | Some(Inst::And { .. } | Inst::Or { .. }) => at(pc + 1, v),
-                    Some(_) if test => idx(test_step),
-                    Some(_) => FALSE,
-                    None => FALSE,
-                };
-                if let Some(slot) = reach.get_mut(pc).and_then(|r| r.get_mut(usize::from(v))) {
-                    *slot = to;
+        for (pc, inst) in code.iter().enumerate().rev() {
+            let at = |p: usize| reach.get(p).copied().unwrap_or([FALSE; 2]);
+            let next = at(pc + 1);
+            let to = match *inst {
+                Inst::Ret { .. } => [FALSE, TRUE],
+                Inst::Not { .. } => [next[1], next[0]],
+                Inst::Const { value, .. } => {
+                    let to = if value { next[1] } else { next[0] };
+                    [to, to]
                 }
+                Inst::JumpIfFalse { target, .. } => [at(target.0 as usize)[0], next[1]],
+                Inst::JumpIfTrue { target, .. } => [next[0], at(target.0 as usize)[1]],
+                Inst::And { .. } | Inst::Or { .. } => next,
+                ref other if other.is_test() => {
+                    test_step = test_step.saturating_sub(1);
+                    [idx(test_step); 2]
+                }
+                _ => [FALSE; 2],
+            };
+            if let Some(entry) = reach.get_mut(pc) {
+                *entry = to;
             }
         }
         let pools = program.pools();
