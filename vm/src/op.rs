@@ -443,7 +443,7 @@ macro_rules! define_inst {
             }
 
             /// Checks every operand against `program` (the instruction sits at index `at`).
-            #[inline]
+            #[inline(always)]
             pub fn check(&self, program: &ProgramParts, at: usize) -> Result<(), String> {
                 match *self {
                     $( Inst::$name { $($field),* } => {
