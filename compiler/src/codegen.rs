@@ -90,6 +90,7 @@ impl<K: ?Sized> Default for Seen<'_, K> {
 }
 
 impl<'ir, K: ?Sized + Eq + std::hash::Hash> Seen<'ir, K> {
+    #[inline(always)]
     fn get(&self, key: &K) -> Option<u32> {
         for entry in &self.few {
             match entry {
@@ -138,6 +139,9 @@ fn idx(n: usize) -> u32 {
 
 impl<'ir> Gen<'ir, '_> {
     /// Appends `inst`, recording the origin it came from (the IR's own, shared: not copied).
+    /// Inlined, as is [`Seen::get`], which it calls for every instruction: a call each cost more
+    /// than the work (BENCHMARKS.md, "Allocations made at their size").
+    #[inline(always)]
     fn emit(&mut self, inst: Inst, origin: &'ir Arc<str>) -> usize {
         let o = match self.source_index.get(origin) {
             Some(o) => o,
