@@ -594,8 +594,12 @@ impl FromIterator<Arc<str>> for StrSet {
         if list.len() > StrSet::FEW {
             return StrSet::Many(list.into_iter().collect());
         }
-        list.sort_unstable();
-        list.dedup();
+        // Most sets come sorted, without repeats (codegen's, of the optimizer's sorted values):
+        // then there is nothing to sort or remove.
+        if !list.windows(2).all(|w| matches!(w, [a, b] if a < b)) {
+            list.sort_unstable();
+            list.dedup();
+        }
         StrSet::Few(list.into_boxed_slice())
     }
 }
