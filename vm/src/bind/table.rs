@@ -487,6 +487,7 @@ impl KeyTable {
     }
 
     /// Adds a reference to `key` when the table holds it; returns its slot.
+    #[inline(always)]
     fn add_reference(&mut self, key: &Key) -> Option<u32> {
         let i = self.get(key)?;
         if let Some(r) = self.refs.get_mut(i as usize) {
@@ -503,6 +504,7 @@ impl KeyTable {
     }
 
     /// [`KeyTable::insert_new`] without noting the change.
+    #[inline(always)]
     fn insert_unstamped(&mut self, key: Key) -> u32 {
         let free = self.free.pop();
         let i = free.unwrap_or_else(|| idx(self.keys.len()));
@@ -847,6 +849,7 @@ impl KeyTable {
     }
 
     /// The slot index of `key`, if interned.
+    #[inline]
     pub fn get(&self, key: &Key) -> Option<u32> {
         match &self.index {
             Some(index) => index.get(key).copied(),
