@@ -849,7 +849,7 @@ impl KeyTable {
     }
 
     /// The slot index of `key`, if interned.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, key: &Key) -> Option<u32> {
         match &self.index {
             Some(index) => index.get(key).copied(),
