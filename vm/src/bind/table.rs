@@ -622,6 +622,7 @@ impl KeyTable {
     }
 
     /// Records `key`'s slot in the name index (or as the any-attribute slot).
+    #[inline(always)]
     fn link(&mut self, slot: u32, key: &Key) {
         match key {
             Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) => {
@@ -708,6 +709,7 @@ impl KeyTable {
     /// which then calls [`KeyTable::changed`] once if any was new. Returns the value's id (the
     /// one [`KeyTable::constant_id`] gives it until the dictionary changes) and whether `value`
     /// was new to the dictionary, which then holds `value` itself (shared, not copied).
+    #[inline(always)]
     pub(crate) fn add_value_unstamped(&mut self, value: &Arc<str>) -> (u32, bool) {
         self.dictionary.add(value, || value.clone())
     }
