@@ -114,7 +114,7 @@ impl<'ir, K: ?Sized + Eq + std::hash::Hash> Seen<'ir, K> {
 
 /// Room for `additional` more items in `v`, allocated at that size when `v` has no allocation
 /// yet (the parts `Program::build` gives are empty): allocating a vector directly costs about 40
-/// instructions less than growing an empty one (BENCHMARKS.md, "Allocations made at their size").
+/// instructions less than growing an empty one (BENCHMARKS.md, "The back end, fourth round").
 fn reserve<T>(v: &mut Vec<T>, additional: usize) {
     if v.capacity() == 0 {
         *v = Vec::with_capacity(additional);
@@ -140,7 +140,7 @@ fn idx(n: usize) -> u32 {
 impl<'ir> Gen<'ir, '_> {
     /// Appends `inst`, recording the origin it came from (the IR's own, shared: not copied).
     /// Inlined, as is [`Seen::get`], which it calls for every instruction: a call each cost more
-    /// than the work (BENCHMARKS.md, "Allocations made at their size").
+    /// than the work (BENCHMARKS.md, "The back end, fourth round").
     #[inline(always)]
     fn emit(&mut self, inst: Inst, origin: &'ir Arc<str>) -> usize {
         let o = match self.source_index.get(origin) {

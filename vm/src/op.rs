@@ -172,8 +172,8 @@ fn quoted(s: &str) -> String {
 }
 
 /// Why an index operand is rejected: out of line, so that the checks of valid operands (all of
-/// a program's, mostly) are inlined into [`Inst::check`] (BENCHMARKS.md, "Allocations made at
-/// their size").
+/// a program's, mostly) are inlined into [`Inst::check`] (BENCHMARKS.md, "The back
+/// end, fourth round").
 #[cold]
 #[inline(never)]
 fn out_of_range(prefix: &str, i: u32, len: usize) -> String {

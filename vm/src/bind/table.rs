@@ -44,7 +44,7 @@ impl SlotNeeds {
 /// Room for exactly `additional` more items in `v`. A vector with no allocation yet (a table
 /// being built into a program: codegen reserves each column once, and `needs` the dictionary)
 /// is allocated at that size directly, which costs about 40 instructions less than growing it
-/// (BENCHMARKS.md, "Allocations made at their size").
+/// (BENCHMARKS.md, "The back end, fourth round").
 fn reserve_exact<T>(v: &mut Vec<T>, additional: usize) {
     if v.capacity() == 0 {
         *v = Vec::with_capacity(additional);
