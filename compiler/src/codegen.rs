@@ -45,8 +45,13 @@ pub fn generate(root: &Node) -> Result<Program, VerifyError> {
 /// The number of nodes of the tree under `node` ([`Node::size`]) and how many of them are tests.
 fn size_and_tests(node: &Node) -> (usize, usize) {
     match &node.kind {
+        // A leaf child (most: a policy's clauses are tests) is counted here, without a call.
         NodeKind::And(c) | NodeKind::Or(c) => c.iter().fold((1, 0), |(size, tests), c| {
-            let (s, t) = size_and_tests(c);
+            let (s, t) = match c.kind {
+                NodeKind::Test(_) => (1, 1),
+                NodeKind::True | NodeKind::False => (1, 0),
+                _ => size_and_tests(c),
+            };
             (size + s, tests + t)
         }),
         NodeKind::Not(c) => {
