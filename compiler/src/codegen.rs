@@ -25,12 +25,13 @@ pub fn generate(root: &Node) -> Result<Program, VerifyError> {
         // once. The keys are interned without a stamp each; the program stamps the table once.
         let (size, tests) = size_and_tests(root);
         let estimate = 2 * size;
-        parts.code.reserve(estimate);
-        parts.origins.reserve(estimate);
-        parts.sources.reserve(size);
+        reserve(&mut parts.code, estimate);
+        reserve(&mut parts.origins, estimate);
+        reserve(&mut parts.sources, size);
         parts.keys.reserve_keys(tests);
         let mut g = Gen {
             parts,
+            tests,
             source_index: Seen::default(),
             string_index: Seen::default(),
             list_index: Seen::default(),
@@ -44,8 +45,13 @@ pub fn generate(root: &Node) -> Result<Program, VerifyError> {
 /// The number of nodes of the tree under `node` ([`Node::size`]) and how many of them are tests.
 fn size_and_tests(node: &Node) -> (usize, usize) {
     match &node.kind {
+        // A leaf child (most: a policy's clauses are tests) is counted here, without a call.
         NodeKind::And(c) | NodeKind::Or(c) => c.iter().fold((1, 0), |(size, tests), c| {
-            let (s, t) = size_and_tests(c);
+            let (s, t) = match c.kind {
+                NodeKind::Test(_) => (1, 1),
+                NodeKind::True | NodeKind::False => (1, 0),
+                _ => size_and_tests(c),
+            };
             (size + s, tests + t)
         }),
         NodeKind::Not(c) => {
@@ -61,6 +67,8 @@ fn size_and_tests(node: &Node) -> (usize, usize) {
 /// strings, so that looking one up allocates nothing).
 struct Gen<'ir, 'p> {
     parts: &'p mut ProgramParts,
+    /// The number of tests: no pool gets more entries than that.
+    tests: usize,
     source_index: Seen<'ir, str>,
     string_index: Seen<'ir, str>,
     list_index: Seen<'ir, [Arc<str>]>,
@@ -87,6 +95,7 @@ impl<K: ?Sized> Default for Seen<'_, K> {
 }
 
 impl<'ir, K: ?Sized + Eq + std::hash::Hash> Seen<'ir, K> {
+    #[inline(always)]
     fn get(&self, key: &K) -> Option<u32> {
         for entry in &self.few {
             match entry {
@@ -108,12 +117,36 @@ impl<'ir, K: ?Sized + Eq + std::hash::Hash> Seen<'ir, K> {
     }
 }
 
+/// Room for `additional` more items in `v`, allocated at that size when `v` has no allocation
+/// yet (the parts `Program::build` gives are empty): allocating a vector directly costs about 40
+/// instructions less than growing an empty one (BENCHMARKS.md, "The back end, fourth round").
+fn reserve<T>(v: &mut Vec<T>, additional: usize) {
+    if v.capacity() == 0 {
+        *v = Vec::with_capacity(additional);
+    } else {
+        v.reserve(additional);
+    }
+}
+
+/// Pushes `item` onto the pool `v`, which is first allocated (directly, see [`reserve`]) for
+/// `most` entries: each test adds at most one pool entry (an `except` one per predicate), so a
+/// pool seldom grows past that.
+fn push<T>(v: &mut Vec<T>, item: T, most: usize) {
+    if v.capacity() == 0 {
+        *v = Vec::with_capacity(most.max(1));
+    }
+    v.push(item);
+}
+
 fn idx(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl<'ir> Gen<'ir, '_> {
     /// Appends `inst`, recording the origin it came from (the IR's own, shared: not copied).
+    /// Inlined, as is [`Seen::get`], which it calls for every instruction: a call each cost more
+    /// than the work (BENCHMARKS.md, "The back end, fourth round").
+    #[inline(always)]
     fn emit(&mut self, inst: Inst, origin: &'ir Arc<str>) -> usize {
         let o = match self.source_index.get(origin) {
             Some(o) => o,
@@ -197,7 +230,7 @@ impl<'ir> Gen<'ir, '_> {
             return StrRef(i);
         }
         let i = idx(self.parts.pools.strings.len());
-        self.parts.pools.strings.push(s.clone());
+        push(&mut self.parts.pools.strings, s.clone(), self.tests);
         self.string_index.insert(s, i);
         StrRef(i)
     }
@@ -207,12 +240,13 @@ impl<'ir> Gen<'ir, '_> {
             return ListRef(i);
         }
         let i = idx(self.parts.pools.lists.len());
-        self.parts.pools.lists.push(values.to_vec());
+        push(&mut self.parts.pools.lists, values.to_vec(), self.tests);
         self.list_index.insert(values, i);
         ListRef(i)
     }
 
     fn test(&mut self, pred: &'ir Pred, dst: Reg, slot: SlotRef) -> Inst {
+        let most = self.tests;
         let pools = &mut self.parts.pools;
         match pred {
             Pred::Shape(shapes) => Inst::Shape {
@@ -240,7 +274,7 @@ impl<'ir> Gen<'ir, '_> {
                 values,
             } => {
                 let set = SetRef(idx(pools.sets.len()));
-                pools.sets.push(values.iter().cloned().collect());
+                push(&mut pools.sets, values.iter().cloned().collect(), most);
                 Inst::StrIn { dst, slot, set }
             }
             Pred::Str { op, case, values } => {
@@ -258,22 +292,22 @@ impl<'ir> Gen<'ir, '_> {
             }
             Pred::Wildcard(w) => {
                 let pat = WildRef(idx(pools.wildcards.len()));
-                pools.wildcards.push(w.clone());
+                push(&mut pools.wildcards, w.clone(), most);
                 Inst::Wildcard { dst, slot, pat }
             }
             Pred::Segment(p) => {
                 let pat = PatRef(idx(pools.patterns.len()));
-                pools.patterns.push(p.clone());
+                push(&mut pools.patterns, p.clone(), most);
                 Inst::Segment { dst, slot, pat }
             }
             Pred::Cidr(c) => {
                 let net = CidrRef(idx(pools.cidrs.len()));
-                pools.cidrs.push(c.clone());
+                push(&mut pools.cidrs, c.clone(), most);
                 Inst::Cidr { dst, slot, net }
             }
             Pred::Num { source, ranges: r } => {
                 let ranges = RangesRef(idx(pools.ranges.len()));
-                pools.ranges.push(r.clone());
+                push(&mut pools.ranges, r.clone(), most);
                 match source {
                     NumSource::NumberLeaf => Inst::NumIn { dst, slot, ranges },
                     NumSource::Text => Inst::TextNumIn { dst, slot, ranges },
@@ -282,7 +316,7 @@ impl<'ir> Gen<'ir, '_> {
             }
             Pred::Dec(r) => {
                 let ranges = DecRangesRef(idx(pools.dec_ranges.len()));
-                pools.dec_ranges.push(r.clone());
+                push(&mut pools.dec_ranges, r.clone(), most);
                 Inst::DecIn { dst, slot, ranges }
             }
             Pred::Bool(value) => Inst::BoolEq {
@@ -297,12 +331,12 @@ impl<'ir> Gen<'ir, '_> {
             },
             Pred::Address(b) => {
                 let block = BlockRef(idx(pools.blocks.len()));
-                pools.blocks.push(b.clone());
+                push(&mut pools.blocks, b.clone(), most);
                 Inst::AddrIn { dst, slot, block }
             }
             Pred::IgnoreCase(c) => {
                 let pat = CaseRef(idx(pools.cases.len()));
-                pools.cases.push(c.clone());
+                push(&mut pools.cases, c.clone(), most);
                 Inst::CaseIn { dst, slot, pat }
             }
             Pred::Except(preds) => {
@@ -315,7 +349,7 @@ impl<'ir> Gen<'ir, '_> {
                     .collect();
                 let pools = &mut self.parts.pools;
                 let tests_ref = TestsRef(idx(pools.leaf_tests.len()));
-                pools.leaf_tests.push(tests);
+                push(&mut pools.leaf_tests, tests, most);
                 Inst::Except {
                     dst,
                     slot,

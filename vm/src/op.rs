@@ -171,6 +171,27 @@ fn quoted(s: &str) -> String {
     crate::json::Quoted(s).to_string()
 }
 
+/// Why an index operand is rejected: out of line, so that the checks of valid operands (all of
+/// a program's, mostly) are inlined into [`Inst::check`] (BENCHMARKS.md, "The back
+/// end, fourth round").
+#[cold]
+#[inline(never)]
+fn out_of_range(prefix: &str, i: u32, len: usize) -> String {
+    format!("{prefix}{i} out of range ({len} available)")
+}
+
+/// Why jump target `t` of the instruction at `at` (of `len`) is rejected; out of line, as
+/// [`out_of_range`].
+#[cold]
+#[inline(never)]
+fn bad_target(t: usize, at: usize, len: usize) -> String {
+    if t <= at {
+        format!("jump target @{t} does not lie forward of @{at}")
+    } else {
+        format!("jump target @{t} past the end ({len} instructions)")
+    }
+}
+
 macro_rules! index_operand {
     ($ty:ident, $prefix:literal, |$p:ident| $len:expr, |$p2:ident, $i:ident, $out:ident| $show:expr, as_reg) => {
         index_operand!(@impl $ty, $prefix, |$p| $len, |$p2, $i, $out| $show, fn as_reg(self) -> Option<Reg> { Some(Reg(self.0)) });
@@ -186,12 +207,13 @@ macro_rules! index_operand {
             fn decode(input: &mut &[u8]) -> Option<Self> {
                 read_u32(input).map($ty)
             }
+            #[inline]
             fn check(self, $p: &ProgramParts, _at: usize) -> Result<(), String> {
                 let len: usize = $len;
                 if (self.0 as usize) < len {
                     Ok(())
                 } else {
-                    Err(format!("{}{} out of range ({} available)", $prefix, self.0, len))
+                    Err(out_of_range($prefix, self.0, len))
                 }
             }
             fn show(self, $p2: &ProgramParts, $out: &mut String) {
@@ -294,15 +316,11 @@ impl Operand for Target {
     fn decode(input: &mut &[u8]) -> Option<Self> {
         read_u32(input).map(Target)
     }
+    #[inline]
     fn check(self, program: &ProgramParts, at: usize) -> Result<(), String> {
         let t = self.0 as usize;
-        if t <= at {
-            Err(format!("jump target @{t} does not lie forward of @{at}"))
-        } else if t >= program.code().len() {
-            Err(format!(
-                "jump target @{t} past the end ({} instructions)",
-                program.code().len()
-            ))
+        if t <= at || t >= program.code().len() {
+            Err(bad_target(t, at, program.code().len()))
         } else {
             Ok(())
         }
@@ -425,6 +443,7 @@ macro_rules! define_inst {
             }
 
             /// Checks every operand against `program` (the instruction sits at index `at`).
+            #[inline(always)]
             pub fn check(&self, program: &ProgramParts, at: usize) -> Result<(), String> {
                 match *self {
                     $( Inst::$name { $($field),* } => {
@@ -575,8 +594,12 @@ impl FromIterator<Arc<str>> for StrSet {
         if list.len() > StrSet::FEW {
             return StrSet::Many(list.into_iter().collect());
         }
-        list.sort_unstable();
-        list.dedup();
+        // Most sets come sorted, without repeats (codegen's, of the optimizer's sorted values):
+        // then there is nothing to sort or remove.
+        if !list.windows(2).all(|w| matches!(w, [a, b] if a < b)) {
+            list.sort_unstable();
+            list.dedup();
+        }
         StrSet::Few(list.into_boxed_slice())
     }
 }

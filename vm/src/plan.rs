@@ -420,74 +420,91 @@ fn idx(n: usize) -> u32 {
 
 /// The plan's form of each pool entry its steps read, made once per entry and shared by every
 /// step that reads it. A one-string list needs no entry here: its steps hold the pool's string.
+/// Each entry is found in the step that first read it (the step's kind holds it), so this holds
+/// only indexes: nothing to drop, and nothing cloned when an entry is made.
 struct SharedPools {
     /// `sets[i]`, as the step kind of the `str_in` instructions reading it (its members' ids, as
     /// a mask or a sorted list).
-    sets: Shared<Kind>,
+    sets: Shared,
     /// `lists[i]` (`str_prefix`, `str_suffix`).
-    lists: Shared<Strings>,
-    /// `ranges[i]` (`num_in`, `text_num_in`).
-    ranges: Shared<Arc<[ClosedInterval]>>,
+    lists: Shared,
+    /// `ranges[i]` (`num_in`, `text_num_in`, `cmp_num_in`).
+    ranges: Shared,
     /// `wildcards[i]`.
-    wildcards: Shared<Arc<Wildcard>>,
+    wildcards: Shared,
 }
 
 /// How many entries of one pool [`Shared`] holds in place before it indexes them in a table.
 const FEW_SHARED: usize = 8;
 
-/// The entries made of one pool, by index: the first [`FEW_SHARED`] distinct entries read held in
-/// place and found by comparing indexes (a policy's program reads few: nothing allocated), the
-/// others in a table indexed like the pool, allocated once needed (so a large program still
-/// costs time in proportion to its size). The in-place entries are themselves set up when the
-/// pool is first read: most plans read one or two of [`SharedPools`]' four pools, and the
-/// others then cost one word to set up and one test to drop.
-struct Shared<T> {
-    few: Option<[Option<(u32, T)>; FEW_SHARED]>,
-    many: Vec<Option<T>>,
+/// The steps that made the entries of one pool, by the entry's index: the first [`FEW_SHARED`]
+/// distinct entries read held in place and found by comparing indexes (a policy's program reads
+/// few: nothing allocated), the others in a table indexed like the pool, allocated once needed
+/// (so a large program still costs time in proportion to its size).
+struct Shared {
+    /// (entry, step) for the first `few_len` entries made.
+    few: [(u32, u32); FEW_SHARED],
+    few_len: usize,
+    /// By entry: one more than the step that made it (0: none), once `few` is full.
+    many: Vec<u32>,
     /// The pool's length.
     len: usize,
 }
 
-impl<T: Clone> Shared<T> {
-    fn new(len: usize) -> Shared<T> {
+impl Shared {
+    fn new(len: usize) -> Shared {
         Shared {
-            few: None,
+            few: [(0, 0); FEW_SHARED],
+            few_len: 0,
             many: Vec::new(),
             len,
         }
     }
 
-    /// The in-place entries of a pool first read, all free (made only then: see [`Shared`]).
-    fn no_entries() -> [Option<(u32, T)>; FEW_SHARED] {
-        [const { None }; FEW_SHARED]
-    }
-
-    /// The entry `i`, made with `make` on first use; `None` when `i` is out of range (never for
-    /// a verified program) or `make` gives none.
-    fn share(&mut self, i: u32, make: impl FnOnce() -> Option<T>) -> Option<T> {
+    /// The entry `i`: taken with `held` from the step of `steps` that made it, or else made with
+    /// `make` for the step about to be added (`steps.len()`); `None` when `i` is out of range
+    /// (never for a verified program) or `make` gives none.
+    fn share<T>(
+        &mut self,
+        i: u32,
+        steps: &[Step],
+        held: impl FnOnce(&Kind) -> Option<T>,
+        make: impl FnOnce() -> Option<T>,
+    ) -> Option<T> {
         if i as usize >= self.len {
             return None;
         }
-        let few = self.few.get_or_insert_with(Self::no_entries);
-        for entry in few {
-            match entry {
-                Some((at, made)) if *at == i => return Some(made.clone()),
-                Some(_) => {}
-                None => {
-                    let made = make()?;
-                    *entry = Some((i, made.clone()));
-                    return Some(made);
+        let few = self.few.get(..self.few_len).unwrap_or_default();
+        let made_by = match few.iter().find(|(at, _)| *at == i) {
+            Some(&(_, step)) => Some(step),
+            None => self
+                .many
+                .get(i as usize)
+                .and_then(|step| step.checked_sub(1)),
+        };
+        if let Some(made) = made_by
+            .and_then(|step| steps.get(step as usize))
+            .and_then(|step| held(&step.kind))
+        {
+            return Some(made);
+        }
+        let made = make()?;
+        let step = idx(steps.len());
+        match self.few.get_mut(self.few_len) {
+            Some(place) => {
+                *place = (i, step);
+                self.few_len += 1;
+            }
+            None => {
+                if self.many.is_empty() {
+                    self.many.resize(self.len, 0);
+                }
+                if let Some(place) = self.many.get_mut(i as usize) {
+                    *place = step.saturating_add(1);
                 }
             }
         }
-        if self.many.is_empty() {
-            self.many.resize_with(self.len, || None);
-        }
-        let entry = self.many.get_mut(i as usize)?;
-        if entry.is_none() {
-            *entry = make();
-        }
-        entry.clone()
+        Some(made)
     }
 }
 
@@ -501,28 +518,37 @@ impl Plan {
     pub(crate) fn build(program: &Verified, ids: &ConstantIds) -> Option<Plan> {
         let code = program.code();
         let r0 = |r: Reg| r.0 == 0;
-        let only_r0 = code.iter().all(|inst| match *inst {
-            Inst::And { dst, a, b } | Inst::Or { dst, a, b } => r0(dst) && r0(a) && r0(b),
-            Inst::Not { dst, src } => r0(dst) && r0(src),
-            Inst::JumpIfFalse { cond, .. } | Inst::JumpIfTrue { cond, .. } => r0(cond),
-            Inst::Ret { src } => r0(src),
-            ref other => other.written().is_none_or(r0),
-        });
         // Every row's run must write r0 before reading it: then runs of different rows share no
         // state, as the general executor's do not either for such programs.
         let writes_first = code
             .first()
             .is_some_and(|i| matches!(i, Inst::Const { .. }) || i.is_test());
-        if !only_r0 || !writes_first {
+        if !writes_first {
             return None;
+        }
+        // Every instruction must read and write r0 alone; the tests are counted on the way.
+        let mut tests = 0usize;
+        for inst in code {
+            let only_r0 = match *inst {
+                Inst::And { dst, a, b } | Inst::Or { dst, a, b } => r0(dst) && r0(a) && r0(b),
+                Inst::Not { dst, src } => r0(dst) && r0(src),
+                Inst::JumpIfFalse { cond, .. } | Inst::JumpIfTrue { cond, .. } => r0(cond),
+                Inst::Ret { src } => r0(src),
+                ref other => {
+                    tests += usize::from(other.is_test());
+                    other.written().is_none_or(r0)
+                }
+            };
+            if !only_r0 {
+                return None;
+            }
         }
         // Step numbers: tests in program order. Counted down while `reach` is filled from the
         // end, so that no table of them is allocated.
-        let tests = code.iter().filter(|inst| inst.is_test()).count();
         let mut test_step = tests;
-        // reach[pc][v]: the step (or end) reached when arriving at `pc` with `r0 == v`. Jumps go
-        // forward only, so filling it from the end needs each entry once. A policy's program
-        // fits it on the stack; a larger one allocates it.
+        // reach[pc]: the step (or end) reached when arriving at `pc` with `r0` false, and with
+        // `r0` true. Jumps go forward only, so filling it from the end needs each entry once. A
+        // policy's program fits it on the stack; a larger one allocates it.
         let entries = code.len() + 1;
         let mut small = [[FALSE; 2]; REACH_ON_STACK];
         let mut large = Vec::new();
@@ -532,40 +558,27 @@ impl Plan {
             large.resize(entries, [FALSE; 2]);
             &mut large
         };
-        for pc in (0..code.len()).rev() {
-            let test = code.get(pc).is_some_and(Inst::is_test);
-            if test {
-                test_step = test_step.saturating_sub(1);
-            }
-            for v in [false, true] {
-                let at = |p: usize, v: bool| {
-                    reach
-                        .get(p)
-                        .and_then(|r| r.get(usize::from(v)))
-                        .copied()
-                        .unwrap_or(FALSE)
-                };
-                let to = match code.get(pc) {
-                    Some(Inst::Ret { .. }) => {
-                        if v {
-                            TRUE
-                        } else {
-                            FALSE
-                        }
-                    }
-                    Some(Inst::Not { .. }) => at(pc + 1, !v),
-                    Some(Inst::Const { value, .. }) => at(pc + 1, *value),
-                    Some(Inst::JumpIfFalse { target, .. }) if !v => at(target.0 as usize, v),
-                    Some(Inst::JumpIfTrue { target, .. }) if v => at(target.0 as usize, v),
-                    Some(Inst::JumpIfFalse { .. } | Inst::JumpIfTrue { .. })
-                    | Some(Inst::And { .. } | Inst::Or { .. }) => at(pc + 1, v),
-                    Some(_) if test => idx(test_step),
-                    Some(_) => FALSE,
-                    None => FALSE,
-                };
-                if let Some(slot) = reach.get_mut(pc).and_then(|r| r.get_mut(usize::from(v))) {
-                    *slot = to;
+        for (pc, inst) in code.iter().enumerate().rev() {
+            let at = |p: usize| reach.get(p).copied().unwrap_or([FALSE; 2]);
+            let next = at(pc + 1);
+            let to = match *inst {
+                Inst::Ret { .. } => [FALSE, TRUE],
+                Inst::Not { .. } => [next[1], next[0]],
+                Inst::Const { value, .. } => {
+                    let to = if value { next[1] } else { next[0] };
+                    [to, to]
                 }
+                Inst::JumpIfFalse { target, .. } => [at(target.0 as usize)[0], next[1]],
+                Inst::JumpIfTrue { target, .. } => [next[0], at(target.0 as usize)[1]],
+                Inst::And { .. } | Inst::Or { .. } => next,
+                ref other if other.is_test() => {
+                    test_step = test_step.saturating_sub(1);
+                    [idx(test_step); 2]
+                }
+                _ => [FALSE; 2],
+            };
+            if let Some(entry) = reach.get_mut(pc) {
+                *entry = to;
             }
         }
         let pools = program.pools();
@@ -578,7 +591,7 @@ impl Plan {
         let mut steps = Vec::with_capacity(tests);
         for (pc, inst) in code.iter().enumerate().filter(|(_, inst)| inst.is_test()) {
             let next = reach.get(pc + 1).copied().unwrap_or([FALSE; 2]);
-            let (kind, slot) = step(program, ids, &mut shared, pc, inst);
+            let (kind, slot) = step(program, ids, &mut shared, &steps, pc, inst);
             steps.push(Step {
                 kind,
                 slot,
@@ -712,6 +725,7 @@ fn step(
     program: &Verified,
     ids: &ConstantIds,
     shared: &mut SharedPools,
+    steps: &[Step],
     pc: usize,
     inst: &Inst,
 ) -> (Kind, u32) {
@@ -735,6 +749,23 @@ fn step(
     };
     let keys = program.keys();
     let id = |s: &str| keys.constant_id(s).unwrap_or(NO_ID);
+    // Each pool entry's form as held by the step that made it.
+    let set_of = |kind: &Kind| match kind {
+        Kind::IdMask { .. } | Kind::In(_) => Some(kind.clone()),
+        _ => None,
+    };
+    let strings = |kind: &Kind| match kind {
+        Kind::Prefix(c) | Kind::Suffix(c) => Some(c.clone()),
+        _ => None,
+    };
+    let intervals = |kind: &Kind| match kind {
+        Kind::NumIn(c) | Kind::TextNumIn(c) | Kind::CmpNumIn(c) => Some(c.clone()),
+        _ => None,
+    };
+    let wildcard = |kind: &Kind| match kind {
+        Kind::Wildcard(c) => Some(c.clone()),
+        _ => None,
+    };
     let kind = match *inst {
         Inst::Shape { slot, shapes, .. } => Some((Kind::Shape(shapes), slot)),
         // Every constant is in the dictionary (`Program::new` put it there); were one missing,
@@ -746,7 +777,7 @@ fn step(
             .map(|id| (Kind::Eq(id), slot)),
         Inst::StrIn { slot, set, .. } => shared
             .sets
-            .share(set.0, || {
+            .share(set.0, steps, set_of, || {
                 let members = pools.sets.get(set.0 as usize)?;
                 match ids.set(set.0, members.len()) {
                     Some(recorded) => set_kind(recorded.iter().copied(), members.len()),
@@ -758,37 +789,37 @@ fn step(
             Some(only) => Some((Kind::Prefix1(only), slot)),
             None => shared
                 .lists
-                .share(l.0, || list(l.0))
+                .share(l.0, steps, strings, || list(l.0))
                 .map(|c| (Kind::Prefix(c), slot)),
         },
         Inst::StrSuffix { slot, list: l, .. } => match first(l.0) {
             Some(only) => Some((Kind::Suffix1(only), slot)),
             None => shared
                 .lists
-                .share(l.0, || list(l.0))
+                .share(l.0, steps, strings, || list(l.0))
                 .map(|c| (Kind::Suffix(c), slot)),
         },
         Inst::NumIn {
             slot, ranges: r, ..
         } => shared
             .ranges
-            .share(r.0, || ranges(r.0))
+            .share(r.0, steps, intervals, || ranges(r.0))
             .map(|c| (Kind::NumIn(c), slot)),
         Inst::TextNumIn {
             slot, ranges: r, ..
         } => shared
             .ranges
-            .share(r.0, || ranges(r.0))
+            .share(r.0, steps, intervals, || ranges(r.0))
             .map(|c| (Kind::TextNumIn(c), slot)),
         Inst::CmpNumIn {
             slot, ranges: r, ..
         } => shared
             .ranges
-            .share(r.0, || ranges(r.0))
+            .share(r.0, steps, intervals, || ranges(r.0))
             .map(|c| (Kind::CmpNumIn(c), slot)),
         Inst::Wildcard { slot, pat, .. } => shared
             .wildcards
-            .share(pat.0, || {
+            .share(pat.0, steps, wildcard, || {
                 pools.wildcards.get(pat.0 as usize).cloned().map(Arc::new)
             })
             .map(|c| (Kind::Wildcard(c), slot)),

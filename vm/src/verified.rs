@@ -74,12 +74,25 @@ impl Verified {
         {
             return Err(whole(format!("ranges{i} has a NaN bound")));
         }
+        // Whether some instruction searches substrings, noted on the way: most programs need no
+        // searcher, and are not walked again for them.
+        let mut contains = false;
         for (at, inst) in parts.code.iter().enumerate() {
             inst.check(parts, at)
                 .map_err(|reason| VerifyError { at, reason })?;
+            contains |= matches!(
+                inst,
+                Inst::StrContains { .. } | Inst::StrContainsFold { .. }
+            );
         }
-        check_leaf_tests(parts).map_err(whole)?;
-        substrings(parts)
+        if !parts.pools.leaf_tests.is_empty() {
+            check_leaf_tests(parts).map_err(whole)?;
+        }
+        if contains {
+            substrings(parts)
+        } else {
+            Ok(Box::default())
+        }
     }
 
     /// The verified program of parts [`Verified::check`] accepted, with `substrings`, the

@@ -41,6 +41,18 @@ impl SlotNeeds {
     }
 }
 
+/// Room for exactly `additional` more items in `v`. A vector with no allocation yet (a table
+/// being built into a program: codegen reserves each column once, and `needs` the dictionary)
+/// is allocated at that size directly, which costs about 40 instructions less than growing it
+/// (BENCHMARKS.md, "The back end, fourth round").
+fn reserve_exact<T>(v: &mut Vec<T>, additional: usize) {
+    if v.capacity() == 0 {
+        *v = Vec::with_capacity(additional);
+    } else {
+        v.reserve_exact(additional);
+    }
+}
+
 /// The string constants of a table's equality tests: value → id, reference-counted.
 #[derive(Debug, Clone, Default)]
 struct Dictionary {
@@ -122,8 +134,10 @@ impl Dictionary {
 
     /// Room for `additional` more values (free ids are reused first).
     fn reserve(&mut self, additional: usize) {
-        self.entries
-            .reserve(additional.saturating_sub(self.free.len()));
+        reserve_exact(
+            &mut self.entries,
+            additional.saturating_sub(self.free.len()),
+        );
     }
 
     /// Drops a reference to `value`; returns whether its id was freed.
@@ -467,12 +481,13 @@ impl KeyTable {
     /// pushing would allocate each column for four keys and again at five.
     pub fn reserve_keys(&mut self, additional: usize) {
         let more = additional.saturating_sub(self.free.len());
-        self.keys.reserve_exact(more);
-        self.refs.reserve_exact(more);
-        self.needs.reserve_exact(more);
+        reserve_exact(&mut self.keys, more);
+        reserve_exact(&mut self.refs, more);
+        reserve_exact(&mut self.needs, more);
     }
 
     /// Adds a reference to `key` when the table holds it; returns its slot.
+    #[inline(always)]
     fn add_reference(&mut self, key: &Key) -> Option<u32> {
         let i = self.get(key)?;
         if let Some(r) = self.refs.get_mut(i as usize) {
@@ -489,6 +504,7 @@ impl KeyTable {
     }
 
     /// [`KeyTable::insert_new`] without noting the change.
+    #[inline(always)]
     fn insert_unstamped(&mut self, key: Key) -> u32 {
         let free = self.free.pop();
         let i = free.unwrap_or_else(|| idx(self.keys.len()));
@@ -606,6 +622,7 @@ impl KeyTable {
     }
 
     /// Records `key`'s slot in the name index (or as the any-attribute slot).
+    #[inline(always)]
     fn link(&mut self, slot: u32, key: &Key) {
         match key {
             Key::AttributeText(name) | Key::AttributeTyped(name) | Key::Header(name) => {
@@ -692,6 +709,7 @@ impl KeyTable {
     /// which then calls [`KeyTable::changed`] once if any was new. Returns the value's id (the
     /// one [`KeyTable::constant_id`] gives it until the dictionary changes) and whether `value`
     /// was new to the dictionary, which then holds `value` itself (shared, not copied).
+    #[inline(always)]
     pub(crate) fn add_value_unstamped(&mut self, value: &Arc<str>) -> (u32, bool) {
         self.dictionary.add(value, || value.clone())
     }
@@ -833,6 +851,7 @@ impl KeyTable {
     }
 
     /// The slot index of `key`, if interned.
+    #[inline(always)]
     pub fn get(&self, key: &Key) -> Option<u32> {
         match &self.index {
             Some(index) => index.get(key).copied(),
