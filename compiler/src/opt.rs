@@ -859,9 +859,42 @@ pub fn order(mut node: Node) -> Node {
 /// [`order`] at one node (which removes none).
 fn order_node(node: &mut Node) -> bool {
     if let NodeKind::And(c) | NodeKind::Or(c) = &mut node.kind {
-        c.sort_by_key(cost);
+        sort_by_cost(c);
     }
     false
+}
+
+/// Below this many children [`sort_by_cost`] computes each child's [`cost`] once, into an array
+/// on the stack, and sorts the children by it there; a wider list is sorted by `sort_by_key`.
+const SORT_BY_COSTS_BELOW: usize = 32;
+
+/// `children.sort_by_key(cost)`: the same stable order by [`cost`]. A narrow list (most are:
+/// a policy's `and`/`or`s have a few children) has each child's cost computed once, not twice
+/// per comparison as `sort_by_key` does (a compound child's cost walks its subtree), and is
+/// sorted by insertion, moving a child and its cost together: a list already in order (the
+/// common case) costs one comparison per child.
+fn sort_by_cost(children: &mut [Node]) {
+    if children.len() >= SORT_BY_COSTS_BELOW {
+        children.sort_by_key(cost);
+        return;
+    }
+    let mut costs = [0u32; SORT_BY_COSTS_BELOW];
+    for (slot, child) in costs.iter_mut().zip(children.iter()) {
+        *slot = cost(child);
+    }
+    for i in 1..children.len() {
+        // Moves child `i` down past the earlier children that cost more (stable: not past one
+        // that costs as much).
+        let mut j = i;
+        while let Some(before) = j.checked_sub(1)
+            && let (Some(&a), Some(&b)) = (costs.get(before), costs.get(j))
+            && a > b
+        {
+            costs.swap(before, j);
+            children.swap(before, j);
+            j = before;
+        }
+    }
 }
 
 /// A rough cost: shape checks are cheapest, then equality, then scans, then patterns;
@@ -1413,6 +1446,36 @@ mod tests {
             partial_rounds > 500,
             "{partial_rounds} rounds left a pass out"
         );
+    }
+
+    /// [`sort_by_cost`] gives the order `sort_by_key(cost)` gives, ties kept in order (the
+    /// origins tell tied children apart), below and above [`SORT_BY_COSTS_BELOW`] children.
+    #[test]
+    fn sort_by_cost_is_the_stable_sort_by_cost() {
+        let mut next = draws(0x1234_5678_9abc_def1u64);
+        for _ in 0..2000 {
+            let len = next(2 * SORT_BY_COSTS_BELOW as u64) as usize;
+            let children: Vec<Node> = (0..len)
+                .map(|i| {
+                    let at = format!("/{i}");
+                    match next(4) {
+                        0 => Node::test(key("s"), Pred::Shape(Shapes::ABSENT), at.as_str()),
+                        1 => Node::negation(eq("a", "1")),
+                        2 => Node::and(vec![eq("a", "1"), eq("b", "2")], at.as_str()),
+                        _ => {
+                            let mut n = eq("a", "1");
+                            n.origin = at.into();
+                            n
+                        }
+                    }
+                })
+                .collect();
+            let mut want = children.clone();
+            want.sort_by_key(cost);
+            let mut got = children;
+            sort_by_cost(&mut got);
+            assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        }
     }
 
     #[test]
