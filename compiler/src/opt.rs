@@ -213,7 +213,8 @@ fn distinct(node: &Node) -> bool {
 
 /// A number equal for nodes that are the same ([`Node::same`]: same kind, junctions of as many
 /// children, tests of the same kind of predicate with as many values, the first of the same
-/// length and first byte) and different for most children of one junction that are not:
+/// length and first byte, or patterns of the same length and first byte, shapes of the same
+/// bits, numeric tests of one source with as many intervals) and different for most children of one junction that are not:
 /// [`distinct`] compares it first, so that `same` runs for few pairs.
 fn print(node: &Node) -> u64 {
     match &node.kind {
@@ -222,26 +223,36 @@ fn print(node: &Node) -> u64 {
         NodeKind::Not(_) => 3,
         NodeKind::And(c) => 4 | (c.len() as u64) << 8,
         NodeKind::Or(c) => 5 | (c.len() as u64) << 8,
-        NodeKind::Test(t) => {
-            let values = match &t.pred {
-                Pred::Str { op, case, values } => {
-                    Some((1 | (*op as u64) << 4 | (*case as u64) << 6, values))
-                }
-                Pred::NumText(values) => Some((2, values)),
-                _ => None,
-            };
-            match values {
-                Some((kind, values)) => {
-                    let first = values.first().map_or(0, |v| {
-                        (v.len() as u64) << 16
-                            | u64::from(v.as_bytes().first().copied().unwrap_or(0)) << 8
-                    });
-                    6 | kind << 8 | (values.len() as u64) << 16 | first << 24
-                }
-                None => 7,
+        // The predicates most often met beside each other in one junction print apart: string
+        // sets by their values, and (a stream filter's patterns and `exists`/`missing` tests,
+        // say) a pattern by its text's length and first byte, a shape by its bits, a numeric
+        // test by its source and number of intervals (all equal for tests that are the same).
+        NodeKind::Test(t) => match &t.pred {
+            Pred::Str { op, case, values } => {
+                print_values(1 | (*op as u64) << 4 | (*case as u64) << 6, values)
             }
-        }
+            Pred::NumText(values) => print_values(2, values),
+            Pred::Segment(p) => {
+                let source = p.source();
+                let first = u64::from(source.as_bytes().first().copied().unwrap_or(0));
+                8 | first << 8 | (source.len() as u64) << 16
+            }
+            Pred::Shape(s) => 9 | u64::from(s.0) << 8,
+            Pred::Num { source, ranges } => {
+                10 | (*source as u64) << 8 | (ranges.len() as u64) << 16
+            }
+            _ => 7,
+        },
     }
+}
+
+/// [`print`] of a test of `values` (a string set or number texts, `kind` telling which).
+#[inline]
+fn print_values(kind: u64, values: &[Arc<str>]) -> u64 {
+    let first = values.first().map_or(0, |v| {
+        (v.len() as u64) << 16 | u64::from(v.as_bytes().first().copied().unwrap_or(0)) << 8
+    });
+    6 | kind << 8 | (values.len() as u64) << 16 | first << 24
 }
 
 /// Applies `f` to every node, children before their parent (the order the passes are defined
