@@ -346,6 +346,17 @@ fn negations_pushed(node: &Node, negated: bool) -> Node {
 /// ([`flatten_node`]) once its children are, as [`flat_junction`] flattens the copy.
 fn negations_in_place(node: &mut Node, negated: bool) {
     match &mut node.kind {
+        // `not` of a test that is not a shape test, not itself negated: the walk would negate
+        // the test into a new `not` (its origin the test's) and put that in the node's place.
+        // The node is that already, but perhaps for its origin: it keeps its box.
+        NodeKind::Not(child)
+            if !negated
+                && matches!(&child.kind, NodeKind::Test(t) if !matches!(t.pred, Pred::Shape(_))) =>
+        {
+            if node.origin != child.origin {
+                node.origin = child.origin.clone();
+            }
+        }
         NodeKind::Not(child) => {
             negations_in_place(child, !negated);
             // The pushed child takes the node's place (its own origin, as in the copy).
@@ -1224,6 +1235,13 @@ mod tests {
             )));
         }
         trees.push(Node::test(key("n"), Pred::Shape(Shapes::ABSENT), "/shape"));
+        // `not` of a test under an origin of its own (the pushed `not` takes the test's), alone,
+        // in a junction and under another `not`.
+        let not_at = |at: &str| Node::new(NodeKind::Not(Box::new(t("a", "1", "/a"))), at);
+        trees.push(not_at("/not"));
+        trees.push(not_at("/a"));
+        trees.push(Node::and(vec![not_at("/not"), t("b", "2", "/b")], "/and"));
+        trees.push(Node::negation(not_at("/not")));
         trees.push(Node::and(
             vec![t("a", "1", "/a"), t("b", "2", "/b")],
             "/flat",
