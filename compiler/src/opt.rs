@@ -366,7 +366,10 @@ fn negations_in_place(node: &mut Node, negated: bool) {
         }
         NodeKind::And(c) | NodeKind::Or(c) => {
             for c in c.iter_mut() {
-                negations_in_place(c, negated);
+                // A test not negated is left as it is: it is passed over here, not by a call.
+                if negated || !matches!(c.kind, NodeKind::Test(_)) {
+                    negations_in_place(c, negated);
+                }
             }
             if negated {
                 node.kind = match std::mem::replace(&mut node.kind, NodeKind::True) {
