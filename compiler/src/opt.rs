@@ -905,7 +905,11 @@ fn sort_by_cost(children: &mut [Node]) {
     }
     let mut costs = [0u32; SORT_BY_COSTS_BELOW];
     for (slot, child) in costs.iter_mut().zip(children.iter()) {
-        *slot = cost(child);
+        // A test's cost is looked up here, not by a call.
+        *slot = match &child.kind {
+            NodeKind::Test(t) => test_cost(t),
+            _ => cost(child),
+        };
     }
     for i in 1..children.len() {
         // Moves child `i` down past the earlier children that cost more (stable: not past one
@@ -929,25 +933,31 @@ pub fn cost(node: &Node) -> u32 {
         NodeKind::True | NodeKind::False => 0,
         NodeKind::And(c) | NodeKind::Or(c) => c.iter().map(cost).sum::<u32>().saturating_add(1),
         NodeKind::Not(c) => cost(c).saturating_add(1),
-        NodeKind::Test(t) => match &t.pred {
-            Pred::Shape(_) | Pred::HasType(_) => 1,
-            Pred::Bool(_) => 2,
-            Pred::Str { op: StrOp::Eq, .. } => 3,
-            Pred::Str {
-                op: StrOp::Prefix | StrOp::Suffix,
-                ..
-            } => 4,
-            Pred::Num { .. } => 4,
-            Pred::Dec(_) => 6,
-            Pred::Str {
-                op: StrOp::Contains,
-                ..
-            } => 8,
-            Pred::NumText(_) => 4,
-            Pred::Segment(_) | Pred::Cidr(_) | Pred::Address(_) | Pred::IgnoreCase(_) => 8,
-            Pred::Wildcard(_) => 10,
-            Pred::Except(preds) => preds.len() as u32 * 8 + 4,
-        },
+        NodeKind::Test(t) => test_cost(t),
+    }
+}
+
+/// [`cost`] of a test.
+#[inline]
+fn test_cost(t: &Test) -> u32 {
+    match &t.pred {
+        Pred::Shape(_) | Pred::HasType(_) => 1,
+        Pred::Bool(_) => 2,
+        Pred::Str { op: StrOp::Eq, .. } => 3,
+        Pred::Str {
+            op: StrOp::Prefix | StrOp::Suffix,
+            ..
+        } => 4,
+        Pred::Num { .. } => 4,
+        Pred::Dec(_) => 6,
+        Pred::Str {
+            op: StrOp::Contains,
+            ..
+        } => 8,
+        Pred::NumText(_) => 4,
+        Pred::Segment(_) | Pred::Cidr(_) | Pred::Address(_) | Pred::IgnoreCase(_) => 8,
+        Pred::Wildcard(_) => 10,
+        Pred::Except(preds) => preds.len() as u32 * 8 + 4,
     }
 }
 
