@@ -344,6 +344,8 @@ impl SegmentPattern {
     }
 
     /// Whether the pattern has no `*` at all, so that it matches exactly its source text.
+    /// Inlined where it is asked (a front end asks it of each pattern it lowers).
+    #[inline]
     pub fn is_literal(&self) -> bool {
         self.tail.is_none() && self.head.iter().all(|s| matches!(s, Segment::Literal(_)))
     }
