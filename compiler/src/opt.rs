@@ -214,8 +214,9 @@ fn distinct(node: &Node) -> bool {
 /// A number equal for nodes that are the same ([`Node::same`]: same kind, junctions of as many
 /// children, tests of the same kind of predicate with as many values, the first of the same
 /// length and first byte, or patterns of the same length and first byte, shapes of the same
-/// bits, numeric tests of one source with as many intervals) and different for most children of one junction that are not:
-/// [`distinct`] compares it first, so that `same` runs for few pairs.
+/// bits, numeric tests of one source with as many intervals) and different for most children
+/// of one junction that are not: [`distinct`] compares it first, so that `same` runs for few
+/// pairs.
 fn print(node: &Node) -> u64 {
     match &node.kind {
         NodeKind::True => 1,
