@@ -120,20 +120,19 @@ fn settled(node: &Node) -> bool {
 /// junction of [`DEDUP_BY_HASH_FROM`] children or more (which dedup and merge look at through
 /// hashes) name [`EVERY`] pass: only the two pair conditions name their own pass.
 fn pending(node: &Node) -> u8 {
-    // The local conditions first, over the whole tree: a tree that is not settled usually fails
-    // one of them (a one-child junction, say) before any two subtrees are compared.
+    // One walk looks at every condition: two children the same are looked for as the walk
+    // goes (by their prints, so that few pairs are compared), and a tree that is not settled
+    // stops it at the first local condition it fails (a one-child junction, say).
     let mut work = 0;
     if !shaped(node, &mut work) {
         return EVERY;
     }
-    if !distinct(node) {
-        work |= DEDUP;
-    }
     work
 }
 
-/// [`pending`]'s conditions but [`dedup_node`]'s: `false` for one of [`flatten_node`]'s or
-/// [`fold_node`]'s, or a junction's width; a mergeable pair sets [`MERGE`] in `work`.
+/// [`pending`]'s conditions: `false` for one of [`flatten_node`]'s or [`fold_node`]'s, or a
+/// junction's width; a mergeable pair sets [`MERGE`] in `work`, two children of a junction the
+/// same ([`dedup_node`]'s) [`DEDUP`].
 fn shaped(node: &Node, work: &mut u8) -> bool {
     match &node.kind {
         NodeKind::True | NodeKind::False => true,
@@ -158,6 +157,8 @@ fn shaped_junction(children: &[Node], and: bool, work: &mut u8) -> bool {
     if !(2..DEDUP_BY_HASH_FROM).contains(&children.len()) {
         return false;
     }
+    // The children's prints, while no two children of a junction are known to be the same.
+    let mut prints = [0u64; DEDUP_BY_HASH_FROM];
     for (i, child) in children.iter().enumerate() {
         // A test child is looked at here, not by a call.
         let shaped_child = match &child.kind {
@@ -179,44 +180,30 @@ fn shaped_junction(children: &[Node], and: bool, work: &mut u8) -> bool {
         {
             *work |= MERGE;
         }
+        // Two children are compared ([`Node::same`]) only when their prints are equal.
+        if *work & DEDUP == 0 {
+            let p = print(child);
+            let earlier = prints.get(..i).unwrap_or_default();
+            if earlier
+                .iter()
+                .zip(children)
+                .any(|(&q, o)| q == p && o.same(child))
+            {
+                *work |= DEDUP;
+            } else if let Some(slot) = prints.get_mut(i) {
+                *slot = p;
+            }
+        }
     }
     true
-}
-
-/// [`pending`]'s condition of [`dedup_node`]: no two children of a junction the same, anywhere
-/// in the tree (whose junctions [`shaped`] found narrow: fewer than [`DEDUP_BY_HASH_FROM`]
-/// children). Two children are compared ([`Node::same`]) only when their [`print`]s are equal,
-/// and a test, which has no children, is not walked.
-fn distinct(node: &Node) -> bool {
-    match &node.kind {
-        NodeKind::And(c) | NodeKind::Or(c) => {
-            let mut prints = [0u64; DEDUP_BY_HASH_FROM];
-            for (i, child) in c.iter().enumerate() {
-                if !matches!(child.kind, NodeKind::Test(_)) && !distinct(child) {
-                    return false;
-                }
-                let p = print(child);
-                let earlier = prints.get(..i).unwrap_or_default();
-                if earlier.iter().zip(c).any(|(&q, o)| q == p && o.same(child)) {
-                    return false;
-                }
-                if let Some(slot) = prints.get_mut(i) {
-                    *slot = p;
-                }
-            }
-            true
-        }
-        NodeKind::Not(c) => distinct(c),
-        _ => true,
-    }
 }
 
 /// A number equal for nodes that are the same ([`Node::same`]: same kind, junctions of as many
 /// children, tests of the same kind of predicate with as many values, the first of the same
 /// length and first byte, or patterns of the same length and first byte, shapes of the same
 /// bits, numeric tests of one source with as many intervals) and different for most children
-/// of one junction that are not: [`distinct`] compares it first, so that `same` runs for few
-/// pairs.
+/// of one junction that are not: [`shaped_junction`] compares it first, so that `same` runs for
+/// few pairs.
 fn print(node: &Node) -> u64 {
     match &node.kind {
         NodeKind::True => 1,
