@@ -120,20 +120,19 @@ fn settled(node: &Node) -> bool {
 /// junction of [`DEDUP_BY_HASH_FROM`] children or more (which dedup and merge look at through
 /// hashes) name [`EVERY`] pass: only the two pair conditions name their own pass.
 fn pending(node: &Node) -> u8 {
-    // The local conditions first, over the whole tree: a tree that is not settled usually fails
-    // one of them (a one-child junction, say) before any two subtrees are compared.
+    // One walk looks at every condition: two children the same are looked for as the walk
+    // goes (by their prints, so that few pairs are compared), and a tree that is not settled
+    // stops it at the first local condition it fails (a one-child junction, say).
     let mut work = 0;
     if !shaped(node, &mut work) {
         return EVERY;
     }
-    if !distinct(node) {
-        work |= DEDUP;
-    }
     work
 }
 
-/// [`pending`]'s conditions but [`dedup_node`]'s: `false` for one of [`flatten_node`]'s or
-/// [`fold_node`]'s, or a junction's width; a mergeable pair sets [`MERGE`] in `work`.
+/// [`pending`]'s conditions: `false` for one of [`flatten_node`]'s or [`fold_node`]'s, or a
+/// junction's width; a mergeable pair sets [`MERGE`] in `work`, two children of a junction the
+/// same ([`dedup_node`]'s) [`DEDUP`].
 fn shaped(node: &Node, work: &mut u8) -> bool {
     match &node.kind {
         NodeKind::True | NodeKind::False => true,
@@ -158,6 +157,8 @@ fn shaped_junction(children: &[Node], and: bool, work: &mut u8) -> bool {
     if !(2..DEDUP_BY_HASH_FROM).contains(&children.len()) {
         return false;
     }
+    // The children's prints, while no two children of a junction are known to be the same.
+    let mut prints = [0u64; DEDUP_BY_HASH_FROM];
     for (i, child) in children.iter().enumerate() {
         // A test child is looked at here, not by a call.
         let shaped_child = match &child.kind {
@@ -179,42 +180,30 @@ fn shaped_junction(children: &[Node], and: bool, work: &mut u8) -> bool {
         {
             *work |= MERGE;
         }
+        // Two children are compared ([`Node::same`]) only when their prints are equal.
+        if *work & DEDUP == 0 {
+            let p = print(child);
+            let earlier = prints.get(..i).unwrap_or_default();
+            if earlier
+                .iter()
+                .zip(children)
+                .any(|(&q, o)| q == p && o.same(child))
+            {
+                *work |= DEDUP;
+            } else if let Some(slot) = prints.get_mut(i) {
+                *slot = p;
+            }
+        }
     }
     true
 }
 
-/// [`pending`]'s condition of [`dedup_node`]: no two children of a junction the same, anywhere
-/// in the tree (whose junctions [`shaped`] found narrow: fewer than [`DEDUP_BY_HASH_FROM`]
-/// children). Two children are compared ([`Node::same`]) only when their [`print`]s are equal,
-/// and a test, which has no children, is not walked.
-fn distinct(node: &Node) -> bool {
-    match &node.kind {
-        NodeKind::And(c) | NodeKind::Or(c) => {
-            let mut prints = [0u64; DEDUP_BY_HASH_FROM];
-            for (i, child) in c.iter().enumerate() {
-                if !matches!(child.kind, NodeKind::Test(_)) && !distinct(child) {
-                    return false;
-                }
-                let p = print(child);
-                let earlier = prints.get(..i).unwrap_or_default();
-                if earlier.iter().zip(c).any(|(&q, o)| q == p && o.same(child)) {
-                    return false;
-                }
-                if let Some(slot) = prints.get_mut(i) {
-                    *slot = p;
-                }
-            }
-            true
-        }
-        NodeKind::Not(c) => distinct(c),
-        _ => true,
-    }
-}
-
 /// A number equal for nodes that are the same ([`Node::same`]: same kind, junctions of as many
 /// children, tests of the same kind of predicate with as many values, the first of the same
-/// length and first byte) and different for most children of one junction that are not:
-/// [`distinct`] compares it first, so that `same` runs for few pairs.
+/// length and first byte, or patterns of the same length and first byte, shapes of the same
+/// bits, numeric tests of one source with as many intervals) and different for most children
+/// of one junction that are not: [`shaped_junction`] compares it first, so that `same` runs for
+/// few pairs.
 fn print(node: &Node) -> u64 {
     match &node.kind {
         NodeKind::True => 1,
@@ -222,26 +211,36 @@ fn print(node: &Node) -> u64 {
         NodeKind::Not(_) => 3,
         NodeKind::And(c) => 4 | (c.len() as u64) << 8,
         NodeKind::Or(c) => 5 | (c.len() as u64) << 8,
-        NodeKind::Test(t) => {
-            let values = match &t.pred {
-                Pred::Str { op, case, values } => {
-                    Some((1 | (*op as u64) << 4 | (*case as u64) << 6, values))
-                }
-                Pred::NumText(values) => Some((2, values)),
-                _ => None,
-            };
-            match values {
-                Some((kind, values)) => {
-                    let first = values.first().map_or(0, |v| {
-                        (v.len() as u64) << 16
-                            | u64::from(v.as_bytes().first().copied().unwrap_or(0)) << 8
-                    });
-                    6 | kind << 8 | (values.len() as u64) << 16 | first << 24
-                }
-                None => 7,
+        // The predicates most often met beside each other in one junction print apart: string
+        // sets by their values, and (a stream filter's patterns and `exists`/`missing` tests,
+        // say) a pattern by its text's length and first byte, a shape by its bits, a numeric
+        // test by its source and number of intervals (all equal for tests that are the same).
+        NodeKind::Test(t) => match &t.pred {
+            Pred::Str { op, case, values } => {
+                print_values(1 | (*op as u64) << 4 | (*case as u64) << 6, values)
             }
-        }
+            Pred::NumText(values) => print_values(2, values),
+            Pred::Segment(p) => {
+                let source = p.source();
+                let first = u64::from(source.as_bytes().first().copied().unwrap_or(0));
+                8 | first << 8 | (source.len() as u64) << 16
+            }
+            Pred::Shape(s) => 9 | u64::from(s.0) << 8,
+            Pred::Num { source, ranges } => {
+                10 | (*source as u64) << 8 | (ranges.len() as u64) << 16
+            }
+            _ => 7,
+        },
     }
+}
+
+/// [`print`] of a test of `values` (a string set or number texts, `kind` telling which).
+#[inline]
+fn print_values(kind: u64, values: &[Arc<str>]) -> u64 {
+    let first = values.first().map_or(0, |v| {
+        (v.len() as u64) << 16 | u64::from(v.as_bytes().first().copied().unwrap_or(0)) << 8
+    });
+    6 | kind << 8 | (values.len() as u64) << 16 | first << 24
 }
 
 /// Applies `f` to every node, children before their parent (the order the passes are defined
@@ -335,6 +334,17 @@ fn negations_pushed(node: &Node, negated: bool) -> Node {
 /// ([`flatten_node`]) once its children are, as [`flat_junction`] flattens the copy.
 fn negations_in_place(node: &mut Node, negated: bool) {
     match &mut node.kind {
+        // `not` of a test that is not a shape test, not itself negated: the walk would negate
+        // the test into a new `not` (its origin the test's) and put that in the node's place.
+        // The node is that already, but perhaps for its origin: it keeps its box.
+        NodeKind::Not(child)
+            if !negated
+                && matches!(&child.kind, NodeKind::Test(t) if !matches!(t.pred, Pred::Shape(_))) =>
+        {
+            if node.origin != child.origin {
+                node.origin = child.origin.clone();
+            }
+        }
         NodeKind::Not(child) => {
             negations_in_place(child, !negated);
             // The pushed child takes the node's place (its own origin, as in the copy).
@@ -344,7 +354,10 @@ fn negations_in_place(node: &mut Node, negated: bool) {
         }
         NodeKind::And(c) | NodeKind::Or(c) => {
             for c in c.iter_mut() {
-                negations_in_place(c, negated);
+                // A test not negated is left as it is: it is passed over here, not by a call.
+                if negated || !matches!(c.kind, NodeKind::Test(_)) {
+                    negations_in_place(c, negated);
+                }
             }
             if negated {
                 node.kind = match std::mem::replace(&mut node.kind, NodeKind::True) {
@@ -859,9 +872,46 @@ pub fn order(mut node: Node) -> Node {
 /// [`order`] at one node (which removes none).
 fn order_node(node: &mut Node) -> bool {
     if let NodeKind::And(c) | NodeKind::Or(c) = &mut node.kind {
-        c.sort_by_key(cost);
+        sort_by_cost(c);
     }
     false
+}
+
+/// Below this many children [`sort_by_cost`] computes each child's [`cost`] once, into an array
+/// on the stack, and sorts the children by it there; a wider list is sorted by `sort_by_key`.
+const SORT_BY_COSTS_BELOW: usize = 32;
+
+/// `children.sort_by_key(cost)`: the same stable order by [`cost`]. A narrow list (most are:
+/// a policy's `and`/`or`s have a few children) has each child's cost computed once, not twice
+/// per comparison as `sort_by_key` does (a compound child's cost walks its subtree), and is
+/// sorted by insertion, moving a child and its cost together: a list already in order (the
+/// common case) costs one comparison per child.
+fn sort_by_cost(children: &mut [Node]) {
+    if children.len() >= SORT_BY_COSTS_BELOW {
+        children.sort_by_key(cost);
+        return;
+    }
+    let mut costs = [0u32; SORT_BY_COSTS_BELOW];
+    for (slot, child) in costs.iter_mut().zip(children.iter()) {
+        // A test's cost is looked up here, not by a call.
+        *slot = match &child.kind {
+            NodeKind::Test(t) => test_cost(t),
+            _ => cost(child),
+        };
+    }
+    for i in 1..children.len() {
+        // Moves child `i` down past the earlier children that cost more (stable: not past one
+        // that costs as much).
+        let mut j = i;
+        while let Some(before) = j.checked_sub(1)
+            && let (Some(&a), Some(&b)) = (costs.get(before), costs.get(j))
+            && a > b
+        {
+            costs.swap(before, j);
+            children.swap(before, j);
+            j = before;
+        }
+    }
 }
 
 /// A rough cost: shape checks are cheapest, then equality, then scans, then patterns;
@@ -871,25 +921,31 @@ pub fn cost(node: &Node) -> u32 {
         NodeKind::True | NodeKind::False => 0,
         NodeKind::And(c) | NodeKind::Or(c) => c.iter().map(cost).sum::<u32>().saturating_add(1),
         NodeKind::Not(c) => cost(c).saturating_add(1),
-        NodeKind::Test(t) => match &t.pred {
-            Pred::Shape(_) | Pred::HasType(_) => 1,
-            Pred::Bool(_) => 2,
-            Pred::Str { op: StrOp::Eq, .. } => 3,
-            Pred::Str {
-                op: StrOp::Prefix | StrOp::Suffix,
-                ..
-            } => 4,
-            Pred::Num { .. } => 4,
-            Pred::Dec(_) => 6,
-            Pred::Str {
-                op: StrOp::Contains,
-                ..
-            } => 8,
-            Pred::NumText(_) => 4,
-            Pred::Segment(_) | Pred::Cidr(_) | Pred::Address(_) | Pred::IgnoreCase(_) => 8,
-            Pred::Wildcard(_) => 10,
-            Pred::Except(preds) => preds.len() as u32 * 8 + 4,
-        },
+        NodeKind::Test(t) => test_cost(t),
+    }
+}
+
+/// [`cost`] of a test.
+#[inline]
+fn test_cost(t: &Test) -> u32 {
+    match &t.pred {
+        Pred::Shape(_) | Pred::HasType(_) => 1,
+        Pred::Bool(_) => 2,
+        Pred::Str { op: StrOp::Eq, .. } => 3,
+        Pred::Str {
+            op: StrOp::Prefix | StrOp::Suffix,
+            ..
+        } => 4,
+        Pred::Num { .. } => 4,
+        Pred::Dec(_) => 6,
+        Pred::Str {
+            op: StrOp::Contains,
+            ..
+        } => 8,
+        Pred::NumText(_) => 4,
+        Pred::Segment(_) | Pred::Cidr(_) | Pred::Address(_) | Pred::IgnoreCase(_) => 8,
+        Pred::Wildcard(_) => 10,
+        Pred::Except(preds) => preds.len() as u32 * 8 + 4,
     }
 }
 
@@ -1180,6 +1236,13 @@ mod tests {
             )));
         }
         trees.push(Node::test(key("n"), Pred::Shape(Shapes::ABSENT), "/shape"));
+        // `not` of a test under an origin of its own (the pushed `not` takes the test's), alone,
+        // in a junction and under another `not`.
+        let not_at = |at: &str| Node::new(NodeKind::Not(Box::new(t("a", "1", "/a"))), at);
+        trees.push(not_at("/not"));
+        trees.push(not_at("/a"));
+        trees.push(Node::and(vec![not_at("/not"), t("b", "2", "/b")], "/and"));
+        trees.push(Node::negation(not_at("/not")));
         trees.push(Node::and(
             vec![t("a", "1", "/a"), t("b", "2", "/b")],
             "/flat",
@@ -1413,6 +1476,36 @@ mod tests {
             partial_rounds > 500,
             "{partial_rounds} rounds left a pass out"
         );
+    }
+
+    /// [`sort_by_cost`] gives the order `sort_by_key(cost)` gives, ties kept in order (the
+    /// origins tell tied children apart), below and above [`SORT_BY_COSTS_BELOW`] children.
+    #[test]
+    fn sort_by_cost_is_the_stable_sort_by_cost() {
+        let mut next = draws(0x1234_5678_9abc_def1u64);
+        for _ in 0..2000 {
+            let len = next(2 * SORT_BY_COSTS_BELOW as u64) as usize;
+            let children: Vec<Node> = (0..len)
+                .map(|i| {
+                    let at = format!("/{i}");
+                    match next(4) {
+                        0 => Node::test(key("s"), Pred::Shape(Shapes::ABSENT), at.as_str()),
+                        1 => Node::negation(eq("a", "1")),
+                        2 => Node::and(vec![eq("a", "1"), eq("b", "2")], at.as_str()),
+                        _ => {
+                            let mut n = eq("a", "1");
+                            n.origin = at.into();
+                            n
+                        }
+                    }
+                })
+                .collect();
+            let mut want = children.clone();
+            want.sort_by_key(cost);
+            let mut got = children;
+            sort_by_cost(&mut got);
+            assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        }
     }
 
     #[test]

@@ -205,20 +205,27 @@ impl SegmentPattern {
     /// [`SegmentPattern::compile`] of a pattern within the length limit, segment by segment.
     fn compile_segments(source: &str) -> Result<SegmentPattern, PatternError> {
         // The head and tail are built at their final sizes, so that neither grows nor is
-        // shrunk when boxed: `segments` in all, the head those before the first `**`.
+        // shrunk when boxed: `segments` in all, the head those before the first `**`, which
+        // is looked for only when there are two `*` to make one.
         let segments = count_byte(source, b'.').saturating_add(1);
-        let head_len = source
-            .split('.')
-            .position(|seg| seg == "**")
-            .unwrap_or(segments);
+        let head_len = if count_byte(source, b'*') >= 2 {
+            source
+                .split('.')
+                .position(|seg| seg == "**")
+                .unwrap_or(segments)
+        } else {
+            segments
+        };
         let mut head: Vec<Segment> = Vec::with_capacity(head_len);
         let mut tail: Option<Vec<Segment>> = None;
-        // Where the segment being read starts in `source`.
-        let mut start = 0usize;
-        // S1: split on every ASCII '.', and nothing else.
-        for seg in source.split('.') {
-            let seg_start = start;
-            start = start.saturating_add(seg.len()).saturating_add(1);
+        // S1: split on every ASCII '.', and nothing else. Each segment is found by a plain loop
+        // over the bytes from where the last one ended (a pattern is short, and `split`'s
+        // searcher costs more to set up than such a loop costs to run).
+        let mut seg_start = 0usize;
+        loop {
+            let rest = source.get(seg_start..).unwrap_or("");
+            let dot = rest.bytes().position(|b| b == b'.');
+            let seg = rest.get(..dot.unwrap_or(rest.len())).unwrap_or("");
             if seg == "**" {
                 if tail.is_some() {
                     return Err(PatternError::new(format!(
@@ -229,12 +236,16 @@ impl SegmentPattern {
                 tail = Some(Vec::with_capacity(
                     segments.saturating_sub(head_len).saturating_sub(1),
                 ));
-                continue;
+            } else {
+                let compiled = compile_segment(source, seg, seg_start)?;
+                match tail.as_mut() {
+                    Some(t) => t.push(compiled),
+                    None => head.push(compiled),
+                }
             }
-            let compiled = compile_segment(source, seg, seg_start)?;
-            match tail.as_mut() {
-                Some(t) => t.push(compiled),
-                None => head.push(compiled),
+            match dot {
+                Some(dot) => seg_start = seg_start.saturating_add(dot).saturating_add(1),
+                None => break,
             }
         }
         Ok(SegmentPattern {
@@ -333,6 +344,8 @@ impl SegmentPattern {
     }
 
     /// Whether the pattern has no `*` at all, so that it matches exactly its source text.
+    /// Inlined where it is asked (a front end asks it of each pattern it lowers).
+    #[inline]
     pub fn is_literal(&self) -> bool {
         self.tail.is_none() && self.head.iter().all(|s| matches!(s, Segment::Literal(_)))
     }

@@ -124,27 +124,39 @@ fn lower_clause(clause: Clause, at: &Arc<str>, buffer: &mut String) -> Node {
             let values_len = buffer.len();
             // Room for every entry at once: each may be a literal.
             let mut literals: Vec<Arc<str>> = Vec::with_capacity(ps.len());
-            let mut alternatives = Vec::new();
-            for (i, p) in ps.iter().enumerate() {
+            for p in &ps {
                 if p.is_literal() {
                     literals.push(Arc::clone(p.shared_source()));
-                } else if !ps.iter().take(i).any(|q| q == p) {
-                    pointer::push_index(buffer, i);
-                    let entry_at: Arc<str> = buffer.as_str().into();
-                    buffer.truncate(values_len);
-                    alternatives.push(pattern_test(&key, p.clone(), &entry_at));
                 }
             }
-            let values_at = buffer.as_str();
+            // The string set first, then a test per distinct pattern with `*`: made at its
+            // final size.
+            let patterns = ps.len().saturating_sub(literals.len());
+            let mut alternatives =
+                Vec::with_capacity(patterns.saturating_add(usize::from(!literals.is_empty())));
             if !literals.is_empty() {
-                literals.sort();
-                literals.dedup();
+                // Sorted without repeats, as a string set's values are; a list written so (as
+                // most are) is left as it is, at one comparison per entry.
+                if !literals.is_sorted_by(|a, b| a < b) {
+                    literals.sort();
+                    literals.dedup();
+                }
                 let set = Pred::Str {
                     op: StrOp::Eq,
                     case: Case::Sensitive,
                     values: literals,
                 };
-                alternatives.insert(0, Node::test(key.clone(), set, values_at));
+                alternatives.push(Node::test(key.clone(), set, buffer.as_str()));
+            }
+            if patterns > 0 {
+                for (i, p) in ps.iter().enumerate() {
+                    if !p.is_literal() && !ps.iter().take(i).any(|q| q == p) {
+                        pointer::push_index(buffer, i);
+                        let entry_at: Arc<str> = buffer.as_str().into();
+                        buffer.truncate(values_len);
+                        alternatives.push(pattern_test(&key, p.clone(), &entry_at));
+                    }
+                }
             }
             buffer.truncate(clause_len);
             Node::or(alternatives, at)
