@@ -4,6 +4,7 @@
 
 use super::Scope;
 use super::parse::{Member, Object, list_pointer};
+pub use super::shape::Shape;
 use crate::error::{ErrorCode, PolicyError};
 use std::borrow::Cow;
 
@@ -180,31 +181,12 @@ pub fn combinations(object: &Object, depth: u64) -> u64 {
     })
 }
 
-/// What the policy-wide checks need to know of a policy, gathered in one walk: whether any of
-/// them can report an error. Most policies pass all three, and are then walked once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shape {
-    /// Whether some object, at any depth, has a nested member (rule 13 reports them).
-    pub nested: bool,
-    /// The number of leaf lists (saturating): at most [`MAX_KEYS`] name at most that many keys.
-    pub leaf_lists: usize,
-    /// [`combinations`] of the policy.
-    pub combinations: u64,
-}
-
+/// The shape of a validated policy, found by walking it (the parser gathers the same while it
+/// reads: `Parser::root_shaped`).
 impl Shape {
     /// The shape of the root `object`.
     pub fn of(object: &Object) -> Shape {
         Shape::at(object, 1)
-    }
-
-    /// Adds a member to the shape of its object: whether it is nested, its leaf lists and its
-    /// factor of the object's combinations (see [`combinations`]).
-    #[inline]
-    pub(crate) fn add(&mut self, nested: bool, lists: usize, factor: u64) {
-        self.nested |= nested;
-        self.leaf_lists = self.leaf_lists.saturating_add(lists);
-        self.combinations = self.combinations.saturating_mul(factor);
     }
 
     /// The shape of `object` at `depth` (see [`combinations`]).

@@ -52,6 +52,7 @@ pub mod limits;
 pub mod lower;
 pub mod message;
 pub mod parse;
+mod shape;
 
 use crate::error::CompileError;
 use crate::ir::Node;

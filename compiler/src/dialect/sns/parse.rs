@@ -8,7 +8,7 @@
 //! Errors in different members are all collected; inside one alternative, checking stops at the
 //! first.
 
-use super::limits::Shape;
+use super::shape::Shape;
 use crate::error::pointer::Lazy;
 use crate::error::{ErrorCode, PolicyError, excerpt, pointer, suggestion};
 use filtervm_vm::cidr::Cidr;
