@@ -596,7 +596,7 @@ impl FromIterator<Arc<str>> for StrSet {
         }
         // Most sets come sorted, without repeats (codegen's, of the optimizer's sorted values):
         // then there is nothing to sort or remove.
-        if !list.windows(2).all(|w| matches!(w, [a, b] if a < b)) {
+        if !list.is_sorted_by(|a, b| a < b) {
             list.sort_unstable();
             list.dedup();
         }
